@@ -1,0 +1,299 @@
+package shinken
+
+import (
+	"context"
+	"image"
+	"time"
+)
+
+// A Backend is the computer the Runtime serves. It is any value that
+// implements some of the interfaces in this file; the Runtime discovers them
+// by type assertion, in the manner of database/sql/driver, and its welcome
+// advertises exactly what it found. A backend that implements none of them
+// still answers ping and the platform query.
+//
+// The core interfaces are [Capturer], [Injector], [A11y] and [Executor]. The
+// optional ones are [Clipboard], [Windows], [Launcher], [PointerReporter],
+// [ChangeWatcher] and [PlatformReporter].
+//
+// A method that a backend implements but cannot honour right now (a missing
+// X extension, a feature a platform lacks) returns an error wrapping
+// errors.ErrUnsupported.
+type Backend any
+
+// Display describes the global action space: the coordinate system in which
+// every point_px target is expressed and every bbox is reported.
+type Display struct {
+	W, H int     // size of the global action space, in action pixels
+	DPR  float64 // device pixels per logical UI point; 1 when unknown
+}
+
+// A Frame is one capture: raw pixels and where they came from.
+type Frame struct {
+	// Image holds the captured pixels. Its bounds start at (0, 0) and its size
+	// equals Source's size. The backend must never modify an image once it
+	// has returned it, and the caller must not modify it either: a backend
+	// may return the same image again while nothing has changed. Alpha is
+	// always 255 inside the screen; pixels of Source that lie outside the
+	// screen are zero.
+	Image *image.RGBA
+	// Source is the captured rectangle in global action pixels. It may
+	// extend past the screen (negative X or Y for a window that is partly
+	// off-screen).
+	Source image.Rectangle
+	// Display is the global action space at the time of capture.
+	Display Display
+}
+
+// A Capturer captures pixels. Encoding, downscaling, hashing and tiling are
+// the core's job, done once for every backend.
+type Capturer interface {
+	// Display reports the global action space. It is cheap and may be called
+	// before every action to map normalised targets.
+	Display(ctx context.Context) (Display, error)
+	// Capture captures scope. An unknown window is an error wrapping
+	// ErrNoSuchWindow.
+	Capture(ctx context.Context, scope Scope) (Frame, error)
+}
+
+// PointerKind says what a [PointerEvent] does.
+type PointerKind uint8
+
+// Pointer event kinds.
+const (
+	PointerMove   PointerKind = iota // move to (X, Y)
+	PointerDown                      // move to (X, Y), then press Button
+	PointerUp                        // move to (X, Y), then release Button
+	PointerScroll                    // move to (X, Y), then scroll by (DX, DY) notches
+)
+
+// Button names a pointer button. The zero value is the left button.
+type Button uint8
+
+// Pointer buttons.
+const (
+	ButtonLeft Button = iota
+	ButtonMiddle
+	ButtonRight
+)
+
+// A PointerEvent is one primitive pointer event, in global action pixels.
+// Gestures (clicks, double clicks, drags) are composed by the core from these.
+type PointerEvent struct {
+	Kind   PointerKind
+	X, Y   int
+	Button Button // PointerDown and PointerUp only
+	// DX and DY are scroll amounts in wheel notches for PointerScroll:
+	// positive DY scrolls down (content moves up), positive DX scrolls right.
+	DX, DY int
+}
+
+// A KeyEvent presses or releases one key.
+type KeyEvent struct {
+	// Key is an X keysym name, already normalised by the core: "Control_L",
+	// "Shift_L", "Alt_L", "Super_L", "Return", "Tab", "Escape", "BackSpace",
+	// "Delete", "Home", "End", "Page_Up", "Page_Down", "Left", "Up",
+	// "Right", "Down", "F1".."F12", "space", or a single character such as
+	// "a", "A", "1", "é" (any rune, given as itself).
+	Key  string
+	Down bool
+}
+
+// An Injector injects input. The core serialises calls runtime-wide, so an
+// Injector needs no locking against itself, but it may be called from any
+// goroutine.
+type Injector interface {
+	Pointer(ctx context.Context, ev PointerEvent) error
+	Key(ctx context.Context, ev KeyEvent) error
+	// Type types text as the user would, whatever its characters: accents,
+	// symbols, CJK. It never leaves a modifier held.
+	Type(ctx context.Context, text string) error
+}
+
+// A Node is one accessibility node as a backend sees it, in AT-SPI's
+// vocabulary whatever the platform.
+type Node struct {
+	// ID is the backend's identity for the node, stable for as long as the
+	// node lives and never reused for another node: a widget id on headless,
+	// "busname:/object/path" on AT-SPI. Element refs are bound to it.
+	ID     string
+	Parent int // index of the parent in Tree.Nodes, -1 for a root
+	Depth  int // 0 for a root
+
+	Role        string   // AT-SPI role name: "push button", "text", "frame"...
+	Name        string   // accessible name
+	Description string   // accessible description
+	Value       string   // current value or text, when the node has one
+	States      []string // AT-SPI state names: "focused", "checked"...
+	Actions     []string // machine action names: "click", "activate"...
+	BBox        image.Rectangle
+	Focused     bool
+	// Provenance is the backend-specific identity reported to clients, such
+	// as {"bus": ..., "path": ...}. It may be nil.
+	Provenance map[string]any
+}
+
+// A TreeScope selects which part of the desktop a snapshot covers.
+type TreeScope uint8
+
+// Snapshot scopes.
+const (
+	TreeActiveApp TreeScope = iota // the application of the active window
+	TreeDesktop                    // every application
+)
+
+// SnapshotOptions bound a snapshot.
+type SnapshotOptions struct {
+	Scope    TreeScope
+	MaxNodes int // 0 means the backend's default budget
+	MaxDepth int // 0 means the backend's default cap
+}
+
+// A Tree is a snapshot of the accessibility tree.
+type Tree struct {
+	// Nodes in depth-first pre-order: a node's children follow it.
+	Nodes []Node
+	// App and Window name the application and window the snapshot is rooted
+	// at (for TreeActiveApp), for the header line of tree_text.
+	App, Window string
+	// Others lists the titles of top-level windows outside the snapshot.
+	Others []string
+	// Truncated is set when a budget, a depth cap or a timeout cut the walk;
+	// TruncatedWhy says which.
+	Truncated    bool
+	TruncatedWhy string
+}
+
+// ElementOp says what [A11y.Do] does to a node.
+type ElementOp uint8
+
+// Element operations.
+const (
+	OpInvoke   ElementOp = iota // invoke the action named Action, or the first one
+	OpSetValue                  // set the node's value or text to Text
+)
+
+// An ElementAction is an operation on one accessibility node.
+type ElementAction struct {
+	Op     ElementOp
+	Action string // OpInvoke: the machine action name; "" means the first
+	Text   string // OpSetValue
+}
+
+// A11y exposes the accessibility tree. Stable refs, tree_text and diffs are
+// the core's job, one engine for every backend.
+type A11y interface {
+	Snapshot(ctx context.Context, opts SnapshotOptions) (*Tree, error)
+	// Do performs act on the node whose ID is id. A node that is gone is an
+	// error wrapping ErrStaleElementRef; an unknown action wraps ErrNoSuchAction;
+	// a node that cannot take the operation wraps ErrElementNotActionable.
+	Do(ctx context.Context, id string, act ElementAction) error
+}
+
+// A ChangeWatcher reports accessibility changes, so an observation can wait
+// for the UI to settle instead of sleeping.
+type ChangeWatcher interface {
+	// Watch returns a channel that receives a value after changes (sends are
+	// coalesced and never block the backend). The channel is closed when ctx
+	// is done.
+	Watch(ctx context.Context) <-chan struct{}
+}
+
+// An ExecRequest describes one command to run.
+type ExecRequest struct {
+	Argv    []string          // program and arguments, looked up on PATH; or
+	Shell   string            // a command line for /bin/sh -c; exactly one is set
+	Dir     string            // working directory; "" means the runtime's
+	Env     map[string]string // merged over the runtime's environment
+	Stdin   *string           // written then closed; nil means /dev/null
+	Timeout time.Duration     // the process group is killed at this deadline; 0 means none
+}
+
+// OutputChannel names an output channel of a process.
+type OutputChannel uint8
+
+// Output channels.
+const (
+	Stdout OutputChannel = iota
+	Stderr
+)
+
+// An OutputChunk is a piece of a process's output.
+type OutputChunk struct {
+	Channel OutputChannel
+	Data    []byte // valid until the next call to Next
+}
+
+// ExitStatus is how a process ended.
+type ExitStatus struct {
+	Code     int  // exit code when Exited
+	Exited   bool // false when killed by a signal
+	Signal   int  // the signal that killed it, when one did
+	TimedOut bool // the executor killed the group at the deadline
+	Duration time.Duration
+}
+
+// A Process is a running command.
+type Process interface {
+	// Next returns the next chunk of output, from either channel, in the
+	// order it was read. It returns io.EOF once both channels are closed.
+	// Until Next is called again the process may be paused by a full pipe:
+	// that is the backpressure.
+	Next() (OutputChunk, error)
+	// Wait waits for the process to end and releases its resources. Output
+	// not yet read is discarded.
+	Wait() (ExitStatus, error)
+	// Kill kills the process's whole group. It is safe to call at any time,
+	// more than once.
+	Kill() error
+}
+
+// An Executor starts commands. Each runs in its own process group, which is
+// killed when ctx is done, at its timeout, or when the runtime dies.
+type Executor interface {
+	// Start starts req. A spawn failure (no such program, bad directory) is
+	// an error wrapping ErrExecSpawnFailed.
+	Start(ctx context.Context, req ExecRequest) (Process, error)
+}
+
+// A Clipboard holds text.
+type Clipboard interface {
+	ClipboardText(ctx context.Context) (string, error)
+	SetClipboardText(ctx context.Context, text string) error
+}
+
+// A Window is a top-level window.
+type Window struct {
+	ID     uint64
+	Title  string
+	App    string          // "" when unknown
+	PID    int             // 0 when unknown
+	BBox   image.Rectangle // empty when unknown; global action pixels
+	Active bool
+}
+
+// Windows lists and activates top-level windows.
+type Windows interface {
+	Windows(ctx context.Context) ([]Window, error)
+	// Activate raises and focuses the window. An unknown window is an error
+	// wrapping ErrNoSuchWindow.
+	Activate(ctx context.Context, id uint64) error
+}
+
+// A Launcher starts applications.
+type Launcher interface {
+	// Launch starts app (a name or an absolute path, per the backend) with
+	// args passed verbatim. An app that cannot be found wraps ErrNoSuchApp.
+	Launch(ctx context.Context, app string, args []string) error
+}
+
+// A PointerReporter reports where the pointer is.
+type PointerReporter interface {
+	PointerPosition(ctx context.Context) (image.Point, error)
+}
+
+// A PlatformReporter says which platform a backend drives. Without one the
+// Runtime reports linux.
+type PlatformReporter interface {
+	Platform() Platform
+}
