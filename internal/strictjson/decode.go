@@ -1,0 +1,894 @@
+// Package strictjson decodes JSON into Go structs the way a strict wire
+// protocol wants it: unknown fields are errors (unless the field is tagged
+// open), duplicate keys are errors, keys match case-sensitively, required
+// fields are checked by presence, and every error names the JSON path of the
+// offending value.
+//
+// Struct fields use the json tag's name, plus two options encoding/json
+// ignores: "required" (the key must be present, even if its value is null)
+// "open" (the nested object may carry keys the struct does not know; they
+// are skipped) and "true" (a bool that, when present, must be true).
+package strictjson
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// An Error is a decoding error at a JSON path such as "$.action.target.x".
+type Error struct {
+	Path string
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Path + ": " + e.Msg }
+
+// MaxDepth bounds the nesting of arrays and objects.
+const MaxDepth = 64
+
+// Unmarshal decodes data into v, which must be a non-nil pointer.
+func Unmarshal(data []byte, v any) error {
+	return UnmarshalSkipping(data, v, "")
+}
+
+// UnmarshalSkipping is Unmarshal, except that a top-level key named skip is
+// accepted and its value skipped: the discriminator a caller already read.
+func UnmarshalSkipping(data []byte, v any, skip string) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return &Error{Path: "$", Msg: "decode target must be a non-nil pointer"}
+	}
+	d := decoder{data: data, skip: skip}
+	d.path = d.pathBuf[:0]
+	d.skipSpace()
+	if err := d.value(rv.Elem(), false, 0); err != nil {
+		return err
+	}
+	d.skipSpace()
+	if d.pos != len(d.data) {
+		return d.errf("unexpected data after the top-level value")
+	}
+	return nil
+}
+
+// Valid reports whether data is one well-formed JSON value without duplicate
+// keys, and returns a path-naming error if not.
+func Valid(data []byte) error {
+	var v any
+	return Unmarshal(data, &v)
+}
+
+type decoder struct {
+	data     []byte
+	pos      int
+	path     []pathElem
+	skip     string // a top-level key to skip
+	skipSeen bool
+	pathBuf  [16]pathElem
+}
+
+type pathElem struct {
+	key   []byte // raw key bytes (escapes undone), for error messages
+	index int    // -1 for a key
+}
+
+func (d *decoder) pathString() string {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, p := range d.path {
+		if p.index >= 0 {
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(p.index))
+			b.WriteByte(']')
+		} else {
+			b.WriteByte('.')
+			b.Write(p.key)
+		}
+	}
+	return b.String()
+}
+
+func (d *decoder) errf(format string, args ...any) *Error {
+	return &Error{Path: d.pathString(), Msg: fmt.Sprintf(format, args...)}
+}
+
+func (d *decoder) skipSpace() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoder) peek() byte {
+	if d.pos < len(d.data) {
+		return d.data[d.pos]
+	}
+	return 0
+}
+
+// kindName names the JSON kind starting at the current byte, for messages.
+func (d *decoder) kindName() string {
+	switch c := d.peek(); {
+	case c == '"':
+		return "string"
+	case c == '{':
+		return "object"
+	case c == '[':
+		return "array"
+	case c == 't' || c == 'f':
+		return "boolean"
+	case c == 'n':
+		return "null"
+	case c == '-' || c >= '0' && c <= '9':
+		return "number"
+	case c == 0:
+		return "end of input"
+	default:
+		return fmt.Sprintf("invalid character %q", c)
+	}
+}
+
+func (d *decoder) typeErr(want string) *Error {
+	return d.errf("expected %s, got %s", want, d.kindName())
+}
+
+type fieldInfo struct {
+	name     string
+	index    int
+	required bool
+	open     bool
+	mustTrue bool
+}
+
+type structInfo struct {
+	fields []fieldInfo
+	byName map[string]int // name -> position in fields
+}
+
+var structCache sync.Map // reflect.Type -> *structInfo
+
+func infoFor(t reflect.Type) *structInfo {
+	if si, ok := structCache.Load(t); ok {
+		return si.(*structInfo)
+	}
+	si := &structInfo{byName: map[string]int{}}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, ok := f.Tag.Lookup("json")
+		if !ok || tag == "-" || !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		fi := fieldInfo{name: name, index: i}
+		for _, o := range strings.Split(opts, ",") {
+			switch o {
+			case "required":
+				fi.required = true
+			case "open":
+				fi.open = true
+			case "true":
+				fi.mustTrue = true
+			}
+		}
+		si.byName[name] = len(si.fields)
+		si.fields = append(si.fields, fi)
+	}
+	if len(si.fields) > 64 {
+		panic("strictjson: struct " + t.String() + " has more than 64 fields")
+	}
+	v, _ := structCache.LoadOrStore(t, si)
+	return v.(*structInfo)
+}
+
+var (
+	anyType = reflect.TypeFor[any]()
+	rawType = reflect.TypeFor[json.RawMessage]()
+)
+
+// TopString returns the string value of key in the top-level object of data,
+// skipping everything else without building it. It reports false when data
+// is not an object, key is absent, or its value is not a string.
+func TopString(data []byte, key string) (string, bool) {
+	d := decoder{data: data}
+	d.skipSpace()
+	if d.peek() != '{' {
+		return "", false
+	}
+	d.pos++
+	d.skipSpace()
+	if d.peek() == '}' {
+		return "", false
+	}
+	for {
+		if d.peek() != '"' {
+			return "", false
+		}
+		k, err := d.keyBytes()
+		if err != nil {
+			return "", false
+		}
+		d.skipSpace()
+		if d.peek() != ':' {
+			return "", false
+		}
+		d.pos++
+		d.skipSpace()
+		if string(k) == key {
+			if d.peek() != '"' {
+				return "", false
+			}
+			s, err := d.str()
+			return s, err == nil
+		}
+		if err := d.skipValue(1); err != nil {
+			return "", false
+		}
+		d.skipSpace()
+		if d.peek() != ',' {
+			return "", false
+		}
+		d.pos++
+		d.skipSpace()
+	}
+}
+
+func (d *decoder) value(v reflect.Value, open bool, depth int) error {
+	if depth > MaxDepth {
+		return d.errf("nesting deeper than %d", MaxDepth)
+	}
+	if d.peek() == 'n' {
+		if err := d.literal("null"); err != nil {
+			return err
+		}
+		switch v.Kind() {
+		case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice:
+			v.SetZero()
+			return nil
+		}
+		d.pos -= 4
+		return d.typeErr(jsonKindOf(v.Type()))
+	}
+	if v.Type() == rawType {
+		start := d.pos
+		if _, err := d.anyValue(depth); err != nil {
+			return err
+		}
+		v.SetBytes(append([]byte(nil), d.data[start:d.pos]...))
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		return d.value(v.Elem(), open, depth)
+	case reflect.Interface:
+		if v.Type() != anyType {
+			return d.errf("cannot decode into %s", v.Type())
+		}
+		x, err := d.anyValue(depth)
+		if err != nil {
+			return err
+		}
+		if x != nil {
+			v.Set(reflect.ValueOf(x))
+		} else {
+			v.SetZero()
+		}
+		return nil
+	case reflect.Struct:
+		return d.object(v, open, depth)
+	case reflect.Map:
+		return d.mapValue(v, depth)
+	case reflect.Slice:
+		return d.slice(v, depth)
+	case reflect.String:
+		if d.peek() != '"' {
+			return d.typeErr("string")
+		}
+		s, err := d.str()
+		if err != nil {
+			return err
+		}
+		v.SetString(s)
+		return nil
+	case reflect.Bool:
+		switch d.peek() {
+		case 't':
+			v.SetBool(true)
+			return d.literal("true")
+		case 'f':
+			v.SetBool(false)
+			return d.literal("false")
+		}
+		return d.typeErr("boolean")
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		f, lit, err := d.number()
+		if err != nil {
+			return err
+		}
+		if f != math.Trunc(f) || f < -(1<<53) || f > 1<<53 {
+			return d.errf("expected integer, got %s", lit)
+		}
+		if v.OverflowInt(int64(f)) {
+			return d.errf("integer %s out of range", lit)
+		}
+		v.SetInt(int64(f))
+		return nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		f, lit, err := d.number()
+		if err != nil {
+			return err
+		}
+		if f != math.Trunc(f) || f > 1<<53 {
+			return d.errf("expected integer, got %s", lit)
+		}
+		if f < 0 {
+			return d.errf("expected a non-negative integer, got %s", lit)
+		}
+		if v.OverflowUint(uint64(f)) {
+			return d.errf("integer %s out of range", lit)
+		}
+		v.SetUint(uint64(f))
+		return nil
+	case reflect.Float32, reflect.Float64:
+		f, _, err := d.number()
+		if err != nil {
+			return err
+		}
+		v.SetFloat(f)
+		return nil
+	}
+	return d.errf("cannot decode into %s", v.Type())
+}
+
+func jsonKindOf(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "object"
+	case reflect.Slice:
+		return "array"
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	}
+	return "integer"
+}
+
+func (d *decoder) object(v reflect.Value, open bool, depth int) error {
+	if d.peek() != '{' {
+		return d.typeErr("object")
+	}
+	d.pos++
+	si := infoFor(v.Type())
+	var seen uint64
+	d.path = append(d.path, pathElem{index: -1})
+	top := len(d.path) - 1
+	d.skipSpace()
+	if d.peek() == '}' {
+		d.pos++
+	} else {
+		var unknown map[string]bool
+		for {
+			if d.peek() != '"' {
+				d.path = d.path[:top]
+				return d.errf("expected a string key, got %s", d.kindName())
+			}
+			key, err := d.keyBytes()
+			if err != nil {
+				return err
+			}
+			d.path[top].key = key
+			d.skipSpace()
+			if d.peek() != ':' {
+				return d.errf("expected ':' after key")
+			}
+			d.pos++
+			d.skipSpace()
+			if top == 0 && d.skip != "" && string(key) == d.skip {
+				if d.skipSeen {
+					return d.errf("duplicate key %q", key)
+				}
+				d.skipSeen = true
+				if err := d.skipValue(depth + 1); err != nil {
+					return err
+				}
+			} else if i, ok := si.byName[string(key)]; ok {
+				if seen&(1<<i) != 0 {
+					return d.errf("duplicate key %q", key)
+				}
+				seen |= 1 << i
+				f := si.fields[i]
+				if err := d.value(v.Field(f.index), f.open, depth+1); err != nil {
+					return err
+				}
+				if f.mustTrue && !v.Field(f.index).Bool() {
+					return d.errf("must be true when present")
+				}
+			} else if open {
+				if unknown[string(key)] {
+					return d.errf("duplicate key %q", key)
+				}
+				if unknown == nil {
+					unknown = map[string]bool{}
+				}
+				unknown[string(key)] = true
+				if err := d.skipValue(depth + 1); err != nil {
+					return err
+				}
+			} else {
+				return d.errf("unknown field %q", key)
+			}
+			d.skipSpace()
+			switch d.peek() {
+			case ',':
+				d.pos++
+				d.skipSpace()
+				continue
+			case '}':
+				d.pos++
+			default:
+				return d.errf("expected ',' or '}' after object value")
+			}
+			break
+		}
+	}
+	d.path = d.path[:top]
+	for i, f := range si.fields {
+		if f.required && seen&(1<<i) == 0 {
+			return d.errf("missing required field %q", f.name)
+		}
+	}
+	return nil
+}
+
+func (d *decoder) mapValue(v reflect.Value, depth int) error {
+	if d.peek() != '{' {
+		return d.typeErr("object")
+	}
+	if v.Type().Key().Kind() != reflect.String {
+		return d.errf("cannot decode into %s", v.Type())
+	}
+	d.pos++
+	m := reflect.MakeMap(v.Type())
+	d.path = append(d.path, pathElem{index: -1})
+	top := len(d.path) - 1
+	d.skipSpace()
+	if d.peek() == '}' {
+		d.pos++
+	} else {
+		for {
+			if d.peek() != '"' {
+				return d.errf("expected a string key, got %s", d.kindName())
+			}
+			key, err := d.str()
+			if err != nil {
+				return err
+			}
+			d.path[top].key = []byte(key)
+			d.skipSpace()
+			if d.peek() != ':' {
+				return d.errf("expected ':' after key")
+			}
+			d.pos++
+			d.skipSpace()
+			kv := reflect.ValueOf(key).Convert(v.Type().Key())
+			if m.MapIndex(kv).IsValid() {
+				return d.errf("duplicate key %q", key)
+			}
+			ev := reflect.New(v.Type().Elem()).Elem()
+			if err := d.value(ev, false, depth+1); err != nil {
+				return err
+			}
+			m.SetMapIndex(kv, ev)
+			d.skipSpace()
+			if d.peek() == ',' {
+				d.pos++
+				d.skipSpace()
+				continue
+			}
+			if d.peek() == '}' {
+				d.pos++
+				break
+			}
+			return d.errf("expected ',' or '}' after object value")
+		}
+	}
+	d.path = d.path[:top]
+	v.Set(m)
+	return nil
+}
+
+func (d *decoder) slice(v reflect.Value, depth int) error {
+	if d.peek() != '[' {
+		return d.typeErr("array")
+	}
+	d.pos++
+	d.path = append(d.path, pathElem{index: 0})
+	top := len(d.path) - 1
+	s := reflect.MakeSlice(v.Type(), 0, 4)
+	d.skipSpace()
+	if d.peek() == ']' {
+		d.pos++
+	} else {
+		for i := 0; ; i++ {
+			d.path[top].index = i
+			s = reflect.Append(s, reflect.Zero(v.Type().Elem()))
+			if err := d.value(s.Index(i), false, depth+1); err != nil {
+				return err
+			}
+			d.skipSpace()
+			if d.peek() == ',' {
+				d.pos++
+				d.skipSpace()
+				continue
+			}
+			if d.peek() == ']' {
+				d.pos++
+				break
+			}
+			return d.errf("expected ',' or ']' after array element")
+		}
+	}
+	d.path = d.path[:top]
+	v.Set(s)
+	return nil
+}
+
+// anyValue decodes any JSON value into the types encoding/json uses for any:
+// map[string]any, []any, string, float64, bool and nil.
+func (d *decoder) anyValue(depth int) (any, error) {
+	if depth > MaxDepth {
+		return nil, d.errf("nesting deeper than %d", MaxDepth)
+	}
+	switch c := d.peek(); {
+	case c == '{':
+		d.pos++
+		m := map[string]any{}
+		d.path = append(d.path, pathElem{index: -1})
+		top := len(d.path) - 1
+		d.skipSpace()
+		if d.peek() == '}' {
+			d.pos++
+			d.path = d.path[:top]
+			return m, nil
+		}
+		for {
+			if d.peek() != '"' {
+				return nil, d.errf("expected a string key, got %s", d.kindName())
+			}
+			key, err := d.str()
+			if err != nil {
+				return nil, err
+			}
+			d.path[top].key = []byte(key)
+			d.skipSpace()
+			if d.peek() != ':' {
+				return nil, d.errf("expected ':' after key")
+			}
+			d.pos++
+			d.skipSpace()
+			if _, dup := m[key]; dup {
+				return nil, d.errf("duplicate key %q", key)
+			}
+			x, err := d.anyValue(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			m[key] = x
+			d.skipSpace()
+			if d.peek() == ',' {
+				d.pos++
+				d.skipSpace()
+				continue
+			}
+			if d.peek() == '}' {
+				d.pos++
+				d.path = d.path[:top]
+				return m, nil
+			}
+			return nil, d.errf("expected ',' or '}' after object value")
+		}
+	case c == '[':
+		d.pos++
+		a := []any{}
+		d.path = append(d.path, pathElem{index: 0})
+		top := len(d.path) - 1
+		d.skipSpace()
+		if d.peek() == ']' {
+			d.pos++
+			d.path = d.path[:top]
+			return a, nil
+		}
+		for i := 0; ; i++ {
+			d.path[top].index = i
+			x, err := d.anyValue(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, x)
+			d.skipSpace()
+			if d.peek() == ',' {
+				d.pos++
+				d.skipSpace()
+				continue
+			}
+			if d.peek() == ']' {
+				d.pos++
+				d.path = d.path[:top]
+				return a, nil
+			}
+			return nil, d.errf("expected ',' or ']' after array element")
+		}
+	case c == '"':
+		return d.str()
+	case c == 't':
+		return true, d.literal("true")
+	case c == 'f':
+		return false, d.literal("false")
+	case c == 'n':
+		return nil, d.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		f, _, err := d.number()
+		return f, err
+	}
+	return nil, d.errf("expected a value, got %s", d.kindName())
+}
+
+func (d *decoder) literal(lit string) error {
+	if len(d.data)-d.pos < len(lit) || string(d.data[d.pos:d.pos+len(lit)]) != lit {
+		return d.errf("invalid literal, expected %s", lit)
+	}
+	d.pos += len(lit)
+	return nil
+}
+
+// number scans a JSON number per RFC 8259's grammar.
+func (d *decoder) number() (float64, string, error) {
+	start := d.pos
+	p := d.pos
+	if p < len(d.data) && d.data[p] == '-' {
+		p++
+	}
+	switch {
+	case p < len(d.data) && d.data[p] == '0':
+		p++
+	case p < len(d.data) && d.data[p] >= '1' && d.data[p] <= '9':
+		for p < len(d.data) && d.data[p] >= '0' && d.data[p] <= '9' {
+			p++
+		}
+	default:
+		return 0, "", d.typeErr("number")
+	}
+	if p < len(d.data) && d.data[p] == '.' {
+		p++
+		q := p
+		for p < len(d.data) && d.data[p] >= '0' && d.data[p] <= '9' {
+			p++
+		}
+		if p == q {
+			d.pos = p
+			return 0, "", d.errf("invalid number: no digits after '.'")
+		}
+	}
+	if p < len(d.data) && (d.data[p] == 'e' || d.data[p] == 'E') {
+		p++
+		if p < len(d.data) && (d.data[p] == '+' || d.data[p] == '-') {
+			p++
+		}
+		q := p
+		for p < len(d.data) && d.data[p] >= '0' && d.data[p] <= '9' {
+			p++
+		}
+		if p == q {
+			d.pos = p
+			return 0, "", d.errf("invalid number: no digits in exponent")
+		}
+	}
+	lit := d.data[start:p]
+	d.pos = p
+	// Fast path for small integers, the common case on this wire.
+	if n := len(lit); n <= 15 {
+		neg := lit[0] == '-'
+		digits := lit
+		if neg {
+			digits = lit[1:]
+		}
+		var x int64
+		ok := len(digits) > 0
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				ok = false
+				break
+			}
+			x = x*10 + int64(c-'0')
+		}
+		if ok {
+			if neg {
+				x = -x
+			}
+			return float64(x), "", nil
+		}
+	}
+	f, err := strconv.ParseFloat(string(lit), 64)
+	if err != nil {
+		return 0, string(lit), d.errf("number %s out of range", lit)
+	}
+	return f, string(lit), nil
+}
+
+// keyBytes scans a JSON string used as a key. Without escapes it returns a
+// slice of the input, so looking a key up costs no allocation.
+func (d *decoder) keyBytes() ([]byte, error) {
+	start := d.pos + 1
+	for p := start; p < len(d.data); p++ {
+		c := d.data[p]
+		if c == '"' {
+			if !utf8.Valid(d.data[start:p]) {
+				d.pos = p
+				return nil, d.errf("key is not valid UTF-8")
+			}
+			d.pos = p + 1
+			return d.data[start:p], nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+	}
+	s, err := d.str()
+	return []byte(s), err
+}
+
+// skipValue checks and skips one value without building it.
+func (d *decoder) skipValue(depth int) error {
+	if depth > MaxDepth {
+		return d.errf("nesting deeper than %d", MaxDepth)
+	}
+	switch c := d.peek(); {
+	case c == '"':
+		_, err := d.keyBytes()
+		return err
+	case c == '{' || c == '[':
+		_, err := d.anyValue(depth)
+		return err
+	case c == 't':
+		return d.literal("true")
+	case c == 'f':
+		return d.literal("false")
+	case c == 'n':
+		return d.literal("null")
+	default:
+		_, _, err := d.number()
+		return err
+	}
+}
+
+// str scans a JSON string, checking escapes and UTF-8.
+func (d *decoder) str() (string, error) {
+	d.pos++ // opening quote
+	start := d.pos
+	// Fast path: no escapes, all ASCII or valid UTF-8.
+	for p := start; p < len(d.data); p++ {
+		c := d.data[p]
+		if c == '"' {
+			raw := d.data[start:p]
+			if !utf8.Valid(raw) {
+				return "", d.errf("string is not valid UTF-8")
+			}
+			d.pos = p + 1
+			return string(raw), nil
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			d.pos = p
+			return "", d.errf("control character in string")
+		}
+	}
+	var b []byte
+	p := start
+	for {
+		if p >= len(d.data) {
+			d.pos = p
+			return "", d.errf("unterminated string")
+		}
+		c := d.data[p]
+		switch {
+		case c == '"':
+			if !utf8.Valid(b) {
+				return "", d.errf("string is not valid UTF-8")
+			}
+			d.pos = p + 1
+			return string(b), nil
+		case c < 0x20:
+			d.pos = p
+			return "", d.errf("control character in string")
+		case c != '\\':
+			b = append(b, c)
+			p++
+			continue
+		}
+		p++
+		if p >= len(d.data) {
+			d.pos = p
+			return "", d.errf("unterminated string")
+		}
+		switch d.data[p] {
+		case '"', '\\', '/':
+			b = append(b, d.data[p])
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, n, ok := hex4(d.data[p+1:])
+			if !ok {
+				d.pos = p
+				return "", d.errf("invalid \\u escape")
+			}
+			p += n
+			if utf16.IsSurrogate(r) {
+				r2, n2, ok2 := rune(0), 0, false
+				if p+2 < len(d.data) && d.data[p+1] == '\\' && d.data[p+2] == 'u' {
+					r2, n2, ok2 = hex4(d.data[p+3:])
+				}
+				if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
+					r = dec
+					p += 2 + n2
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			b = utf8.AppendRune(b, r)
+		default:
+			d.pos = p
+			return "", d.errf("invalid escape '\\%c'", d.data[p])
+		}
+		p++
+	}
+}
+
+func hex4(b []byte) (rune, int, bool) {
+	if len(b) < 4 {
+		return 0, 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, 0, false
+		}
+	}
+	return r, 4, true
+}
