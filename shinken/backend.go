@@ -162,6 +162,9 @@ type Tree struct {
 	// TruncatedWhy says which.
 	Truncated    bool
 	TruncatedWhy string
+	// Source says which accessibility system the nodes come from
+	// (SourceATSPI on Linux desktops); empty for a backend's own tree.
+	Source ElementSource
 }
 
 // ElementOp says what [A11y.Do] does to a node.

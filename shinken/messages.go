@@ -15,17 +15,17 @@ type Message interface {
 
 // Hello opens a session. It must be the first message a client sends.
 type Hello struct {
-	V      int        `json:"v,required"` // always 0
-	Client ClientInfo `json:"client,required,open"`
-	Accept *Accept    `json:"accept,omitempty,open"`
+	V      int        `json:"v" wire:"required"` // always 0
+	Client ClientInfo `json:"client" wire:"required,open"`
+	Accept *Accept    `json:"accept,omitempty" wire:"open"`
 	// Token is the bearer token every TCP runtime requires.
 	Token string `json:"token,omitempty"`
 }
 
 // ClientInfo names the client software.
 type ClientInfo struct {
-	Name    string `json:"name,required"`
-	Version string `json:"version,required"`
+	Name    string `json:"name" wire:"required"`
+	Version string `json:"version" wire:"required"`
 }
 
 // Accept is what the client can take.
@@ -37,24 +37,24 @@ type Accept struct {
 
 // Welcome answers a hello.
 type Welcome struct {
-	V            int          `json:"v,required"` // always 0
-	Server       ServerInfo   `json:"server,required,open"`
-	Capabilities Capabilities `json:"capabilities,required"`
+	V            int          `json:"v" wire:"required"` // always 0
+	Server       ServerInfo   `json:"server" wire:"required,open"`
+	Capabilities Capabilities `json:"capabilities" wire:"required"`
 }
 
 // ServerInfo names the runtime software and its platform.
 type ServerInfo struct {
-	Name     string   `json:"name,required"`
-	Version  string   `json:"version,required"`
-	Platform Platform `json:"platform,required"`
+	Name     string   `json:"name" wire:"required"`
+	Version  string   `json:"version" wire:"required"`
+	Platform Platform `json:"platform" wire:"required"`
 }
 
 // Capabilities is what the runtime can do, advertised in the welcome.
 type Capabilities struct {
-	SchemaVersion    int               `json:"schema_version,required"` // always 0
-	Verbs            []Verb            `json:"verbs,required"`
-	Targets          []TargetKind      `json:"targets,required"`
-	ObservationTypes []ObservationType `json:"observation_types,required"`
+	SchemaVersion    int               `json:"schema_version" wire:"required"` // always 0
+	Verbs            []Verb            `json:"verbs" wire:"required"`
+	Targets          []TargetKind      `json:"targets" wire:"required"`
+	ObservationTypes []ObservationType `json:"observation_types" wire:"required"`
 	MaxLongEdge      int               `json:"max_long_edge,omitempty"`
 	ImageFormats     []ImageFormat     `json:"image_formats,omitempty"`
 	BinaryFrames     bool              `json:"binary_frames,omitempty"`
@@ -88,35 +88,35 @@ const (
 
 // Query asks the runtime a question; it is answered with a Result.
 type Query struct {
-	CallID string    `json:"call_id,required"`
-	Q      QueryKind `json:"q,required"`
+	CallID string    `json:"call_id" wire:"required"`
+	Q      QueryKind `json:"q" wire:"required"`
 }
 
 // Result answers a Query, a buffered exec or clipboard_get.
 type Result struct {
-	CallID string          `json:"call_id,required"`
-	OK     bool            `json:"ok,required"`
+	CallID string          `json:"call_id" wire:"required"`
+	OK     bool            `json:"ok" wire:"required"`
 	Value  json.RawMessage `json:"value,omitempty"`
 	Error  string          `json:"error,omitempty"`
 }
 
 // ActionMsg carries one Action.
 type ActionMsg struct {
-	CallID string `json:"call_id,required"`
-	Action Action `json:"action,required"`
+	CallID string `json:"call_id" wire:"required"`
+	Action Action `json:"action" wire:"required"`
 }
 
 // Ack answers most actions.
 type Ack struct {
-	CallID string `json:"call_id,required"`
-	OK     bool   `json:"ok,required"`
+	CallID string `json:"call_id" wire:"required"`
+	OK     bool   `json:"ok" wire:"required"`
 	Error  string `json:"error,omitempty"`
 }
 
 // Action is one typed action. Which fields a verb takes is checked by
 // [Action.Validate], following the schema's rules.
 type Action struct {
-	Verb   Verb          `json:"verb,required"`
+	Verb   Verb          `json:"verb" wire:"required"`
 	Target *Target       `json:"target,omitempty"`
 	To     *Target       `json:"to,omitempty"`     // drag destination
 	Button PointerButton `json:"button,omitempty"` // drag, mouse_down, mouse_up; empty = left
@@ -159,7 +159,7 @@ type Action struct {
 // Target names where an action acts: a point in action pixels, a
 // normalised point, or an element ref. Build one with [Px], [Norm] or [Ref].
 type Target struct {
-	Kind   TargetKind    `json:"kind,required"`
+	Kind   TargetKind    `json:"kind" wire:"required"`
 	X      *float64      `json:"x,omitempty"`
 	Y      *float64      `json:"y,omitempty"`
 	Ref    string        `json:"ref,omitempty"`
@@ -187,13 +187,13 @@ type ObserveSpec struct {
 type ActionBatch struct {
 	BatchID     string   `json:"batch_id,omitempty"`
 	StopOnError *bool    `json:"stop_on_error,omitempty"` // nil means true
-	Actions     []Action `json:"actions,required"`
+	Actions     []Action `json:"actions" wire:"required"`
 }
 
 // Observation is an ObservationMsg: a screenshot, a screencast frame, a
 // structured observation or a not_modified answer.
 type Observation struct {
-	ObsID   string           `json:"obs_id,required"`
+	ObsID   string           `json:"obs_id" wire:"required"`
 	Cause   string           `json:"cause,omitempty"`
 	Stream  string           `json:"stream,omitempty"`
 	Seq     *uint64          `json:"seq,omitempty"`
@@ -207,12 +207,12 @@ type Observation struct {
 	NodeCount *int          `json:"node_count,omitempty"`
 	CaptureMS *float64      `json:"capture_ms,omitempty"`
 	Elements  []Element     `json:"elements,omitempty"`
-	Delta     *ElementDelta `json:"delta,omitempty,open"`
+	Delta     *ElementDelta `json:"delta,omitempty" wire:"open"`
 	// Pixels.
-	Image       *ImageRef `json:"image,omitempty,open"`
+	Image       *ImageRef `json:"image,omitempty" wire:"open"`
 	Tiles       []Tile    `json:"tiles,omitempty"`
 	FrameHash   string    `json:"frame_hash,omitempty"`
-	NotModified bool      `json:"not_modified,omitempty,true"`
+	NotModified bool      `json:"not_modified,omitempty" wire:"true"`
 	Pointer     []int     `json:"pointer,omitempty"` // [x, y]
 }
 
@@ -225,96 +225,96 @@ type ElementDelta struct {
 
 // ImageRef is an image carried in a text observation.
 type ImageRef struct {
-	Ref    string      `json:"ref,required"` // base64 of the codec bytes
-	W      int         `json:"w,required"`
-	H      int         `json:"h,required"`
+	Ref    string      `json:"ref" wire:"required"` // base64 of the codec bytes
+	W      int         `json:"w" wire:"required"`
+	H      int         `json:"h" wire:"required"`
 	Scope  Scope       `json:"scope,omitempty"`
 	Format ImageFormat `json:"format,omitempty"` // empty means png
 }
 
 // Tile is one dirty tile of a screencast delta frame.
 type Tile struct {
-	X   int    `json:"x,required"`
-	Y   int    `json:"y,required"`
-	W   int    `json:"w,required"`
-	H   int    `json:"h,required"`
-	Ref string `json:"ref,required"` // base64 of the codec bytes
+	X   int    `json:"x" wire:"required"`
+	Y   int    `json:"y" wire:"required"`
+	W   int    `json:"w" wire:"required"`
+	H   int    `json:"h" wire:"required"`
+	Ref string `json:"ref" wire:"required"` // base64 of the codec bytes
 }
 
 // Element is one accessibility element.
 type Element struct {
-	Ref         string         `json:"ref,required"`
-	Role        string         `json:"role,required"`
+	Ref         string         `json:"ref" wire:"required"`
+	Role        string         `json:"role" wire:"required"`
 	Name        string         `json:"name,omitempty"`
 	Description string         `json:"description,omitempty"`
 	Value       string         `json:"value,omitempty"`
 	States      []string       `json:"states,omitempty"`
 	Actions     []string       `json:"actions,omitempty"`
 	Focused     bool           `json:"focused,omitempty"`
-	BBox        []float64      `json:"bbox,required"` // [x, y, w, h] in display pixels
+	BBox        []float64      `json:"bbox" wire:"required"` // [x, y, w, h] in display pixels
 	Source      ElementSource  `json:"source,omitempty"`
 	Provenance  map[string]any `json:"provenance,omitempty"`
 }
 
 // CoordinateSpace says how an observation's pixels map to the action space.
 type CoordinateSpace struct {
-	Origin     string         `json:"origin,required"` // always "top-left"
-	W          int            `json:"w,required"`
-	H          int            `json:"h,required"`
-	DPR        float64        `json:"dpr,required"`
-	SourceRect CoordinateRect `json:"source_rect,required"`
-	Delivered  CoordinateSize `json:"delivered,required"`
+	Origin     string         `json:"origin" wire:"required"` // always "top-left"
+	W          int            `json:"w" wire:"required"`
+	H          int            `json:"h" wire:"required"`
+	DPR        float64        `json:"dpr" wire:"required"`
+	SourceRect CoordinateRect `json:"source_rect" wire:"required"`
+	Delivered  CoordinateSize `json:"delivered" wire:"required"`
 }
 
 // CoordinateRect is a rectangle in global action pixels.
 type CoordinateRect struct {
-	X int `json:"x,required"`
-	Y int `json:"y,required"`
-	W int `json:"w,required"`
-	H int `json:"h,required"`
+	X int `json:"x" wire:"required"`
+	Y int `json:"y" wire:"required"`
+	W int `json:"w" wire:"required"`
+	H int `json:"h" wire:"required"`
 }
 
 // CoordinateSize is a size in pixels.
 type CoordinateSize struct {
-	W int `json:"w,required"`
-	H int `json:"h,required"`
+	W int `json:"w" wire:"required"`
+	H int `json:"h" wire:"required"`
 }
 
 // ExecOutput is one chunk of a streamed exec's output, in text form.
 type ExecOutput struct {
-	Cause   string `json:"cause,required"`
-	Seq     uint64 `json:"seq,required"`
-	Channel string `json:"channel,required"` // "stdout" or "stderr"
-	DataB64 string `json:"data_b64,required"`
+	Cause   string `json:"cause" wire:"required"`
+	Seq     uint64 `json:"seq" wire:"required"`
+	Channel string `json:"channel" wire:"required"` // "stdout" or "stderr"
+	DataB64 string `json:"data_b64" wire:"required"`
 }
 
 // ExecExit ends a streamed exec.
 type ExecExit struct {
-	Cause      string  `json:"cause,required"`
-	ExitCode   *int    `json:"exit_code,required"` // nil: killed or never spawned
+	Cause      string  `json:"cause" wire:"required"`
+	ExitCode   *int    `json:"exit_code" wire:"required"` // nil: killed or never spawned
 	Signal     *int    `json:"signal,omitempty"`
-	TimedOut   bool    `json:"timed_out,required"`
-	DurationMS float64 `json:"duration_ms,required"`
-	Truncated  bool    `json:"truncated,required"`
+	TimedOut   bool    `json:"timed_out" wire:"required"`
+	DurationMS float64 `json:"duration_ms" wire:"required"`
+	Truncated  bool    `json:"truncated" wire:"required"`
 	Error      string  `json:"error,omitempty"`
 }
 
 // ExecResult is the value of the Result answering a buffered exec.
 type ExecResult struct {
-	ExitCode        *int    `json:"exit_code,required"` // nil when killed by a signal
+	ExitCode        *int    `json:"exit_code" wire:"required"` // nil when killed by a signal
 	Signal          *int    `json:"signal,omitempty"`
-	TimedOut        bool    `json:"timed_out,required"`
-	Stdout          string  `json:"stdout,required"`
-	Stderr          string  `json:"stderr,required"`
-	StdoutTruncated bool    `json:"stdout_truncated,required"`
-	StderrTruncated bool    `json:"stderr_truncated,required"`
-	DurationMS      float64 `json:"duration_ms,required"`
+	TimedOut        bool    `json:"timed_out" wire:"required"`
+	Stdout          string  `json:"stdout" wire:"required"`
+	Stderr          string  `json:"stderr" wire:"required"`
+	StdoutTruncated bool    `json:"stdout_truncated" wire:"required"`
+	StderrTruncated bool    `json:"stderr_truncated" wire:"required"`
+	DurationMS      float64 `json:"duration_ms" wire:"required"`
 }
 
 // BinaryFrameHeader is the JSON header of a binary media frame: an
 // Observation whose image or tiles point into the payload by offset.
 type BinaryFrameHeader struct {
-	ObsID     string           `json:"obs_id,required"`
+	ObsID     string           `json:"obs_id" wire:"required"`
 	Cause     string           `json:"cause,omitempty"`
 	Stream    string           `json:"stream,omitempty"`
 	Seq       *uint64          `json:"seq,omitempty"`
@@ -327,36 +327,36 @@ type BinaryFrameHeader struct {
 
 // BinaryImage locates an image in a binary frame's payload.
 type BinaryImage struct {
-	Off    int         `json:"off,required"`
-	Len    int         `json:"len,required"`
-	W      int         `json:"w,required"`
-	H      int         `json:"h,required"`
+	Off    int         `json:"off" wire:"required"`
+	Len    int         `json:"len" wire:"required"`
+	W      int         `json:"w" wire:"required"`
+	H      int         `json:"h" wire:"required"`
 	Scope  Scope       `json:"scope,omitempty"`
 	Format ImageFormat `json:"format,omitempty"`
 }
 
 // BinaryTile locates a tile in a binary frame's payload.
 type BinaryTile struct {
-	X   int `json:"x,required"`
-	Y   int `json:"y,required"`
-	W   int `json:"w,required"`
-	H   int `json:"h,required"`
-	Off int `json:"off,required"`
-	Len int `json:"len,required"`
+	X   int `json:"x" wire:"required"`
+	Y   int `json:"y" wire:"required"`
+	W   int `json:"w" wire:"required"`
+	H   int `json:"h" wire:"required"`
+	Off int `json:"off" wire:"required"`
+	Len int `json:"len" wire:"required"`
 }
 
 // BinaryExecOutputHeader is the JSON header of a binary exec-output frame.
 type BinaryExecOutputHeader struct {
-	Cause   string    `json:"cause,required"`
-	Seq     uint64    `json:"seq,required"`
-	Channel string    `json:"channel,required"`
-	Data    ByteRange `json:"data,required"`
+	Cause   string    `json:"cause" wire:"required"`
+	Seq     uint64    `json:"seq" wire:"required"`
+	Channel string    `json:"channel" wire:"required"`
+	Data    ByteRange `json:"data" wire:"required"`
 }
 
 // ByteRange locates bytes in a binary frame's payload.
 type ByteRange struct {
-	Off int `json:"off,required"`
-	Len int `json:"len,required"`
+	Off int `json:"off" wire:"required"`
+	Len int `json:"len" wire:"required"`
 }
 
 // MessageType implements Message.

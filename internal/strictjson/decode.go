@@ -4,10 +4,11 @@
 // fields are checked by presence, and every error names the JSON path of the
 // offending value.
 //
-// Struct fields use the json tag's name, plus two options encoding/json
-// ignores: "required" (the key must be present, even if its value is null)
-// "open" (the nested object may carry keys the struct does not know; they
-// are skipped) and "true" (a bool that, when present, must be true).
+// Struct fields use the json tag's name. A second tag, wire, holds the
+// options encoding/json has no word for: "required" (the key must be
+// present, even if its value is null), "open" (the nested object may carry
+// keys the struct does not know; they are skipped) and "true" (a bool that,
+// when present, must be true).
 package strictjson
 
 import (
@@ -169,12 +170,12 @@ func infoFor(t reflect.Type) *structInfo {
 		if !ok || tag == "-" || !f.IsExported() {
 			continue
 		}
-		name, opts, _ := strings.Cut(tag, ",")
+		name, _, _ := strings.Cut(tag, ",")
 		if name == "" {
 			name = f.Name
 		}
 		fi := fieldInfo{name: name, index: i}
-		for _, o := range strings.Split(opts, ",") {
+		for _, o := range strings.Split(f.Tag.Get("wire"), ",") {
 			switch o {
 			case "required":
 				fi.required = true

@@ -1,0 +1,521 @@
+package shinken
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/coder/websocket"
+)
+
+// DialOptions configure a Client. A nil *DialOptions means defaults.
+type DialOptions struct {
+	// Token is the runtime's bearer token.
+	Token string
+	// Name and Version identify the client in the hello; default
+	// "shinken-go" and this library's version.
+	Name, Version string
+	// TextFrames turns binary media frames off: images then travel as
+	// base64 inside JSON. Binary frames are on by default.
+	TextFrames bool
+	// NoFrameCache turns the screenshot cache off: Screenshot then never
+	// sends if_none_match.
+	NoFrameCache bool
+	// HTTPClient and HTTPHeader are used for the WebSocket handshake.
+	HTTPClient *http.Client
+	HTTPHeader http.Header
+	// ReadLimit bounds one incoming message; default 256 MiB.
+	ReadLimit int64
+	// Logger receives the client's logs; default: discarded.
+	Logger *slog.Logger
+}
+
+// A Client is the agent's side of an ACI session. Its methods are safe for
+// concurrent use; every blocking call takes a context.
+type Client struct {
+	url  string
+	opts DialOptions
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	sess    *session // the live connection; replaced by Reconnect
+	nextID  atomic.Uint64
+	cache   frameCache
+	casts   map[string]*Screencast // by stream id
+	closed  bool
+	welcome *Welcome
+}
+
+// session is one WebSocket connection of a Client.
+type session struct {
+	ws      *websocket.Conn
+	binary  bool
+	welcome *Welcome
+
+	mu      sync.Mutex
+	pending map[string]*call
+	execs   map[string]*ExecStream
+	pings   map[float64]chan struct{}
+	err     error // why the session ended
+	done    chan struct{}
+}
+
+// A call is one request awaiting its reply (and, for observe-after-act or a
+// screenshot, its observation).
+type call struct {
+	wantObs bool
+	ch      chan reply // buffered: the reader never blocks on it
+}
+
+type reply struct {
+	ack     *Ack
+	result  *Result
+	obs     *Observation
+	payload []byte // a binary frame's payload
+	bin     *BinaryFrameHeader
+	err     error // the session ended
+}
+
+// Dial connects to the runtime at url (ws:// or wss://), sends the hello and
+// waits for the welcome.
+func Dial(ctx context.Context, url string, opts *DialOptions) (*Client, error) {
+	c := &Client{url: url, casts: map[string]*Screencast{}}
+	if opts != nil {
+		c.opts = *opts
+	}
+	if c.opts.Name == "" {
+		c.opts.Name = "shinken-go"
+	}
+	if c.opts.Version == "" {
+		c.opts.Version = Version
+	}
+	if c.opts.ReadLimit <= 0 {
+		c.opts.ReadLimit = 256 << 20
+	}
+	c.log = c.opts.Logger
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	s, err := c.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.sess = s
+	c.welcome = s.welcome
+	return c, nil
+}
+
+func (c *Client) dial(ctx context.Context) (*session, error) {
+	ws, _, err := websocket.Dial(ctx, c.url, &websocket.DialOptions{HTTPClient: c.opts.HTTPClient, HTTPHeader: c.opts.HTTPHeader})
+	if err != nil {
+		return nil, fmt.Errorf("shinken: dial %s: %w", c.url, err)
+	}
+	ws.SetReadLimit(c.opts.ReadLimit)
+	hello := &Hello{Client: ClientInfo{Name: c.opts.Name, Version: c.opts.Version}, Token: c.opts.Token}
+	if !c.opts.TextFrames {
+		hello.Accept = &Accept{BinaryFrames: true}
+	}
+	data, _ := Marshal(hello)
+	if err := ws.Write(ctx, websocket.MessageText, data); err != nil {
+		ws.CloseNow()
+		return nil, fmt.Errorf("shinken: send hello: %w", err)
+	}
+	_, data, err = ws.Read(ctx)
+	if err != nil {
+		ws.CloseNow()
+		if cs := websocket.CloseStatus(err); cs == websocket.StatusPolicyViolation {
+			var ce websocket.CloseError
+			errors.As(err, &ce)
+			return nil, &Error{Code: CodeUnauthorized, Detail: "the runtime refused the hello: " + ce.Reason, Err: err}
+		}
+		return nil, fmt.Errorf("shinken: read welcome: %w", err)
+	}
+	m, err := Unmarshal(data)
+	if err != nil {
+		ws.CloseNow()
+		return nil, fmt.Errorf("shinken: bad welcome: %w", err)
+	}
+	w, ok := m.(*Welcome)
+	if !ok {
+		ws.CloseNow()
+		return nil, fmt.Errorf("shinken: expected a welcome, got %s", m.MessageType())
+	}
+	s := &session{
+		ws: ws, welcome: w, binary: !c.opts.TextFrames && w.Capabilities.BinaryFrames,
+		pending: map[string]*call{}, execs: map[string]*ExecStream{}, pings: map[float64]chan struct{}{},
+		done: make(chan struct{}),
+	}
+	go c.readLoop(s)
+	return s, nil
+}
+
+// Welcome returns the runtime's welcome: its name, platform and
+// capabilities.
+func (c *Client) Welcome() *Welcome {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.welcome
+}
+
+// Close closes the session with a normal closure. Calls in flight fail with
+// an error wrapping ErrClosed.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	s := c.sess
+	c.mu.Unlock()
+	err := s.ws.Close(websocket.StatusNormalClosure, "")
+	<-s.done
+	var ce websocket.CloseError
+	if errors.As(err, &ce) || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// Reconnect replaces a lost (or live) connection with a new one, with the
+// same options. Calls in flight on the old connection fail; screencasts
+// resume their streams on the new one.
+func (c *Client) Reconnect(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	old := c.sess
+	c.mu.Unlock()
+	old.ws.CloseNow()
+	<-old.done
+	s, err := c.dial(ctx)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.sess = s
+	c.welcome = s.welcome
+	casts := make([]*Screencast, 0, len(c.casts))
+	for _, sc := range c.casts {
+		casts = append(casts, sc)
+	}
+	c.mu.Unlock()
+	for _, sc := range casts {
+		sc.resume(ctx)
+	}
+	return nil
+}
+
+func (c *Client) session() *session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess
+}
+
+func (s *session) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return
+	}
+	s.err = err
+	for id, cl := range s.pending {
+		cl.ch <- reply{err: err}
+		delete(s.pending, id)
+	}
+	for id, x := range s.execs {
+		x.end(nil, err)
+		delete(s.execs, id)
+	}
+	for t, ch := range s.pings {
+		close(ch)
+		delete(s.pings, t)
+	}
+}
+
+func (c *Client) readLoop(s *session) {
+	defer close(s.done)
+	for {
+		typ, data, err := s.ws.Read(context.Background())
+		if err != nil {
+			s.fail(&Error{Code: CodeClosed, Detail: "connection lost: " + err.Error(), Err: err})
+			return
+		}
+		if typ == websocket.MessageBinary {
+			c.binaryFrame(s, data)
+			continue
+		}
+		m, err := Unmarshal(data)
+		if err != nil {
+			c.log.Warn("bad message from runtime", "err", err)
+			continue
+		}
+		switch m := m.(type) {
+		case *Ack:
+			s.deliver(m.CallID, reply{ack: m}, !m.OK)
+		case *Result:
+			s.deliver(m.CallID, reply{result: m}, true)
+		case *Observation:
+			if m.Stream != "" {
+				c.castFrame(m, nil, nil)
+				continue
+			}
+			s.deliver(m.Cause, reply{obs: m}, true)
+		case *ExecOutput:
+			data, err := base64.StdEncoding.DecodeString(m.DataB64)
+			if err == nil {
+				s.execChunk(m.Cause, m.Seq, m.Channel, data)
+			}
+		case *ExecExit:
+			s.mu.Lock()
+			x := s.execs[m.Cause]
+			delete(s.execs, m.Cause)
+			s.mu.Unlock()
+			if x != nil {
+				x.end(m, nil)
+			}
+		case *Pong:
+			if m.T != nil {
+				s.mu.Lock()
+				if ch, ok := s.pings[*m.T]; ok {
+					close(ch)
+					delete(s.pings, *m.T)
+				}
+				s.mu.Unlock()
+			}
+		}
+	}
+}
+
+func (c *Client) binaryFrame(s *session, data []byte) {
+	m, payload, err := DecodeBinaryFrame(data)
+	if err != nil {
+		c.log.Warn("bad binary frame from runtime", "err", err)
+		return
+	}
+	switch h := m.(type) {
+	case *BinaryFrameHeader:
+		if h.Stream != "" {
+			c.castFrame(nil, h, payload)
+			return
+		}
+		s.deliver(h.Cause, reply{bin: h, payload: payload}, true)
+	case *BinaryExecOutputHeader:
+		s.execChunk(h.Cause, h.Seq, h.Channel, h.Data.Bytes(payload))
+	}
+}
+
+// deliver hands a reply to its call. final says the call is complete; an
+// ok ack of a call that wants an observation is not.
+func (s *session) deliver(id string, r reply, final bool) {
+	s.mu.Lock()
+	cl, ok := s.pending[id]
+	if ok && (final || !cl.wantObs || r.ack == nil) {
+		delete(s.pending, id)
+	}
+	s.mu.Unlock()
+	if ok {
+		select {
+		case cl.ch <- r:
+		default: // a duplicate reply; the call already has what it needs
+		}
+	}
+}
+
+func (c *Client) newID(prefix string) string {
+	return prefix + strconv.FormatUint(c.nextID.Add(1), 10)
+}
+
+// roundTrip sends m and waits for the first reply to callID. When wantObs is
+// set the call stays registered for the observation that follows an ok ack.
+func (c *Client) roundTrip(ctx context.Context, callID string, m Message, wantObs bool) (*session, *call, reply, error) {
+	s := c.session()
+	cl := &call{wantObs: wantObs, ch: make(chan reply, 2)}
+	s.mu.Lock()
+	if s.err != nil {
+		err := s.err
+		s.mu.Unlock()
+		return s, nil, reply{}, err
+	}
+	s.pending[callID] = cl
+	s.mu.Unlock()
+	data, err := Marshal(m)
+	if err == nil {
+		err = s.ws.Write(ctx, websocket.MessageText, data)
+	}
+	if err != nil {
+		s.forget(callID)
+		return s, nil, reply{}, fmt.Errorf("shinken: send: %w", err)
+	}
+	r, err := s.wait(ctx, callID, cl)
+	return s, cl, r, err
+}
+
+func (s *session) wait(ctx context.Context, callID string, cl *call) (reply, error) {
+	select {
+	case r := <-cl.ch:
+		if r.err != nil {
+			return r, r.err
+		}
+		return r, nil
+	case <-ctx.Done():
+		s.forget(callID)
+		return reply{}, ctx.Err()
+	}
+}
+
+func (s *session) forget(callID string) {
+	s.mu.Lock()
+	delete(s.pending, callID)
+	s.mu.Unlock()
+}
+
+// Reply is everything the runtime answered to one action.
+type Reply struct {
+	Ack    *Ack
+	Result *Result
+	// Observation is the observation that answered a screenshot or observe,
+	// or that followed the ack of an action sent with Observe.
+	Observation *Observation
+	// Image holds the raw image bytes of Observation, whichever framing
+	// carried them (nil for not_modified and structured observations).
+	Image []byte
+}
+
+// Do sends one action and waits for everything it is answered with: an
+// ack, a result or an observation, and for an action with Observe the
+// observation that follows the ack. A refusal is returned as an *Error
+// (errors.Is(err, ErrStaleElementRef)...), alongside the Reply.
+func (c *Client) Do(ctx context.Context, a *Action) (*Reply, error) {
+	callID := c.newID("c")
+	wantObs := a.Observe != nil
+	s, cl, r, err := c.roundTrip(ctx, callID, &ActionMsg{CallID: callID, Action: *a}, wantObs)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Reply{}
+	if err := rep.take(r); err != nil {
+		return rep, err
+	}
+	if wantObs && r.ack != nil {
+		r, err = s.wait(ctx, callID, cl)
+		if err != nil {
+			return rep, err
+		}
+		if err := rep.take(r); err != nil {
+			return rep, fmt.Errorf("shinken: observation after %s: %w", a.Verb, err)
+		}
+	}
+	return rep, nil
+}
+
+func (rep *Reply) take(r reply) error {
+	switch {
+	case r.ack != nil:
+		rep.Ack = r.ack
+		if !r.ack.OK {
+			return ParseWireError(r.ack.Error)
+		}
+	case r.result != nil:
+		rep.Result = r.result
+		if !r.result.OK {
+			return ParseWireError(r.result.Error)
+		}
+	case r.obs != nil:
+		rep.Observation = r.obs
+		if r.obs.Image != nil {
+			b, err := base64.StdEncoding.DecodeString(r.obs.Image.Ref)
+			if err != nil {
+				return Errorf(CodeInvalidMessage, "image ref is not base64: %v", err)
+			}
+			rep.Image = b
+		}
+	case r.bin != nil:
+		h := r.bin
+		rep.Observation = &Observation{ObsID: h.ObsID, Cause: h.Cause, Display: h.Display, FrameHash: h.FrameHash, Pointer: h.Pointer}
+		if h.Image != nil {
+			rep.Observation.Image = &ImageRef{W: h.Image.W, H: h.Image.H, Scope: h.Image.Scope, Format: h.Image.Format}
+			rep.Image = ByteRange{Off: h.Image.Off, Len: h.Image.Len}.Bytes(r.payload)
+		}
+	}
+	return nil
+}
+
+// Batch runs the actions of b one after the other, each as its own action
+// message (the ActionBatch convention: batch_id and stop_on_error never go
+// on the wire). It stops at the first failure unless StopOnError is false,
+// and returns one Reply per action run, and the errors joined.
+func (c *Client) Batch(ctx context.Context, b *ActionBatch) ([]*Reply, error) {
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	stop := b.StopOnError == nil || *b.StopOnError
+	var out []*Reply
+	var errs []error
+	for i := range b.Actions {
+		r, err := c.Do(ctx, &b.Actions[i])
+		out = append(out, r)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("action %d (%s): %w", i, b.Actions[i].Verb, err))
+			if stop || ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// Query asks the runtime q and decodes the value into v.
+func (c *Client) Query(ctx context.Context, q QueryKind, v any) error {
+	callID := c.newID("q")
+	_, _, r, err := c.roundTrip(ctx, callID, &Query{CallID: callID, Q: q}, false)
+	if err != nil {
+		return err
+	}
+	if r.result == nil {
+		return Errorf(CodeInvalidMessage, "query %s was not answered with a result", q)
+	}
+	if !r.result.OK {
+		return ParseWireError(r.result.Error)
+	}
+	if err := json.Unmarshal(r.result.Value, v); err != nil {
+		return Errorf(CodeInvalidMessage, "query %s: %v", q, err)
+	}
+	return nil
+}
+
+// Ping measures a round trip.
+func (c *Client) Ping(ctx context.Context) error {
+	s := c.session()
+	t := float64(c.nextID.Add(1))
+	ch := make(chan struct{})
+	s.mu.Lock()
+	if s.err != nil {
+		s.mu.Unlock()
+		return s.err
+	}
+	s.pings[t] = ch
+	s.mu.Unlock()
+	data, _ := Marshal(&Ping{T: &t})
+	if err := s.ws.Write(ctx, websocket.MessageText, data); err != nil {
+		return err
+	}
+	select {
+	case <-ch:
+		s.mu.Lock()
+		err := s.err
+		s.mu.Unlock()
+		return err
+	case <-ctx.Done():
+		s.mu.Lock()
+		delete(s.pings, t)
+		s.mu.Unlock()
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,434 @@
+package shinken
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"sync"
+	"time"
+)
+
+// ack sends a mutating action and waits for its ack.
+func (c *Client) ack(ctx context.Context, a *Action) error {
+	_, err := c.Do(ctx, a)
+	return err
+}
+
+// Click clicks the left button at t.
+func (c *Client) Click(ctx context.Context, t *Target) error {
+	return c.ack(ctx, &Action{Verb: VerbClick, Target: t})
+}
+
+// DoubleClick double-clicks the left button at t.
+func (c *Client) DoubleClick(ctx context.Context, t *Target) error {
+	return c.ack(ctx, &Action{Verb: VerbDoubleClick, Target: t})
+}
+
+// RightClick clicks the right button at t.
+func (c *Client) RightClick(ctx context.Context, t *Target) error {
+	return c.ack(ctx, &Action{Verb: VerbRightClick, Target: t})
+}
+
+// Move moves the pointer to t.
+func (c *Client) Move(ctx context.Context, t *Target) error {
+	return c.ack(ctx, &Action{Verb: VerbMove, Target: t})
+}
+
+// Drag presses the left button at from, moves along an interpolated path
+// for d, and releases at to.
+func (c *Client) Drag(ctx context.Context, from, to *Target, d time.Duration) error {
+	return c.ack(ctx, &Action{Verb: VerbDrag, Target: from, To: to, DurationMS: int(d / time.Millisecond)})
+}
+
+// MouseDown presses button at t (nil: where the pointer is).
+func (c *Client) MouseDown(ctx context.Context, t *Target, button PointerButton) error {
+	return c.ack(ctx, &Action{Verb: VerbMouseDown, Target: t, Button: button})
+}
+
+// MouseUp releases button at t (nil: where the pointer is).
+func (c *Client) MouseUp(ctx context.Context, t *Target, button PointerButton) error {
+	return c.ack(ctx, &Action{Verb: VerbMouseUp, Target: t, Button: button})
+}
+
+// Scroll scrolls at t by dx, dy wheel notches (positive dy scrolls down).
+func (c *Client) Scroll(ctx context.Context, t *Target, dx, dy float64) error {
+	return c.ack(ctx, &Action{Verb: VerbScroll, Target: t, DX: dx, DY: dy})
+}
+
+// TypeText types text, whatever its characters.
+func (c *Client) TypeText(ctx context.Context, text string) error {
+	return c.ack(ctx, &Action{Verb: VerbTypeText, Text: &text})
+}
+
+// Key presses a key expression: "ctrl+s", "Return", "ctrl+a Delete".
+func (c *Client) Key(ctx context.Context, keys string) error {
+	return c.ack(ctx, &Action{Verb: VerbKey, Keys: keys})
+}
+
+// Wait asks the runtime to wait (it clamps d).
+func (c *Client) Wait(ctx context.Context, d time.Duration) error {
+	return c.ack(ctx, &Action{Verb: VerbWait, MS: int(d / time.Millisecond)})
+}
+
+// InvokeAction invokes the element's action named name ("" for its first).
+// The name travels in the action's text field.
+func (c *Client) InvokeAction(ctx context.Context, ref, name string) error {
+	a := &Action{Verb: VerbInvokeAction, Target: Ref(ref)}
+	if name != "" {
+		a.Text = &name
+	}
+	return c.ack(ctx, a)
+}
+
+// SetValue sets the element's value or text.
+func (c *Client) SetValue(ctx context.Context, ref, text string) error {
+	return c.ack(ctx, &Action{Verb: VerbSetValue, Target: Ref(ref), Text: &text})
+}
+
+// ClipboardSet puts text on the clipboard.
+func (c *Client) ClipboardSet(ctx context.Context, text string) error {
+	return c.ack(ctx, &Action{Verb: VerbClipboardSet, Text: &text})
+}
+
+// ClipboardGet reads the clipboard's text.
+func (c *Client) ClipboardGet(ctx context.Context) (string, error) {
+	r, err := c.Do(ctx, &Action{Verb: VerbClipboardGet})
+	if err != nil {
+		return "", err
+	}
+	var v ClipboardValue
+	if r.Result == nil || json.Unmarshal(r.Result.Value, &v) != nil {
+		return "", Errorf(CodeInvalidMessage, "clipboard_get was not answered with {text}")
+	}
+	return v.Text, nil
+}
+
+// LaunchApp starts app with args passed verbatim.
+func (c *Client) LaunchApp(ctx context.Context, app string, args ...string) error {
+	a := &Action{Verb: VerbLaunchApp, App: &app}
+	if len(args) > 0 {
+		a.Args = args
+	}
+	return c.ack(ctx, a)
+}
+
+// ActivateWindow raises and focuses the window with id.
+func (c *Client) ActivateWindow(ctx context.Context, id uint64) error {
+	return c.ack(ctx, &Action{Verb: VerbActivateWindow, WindowID: &id})
+}
+
+// ActivateWindowTitled activates the first window whose title contains
+// title, ignoring case.
+func (c *Client) ActivateWindowTitled(ctx context.Context, title string) error {
+	return c.ack(ctx, &Action{Verb: VerbActivateWindow, App: &title})
+}
+
+// Platform asks the runtime's platform.
+func (c *Client) Platform(ctx context.Context) (Platform, error) {
+	var p Platform
+	err := c.Query(ctx, QueryPlatform, &p)
+	return p, err
+}
+
+// ScreenSize asks the size of the global action space.
+func (c *Client) ScreenSize(ctx context.Context) (ScreenSize, error) {
+	var s ScreenSize
+	err := c.Query(ctx, QueryScreenSize, &s)
+	return s, err
+}
+
+// Ready asks whether the backend can act.
+func (c *Client) Ready(ctx context.Context) (bool, error) {
+	var b bool
+	err := c.Query(ctx, QueryReady, &b)
+	return b, err
+}
+
+// ListWindows lists the top-level windows.
+func (c *Client) ListWindows(ctx context.Context) ([]WindowInfo, error) {
+	var ws []WindowInfo
+	err := c.Query(ctx, QueryListWindows, &ws)
+	return ws, err
+}
+
+// ObserveRequest tunes Client.Observe.
+type ObserveRequest struct {
+	Diff    bool          // tree_text as a diff against the previous revision
+	Settle  time.Duration // wait for the UI to be quiet this long first
+	Desktop bool          // every application, not just the active one
+}
+
+// Observe takes a structured observation of the accessibility tree.
+func (c *Client) Observe(ctx context.Context, req *ObserveRequest) (*Observation, error) {
+	a := &Action{Verb: VerbObserve}
+	if req != nil {
+		if req.Diff {
+			a.Diff = &req.Diff
+		}
+		if req.Settle > 0 {
+			ms := int(req.Settle / time.Millisecond)
+			a.SettleMS = &ms
+		}
+		if req.Desktop {
+			a.Scope = ScopeScreen
+		}
+	}
+	r, err := c.Do(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	if r.Observation == nil {
+		return nil, Errorf(CodeInvalidMessage, "observe was not answered with an observation")
+	}
+	return r.Observation, nil
+}
+
+// ScreenshotRequest tunes Client.Screenshot. A nil request means a PNG of
+// the whole screen.
+type ScreenshotRequest struct {
+	Scope       Scope
+	Format      ImageFormat
+	Quality     int // JPEG quality 1-100; 0 is the runtime's default
+	MaxLongEdge int // 0: no downscale beyond the runtime's cap
+}
+
+// A Shot is a screenshot.
+type Shot struct {
+	Data    []byte      // encoded image bytes
+	Format  ImageFormat // codec of Data
+	Width   int
+	Height  int
+	Display CoordinateSpace // how the pixels map to action coordinates
+	Hash    string          // frame_hash
+	Pointer *image.Point    // pointer position, when the backend reports it
+	// Cached is set when the runtime answered not_modified and Data is the
+	// client's cached copy of the same pixels.
+	Cached bool
+
+	once sync.Once
+	img  image.Image
+	err  error
+}
+
+// Image decodes the shot (once).
+func (s *Shot) Image() (image.Image, error) {
+	s.once.Do(func() {
+		if s.Format == FormatJPEG {
+			s.img, s.err = jpeg.Decode(bytes.NewReader(s.Data))
+		} else {
+			s.img, s.err = png.Decode(bytes.NewReader(s.Data))
+		}
+	})
+	return s.img, s.err
+}
+
+// frameCache keeps the last shot per request shape, for if_none_match.
+type frameCache struct {
+	mu    sync.Mutex
+	shots map[ScreenshotRequest]*Shot
+}
+
+func (fc *frameCache) get(k ScreenshotRequest) *Shot {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	return fc.shots[k]
+}
+
+func (fc *frameCache) put(k ScreenshotRequest, s *Shot) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.shots == nil {
+		fc.shots = map[ScreenshotRequest]*Shot{}
+	}
+	fc.shots[k] = s
+}
+
+// Screenshot captures the screen (or a scope). Unless DialOptions turned the
+// cache off, it sends the last frame_hash of the same request as
+// if_none_match, and on not_modified returns the cached shot (Cached set,
+// Pointer fresh) without the runtime encoding anything.
+func (c *Client) Screenshot(ctx context.Context, req *ScreenshotRequest) (*Shot, error) {
+	var k ScreenshotRequest
+	if req != nil {
+		k = *req
+	}
+	a := &Action{Verb: VerbScreenshot, Scope: k.Scope, Format: k.Format}
+	if k.Quality > 0 {
+		a.Quality = &k.Quality
+	}
+	if k.MaxLongEdge > 0 {
+		a.MaxLongEdge = &k.MaxLongEdge
+	}
+	useCache := !c.opts.NoFrameCache && c.Welcome().Capabilities.FrameDedup
+	var cached *Shot
+	if useCache {
+		if cached = c.cache.get(k); cached != nil {
+			a.IfNoneMatch = cached.Hash
+		}
+	}
+	r, err := c.Do(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	o := r.Observation
+	if o == nil {
+		return nil, Errorf(CodeInvalidMessage, "screenshot was not answered with an observation")
+	}
+	if o.NotModified && cached != nil {
+		s := &Shot{Data: cached.Data, Format: cached.Format, Width: cached.Width, Height: cached.Height,
+			Display: cached.Display, Hash: cached.Hash, Pointer: pointOf(o.Pointer), Cached: true}
+		s.once.Do(func() { s.img, s.err = cached.Image() })
+		return s, nil
+	}
+	if o.Image == nil || o.Display == nil {
+		return nil, Errorf(CodeInvalidMessage, "screenshot observation carries no image")
+	}
+	s := &Shot{Data: r.Image, Format: o.Image.Format, Width: o.Image.W, Height: o.Image.H,
+		Display: *o.Display, Hash: o.FrameHash, Pointer: pointOf(o.Pointer)}
+	if s.Format == "" {
+		s.Format = FormatPNG
+	}
+	if useCache && s.Hash != "" {
+		c.cache.put(k, s)
+	}
+	return s, nil
+}
+
+func pointOf(p []int) *image.Point {
+	if len(p) != 2 {
+		return nil
+	}
+	return &image.Point{X: p[0], Y: p[1]}
+}
+
+// ExecRequest for the client side is the exec action's fields.
+
+// Exec runs a command and waits for its buffered result. Set exactly one of
+// a.Argv or a.Shell; a.Verb is set for you, and a.Stream must be unset.
+func (c *Client) Exec(ctx context.Context, a *Action) (*ExecResult, error) {
+	x := *a
+	x.Verb = VerbExec
+	r, err := c.Do(ctx, &x)
+	if err != nil {
+		return nil, err
+	}
+	if r.Result == nil {
+		return nil, Errorf(CodeInvalidMessage, "exec was not answered with a result")
+	}
+	var res ExecResult
+	if err := DecodeJSON(r.Result.Value, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// An ExecStream is a streamed exec in progress.
+type ExecStream struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	chunks []ExecChunk
+	exit   *ExecExit
+	err    error
+	done   bool
+}
+
+// ExecChunk is one piece of a streamed exec's output.
+type ExecChunk struct {
+	Seq     uint64
+	Channel string // "stdout" or "stderr"
+	Data    []byte
+}
+
+// ExecStream starts a streamed exec. Read its output with Next until
+// io.EOF, then Exit.
+func (c *Client) ExecStream(ctx context.Context, a *Action) (*ExecStream, error) {
+	x := *a
+	x.Verb = VerbExec
+	t := true
+	x.Stream = &t
+	callID := c.newID("x")
+	st := &ExecStream{}
+	st.cond = sync.NewCond(&st.mu)
+	s := c.session()
+	s.mu.Lock()
+	if s.err != nil {
+		err := s.err
+		s.mu.Unlock()
+		return nil, err
+	}
+	s.execs[callID] = st
+	s.mu.Unlock()
+	_, _, r, err := c.roundTrip(ctx, callID, &ActionMsg{CallID: callID, Action: x}, false)
+	if err == nil {
+		err = (&Reply{}).take(r)
+	}
+	if err != nil {
+		s.mu.Lock()
+		delete(s.execs, callID)
+		s.mu.Unlock()
+		return nil, err
+	}
+	return st, nil
+}
+
+func (s *session) execChunk(cause string, seq uint64, channel string, data []byte) {
+	s.mu.Lock()
+	x := s.execs[cause]
+	s.mu.Unlock()
+	if x == nil {
+		return
+	}
+	x.mu.Lock()
+	x.chunks = append(x.chunks, ExecChunk{Seq: seq, Channel: channel, Data: bytes.Clone(data)})
+	x.mu.Unlock()
+	x.cond.Broadcast()
+}
+
+func (x *ExecStream) end(exit *ExecExit, err error) {
+	x.mu.Lock()
+	x.exit, x.err, x.done = exit, err, true
+	x.mu.Unlock()
+	x.cond.Broadcast()
+}
+
+// Next returns the next chunk of output in seq order, or io.EOF after the
+// exec_exit. It blocks until one arrives or ctx is done.
+func (x *ExecStream) Next(ctx context.Context) (ExecChunk, error) {
+	stop := context.AfterFunc(ctx, func() {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		x.cond.Broadcast()
+	})
+	defer stop()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for {
+		if len(x.chunks) > 0 {
+			ch := x.chunks[0]
+			x.chunks = x.chunks[1:]
+			return ch, nil
+		}
+		if x.done {
+			if x.err != nil {
+				return ExecChunk{}, x.err
+			}
+			return ExecChunk{}, io.EOF
+		}
+		if err := ctx.Err(); err != nil {
+			return ExecChunk{}, err
+		}
+		x.cond.Wait()
+	}
+}
+
+// Exit returns the exec_exit, once Next has returned io.EOF (nil before).
+// A spawn failure is reported in its Error field.
+func (x *ExecStream) Exit() *ExecExit {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.exit
+}

@@ -1,0 +1,519 @@
+package shinken
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"shinken.dev/go/internal/strictjson"
+)
+
+// conn is one client session: one reader (serve), one writer (writeLoop),
+// one input lane (inputLoop) that keeps this client's input in order, and a
+// goroutine per concurrent request.
+type conn struct {
+	rt     *Runtime
+	ws     *websocket.Conn
+	remote string
+	unix   bool
+	log    *slog.Logger
+
+	ctx    context.Context // cancelled when the connection ends
+	cancel context.CancelCauseFunc
+
+	binary bool // negotiated binary frames
+
+	out   chan outgoing // the writer's queue
+	input chan *ActionMsg
+
+	work  sync.WaitGroup // request goroutines
+	slots chan struct{}  // bounds concurrent requests
+
+	execs int32 // running execs; guarded by execMu
+	mu    sync.Mutex
+
+	obs *observer // structured observation state of this session
+
+	closeOnce sync.Once
+}
+
+type outgoing struct {
+	typ  websocket.MessageType
+	data []byte
+	done func() // called after the write, or when it is dropped
+}
+
+const maxInFlight = 64
+
+func newConn(rt *Runtime, ws *websocket.Conn, remote string, unix bool) *conn {
+	c := &conn{
+		rt:     rt,
+		ws:     ws,
+		remote: remote,
+		unix:   unix,
+		log:    rt.log.With("remote", remote),
+		out:    make(chan outgoing, rt.opts.WriteQueue),
+		input:  make(chan *ActionMsg, maxInFlight),
+		slots:  make(chan struct{}, maxInFlight),
+	}
+	c.obs = newObserver(rt)
+	return c
+}
+
+// closeErr carries the WebSocket close code a connection ends with.
+type closeErr struct {
+	code   websocket.StatusCode
+	reason string
+}
+
+func (e *closeErr) Error() string { return fmt.Sprintf("close %d: %s", e.code, e.reason) }
+
+func (c *conn) serve(parent context.Context) {
+	ws := c.ws
+	ws.SetReadLimit(c.rt.opts.ReadLimit)
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	c.ctx, c.cancel = ctx, cancel
+	// Reads never take a cancellable context (cancelling one makes the
+	// WebSocket library drop the connection without a close frame): the
+	// connection is ended by a close handshake, which ends the read.
+	stop := context.AfterFunc(c.rt.ctx, func() {
+		cancel(&closeErr{websocket.StatusGoingAway, "runtime shutting down"})
+		c.closeWS(websocket.StatusGoingAway, "runtime shutting down")
+	})
+	defer stop()
+
+	if !c.handshake() {
+		return
+	}
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop()
+	}()
+	inputDone := make(chan struct{})
+	go func() {
+		defer close(inputDone)
+		c.inputLoop()
+	}()
+	c.readLoop()
+
+	// The reader is done: cancel in-flight work, let it finish (its sends
+	// fail fast once the context is done), then stop the writer.
+	cancel(context.Cause(ctx))
+	close(c.input)
+	<-inputDone
+	c.work.Wait()
+	c.rt.casts.detach(c)
+	<-writerDone
+	code, reason := websocket.StatusNormalClosure, ""
+	var ce *closeErr
+	if errors.As(context.Cause(ctx), &ce) {
+		code, reason = ce.code, ce.reason
+	}
+	c.closeWS(code, reason)
+}
+
+// closeWS starts the close handshake once.
+func (c *conn) closeWS(code websocket.StatusCode, reason string) {
+	c.closeOnce.Do(func() { c.ws.Close(code, reason) })
+}
+
+// handshake reads the hello, checks it and answers with the welcome.
+func (c *conn) handshake() bool {
+	timer := time.AfterFunc(c.rt.opts.HandshakeTimeout, func() {
+		c.closeWS(websocket.StatusPolicyViolation, "no hello within the handshake timeout")
+	})
+	defer timer.Stop()
+	typ, data, err := c.ws.Read(context.Background())
+	if err != nil {
+		c.ws.CloseNow()
+		return false
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, c.rt.opts.WriteTimeout)
+	defer cancel()
+	if typ != websocket.MessageText {
+		c.ws.Close(websocket.StatusPolicyViolation, "the first message must be a text hello")
+		return false
+	}
+	m, err := Unmarshal(data)
+	if err != nil {
+		c.ws.Close(websocket.StatusPolicyViolation, truncateReason("bad hello: "+err.Error()))
+		return false
+	}
+	hello, ok := m.(*Hello)
+	if !ok {
+		c.ws.Close(websocket.StatusPolicyViolation, "the first message must be a hello, not "+m.MessageType())
+		return false
+	}
+	if !c.rt.tokenOK(hello.Token, c.unix) {
+		c.log.Warn("hello refused: bad token", "client", hello.Client.Name)
+		c.ws.Close(websocket.StatusPolicyViolation, "unauthorized: bad or missing token")
+		return false
+	}
+	c.binary = hello.Accept != nil && hello.Accept.BinaryFrames
+	w := &Welcome{Server: ServerInfo{Name: c.rt.opts.Name, Version: Version, Platform: c.rt.platform}, Capabilities: c.rt.caps}
+	data, err = Marshal(w)
+	if err == nil {
+		err = c.ws.Write(ctx, websocket.MessageText, data)
+	}
+	if err != nil {
+		c.ws.CloseNow()
+		return false
+	}
+	c.log = c.log.With("client", hello.Client.Name)
+	c.log.Debug("session open", "binary", c.binary)
+	return true
+}
+
+func truncateReason(s string) string {
+	// A close reason must fit in a control frame (123 bytes).
+	if len(s) > 120 {
+		s = s[:117]
+		for len(s) > 0 && s[len(s)-1]&0xc0 == 0x80 {
+			s = s[:len(s)-1]
+		}
+		if len(s) > 0 && s[len(s)-1] >= 0xc0 {
+			s = s[:len(s)-1]
+		}
+		s += "..."
+	}
+	return s
+}
+
+func (c *conn) readLoop() {
+	for {
+		typ, data, err := c.ws.Read(context.Background())
+		if err != nil {
+			var ce websocket.CloseError
+			switch {
+			case errors.As(err, &ce):
+				c.cancel(&closeErr{websocket.StatusNormalClosure, ""})
+			case strings.Contains(err.Error(), "read limited at"):
+				c.cancel(&closeErr{websocket.StatusMessageTooBig, fmt.Sprintf("message over the %d-byte read limit", c.rt.opts.ReadLimit)})
+			case c.ctx.Err() != nil:
+			default:
+				c.cancel(&closeErr{websocket.StatusNormalClosure, ""})
+			}
+			return
+		}
+		if typ != websocket.MessageText {
+			c.cancel(&closeErr{websocket.StatusUnsupportedData, "clients send text messages only"})
+			return
+		}
+		if !c.dispatch(data) {
+			return
+		}
+	}
+}
+
+// dispatch routes one message. It returns false when the connection must
+// close.
+func (c *conn) dispatch(data []byte) bool {
+	m, err := Unmarshal(data)
+	if err != nil {
+		callID, _ := strictjson.TopString(data, "call_id")
+		if callID == "" {
+			c.cancel(&closeErr{websocket.StatusInvalidFramePayloadData, truncateReason(err.Error())})
+			return false
+		}
+		typ, _ := strictjson.TopString(data, "type")
+		verb := Verb("")
+		if typ == "action" {
+			verb = peekVerb(data)
+		}
+		c.log.Info("invalid message", "call_id", callID, "err", err)
+		c.fail(callID, typ, verb, err)
+		return true
+	}
+	switch m := m.(type) {
+	case *Ping:
+		c.send(&Pong{T: m.T})
+	case *Query:
+		c.goWork(func() { c.query(m) })
+	case *ActionMsg:
+		v := m.Action.Verb
+		if !c.rt.verbs[v] {
+			c.fail(m.CallID, "action", v, Errorf(CodeUnsupportedVerb, "%s is not supported by this runtime's backend", v))
+			return true
+		}
+		if v.Mutating() {
+			select {
+			case c.input <- m:
+			case <-c.ctx.Done():
+				return false
+			}
+			return true
+		}
+		c.goWork(func() { c.act(m) })
+	case *Hello:
+		c.cancel(&closeErr{websocket.StatusPolicyViolation, "hello sent twice"})
+		return false
+	default:
+		c.cancel(&closeErr{websocket.StatusPolicyViolation, "clients do not send " + m.MessageType() + " messages"})
+		return false
+	}
+	return true
+}
+
+func peekVerb(data []byte) Verb {
+	var env struct {
+		Action json.RawMessage `json:"action"`
+	}
+	if json.Unmarshal(data, &env) != nil {
+		return ""
+	}
+	v, _ := strictjson.TopString(env.Action, "verb")
+	return Verb(v)
+}
+
+// goWork runs f on its own goroutine, at most maxInFlight at once: past
+// that the reader waits, which pushes back on the client.
+func (c *conn) goWork(f func()) {
+	select {
+	case c.slots <- struct{}{}:
+	case <-c.ctx.Done():
+		return
+	}
+	c.work.Add(1)
+	go func() {
+		defer func() { <-c.slots; c.work.Done() }()
+		defer c.recover()
+		f()
+	}()
+}
+
+func (c *conn) recover() {
+	if r := recover(); r != nil {
+		c.log.Error("handler panic", "panic", r, "stack", string(debug.Stack()))
+	}
+}
+
+func (c *conn) inputLoop() {
+	for m := range c.input {
+		if c.ctx.Err() != nil {
+			continue // drain
+		}
+		func() {
+			defer c.recover()
+			c.act(m)
+		}()
+	}
+}
+
+// send queues a message for the writer. It waits while the queue is full
+// (replies are never dropped) and gives up only when the connection ends.
+func (c *conn) send(m Message) bool {
+	data, err := Marshal(m)
+	if err != nil {
+		c.log.Error("encode failed", "type", m.MessageType(), "err", err)
+		return false
+	}
+	return c.enqueue(outgoing{typ: websocket.MessageText, data: data})
+}
+
+func (c *conn) enqueue(o outgoing) bool {
+	select {
+	case c.out <- o:
+		return true
+	case <-c.ctx.Done():
+		if o.done != nil {
+			o.done()
+		}
+		return false
+	}
+}
+
+func (c *conn) writeLoop() {
+	for {
+		select {
+		case o := <-c.out:
+			if !c.write(o) {
+				return
+			}
+		case <-c.ctx.Done():
+			// Flush what is already queued, so the replies to work that
+			// finished are not lost, then stop.
+			for {
+				select {
+				case o := <-c.out:
+					if !c.write(o) {
+						return
+					}
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+func (c *conn) write(o outgoing) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), c.rt.opts.WriteTimeout)
+	defer cancel()
+	err := c.ws.Write(ctx, o.typ, o.data)
+	if o.done != nil {
+		o.done()
+	}
+	if err != nil {
+		c.cancel(&closeErr{websocket.StatusGoingAway, "write failed"})
+		return false
+	}
+	return true
+}
+
+// fail answers a request with ok=false, in the shape its verb answers with.
+func (c *conn) fail(callID, typ string, verb Verb, err error) {
+	msg := WireError(err)
+	if typ == "query" || verb == VerbClipboardGet || verb == VerbExec {
+		c.send(&Result{CallID: callID, OK: false, Error: msg})
+		return
+	}
+	c.send(&Ack{CallID: callID, OK: false, Error: msg})
+}
+
+func (c *conn) ack(callID string) { c.send(&Ack{CallID: callID, OK: true}) }
+
+func (c *conn) result(callID string, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		c.send(&Result{CallID: callID, OK: false, Error: WireError(Errorf(CodeInternal, "encode result: %v", err))})
+		return
+	}
+	c.send(&Result{CallID: callID, OK: true, Value: data})
+}
+
+func (c *conn) query(q *Query) {
+	ctx := c.ctx
+	switch q.Q {
+	case QueryPlatform:
+		c.result(q.CallID, c.rt.platform)
+	case QueryScreenSize:
+		d, err := c.rt.display(ctx)
+		if err != nil {
+			c.fail(q.CallID, "query", "", err)
+			return
+		}
+		c.result(q.CallID, ScreenSize{W: d.W, H: d.H})
+	case QueryReady:
+		ready := true
+		if c.rt.capturer != nil {
+			_, err := c.rt.capturer.Display(ctx)
+			ready = err == nil
+		}
+		c.result(q.CallID, ready)
+	case QueryListWindows:
+		if c.rt.windows == nil {
+			c.fail(q.CallID, "query", "", Errorf(CodeUnsupported, "the backend cannot list windows"))
+			return
+		}
+		ws, err := c.rt.windows.Windows(ctx)
+		if err != nil {
+			c.fail(q.CallID, "query", "", err)
+			return
+		}
+		out := make([]WindowInfo, 0, len(ws))
+		for _, w := range ws {
+			out = append(out, windowInfo(w))
+		}
+		c.result(q.CallID, out)
+	}
+}
+
+// ScreenSize is the value of the screen_size query, in action pixels.
+type ScreenSize struct {
+	W int `json:"w"`
+	H int `json:"h"`
+}
+
+// WindowInfo is one entry of the list_windows query.
+type WindowInfo struct {
+	ID     uint64 `json:"id"`
+	Title  string `json:"title"`
+	App    string `json:"app,omitempty"`
+	PID    int    `json:"pid,omitempty"`
+	BBox   []int  `json:"bbox,omitempty"` // [x, y, w, h]
+	Active *bool  `json:"active,omitempty"`
+}
+
+func windowInfo(w Window) WindowInfo {
+	wi := WindowInfo{ID: w.ID, Title: w.Title, App: w.App, PID: w.PID}
+	if !w.BBox.Empty() {
+		wi.BBox = []int{w.BBox.Min.X, w.BBox.Min.Y, w.BBox.Dx(), w.BBox.Dy()}
+	}
+	active := w.Active
+	wi.Active = &active
+	return wi
+}
+
+// act runs one action and answers it.
+func (c *conn) act(m *ActionMsg) {
+	a := &m.Action
+	start := time.Now()
+	var err error
+	switch a.Verb {
+	case VerbScreenshot:
+		err = c.screenshot(m.CallID, a)
+		if err == nil {
+			return
+		}
+	case VerbStartScreencast:
+		if err = c.startScreencast(m.CallID, a); err == errAcked {
+			return
+		}
+	case VerbStopScreencast:
+		c.rt.casts.stop(c)
+	case VerbWait:
+		d := min(time.Duration(a.MS)*time.Millisecond, c.rt.opts.MaxWait)
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-c.ctx.Done():
+			t.Stop()
+			return
+		}
+	case VerbObserve:
+		err = c.observe(m.CallID, a)
+		if err == nil {
+			return
+		}
+	case VerbExec:
+		c.exec(m.CallID, a)
+		return
+	case VerbClipboardGet:
+		text, err := c.rt.clipboard.ClipboardText(c.ctx)
+		if err != nil {
+			c.fail(m.CallID, "action", a.Verb, err)
+			return
+		}
+		c.result(m.CallID, ClipboardValue{Text: text})
+		return
+	default:
+		err = c.mutate(m.CallID, a)
+	}
+	if err != nil {
+		c.log.Debug("action failed", "call_id", m.CallID, "verb", a.Verb, "err", err)
+		c.fail(m.CallID, "action", a.Verb, err)
+		return
+	}
+	c.ack(m.CallID)
+	c.log.Debug("action", "call_id", m.CallID, "verb", a.Verb, "took", time.Since(start))
+	if a.Observe != nil && a.Verb.Mutating() {
+		o := a.Observe
+		if err := c.capture(m.CallID, o.Scope, o.Format, o.Quality, o.MaxLongEdge, ""); err != nil {
+			c.log.Info("observe-after-act capture failed", "call_id", m.CallID, "err", err)
+		}
+	}
+}
+
+// ClipboardValue is the value of the result answering clipboard_get.
+type ClipboardValue struct {
+	Text string `json:"text"`
+}

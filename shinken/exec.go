@@ -1,0 +1,244 @@
+package shinken
+
+import (
+	"encoding/base64"
+	"errors"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/coder/websocket"
+)
+
+// exec runs the exec verb: buffered (one result holding an ExecResult) or
+// streamed (an ack, exec_output chunks, then exactly one exec_exit).
+func (c *conn) exec(callID string, a *Action) {
+	rt := c.rt
+	streamed := a.Stream != nil && *a.Stream
+	failSpawn := func(err error) {
+		if streamed {
+			c.send(&ExecExit{Cause: callID, ExitCode: nil, Error: WireError(err)})
+			return
+		}
+		c.fail(callID, "action", VerbExec, err)
+	}
+	if err := rt.authorize(c.ctx, c, a); err != nil {
+		c.fail(callID, "action", VerbExec, err)
+		return
+	}
+	release, err := c.reserveExec()
+	if err != nil {
+		c.fail(callID, "action", VerbExec, err)
+		return
+	}
+	defer release()
+
+	req := ExecRequest{Argv: a.Argv, Env: a.Env, Stdin: a.Stdin, Timeout: rt.opts.Exec.DefaultTimeout}
+	if a.Shell != nil {
+		req.Shell = *a.Shell
+	}
+	if a.Cwd != nil {
+		req.Dir = *a.Cwd
+	}
+	if a.TimeoutMS != nil {
+		req.Timeout = time.Duration(*a.TimeoutMS) * time.Millisecond
+	}
+	req.Timeout = min(req.Timeout, rt.opts.Exec.MaxTimeout)
+
+	if streamed {
+		// The ack comes first, so that a spawn failure is an exec_exit, as
+		// the schema describes for the streamed form.
+		c.ack(callID)
+	}
+	start := time.Now()
+	p, err := rt.executor.Start(c.ctx, req)
+	if err != nil {
+		if !errors.Is(err, ErrExecSpawnFailed) {
+			err = &Error{Code: CodeExecSpawnFailed, Detail: err.Error(), Err: err}
+		}
+		failSpawn(err)
+		return
+	}
+	if streamed {
+		c.streamExec(callID, p, start)
+		return
+	}
+	res := collect(p, rt.opts.Exec.OutputBudget)
+	st, werr := p.Wait()
+	if werr != nil && res.err == nil {
+		res.err = werr
+	}
+	if res.err != nil && c.ctx.Err() == nil {
+		c.log.Info("exec output error", "call_id", callID, "err", res.err)
+	}
+	c.result(callID, execResult(st, res, start))
+}
+
+// reserveExec takes an exec slot on this connection and on the runtime.
+func (c *conn) reserveExec() (func(), error) {
+	rt := c.rt
+	c.mu.Lock()
+	if int(c.execs) >= rt.opts.Exec.MaxPerConn {
+		c.mu.Unlock()
+		return nil, Errorf(CodeTooManyExecs, "this connection already runs %d execs", rt.opts.Exec.MaxPerConn)
+	}
+	if rt.execs.Add(1) > int64(rt.opts.Exec.MaxTotal) {
+		rt.execs.Add(-1)
+		c.mu.Unlock()
+		return nil, Errorf(CodeTooManyExecs, "the runtime already runs %d execs", rt.opts.Exec.MaxTotal)
+	}
+	c.execs++
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		c.execs--
+		c.mu.Unlock()
+		rt.execs.Add(-1)
+	}, nil
+}
+
+type collected struct {
+	out, errb        []byte
+	outTrunc, erTrun bool
+	err              error
+}
+
+// collect reads all of p's output, keeping at most budget bytes per channel
+// and discarding (but still reading, so the child runs on) the rest.
+func collect(p Process, budget int) collected {
+	var r collected
+	for {
+		ch, err := p.Next()
+		if err != nil {
+			if err != io.EOF {
+				r.err = err
+			}
+			return r
+		}
+		buf, trunc := &r.out, &r.outTrunc
+		if ch.Channel == Stderr {
+			buf, trunc = &r.errb, &r.erTrun
+		}
+		room := budget - len(*buf)
+		if len(ch.Data) > room {
+			*trunc = true
+			ch.Data = ch.Data[:max(room, 0)]
+		}
+		*buf = append(*buf, ch.Data...)
+	}
+}
+
+// lossyUTF8 converts output to valid UTF-8, replacing bad bytes with U+FFFD.
+// When the budget cut a character in half, the partial bytes are dropped
+// rather than replaced: they were truncation, not bad output.
+func lossyUTF8(b []byte, truncated bool) string {
+	if truncated {
+		// Drop an incomplete trailing sequence of at most 3 bytes.
+		for i := 1; i <= 3 && i <= len(b); i++ {
+			r := b[len(b)-i]
+			if r < 0x80 {
+				break
+			}
+			if r >= 0xc0 {
+				if !utf8.FullRune(b[len(b)-i:]) {
+					b = b[:len(b)-i]
+				}
+				break
+			}
+		}
+	}
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+func execResult(st ExitStatus, r collected, start time.Time) *ExecResult {
+	res := &ExecResult{
+		TimedOut:        st.TimedOut,
+		Stdout:          lossyUTF8(r.out, r.outTrunc),
+		Stderr:          lossyUTF8(r.errb, r.erTrun),
+		StdoutTruncated: r.outTrunc,
+		StderrTruncated: r.erTrun,
+		DurationMS:      durMS(st, start),
+	}
+	res.ExitCode, res.Signal = exitFields(st)
+	return res
+}
+
+func exitFields(st ExitStatus) (code, sig *int) {
+	if st.Exited {
+		c := st.Code
+		code = &c
+	}
+	if st.Signal != 0 {
+		s := st.Signal
+		sig = &s
+	}
+	return code, sig
+}
+
+func durMS(st ExitStatus, start time.Time) float64 {
+	d := st.Duration
+	if d <= 0 {
+		d = time.Since(start)
+	}
+	return float64(d.Microseconds()) / 1000
+}
+
+// streamExec forwards output as it comes. Each chunk waits for room in the
+// connection's queue before the next is read, so a slow client stops the
+// reading of the child's pipe, and the child pauses on a full pipe: memory
+// stays bounded.
+func (c *conn) streamExec(callID string, p Process, start time.Time) {
+	rt := c.rt
+	var seq uint64
+	var total int64
+	truncated := false
+	chunk := rt.opts.Exec.ChunkSize
+	for {
+		ch, err := p.Next()
+		if err != nil {
+			if err != io.EOF && c.ctx.Err() == nil {
+				c.log.Info("exec output error", "call_id", callID, "err", err)
+			}
+			break
+		}
+		data := ch.Data
+		if room := rt.opts.Exec.StreamBudget - total; int64(len(data)) > room {
+			truncated = true
+			data = data[:max(room, 0)]
+		}
+		total += int64(len(data))
+		name := "stdout"
+		if ch.Channel == Stderr {
+			name = "stderr"
+		}
+		for len(data) > 0 {
+			n := min(len(data), chunk)
+			if !c.sendExecChunk(callID, seq, name, data[:n]) {
+				p.Kill()
+				p.Wait()
+				return
+			}
+			seq++
+			data = data[n:]
+		}
+	}
+	st, _ := p.Wait()
+	code, sig := exitFields(st)
+	c.send(&ExecExit{Cause: callID, ExitCode: code, Signal: sig, TimedOut: st.TimedOut, DurationMS: durMS(st, start), Truncated: truncated})
+}
+
+func (c *conn) sendExecChunk(callID string, seq uint64, channel string, data []byte) bool {
+	if c.binary {
+		hdr := &BinaryExecOutputHeader{Cause: callID, Seq: seq, Channel: channel, Data: ByteRange{Off: 0, Len: len(data)}}
+		frame, err := AppendBinaryFrame(make([]byte, 0, len(data)+128), hdr, data)
+		if err != nil {
+			return false
+		}
+		return c.enqueue(outgoing{typ: websocket.MessageBinary, data: frame})
+	}
+	return c.send(&ExecOutput{Cause: callID, Seq: seq, Channel: channel, DataB64: base64.StdEncoding.EncodeToString(data)})
+}

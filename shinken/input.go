@@ -1,0 +1,342 @@
+package shinken
+
+import (
+	"context"
+	"image"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// mutate runs a mutating verb. Input is a shared device: the runtime-wide
+// input lock serialises every mutation, and each connection's input lane
+// keeps its own in arrival order.
+func (c *conn) mutate(callID string, a *Action) error {
+	ctx := c.ctx
+	rt := c.rt
+	switch a.Verb {
+	case VerbLaunchApp:
+		if err := rt.authorize(ctx, c, a); err != nil {
+			return err
+		}
+		return rt.launcher.Launch(ctx, *a.App, a.Args)
+	case VerbClipboardSet:
+		return rt.clipboard.SetClipboardText(ctx, *a.Text)
+	case VerbActivateWindow:
+		return rt.activate(ctx, a)
+	case VerbInvokeAction:
+		return c.obs.do(ctx, a.Target, ElementAction{Op: OpInvoke, Action: invokeName(a)})
+	case VerbSetValue:
+		return c.obs.do(ctx, a.Target, ElementAction{Op: OpSetValue, Text: *a.Text})
+	}
+
+	// Pointer and keyboard verbs: resolve targets before taking the lock,
+	// since an element_ref may need an accessibility round trip.
+	var p, to image.Point
+	var err error
+	if a.Target != nil {
+		if p, err = c.resolve(ctx, a.Target); err != nil {
+			return err
+		}
+	} else if p, err = rt.pointerPos(ctx); err != nil {
+		return err
+	}
+	if a.To != nil {
+		if to, err = c.resolve(ctx, a.To); err != nil {
+			return err
+		}
+	}
+	rt.inputMu.Lock()
+	defer rt.inputMu.Unlock()
+	in := rt.injector
+	btn := buttonOf(a.Button)
+	switch a.Verb {
+	case VerbClick:
+		return rt.click(ctx, p, ButtonLeft, 1)
+	case VerbDoubleClick:
+		return rt.click(ctx, p, ButtonLeft, 2)
+	case VerbRightClick:
+		return rt.click(ctx, p, ButtonRight, 1)
+	case VerbMove:
+		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerMove, X: p.X, Y: p.Y})
+	case VerbMouseDown:
+		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerDown, X: p.X, Y: p.Y, Button: btn})
+	case VerbMouseUp:
+		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerUp, X: p.X, Y: p.Y, Button: btn})
+	case VerbScroll:
+		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerScroll, X: p.X, Y: p.Y, DX: notches(a.DX), DY: notches(a.DY)})
+	case VerbDrag:
+		return rt.drag(ctx, p, to, btn, time.Duration(a.DurationMS)*time.Millisecond)
+	case VerbTypeText:
+		return in.Type(ctx, *a.Text)
+	case VerbKey:
+		return pressKeys(ctx, in, a.Keys)
+	}
+	return Errorf(CodeUnsupportedVerb, "%s", a.Verb)
+}
+
+func invokeName(a *Action) string {
+	if a.Text != nil {
+		return *a.Text
+	}
+	return ""
+}
+
+func buttonOf(b PointerButton) Button {
+	switch b {
+	case PointerMiddle:
+		return ButtonMiddle
+	case PointerRight:
+		return ButtonRight
+	}
+	return ButtonLeft
+}
+
+// notches rounds a scroll amount to whole wheel notches, keeping a small
+// non-zero amount from vanishing.
+func notches(v float64) int {
+	if v == 0 || math.IsNaN(v) {
+		return 0
+	}
+	n := math.Round(v)
+	if n == 0 {
+		n = math.Copysign(1, v)
+	}
+	return int(max(-1000, min(1000, n)))
+}
+
+func (rt *Runtime) pointerEvent(ctx context.Context, ev PointerEvent) error {
+	if err := rt.injector.Pointer(ctx, ev); err != nil {
+		return err
+	}
+	p := image.Pt(ev.X, ev.Y)
+	rt.lastPtr.Store(&p)
+	return nil
+}
+
+func (rt *Runtime) pointerPos(ctx context.Context) (image.Point, error) {
+	if rt.pointer != nil {
+		return rt.pointer.PointerPosition(ctx)
+	}
+	if p := rt.lastPtr.Load(); p != nil {
+		return *p, nil
+	}
+	return image.Point{}, Errorf(CodeInvalidAction, "no target and the pointer position is unknown")
+}
+
+func (rt *Runtime) click(ctx context.Context, p image.Point, b Button, n int) error {
+	if err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerMove, X: p.X, Y: p.Y}); err != nil {
+		return err
+	}
+	for range n {
+		if err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerDown, X: p.X, Y: p.Y, Button: b}); err != nil {
+			return err
+		}
+		if err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerUp, X: p.X, Y: p.Y, Button: b}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dragStep is the interval between interpolated drag moves: about one frame
+// at 60 Hz, so toolkits see a continuous motion.
+const dragStep = 16 * time.Millisecond
+
+func (rt *Runtime) drag(ctx context.Context, from, to image.Point, b Button, d time.Duration) (err error) {
+	d = min(d, rt.opts.MaxDragDuration)
+	if err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerMove, X: from.X, Y: from.Y}); err != nil {
+		return err
+	}
+	if err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerDown, X: from.X, Y: from.Y, Button: b}); err != nil {
+		return err
+	}
+	// Whatever happens, release the button: a held button would wreck every
+	// later gesture.
+	defer func() {
+		uerr := rt.pointerEvent(context.WithoutCancel(ctx), PointerEvent{Kind: PointerUp, X: to.X, Y: to.Y, Button: b})
+		if err == nil {
+			err = uerr
+		}
+	}()
+	steps := max(int(d/dragStep), 8)
+	var tick *time.Ticker
+	if d > 0 {
+		tick = time.NewTicker(d / time.Duration(steps))
+		defer tick.Stop()
+	}
+	for i := 1; i <= steps; i++ {
+		x := from.X + (to.X-from.X)*i/steps
+		y := from.Y + (to.Y-from.Y)*i/steps
+		if tick != nil {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerMove, X: x, Y: y}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolve maps a target to a point in global action pixels.
+func (c *conn) resolve(ctx context.Context, t *Target) (image.Point, error) {
+	switch t.Kind {
+	case TargetElementRef:
+		return c.obs.center(ctx, t.Ref)
+	case TargetPointPx, TargetPointNorm:
+		d, err := c.rt.display(ctx)
+		if err != nil {
+			return image.Point{}, err
+		}
+		x, y := *t.X, *t.Y
+		if t.Kind == TargetPointNorm {
+			// Map [0, 1] onto pixel centres so 1.0 lands on the last pixel.
+			x = math.Min(x*float64(d.W), float64(d.W-1))
+			y = math.Min(y*float64(d.H), float64(d.H-1))
+		}
+		px, py := int(math.Round(x)), int(math.Round(y))
+		if px < 0 || py < 0 || px >= d.W || py >= d.H {
+			return image.Point{}, Errorf(CodeInvalidAction, "point (%g, %g) lies outside the %d×%d screen", *t.X, *t.Y, d.W, d.H)
+		}
+		return image.Pt(px, py), nil
+	}
+	return image.Point{}, Errorf(CodeInvalidAction, "unknown target kind %q", t.Kind)
+}
+
+func (rt *Runtime) activate(ctx context.Context, a *Action) error {
+	if a.WindowID != nil {
+		return rt.windows.Activate(ctx, *a.WindowID)
+	}
+	ws, err := rt.windows.Windows(ctx)
+	if err != nil {
+		return err
+	}
+	want := strings.ToLower(*a.App)
+	for _, w := range ws {
+		if strings.Contains(strings.ToLower(w.Title), want) {
+			return rt.windows.Activate(ctx, w.ID)
+		}
+	}
+	return Errorf(CodeNoSuchWindow, "no window title contains %q", *a.App)
+}
+
+func (rt *Runtime) authorize(ctx context.Context, c *conn, a *Action) error {
+	if rt.opts.Authorizer == nil {
+		return nil
+	}
+	if err := rt.opts.Authorizer.Authorize(ctx, AuthRequest{Verb: a.Verb, Action: a, Remote: c.remote}); err != nil {
+		if _, ok := err.(*Error); ok && strings.HasPrefix(err.Error(), string(CodePermissionDenied)) {
+			return err
+		}
+		return &Error{Code: CodePermissionDenied, Detail: err.Error(), Err: err}
+	}
+	return nil
+}
+
+// keyAliases maps the names agents use to X keysym names.
+var keyAliases = map[string]string{
+	"ctrl": "Control_L", "control": "Control_L", "shift": "Shift_L", "alt": "Alt_L", "option": "Alt_L",
+	"super": "Super_L", "meta": "Super_L", "cmd": "Super_L", "command": "Super_L", "win": "Super_L",
+	"enter": "Return", "return": "Return", "tab": "Tab", "esc": "Escape", "escape": "Escape",
+	"backspace": "BackSpace", "delete": "Delete", "del": "Delete", "insert": "Insert", "ins": "Insert",
+	"home": "Home", "end": "End", "pageup": "Page_Up", "page_up": "Page_Up", "pgup": "Page_Up",
+	"pagedown": "Page_Down", "page_down": "Page_Down", "pgdn": "Page_Down",
+	"left": "Left", "up": "Up", "right": "Right", "down": "Down",
+	"arrowleft": "Left", "arrowup": "Up", "arrowright": "Right", "arrowdown": "Down",
+	"space": "space", "plus": "plus", "minus": "minus", "menu": "Menu",
+	"capslock": "Caps_Lock", "printscreen": "Print", "print": "Print",
+	"f1": "F1", "f2": "F2", "f3": "F3", "f4": "F4", "f5": "F5", "f6": "F6",
+	"f7": "F7", "f8": "F8", "f9": "F9", "f10": "F10", "f11": "F11", "f12": "F12",
+}
+
+// KeyName normalises one key name as agents write it ("ctrl", "Enter",
+// "pgdn", "a", "é") to the X keysym name an Injector receives.
+func KeyName(s string) (string, error) {
+	if s == "" {
+		return "", Errorf(CodeInvalidAction, "empty key name")
+	}
+	if k, ok := keyAliases[strings.ToLower(s)]; ok {
+		return k, nil
+	}
+	if utf8.RuneCountInString(s) == 1 {
+		return s, nil
+	}
+	// Anything else is taken as a keysym name ("KP_Enter", "Control_R").
+	for _, r := range s {
+		if !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return "", Errorf(CodeInvalidAction, "unknown key %q", s)
+		}
+	}
+	return s, nil
+}
+
+// ParseKeys parses a key expression: combos joined by '+' ("ctrl+shift+t"),
+// several in sequence separated by spaces ("ctrl+a Delete"). A literal plus
+// is "plus" or a trailing '+' ("ctrl++").
+func ParseKeys(expr string) ([][]string, error) {
+	var seq [][]string
+	for _, combo := range strings.Fields(expr) {
+		var names []string
+		parts := strings.Split(combo, "+")
+		if strings.HasSuffix(combo, "++") || combo == "+" {
+			parts = append(strings.Split(strings.TrimSuffix(combo, "++"), "+"), "+")
+			if combo == "+" {
+				parts = []string{"+"}
+			}
+		}
+		for _, p := range parts {
+			if p == "" {
+				return nil, Errorf(CodeInvalidAction, "empty key in %q", combo)
+			}
+			k, err := KeyName(p)
+			if err != nil {
+				return nil, err
+			}
+			names = append(names, k)
+		}
+		seq = append(seq, names)
+	}
+	if len(seq) == 0 {
+		return nil, Errorf(CodeInvalidAction, "no keys in %q", expr)
+	}
+	return seq, nil
+}
+
+// pressKeys presses each combo: keys down in order, up in reverse. Keys
+// already pressed are always released, even when a later one fails.
+func pressKeys(ctx context.Context, in Injector, expr string) error {
+	seq, err := ParseKeys(expr)
+	if err != nil {
+		return err
+	}
+	for _, combo := range seq {
+		if err := pressCombo(ctx, in, combo); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pressCombo(ctx context.Context, in Injector, combo []string) (err error) {
+	down := 0
+	defer func() {
+		rctx := context.WithoutCancel(ctx)
+		for i := down - 1; i >= 0; i-- {
+			if uerr := in.Key(rctx, KeyEvent{Key: combo[i], Down: false}); err == nil {
+				err = uerr
+			}
+		}
+	}()
+	for _, k := range combo {
+		if err := in.Key(ctx, KeyEvent{Key: k, Down: true}); err != nil {
+			return err
+		}
+		down++
+	}
+	return nil
+}

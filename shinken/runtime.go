@@ -1,0 +1,333 @@
+package shinken
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"image"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Version is the version of this library, reported in the welcome.
+const Version = "0.1.0"
+
+// RuntimeOptions configure a Runtime. A nil *RuntimeOptions means defaults.
+type RuntimeOptions struct {
+	// Token is the bearer token a hello must carry. It is required on every
+	// TCP connection: with an empty Token, TCP clients are refused. Over a
+	// unix socket an empty Token admits every client.
+	Token string
+	// Name is the server name in the welcome; default "shinken".
+	Name string
+	// Logger receives the runtime's logs; default slog.Default().
+	Logger *slog.Logger
+	// HandshakeTimeout bounds the wait for the hello; default 10 s.
+	HandshakeTimeout time.Duration
+	// ReadLimit bounds one incoming message; default 16 MiB. A larger
+	// message closes the connection with 1009.
+	ReadLimit int64
+	// WriteQueue is the number of outgoing messages a connection buffers
+	// before its handlers wait for the client; default 64.
+	WriteQueue int
+	// WriteTimeout bounds the write of one message; a client that takes
+	// longer is disconnected. Default 30 s.
+	WriteTimeout time.Duration
+	// MaxLongEdge caps the long edge of every delivered image; default 4096.
+	MaxLongEdge int
+	// JPEGQuality is the default JPEG quality; default 80.
+	JPEGQuality int
+	// MaxWait caps the wait verb; default 60 s.
+	MaxWait time.Duration
+	// MaxDragDuration caps a drag's duration_ms; default 10 s.
+	MaxDragDuration time.Duration
+	// OriginPatterns lists the browser origins allowed to connect besides
+	// the runtime's own host (see websocket.AcceptOptions).
+	OriginPatterns []string
+	// Authorizer, when set, is asked before exec and launch_app run.
+	Authorizer Authorizer
+	// Exec configures the exec verb.
+	Exec ExecOptions
+	// Executor runs exec; default: the backend, if it implements Executor.
+	Executor Executor
+}
+
+// ExecOptions configure the exec verb. Zero fields take their defaults.
+type ExecOptions struct {
+	DefaultTimeout time.Duration // default 60 s
+	MaxTimeout     time.Duration // hard cap on timeout_ms; default 10 min
+	// OutputBudget is each channel's budget for a buffered exec; default 1 MiB.
+	OutputBudget int
+	// StreamBudget is the total output budget of a streamed exec; default 64 MiB.
+	StreamBudget int64
+	// ChunkSize caps one exec_output chunk; default 32 KiB.
+	ChunkSize int
+	// MaxPerConn and MaxTotal bound concurrent execs; defaults 8 and 32.
+	MaxPerConn, MaxTotal int
+}
+
+// An Authorizer decides whether a sensitive action may run. Authorize returns
+// nil to allow it; any error refuses it, and its text reaches the client as
+// "permission_denied: <text>".
+type Authorizer interface {
+	Authorize(ctx context.Context, req AuthRequest) error
+}
+
+// AuthRequest describes an action awaiting authorization.
+type AuthRequest struct {
+	Verb   Verb    // VerbExec or VerbLaunchApp
+	Action *Action // the action as the client sent it; do not modify
+	// Remote is the client's network address, when known.
+	Remote string
+}
+
+// AuthorizerFunc adapts a function to Authorizer.
+type AuthorizerFunc func(ctx context.Context, req AuthRequest) error
+
+// Authorize calls f.
+func (f AuthorizerFunc) Authorize(ctx context.Context, req AuthRequest) error { return f(ctx, req) }
+
+// A Runtime serves ACI v0 over WebSocket for one Backend. It is an
+// http.Handler; Serve runs it on any net.Listener, unix sockets included.
+// A Runtime is safe for concurrent use.
+type Runtime struct {
+	backend Backend
+	opts    RuntimeOptions
+	log     *slog.Logger
+
+	capturer  Capturer
+	injector  Injector
+	a11y      A11y
+	executor  Executor
+	clipboard Clipboard
+	windows   Windows
+	launcher  Launcher
+	pointer   PointerReporter
+	watcher   ChangeWatcher
+
+	caps     Capabilities
+	platform Platform
+	verbs    map[Verb]bool
+
+	inputMu sync.Mutex // serialises input runtime-wide
+	lastPtr atomic.Pointer[image.Point]
+
+	obsSeq  atomic.Uint64
+	execs   atomic.Int64
+	encodes atomic.Uint64 // images encoded, for tests and metrics
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	conns  sync.WaitGroup
+	closed atomic.Bool
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+
+	casts *castRegistry
+}
+
+// NewRuntime returns a Runtime serving b. See [Backend] for how b's
+// interfaces are found.
+func NewRuntime(b Backend, opts *RuntimeOptions) *Runtime {
+	rt := &Runtime{backend: b, listeners: map[net.Listener]struct{}{}}
+	if opts != nil {
+		rt.opts = *opts
+	}
+	o := &rt.opts
+	if o.Name == "" {
+		o.Name = "shinken"
+	}
+	rt.log = o.Logger
+	if rt.log == nil {
+		rt.log = slog.Default()
+	}
+	defaultDur(&o.HandshakeTimeout, 10*time.Second)
+	defaultDur(&o.WriteTimeout, 30*time.Second)
+	defaultDur(&o.MaxWait, 60*time.Second)
+	defaultDur(&o.MaxDragDuration, 10*time.Second)
+	defaultDur(&o.Exec.DefaultTimeout, 60*time.Second)
+	defaultDur(&o.Exec.MaxTimeout, 10*time.Minute)
+	defaultInt(&o.WriteQueue, 64)
+	defaultInt(&o.MaxLongEdge, 4096)
+	defaultInt(&o.JPEGQuality, 80)
+	defaultInt(&o.Exec.OutputBudget, 1<<20)
+	defaultInt(&o.Exec.ChunkSize, 32<<10)
+	defaultInt(&o.Exec.MaxPerConn, 8)
+	defaultInt(&o.Exec.MaxTotal, 32)
+	if o.Exec.StreamBudget <= 0 {
+		o.Exec.StreamBudget = 64 << 20
+	}
+	if o.ReadLimit <= 0 {
+		o.ReadLimit = 16 << 20
+	}
+
+	rt.capturer, _ = b.(Capturer)
+	rt.injector, _ = b.(Injector)
+	rt.a11y, _ = b.(A11y)
+	rt.executor, _ = b.(Executor)
+	if o.Executor != nil {
+		rt.executor = o.Executor
+	}
+	rt.clipboard, _ = b.(Clipboard)
+	rt.windows, _ = b.(Windows)
+	rt.launcher, _ = b.(Launcher)
+	rt.pointer, _ = b.(PointerReporter)
+	rt.watcher, _ = b.(ChangeWatcher)
+	rt.platform = PlatformLinux
+	if p, ok := b.(PlatformReporter); ok {
+		rt.platform = p.Platform()
+	}
+	rt.ctx, rt.cancel = context.WithCancel(context.Background())
+	rt.casts = newCastRegistry()
+	rt.caps = rt.capabilities()
+	rt.verbs = map[Verb]bool{}
+	for _, v := range rt.caps.Verbs {
+		rt.verbs[v] = true
+	}
+	return rt
+}
+
+func defaultDur(d *time.Duration, v time.Duration) {
+	if *d <= 0 {
+		*d = v
+	}
+}
+
+func defaultInt(i *int, v int) {
+	if *i <= 0 {
+		*i = v
+	}
+}
+
+// Capabilities returns what the welcome advertises: exactly the verbs,
+// targets and observation types this runtime and its backend provide.
+func (rt *Runtime) Capabilities() Capabilities { return rt.caps }
+
+func (rt *Runtime) capabilities() Capabilities {
+	c := Capabilities{
+		Verbs:            []Verb{},
+		Targets:          []TargetKind{},
+		ObservationTypes: []ObservationType{},
+		MaxLongEdge:      rt.opts.MaxLongEdge,
+		BinaryFrames:     true,
+	}
+	add := func(ok bool, vs ...Verb) {
+		if ok {
+			c.Verbs = append(c.Verbs, vs...)
+		}
+	}
+	in := rt.injector != nil
+	add(in, VerbClick, VerbDoubleClick, VerbRightClick, VerbMove, VerbDrag, VerbMouseDown, VerbMouseUp, VerbScroll, VerbTypeText, VerbKey)
+	add(rt.capturer != nil, VerbScreenshot, VerbStartScreencast, VerbStopScreencast)
+	add(true, VerbWait)
+	add(rt.a11y != nil, VerbObserve, VerbInvokeAction, VerbSetValue)
+	add(rt.executor != nil, VerbExec)
+	add(rt.clipboard != nil, VerbClipboardGet, VerbClipboardSet)
+	add(rt.launcher != nil, VerbLaunchApp)
+	add(rt.windows != nil, VerbActivateWindow)
+	if in {
+		c.Targets = append(c.Targets, TargetPointPx, TargetPointNorm)
+	}
+	if rt.a11y != nil {
+		c.Targets = append(c.Targets, TargetElementRef)
+		c.ObservationTypes = append(c.ObservationTypes, ObsA11y)
+		c.StructuredObservation = true
+	}
+	if rt.capturer != nil {
+		c.ObservationTypes = append(c.ObservationTypes, ObsScreenshot, ObsScreencast)
+		c.ImageFormats = []ImageFormat{FormatPNG, FormatJPEG}
+		c.FrameDedup = true
+		c.ObserveAfterAct = true
+	}
+	return c
+}
+
+// ServeHTTP upgrades the request to a WebSocket and serves one ACI session
+// on it until the client leaves or the Runtime closes.
+func (rt *Runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rt.closed.Load() {
+		http.Error(w, "shinken: runtime closed", http.StatusServiceUnavailable)
+		return
+	}
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: rt.opts.OriginPatterns})
+	if err != nil {
+		rt.log.Debug("websocket accept failed", "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	rt.conns.Add(1)
+	defer rt.conns.Done()
+	unix := false
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a.Network() == "unix" {
+		unix = true
+	}
+	c := newConn(rt, ws, r.RemoteAddr, unix)
+	c.serve(r.Context())
+}
+
+// Serve accepts connections on l and serves the ACI at every path until
+// Close is called or l fails. It closes l when it returns.
+func (rt *Runtime) Serve(l net.Listener) error {
+	if rt.closed.Load() {
+		l.Close()
+		return ErrClosed
+	}
+	srv := &http.Server{Handler: rt, ReadHeaderTimeout: 10 * time.Second}
+	rt.mu.Lock()
+	rt.listeners[l] = struct{}{}
+	rt.mu.Unlock()
+	stop := context.AfterFunc(rt.ctx, func() { srv.Close() })
+	defer stop()
+	err := srv.Serve(l)
+	rt.mu.Lock()
+	delete(rt.listeners, l)
+	rt.mu.Unlock()
+	if rt.closed.Load() {
+		return nil
+	}
+	return err
+}
+
+// Close closes every connection with 1001 (going away), kills every exec
+// the runtime started, stops every screencast, and waits for the work to
+// end. It is safe to call more than once.
+func (rt *Runtime) Close() error {
+	if !rt.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	rt.cancel()
+	rt.conns.Wait()
+	rt.casts.close()
+	return nil
+}
+
+// tokenOK compares in constant time: both sides are hashed first so that not
+// even the token's length leaks through timing.
+func (rt *Runtime) tokenOK(got string, unix bool) bool {
+	if rt.opts.Token == "" {
+		return unix
+	}
+	a := sha256.Sum256([]byte(got))
+	b := sha256.Sum256([]byte(rt.opts.Token))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+func (rt *Runtime) display(ctx context.Context) (Display, error) {
+	if rt.capturer == nil {
+		return Display{}, Errorf(CodeUnsupported, "the backend has no display")
+	}
+	d, err := rt.capturer.Display(ctx)
+	if err != nil {
+		return d, err
+	}
+	if d.DPR <= 0 {
+		d.DPR = 1
+	}
+	return d, nil
+}

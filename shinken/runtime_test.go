@@ -1,0 +1,651 @@
+package shinken_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"image"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"go.uber.org/goleak"
+
+	"shinken.dev/go/backend/headless"
+	"shinken.dev/go/backend/osexec"
+	"shinken.dev/go/internal/schematest"
+	"shinken.dev/go/shinken"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+const testToken = "test-token"
+
+type env struct {
+	rt    *shinken.Runtime
+	desk  *headless.Desktop
+	url   string // through the validating proxy
+	proxy *schematest.Proxy
+}
+
+// newEnv serves a headless desktop (1280×800) with an OS executor behind a
+// schema-validating proxy, all torn down with the test.
+func newEnv(t *testing.T, opts *shinken.RuntimeOptions) *env {
+	t.Helper()
+	desk := headless.New(nil)
+	o := shinken.RuntimeOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Token == "" {
+		o.Token = testToken
+	}
+	if o.Executor == nil {
+		o.Executor = osexec.New(nil)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	rt := shinken.NewRuntime(desk, &o)
+	srv := httptest.NewServer(rt)
+	t.Cleanup(func() {
+		rt.Close()
+		srv.Close()
+	})
+	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	return &env{rt: rt, desk: desk, url: proxy.URL + "/aci", proxy: proxy}
+}
+
+func (e *env) dial(t *testing.T, opts *shinken.DialOptions) *shinken.Client {
+	t.Helper()
+	o := shinken.DialOptions{Token: testToken}
+	if opts != nil {
+		o = *opts
+		if o.Token == "" {
+			o.Token = testToken
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := shinken.Dial(ctx, e.url, &o)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestWelcomeAdvertisesBackend(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, nil)
+	w := c.Welcome()
+	caps := w.Capabilities
+	if w.Server.Platform != shinken.PlatformLinux || !caps.BinaryFrames || !caps.FrameDedup || !caps.ObserveAfterAct || !caps.StructuredObservation {
+		t.Fatalf("welcome = %+v", w)
+	}
+	for _, v := range []shinken.Verb{shinken.VerbClick, shinken.VerbScreenshot, shinken.VerbExec, shinken.VerbObserve, shinken.VerbLaunchApp, shinken.VerbClipboardGet} {
+		if !contains(caps.Verbs, v) {
+			t.Errorf("welcome lacks %s", v)
+		}
+	}
+
+	// Without an executor, exec is not advertised and is refused.
+	rt := shinken.NewRuntime(headless.New(nil), &shinken.RuntimeOptions{Token: "x"})
+	defer rt.Close()
+	if contains(rt.Capabilities().Verbs, shinken.VerbExec) {
+		t.Error("exec advertised without an executor")
+	}
+}
+
+func contains[T comparable](s []T, v T) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func TestHandshakeRefusals(t *testing.T) {
+	e := newEnv(t, &shinken.RuntimeOptions{HandshakeTimeout: 300 * time.Millisecond})
+	ctx := testCtx(t)
+
+	_, err := shinken.Dial(ctx, e.url, &shinken.DialOptions{Token: "wrong"})
+	if !errors.Is(err, shinken.ErrUnauthorized) {
+		t.Fatalf("wrong token: %v", err)
+	}
+
+	cases := []struct {
+		name  string
+		first string // "" sends nothing
+		code  websocket.StatusCode
+	}{
+		{"no hello", "", websocket.StatusPolicyViolation},
+		{"ping first", `{"type":"ping"}`, websocket.StatusPolicyViolation},
+		{"no token", `{"type":"hello","v":0,"client":{"name":"a","version":"1"}}`, websocket.StatusPolicyViolation},
+		{"bad version", `{"type":"hello","v":1,"client":{"name":"a","version":"1"},"token":"test-token"}`, websocket.StatusPolicyViolation},
+		{"garbage", `{{{`, websocket.StatusPolicyViolation},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, _, err := websocket.Dial(ctx, e.url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ws.CloseNow()
+			if tc.first != "" {
+				if err := ws.Write(ctx, websocket.MessageText, []byte(tc.first)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, data, err := ws.Read(ctx)
+			if err == nil {
+				t.Fatalf("got a message instead of a close: %s", data)
+			}
+			if got := websocket.CloseStatus(err); got != tc.code {
+				t.Fatalf("close status %d, want %d (%v)", got, tc.code, err)
+			}
+		})
+	}
+}
+
+func TestQueries(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, nil)
+	ctx := testCtx(t)
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Platform(ctx)
+	if err != nil || p != shinken.PlatformLinux {
+		t.Fatalf("platform %q %v", p, err)
+	}
+	sz, err := c.ScreenSize(ctx)
+	if err != nil || sz.W != 1280 || sz.H != 800 {
+		t.Fatalf("screen size %+v %v", sz, err)
+	}
+	ready, err := c.Ready(ctx)
+	if err != nil || !ready {
+		t.Fatalf("ready %v %v", ready, err)
+	}
+	if err := c.LaunchApp(ctx, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := c.ListWindows(ctx)
+	if err != nil || len(ws) != 1 || ws[0].Title == "" || ws[0].Active == nil || !*ws[0].Active || len(ws[0].BBox) != 4 {
+		t.Fatalf("windows %+v %v", ws, err)
+	}
+}
+
+// findElement observes and returns the first element with role and name.
+func findElement(t *testing.T, ctx context.Context, c *shinken.Client, role, name string) shinken.Element {
+	t.Helper()
+	obs, err := c.Observe(ctx, nil)
+	if err != nil {
+		t.Fatalf("Observe: %v", err)
+	}
+	for _, el := range obs.Elements {
+		if el.Role == role && (name == "" || el.Name == name) {
+			return el
+		}
+	}
+	t.Fatalf("no %s %q in:\n%s", role, name, obs.TreeText)
+	return shinken.Element{}
+}
+
+func center(el shinken.Element) *shinken.Target {
+	return shinken.Px(el.BBox[0]+el.BBox[2]/2, el.BBox[1]+el.BBox[3]/2)
+}
+
+func TestInputReachesWidgets(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, nil)
+	ctx := testCtx(t)
+	if err := c.LaunchApp(ctx, "form"); err != nil {
+		t.Fatal(err)
+	}
+	entry := findElement(t, ctx, c, "text", "")
+	if err := c.Click(ctx, center(entry)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.TypeText(ctx, "héllo ✓ 日本"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Key(ctx, "BackSpace ctrl+a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.TypeText(ctx, "Ada"); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := c.Observe(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	for _, el := range obs.Elements {
+		if el.Ref == entry.Ref {
+			got = el.Value
+		}
+	}
+	if got != "Ada" {
+		t.Fatalf("entry value %q after typing, want Ada\n%s", got, obs.TreeText)
+	}
+	if obs.Focus != entry.Ref {
+		t.Errorf("focus %q, want %q", obs.Focus, entry.Ref)
+	}
+
+	// Pointer verbs and the pointer in screenshots.
+	if err := c.Move(ctx, shinken.Norm(0.5, 0.5)); err != nil {
+		t.Fatal(err)
+	}
+	shot, err := c.Screenshot(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shot.Pointer == nil || *shot.Pointer != image.Pt(640, 400) {
+		t.Errorf("pointer %v after a move to the centre", shot.Pointer)
+	}
+	for _, err := range []error{
+		c.Scroll(ctx, shinken.Px(10, 10), 0, 2),
+		c.Drag(ctx, shinken.Px(100, 100), shinken.Px(200, 150), 50*time.Millisecond),
+		c.MouseDown(ctx, nil, shinken.PointerRight),
+		c.MouseUp(ctx, nil, shinken.PointerRight),
+		c.DoubleClick(ctx, shinken.Px(5, 5)),
+		c.RightClick(ctx, shinken.Px(5, 5)),
+		c.Wait(ctx, time.Millisecond),
+	} {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if err := c.Click(ctx, shinken.Px(5000, 5)); !errors.Is(err, shinken.ErrInvalidAction) {
+		t.Errorf("click off-screen: %v", err)
+	}
+	if err := c.Key(ctx, "ctrl+nosuchkey!"); !errors.Is(err, shinken.ErrInvalidAction) {
+		t.Errorf("bad key: %v", err)
+	}
+}
+
+func TestClipboardAndWindows(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, nil)
+	ctx := testCtx(t)
+	if err := c.ClipboardSet(ctx, "copié ✓"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.ClipboardGet(ctx); err != nil || got != "copié ✓" {
+		t.Fatalf("clipboard %q %v", got, err)
+	}
+	for _, app := range []string{"notes", "form"} {
+		if err := c.LaunchApp(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.LaunchApp(ctx, "no-such-app"); !errors.Is(err, shinken.ErrNoSuchApp) {
+		t.Errorf("launching a missing app: %v", err)
+	}
+	ws, _ := c.ListWindows(ctx)
+	var notes uint64
+	for _, w := range ws {
+		if strings.Contains(strings.ToLower(w.Title), "notes") {
+			notes = w.ID
+		}
+	}
+	if err := c.ActivateWindow(ctx, notes); err != nil {
+		t.Fatal(err)
+	}
+	ws, _ = c.ListWindows(ctx)
+	for _, w := range ws {
+		if (w.ID == notes) != *w.Active {
+			t.Errorf("after activating %d: %+v", notes, w)
+		}
+	}
+	if err := c.ActivateWindowTitled(ctx, "FORM"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ActivateWindow(ctx, 999999); !errors.Is(err, shinken.ErrNoSuchWindow) {
+		t.Errorf("activating a missing window: %v", err)
+	}
+	if err := c.ActivateWindowTitled(ctx, "zzz"); !errors.Is(err, shinken.ErrNoSuchWindow) {
+		t.Errorf("activating a missing title: %v", err)
+	}
+}
+
+// rawConn is a hand-driven WebSocket session for wire-level tests.
+type rawConn struct {
+	t  *testing.T
+	ws *websocket.Conn
+}
+
+func (e *env) raw(t *testing.T, binary bool) *rawConn {
+	t.Helper()
+	ctx := testCtx(t)
+	ws, _, err := websocket.Dial(ctx, e.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.SetReadLimit(-1)
+	t.Cleanup(func() { ws.CloseNow() })
+	r := &rawConn{t: t, ws: ws}
+	hello := `{"type":"hello","v":0,"client":{"name":"raw","version":"1"},"token":"test-token"}`
+	if binary {
+		hello = `{"type":"hello","v":0,"client":{"name":"raw","version":"1"},"token":"test-token","accept":{"binary_frames":true}}`
+	}
+	r.send(hello)
+	if m := r.read(); m.MessageType() != "welcome" {
+		t.Fatalf("got %s, want welcome", m.MessageType())
+	}
+	return r
+}
+
+func (r *rawConn) send(s string) {
+	r.t.Helper()
+	if err := r.ws.Write(context.Background(), websocket.MessageText, []byte(s)); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *rawConn) readRaw() (websocket.MessageType, []byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return r.ws.Read(ctx)
+}
+
+func (r *rawConn) read() shinken.Message {
+	r.t.Helper()
+	typ, data, err := r.readRaw()
+	if err != nil {
+		r.t.Fatalf("read: %v", err)
+	}
+	if typ == websocket.MessageBinary {
+		m, _, err := shinken.DecodeBinaryFrame(data)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		return m
+	}
+	m, err := shinken.Unmarshal(data)
+	if err != nil {
+		r.t.Fatalf("runtime sent %s: %v", data, err)
+	}
+	return m
+}
+
+// TestBadInputFromTheWire sends broken messages. Each with a call_id gets an
+// in-band refusal with a prefixed error, and the session goes on; the rest
+// close only that connection, with a reason.
+func TestBadInputFromTheWire(t *testing.T) {
+	e := newEnv(t, &shinken.RuntimeOptions{ReadLimit: 64 << 10})
+	inband := []struct {
+		msg    string
+		reply  string // ack or result
+		prefix string
+	}{
+		{`{"type":"action","call_id":"a1","action":{"verb":"click"}}`, "ack", "invalid_action: "},
+		{`{"type":"action","call_id":"a2","action":{"verb":"explode"}}`, "ack", "invalid_action: "},
+		{`{"type":"action","call_id":"a3","action":{"verb":"wait","bogus":1}}`, "ack", "invalid_action: "},
+		{`{"type":"action","call_id":"a4","action":{"verb":"exec","argv":["true"],"pty":true}}`, "result", "invalid_action: "},
+		{`{"type":"action","call_id":"a5","action":{"verb":"click","target":{"kind":"element_ref","ref":"e99"}}}`, "ack", "stale_element_ref: "},
+		{`{"type":"action","call_id":"a6","action":{"verb":"set_value","target":{"kind":"point_px","x":1,"y":1},"text":"x"}}`, "ack", "invalid_action: "},
+		{`{"type":"action","call_id":"a7","action":{"verb":"screenshot","scope":"window:4242"}}`, "ack", "no_such_window: "},
+		{`{"type":"action","call_id":"a8","action":{"verb":"observe","structured":false}}`, "ack", "invalid_action: "},
+		{`{"type":"action","call_id":"a9","action":{"verb":"exec","argv":["/no/such/program"]}}`, "result", "exec_spawn_failed: "},
+		{`{"type":"query","call_id":"q1","q":"everything"}`, "result", "invalid_message: "},
+		{`{"type":"query","call_id":"q2","q":"ready","extra":true}`, "result", "invalid_message: "},
+		{`{"type":"action","call_id":"a10","action":{"verb":"invoke_action","target":{"kind":"element_ref","ref":"bogus"}}}`, "ack", "invalid_action: "},
+	}
+	r := e.raw(t, false)
+	for _, tc := range inband {
+		r.send(tc.msg)
+		m := r.read()
+		var ok bool
+		var msg string
+		switch m := m.(type) {
+		case *shinken.Ack:
+			ok, msg = m.OK, m.Error
+		case *shinken.Result:
+			ok, msg = m.OK, m.Error
+		}
+		if m.MessageType() != tc.reply || ok || !strings.HasPrefix(msg, tc.prefix) {
+			t.Errorf("%s\n  answered %s ok=%v %q, want %s %q...", tc.msg, m.MessageType(), ok, msg, tc.reply, tc.prefix)
+		}
+	}
+	// The session still works.
+	r.send(`{"type":"query","call_id":"q9","q":"ready"}`)
+	if res, ok := r.read().(*shinken.Result); !ok || !res.OK {
+		t.Fatalf("session broken after bad input: %+v", res)
+	}
+
+	closing := []struct {
+		name string
+		send func(*rawConn)
+		code websocket.StatusCode
+	}{
+		{"not JSON", func(r *rawConn) { r.send("not json at all") }, websocket.StatusInvalidFramePayloadData},
+		{"no call_id", func(r *rawConn) { r.send(`{"type":"action","action":{"verb":"wait"}}`) }, websocket.StatusInvalidFramePayloadData},
+		{"binary from client", func(r *rawConn) { r.ws.Write(context.Background(), websocket.MessageBinary, []byte{1, 2, 3}) }, websocket.StatusUnsupportedData},
+		{"hello twice", func(r *rawConn) {
+			r.send(`{"type":"hello","v":0,"client":{"name":"a","version":"1"},"token":"test-token"}`)
+		}, websocket.StatusPolicyViolation},
+		{"server message", func(r *rawConn) { r.send(`{"type":"pong"}`) }, websocket.StatusPolicyViolation},
+		{"over the read limit", func(r *rawConn) {
+			r.send(`{"type":"action","call_id":"big","action":{"verb":"type_text","text":"` + strings.Repeat("x", 100<<10) + `"}}`)
+		}, websocket.StatusMessageTooBig},
+	}
+	for _, tc := range closing {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.raw(t, false)
+			other := e.raw(t, false)
+			tc.send(r)
+			_, data, err := r.readRaw()
+			if got := websocket.CloseStatus(err); got != tc.code {
+				t.Fatalf("close status %d (%v, %s), want %d", got, err, data, tc.code)
+			}
+			var ce websocket.CloseError
+			if errors.As(err, &ce) && ce.Reason == "" {
+				t.Errorf("close without a reason")
+			}
+			// Another client is unaffected.
+			other.send(`{"type":"ping","t":1}`)
+			if m := other.read(); m.MessageType() != "pong" {
+				t.Fatalf("other client got %s", m.MessageType())
+			}
+		})
+	}
+}
+
+func TestScreenshot(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := testCtx(t)
+	for _, binary := range []bool{true, false} {
+		c := e.dial(t, &shinken.DialOptions{TextFrames: !binary})
+		if err := c.LaunchApp(ctx, "notes"); err != nil {
+			t.Fatal(err)
+		}
+		shot, err := c.Screenshot(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := shot.Image()
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := shot.Display
+		if img.Bounds().Dx() != 1280 || d.W != 1280 || d.H != 800 || d.Delivered.W != 1280 || d.SourceRect.W != 1280 || len(shot.Hash) != 32 {
+			t.Fatalf("shot %+v", shot)
+		}
+		// The second identical request is answered not_modified.
+		again, err := c.Screenshot(ctx, nil)
+		if err != nil || !again.Cached || again.Hash != shot.Hash {
+			t.Fatalf("second shot cached=%v hash=%s err=%v", again.Cached, again.Hash, err)
+		}
+
+		// Downscale and JPEG.
+		small, err := c.Screenshot(ctx, &shinken.ScreenshotRequest{Format: shinken.FormatJPEG, Quality: 60, MaxLongEdge: 640})
+		if err != nil {
+			t.Fatal(err)
+		}
+		si, err := small.Image()
+		if err != nil || si.Bounds().Dx() != 640 || si.Bounds().Dy() != 400 || small.Display.Delivered.W != 640 || small.Display.SourceRect.W != 1280 {
+			t.Fatalf("small shot %v %+v", err, small.Display)
+		}
+
+		// Window scopes.
+		ws, _ := c.ListWindows(ctx)
+		win, err := c.Screenshot(ctx, &shinken.ScreenshotRequest{Scope: shinken.WindowScope(ws[0].ID)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr := win.Display.SourceRect
+		if []int{sr.X, sr.Y, sr.W, sr.H}[2] != ws[0].BBox[2] || sr.X != ws[0].BBox[0] || win.Width != sr.W {
+			t.Fatalf("window shot source %+v, window bbox %v", sr, ws[0].BBox)
+		}
+		act, err := c.Screenshot(ctx, &shinken.ScreenshotRequest{Scope: shinken.ScopeActiveWindow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range ws {
+			ar := act.Display.SourceRect
+			if *w.Active && (ar.X != w.BBox[0] || ar.Y != w.BBox[1] || ar.W != w.BBox[2] || ar.H != w.BBox[3]) {
+				t.Fatalf("active window shot %+v, active window %v", ar, w.BBox)
+			}
+		}
+	}
+	text, bin := e.proxy.Counts()
+	if bin == 0 || text == 0 {
+		t.Fatalf("text %d binary %d messages: both framings should have been used", text, bin)
+	}
+}
+
+func TestNotModifiedDoesNoEncoding(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, nil)
+	ctx := testCtx(t)
+	if _, err := c.Screenshot(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := shinken.Encodes(e.rt)
+	for range 5 {
+		s, err := c.Screenshot(ctx, nil)
+		if err != nil || !s.Cached {
+			t.Fatalf("cached=%v err=%v", s != nil && s.Cached, err)
+		}
+	}
+	if n := shinken.Encodes(e.rt) - before; n != 0 {
+		t.Fatalf("%d encodes for not_modified answers", n)
+	}
+	// A change yields a fresh frame.
+	if err := c.LaunchApp(ctx, "form"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Screenshot(ctx, nil)
+	if err != nil || s.Cached {
+		t.Fatalf("after a change: cached=%v err=%v", s != nil && s.Cached, err)
+	}
+}
+
+func TestObserveAfterAct(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, nil)
+	ctx := testCtx(t)
+	app := "notes"
+	max := 320
+	rep, err := c.Do(ctx, &shinken.Action{Verb: shinken.VerbLaunchApp, App: &app, Observe: &shinken.ObserveSpec{MaxLongEdge: &max}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Ack == nil || !rep.Ack.OK || rep.Observation == nil || rep.Observation.Cause != rep.Ack.CallID || len(rep.Image) == 0 {
+		t.Fatalf("reply %+v", rep)
+	}
+	if rep.Observation.Display.Delivered.W != 320 {
+		t.Fatalf("delivered %+v", rep.Observation.Display.Delivered)
+	}
+}
+
+func TestBatch(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, nil)
+	ctx := testCtx(t)
+	app := "form"
+	no := false
+	b := &shinken.ActionBatch{StopOnError: &no, Actions: []shinken.Action{
+		{Verb: shinken.VerbLaunchApp, App: &app},
+		{Verb: shinken.VerbClick, Target: shinken.Ref("e999")},
+		{Verb: shinken.VerbWait, MS: 1},
+	}}
+	reps, err := c.Batch(ctx, b)
+	if len(reps) != 3 || !errors.Is(err, shinken.ErrStaleElementRef) {
+		t.Fatalf("batch without stop: %d replies, %v", len(reps), err)
+	}
+	b.StopOnError = nil
+	reps, err = c.Batch(ctx, b)
+	if len(reps) != 2 || err == nil {
+		t.Fatalf("batch with stop: %d replies, %v", len(reps), err)
+	}
+}
+
+func TestConcurrentClients(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := testCtx(t)
+	errs := make(chan error, 8)
+	for i := range 4 {
+		go func() {
+			c, err := shinken.Dial(ctx, e.url, &shinken.DialOptions{Token: testToken, TextFrames: i%2 == 0})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			for range 10 {
+				if err := c.Click(ctx, shinken.Px(float64(10*i), 10)); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := c.Screenshot(ctx, &shinken.ScreenshotRequest{MaxLongEdge: 200}); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestCloseEndsSessions(t *testing.T) {
+	e := newEnv(t, nil)
+	r := e.raw(t, false)
+	e.rt.Close()
+	_, _, err := r.readRaw()
+	if got := websocket.CloseStatus(err); got != websocket.StatusGoingAway {
+		t.Fatalf("close status %d (%v), want 1001", got, err)
+	}
+}
+
+func decodeValue[T any](t *testing.T, m shinken.Message) T {
+	t.Helper()
+	var v T
+	res, ok := m.(*shinken.Result)
+	if !ok || !res.OK {
+		t.Fatalf("not an ok result: %+v", m)
+	}
+	if err := json.Unmarshal(res.Value, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

@@ -1,0 +1,150 @@
+package shinken
+
+import (
+	"context"
+	"encoding/base64"
+	"image"
+	"strconv"
+
+	"github.com/coder/websocket"
+
+	"shinken.dev/go/internal/imaging"
+)
+
+// A shot is one captured, scoped and downscaled frame, ready to hash and
+// encode.
+type shot struct {
+	img   *image.RGBA // delivered pixels
+	space CoordinateSpace
+	hash  imaging.Hash
+}
+
+// grab captures scope and downscales it to maxLongEdge (0: the runtime cap).
+func (rt *Runtime) grab(ctx context.Context, scope Scope, maxLongEdge int) (*shot, error) {
+	if scope == "" {
+		scope = ScopeScreen
+	}
+	f, err := rt.capturer.Capture(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	return rt.shape(f, scope, maxLongEdge)
+}
+
+// shape downscales a captured frame and describes its coordinate space.
+func (rt *Runtime) shape(f Frame, scope Scope, maxLongEdge int) (*shot, error) {
+	if f.Image == nil || f.Image.Rect.Empty() {
+		return nil, Errorf(CodeBackend, "the backend captured an empty frame for %s", scope)
+	}
+	edge := rt.opts.MaxLongEdge
+	if maxLongEdge > 0 {
+		edge = min(edge, maxLongEdge)
+	}
+	img := imaging.Downscale(f.Image, edge)
+	d := f.Display
+	if d.DPR <= 0 {
+		d.DPR = 1
+	}
+	src := f.Source
+	if src.Empty() {
+		src = image.Rect(0, 0, f.Image.Rect.Dx(), f.Image.Rect.Dy())
+	}
+	s := &shot{
+		img: img,
+		space: CoordinateSpace{
+			Origin: "top-left", W: max(d.W, 1), H: max(d.H, 1), DPR: d.DPR,
+			SourceRect: CoordinateRect{X: src.Min.X, Y: src.Min.Y, W: src.Dx(), H: src.Dy()},
+			Delivered:  CoordinateSize{W: img.Rect.Dx(), H: img.Rect.Dy()},
+		},
+	}
+	return s, nil
+}
+
+// encode encodes img in format into a pooled buffer.
+func (rt *Runtime) encode(img *image.RGBA, format ImageFormat, quality *int) (*imaging.Buffer, error) {
+	rt.encodes.Add(1)
+	buf := imaging.GetBuffer()
+	var err error
+	if format == FormatJPEG {
+		q := rt.opts.JPEGQuality
+		if quality != nil {
+			q = *quality
+		}
+		buf.B, err = imaging.EncodeJPEG(buf.B[:0], img, q)
+	} else {
+		buf.B, err = imaging.EncodePNG(buf.B[:0], img)
+	}
+	if err != nil {
+		buf.Release()
+		return nil, Errorf(CodeInternal, "encode %s: %v", format, err)
+	}
+	return buf, nil
+}
+
+func (rt *Runtime) nextObsID() string {
+	return "o" + strconv.FormatUint(rt.obsSeq.Add(1), 10)
+}
+
+func (c *conn) screenshot(callID string, a *Action) error {
+	return c.capture(callID, a.Scope, a.Format, a.Quality, a.MaxLongEdge, a.IfNoneMatch)
+}
+
+// capture answers a screenshot (or an observe-after-act) with an
+// observation: not_modified when ifNoneMatch names the fresh frame's hash,
+// with no encoding at all; otherwise the encoded image, as a binary frame on
+// a binary session.
+func (c *conn) capture(callID string, scope Scope, format ImageFormat, quality, maxLongEdge *int, ifNoneMatch string) error {
+	rt := c.rt
+	edge := 0
+	if maxLongEdge != nil {
+		edge = *maxLongEdge
+	}
+	s, err := rt.grab(c.ctx, scope, edge)
+	if err != nil {
+		return err
+	}
+	s.hash = imaging.FrameHash(s.img)
+	hash := s.hash.String()
+	var ptr []int
+	if rt.pointer != nil {
+		if p, err := rt.pointer.PointerPosition(c.ctx); err == nil {
+			ptr = []int{p.X, p.Y}
+		}
+	}
+	obsID := rt.nextObsID()
+	if ifNoneMatch != "" && ifNoneMatch == hash {
+		c.send(&Observation{ObsID: obsID, Cause: callID, NotModified: true, FrameHash: hash, Pointer: ptr})
+		return nil
+	}
+	if format == "" {
+		format = FormatPNG
+	}
+	buf, err := rt.encode(s.img, format, quality)
+	if err != nil {
+		return err
+	}
+	if scope == "" {
+		scope = ScopeScreen
+	}
+	w, h := s.img.Rect.Dx(), s.img.Rect.Dy()
+	if c.binary {
+		hdr := &BinaryFrameHeader{
+			ObsID: obsID, Cause: callID, Display: &s.space, FrameHash: hash, Pointer: ptr,
+			Image: &BinaryImage{Off: 0, Len: len(buf.B), W: w, H: h, Scope: scope, Format: format},
+		}
+		frame, err := AppendBinaryFrame(make([]byte, 0, len(buf.B)+512), hdr, buf.B)
+		buf.Release()
+		if err != nil {
+			return Errorf(CodeInternal, "encode frame header: %v", err)
+		}
+		c.enqueue(outgoing{typ: websocket.MessageBinary, data: frame})
+		return nil
+	}
+	ref := base64.StdEncoding.EncodeToString(buf.B)
+	buf.Release()
+	c.send(&Observation{
+		ObsID: obsID, Cause: callID, Display: &s.space, FrameHash: hash, Pointer: ptr,
+		Image: &ImageRef{Ref: ref, W: w, H: h, Scope: scope, Format: format},
+	})
+	return nil
+}
