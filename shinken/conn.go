@@ -40,7 +40,7 @@ type conn struct {
 	execs int32 // running execs; guarded by execMu
 	mu    sync.Mutex
 
-	obs *observer // structured observation state of this session
+	obs *Observer // structured observation state of this session
 
 	closeOnce sync.Once
 }
@@ -64,7 +64,7 @@ func newConn(rt *Runtime, ws *websocket.Conn, remote string, unix bool) *conn {
 		input:  make(chan *ActionMsg, maxInFlight),
 		slots:  make(chan struct{}, maxInFlight),
 	}
-	c.obs = newObserver(rt)
+	c.obs = NewObserver(rt.backend)
 	return c
 }
 

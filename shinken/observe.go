@@ -17,11 +17,16 @@ const (
 	maxSettleTotal = 5 * time.Second
 )
 
-// observer is the structured-observation engine of one session: it binds
-// backend node identities to stable refs, renders tree_text, and diffs it
-// against the session's previous revision. One engine serves every backend.
-type observer struct {
-	rt *Runtime
+// An Observer is the structured-observation engine of one session: it binds
+// backend node identities to stable e<N> refs, renders tree_text, and diffs
+// it against the session's previous revision. One engine serves every
+// backend. The Runtime keeps one per connection; programs that drive a
+// backend directly can make their own with NewObserver. An Observer is safe
+// for concurrent use.
+type Observer struct {
+	a11y     A11y
+	watcher  ChangeWatcher
+	capturer Capturer
 
 	mu       sync.Mutex
 	next     int            // last minted ref number
@@ -33,8 +38,15 @@ type observer struct {
 	order    []int          // the previous revision's visible refs, in order
 }
 
-func newObserver(rt *Runtime) *observer {
-	return &observer{rt: rt, refOf: map[string]int{}, idOf: map[int]string{}, bbox: map[int]image.Rectangle{}}
+// NewObserver returns an engine over b's A11y (and its ChangeWatcher and
+// Capturer, when it has them). Without A11y every call fails with
+// a11y_unavailable.
+func NewObserver(b Backend) *Observer {
+	o := &Observer{refOf: map[string]int{}, idOf: map[int]string{}, bbox: map[int]image.Rectangle{}}
+	o.a11y, _ = b.(A11y)
+	o.watcher, _ = b.(ChangeWatcher)
+	o.capturer, _ = b.(Capturer)
+	return o
 }
 
 func refName(n int) string { return "e" + strconv.Itoa(n) }
@@ -59,12 +71,15 @@ type ObserveOptions struct {
 // snapshot takes a snapshot and binds refs: surviving nodes keep theirs,
 // new nodes get fresh ones, and refs of vanished nodes are evicted for good.
 // It returns the tree and each node's ref number. o.mu must be held.
-func (o *observer) snapshot(ctx context.Context, desktop bool) (*Tree, []int, error) {
+func (o *Observer) snapshot(ctx context.Context, desktop bool) (*Tree, []int, error) {
+	if o.a11y == nil {
+		return nil, nil, Errorf(CodeA11yUnavailable, "the backend has no accessibility tree")
+	}
 	scope := TreeActiveApp
 	if desktop {
 		scope = TreeDesktop
 	}
-	t, err := o.rt.a11y.Snapshot(ctx, SnapshotOptions{Scope: scope})
+	t, err := o.a11y.Snapshot(ctx, SnapshotOptions{Scope: scope})
 	if err != nil {
 		var e *Error
 		if !errors.As(err, &e) {
@@ -103,14 +118,14 @@ func (o *observer) snapshot(ctx context.Context, desktop bool) (*Tree, []int, er
 
 // settle waits until the backend has reported no change for d, or until
 // the hard cap.
-func (o *observer) settle(ctx context.Context, d time.Duration) {
-	if d <= 0 || o.rt.watcher == nil {
+func (o *Observer) settle(ctx context.Context, d time.Duration) {
+	if d <= 0 || o.watcher == nil {
 		return
 	}
 	d = min(d, maxSettle)
 	ctx, cancel := context.WithTimeout(ctx, maxSettleTotal)
 	defer cancel()
-	changes := o.rt.watcher.Watch(ctx)
+	changes := o.watcher.Watch(ctx)
 	quiet := time.NewTimer(d)
 	defer quiet.Stop()
 	for {
@@ -128,9 +143,10 @@ func (o *observer) settle(ctx context.Context, d time.Duration) {
 	}
 }
 
-// Observe takes a structured observation. It is the engine behind the
-// observe verb, exported for programs that drive a backend directly.
-func (o *observer) observe(ctx context.Context, opts ObserveOptions) (*Observation, error) {
+// Observe takes a structured observation: settles, snapshots, binds refs and
+// renders. The returned Observation has no obs_id or cause; the Runtime
+// adds them.
+func (o *Observer) Observe(ctx context.Context, opts ObserveOptions) (*Observation, error) {
 	start := time.Now()
 	o.settle(ctx, opts.Settle)
 	o.mu.Lock()
@@ -179,7 +195,7 @@ func (c *conn) observe(callID string, a *Action) error {
 	if a.SettleMS != nil {
 		opts.Settle = time.Duration(*a.SettleMS) * time.Millisecond
 	}
-	obs, err := c.obs.observe(c.ctx, opts)
+	obs, err := c.obs.Observe(c.ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -191,7 +207,7 @@ func (c *conn) observe(callID string, a *Action) error {
 
 // lookup returns the backend ID of a ref, or a stale_element_ref error.
 // o.mu must be held.
-func (o *observer) lookup(ref string) (string, int, error) {
+func (o *Observer) lookup(ref string) (string, int, error) {
 	n, ok := parseRef(ref)
 	if !ok {
 		return "", 0, Errorf(CodeInvalidAction, "%q is not an element ref (e<N>)", ref)
@@ -205,9 +221,9 @@ func (o *observer) lookup(ref string) (string, int, error) {
 
 // center returns the centre of the visible part of ref's element, from a
 // fresh snapshot so that a moved element is clicked where it is now.
-func (o *observer) center(ctx context.Context, ref string) (image.Point, error) {
-	if o.rt.a11y == nil {
-		return image.Point{}, Errorf(CodeUnsupported, "element_ref targets need an accessibility backend")
+func (o *Observer) center(ctx context.Context, ref string) (image.Point, error) {
+	if o.a11y == nil {
+		return image.Point{}, Errorf(CodeA11yUnavailable, "element_ref targets need an accessibility backend")
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -222,8 +238,10 @@ func (o *observer) center(ctx context.Context, ref string) (image.Point, error) 
 		return image.Point{}, err
 	}
 	box := o.bbox[n]
-	if d, err := o.rt.display(ctx); err == nil {
-		box = box.Intersect(image.Rect(0, 0, d.W, d.H))
+	if o.capturer != nil {
+		if d, err := o.capturer.Display(ctx); err == nil {
+			box = box.Intersect(image.Rect(0, 0, d.W, d.H))
+		}
 	}
 	if box.Empty() {
 		return image.Point{}, Errorf(CodeElementNotActionable, "%s has no visible area on the screen", ref)
@@ -232,7 +250,7 @@ func (o *observer) center(ctx context.Context, ref string) (image.Point, error) 
 }
 
 // do performs an element operation on a ref target.
-func (o *observer) do(ctx context.Context, t *Target, act ElementAction) error {
+func (o *Observer) do(ctx context.Context, t *Target, act ElementAction) error {
 	if t.Kind != TargetElementRef {
 		return Errorf(CodeInvalidAction, "invoke_action and set_value need an element_ref target, not %s", t.Kind)
 	}
@@ -242,7 +260,7 @@ func (o *observer) do(ctx context.Context, t *Target, act ElementAction) error {
 	if err != nil {
 		return err
 	}
-	if err := o.rt.a11y.Do(ctx, id, act); err != nil {
+	if err := o.a11y.Do(ctx, id, act); err != nil {
 		if errors.Is(err, ErrStaleElementRef) {
 			o.mu.Lock()
 			if n, ok := o.refOf[id]; ok {

@@ -80,7 +80,11 @@ func render(t *Tree, refs []int, rev int) rendered {
 	r := rendered{lines: make(map[int]string, len(t.Nodes))}
 	var b strings.Builder
 	b.Grow(len(t.Nodes) * 48)
-	r.header = "# app " + strconv.Quote(t.App) + " window " + strconv.Quote(t.Window)
+	if t.App == "" && t.Window == "" {
+		r.header = "# desktop"
+	} else {
+		r.header = "# app " + strconv.Quote(t.App) + " window " + strconv.Quote(t.Window)
+	}
 	b.WriteString(r.header)
 	b.WriteString(" rev ")
 	b.WriteString(strconv.Itoa(rev))

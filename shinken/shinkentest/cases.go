@@ -288,14 +288,17 @@ func testCaptureWindow(s *suite) {
 	if f.Image.Bounds() != image.Rect(0, 0, w.BBox.Dx(), w.BBox.Dy()) {
 		s.t.Fatalf("window image bounds = %v, want %v at the origin", f.Image.Bounds(), w.BBox.Size())
 	}
-	screen := s.capture(shinken.ScopeScreen)
-	visible := w.BBox.Intersect(screen.Source)
-	if visible.Empty() {
-		s.t.Fatalf("the fixture window %v is off screen", w.BBox)
-	}
-	if !samePixels(f.Image, visible.Sub(w.BBox.Min), screen.Image, visible) {
-		s.t.Fatal("the window capture's pixels differ from the screen's pixels at the window")
-	}
+	// The two captures are taken one after the other: a blinking caret may
+	// change the window in between, so compare until a pair agrees.
+	s.waitFor("the window capture's pixels equal the screen's pixels at the window", func() (bool, error) {
+		f := s.capture(shinken.WindowScope(app.Window))
+		screen := s.capture(shinken.ScopeScreen)
+		visible := w.BBox.Intersect(screen.Source)
+		if visible.Empty() {
+			s.t.Fatalf("the fixture window %v is off screen", w.BBox)
+		}
+		return samePixels(f.Image, visible.Sub(w.BBox.Min), screen.Image, visible), nil
+	}, func() string { return "they differ" })
 }
 
 func testCaptureActiveWindow(s *suite) {

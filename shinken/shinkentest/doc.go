@@ -44,7 +44,9 @@
 //     counter. The application sets it to the decimal number of the button's
 //     activations, so a click that worked reads back as "1".
 //
-// Any toolkit can provide such an application in a few lines. The headless
+// Launching it twice must open two windows (the Windows case needs two), and
+// Open must leave the new window raised, unobscured and active. Any toolkit
+// can provide such an application in a few lines. The headless
 // backend's test registers one built from its widgets. An X11 backend's test
 // starts a small GTK program and passes its path through [RunWith]:
 //
@@ -61,6 +63,20 @@
 // A backend whose fixture cannot be found that way (no Launcher, no labels,
 // a button that reports its clicks elsewhere) implements [Fixture] itself and
 // returns an [App] whose Activations reads the count however it likes.
+//
+// # The cases
+//
+// Display, CaptureScreen, CaptureUnchanged, CaptureWindow,
+// CaptureActiveWindow and CaptureUnknownWindow check the coordinate spaces
+// of captures. PointerPosition checks where moves leave the pointer.
+// ClickButton, TypeText (ASCII, "é", "✓", "日本"...), KeyCombos and
+// ClipboardKeys drive the fixture with the Injector and read it back through
+// A11y. Clipboard is a round trip. Windows lists and activates two windows.
+// SnapshotShape checks the tree's form and budgets; TreeMatchesPixels that
+// bboxes agree with what is drawn. SetValue, InvokeAction and StaleElement
+// check A11y.Do and its errors; Watch the change notifications;
+// LaunchUnknownApp the Launcher's error. The comment on each case in the
+// source states its contract.
 //
 // # Timing
 //

@@ -140,11 +140,19 @@ func (f LaunchFixture) Open(ctx context.Context, t *testing.T, b shinken.Backend
 	}
 	var counter string
 	err = poll(ctx, func() (bool, error) {
+		list, err := windows.Windows(ctx)
+		if err != nil {
+			return false, err
+		}
+		i := slices.IndexFunc(list, func(w shinken.Window) bool { return w.ID == app.Window })
+		if i < 0 {
+			return false, fmt.Errorf("shinkentest: window %d of %s vanished", app.Window, name)
+		}
 		tree, err := a11y.Snapshot(ctx, shinken.SnapshotOptions{Scope: shinken.TreeActiveApp})
 		if err != nil {
 			return false, err
 		}
-		app.Button, app.Entry, counter = findParts(tree)
+		app.Button, app.Entry, counter = findParts(windowNodes(tree, list[i].BBox))
 		return app.Button != "" && app.Entry != "" && counter != "", nil
 	})
 	if err != nil {
@@ -165,10 +173,33 @@ func (f LaunchFixture) Open(ctx context.Context, t *testing.T, b shinken.Backend
 	return app, nil
 }
 
-// findParts finds the fixture's button, entry and counter label in tree.
-func findParts(tree *shinken.Tree) (button, entry, counter string) {
+// windowNodes returns the subtree of the top-level node that covers most of
+// bbox, so that an application with several windows is searched in the
+// right one; all the nodes when no top-level node overlaps bbox.
+func windowNodes(tree *shinken.Tree, bbox image.Rectangle) []shinken.Node {
+	best, bestArea := -1, 0
+	for i, n := range tree.Nodes {
+		if n.Parent >= 0 && tree.Nodes[n.Parent].Parent >= 0 {
+			continue // only roots and their children can be windows
+		}
+		if r := n.BBox.Intersect(bbox); !r.Empty() && r.Dx()*r.Dy() > bestArea && (n.Role == "frame" || n.Role == "window" || n.Role == "dialog") {
+			best, bestArea = i, r.Dx()*r.Dy()
+		}
+	}
+	if best < 0 {
+		return tree.Nodes
+	}
+	end := best + 1
+	for end < len(tree.Nodes) && tree.Nodes[end].Depth > tree.Nodes[best].Depth {
+		end++
+	}
+	return tree.Nodes[best:end]
+}
+
+// findParts finds the fixture's button, entry and counter label in nodes.
+func findParts(nodes []shinken.Node) (button, entry, counter string) {
 	singleLine := false
-	for _, n := range tree.Nodes {
+	for _, n := range nodes {
 		switch {
 		case n.Role == "push button" && button == "":
 			button = n.ID
