@@ -129,6 +129,7 @@ type Runtime struct {
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
+	live      map[*conn]struct{}
 
 	casts *castRegistry
 }
@@ -136,7 +137,7 @@ type Runtime struct {
 // NewRuntime returns a Runtime serving b. See [Backend] for how b's
 // interfaces are found.
 func NewRuntime(b Backend, opts *RuntimeOptions) *Runtime {
-	rt := &Runtime{backend: b, listeners: map[net.Listener]struct{}{}}
+	rt := &Runtime{backend: b, listeners: map[net.Listener]struct{}{}, live: map[*conn]struct{}{}}
 	if opts != nil {
 		rt.opts = *opts
 	}
@@ -268,6 +269,14 @@ func (rt *Runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		unix = true
 	}
 	c := newConn(rt, ws, r.RemoteAddr, unix)
+	rt.mu.Lock()
+	rt.live[c] = struct{}{}
+	rt.mu.Unlock()
+	defer func() {
+		rt.mu.Lock()
+		delete(rt.live, c)
+		rt.mu.Unlock()
+	}()
 	c.serve(r.Context())
 }
 

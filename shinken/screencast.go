@@ -70,6 +70,7 @@ type castStream struct {
 
 	inflight atomic.Bool // a frame is queued and not yet written
 	frames   atomic.Uint64
+	ticks    atomic.Uint64
 }
 
 type castRegistry struct {
@@ -227,6 +228,7 @@ func (s *castStream) run(ctx context.Context, c *conn) {
 
 // tick captures one frame and sends it unless nothing changed.
 func (s *castStream) tick(ctx context.Context, c *conn) error {
+	defer s.ticks.Add(1)
 	rt := c.rt
 	now := time.Now()
 	if dt, ok := rt.backend.(DamageTracker); ok && !s.needKey && s.haveHash {
