@@ -29,20 +29,31 @@ type Observer struct {
 	capturer Capturer
 
 	mu       sync.Mutex
-	next     int            // last minted ref number
-	refOf    map[string]int // backend node ID -> ref number
-	idOf     map[int]string // ref number -> backend node ID
-	bbox     map[int]image.Rectangle
+	next     int                  // last minted ref number
+	refOf    map[string]*refEntry // backend node ID -> its ref
+	byRef    map[int]*refEntry    // ref number -> entry
+	gen      uint64               // snapshot generation
 	revision int
-	lines    map[int]string // the previous revision's rendered lines, by ref
-	order    []int          // the previous revision's visible refs, in order
+	shown    []*refEntry // the previous revision's visible elements, in order
+}
+
+// A refEntry binds one live backend node to its ref, and remembers how the
+// previous revision rendered it, so a diff needs no map of lines.
+type refEntry struct {
+	n     int
+	id    string
+	root  string // the ID of the node's top-level ancestor (its window)
+	gen   uint64 // the last snapshot that saw the node
+	bbox  image.Rectangle
+	line  string // its line in revision shownAt
+	shown int    // the last revision that rendered a line for it
 }
 
 // NewObserver returns an engine over b's A11y (and its ChangeWatcher and
 // Capturer, when it has them). Without A11y every call fails with
 // a11y_unavailable.
 func NewObserver(b Backend) *Observer {
-	o := &Observer{refOf: map[string]int{}, idOf: map[int]string{}, bbox: map[int]image.Rectangle{}}
+	o := &Observer{refOf: map[string]*refEntry{}, byRef: map[int]*refEntry{}}
 	o.a11y, _ = b.(A11y)
 	o.watcher, _ = b.(ChangeWatcher)
 	o.capturer, _ = b.(Capturer)
@@ -70,8 +81,8 @@ type ObserveOptions struct {
 
 // snapshot takes a snapshot and binds refs: surviving nodes keep theirs,
 // new nodes get fresh ones, and refs of vanished nodes are evicted for good.
-// It returns the tree and each node's ref number. o.mu must be held.
-func (o *Observer) snapshot(ctx context.Context, desktop bool) (*Tree, []int, error) {
+// It returns the tree and each node's entry. o.mu must be held.
+func (o *Observer) snapshot(ctx context.Context, desktop bool) (*Tree, []*refEntry, error) {
 	if o.a11y == nil {
 		return nil, nil, Errorf(CodeA11yUnavailable, "the backend has no accessibility tree")
 	}
@@ -87,33 +98,44 @@ func (o *Observer) snapshot(ctx context.Context, desktop bool) (*Tree, []int, er
 		}
 		return nil, nil, err
 	}
-	refs := make([]int, len(t.Nodes))
-	live := make(map[string]bool, len(t.Nodes))
+	o.gen++
+	entries := make([]*refEntry, len(t.Nodes))
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
-		live[n.ID] = true
-		r, ok := o.refOf[n.ID]
-		if !ok {
+		e := o.refOf[n.ID]
+		if e == nil {
 			o.next++
-			r = o.next
-			o.refOf[n.ID] = r
-			o.idOf[r] = n.ID
+			e = &refEntry{n: o.next, id: n.ID}
+			o.refOf[n.ID] = e
+			o.byRef[e.n] = e
 		}
-		refs[i] = r
-		o.bbox[r] = n.BBox
+		e.gen = o.gen
+		e.bbox = n.BBox
+		if n.Parent >= 0 && n.Parent < i {
+			e.root = entries[n.Parent].root
+		} else {
+			e.root = n.ID
+		}
+		entries[i] = e
 	}
-	// A partial snapshot (another scope, a truncated walk) proves nothing
-	// about the nodes it did not reach, so only a whole snapshot evicts.
-	if !t.Truncated && !desktop {
-		for id, r := range o.refOf {
-			if !live[id] {
+	// A truncated walk proves nothing about the nodes it did not reach. A
+	// whole-desktop snapshot proves every unseen node gone; an active-app
+	// snapshot, only the unseen nodes under the windows it covered. A
+	// window that vanished whole is found gone by the next desktop
+	// snapshot, or by the backend answering stale.
+	if !t.Truncated {
+		covered := map[string]bool{}
+		for _, e := range entries {
+			covered[e.root] = true
+		}
+		for id, e := range o.refOf {
+			if e.gen != o.gen && (desktop || covered[e.root]) {
 				delete(o.refOf, id)
-				delete(o.idOf, r)
-				delete(o.bbox, r)
+				delete(o.byRef, e.n)
 			}
 		}
 	}
-	return t, refs, nil
+	return t, entries, nil
 }
 
 // settle waits until the backend has reported no change for d, or until
@@ -151,24 +173,22 @@ func (o *Observer) Observe(ctx context.Context, opts ObserveOptions) (*Observati
 	o.settle(ctx, opts.Settle)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	t, refs, err := o.snapshot(ctx, opts.Desktop)
+	t, entries, err := o.snapshot(ctx, opts.Desktop)
 	if err != nil {
 		return nil, err
 	}
 	o.revision++
-	r := render(t, refs, o.revision)
+	r := render(t, entries, o.shown, o.revision, opts.Diff && o.revision > 1)
 	obs := &Observation{Revision: o.revision, Tree: "full", TreeText: r.full}
-	if opts.Diff && o.lines != nil {
-		if text, ok := renderDiff(r, o.lines, o.order, o.revision-1, o.revision); ok {
-			obs.Tree, obs.TreeText, obs.DiffOf = "diff", text, o.revision-1
-		}
+	if r.diff != "" {
+		obs.Tree, obs.TreeText, obs.DiffOf = "diff", r.diff, o.revision-1
 	}
-	o.lines, o.order = r.lines, r.order
+	o.shown = r.shown
 	obs.Elements = make([]Element, len(t.Nodes))
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
 		e := Element{
-			Ref: refName(refs[i]), Role: n.Role, Name: n.Name, Description: n.Description, Value: n.Value,
+			Ref: refName(entries[i].n), Role: n.Role, Name: n.Name, Description: n.Description, Value: n.Value,
 			States: n.States, Actions: n.Actions, Focused: n.Focused, Source: t.Source, Provenance: n.Provenance,
 			BBox: []float64{float64(n.BBox.Min.X), float64(n.BBox.Min.Y), float64(n.BBox.Dx()), float64(n.BBox.Dy())},
 		}
@@ -205,39 +225,45 @@ func (c *conn) observe(callID string, a *Action) error {
 	return nil
 }
 
-// lookup returns the backend ID of a ref, or a stale_element_ref error.
-// o.mu must be held.
-func (o *Observer) lookup(ref string) (string, int, error) {
+// lookup returns the entry of a ref, or a stale_element_ref error. o.mu
+// must be held.
+func (o *Observer) lookup(ref string) (*refEntry, error) {
 	n, ok := parseRef(ref)
 	if !ok {
-		return "", 0, Errorf(CodeInvalidAction, "%q is not an element ref (e<N>)", ref)
+		return nil, Errorf(CodeInvalidAction, "%q is not an element ref (e<N>)", ref)
 	}
-	id, ok := o.idOf[n]
+	e, ok := o.byRef[n]
 	if !ok {
-		return "", 0, Errorf(CodeStaleElementRef, "%s is gone or was never observed in this session: observe again", ref)
+		return nil, Errorf(CodeStaleElementRef, "%s is gone or was never observed in this session: observe again", ref)
 	}
-	return id, n, nil
+	return e, nil
 }
 
 // center returns the centre of the visible part of ref's element, from a
 // fresh snapshot so that a moved element is clicked where it is now.
 func (o *Observer) center(ctx context.Context, ref string) (image.Point, error) {
-	if o.a11y == nil {
-		return image.Point{}, Errorf(CodeA11yUnavailable, "element_ref targets need an accessibility backend")
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if _, _, err := o.lookup(ref); err != nil {
+	if _, err := o.lookup(ref); err != nil {
 		return image.Point{}, err
 	}
 	if _, _, err := o.snapshot(ctx, false); err != nil {
 		return image.Point{}, err
 	}
-	_, n, err := o.lookup(ref)
+	e, err := o.lookup(ref)
 	if err != nil {
 		return image.Point{}, err
 	}
-	box := o.bbox[n]
+	if e.gen != o.gen {
+		// Not in the active application: its last known place.
+		if _, _, err := o.snapshot(ctx, true); err != nil {
+			return image.Point{}, err
+		}
+		if e, err = o.lookup(ref); err != nil {
+			return image.Point{}, err
+		}
+	}
+	box := e.bbox
 	if o.capturer != nil {
 		if d, err := o.capturer.Display(ctx); err == nil {
 			box = box.Intersect(image.Rect(0, 0, d.W, d.H))
@@ -254,19 +280,21 @@ func (o *Observer) do(ctx context.Context, t *Target, act ElementAction) error {
 	if t.Kind != TargetElementRef {
 		return Errorf(CodeInvalidAction, "invoke_action and set_value need an element_ref target, not %s", t.Kind)
 	}
+	if o.a11y == nil {
+		return Errorf(CodeA11yUnavailable, "the backend has no accessibility tree")
+	}
 	o.mu.Lock()
-	id, _, err := o.lookup(t.Ref)
+	e, err := o.lookup(t.Ref)
 	o.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	if err := o.a11y.Do(ctx, id, act); err != nil {
+	if err := o.a11y.Do(ctx, e.id, act); err != nil {
 		if errors.Is(err, ErrStaleElementRef) {
 			o.mu.Lock()
-			if n, ok := o.refOf[id]; ok {
-				delete(o.refOf, id)
-				delete(o.idOf, n)
-				delete(o.bbox, n)
+			if o.refOf[e.id] == e {
+				delete(o.refOf, e.id)
+				delete(o.byRef, e.n)
 			}
 			o.mu.Unlock()
 			return Errorf(CodeStaleElementRef, "%s is gone: observe again", t.Ref)

@@ -131,7 +131,8 @@ type Runtime struct {
 	listeners map[net.Listener]struct{}
 	live      map[*conn]struct{}
 
-	casts *castRegistry
+	casts  *castRegistry
+	frames shapeCache
 }
 
 // NewRuntime returns a Runtime serving b. See [Backend] for how b's

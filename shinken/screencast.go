@@ -251,7 +251,7 @@ func (s *castStream) tick(ctx context.Context, c *conn) error {
 	if err != nil {
 		return err
 	}
-	h := imaging.FrameHash(sh.img)
+	h := sh.hash
 	if s.haveHash && h == s.lastHash && !s.needKey {
 		return nil // idle suppression
 	}

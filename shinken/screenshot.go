@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"image"
 	"strconv"
+	"sync"
 
 	"github.com/coder/websocket"
 
@@ -40,7 +41,7 @@ func (rt *Runtime) shape(f Frame, scope Scope, maxLongEdge int) (*shot, error) {
 	if maxLongEdge > 0 {
 		edge = min(edge, maxLongEdge)
 	}
-	img := imaging.Downscale(f.Image, edge)
+	img, hash := rt.frames.get(f.Image, edge)
 	d := f.Display
 	if d.DPR <= 0 {
 		d.DPR = 1
@@ -50,7 +51,8 @@ func (rt *Runtime) shape(f Frame, scope Scope, maxLongEdge int) (*shot, error) {
 		src = image.Rect(0, 0, f.Image.Rect.Dx(), f.Image.Rect.Dy())
 	}
 	s := &shot{
-		img: img,
+		img:  img,
+		hash: hash,
 		space: CoordinateSpace{
 			Origin: "top-left", W: max(d.W, 1), H: max(d.H, 1), DPR: d.DPR,
 			SourceRect: CoordinateRect{X: src.Min.X, Y: src.Min.Y, W: src.Dx(), H: src.Dy()},
@@ -58,6 +60,41 @@ func (rt *Runtime) shape(f Frame, scope Scope, maxLongEdge int) (*shot, error) {
 		},
 	}
 	return s, nil
+}
+
+// shapeCache remembers the last frames it downscaled and hashed. Backends
+// return the very same immutable image while nothing changes (the Frame
+// contract), so a repeated screenshot of an unchanged screen costs a
+// capture and a pointer comparison: no downscale, no hash.
+type shapeCache struct {
+	mu      sync.Mutex
+	entries [4]shapeEntry
+	next    int
+}
+
+type shapeEntry struct {
+	src  *image.RGBA
+	edge int
+	img  *image.RGBA
+	hash imaging.Hash
+}
+
+func (fc *shapeCache) get(src *image.RGBA, edge int) (*image.RGBA, imaging.Hash) {
+	fc.mu.Lock()
+	for _, e := range fc.entries {
+		if e.src == src && e.edge == edge {
+			fc.mu.Unlock()
+			return e.img, e.hash
+		}
+	}
+	fc.mu.Unlock()
+	img := imaging.Downscale(src, edge)
+	h := imaging.FrameHash(img)
+	fc.mu.Lock()
+	fc.entries[fc.next] = shapeEntry{src: src, edge: edge, img: img, hash: h}
+	fc.next = (fc.next + 1) % len(fc.entries)
+	fc.mu.Unlock()
+	return img, h
 }
 
 // encode encodes img in format into a pooled buffer.
@@ -103,7 +140,6 @@ func (c *conn) capture(callID string, scope Scope, format ImageFormat, quality, 
 	if err != nil {
 		return err
 	}
-	s.hash = imaging.FrameHash(s.img)
 	hash := s.hash.String()
 	var ptr []int
 	if rt.pointer != nil {

@@ -69,23 +69,26 @@ var layoutRoles = map[string]bool{
 }
 
 type rendered struct {
-	full   string
-	header string
-	lines  map[int]string // ref -> line content (no indent)
-	order  []int          // visible refs in order
-	focus  string
+	full  string
+	diff  string      // empty when no diff was asked for, or it was too long
+	shown []*refEntry // the elements that got a line, in order
 }
 
-func render(t *Tree, refs []int, rev int) rendered {
-	r := rendered{lines: make(map[int]string, len(t.Nodes))}
-	var b strings.Builder
+// render renders t in full and, when diff is set, as a diff against the
+// revision rev-1 whose shown elements are prev. Each element's entry keeps
+// the line it was given, so the next diff compares against it.
+func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff bool) rendered {
+	var r rendered
+	var b, d strings.Builder
 	b.Grow(len(t.Nodes) * 48)
 	if t.App == "" && t.Window == "" {
-		r.header = "# desktop"
+		b.WriteString("# desktop")
 	} else {
-		r.header = "# app " + strconv.Quote(t.App) + " window " + strconv.Quote(t.Window)
+		b.WriteString("# app ")
+		b.WriteString(strconv.Quote(t.App))
+		b.WriteString(" window ")
+		b.WriteString(strconv.Quote(t.Window))
 	}
-	b.WriteString(r.header)
 	b.WriteString(" rev ")
 	b.WriteString(strconv.Itoa(rev))
 	b.WriteByte('\n')
@@ -94,32 +97,58 @@ func render(t *Tree, refs []int, rev int) rendered {
 		b.WriteString(t.TruncatedWhy)
 		b.WriteByte('\n')
 	}
-	// shown[i] is the indent level node i's children use.
+	if diff {
+		d.WriteString("# diff rev ")
+		d.WriteString(strconv.Itoa(rev))
+		d.WriteString(" of rev ")
+		d.WriteString(strconv.Itoa(rev - 1))
+		d.WriteByte('\n')
+	}
+	changes := 0
+	focus := ""
+	// level[i] is the indent level node i's children use.
 	level := make([]int, len(t.Nodes))
+	r.shown = make([]*refEntry, 0, len(t.Nodes))
 	var line []byte
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
+		e := entries[i]
 		lv := 0
 		if n.Parent >= 0 && n.Parent < i {
 			lv = level[n.Parent]
 		}
 		if n.Focused {
-			r.focus = refName(refs[i])
+			focus = refName(e.n)
 		}
 		if folded(n) {
 			level[i] = lv
 			continue
 		}
 		level[i] = lv + 1
-		line = appendLine(line[:0], n, refs[i])
-		s := string(line)
-		r.lines[refs[i]] = s
-		r.order = append(r.order, refs[i])
+		line = appendLine(line[:0], n, e.n)
 		for range lv {
 			b.WriteString("  ")
 		}
-		b.WriteString(s)
+		b.Write(line)
 		b.WriteByte('\n')
+		mark := ""
+		switch {
+		case e.shown != rev-1:
+			mark = "+ "
+		case e.line != string(line): // compared without allocating
+			mark = "~ "
+		}
+		if mark != "" {
+			e.line = string(line)
+			if diff {
+				d.WriteString(mark)
+				d.Write(line)
+				d.WriteByte('\n')
+				changes++
+			}
+		}
+		e.shown = rev
+		r.shown = append(r.shown, e)
 	}
 	if len(t.Others) > 0 {
 		b.WriteString("other windows: ")
@@ -131,13 +160,38 @@ func render(t *Tree, refs []int, rev int) rendered {
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString("focus: ")
-	if r.focus == "" {
-		b.WriteString("none")
-	} else {
-		b.WriteString(r.focus)
+	trailer := "focus: none"
+	if focus != "" {
+		trailer = "focus: " + focus
 	}
+	b.WriteString(trailer)
 	r.full = b.String()
+	if !diff {
+		return r
+	}
+	var removed []int
+	for _, e := range prev {
+		if e.shown != rev {
+			removed = append(removed, e.n)
+		}
+	}
+	if len(removed) > 0 {
+		slices.Sort(removed)
+		d.WriteString("- removed: ")
+		d.WriteString(refRanges(removed))
+		d.WriteByte('\n')
+		changes++
+	}
+	if changes > diffMinBudget && changes > len(r.shown)/2 {
+		return r // too long: the full rendering serves better
+	}
+	if changes == 0 {
+		d.WriteString("(no changes since rev ")
+		d.WriteString(strconv.Itoa(rev - 1))
+		d.WriteString(")\n")
+	}
+	d.WriteString(trailer)
+	r.diff = d.String()
 	return r
 }
 
@@ -222,61 +276,6 @@ func cut(s string) string {
 		s = s[:i] + "…"
 	}
 	return s
-}
-
-// renderDiff renders cur against the previous revision's lines. It reports
-// false when the diff would be too long to be worth it.
-func renderDiff(cur rendered, prev map[int]string, prevOrder []int, prevRev, rev int) (string, bool) {
-	var b strings.Builder
-	b.WriteString("# diff rev ")
-	b.WriteString(strconv.Itoa(rev))
-	b.WriteString(" of rev ")
-	b.WriteString(strconv.Itoa(prevRev))
-	b.WriteByte('\n')
-	changes := 0
-	for _, ref := range cur.order {
-		line := cur.lines[ref]
-		old, ok := prev[ref]
-		switch {
-		case !ok:
-			b.WriteString("+ ")
-		case old != line:
-			b.WriteString("~ ")
-		default:
-			continue
-		}
-		b.WriteString(line)
-		b.WriteByte('\n')
-		changes++
-	}
-	var removed []int
-	for _, ref := range prevOrder {
-		if _, ok := cur.lines[ref]; !ok {
-			removed = append(removed, ref)
-		}
-	}
-	if len(removed) > 0 {
-		slices.Sort(removed)
-		b.WriteString("- removed: ")
-		b.WriteString(refRanges(removed))
-		b.WriteByte('\n')
-		changes++
-	}
-	if changes > diffMinBudget && changes > len(cur.order)/2 {
-		return "", false
-	}
-	if changes == 0 {
-		b.WriteString("(no changes since rev ")
-		b.WriteString(strconv.Itoa(prevRev))
-		b.WriteString(")\n")
-	}
-	b.WriteString("focus: ")
-	if cur.focus == "" {
-		b.WriteString("none")
-	} else {
-		b.WriteString(cur.focus)
-	}
-	return b.String(), true
 }
 
 // refRanges renders sorted ref numbers as "e3, e5-e9".
