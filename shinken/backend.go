@@ -209,7 +209,7 @@ type ExecRequest struct {
 	Dir     string            // working directory; "" means the runtime's
 	Env     map[string]string // merged over the runtime's environment
 	Stdin   *string           // written then closed; nil means /dev/null
-	Timeout time.Duration     // the process group is killed at this deadline; 0 means none
+	Timeout time.Duration     // the process group is killed at this deadline; 0 means the executor's default
 }
 
 // OutputChannel names an output channel of a process.

@@ -54,7 +54,10 @@ func (c *conn) exec(callID string, a *Action) {
 	start := time.Now()
 	p, err := rt.executor.Start(c.ctx, req)
 	if err != nil {
-		if !errors.Is(err, ErrExecSpawnFailed) {
+		// An executor's own codes (too_many_execs, invalid_action...) pass
+		// through; anything uncoded is a spawn failure.
+		var e *Error
+		if !errors.As(err, &e) {
 			err = &Error{Code: CodeExecSpawnFailed, Detail: err.Error(), Err: err}
 		}
 		failSpawn(err)

@@ -2,7 +2,6 @@ package shinken_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"image"
 	"log/slog"
@@ -635,17 +634,4 @@ func TestCloseEndsSessions(t *testing.T) {
 	if got := websocket.CloseStatus(err); got != websocket.StatusGoingAway {
 		t.Fatalf("close status %d (%v), want 1001", got, err)
 	}
-}
-
-func decodeValue[T any](t *testing.T, m shinken.Message) T {
-	t.Helper()
-	var v T
-	res, ok := m.(*shinken.Result)
-	if !ok || !res.OK {
-		t.Fatalf("not an ok result: %+v", m)
-	}
-	if err := json.Unmarshal(res.Value, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
 }

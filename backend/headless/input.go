@@ -1,0 +1,262 @@
+package headless
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"unicode"
+	"unicode/utf8"
+
+	"shinken.dev/go/shinken"
+)
+
+// pressKind says what the held left button grabbed.
+type pressKind uint8
+
+const (
+	pressNone   pressKind = iota
+	pressWidget           // a widget: it gets the drags and the release
+	pressClose            // a title bar's close button: closes on release over it
+	pressMove             // a title bar: drags move the window
+)
+
+// press is the state of the left button between down and up.
+type press struct {
+	kind pressKind
+	win  *Window
+	ctl  control
+	grab image.Point // pressMove: the pointer's offset in the window
+}
+
+// Pointer implements shinken.Injector. Pointer positions are clamped to the
+// screen, as an X server clamps them.
+func (d *Desktop) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d.lock()
+	defer d.unlock()
+	p := image.Pt(max(0, min(ev.X, d.size.X-1)), max(0, min(ev.Y, d.size.Y-1)))
+	d.pointer = p
+	switch ev.Kind {
+	case shinken.PointerMove:
+		d.drag(p)
+	case shinken.PointerDown:
+		d.drag(p)
+		d.buttonDown(p, ev.Button)
+	case shinken.PointerUp:
+		d.drag(p)
+		d.buttonUp(p, ev.Button)
+	case shinken.PointerScroll:
+		if w := d.windowAt(p); w != nil {
+			if c := w.widgetAt(p); c != nil && !c.base().disabled {
+				c.scroll(ev.DX, ev.DY)
+			}
+		}
+	default:
+		return fmt.Errorf("%w: pointer event kind %d", shinken.ErrInvalidAction, ev.Kind)
+	}
+	return nil
+}
+
+// drag follows the pointer while the left button is held.
+func (d *Desktop) drag(p image.Point) {
+	switch pr := d.press; pr.kind {
+	case pressMove:
+		pr.win.moveTo(p.Sub(pr.grab))
+	case pressWidget:
+		pr.ctl.pointerDrag(p)
+	}
+}
+
+// windowAt returns the topmost window under p, or nil.
+func (d *Desktop) windowAt(p image.Point) *Window {
+	if p.In(d.taskbar()) {
+		return nil
+	}
+	for i := len(d.stack) - 1; i >= 0; i-- {
+		if p.In(d.stack[i].frame) {
+			return d.stack[i]
+		}
+	}
+	return nil
+}
+
+// buttonDown presses button at p: it activates the window there and
+// focuses and presses the widget under the pointer.
+func (d *Desktop) buttonDown(p image.Point, button shinken.Button) {
+	if p.In(d.taskbar()) {
+		if w := d.taskButtonAt(p); w != nil && button == shinken.ButtonLeft {
+			d.activate(w)
+		}
+		return
+	}
+	w := d.windowAt(p)
+	if w == nil {
+		return
+	}
+	d.activate(w)
+	c := w.widgetAt(p)
+	if c != nil && c.base().disabled {
+		c = nil
+	}
+	if c != nil && c.focusable() {
+		w.setFocus(c)
+	}
+	if button != shinken.ButtonLeft {
+		return
+	}
+	switch {
+	case p.In(w.closeBox()):
+		d.press = press{kind: pressClose, win: w}
+	case p.In(w.titleBar()):
+		d.press = press{kind: pressMove, win: w, grab: p.Sub(w.frame.Min)}
+	case c != nil:
+		d.press = press{kind: pressWidget, win: w, ctl: c}
+		c.pointerDown(p)
+	}
+}
+
+// buttonUp releases button at p, finishing what buttonDown started.
+func (d *Desktop) buttonUp(p image.Point, button shinken.Button) {
+	if button != shinken.ButtonLeft {
+		return
+	}
+	pr := d.press
+	d.press = press{}
+	if pr.win == nil || pr.win.closed {
+		return
+	}
+	switch pr.kind {
+	case pressClose:
+		if p.In(pr.win.closeBox()) {
+			d.closeWindow(pr.win)
+		}
+	case pressWidget:
+		pr.ctl.pointerUp(p, p.In(pr.ctl.base().screen()) && d.windowAt(p) == pr.win)
+	}
+}
+
+// modifiers are the keysyms that modify other keys rather than type.
+var modifiers = map[string]bool{
+	"Control_L": true, "Control_R": true, "Shift_L": true, "Shift_R": true,
+	"Alt_L": true, "Alt_R": true, "Meta_L": true, "Meta_R": true,
+	"Super_L": true, "Super_R": true, "Hyper_L": true, "Hyper_R": true,
+	"ISO_Level3_Shift": true, "Caps_Lock": true, "Num_Lock": true,
+}
+
+// keysymChars maps keysym names of printable keys to what they type.
+var keysymChars = map[string]rune{
+	"space": ' ', "exclam": '!', "quotedbl": '"', "numbersign": '#', "dollar": '$',
+	"percent": '%', "ampersand": '&', "apostrophe": '\'', "parenleft": '(',
+	"parenright": ')', "asterisk": '*', "plus": '+', "comma": ',', "minus": '-',
+	"period": '.', "slash": '/', "colon": ':', "semicolon": ';', "less": '<',
+	"equal": '=', "greater": '>', "question": '?', "at": '@', "bracketleft": '[',
+	"backslash": '\\', "bracketright": ']', "asciicircum": '^', "underscore": '_',
+	"grave": '`', "braceleft": '{', "bar": '|', "braceright": '}', "asciitilde": '~',
+}
+
+// shifted maps characters to what they type with Shift on a US keyboard,
+// the layout an X server starts with.
+var shifted = map[rune]rune{
+	'1': '!', '2': '@', '3': '#', '4': '$', '5': '%', '6': '^', '7': '&', '8': '*',
+	'9': '(', '0': ')', '-': '_', '=': '+', '[': '{', ']': '}', '\\': '|', ';': ':',
+	'\'': '"', ',': '<', '.': '>', '/': '?', '`': '~',
+}
+
+// mod reports whether a modifier of the family (Control, Shift...) is down.
+func (d *Desktop) mod(family string) bool { return d.held[family+"_L"] || d.held[family+"_R"] }
+
+// Key implements shinken.Injector. Modifiers are tracked between events, so
+// the core's combos (Control_L down, a down, a up, Control_L up) work as on
+// a keyboard; Shift changes what letters, digits and punctuation type as on
+// a US layout. Keys act when pressed; releases only release modifiers.
+func (d *Desktop) Key(ctx context.Context, ev shinken.KeyEvent) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if ev.Key == "" {
+		return fmt.Errorf("%w: empty key name", shinken.ErrInvalidAction)
+	}
+	d.lock()
+	defer d.unlock()
+	if modifiers[ev.Key] {
+		if ev.Down {
+			d.held[ev.Key] = true
+		} else {
+			delete(d.held, ev.Key)
+		}
+		return nil
+	}
+	if !ev.Down {
+		return nil
+	}
+	k := keyInput{sym: ev.Key, ctrl: d.mod("Control"), shift: d.mod("Shift"), alt: d.mod("Alt") || d.mod("Meta")}
+	if r, ok := keysymChars[ev.Key]; ok {
+		k.r = r
+	} else if r, size := utf8.DecodeRuneInString(ev.Key); size == len(ev.Key) && r != utf8.RuneError {
+		k.r = r
+	}
+	if k.shift && k.r != 0 {
+		if s, ok := shifted[k.r]; ok {
+			k.r = s
+		} else {
+			k.r = unicode.ToUpper(k.r)
+		}
+	}
+	if k.r == ' ' {
+		k.sym = "space"
+	}
+	d.keyPress(k)
+	return nil
+}
+
+// Type implements shinken.Injector. Each character acts as its key would
+// with no modifier held, whatever Key left held: "\n" presses Return and
+// "\t" presses Tab; any other character is typed as itself, so accents,
+// symbols and CJK arrive intact. Callbacks a character triggers (Return on
+// a default button) run before the next character is typed.
+func (d *Desktop) Type(ctx context.Context, text string) error {
+	for _, r := range text {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		k := keyInput{sym: string(r), r: r}
+		switch r {
+		case '\r':
+			continue
+		case '\n':
+			k = keyInput{sym: "Return"}
+		case '\t':
+			k = keyInput{sym: "Tab"}
+		case ' ':
+			k.sym = "space"
+		}
+		d.lock()
+		d.keyPress(k)
+		d.unlock()
+	}
+	return nil
+}
+
+// keyPress delivers a key press to the active window.
+func (d *Desktop) keyPress(k keyInput) {
+	w := d.active
+	if w == nil {
+		return
+	}
+	switch {
+	case k.alt && k.sym == "F4":
+		d.closeWindow(w)
+		return
+	case k.sym == "Tab" || k.sym == "ISO_Left_Tab" || k.sym == "KP_Tab":
+		w.setFocus(w.nextFocus(w.focus, k.shift || k.sym == "ISO_Left_Tab"))
+		return
+	}
+	if f := w.focus; f != nil && !f.base().disabled && f.key(k) {
+		return
+	}
+	if (k.sym == "Return" || k.sym == "KP_Enter") && w.def != nil {
+		w.def.click()
+	}
+}

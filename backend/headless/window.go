@@ -1,0 +1,414 @@
+package headless
+
+import (
+	"image"
+	"math"
+	"slices"
+)
+
+// A Window is a top-level window of an application. Launch makes one and
+// hands it to the application's build function, which adds widgets to it
+// from top to bottom. Its methods are safe for concurrent use, also from
+// widget callbacks.
+type Window struct {
+	d     *Desktop
+	id    uint64
+	app   string
+	args  []string
+	title string
+	// content is the size of the area below the title bar, in UI points.
+	content image.Point
+	frame   image.Rectangle // the whole window in screen pixels, title bar included
+	shown   bool            // on screen: build has returned
+	closed  bool
+
+	widgets []control // in layout order, top to bottom
+	focus   control   // the widget with the keyboard focus when the window is active
+	def     *Button   // the default button: Return activates it
+}
+
+// ID returns the window's id, as shinken.Windows lists it.
+func (w *Window) ID() uint64 { return w.id }
+
+// App returns the name the window's application was launched by.
+func (w *Window) App() string { return w.app }
+
+// Args returns the arguments the application was launched with.
+func (w *Window) Args() []string { return slices.Clone(w.args) }
+
+// Title returns the window's title.
+func (w *Window) Title() string {
+	w.d.lock()
+	defer w.d.unlock()
+	return w.title
+}
+
+// SetTitle sets the window's title, shown in its title bar, the taskbar and
+// the accessible tree. The default is the application's name.
+func (w *Window) SetTitle(title string) {
+	w.d.lock()
+	defer w.d.unlock()
+	w.title = title
+	if w.shown {
+		w.d.damageRect(w.titleBar())
+		w.d.damageRect(w.d.taskbar())
+		w.d.notify()
+	}
+}
+
+// SetSize sets the size of the window's content area, below its title bar,
+// in UI points. The default is 440×320.
+func (w *Window) SetSize(width, height int) {
+	w.d.lock()
+	defer w.d.unlock()
+	w.content = image.Pt(max(1, width), max(1, height))
+	if !w.shown {
+		return
+	}
+	w.d.damageRect(w.outer())
+	w.frame = image.Rectangle{w.frame.Min, w.frame.Min.Add(w.frameSize())}
+	w.layout()
+	w.d.damageRect(w.outer())
+	w.d.notify()
+}
+
+// Move moves the window's top left corner, title bar included, to (x, y)
+// in screen pixels. The window may be partly or wholly off screen.
+func (w *Window) Move(x, y int) {
+	w.d.lock()
+	defer w.d.unlock()
+	w.moveTo(image.Pt(x, y))
+}
+
+// moveTo moves the window's frame to p.
+func (w *Window) moveTo(p image.Point) {
+	if p == w.frame.Min {
+		return
+	}
+	if w.shown {
+		w.d.damageRect(w.outer())
+	}
+	w.frame = w.frame.Add(p.Sub(w.frame.Min))
+	if w.shown {
+		w.d.damageRect(w.outer())
+		w.d.notify()
+	}
+}
+
+// Bounds returns the window's rectangle in screen pixels, title bar
+// included. It is empty until the window is shown.
+func (w *Window) Bounds() image.Rectangle {
+	w.d.lock()
+	defer w.d.unlock()
+	return w.frame
+}
+
+// Close closes the window. Its widgets' accessible nodes become stale.
+func (w *Window) Close() {
+	w.d.lock()
+	defer w.d.unlock()
+	w.d.closeWindow(w)
+}
+
+// SetDefault makes b the window's default button: drawn in the accent
+// colour, and activated by Return in an entry.
+func (w *Window) SetDefault(b *Button) {
+	w.d.lock()
+	defer w.d.unlock()
+	old := w.def
+	w.def = b
+	for _, c := range []*Button{old, b} {
+		if c != nil {
+			c.damage()
+		}
+	}
+}
+
+// Focus gives c the keyboard focus within the window, if c is an enabled
+// widget of the window that takes the focus (not a label).
+func (w *Window) Focus(c Widget) {
+	w.d.lock()
+	defer w.d.unlock()
+	if ctl, ok := c.(control); ok && ctl.base().win == w && ctl.focusable() && !ctl.base().disabled {
+		w.setFocus(ctl)
+	}
+}
+
+// add appends c to the window, assigning it an id.
+func (w *Window) add(c control) {
+	b := c.base()
+	w.d.lock()
+	defer w.d.unlock()
+	b.id, b.win = w.d.newID(), w
+	if w.closed {
+		return
+	}
+	w.d.objects[b.id] = c
+	w.widgets = append(w.widgets, c)
+	if w.shown {
+		w.relayout()
+		c.base().changed()
+	}
+}
+
+// AddLabel adds a line of text, wrapped to the window's width.
+func (w *Window) AddLabel(text string) *Label {
+	l := &Label{text: text}
+	w.add(l)
+	return l
+}
+
+// AddButton adds a push button; onClick, if not nil, runs when it is
+// clicked, pressed with space or Return, or invoked through the
+// accessibility tree.
+func (w *Window) AddButton(text string, onClick func()) *Button {
+	b := &Button{text: text, onClick: onClick}
+	w.add(b)
+	return b
+}
+
+// AddEntry adds a single-line text entry. A non-empty label is shown above
+// it and is its accessible name.
+func (w *Window) AddEntry(label string) *Entry {
+	if label != "" {
+		w.AddLabel(label)
+	}
+	e := &Entry{editor{widget: widget{name: label}}}
+	w.add(e)
+	return e
+}
+
+// AddTextArea adds a multi-line text area that takes a share of the
+// window's spare height. A non-empty label is shown above it and is its
+// accessible name.
+func (w *Window) AddTextArea(label string) *TextArea {
+	if label != "" {
+		w.AddLabel(label)
+	}
+	t := &TextArea{editor{widget: widget{name: label}, multi: true}}
+	w.add(t)
+	return t
+}
+
+// AddCheckBox adds a check box; onToggle, if not nil, runs with the new
+// state when the user toggles it.
+func (w *Window) AddCheckBox(text string, onToggle func(checked bool)) *CheckBox {
+	c := &CheckBox{text: text, onToggle: onToggle}
+	w.add(c)
+	return c
+}
+
+// AddList adds a list of selectable items that takes a share of the window's
+// spare height. A non-empty label is shown above it and is its accessible
+// name. onSelect, if not nil, runs when the user selects or activates an
+// item.
+func (w *Window) AddList(label string, onSelect func(index int, item string), items ...string) *List {
+	if label != "" {
+		w.AddLabel(label)
+	}
+	l := &List{widget: widget{name: label}, selected: -1, onSelect: onSelect}
+	w.add(l)
+	l.SetItems(items...)
+	return l
+}
+
+// px converts UI points to device pixels.
+func (w *Window) px(points int) int { return int(math.Round(float64(points) * w.d.dpr)) }
+
+// frameSize is the window's size in pixels, title bar and borders included.
+func (w *Window) frameSize() image.Point {
+	m := w.d.m
+	return image.Pt(w.px(w.content.X)+2*m.border, m.title+w.px(w.content.Y)+m.border)
+}
+
+// contentRect is the area below the title bar, in screen pixels.
+func (w *Window) contentRect() image.Rectangle {
+	b := w.d.m.border
+	return image.Rect(w.frame.Min.X+b, w.frame.Min.Y+w.d.m.title, w.frame.Max.X-b, w.frame.Max.Y-b)
+}
+
+// titleBar is the title bar, in screen pixels.
+func (w *Window) titleBar() image.Rectangle {
+	return image.Rect(w.frame.Min.X, w.frame.Min.Y, w.frame.Max.X, w.frame.Min.Y+w.d.m.title)
+}
+
+// closeBox is the close button at the right of the title bar.
+func (w *Window) closeBox() image.Rectangle {
+	t := w.titleBar()
+	in := w.d.m.gap / 2
+	return image.Rect(t.Max.X-t.Dy()+in, t.Min.Y+in, t.Max.X-in, t.Max.Y-in)
+}
+
+// outer is everything the window paints, its shadow included.
+func (w *Window) outer() image.Rectangle {
+	n := w.d.m.shadow
+	return w.frame.Inset(-n).Union(w.frame.Add(image.Pt(0, n/3)).Inset(-n))
+}
+
+// layout stacks the widgets from top to bottom and shares the spare height
+// among those that expand.
+func (w *Window) layout() {
+	m := w.d.m
+	cw, ch := w.px(w.content.X), w.px(w.content.Y)
+	width := max(1, cw-2*m.pad)
+	heights := make([]int, len(w.widgets))
+	expanding, used := 0, 2*m.pad
+	for i, c := range w.widgets {
+		h, expand := c.measure(width)
+		heights[i] = h
+		used += h
+		if i > 0 {
+			used += m.gap
+		}
+		if expand {
+			expanding++
+		}
+	}
+	spare := max(0, ch-used)
+	y := m.pad
+	for i, c := range w.widgets {
+		h := heights[i]
+		if _, expand := c.measure(width); expand {
+			share := spare / expanding
+			spare -= share
+			expanding--
+			h += share
+		}
+		cwidth := c.natural()
+		if cwidth <= 0 || cwidth > width {
+			cwidth = width
+		}
+		c.base().rect = image.Rect(m.pad, y, m.pad+cwidth, y+h)
+		y += h + m.gap
+	}
+}
+
+// relayout lays the widgets out again and damages those that moved.
+func (w *Window) relayout() {
+	old := make([]image.Rectangle, len(w.widgets))
+	for i, c := range w.widgets {
+		old[i] = c.base().rect
+	}
+	w.layout()
+	if !w.shown {
+		return
+	}
+	origin := w.contentRect().Min
+	for i, c := range w.widgets {
+		if r := c.base().rect; r != old[i] {
+			w.d.damageRect(old[i].Add(origin))
+			w.d.damageRect(r.Add(origin))
+		}
+	}
+}
+
+// nextFocus returns the focusable widget after from (before it when back),
+// wrapping around; from nil means the first (or last).
+func (w *Window) nextFocus(from control, back bool) control {
+	var able []control
+	for _, c := range w.widgets {
+		if c.focusable() && !c.base().disabled {
+			able = append(able, c)
+		}
+	}
+	if len(able) == 0 {
+		return nil
+	}
+	i := slices.Index(able, from)
+	switch {
+	case i < 0 && back:
+		return able[len(able)-1]
+	case i < 0:
+		return able[0]
+	case back:
+		return able[(i+len(able)-1)%len(able)]
+	default:
+		return able[(i+1)%len(able)]
+	}
+}
+
+// setFocus moves the window's focus to c.
+func (w *Window) setFocus(c control) {
+	if w.focus == c {
+		return
+	}
+	if w.focus != nil {
+		w.focus.base().damage()
+	}
+	w.focus = c
+	if c != nil {
+		c.base().damage()
+	}
+	w.d.notify()
+}
+
+// hasFocus reports whether c has the desktop's keyboard focus.
+func (w *Window) hasFocus(c control) bool { return w.d.active == w && w.focus == c }
+
+// widgetAt returns the widget under the screen point p.
+func (w *Window) widgetAt(p image.Point) control {
+	origin := w.contentRect().Min
+	if !p.In(w.contentRect()) {
+		return nil
+	}
+	for _, c := range w.widgets {
+		if p.In(c.base().rect.Add(origin)) {
+			return c
+		}
+	}
+	return nil
+}
+
+// paint paints the window into dst, which is clipped to the area to
+// repaint.
+func (w *Window) paint(dst *image.RGBA) {
+	d, m := w.d, w.d.m
+	active := d.active == w
+	shadow(dst, w.frame, m.shadow)
+	fill(dst, w.frame, colFrame)
+	tb := w.titleBar().Inset(m.border)
+	tb.Max.Y = w.frame.Min.Y + m.title
+	titleCol, textCol := colTitleIdle, colTitleIdleTxt
+	if active {
+		titleCol, textCol = colTitleActive, colTitleText
+	}
+	fill(dst, tb, titleCol)
+	cb := w.closeBox()
+	baseline := tb.Min.Y + (tb.Dy()-d.bold.ascent-d.bold.descent)/2 + d.bold.ascent
+	title := ellipsize(d.bold, w.title, cb.Min.X-tb.Min.X-2*m.pad)
+	tx := tb.Min.X + (tb.Dx()-d.bold.width(title))/2
+	tx = max(tx, tb.Min.X+m.pad)
+	d.bold.draw(clipTo(dst, tb), tx, baseline, title, textCol)
+	cross := "×"
+	d.bold.draw(clipTo(dst, cb), cb.Min.X+(cb.Dx()-d.bold.width(cross))/2, baseline, cross, textCol)
+
+	content := w.contentRect()
+	fill(dst, content, colWindow)
+	in := clipTo(dst, content)
+	for _, c := range w.widgets {
+		r := c.base().rect.Add(content.Min)
+		if r.Overlaps(in.Bounds()) {
+			c.paint(in, r, w.hasFocus(c))
+		}
+	}
+}
+
+// clipTo returns the part of dst inside r, sharing dst's pixels.
+func clipTo(dst *image.RGBA, r image.Rectangle) *image.RGBA {
+	return dst.SubImage(r).(*image.RGBA)
+}
+
+// ellipsize shortens s with a trailing ellipsis until it fits in width.
+func ellipsize(fc *face, s string, width int) string {
+	if fc.width(s) <= width {
+		return s
+	}
+	rs := []rune(s)
+	for len(rs) > 0 {
+		rs = rs[:len(rs)-1]
+		if t := string(rs) + "…"; fc.width(t) <= width {
+			return t
+		}
+	}
+	return ""
+}

@@ -1,0 +1,109 @@
+package osexec
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"shinken.dev/go/shinken"
+)
+
+// defaultPath is searched when the merged environment has no PATH, as a
+// POSIX shell would, rather than finding nothing.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// mergeEnv returns base with over applied: a variable of over replaces the
+// one of the same name in base, in place, and new ones follow in name order
+// so that the child's environment does not depend on map order. When base
+// names a variable twice the last one wins, as getenv in the child would
+// otherwise pick either.
+func mergeEnv(base []string, over map[string]string) ([]string, error) {
+	env := make([]string, 0, len(base)+len(over))
+	at := make(map[string]int, len(base)+len(over))
+	for _, kv := range base {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		if i, dup := at[k]; dup {
+			env[i] = kv
+			continue
+		}
+		at[k] = len(env)
+		env = append(env, kv)
+	}
+	var added []string
+	for k, v := range over {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return nil, fmt.Errorf("%w: exec: bad environment variable name %q", shinken.ErrInvalidAction, k)
+		}
+		if i, ok := at[k]; ok {
+			env[i] = k + "=" + v
+			continue
+		}
+		added = append(added, k+"="+v)
+	}
+	slices.Sort(added)
+	return append(env, added...), nil
+}
+
+// getenv returns the value of key in env, the last one if it repeats.
+func getenv(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// lookPath finds the program name on path. A name with a slash is used as
+// it is, relative to the child's working directory as execve would take it.
+// Relative PATH entries (including the empty one, meaning ".") are skipped,
+// for the reason os/exec gives in ErrDot: a command should not run whatever
+// program lies in the directory it happens to be in.
+func lookPath(name, path string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", spawnError(name+": executable file not found in PATH", exec.ErrNotFound)
+}
+
+// spawnError is the error of a command that could not be started.
+func spawnError(detail string, cause error) error {
+	return &shinken.Error{Code: shinken.CodeExecSpawnFailed, Detail: detail, Err: cause}
+}
+
+// explainSpawn turns the errno of a failed spawn into an error that says
+// which step failed: the kernel reports the same ENOENT for a missing
+// working directory as for a missing program.
+func explainSpawn(err error, path, dir string) error {
+	if dir != "" {
+		fi, serr := os.Stat(dir)
+		switch {
+		case serr != nil:
+			var pe *fs.PathError
+			if errors.As(serr, &pe) {
+				serr = pe.Err
+			}
+			return spawnError(fmt.Sprintf("chdir %s: %v", dir, serr), err)
+		case !fi.IsDir():
+			return spawnError(fmt.Sprintf("chdir %s: not a directory", dir), err)
+		}
+	}
+	return spawnError(fmt.Sprintf("%s: %v", path, err), err)
+}

@@ -1,0 +1,193 @@
+package osexec
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"shinken.dev/go/shinken"
+)
+
+// Defaults of [Options].
+const (
+	DefaultTimeout      = 60 * time.Second
+	DefaultMaxTimeout   = time.Hour
+	DefaultWaitDelay    = 2 * time.Second
+	DefaultMaxProcesses = 64
+	DefaultChunkSize    = 32 << 10
+)
+
+// Options configure an [Executor]. A nil *Options means all defaults.
+type Options struct {
+	// DefaultTimeout applies to a request whose Timeout is 0. The default
+	// is DefaultTimeout (60 s); a negative value means no deadline.
+	DefaultTimeout time.Duration
+	// MaxTimeout is the hard maximum every deadline is clamped to, so that
+	// no command outlives it. The default is DefaultMaxTimeout (one hour);
+	// a negative value means no maximum.
+	MaxTimeout time.Duration
+	// Env is the base environment that a request's Env is merged over.
+	// nil means os.Environ() as it was when New was called; an empty
+	// non-nil slice means an empty environment.
+	Env []string
+	// WaitDelay bounds the wait for processes that keep the output pipes
+	// open after the command's leader has exited or its group was killed:
+	// a background job (sh -c 'job &') or a process that left the group.
+	// After WaitDelay their hold is cut: the pipes are closed and Next
+	// returns io.EOF; output they had written and the caller had not yet
+	// read may be lost only if they kept writing for another WaitDelay.
+	// The default is DefaultWaitDelay (2 s).
+	WaitDelay time.Duration
+	// KillBackground kills the rest of a command's process group when its
+	// leader exits (after up to WaitDelay for the pipes to close), so that
+	// background jobs end with the command that started them. By default
+	// they are left running, as a shell leaves them, and only lose the
+	// output pipes.
+	KillBackground bool
+	// MaxProcesses is how many processes may run at once; Start refuses
+	// more with an error wrapping shinken.ErrTooManyExecs. A process counts
+	// until it has ended and its output has been read or discarded (Wait
+	// and Collect do both). The default is DefaultMaxProcesses
+	// (64); a negative value means no limit.
+	MaxProcesses int
+	// ChunkSize is the largest chunk Next returns, in bytes. The default
+	// is DefaultChunkSize (32 KiB).
+	ChunkSize int
+}
+
+// An Executor starts commands as process groups of the operating system.
+// It implements [shinken.Executor] and is safe for concurrent use.
+type Executor struct {
+	defaultTimeout time.Duration
+	maxTimeout     time.Duration
+	env            []string
+	waitDelay      time.Duration
+	killBackground bool
+	maxProcs       int64
+	chunkSize      int
+
+	running atomic.Int64
+	buffers sync.Pool // of *[]byte, chunkSize long
+}
+
+var _ shinken.Executor = (*Executor)(nil)
+
+// New returns an Executor configured by opts, which may be nil.
+func New(opts *Options) *Executor {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	e := &Executor{
+		defaultTimeout: o.DefaultTimeout,
+		maxTimeout:     o.MaxTimeout,
+		env:            o.Env,
+		waitDelay:      o.WaitDelay,
+		killBackground: o.KillBackground,
+		maxProcs:       int64(o.MaxProcesses),
+		chunkSize:      o.ChunkSize,
+	}
+	if e.defaultTimeout == 0 {
+		e.defaultTimeout = DefaultTimeout
+	}
+	if e.maxTimeout == 0 {
+		e.maxTimeout = DefaultMaxTimeout
+	}
+	if e.env == nil {
+		e.env = os.Environ()
+	}
+	if e.waitDelay <= 0 {
+		e.waitDelay = DefaultWaitDelay
+	}
+	if e.maxProcs == 0 {
+		e.maxProcs = DefaultMaxProcesses
+	}
+	if e.chunkSize <= 0 {
+		e.chunkSize = DefaultChunkSize
+	}
+	return e
+}
+
+// Running reports how many processes count against MaxProcesses.
+func (e *Executor) Running() int { return int(e.running.Load()) }
+
+// Start starts req and returns its *[Process]. The process is killed, with
+// its whole group, when ctx is done.
+//
+// A request that sets both or neither of Argv and Shell, or an environment
+// variable name with "=" in it, is an error wrapping
+// shinken.ErrInvalidAction. A command that cannot be started (no such
+// program, bad directory) is an error wrapping shinken.ErrExecSpawnFailed
+// whose text carries the system's reason. A request past MaxProcesses wraps
+// shinken.ErrTooManyExecs. A request's Timeout of 0 means the default
+// timeout, and every timeout is clamped to MaxTimeout.
+func (e *Executor) Start(ctx context.Context, req shinken.ExecRequest) (shinken.Process, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("osexec: not started: %w", err)
+	}
+	var path string
+	var argv []string
+	switch {
+	case len(req.Argv) > 0 && req.Shell != "":
+		return nil, fmt.Errorf("%w: exec: both argv and shell are set", shinken.ErrInvalidAction)
+	case req.Shell != "":
+		path, argv = "/bin/sh", []string{"/bin/sh", "-c", req.Shell}
+	case len(req.Argv) > 0 && req.Argv[0] != "":
+		argv = req.Argv
+	case len(req.Argv) > 0:
+		return nil, fmt.Errorf("%w: exec: empty program name", shinken.ErrInvalidAction)
+	default:
+		return nil, fmt.Errorf("%w: exec: neither argv nor shell is set", shinken.ErrInvalidAction)
+	}
+	env, err := mergeEnv(e.env, req.Env)
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		pathEnv, ok := getenv(env, "PATH")
+		if !ok {
+			pathEnv = defaultPath
+		}
+		if path, err = lookPath(argv[0], pathEnv); err != nil {
+			return nil, err
+		}
+	}
+	if n := e.running.Add(1); e.maxProcs > 0 && n > e.maxProcs {
+		e.running.Add(-1)
+		return nil, fmt.Errorf("%w: %d processes are running", shinken.ErrTooManyExecs, n-1)
+	}
+	p, err := e.start(ctx, path, argv, env, req.Dir, req.Stdin, e.timeout(req.Timeout))
+	if err != nil {
+		e.running.Add(-1)
+		return nil, err
+	}
+	return p, nil
+}
+
+// timeout returns the deadline to apply to a request's timeout, 0 for none.
+func (e *Executor) timeout(t time.Duration) time.Duration {
+	if t <= 0 {
+		t = max(e.defaultTimeout, 0)
+	}
+	if e.maxTimeout > 0 && (t == 0 || t > e.maxTimeout) {
+		t = e.maxTimeout
+	}
+	return t
+}
+
+// buffer returns a chunk buffer, reused when one is free.
+func (e *Executor) buffer() []byte {
+	if b, ok := e.buffers.Get().(*[]byte); ok {
+		return *b
+	}
+	return make([]byte, e.chunkSize)
+}
+
+// recycle gives back a buffer that no caller can still be reading.
+func (e *Executor) recycle(b []byte) {
+	b = b[:cap(b)]
+	e.buffers.Put(&b)
+}

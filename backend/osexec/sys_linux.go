@@ -1,0 +1,93 @@
+package osexec
+
+import (
+	"errors"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// exitInfo is how a reaped leader ended.
+type exitInfo struct {
+	exited bool
+	code   int
+	signal int
+}
+
+// spawn starts the child as the leader of a new process group, so that one
+// signal reaches everything it starts, and asks the kernel to SIGKILL it
+// if the spawning thread dies: the runtime's death then takes the leader
+// with it.
+func spawn(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
+	attr.Sys = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	pid, _, err := syscall.StartProcess(path, argv, attr)
+	return pid, err
+}
+
+// waitExit blocks until the child has exited, without reaping it.
+func waitExit(pid int) error {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+// reap collects the exited child's status and frees its pid.
+func reap(pid int) (exitInfo, error) {
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return exitInfo{}, err
+		}
+		switch {
+		case ws.Exited():
+			return exitInfo{exited: true, code: ws.ExitStatus()}, nil
+		case ws.Signaled():
+			return exitInfo{signal: int(ws.Signal())}, nil
+		}
+		return exitInfo{}, nil
+	}
+}
+
+// killGroup sends SIGKILL to the group led by pid. A group that is already
+// gone is not an error.
+func killGroup(pid int) error {
+	err := syscall.Kill(-pid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// pipeState reports whether the pipe f reads from still has a writer and
+// whether it holds data. Linux reports POLLHUP on a pipe's read end once
+// no writer is left, even while data remains to be read.
+func pipeState(f *os.File) (held, data bool) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false, false
+	}
+	rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			_, err := unix.Poll(fds, 0)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if err == nil {
+				held = fds[0].Revents&unix.POLLHUP == 0
+				data = fds[0].Revents&unix.POLLIN != 0
+			}
+			return
+		}
+	})
+	return held, data
+}

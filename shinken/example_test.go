@@ -1,0 +1,106 @@
+package shinken_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net/http/httptest"
+	"strings"
+
+	"shinken.dev/go/backend/headless"
+	"shinken.dev/go/shinken"
+)
+
+// An agent's unit test: serve a headless desktop, drive it through the
+// Client exactly as over the network, and check what the agent achieved.
+func Example() {
+	ctx := context.Background()
+
+	// The computer: a pure-software desktop with the form app open.
+	desk := headless.New(nil)
+	desk.Launch(ctx, "form", nil)
+	rt := shinken.NewRuntime(desk, &shinken.RuntimeOptions{Token: "secret"})
+	srv := httptest.NewServer(rt)
+	defer srv.Close()
+	defer rt.Close()
+
+	// The agent.
+	c, err := shinken.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &shinken.DialOptions{Token: "secret"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	obs, err := c.Observe(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ref := map[string]string{}
+	for _, el := range obs.Elements {
+		ref[el.Role+" "+el.Name] = el.Ref
+	}
+	c.SetValue(ctx, ref["text Name"], "Ada")
+	c.Click(ctx, shinken.Ref(ref["push button Submit"]))
+
+	diff, err := c.Observe(ctx, &shinken.ObserveRequest{Diff: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(diff.TreeText)
+	// Output:
+	// # diff rev 2 of rev 1
+	// ~ e3 text "Name" Value:"Ada" Actions:activate
+	// ~ e7 push button (focused) "Submit" Actions:click
+	// ~ e8 label "Submitted: Ada <no email>, newsletter: no."
+	// focus: e7
+}
+
+// A screenshot, then the same one again: the second costs no encoding,
+// because the client sends the frame hash it holds and the runtime answers
+// not_modified.
+func ExampleClient_Screenshot() {
+	ctx := context.Background()
+	desk := headless.New(nil)
+	desk.Launch(ctx, "notes", nil)
+	rt := shinken.NewRuntime(desk, &shinken.RuntimeOptions{Token: "t"})
+	srv := httptest.NewServer(rt)
+	defer srv.Close()
+	defer rt.Close()
+	c, err := shinken.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &shinken.DialOptions{Token: "t"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	first, _ := c.Screenshot(ctx, &shinken.ScreenshotRequest{MaxLongEdge: 640})
+	second, _ := c.Screenshot(ctx, &shinken.ScreenshotRequest{MaxLongEdge: 640})
+	fmt.Println(first.Width, first.Height, first.Display.SourceRect.W, first.Cached)
+	fmt.Println(second.Cached, second.Hash == first.Hash)
+	// Output:
+	// 640 400 1280 false
+	// true true
+}
+
+// Errors carry the wire code; act on it with errors.Is.
+func ExampleErrStaleElementRef() {
+	ctx := context.Background()
+	rt := shinken.NewRuntime(headless.New(nil), &shinken.RuntimeOptions{Token: "t"})
+	srv := httptest.NewServer(rt)
+	defer srv.Close()
+	defer rt.Close()
+	c, err := shinken.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &shinken.DialOptions{Token: "t"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	err = c.Click(ctx, shinken.Ref("e42"))
+	fmt.Println(err)
+	var e *shinken.Error
+	if errors.As(err, &e) {
+		fmt.Println(e.Code == shinken.CodeStaleElementRef)
+	}
+	// Output:
+	// stale_element_ref: e42 is gone or was never observed in this session: observe again
+	// true
+}
