@@ -318,6 +318,9 @@ func (d *decoder) value(v reflect.Value, open bool, depth int) error {
 		}
 		return d.typeErr("boolean")
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if !d.atNumber() {
+			return d.typeErr("integer")
+		}
 		f, lit, err := d.number()
 		if err != nil {
 			return err
@@ -331,6 +334,9 @@ func (d *decoder) value(v reflect.Value, open bool, depth int) error {
 		v.SetInt(int64(f))
 		return nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if !d.atNumber() {
+			return d.typeErr("integer")
+		}
 		f, lit, err := d.number()
 		if err != nil {
 			return err
@@ -659,6 +665,11 @@ func (d *decoder) literal(lit string) error {
 	}
 	d.pos += len(lit)
 	return nil
+}
+
+func (d *decoder) atNumber() bool {
+	c := d.peek()
+	return c == '-' || c >= '0' && c <= '9'
 }
 
 // number scans a JSON number per RFC 8259's grammar.
