@@ -290,6 +290,15 @@ func (c *conn) goWork(f func()) {
 	}()
 }
 
+// recoverCall turns a panic in a handler into an internal_error reply, so
+// the call is answered and the process stays up.
+func (c *conn) recoverCall(callID, typ string, verb Verb) {
+	if r := recover(); r != nil {
+		c.log.Error("handler panic", "call_id", callID, "panic", r, "stack", string(debug.Stack()))
+		c.fail(callID, typ, verb, Errorf(CodeInternal, "the runtime failed handling this call (%v)", r))
+	}
+}
+
 func (c *conn) recover() {
 	if r := recover(); r != nil {
 		c.log.Error("handler panic", "panic", r, "stack", string(debug.Stack()))
@@ -391,6 +400,7 @@ func (c *conn) result(callID string, v any) {
 }
 
 func (c *conn) query(q *Query) {
+	defer c.recoverCall(q.CallID, "query", "")
 	ctx := c.ctx
 	switch q.Q {
 	case QueryPlatform:
@@ -456,6 +466,7 @@ func windowInfo(w Window) WindowInfo {
 // act runs one action and answers it.
 func (c *conn) act(m *ActionMsg) {
 	a := &m.Action
+	defer c.recoverCall(m.CallID, "action", a.Verb)
 	start := time.Now()
 	var err error
 	switch a.Verb {

@@ -3,6 +3,10 @@ package shinken_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
 	"image"
 	"log/slog"
 	"net/http/httptest"
@@ -633,5 +637,96 @@ func TestCloseEndsSessions(t *testing.T) {
 	_, _, err := r.readRaw()
 	if got := websocket.CloseStatus(err); got != websocket.StatusGoingAway {
 		t.Fatalf("close status %d (%v), want 1001", got, err)
+	}
+}
+
+// panicky is a backend whose capture panics.
+type panicky struct{ *headless.Desktop }
+
+func (p panicky) Capture(ctx context.Context, s shinken.Scope) (shinken.Frame, error) {
+	panic("capture exploded")
+}
+
+func TestHandlerPanicIsAnswered(t *testing.T) {
+	desk := headless.New(nil)
+	rt := shinken.NewRuntime(panicky{desk}, &shinken.RuntimeOptions{Token: testToken, Logger: slog.New(slog.DiscardHandler)})
+	srv := httptest.NewServer(rt)
+	defer srv.Close()
+	defer rt.Close()
+	ctx := testCtx(t)
+	c, err := shinken.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &shinken.DialOptions{Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Screenshot(ctx, nil); !errors.Is(err, shinken.ErrInternal) {
+		t.Fatalf("screenshot with a panicking backend: %v", err)
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("session died after a panic: %v", err)
+	}
+}
+
+// TestUnixSocket serves over a unix socket, where an empty token admits
+// every client, while TCP with an empty token admits none.
+func TestUnixSocket(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "aci.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := shinken.NewRuntime(headless.New(nil), &shinken.RuntimeOptions{Logger: slog.New(slog.DiscardHandler)})
+	done := make(chan error, 1)
+	go func() { done <- rt.Serve(l) }()
+	ctx := testCtx(t)
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}}
+	c, err := shinken.Dial(ctx, "ws://unix/aci", &shinken.DialOptions{HTTPClient: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	hc.CloseIdleConnections()
+
+	tcp := httptest.NewServer(rt)
+	_, err = shinken.Dial(ctx, "ws"+strings.TrimPrefix(tcp.URL, "http"), nil)
+	if !errors.Is(err, shinken.ErrUnauthorized) {
+		t.Fatalf("TCP without a token: %v", err)
+	}
+	tcp.Close()
+	rt.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+}
+
+// TestOffscreenWindowSpace captures a window that hangs off the top-left of
+// the screen: its source_rect starts at negative coordinates.
+func TestOffscreenWindowSpace(t *testing.T) {
+	e := newEnv(t, nil)
+	var win *headless.Window
+	e.desk.Register("stray", func(w *headless.Window) {
+		w.AddLabel("half out")
+		win = w
+	})
+	c := e.dial(t, nil)
+	ctx := testCtx(t)
+	if err := c.LaunchApp(ctx, "stray"); err != nil {
+		t.Fatal(err)
+	}
+	win.Move(-100, -20)
+	ws, _ := c.ListWindows(ctx)
+	shot, err := c.Screenshot(ctx, &shinken.ScreenshotRequest{Scope: shinken.Scope(fmt.Sprintf("window:0x%x", ws[0].ID))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := shot.Display.SourceRect
+	if sr.X != ws[0].BBox[0] || sr.Y != ws[0].BBox[1] || sr.X >= 0 || shot.Width != sr.W || shot.Height != sr.H {
+		t.Fatalf("source_rect %+v, window bbox %v, image %dx%d", sr, ws[0].BBox, shot.Width, shot.Height)
 	}
 }
