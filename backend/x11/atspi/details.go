@@ -1,0 +1,267 @@
+package atspi
+
+import (
+	"strconv"
+	"strings"
+)
+
+// This file holds phase 4 of a walk: what completes the nodes kept in the
+// tree, and what the memo keeps of them for the next walk.
+
+// details queues the calls that complete the kept nodes.
+func (w *walk) details(order []*rec) {
+	// Scroll bars whose value changed moved their parent's content.
+	for _, r := range order {
+		if w.ev.valueChanged[r.path] && r.role == roleScrollBar && r.parent != "" {
+			if w.moved == nil {
+				w.moved = map[string]bool{}
+			}
+			w.moved[r.parent] = true
+		}
+	}
+	if len(order) > 0 {
+		w.geometry(order[0], false, false)
+	}
+	for _, r := range order {
+		if r.ifs&hasAction != 0 {
+			w.fetchActions(r)
+		}
+		switch {
+		case r.ifs&hasValue != 0:
+			w.p.call(getProperty(w.dest, r.path, ifValue, "CurrentValue"), func(m *message, err error) {
+				if err != nil {
+					return
+				}
+				if d, err := expect(m, "v"); err == nil {
+					if v, ok := readVariantFloat(d); ok {
+						r.value = formatNumber(v)
+					}
+				}
+			})
+		case r.ifs&hasEditableText != 0 || r.ifs&hasText != 0 && r.states.has(stateEditable):
+			w.p.call(getText(w.dest, r.path), func(m *message, err error) {
+				if err != nil {
+					return
+				}
+				if d, err := expect(m, "s"); err == nil {
+					if s := d.str(); d.err == nil {
+						r.value = clip(s, maxValueBytes)
+					}
+				}
+			})
+		}
+	}
+}
+
+// geometry reads r's extents, reusing remembered ones where nothing says
+// they changed, then its children's. Nothing under a node that is not
+// showing, or that has no area, is on screen, so nothing there is asked.
+//
+// An event about a node (BoundsChanged, ChildrenChanged, a geometric
+// StateChanged) makes the walk read that node again, and its subtree too
+// only if the node did move: GTK reports every allocation, even an
+// unchanged one, and a child that moves reports its own. stale says an
+// ancestor moved; read says r's bbox was already read as a sentinel.
+func (w *walk) geometry(r *rec, stale, read bool) {
+	if !r.states.has(stateShowing) && r.depth > 0 {
+		return
+	}
+	stale = stale || w.ev.allDirty || w.moved[r.path]
+	dirty := w.ev.geomDirty[r.path]
+	k := w.old(r.path)
+	descend := func(stale bool) {
+		if r.ifs&hasComponent != 0 && r.bbox.Empty() && r.depth > 0 {
+			return
+		}
+		kids := w.kids[r.path]
+		if !stale && len(kids) > 0 && w.m.geometry && scrolls(r) {
+			// Scrolled content moves without telling: read the first
+			// remembered child again and trust the rest only if it stayed.
+			for _, s := range kids {
+				ks := w.old(s.path)
+				if s.ifs&hasComponent == 0 || !s.states.has(stateShowing) || ks == nil || !ks.haveBBox || ks.parent != r.path {
+					continue
+				}
+				w.extents(s, func() {
+					moved := s.bbox != ks.bbox
+					for _, kid := range kids {
+						w.geometry(kid, moved, kid == s)
+					}
+				})
+				return
+			}
+		}
+		for _, kid := range kids {
+			w.geometry(kid, stale, false)
+		}
+	}
+	switch {
+	case read:
+		descend(stale)
+	case r.ifs&hasComponent == 0:
+		descend(stale)
+	case w.m.geometry && !stale && !dirty && r.depth > 1 && k != nil && k.haveBBox && k.parent == r.parent:
+		// Top-level windows (depth 1) are always read: a window manager
+		// moves them without any event.
+		r.bbox, r.bboxKnown = k.bbox, true
+		descend(false)
+	default:
+		w.extents(r, func() {
+			moved := k == nil || !k.haveBBox || k.bbox != r.bbox
+			descend(stale || moved)
+		})
+	}
+}
+
+// scrolls reports whether r's children may move on screen without any
+// event: scrolled panes, viewports and views that manage their rows.
+func scrolls(r *rec) bool {
+	return r.role == roleScrollPane || r.role == roleViewport || r.states.has(stateManagesDescendants)
+}
+
+// extents reads r's extents, then runs then.
+func (w *walk) extents(r *rec, then func()) {
+	w.p.call(callUint(w.dest, r.path, ifComponent, "GetExtents", coordTypeScreen), func(m *message, err error) {
+		if err == nil {
+			if d, err := expect(m, "(iiii)"); err == nil {
+				r.bbox, _ = readExtents(d)
+				r.bboxKnown = d.err == nil
+			}
+		}
+		then()
+	})
+}
+
+// fetchActions names r's actions. GetActions gives the count and the
+// localised names in one call; machine names (what an agent invokes) cost
+// one GetName call per action, so they are asked of one node per distinct
+// localised list and shared with every node that has the same list.
+func (w *walk) fetchActions(r *rec) {
+	if k := w.old(r.path); k != nil && k.haveActions {
+		r.actions, r.haveActs = k.actions, true
+		return
+	}
+	w.p.call(call(w.dest, r.path, ifAction, "GetActions"), func(m *message, err error) {
+		if err != nil {
+			w.actionsByName(r)
+			return
+		}
+		d, err := expect(m, "a(sss)")
+		if err != nil {
+			w.actionsByName(r)
+			return
+		}
+		var local []string
+		end := d.array(8)
+		for d.off < end && d.err == nil && len(local) < maxActions {
+			d.align(8)
+			local = append(local, d.str())
+			d.str()
+			d.str()
+		}
+		if d.err != nil {
+			w.actionsByName(r)
+			return
+		}
+		if len(local) == 0 {
+			r.haveActs = true
+			return
+		}
+		key := strings.Join(local, "\x00")
+		if names, ok := w.m.actionNames[key]; ok && !w.noCache {
+			r.actions, r.haveActs = names, true
+			return
+		}
+		if w.actionWait == nil {
+			w.actionWait = map[string][]*rec{}
+		}
+		waiting, asked := w.actionWait[key]
+		w.actionWait[key] = append(waiting, r)
+		if asked {
+			return
+		}
+		w.nameActions(r, len(local), func(names []string, ok bool) {
+			if ok {
+				if w.m.actionNames == nil {
+					w.m.actionNames = map[string][]string{}
+				}
+				w.m.actionNames[key] = names
+			}
+			for _, o := range w.actionWait[key] {
+				o.actions, o.haveActs = names, ok
+			}
+			delete(w.actionWait, key)
+		})
+	})
+}
+
+// actionsByName names r's actions one call each, for toolkits without
+// GetActions.
+func (w *walk) actionsByName(r *rec) {
+	w.p.call(getProperty(w.dest, r.path, ifAction, "NActions"), func(m *message, err error) {
+		if err != nil {
+			return
+		}
+		d, err := expect(m, "v")
+		if err != nil {
+			return
+		}
+		n, ok := readVariantInt(d)
+		if !ok || n <= 0 {
+			r.haveActs = ok
+			return
+		}
+		w.nameActions(r, int(n), func(names []string, ok bool) { r.actions, r.haveActs = names, ok })
+	})
+}
+
+// nameActions asks r for the machine names of its first n actions.
+func (w *walk) nameActions(r *rec, n int, then func(names []string, ok bool)) {
+	names := make([]string, min(n, maxActions))
+	left, ok := len(names), true
+	if left == 0 {
+		then(names, ok)
+		return
+	}
+	for i := range names {
+		w.p.call(callInt(w.dest, r.path, ifAction, "GetName", int32(i)), func(m *message, err error) {
+			if err == nil {
+				var d *decoder
+				if d, err = expect(m, "s"); err == nil {
+					names[i] = d.str()
+				}
+			}
+			ok = ok && err == nil
+			left--
+			if left == 0 {
+				then(names, ok)
+			}
+		})
+	}
+}
+
+// remember replaces the memo's nodes with what this walk learned.
+func (w *walk) remember(order []*rec) {
+	if w.noCache {
+		return
+	}
+	nodes := make(map[string]*known, len(order))
+	for _, r := range order {
+		nodes[r.path] = &known{
+			parent:      r.parent,
+			role:        r.role,
+			ifs:         r.ifs,
+			haveRole:    true,
+			bbox:        r.bbox,
+			haveBBox:    r.bboxKnown,
+			actions:     r.actions,
+			haveActions: r.haveActs,
+		}
+	}
+	w.m.nodes = nodes
+}
+
+// formatNumber renders a Value the way a person would read it: 5, not 5.000000.
+func formatNumber(v float64) string {
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}

@@ -1,0 +1,51 @@
+// Package atspi reads the accessibility trees of Linux applications over
+// AT-SPI, the D-Bus protocol that GTK, Qt, Firefox, Chromium and
+// LibreOffice speak, and acts on their nodes. It is pure Go: no libatspi,
+// no cgo.
+//
+// A [Client] implements [shinken.dev/go/shinken.A11y] and
+// [shinken.dev/go/shinken.ChangeWatcher]; the X11 backend embeds one.
+// [Connect] finds the accessibility bus, turns accessibility on
+// (org.a11y.Status) and registers for the events that [Client.Watch]
+// reports, which also makes toolkit bridges build the caches a walk reads.
+//
+// # Speed
+//
+// The usual AT-SPI client asks one D-Bus question per property per node,
+// each a round trip through the bus daemon. A [Client.Snapshot] instead:
+//
+//   - talks to each application directly, over the peer-to-peer socket its
+//     bridge offers (Application.GetApplicationBusAddress), when it has one;
+//   - reads role, name, description, states, parent and interfaces of every
+//     node the toolkit caches in one call (Cache.GetItems), whose two
+//     shapes (GTK's and Qt's) it both understands;
+//   - gets the references of a whole subtree the cache lacks in one call
+//     (Collection.GetMatches with a rule that matches everything), then
+//     describes those nodes with calls kept in flight by the hundred;
+//   - reads extents only for nodes on screen, and action names, values and
+//     editable text only where the node has them;
+//   - encodes calls and decodes replies itself, writing a window of calls
+//     with one system call, because decoding replies through reflection
+//     made the client, not the application, the bottleneck;
+//   - on a repeated snapshot of a GTK 3 application, reuses the extents,
+//     roles, interfaces and action names of the last one where the
+//     application's events say they still hold, and re-reads sentinels
+//     (top-level windows, the first child of each scrolling container) to
+//     catch what no event reports. [Options.NoCache] turns this off.
+//
+// Measured against gtk3-demo (189 nodes), a repeated snapshot takes 6 to
+// 8 ms where a plain pyatspi walk of role, name, states and extents takes
+// 60 to 110 ms; a first snapshot takes about 20 ms.
+//
+// # Budgets and failures
+//
+// Each application is read under its own timeout ([Options.AppTimeout])
+// and a per-reply limit ([Options.CallTimeout]). One that hangs or quits
+// during the walk is left out, the others are still returned, and the tree
+// says why it is incomplete in Tree.TruncatedWhy; an application that timed
+// out is skipped for [Options.HungBackoff]. A node budget and a depth cap
+// cut the tree the same way.
+//
+// Node IDs are "busname:/object/path" (the application's unique bus name),
+// stable for the life of the node, and Provenance holds the two parts.
+package atspi

@@ -1,0 +1,23 @@
+package atspi
+
+import (
+	"fmt"
+
+	"shinken.dev/go/shinken"
+)
+
+// A NotAppliedError reports that an application kept another value than
+// the one set_value gave it: a read-only field, a value outside a slider's
+// range, an input filter. It wraps [shinken.ErrElementNotActionable].
+type NotAppliedError struct {
+	ID   string // the node
+	Want string // the value given
+	Got  string // the value read back
+}
+
+func (e *NotAppliedError) Error() string {
+	return fmt.Sprintf("atspi: %s reads %q after being set to %q", e.ID, e.Got, e.Want)
+}
+
+// Unwrap returns [shinken.ErrElementNotActionable], the error's wire code.
+func (e *NotAppliedError) Unwrap() error { return shinken.ErrElementNotActionable }

@@ -1,0 +1,341 @@
+package atspi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"shinken.dev/go/shinken"
+)
+
+// parallelApps bounds how many applications are read at once.
+const parallelApps = 8
+
+// Snapshot implements [shinken.A11y]. TreeActiveApp reads the application
+// that owns the active window and lists the other applications' window
+// titles in Tree.Others; TreeDesktop reads every application, in the
+// registry's order, each under its own root. An application that hangs or
+// dies during the walk is left out and the tree is marked truncated; the
+// others are still returned. Only the accessibility bus itself failing is
+// an error (wrapping [shinken.ErrA11yUnavailable]).
+func (c *Client) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (*shinken.Tree, error) {
+	if c.closed() {
+		return nil, errClientClosed
+	}
+	maxNodes, maxDepth := opts.MaxNodes, opts.MaxDepth
+	if maxNodes <= 0 {
+		maxNodes = c.opts.MaxNodes
+	}
+	if maxDepth <= 0 {
+		maxDepth = c.opts.MaxDepth
+	}
+	apps, err := c.listApps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tree := &shinken.Tree{}
+	var cuts []string
+	if opts.Scope == shinken.TreeDesktop {
+		cuts = c.snapshotDesktop(ctx, tree, apps, maxNodes, maxDepth)
+	} else {
+		cuts = c.snapshotActive(ctx, tree, apps, maxNodes, maxDepth)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if c.closed() {
+		return nil, errClientClosed
+	}
+	if len(cuts) > 0 {
+		tree.Truncated = true
+		var seen []string
+		for _, c := range cuts {
+			if !slices.Contains(seen, c) {
+				seen = append(seen, c)
+			}
+		}
+		tree.TruncatedWhy = strings.Join(seen, "; ")
+	}
+	return tree, nil
+}
+
+// snapshotDesktop walks every application into tree and returns the
+// reasons it is incomplete.
+func (c *Client) snapshotDesktop(ctx context.Context, tree *shinken.Tree, apps []*app, maxNodes, maxDepth int) []string {
+	results := make([]walkResult, len(apps))
+	c.each(ctx, apps, func(i int, a *app) {
+		if a.hung() {
+			results[i].err = errSkippedHung
+			return
+		}
+		results[i].t, results[i].err = c.walkApp(ctx, a, maxNodes, maxDepth)
+	})
+	var cuts []string
+	for i, r := range results {
+		switch {
+		case r.err != nil:
+			if why := skipReason(apps[i], r.err, c.opts); why != "" {
+				cuts = append(cuts, why)
+			}
+		case r.t != nil: // nil when ctx ended before the app's turn
+			cuts = append(cuts, addNodes(tree, r.t, maxNodes)...)
+		}
+	}
+	return cuts
+}
+
+// snapshotActive looks at every application's windows, walks the one with
+// the active window into tree, lists the others' showing windows in
+// tree.Others, and returns the reasons the tree is incomplete.
+func (c *Client) snapshotActive(ctx context.Context, tree *shinken.Tree, apps []*app, maxNodes, maxDepth int) []string {
+	probes := make([]probe, len(apps))
+	c.each(ctx, apps, func(i int, a *app) { probes[i] = c.probeApp(ctx, a) })
+	if ctx.Err() != nil {
+		return nil
+	}
+	pick := c.choose(ctx, apps, probes)
+	var cuts []string
+	for i, p := range probes {
+		if p.err != nil {
+			if why := skipReason(apps[i], p.err, c.opts); why != "" {
+				cuts = append(cuts, why)
+			}
+			continue
+		}
+		if i == pick {
+			continue
+		}
+		for _, w := range p.windows {
+			if w.title != "" && w.showing {
+				tree.Others = append(tree.Others, w.title)
+			}
+		}
+	}
+	if pick < 0 {
+		return cuts
+	}
+	tree.Window = probes[pick].title()
+	t, err := c.walkApp(ctx, apps[pick], maxNodes, maxDepth)
+	if err != nil {
+		if why := skipReason(apps[pick], err, c.opts); why != "" {
+			cuts = append(cuts, why)
+		}
+		return cuts
+	}
+	tree.App = t.name
+	return append(cuts, addNodes(tree, t, maxNodes)...)
+}
+
+type walkResult struct {
+	t   *appTree
+	err error
+}
+
+// errSkippedHung stands for an application skipped because it timed out
+// recently.
+var errSkippedHung = errors.New("atspi: application skipped after a recent timeout")
+
+// each runs fn for every app, parallelApps at a time, and waits.
+func (c *Client) each(ctx context.Context, apps []*app, fn func(i int, a *app)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, parallelApps)
+	for i, a := range apps {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			fn(i, a)
+		}()
+	}
+	wg.Wait()
+}
+
+// addNodes appends an application's nodes to tree within the node budget
+// and returns the reasons its part was cut. A pre-order prefix is still a
+// tree, so the budget simply cuts the tail.
+func addNodes(tree *shinken.Tree, t *appTree, maxNodes int) []string {
+	cuts := slices.Clone(t.cuts)
+	room := maxNodes - len(tree.Nodes)
+	nodes := t.nodes
+	if len(nodes) > room {
+		nodes = nodes[:max(room, 0)]
+		cuts = append(cuts, fmt.Sprintf("node budget of %d reached", maxNodes))
+	}
+	base := len(tree.Nodes)
+	for _, n := range nodes {
+		if n.Parent >= 0 {
+			n.Parent += base
+		}
+		tree.Nodes = append(tree.Nodes, n)
+	}
+	return cuts
+}
+
+// skipReason says why an application is missing from a snapshot, or ""
+// when it simply quit before it could be read.
+func skipReason(a *app, err error, o Options) string {
+	var ce *CallError
+	switch {
+	case errors.Is(err, errSkippedHung):
+		return fmt.Sprintf("application %s skipped: it did not answer within %v recently", a.bus, o.CallTimeout)
+	case errors.As(err, &ce) && ce.gone(), errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ECONNREFUSED):
+		return ""
+	case isTimeout(err):
+		return fmt.Sprintf("application %s skipped: no answer within its timeout", a.bus)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE):
+		return fmt.Sprintf("application %s skipped: it quit during the walk", a.bus)
+	}
+	return fmt.Sprintf("application %s skipped: %v", a.bus, err)
+}
+
+// window describes a top-level window of an application.
+type window struct {
+	title   string
+	active  bool
+	showing bool
+}
+
+// A probe is what a quick look at an application's top-level windows saw.
+type probe struct {
+	windows []window
+	err     error
+}
+
+// title names the window a TreeActiveApp snapshot is rooted at: the active
+// one, else the first showing one, else the first.
+func (p probe) title() string {
+	for _, w := range p.windows {
+		if w.active {
+			return w.title
+		}
+	}
+	for _, w := range p.windows {
+		if w.showing {
+			return w.title
+		}
+	}
+	if len(p.windows) > 0 {
+		return p.windows[0].title
+	}
+	return ""
+}
+
+// probeApp reads an application's top-level windows: their titles and
+// states, in two round trips.
+func (c *Client) probeApp(parent context.Context, a *app) probe {
+	if a.hung() {
+		return probe{err: errSkippedHung}
+	}
+	deadline := time.Now().Add(c.opts.AppTimeout)
+	ctx, cancel := context.WithDeadline(parent, deadline)
+	defer cancel()
+	var pr probe
+	err := c.withApp(ctx, a, func(conn *wireConn, dest string) error {
+		p := c.pipeline(ctx, conn, deadline)
+		var firstErr error
+		p.call(call(dest, pathRoot, ifAccessible, "GetChildren"), func(m *message, err error) {
+			if err != nil {
+				firstErr = err
+				return
+			}
+			d, err := expect(m, "a(so)")
+			if err != nil {
+				firstErr = err
+				return
+			}
+			var paths []string
+			readRefs(d, a.bus, func(p string) { paths = append(paths, p) })
+			pr.windows = make([]window, len(paths))
+			for i, path := range paths {
+				w := &pr.windows[i]
+				p.call(call(dest, path, ifAccessible, "GetState"), func(m *message, err error) {
+					if err != nil {
+						return
+					}
+					if d, err := expect(m, "au"); err == nil {
+						s := readStates(d)
+						w.active, w.showing = s.has(stateActive), s.has(stateShowing)
+					}
+				})
+				p.call(getProperty(dest, path, ifAccessible, "Name"), func(m *message, err error) {
+					if err != nil {
+						return
+					}
+					if d, err := expect(m, "v"); err == nil && readVariant(d) == "s" {
+						w.title = d.str()
+					}
+				})
+			}
+		})
+		if err := p.run(); err != nil {
+			return err
+		}
+		return firstErr
+	})
+	if err != nil && isTimeout(err) && parent.Err() == nil {
+		a.markHung(c.opts.HungBackoff)
+	}
+	pr.err = err
+	return pr
+}
+
+// choose picks the application of the active window: the one whose process
+// ActivePID names, else the one with a window in state "active", else the
+// last one with a showing window (the registry lists applications in the
+// order they started). It returns -1 when no application shows a window.
+func (c *Client) choose(ctx context.Context, apps []*app, probes []probe) int {
+	if c.opts.ActivePID != nil {
+		if pid, err := c.opts.ActivePID(ctx); err == nil && pid > 0 {
+			for i, a := range apps {
+				if probes[i].err == nil && c.pidOf(ctx, a) == pid {
+					return i
+				}
+			}
+		}
+	}
+	for i, p := range probes {
+		if p.err == nil && slices.ContainsFunc(p.windows, func(w window) bool { return w.active }) {
+			return i
+		}
+	}
+	pick := -1
+	for i, p := range probes {
+		if p.err == nil && slices.ContainsFunc(p.windows, func(w window) bool { return w.showing }) {
+			pick = i
+		}
+	}
+	return pick
+}
+
+// pidOf returns the process id behind an application's bus name, 0 when
+// the bus will not say.
+func (c *Client) pidOf(ctx context.Context, a *app) int {
+	a.mu.Lock()
+	pid := a.pid
+	a.mu.Unlock()
+	if pid != 0 {
+		return pid
+	}
+	var p uint32
+	err := c.bus.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.GetConnectionUnixProcessID", 0, a.bus).Store(&p)
+	if err != nil {
+		return 0
+	}
+	a.mu.Lock()
+	a.pid = int(p)
+	a.mu.Unlock()
+	return int(p)
+}

@@ -1,0 +1,129 @@
+package escouade
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"shinken.dev/go/internal/jsonrpc"
+)
+
+// Decide asks every plugin with permissions.decide that is on for the
+// request's project whether req may go ahead, all at once, and combines
+// their answers: a deny wins over everything; otherwise an ask, a plugin
+// that does not answer within the method's timeout (500 ms) or answers
+// something that does not hold, means ask; otherwise, when every plugin
+// allows, allow. No plugin to ask means ask. The decision carries the
+// deciding plugin's message and id: the first to deny; else the first, by
+// id, to ask or to allow.
+//
+// about.Project is required: the protocol sends the project with every
+// request. The error is for a request that cannot be asked, never for a
+// plugin's failure.
+func (h *Host) Decide(ctx context.Context, req PermissionRequest, about About) (Decision, error) {
+	if about.Project == "" {
+		return Decision{}, fmt.Errorf("escouade: Decide: %w: the request names no project", ErrNoProject)
+	}
+	if req.ID == "" || req.Kind == "" {
+		return Decision{}, errors.New("escouade: Decide: a request needs an id and a kind")
+	}
+	project, err := h.opts.Projects.Project(ctx, about.Project)
+	if err != nil {
+		return Decision{}, err
+	}
+	var deciders []*Plugin
+	for _, p := range *h.deciders.Load() {
+		if project.On(p.m.ID) && p.State() != StateDisabled {
+			deciders = append(deciders, p)
+		}
+	}
+	if len(deciders) == 0 {
+		return Decision{Verdict: Ask}, nil
+	}
+	params, err := appendDecideParams(make([]byte, 0, 256), &req, project, about)
+	if err != nil {
+		return Decision{}, fmt.Errorf("escouade: Decide: %w", err)
+	}
+	// Each call times out on its own, after the method's timeout: the
+	// plugins are asked at the same moment, so they share the deadline.
+	if len(deciders) == 1 {
+		return deciders[0].decide(ctx, params, req.ID), nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	answers := make([]Decision, len(deciders))
+	type answer struct {
+		i int
+		d Decision
+	}
+	ch := make(chan answer, len(deciders))
+	for i, p := range deciders {
+		go func() { ch <- answer{i, p.decide(ctx, params, req.ID)} }()
+	}
+	for range deciders {
+		a := <-ch
+		if a.d.Verdict == Deny {
+			return a.d, nil // the others' answers cannot change it
+		}
+		answers[a.i] = a.d
+	}
+	for i := range answers {
+		if answers[i].Verdict == Ask {
+			if answers[i].Plugin != "" {
+				return answers[i], nil
+			}
+			return Decision{Verdict: Ask}, nil
+		}
+	}
+	return answers[0], nil
+}
+
+// appendDecideParams encodes the params of permissions/decide, once for
+// every plugin asked: by hand, but for the request's input.
+func appendDecideParams(b []byte, req *PermissionRequest, project *ProjectInfo, about About) ([]byte, error) {
+	b = append(b, `{"request":{"id":`...)
+	b = jsonrpc.AppendString(b, req.ID)
+	b = append(b, `,"kind":`...)
+	b = jsonrpc.AppendString(b, req.Kind)
+	if req.Tool != "" {
+		b = append(b, `,"tool":`...)
+		b = jsonrpc.AppendString(b, req.Tool)
+	}
+	if req.Input != nil {
+		in, err := json.Marshal(req.Input)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"input":`...)
+		b = append(b, in...)
+	}
+	b = append(b, '}')
+	b = appendAbout(b, project, about)
+	return append(b, '}'), nil
+}
+
+// decide asks p, and turns every failure into an ask, journaled.
+func (p *Plugin) decide(ctx context.Context, params []byte, id string) Decision {
+	inst := p.cur.Load()
+	if inst == nil {
+		p.j.say(slog.LevelWarn, "permissions/decide: the plugin is not running; counted as ask", slog.String("request", id))
+		return Decision{Verdict: Ask}
+	}
+	raw, err := inst.conn.Call(ctx, "permissions/decide", json.RawMessage(params))
+	var d Decision
+	if err == nil {
+		err = d.UnmarshalJSON(raw)
+	}
+	if err != nil {
+		why := "permissions/decide failed; counted as ask"
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jsonrpc.ErrTimeout) {
+			why = "permissions/decide: no answer in time; counted as ask"
+		}
+		p.j.say(slog.LevelWarn, why, slog.String("request", id), slog.String("error", err.Error()))
+		return Decision{Verdict: Ask}
+	}
+	d.Plugin = p.m.ID
+	return d
+}

@@ -1,0 +1,104 @@
+package escouade_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/plugin"
+)
+
+// A plugin receives the facts it listed, from the projects where it is on.
+func Example() {
+	ctx := context.Background()
+	h := escouade.New(&escouade.Options{
+		Journal: slog.DiscardHandler,
+		Secrets: escouade.SecretMap{},
+		Projects: escouade.ProjectMap{
+			"shop": {Project: escouade.Project{ID: "shop", Name: "Shop"}},
+		},
+	})
+	defer h.Close(ctx)
+
+	m, err := escouade.ParseManifest([]byte(`{
+		"id": "notifier", "version": "1.0.0", "protocolVersion": 1,
+		"run": {"command": ["notifier"]},
+		"permissions": {"events": ["ticket.column"]}
+	}`))
+	if err != nil {
+		panic(err)
+	}
+	got := make(chan escouade.Fact)
+	_, err = plugin.Connect(ctx, h, m, "", plugin.Handlers{
+		Fact: func(ctx context.Context, c *plugin.Conn, f escouade.Fact) { got <- f },
+	})
+	if err != nil {
+		panic(err)
+	}
+
+	h.Fact(ctx, "ticket.column", map[string]string{"from": "todo", "to": "done"}, escouade.About{
+		Project: "shop",
+		Ticket:  &escouade.Ticket{ID: "t1", Key: "SHOP-7", Title: "Refunds"},
+	})
+	f := <-got
+	fmt.Println(f.Seq, f.Name, f.Project.Name, f.Ticket.Key, string(f.Data))
+	// Output: 1 ticket.column Shop SHOP-7 {"from":"todo","to":"done"}
+}
+
+// Every plugin with permissions.decide is asked; a deny wins.
+func ExampleHost_Decide() {
+	ctx := context.Background()
+	h := escouade.New(&escouade.Options{
+		Journal:  slog.DiscardHandler,
+		Secrets:  escouade.SecretMap{},
+		Projects: escouade.ProjectMap{"shop": {Project: escouade.Project{ID: "shop", Name: "Shop"}}},
+	})
+	defer h.Close(ctx)
+
+	guard := plugin.Handlers{
+		Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+			if argv, _ := p.Request.Input["argv"].([]any); len(argv) > 0 && argv[0] == "rm" {
+				return escouade.Decision{Verdict: escouade.Deny, Message: "nothing is removed in " + p.Project.Name}, nil
+			}
+			return escouade.Decision{Verdict: escouade.Allow}, nil
+		},
+	}
+	m, _ := escouade.ParseManifest([]byte(`{"id": "guard", "version": "1.0.0", "protocolVersion": 1,
+		"run": {"command": ["guard"]}, "permissions": {"decide": true}}`))
+	if _, err := plugin.Connect(ctx, h, m, "", guard); err != nil {
+		panic(err)
+	}
+
+	for _, argv := range [][]string{{"ls", "-l"}, {"rm", "-rf", "/"}} {
+		d, err := h.Decide(ctx, escouade.PermissionRequest{
+			ID: "r-" + argv[0], Kind: "command", Tool: "exec", Input: map[string]any{"argv": argv},
+		}, escouade.About{Project: "shop"})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s: %s %q (%s)\n", strings.Join(argv, " "), d.Verdict, d.Message, d.Plugin)
+	}
+	// Output:
+	// ls -l: allow "" (guard)
+	// rm -rf /: deny "nothing is removed in Shop" (guard)
+}
+
+// A manifest is parsed strictly: every problem names its field.
+func ExampleParseManifest() {
+	_, err := escouade.ParseManifest([]byte(`{
+		"id": "jira", "version": "1.0.0", "protocolVersion": 1,
+		"run": {"command": ["jira-plugin"]},
+		"permissions": {"events": ["ticket.moved"], "files": {"agentRepo": "rw"}},
+		"colour": "blue"
+	}`))
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, escouade.ErrUnknownField))
+	// Output:
+	// escouade: colour: unknown field
+	// escouade: permissions.events[0]: "ticket.moved" is not a fact of the protocol
+	// escouade: permissions.files.agentRepo: want read or write, not "rw"
+	// true
+}

@@ -1,0 +1,263 @@
+package escouade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure a Host. A nil *Options, or a zero field, gives the
+// default documented beside the field.
+type Options struct {
+	// Secrets keeps the plugins' secrets; nil means the desktop's keychain
+	// (the Secret Service, over D-Bus; see SecretService).
+	Secrets SecretStore
+	// Settings gives the values of plugins' settings; nil means a
+	// FileSettings with no user values.
+	Settings SettingsSource
+	// Projects knows the projects; nil means none is known.
+	Projects Projects
+	// Agents knows the agents; nil means none is known.
+	Agents Agents
+	// Journal receives what happens to plugins and what they log; nil
+	// means slog.Default's handler.
+	Journal slog.Handler
+	// Clock tells the time of facts and crashes; nil means the system's.
+	Clock Clock
+
+	// Version is the Host's version, sent in initialize; "" means "0.0.0".
+	Version string
+	// Lang is the interface's language (fr, en), sent in initialize; ""
+	// leaves it out.
+	Lang string
+
+	// CrashBudget is how many restarts a plugin gets within CrashWindow;
+	// past it the plugin is disabled. 0 means 3.
+	CrashBudget int
+	// CrashWindow: 0 means 5 minutes.
+	CrashWindow time.Duration
+	// Backoff is the delay before the first restart after a crash; it
+	// doubles with each crash in the window, up to a minute. 0 means 1 s.
+	Backoff time.Duration
+	// StopGrace is how long each step of a stop waits for the plugin to end
+	// before the next, harder one: closing its input, then SIGTERM to its
+	// process group, then SIGKILL. 0 means 1 s.
+	StopGrace time.Duration
+
+	// MaxLine is the byte cap on a line a plugin writes; 0 means 1 MiB.
+	MaxLine int
+	// Workers is how many of a plugin's requests are handled at once; past
+	// it a request is answered failed. 0 means 16.
+	Workers int
+}
+
+// A Host runs plugins: it starts them, gives them facts, asks them to
+// decide permissions, serves their requests, and restarts them when they
+// crash. Its methods are safe for concurrent use.
+type Host struct {
+	opts Options
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	plugins map[string]*Plugin
+	closed  bool
+
+	// facts maps a fact name to the plugins that receive it, and deciders
+	// lists those with permissions.decide, by id; both are rebuilt when
+	// plugins come and go, and read without a lock by Fact and Decide.
+	facts    atomic.Pointer[map[string][]*Plugin]
+	deciders atomic.Pointer[[]*Plugin]
+
+	factMu sync.Mutex // orders facts: one seq, then its sends, at a time
+	seq    int64
+}
+
+// New returns a Host configured by opts (nil means defaults).
+func New(opts *Options) *Host {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Secrets == nil {
+		o.Secrets = &SecretService{}
+	}
+	if o.Settings == nil {
+		o.Settings = &FileSettings{}
+	}
+	if o.Projects == nil {
+		o.Projects = ProjectMap{}
+	}
+	if o.Agents == nil {
+		o.Agents = AgentMap{}
+	}
+	if o.Journal == nil {
+		o.Journal = slog.Default().Handler()
+	}
+	if o.Clock == nil {
+		o.Clock = systemClock{}
+	}
+	if o.Version == "" {
+		o.Version = "0.0.0"
+	}
+	if o.CrashBudget <= 0 {
+		o.CrashBudget = 3
+	}
+	if o.CrashWindow <= 0 {
+		o.CrashWindow = 5 * time.Minute
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = time.Second
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = time.Second
+	}
+	if o.Workers <= 0 {
+		o.Workers = 16
+	}
+	h := &Host{opts: o, log: slog.New(o.Journal), plugins: map[string]*Plugin{}}
+	h.facts.Store(&map[string][]*Plugin{})
+	h.deciders.Store(&[]*Plugin{})
+	return h
+}
+
+// Start loads the plugin in dir and runs it as its manifest says. It
+// returns once the plugin has answered initialize, or with the error that
+// kept it from doing so. Only run.command is supported for now: a plugin
+// run in-process (run.wasm, run.js) gets an error wrapping
+// errors.ErrUnsupported.
+func (h *Host) Start(ctx context.Context, dir string) (*Plugin, error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	if m.Run.Command == nil {
+		return nil, fmt.Errorf("escouade: plugin %s: run.wasm and run.js: %w", m.ID, errors.ErrUnsupported)
+	}
+	return h.start(ctx, m, dir, commandLauncher(m.Run.Command))
+}
+
+// A RunFunc runs one instance of a plugin in-process: it serves the
+// protocol, reading the Host's lines from in and writing its own to out,
+// until in ends or ctx is done. Returning before that is a crash.
+// plugin.Serve is one.
+type RunFunc func(ctx context.Context, in io.Reader, out io.Writer) error
+
+// StartFunc starts a plugin that runs in-process, as run says, with the
+// manifest m and the folder dir (which files/read serves; "" for none). The
+// plugin's lifecycle is a command plugin's: it is stopped with shutdown and
+// then the end of its input, restarted when run returns unasked, within the
+// crash budget. package plugin's Connect uses it to test a plugin without
+// a process.
+func (h *Host) StartFunc(ctx context.Context, m *Manifest, dir string, run RunFunc) (*Plugin, error) {
+	if m == nil || run == nil {
+		return nil, errors.New("escouade: StartFunc needs a manifest and a RunFunc")
+	}
+	return h.start(ctx, m, dir, funcLauncher(run))
+}
+
+func (h *Host) start(ctx context.Context, m *Manifest, dir string, launch launcher) (*Plugin, error) {
+	p, err := newPlugin(h, m, dir, launch)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	switch {
+	case h.closed:
+		h.mu.Unlock()
+		p.release()
+		return nil, ErrClosed
+	case h.plugins[m.ID] != nil:
+		h.mu.Unlock()
+		p.release()
+		return nil, fmt.Errorf("%w: %s", ErrDuplicate, m.ID)
+	}
+	h.plugins[m.ID] = p
+	h.reindex()
+	h.mu.Unlock()
+
+	if err := p.begin(ctx); err != nil {
+		h.remove(p)
+		return nil, err
+	}
+	return p, nil
+}
+
+// reindex rebuilds the indexes of plugins; h.mu must be held.
+func (h *Host) reindex() {
+	idx := map[string][]*Plugin{}
+	ids := make([]string, 0, len(h.plugins))
+	for id := range h.plugins {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var deciders []*Plugin
+	for _, id := range ids {
+		p := h.plugins[id]
+		for _, f := range p.m.Permissions.Events {
+			idx[f] = append(idx[f], p)
+		}
+		if p.m.Permissions.Decide {
+			deciders = append(deciders, p)
+		}
+	}
+	h.facts.Store(&idx)
+	h.deciders.Store(&deciders)
+}
+
+// remove forgets p, once it is stopped.
+func (h *Host) remove(p *Plugin) {
+	h.mu.Lock()
+	if h.plugins[p.m.ID] == p {
+		delete(h.plugins, p.m.ID)
+		h.reindex()
+	}
+	h.mu.Unlock()
+}
+
+// Plugin returns the loaded plugin whose id is id, or nil.
+func (h *Host) Plugin(id string) *Plugin {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.plugins[id]
+}
+
+// Plugins returns the loaded plugins (running, restarting or disabled),
+// sorted by id.
+func (h *Host) Plugins() []*Plugin {
+	h.mu.Lock()
+	ps := make([]*Plugin, 0, len(h.plugins))
+	for _, p := range h.plugins {
+		ps = append(ps, p)
+	}
+	h.mu.Unlock()
+	slices.SortFunc(ps, func(a, b *Plugin) int { return strings.Compare(a.m.ID, b.m.ID) })
+	return ps
+}
+
+// Close stops every plugin, in parallel, and refuses new ones. When ctx
+// ends first, the plugins still stopping are killed at once.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	ps := h.Plugins()
+	errs := make([]error, len(ps))
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = p.Stop(ctx)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,504 @@
+package escouade_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/plugin"
+)
+
+// The plugins run as processes are this test binary, run again with
+// "escouade-test-plugin <mode>": no script, no tool, nothing to build.
+const pluginArg = "escouade-test-plugin"
+
+func TestMain(m *testing.M) {
+	if len(os.Args) >= 3 && os.Args[1] == pluginArg {
+		os.Exit(runTestPlugin(os.Args[2], os.Args[3:]))
+	}
+	// Plugins built with -race would otherwise sleep a second at exit,
+	// waiting for reports: past a test's StopGrace.
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutines leaked:", err)
+			code = 1
+		}
+		if pids := strayProcesses(); len(pids) > 0 {
+			fmt.Fprintln(os.Stderr, "plugin processes left running:", pids)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// strayProcesses waits a moment for the processes running this test
+// binary, other than this one, to end, and lists those that do not.
+func strayProcesses() []int {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pids := testProcesses()
+		if len(pids) == 0 || time.Now().After(deadline) {
+			return pids
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// testProcesses lists the live processes, other than this one, that run
+// this test binary: plugins and what they started.
+func testProcesses() []int {
+	self, _ := os.Executable()
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		if err != nil || exe != self {
+			continue
+		}
+		if alive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// childOf returns a live child of the process ppid, or 0.
+func childOf(ppid int) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(ppid) && alive(pid) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// alive reports whether pid is a process that is not a zombie.
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
+// runTestPlugin is main for the plugins the tests run as processes.
+func runTestPlugin(mode string, args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	in, out := io.Reader(os.Stdin), io.Writer(os.Stdout)
+	if dir := os.Getenv("ESCOUADE_TEST_TRANSCRIPT"); dir != "" {
+		// Every line both ways goes to a transcript, one per process, that
+		// the test checks against the protocol's schema.
+		f, err := os.Create(filepath.Join(dir, strconv.Itoa(os.Getpid())))
+		if err != nil {
+			return 2
+		}
+		defer f.Close()
+		t := &transcript{w: f}
+		in = io.TeeReader(in, t.side('<'))
+		out = io.MultiWriter(out, t.side('>'))
+	}
+	switch mode {
+	case "good":
+		return serve(ctx, in, out, goodHandlers)
+	case "garbage":
+		io.WriteString(out, "not json\n{\"jsonrpc\":\"2.0\",\"Method\":\"log\"}\n[]\n\x00\xff\n{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":1}\n")
+		return serve(ctx, in, out, meekHandlers)
+	case "huge":
+		chunk := []byte(strings.Repeat("x", 1<<20))
+		for range 100 {
+			out.Write(chunk)
+		}
+		io.WriteString(out, "\n")
+		return serve(ctx, in, out, meekHandlers)
+	case "stderr":
+		go func() {
+			line := []byte(strings.Repeat("e", 100) + "\n")
+			for {
+				os.Stderr.Write(line)
+			}
+		}()
+		return serve(ctx, in, out, meekHandlers)
+	case "children":
+		// A child in the plugin's group, and a grandchild, that ignore
+		// SIGTERM: they must die with the group.
+		child := exec.Command(os.Args[0], pluginArg, "spawner")
+		child.Stdout, child.Stderr = nil, nil
+		if err := child.Start(); err != nil {
+			return 3
+		}
+		os.WriteFile(args[0], []byte(strconv.Itoa(child.Process.Pid)), 0o600)
+		go child.Wait()
+		hs := meekHandlers
+		if len(args) > 1 && args[1] == "crash" {
+			hs.Initialize = func(context.Context, *plugin.Conn, escouade.InitializeParams) (map[string]any, error) {
+				time.AfterFunc(50*time.Millisecond, func() { os.Exit(4) })
+				return nil, nil
+			}
+		}
+		return serve(ctx, in, out, hs)
+	case "spawner":
+		signal.Ignore(syscall.SIGTERM)
+		gc := exec.Command(os.Args[0], pluginArg, "sleeper")
+		gc.Start()
+		select {}
+	case "sleeper":
+		signal.Ignore(syscall.SIGTERM)
+		select {}
+	case "silent":
+		// Answers initialize, then nothing: not decide, not shutdown; and
+		// ignores the end of its input and SIGTERM.
+		signal.Ignore(syscall.SIGTERM)
+		return raw(in, out, func(id json.RawMessage, method string) []string {
+			if method == "initialize" {
+				return []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":1,"capabilities":{}}}`}
+			}
+			return nil
+		}, true)
+	case "twice":
+		return raw(in, out, func(id json.RawMessage, method string) []string {
+			switch method {
+			case "initialize":
+				return []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":1,"capabilities":{}}}`}
+			case "permissions/decide":
+				return []string{
+					`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"decision":"allow","message":"first"}}`,
+					`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"decision":"deny","message":"second"}}`,
+				}
+			case "shutdown":
+				return []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":null}`}
+			}
+			return nil
+		}, false)
+	case "version2":
+		return raw(in, out, func(id json.RawMessage, method string) []string {
+			switch method {
+			case "initialize":
+				return []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":2,"capabilities":{}}}`}
+			case "shutdown":
+				return []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":null}`}
+			}
+			return nil
+		}, false)
+	case "exit":
+		// Exits in the middle of a decision.
+		return serve(ctx, in, out, plugin.Handlers{
+			Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+				os.Exit(3)
+				return escouade.Decision{}, nil
+			},
+		})
+	case "host":
+		// A Host in a process of its own, for the test of its death.
+		h := escouade.New(&escouade.Options{Secrets: escouade.SecretMap{}, Journal: slog.DiscardHandler})
+		if _, err := h.Start(ctx, args[0]); err != nil {
+			return 5
+		}
+		os.WriteFile(args[1], []byte(strconv.Itoa(childOf(os.Getpid()))), 0o600)
+		select {}
+	case "bench":
+		return serve(ctx, in, out, plugin.Handlers{
+			Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+				return escouade.Decision{Verdict: escouade.Allow}, nil
+			},
+		})
+	}
+	return 2
+}
+
+func serve(ctx context.Context, in io.Reader, out io.Writer, hs plugin.Handlers) int {
+	if err := plugin.Serve(ctx, in, out, hs); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// goodHandlers deny what removes files, allow the rest, and log facts.
+var goodHandlers = plugin.Handlers{
+	Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+		if cmd, _ := p.Request.Input["command"].(string); strings.HasPrefix(cmd, "rm ") {
+			return escouade.Decision{Verdict: escouade.Deny, Message: "no rm here"}, nil
+		}
+		return escouade.Decision{Verdict: escouade.Allow}, nil
+	},
+	Fact: func(ctx context.Context, c *plugin.Conn, f escouade.Fact) {
+		c.Log(slog.LevelInfo, fmt.Sprintf("fact %s %d", f.Name, f.Seq))
+	},
+}
+
+// meekHandlers allow everything and log facts: a hostile plugin's handlers,
+// so that a deny comes from the good one.
+var meekHandlers = plugin.Handlers{
+	Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+		return escouade.Decision{Verdict: escouade.Allow}, nil
+	},
+	Fact: goodHandlers.Fact,
+}
+
+// raw serves lines by hand, for plugins that break the protocol on purpose.
+// answer returns the lines to write for a request. hang: at the end of the
+// input, wait to be killed.
+func raw(in io.Reader, out io.Writer, answer func(id json.RawMessage, method string) []string, hang bool) int {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(sc.Bytes(), &msg) != nil || msg.ID == nil {
+			continue
+		}
+		for _, l := range answer(msg.ID, msg.Method) {
+			io.WriteString(out, l+"\n")
+		}
+	}
+	if hang {
+		select {}
+	}
+	return 0
+}
+
+// A transcript records lines, each prefixed with its direction.
+type transcript struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (t *transcript) side(dir byte) io.Writer {
+	var partial []byte
+	return writerFunc(func(b []byte) (int, error) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		partial = append(partial, b...)
+		for {
+			i := strings.IndexByte(string(partial), '\n')
+			if i < 0 {
+				break
+			}
+			if i < 1<<20 { // a hostile plugin's 100 MiB line is not kept
+				t.w.Write(append([]byte{dir}, partial[:i+1]...))
+			}
+			partial = partial[i+1:]
+		}
+		if len(partial) > 1<<20 {
+			partial = partial[:0]
+		}
+		return len(b), nil
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// journal records a Host's journal for tests.
+type journal struct {
+	mu      sync.Mutex
+	entries []entry
+	changed chan struct{}
+}
+
+type entry struct {
+	level slog.Level
+	msg   string
+	attrs map[string]string
+}
+
+func (e entry) String() string { return fmt.Sprintf("%v %q %v", e.level, e.msg, e.attrs) }
+
+func newJournal() *journal { return &journal{changed: make(chan struct{}, 1)} }
+
+func (j *journal) handler() slog.Handler { return &journalHandler{j: j} }
+
+type journalHandler struct {
+	j     *journal
+	attrs []slog.Attr
+}
+
+func (h *journalHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *journalHandler) WithGroup(string) slog.Handler            { return h }
+func (h *journalHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &journalHandler{j: h.j, attrs: append(append([]slog.Attr(nil), h.attrs...), as...)}
+}
+
+func (h *journalHandler) Handle(_ context.Context, r slog.Record) error {
+	e := entry{level: r.Level, msg: r.Message, attrs: map[string]string{}}
+	for _, a := range h.attrs {
+		e.attrs[a.Key] = a.Value.String()
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		e.attrs[a.Key] = a.Value.String()
+		return true
+	})
+	h.j.mu.Lock()
+	h.j.entries = append(h.j.entries, e)
+	h.j.mu.Unlock()
+	select {
+	case h.j.changed <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// find returns the entries of plugin whose message holds msg.
+func (j *journal) find(plugin, msg string) []entry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []entry
+	for _, e := range j.entries {
+		if strings.Contains(e.msg, msg) && (plugin == "" || e.attrs["plugin"] == plugin) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// wait waits for an entry of plugin whose message holds msg.
+func (j *journal) wait(t *testing.T, plugin, msg string) entry {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		if es := j.find(plugin, msg); len(es) > 0 {
+			return es[0]
+		}
+		select {
+		case <-j.changed:
+		case <-deadline:
+			t.Fatalf("the journal never said %q for %s; it holds:\n%s", msg, plugin, j.dump())
+		}
+	}
+}
+
+func (j *journal) dump() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var b strings.Builder
+	for _, e := range j.entries {
+		fmt.Fprintln(&b, e)
+	}
+	return b.String()
+}
+
+// waitFor polls cond until it holds, failing after 20 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// writePlugin writes a plugin folder: manifest is plugin.json's fields
+// beyond id, version and protocolVersion, as JSON without its braces.
+func writePlugin(t testing.TB, id, manifest string, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := fmt.Sprintf(`{"id":%q,"version":"1.0.0","protocolVersion":1,%s}`, id, manifest)
+	if err := os.WriteFile(filepath.Join(dir, escouade.ManifestName), []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// commandManifest is the run field of a plugin run as this test binary.
+func commandManifest(mode string, args ...string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	argv := append([]string{exe, pluginArg, mode}, args...)
+	b, _ := json.Marshal(argv)
+	return `"run":{"command":` + string(b) + `}`
+}
+
+// manifest parses a manifest given as for writePlugin.
+func manifest(t testing.TB, id, fields string) *escouade.Manifest {
+	t.Helper()
+	m, err := escouade.ParseManifest([]byte(fmt.Sprintf(`{"id":%q,"version":"1.0.0","protocolVersion":1,"run":{"command":["unused"]}%s}`, id, fields)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// newHost returns a Host for a test, closed at its end, with a journal.
+func newHost(t testing.TB, opts *escouade.Options) (*escouade.Host, *journal) {
+	t.Helper()
+	j := newJournal()
+	var o escouade.Options
+	if opts != nil {
+		o = *opts
+	}
+	o.Journal = j.handler()
+	if o.StopGrace == 0 {
+		o.StopGrace = 200 * time.Millisecond
+	}
+	if o.Backoff == 0 {
+		o.Backoff = 5 * time.Millisecond
+	}
+	if o.Secrets == nil {
+		o.Secrets = escouade.SecretMap{}
+	}
+	h := escouade.New(&o)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := h.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return h, j
+}

@@ -1,0 +1,172 @@
+package escouade_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"shinken.dev/go/escouade"
+)
+
+func TestParseManifestFull(t *testing.T) {
+	m, err := escouade.ParseManifest([]byte(`{
+		"id": "jira-sync",
+		"version": "1.4.0-beta.2+build.7",
+		"protocolVersion": 1,
+		"run": {"command": ["./bin/plugin", "--quiet"]},
+		"permissions": {
+			"events": ["ticket.created", "ticket.column"],
+			"decide": true,
+			"secrets": ["token"],
+			"network": ["api.atlassian.com", "{account}", "local:shared"],
+			"files": {"plugin": "read", "agentRepo": "write"},
+			"commands": ["git status", "npm test *"]
+		},
+		"contributes": {"settings": {
+			"project": {"type": "string", "default": "ESC", "description": "The Jira project."},
+			"limit": {"type": "number", "default": 2.5},
+			"verbose": {"type": "boolean"}
+		}},
+		"limits": {"fetchMs": 30000, "fetchBytes": 4194304, "fileBytes": 1048576},
+		"launch": {"shared": {"command": ["node", "server.js"], "listens": "listening on port (\\d+)"}}
+	}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &escouade.Manifest{
+		ID: "jira-sync", Version: "1.4.0-beta.2+build.7", ProtocolVersion: 1,
+		Run: escouade.Run{Command: []string{"./bin/plugin", "--quiet"}},
+		Permissions: escouade.Permissions{
+			Events:   []string{"ticket.created", "ticket.column"},
+			Decide:   true,
+			Secrets:  []string{"token"},
+			Network:  []string{"api.atlassian.com", "{account}", "local:shared"},
+			Files:    map[string]escouade.Access{"plugin": escouade.Read, "agentRepo": escouade.Write},
+			Commands: []string{"git status", "npm test *"},
+		},
+		Contributes: escouade.Contributes{Settings: map[string]escouade.SettingSpec{
+			"project": {Type: escouade.SettingString, Default: "ESC", Description: "The Jira project."},
+			"limit":   {Type: escouade.SettingNumber, Default: 2.5},
+			"verbose": {Type: escouade.SettingBoolean},
+		}},
+		Limits: escouade.Limits{FetchMs: 30000, FetchBytes: 4 << 20, FileBytes: 1 << 20},
+		Launch: escouade.Launch{Shared: &escouade.SharedProcess{Command: []string{"node", "server.js"}, Listens: `listening on port (\d+)`}},
+	}
+	if !reflect.DeepEqual(m, want) {
+		t.Errorf("got  %+v\nwant %+v", m, want)
+	}
+}
+
+func TestParseManifestRefusals(t *testing.T) {
+	base := `"id":"p","version":"1.0.0","protocolVersion":1`
+	run := `"run":{"command":["x"]}`
+	tests := []struct {
+		name     string
+		manifest string
+		paths    []string // every path that must be named
+	}{
+		{"unknown top field", `{` + base + `,` + run + `,"name":"P"}`, []string{"name"}},
+		{"unknown fields everywhere", `{` + base + `,"run":{"command":["x"],"shell":"sh"},"permissions":{"event":[]},"limits":{"fetch":1}}`, []string{"run.shell", "permissions.event", "limits.fetch"}},
+		{"a key in another case", `{` + base + `,` + run + `,"Permissions":{}}`, []string{"Permissions"}},
+		{"missing fields", `{"id":"p"}`, []string{"version", "protocolVersion", "run"}},
+		{"bad id", `{"id":"My Plugin","version":"1.0.0","protocolVersion":1,` + run + `}`, []string{"id"}},
+		{"bad version", `{"id":"p","version":"v1","protocolVersion":1,` + run + `}`, []string{"version"}},
+		{"other protocol", `{"id":"p","version":"1.0.0","protocolVersion":2,` + run + `}`, []string{"protocolVersion"}},
+		{"fractional protocol", `{"id":"p","version":"1.0.0","protocolVersion":1.0,` + run + `}`, []string{"protocolVersion"}},
+		{"two runs", `{` + base + `,"run":{"command":["x"],"js":"main.js"}}`, []string{"run"}},
+		{"no run", `{` + base + `,"run":{}}`, []string{"run"}},
+		{"empty command", `{` + base + `,"run":{"command":[]}}`, []string{"run.command"}},
+		{"command not strings", `{` + base + `,"run":{"command":["x",1]}}`, []string{"run.command[1]"}},
+		{"wasm leaves", `{` + base + `,"run":{"wasm":"../x.wasm"}}`, []string{"run.wasm"}},
+		{"unknown fact", `{` + base + `,` + run + `,"permissions":{"events":["agent.created","agent.exploded"]}}`, []string{"permissions.events[1]"}},
+		{"fact twice", `{` + base + `,` + run + `,"permissions":{"events":["agent.created","agent.created"]}}`, []string{"permissions.events[1]"}},
+		{"decide not bool", `{` + base + `,` + run + `,"permissions":{"decide":"yes"}}`, []string{"permissions.decide"}},
+		{"bad host", `{` + base + `,` + run + `,"permissions":{"network":["https://x.com","localhost","a.b:80","ok.example.com"]}}`, []string{"permissions.network[0]", "permissions.network[1]", "permissions.network[2]"}},
+		{"bad root", `{` + base + `,` + run + `,"permissions":{"files":{"home":"read"}}}`, []string{"permissions.files.home"}},
+		{"bad access", `{` + base + `,` + run + `,"permissions":{"files":{"agent":"rw"}}}`, []string{"permissions.files.agent"}},
+		{"bad commands", `{` + base + `,` + run + `,"permissions":{"commands":["/bin/rm x","git  log","npm * x","*"]}}`, []string{"permissions.commands[0]", "permissions.commands[1]", "permissions.commands[2]", "permissions.commands[3]"}},
+		{"bad setting", `{` + base + `,` + run + `,"contributes":{"settings":{"a":{"type":"int"},"b":{"type":"number","default":"3"},"c":{"default":1},"d":{"type":"string","color":"red"}}}}`,
+			[]string{"contributes.settings.a.type", "contributes.settings.b.default", "contributes.settings.c.type", "contributes.settings.d.color"}},
+		{"limits past the maximum", `{` + base + `,` + run + `,"limits":{"fetchMs":120001,"fetchBytes":0,"fileBytes":4194305}}`, []string{"limits.fetchMs", "limits.fetchBytes", "limits.fileBytes"}},
+		{"bad launch", `{` + base + `,` + run + `,"launch":{"shared":{"command":["node"],"listens":"port \\d+"}}}`, []string{"launch.shared.listens"}},
+		{"launch without listens", `{` + base + `,` + run + `,"launch":{"shared":{"command":["node"]}}}`, []string{"launch.shared.listens"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := escouade.ParseManifest([]byte(tt.manifest))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			var fe *escouade.FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("not a FieldError: %v", err)
+			}
+			for _, p := range tt.paths {
+				if !strings.Contains(err.Error(), "escouade: "+p+": ") {
+					t.Errorf("the error does not name %s:\n%v", p, err)
+				}
+			}
+		})
+	}
+}
+
+func TestParseManifestStrictJSON(t *testing.T) {
+	for _, bad := range []string{
+		`{"id":"p","id":"q","version":"1.0.0","protocolVersion":1,"run":{"command":["x"]}}`,
+		`{"id":"p","version":"1.0.0","protocolVersion":1,"run":{"command":["x"],"comm\u0061nd":["y"]}}`,
+		"{\"id\":\"p\xff\",\"version\":\"1.0.0\",\"protocolVersion\":1,\"run\":{\"command\":[\"x\"]}}",
+		`{"id":"p",}`,
+		`[]`,
+	} {
+		if _, err := escouade.ParseManifest([]byte(bad)); err == nil {
+			t.Errorf("accepted %s", bad)
+		}
+	}
+	_, err := escouade.ParseManifest([]byte(`{"id":"p","version":"1.0.0","protocolVersion":1,"run":{"command":["x"]},"extra":1}`))
+	if !errors.Is(err, escouade.ErrUnknownField) {
+		t.Errorf("an unknown field: %v", err)
+	}
+}
+
+func TestReadManifestAndFindPlugins(t *testing.T) {
+	parent := t.TempDir()
+	for _, id := range []string{"b", "a"} {
+		dir := filepath.Join(parent, id)
+		os.Mkdir(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(`{"id":"`+id+`","version":"1.0.0","protocolVersion":1,"run":{"command":["x"]}}`), 0o644)
+	}
+	os.Mkdir(filepath.Join(parent, "empty"), 0o755)
+	os.WriteFile(filepath.Join(parent, "file"), nil, 0o644)
+	dirs, err := escouade.FindPlugins(parent)
+	if err != nil || len(dirs) != 2 || filepath.Base(dirs[0]) != "a" || filepath.Base(dirs[1]) != "b" {
+		t.Fatalf("FindPlugins = %v, %v", dirs, err)
+	}
+	m, err := escouade.ReadManifest(dirs[1])
+	if err != nil || m.ID != "b" {
+		t.Fatalf("ReadManifest = %+v, %v", m, err)
+	}
+	if _, err := escouade.ReadManifest(filepath.Join(parent, "empty")); err == nil {
+		t.Error("a folder without a manifest was read")
+	}
+	if _, err := escouade.FindPlugins(filepath.Join(parent, "nope")); err == nil {
+		t.Error("a missing folder was listed")
+	}
+}
+
+func TestParseProjectFile(t *testing.T) {
+	got, err := escouade.ParseProjectFile([]byte("name: x\nplugins:\n  a: {n: 1, s: hi, b: true, f: 1.5}\n  b: {n: 2}\n"), "a")
+	if err != nil || !reflect.DeepEqual(got, map[string]any{"n": 1, "s": "hi", "b": true, "f": 1.5}) {
+		t.Errorf("ParseProjectFile = %v, %v", got, err)
+	}
+	if got, err := escouade.ParseProjectFile([]byte("other: 1\n"), "a"); err != nil || got != nil {
+		t.Errorf("no plugins section: %v, %v", got, err)
+	}
+	for _, bad := range []string{"plugins: [", "plugins:\n  a: {n: 1, n: 2}\n", "plugins:\n  a: [1]\n"} {
+		if _, err := escouade.ParseProjectFile([]byte(bad), "a"); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}

@@ -1,0 +1,309 @@
+package escouade
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+)
+
+// A method serves one of the plugin's requests. It returns a value for
+// encoding/json (nil is null), an *Error to answer with a code, or a
+// *FieldError for params that do not hold.
+type method func(ctx context.Context, p *Plugin, params []byte) (any, error)
+
+// commandMethods are what a plugin run by a command may call. The rest of
+// the protocol's toEscouade methods (net/*, ws/*, timer/*, fs/*, proc/*)
+// are for plugins run in-process, which will add them to these.
+var commandMethods = map[string]method{
+	"secrets/get":  secretsGet,
+	"settings/get": settingsGet,
+	"files/read":   filesRead,
+	"log":          logLine,
+}
+
+// paramsObject is params, or an empty object when the plugin sent none.
+func paramsObject(params []byte) []byte {
+	if params == nil {
+		return []byte("{}")
+	}
+	return params
+}
+
+func secretsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
+	var key string
+	seen, err := object(paramsObject(params), "", []string{"key"}, false, func(_ int, path string, v []byte) (err error) {
+		key, err = str(path, v)
+		return err
+	})
+	if err == nil {
+		err = require(seen, 1, []string{"key"}, "")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !p.secrets[key] {
+		return nil, errorf(CodeNotYours, "notYours: %q is not a key of permissions.secrets", key)
+	}
+	v, ok, err := p.h.opts.Secrets.Secret(ctx, p.m.ID, key)
+	if err != nil {
+		p.j.say(slog.LevelWarn, "the keychain cannot be reached", slog.String("key", key), slog.String("error", err.Error()))
+		return nil, errorf(CodeKeychain, "keychain: the system's keychain cannot be reached")
+	}
+	if !ok {
+		return nil, nil
+	}
+	return v, nil
+}
+
+func settingsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
+	var project string
+	_, err := object(paramsObject(params), "", []string{"project"}, false, func(_ int, path string, v []byte) (err error) {
+		project, err = str(path, v)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	specs := p.m.Contributes.Settings
+	values := make(map[string]any, len(specs))
+	for k, s := range specs {
+		if s.Default != nil {
+			values[k] = s.Default
+		}
+	}
+	user, err := p.h.opts.Settings.UserSettings(ctx, p.m.ID)
+	if err != nil {
+		p.j.say(slog.LevelWarn, "the user's settings cannot be read", slog.String("error", err.Error()))
+		return nil, errorf(CodeFailed, "failed: the user's settings cannot be read")
+	}
+	p.overlay(values, user, "user")
+	if project == "" {
+		return values, nil
+	}
+	// A project the plugin does not know, or is not on for, gives the
+	// user's values alone: the answer does not tell which.
+	info, err := p.h.opts.Projects.Project(ctx, project)
+	if err != nil || !info.On(p.m.ID) {
+		return values, nil
+	}
+	pv, err := p.h.opts.Settings.ProjectSettings(ctx, info, p.m.ID)
+	if err != nil {
+		p.j.say(slog.LevelWarn, "the project's settings cannot be read", slog.String("project", project), slog.String("error", err.Error()))
+		return nil, errorf(CodeFailed, "failed: the settings of project %s cannot be read (%s)", project, ProjectFile)
+	}
+	p.overlay(values, pv, ProjectFile)
+	return values, nil
+}
+
+// overlay sets the values of from over values, for the settings the
+// manifest declares and with the type it declares; the rest is journaled
+// and left out.
+func (p *Plugin) overlay(values, from map[string]any, source string) {
+	for k, v := range from {
+		s, ok := p.m.Contributes.Settings[k]
+		if !ok {
+			p.j.say(slog.LevelWarn, "a setting the manifest does not declare is ignored", slog.String("key", k), slog.String("source", source))
+			continue
+		}
+		if v, ok := settingOfType(s.Type, v); ok {
+			values[k] = v
+			continue
+		}
+		p.j.say(slog.LevelWarn, "a setting of the wrong type is ignored", slog.String("key", k), slog.String("want", string(s.Type)), slog.String("source", source))
+	}
+}
+
+// settingOfType returns v when it is of type t (any Go number for a
+// number).
+func settingOfType(t SettingType, v any) (any, bool) {
+	switch t {
+	case SettingString:
+		s, ok := v.(string)
+		return s, ok
+	case SettingBoolean:
+		b, ok := v.(bool)
+		return b, ok
+	case SettingNumber:
+		switch n := v.(type) {
+		case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+			return n, true
+		case float32:
+			return n, !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0)
+		case float64:
+			return n, !math.IsNaN(n) && !math.IsInf(n, 0)
+		}
+	}
+	return nil, false
+}
+
+// maxFileRead is the largest file files/read returns.
+const maxFileRead = 256 << 10
+
+func filesRead(ctx context.Context, p *Plugin, params []byte) (any, error) {
+	var name string
+	seen, err := object(paramsObject(params), "", []string{"path"}, false, func(_ int, path string, v []byte) (err error) {
+		name, err = str(path, v)
+		return err
+	})
+	if err == nil {
+		err = require(seen, 1, []string{"path"}, "")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if why := refusedPath(name); why != "" {
+		return nil, errorf(CodeRefused, "refused: %s", why)
+	}
+	if p.root == nil {
+		return nil, errorf(CodeNotFound, "notFound: the plugin has no folder")
+	}
+	f, err := p.root.Open(name)
+	if err != nil {
+		return nil, openError(name, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, errorf(CodeFailed, "failed: %s cannot be read", name)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errorf(CodeNotFound, "notFound: %s is not a file", name)
+	}
+	// The name was judged as written; judge what it resolves to as well,
+	// links followed: a link inside the folder to .env or to the manifest
+	// is refused as they are.
+	if why := p.refusedTarget(name, fi); why != "" {
+		return nil, errorf(CodeRefused, "refused: %s", why)
+	}
+	if fi.Size() > maxFileRead {
+		return nil, errorf(CodeFailed, "failed: %s is over 256 KiB", name)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileRead+1))
+	if err != nil {
+		return nil, errorf(CodeFailed, "failed: %s cannot be read", name)
+	}
+	if len(data) > maxFileRead {
+		return nil, errorf(CodeFailed, "failed: %s is over 256 KiB", name)
+	}
+	if !utf8.Valid(data) {
+		return nil, errorf(CodeFailed, "failed: %s is not UTF-8", name)
+	}
+	return string(data), nil
+}
+
+// refusedPath says why files/read refuses name as written, or "".
+func refusedPath(name string) string {
+	switch {
+	case name == "":
+		return "an empty path"
+	case strings.HasPrefix(name, "/") || filepath.IsAbs(name):
+		return "an absolute path: the path is relative to the plugin's folder"
+	case strings.ContainsRune(name, '\\'):
+		return "a backslash: the parts of a path are separated by /"
+	}
+	for _, part := range strings.Split(name, "/") {
+		switch {
+		case part == "..":
+			return "a path with .. leaves the plugin's folder"
+		case part == "" || part == ".":
+			return "a path that is not clean: " + name
+		case strings.HasPrefix(part, "."):
+			return "a hidden file or folder: " + part
+		}
+	}
+	if strings.EqualFold(name, ManifestName) {
+		return "the manifest"
+	}
+	return ""
+}
+
+// refusedTarget says why the file opened as name, fi, is refused once its
+// links are followed, or "".
+func (p *Plugin) refusedTarget(name string, fi fs.FileInfo) string {
+	dir, err := filepath.EvalSymlinks(p.dir)
+	if err != nil {
+		return "the plugin's folder cannot be resolved"
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		return "a link that cannot be followed"
+	}
+	rel, err := filepath.Rel(dir, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "a link that leaves the plugin's folder"
+	}
+	if why := refusedPath(filepath.ToSlash(rel)); why != "" {
+		return "a link to " + why
+	}
+	// The file opened must be the one judged: a rename in between is
+	// refused rather than raced.
+	if st, err := os.Stat(real); err != nil || !os.SameFile(st, fi) {
+		return "the file changed while it was read"
+	}
+	return ""
+}
+
+// openError turns an error of os.Root.Open into the protocol's: a missing
+// file is notFound, a file the Host may not read failed, and a path that
+// escapes the folder (os.Root's refusal) refused.
+func openError(name string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return errorf(CodeNotFound, "notFound: no file %s in the plugin's folder", name)
+	case errors.Is(err, fs.ErrPermission):
+		return errorf(CodeFailed, "failed: %s cannot be read", name)
+	}
+	return errorf(CodeRefused, "refused: %s leaves the plugin's folder", path.Clean(name))
+}
+
+var logLevels = map[string]slog.Level{
+	"debug": slog.LevelDebug,
+	"info":  slog.LevelInfo,
+	"warn":  slog.LevelWarn,
+	"error": slog.LevelError,
+}
+
+// logLine writes the plugin's log notification to the journal.
+func logLine(_ context.Context, p *Plugin, params []byte) (any, error) {
+	names := []string{"level", "message"}
+	var level slog.Level
+	var msg string
+	seen, err := object(paramsObject(params), "", names, false, func(i int, path string, v []byte) error {
+		s, err := str(path, v)
+		if err != nil {
+			return err
+		}
+		if i == 1 {
+			msg = s
+			return nil
+		}
+		l, ok := logLevels[s]
+		if !ok {
+			return fieldErr(path, "want debug, info, warn or error, not %q", s)
+		}
+		level = l
+		return nil
+	})
+	if err == nil {
+		err = require(seen, 0b11, names, "")
+	}
+	if err != nil {
+		return nil, err
+	}
+	line, long := cut([]byte(msg))
+	attrs := []slog.Attr{slog.String("stream", "log")}
+	if long {
+		attrs = append(attrs, slog.Bool("cut", true))
+	}
+	p.j.limited(p.j.lines, level, line, attrs...)
+	return nil, nil
+}

@@ -1,0 +1,506 @@
+package escouade
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"shinken.dev/go/internal/jsonrpc"
+)
+
+// State is where a plugin is in its life.
+type State int32
+
+// Plugin states.
+const (
+	StateStarting   State = iota // started, not yet initialized
+	StateRunning                 // initialized: it gets facts and requests
+	StateRestarting              // crashed, waiting to be started again
+	StateStopped                 // stopped on request
+	StateDisabled                // crashed past its budget, or speaks another protocol
+)
+
+var stateNames = [...]string{"starting", "running", "restarting", "stopped", "disabled"}
+
+func (s State) String() string {
+	if s >= 0 && int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("State(%d)", int32(s))
+}
+
+// A Plugin is a plugin loaded by a Host. Its methods are safe for
+// concurrent use.
+type Plugin struct {
+	h       *Host
+	m       *Manifest
+	dir     string
+	root    *os.Root // the plugin's folder, for files/read; nil when it has none
+	launch  launcher
+	j       *journal
+	secrets map[string]bool
+
+	cur   atomic.Pointer[instance] // the running instance, nil between lives
+	state atomic.Int32
+
+	ctx    context.Context // ends when the plugin is stopped
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	attached []*AgentInfo // in the order they were attached
+	caps     map[string]any
+	crashes  []time.Time // within the crash window
+
+	stopOnce  sync.Once
+	stopping  chan struct{}
+	hurryOnce sync.Once
+	hurry     chan struct{} // the stop must be quick: skip to the kill
+	done      chan struct{} // the supervisor has ended
+}
+
+func newPlugin(h *Host, m *Manifest, dir string, launch launcher) (*Plugin, error) {
+	p := &Plugin{
+		h: h, m: m, dir: dir, launch: launch,
+		j:        newJournal(h, m.ID),
+		secrets:  make(map[string]bool, len(m.Permissions.Secrets)),
+		stopping: make(chan struct{}),
+		hurry:    make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	for _, k := range m.Permissions.Secrets {
+		p.secrets[k] = true
+	}
+	if dir != "" {
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			return nil, fmt.Errorf("escouade: plugin %s: %w", m.ID, err)
+		}
+		p.root = root
+	}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	return p, nil
+}
+
+// ID returns the plugin's id.
+func (p *Plugin) ID() string { return p.m.ID }
+
+// Manifest returns the plugin's manifest. It must not be modified.
+func (p *Plugin) Manifest() *Manifest { return p.m }
+
+// Dir returns the plugin's folder; "" for an in-process plugin without one.
+func (p *Plugin) Dir() string { return p.dir }
+
+// State returns where the plugin is in its life.
+func (p *Plugin) State() State { return State(p.state.Load()) }
+
+// Capabilities returns what the plugin said it can do in its last answer to
+// initialize. It must not be modified.
+func (p *Plugin) Capabilities() map[string]any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.caps
+}
+
+func (p *Plugin) setState(s State) { p.state.Store(int32(s)) }
+
+// begin starts the first instance, and the supervisor once it runs.
+func (p *Plugin) begin(ctx context.Context) error {
+	inst, err := p.startInstance(ctx)
+	if err != nil {
+		if errors.Is(err, ErrProtocolVersion) {
+			p.setState(StateDisabled)
+		} else {
+			p.setState(StateStopped)
+		}
+		p.cancel()
+		p.release()
+		close(p.done)
+		return err
+	}
+	p.j.say(slog.LevelInfo, "plugin started", slog.String("version", p.m.Version))
+	go p.supervise(inst)
+	return nil
+}
+
+// release frees what the plugin holds beyond its instances.
+func (p *Plugin) release() {
+	if p.root != nil {
+		p.root.Close()
+	}
+	p.j.flush()
+}
+
+// Stop stops the plugin: a shutdown request, then the end of its input,
+// then SIGTERM to its process group, then SIGKILL, each step given
+// Options.StopGrace (shutdown its own timeout). The Host forgets it. When
+// ctx ends first, the plugin is killed at once and ctx's error returned.
+// Stopping a stopped plugin does nothing.
+func (p *Plugin) Stop(ctx context.Context) error {
+	p.stopOnce.Do(func() {
+		close(p.stopping)
+		p.cancel()
+	})
+	var err error
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		p.hurryOnce.Do(func() { close(p.hurry) })
+		<-p.done
+		err = ctx.Err()
+	}
+	p.h.remove(p)
+	return err
+}
+
+// supervise watches the running instance, restarts it when it ends unasked
+// (within the crash budget), and stops it when asked.
+func (p *Plugin) supervise(inst *instance) {
+	defer close(p.done)
+	defer p.release()
+	for {
+		if inst != nil {
+			p.setState(StateRunning)
+			select {
+			case <-p.stopping:
+				inst.stop(p.hurry, p.h.opts.StopGrace)
+				p.setState(StateStopped)
+				p.j.say(slog.LevelInfo, "plugin stopped")
+				return
+			case <-inst.proc.done():
+			case <-inst.runDone:
+			}
+			p.cur.Store(nil)
+			status := inst.finish(p.h.opts.StopGrace)
+			p.j.say(slog.LevelWarn, "plugin ended unasked", slog.String("status", status))
+		}
+
+		now := p.h.opts.Clock.Now()
+		p.mu.Lock()
+		kept := p.crashes[:0]
+		for _, t := range p.crashes {
+			if now.Sub(t) < p.h.opts.CrashWindow {
+				kept = append(kept, t)
+			}
+		}
+		p.crashes = append(kept, now)
+		n := len(p.crashes)
+		p.mu.Unlock()
+		if n > p.h.opts.CrashBudget {
+			p.setState(StateDisabled)
+			p.j.say(slog.LevelError, "plugin disabled: it crashed past its budget",
+				slog.Int("crashes", n), slog.Duration("window", p.h.opts.CrashWindow))
+			return
+		}
+		delay := min(p.h.opts.Backoff<<(n-1), time.Minute)
+		p.setState(StateRestarting)
+		p.j.say(slog.LevelInfo, "plugin restarting", slog.Duration("in", delay), slog.Int("crashes", n))
+		timer := time.NewTimer(delay)
+		select {
+		case <-timer.C:
+		case <-p.stopping:
+			timer.Stop()
+			p.setState(StateStopped)
+			p.j.say(slog.LevelInfo, "plugin stopped")
+			return
+		}
+		var err error
+		inst, err = p.startInstance(p.ctx)
+		switch {
+		case errors.Is(err, ErrProtocolVersion):
+			p.setState(StateDisabled)
+			return
+		case err != nil && p.ctx.Err() != nil:
+			p.setState(StateStopped)
+			p.j.say(slog.LevelInfo, "plugin stopped")
+			return
+		case err != nil:
+			p.j.say(slog.LevelWarn, "plugin restart failed", slog.String("error", err.Error()))
+			inst = nil // a failed start counts as a crash
+		default:
+			p.j.say(slog.LevelInfo, "plugin restarted")
+		}
+	}
+}
+
+// Attach attaches the agent whose key is key to the plugin, and tells the
+// plugin (agent/attach). The Host gives every attached agent again after a
+// restart. Attaching an attached agent tells the plugin again.
+func (p *Plugin) Attach(ctx context.Context, key string) error {
+	a, err := p.h.opts.Agents.Agent(ctx, key)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.attached = append(removeAgent(p.attached, key), a)
+	p.mu.Unlock()
+	inst := p.cur.Load()
+	if inst == nil {
+		return nil // it will be given on the next start
+	}
+	return inst.conn.Notify(methodAttach, AttachParams{Key: a.Key, Agent: a.Agent})
+}
+
+// Detach forgets an attached agent: it is not given again after a restart.
+func (p *Plugin) Detach(key string) {
+	p.mu.Lock()
+	p.attached = removeAgent(p.attached, key)
+	p.mu.Unlock()
+}
+
+func removeAgent(list []*AgentInfo, key string) []*AgentInfo {
+	out := list[:0]
+	for _, a := range list {
+		if a.Key != key {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// methodAttach is the notification that gives a plugin an attached agent.
+// The protocol's schema names it (FsPath: "as agent/attach gave it") but
+// does not define it yet.
+const methodAttach = "agent/attach"
+
+// A process is one running instance of a plugin as its transport sees it:
+// a program in its own process group, or a function in-process. The
+// peer-to-peer logic above it is the same for every transport.
+type process interface {
+	stdout() io.Reader // what the plugin writes
+	stdin() io.Writer  // what the Host writes
+	closeInput()       // ends the plugin's input: a plugin that reads it ends
+	terminate()        // asks it to end now: SIGTERM to its group
+	kill()             // ends it and all it started: SIGKILL to its group
+	release()          // closes the Host's ends of the transport
+	done() <-chan struct{}
+	status() string // how it ended, once done
+}
+
+// A launcher starts a process for p.
+type launcher func(p *Plugin) (process, error)
+
+// An instance is one life of a plugin: a process and the connection over it.
+type instance struct {
+	p       *Plugin
+	proc    process
+	conn    *jsonrpc.Conn
+	runDone chan struct{}
+}
+
+func (p *Plugin) startInstance(ctx context.Context) (*instance, error) {
+	p.setState(StateStarting)
+	proc, err := p.launch(p)
+	if err != nil {
+		return nil, fmt.Errorf("escouade: plugin %s: %w", p.m.ID, err)
+	}
+	inst := &instance{p: p, proc: proc, runDone: make(chan struct{})}
+	inst.conn = jsonrpc.NewConn(proc.stdout(), proc.stdin(), jsonrpc.HandlerFunc(inst.handle), &jsonrpc.Options{
+		MaxLine: p.h.opts.MaxLine,
+		Workers: p.h.opts.Workers,
+		Busy:    &jsonrpc.Error{Code: int64(CodeFailed), Message: "failed: too many requests at once"},
+		Timeout: MethodTimeout,
+		OnEvent: p.protocolEvent,
+	})
+	go func() {
+		inst.conn.Run(context.Background())
+		close(inst.runDone)
+	}()
+
+	raw, err := inst.conn.Call(ctx, "initialize", p.initializeParams())
+	var res InitializeResult
+	if err == nil {
+		if err = res.UnmarshalJSON(raw); err != nil {
+			err = fmt.Errorf("its answer does not hold: %w", err)
+		}
+	}
+	if err != nil {
+		inst.abort(p.h.opts.StopGrace)
+		p.j.say(slog.LevelWarn, "plugin failed to initialize", slog.String("error", err.Error()))
+		return nil, fmt.Errorf("escouade: plugin %s: initialize: %w", p.m.ID, err)
+	}
+	if res.ProtocolVersion != ProtocolVersion {
+		p.j.say(slog.LevelError, "plugin stopped: it speaks another protocol version",
+			slog.Int("speaks", res.ProtocolVersion), slog.Int("want", ProtocolVersion))
+		inst.stop(p.hurry, p.h.opts.StopGrace)
+		return nil, fmt.Errorf("%w: plugin %s speaks %d, the host %d", ErrProtocolVersion, p.m.ID, res.ProtocolVersion, ProtocolVersion)
+	}
+	p.mu.Lock()
+	p.caps = res.Capabilities
+	attached := append([]*AgentInfo(nil), p.attached...)
+	p.mu.Unlock()
+	p.cur.Store(inst)
+	p.setState(StateRunning)
+	inst.reattach(ctx, attached, res.Capabilities["batch"] == true)
+	return inst, nil
+}
+
+func (p *Plugin) initializeParams() InitializeParams {
+	return InitializeParams{
+		ProtocolVersion: ProtocolVersion,
+		Escouade:        HostInfo{Version: p.h.opts.Version},
+		Plugin:          PluginInfo{ID: p.m.ID, Version: p.m.Version},
+		Lang:            p.h.opts.Lang,
+		Capabilities:    Capabilities{Batch: true, Secrets: true, Log: true, Attach: true},
+	}
+}
+
+// reattach gives the plugin its attached agents again, in one batch when it
+// takes batches.
+func (inst *instance) reattach(ctx context.Context, agents []*AgentInfo, batch bool) {
+	if len(agents) == 0 {
+		return
+	}
+	if batch && len(agents) > 1 {
+		calls := make([]jsonrpc.BatchCall, len(agents))
+		for i, a := range agents {
+			calls[i] = jsonrpc.BatchCall{Method: methodAttach, Params: AttachParams{Key: a.Key, Agent: a.Agent}, Notify: true}
+		}
+		if err := inst.conn.Batch(ctx, calls); err != nil {
+			inst.p.j.say(slog.LevelWarn, "could not give the attached agents again", slog.String("error", err.Error()))
+		}
+		return
+	}
+	for _, a := range agents {
+		if err := inst.conn.Notify(methodAttach, AttachParams{Key: a.Key, Agent: a.Agent}); err != nil {
+			inst.p.j.say(slog.LevelWarn, "could not give an attached agent again", slog.String("agent", a.Key), slog.String("error", err.Error()))
+		}
+	}
+}
+
+// stop ends a running instance politely, then less so: shutdown, the end of
+// its input, SIGTERM, SIGKILL. hurry skips to the kill.
+func (inst *instance) stop(hurry <-chan struct{}, grace time.Duration) {
+	inst.p.cur.CompareAndSwap(inst, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-hurry:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	_, err := inst.conn.Call(ctx, "shutdown", nil)
+	cancel()
+	if err != nil && !errors.Is(err, jsonrpc.ErrClosed) {
+		inst.p.j.say(slog.LevelWarn, "plugin did not answer shutdown", slog.String("error", err.Error()))
+	}
+	inst.proc.closeInput()
+	if !inst.wait(hurry, grace) {
+		inst.p.j.say(slog.LevelWarn, "plugin did not end when its input closed: SIGTERM")
+		inst.proc.terminate()
+		if !inst.wait(hurry, grace) {
+			inst.p.j.say(slog.LevelWarn, "plugin did not end on SIGTERM: SIGKILL")
+		}
+	}
+	inst.finish(grace)
+}
+
+// wait waits for the process to end, for grace at most; hurry cuts it short.
+func (inst *instance) wait(hurry <-chan struct{}, grace time.Duration) bool {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-inst.proc.done():
+		return true
+	case <-t.C:
+	case <-hurry:
+	}
+	return false
+}
+
+// abort kills an instance that never ran.
+func (inst *instance) abort(grace time.Duration) {
+	inst.finish(grace)
+}
+
+// finish kills what is left of the instance (its process group), lets the
+// reader take what the plugin wrote before it died, closes the connection,
+// and says how it ended.
+func (inst *instance) finish(grace time.Duration) string {
+	inst.proc.kill()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-inst.proc.done():
+		select {
+		case <-inst.runDone:
+		case <-t.C:
+		}
+	case <-t.C:
+		inst.p.j.say(slog.LevelError, "plugin did not end when killed: abandoned")
+	}
+	inst.proc.release() // a reader stuck on an escaped grandchild's pipe lets go
+	inst.conn.Close()
+	<-inst.runDone
+	return inst.proc.status()
+}
+
+// protocolEvent journals the plugin's misbehaviour on the wire.
+func (p *Plugin) protocolEvent(ev jsonrpc.Event) {
+	var msg string
+	switch ev.Kind {
+	case jsonrpc.EventParse:
+		msg = "plugin wrote a line that is not JSON; answered parse"
+	case jsonrpc.EventInvalid:
+		msg = "plugin wrote a message that is not JSON-RPC 2.0; answered invalidRequest"
+	case jsonrpc.EventTooLong:
+		msg = "plugin wrote a line over the cap; discarded, answered invalidRequest"
+	case jsonrpc.EventUnknownReply:
+		msg = "plugin answered a request that was not waiting: late, twice, or an unknown id; ignored"
+	case jsonrpc.EventBusy:
+		msg = "plugin sent too many requests at once; answered failed"
+	case jsonrpc.EventDropped:
+		msg = "plugin sent too many notifications at once; dropped"
+	case jsonrpc.EventHandler:
+		msg = "plugin's request failed"
+	case jsonrpc.EventWrite:
+		msg = "could not write to the plugin"
+	}
+	attrs := []slog.Attr{slog.String("event", ev.Kind.String())}
+	if ev.Method != "" {
+		attrs = append(attrs, slog.String("method", ev.Method))
+	}
+	if ev.ID != "" {
+		attrs = append(attrs, slog.String("id", ev.ID))
+	}
+	if ev.Err != nil {
+		attrs = append(attrs, slog.String("error", ev.Err.Error()))
+	}
+	p.j.limited(p.j.proto, slog.LevelWarn, msg, attrs...)
+}
+
+// handle serves one of the plugin's requests or notifications.
+func (inst *instance) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	p := inst.p
+	m, ok := commandMethods[req.Method]
+	if !ok {
+		if ms, known := spec().methods[req.Method]; known && !ms.toPlugin {
+			return nil, &jsonrpc.Error{Code: int64(CodeMethodNotFound),
+				Message: fmt.Sprintf("method not found: %s is for plugins run in-process (run.wasm, run.js); a plugin run by a command uses its own means", req.Method)}
+		}
+		return nil, &jsonrpc.Error{Code: int64(CodeMethodNotFound), Message: "method not found: " + req.Method}
+	}
+	res, err := m(ctx, p, req.Params)
+	if err != nil {
+		var e *Error
+		var fe *FieldError
+		switch {
+		case errors.As(err, &e):
+			return nil, &jsonrpc.Error{Code: int64(e.Code), Message: e.Message}
+		case errors.As(err, &fe):
+			return nil, &jsonrpc.Error{Code: int64(CodeInvalidParams), Message: paramsMessage(err)}
+		}
+		return nil, err
+	}
+	if res == nil {
+		return json.RawMessage("null"), nil
+	}
+	return res, nil
+}

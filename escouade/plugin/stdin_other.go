@@ -1,0 +1,7 @@
+//go:build !unix
+
+package plugin
+
+import "io"
+
+func pollable(in io.Reader) (io.Reader, func()) { return in, func() {} }

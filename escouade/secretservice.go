@@ -1,0 +1,85 @@
+package escouade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/godbus/dbus/v5"
+)
+
+// SecretService is the default SecretStore: the desktop's keychain, through
+// the freedesktop Secret Service API on the session D-Bus (GNOME Keyring,
+// KWallet, KeePassXC). A plugin's secret is the item whose attributes are
+// application=escouade, plugin=<id> and key=<key>, as
+//
+//	secret-tool store --label='Escouade: <id> <key>' application escouade plugin <id> key <key>
+//
+// makes it. A bus that cannot be reached, a service that is not there, and
+// an item that is locked are errors: the plugin is answered keychain. The
+// Host reads secrets rarely, so each lookup opens its own connection.
+type SecretService struct {
+	// Address is the bus's address; "" means the session bus
+	// ($DBUS_SESSION_BUS_ADDRESS).
+	Address string
+}
+
+const (
+	secretsName  = "org.freedesktop.secrets"
+	secretsPath  = dbus.ObjectPath("/org/freedesktop/secrets")
+	secretsIface = "org.freedesktop.Secret.Service"
+)
+
+// secretValue is the Secret Service's Secret struct, (oayays).
+type secretValue struct {
+	Session     dbus.ObjectPath
+	Parameters  []byte
+	Value       []byte
+	ContentType string
+}
+
+// Secret implements SecretStore.
+func (s *SecretService) Secret(ctx context.Context, plugin, key string) (string, bool, error) {
+	var conn *dbus.Conn
+	var err error
+	if s.Address == "" {
+		conn, err = dbus.ConnectSessionBus(dbus.WithContext(ctx))
+	} else {
+		conn, err = dbus.Connect(s.Address, dbus.WithContext(ctx))
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("escouade: secret service: %w", err)
+	}
+	defer conn.Close()
+	svc := conn.Object(secretsName, secretsPath)
+	attrs := map[string]string{"application": "escouade", "plugin": plugin, "key": key}
+	var unlocked, locked []dbus.ObjectPath
+	if err := svc.CallWithContext(ctx, secretsIface+".SearchItems", 0, attrs).Store(&unlocked, &locked); err != nil {
+		return "", false, fmt.Errorf("escouade: secret service: %w", err)
+	}
+	if len(unlocked) == 0 {
+		if len(locked) > 0 {
+			return "", false, errors.New("escouade: secret service: the secret is locked")
+		}
+		return "", false, nil
+	}
+	var ignored dbus.Variant
+	var session dbus.ObjectPath
+	if err := svc.CallWithContext(ctx, secretsIface+".OpenSession", 0, "plain", dbus.MakeVariant("")).Store(&ignored, &session); err != nil {
+		return "", false, fmt.Errorf("escouade: secret service: %w", err)
+	}
+	defer conn.Object(secretsName, session).CallWithContext(ctx, "org.freedesktop.Secret.Session.Close", 0)
+	var secrets map[dbus.ObjectPath]secretValue
+	if err := svc.CallWithContext(ctx, secretsIface+".GetSecrets", 0, unlocked[:1], session).Store(&secrets); err != nil {
+		return "", false, fmt.Errorf("escouade: secret service: %w", err)
+	}
+	v, ok := secrets[unlocked[0]]
+	if !ok {
+		return "", false, errors.New("escouade: secret service: the secret was not returned")
+	}
+	if !utf8.Valid(v.Value) {
+		return "", false, errors.New("escouade: secret service: the secret is not text")
+	}
+	return string(v.Value), true, nil
+}

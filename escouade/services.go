@@ -1,0 +1,188 @@
+package escouade
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The services a Host is given by the program that links it. Each is a
+// small interface with an implementation in memory (a map) and a working
+// default used when Options leave it nil.
+
+// A SecretStore keeps the plugins' secrets: the keychain.
+type SecretStore interface {
+	// Secret returns the secret kept for plugin under key; ok is false when
+	// none is kept. An error means the store cannot be reached: the plugin
+	// is answered keychain.
+	Secret(ctx context.Context, plugin, key string) (value string, ok bool, err error)
+}
+
+// SecretMap is a SecretStore in memory: plugin id, then key, to secret.
+type SecretMap map[string]map[string]string
+
+// Secret implements SecretStore.
+func (m SecretMap) Secret(_ context.Context, plugin, key string) (string, bool, error) {
+	v, ok := m[plugin][key]
+	return v, ok, nil
+}
+
+// A SettingsSource gives the values set for plugins' settings, before the
+// Host checks them against the manifest's contributes.settings.
+type SettingsSource interface {
+	// UserSettings returns the values the user set for plugin, by key.
+	UserSettings(ctx context.Context, plugin string) (map[string]any, error)
+	// ProjectSettings returns the values project gives plugin: those of
+	// its .escouade.yml under plugins.<id>. The Host asks only for a
+	// project where the plugin is on.
+	ProjectSettings(ctx context.Context, project *ProjectInfo, plugin string) (map[string]any, error)
+}
+
+// ProjectFile is the name of a project's settings file, in its root.
+const ProjectFile = ".escouade.yml"
+
+// maxProjectFile bounds the .escouade.yml read.
+const maxProjectFile = 1 << 20
+
+// FileSettings is the default SettingsSource: the user's values from User,
+// and a project's from the .escouade.yml in its Root (a project without a
+// Root gives none).
+type FileSettings struct {
+	User map[string]map[string]any // plugin id, then key, to value
+}
+
+// UserSettings implements SettingsSource.
+func (s *FileSettings) UserSettings(_ context.Context, plugin string) (map[string]any, error) {
+	if s == nil {
+		return nil, nil
+	}
+	return s.User[plugin], nil
+}
+
+// ProjectSettings implements SettingsSource by reading the project's
+// .escouade.yml; a missing file gives no values.
+func (s *FileSettings) ProjectSettings(_ context.Context, project *ProjectInfo, plugin string) (map[string]any, error) {
+	if project.Root == "" {
+		return nil, nil
+	}
+	f, err := os.Open(filepath.Join(project.Root, ProjectFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("escouade: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxProjectFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("escouade: %w", err)
+	}
+	if len(data) > maxProjectFile {
+		return nil, fmt.Errorf("escouade: %s of project %s is over %d bytes", ProjectFile, project.ID, maxProjectFile)
+	}
+	return ParseProjectFile(data, plugin)
+}
+
+// ParseProjectFile returns what a .escouade.yml gives plugin: the mapping
+// under plugins.<id>. Other sections belong to others and are not looked at;
+// a key given twice is an error.
+func ParseProjectFile(data []byte, plugin string) (map[string]any, error) {
+	var doc struct {
+		Plugins map[string]map[string]any `yaml:"plugins"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("escouade: %s: %w", ProjectFile, err)
+	}
+	return doc.Plugins[plugin], nil
+}
+
+// A ProjectInfo is a project as the Host needs it.
+type ProjectInfo struct {
+	Project
+	// Root is the project's folder, where its .escouade.yml is; "" when
+	// it has none.
+	Root string
+	// Plugins says, by plugin id, whether the user turned the plugin on
+	// (true) or off (false) for the project. A plugin not listed is on for
+	// a project that is not private, and off for a private one: a private
+	// project's facts go only to plugins turned on for it.
+	Plugins map[string]bool
+}
+
+// On reports whether plugin is on for the project.
+func (p *ProjectInfo) On(plugin string) bool {
+	if on, ok := p.Plugins[plugin]; ok {
+		return on
+	}
+	return !p.Private
+}
+
+// Projects knows the projects.
+type Projects interface {
+	// Project returns the project whose id is id, or an error wrapping
+	// ErrNoProject.
+	Project(ctx context.Context, id string) (*ProjectInfo, error)
+}
+
+// ProjectMap is Projects in memory, by project id. The default is an empty
+// one: no project is known.
+type ProjectMap map[string]*ProjectInfo
+
+// Project implements Projects.
+func (m ProjectMap) Project(_ context.Context, id string) (*ProjectInfo, error) {
+	if p, ok := m[id]; ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("%w: %q", ErrNoProject, id)
+}
+
+// An AgentInfo is an agent as the Host needs it.
+type AgentInfo struct {
+	Agent
+	// Key names the agent to plugins (agent/attach, fs/*).
+	Key string
+	// Roots are the agent's folders, which fs/* names agent, agentRepo
+	// and agentHome; "" when it has none.
+	Roots AgentRoots
+}
+
+// AgentRoots are an agent's folders.
+type AgentRoots struct {
+	Agent string // its working folder
+	Repo  string // its repository's top folder
+	Home  string // its home
+}
+
+// Agents knows the agents and their roots.
+type Agents interface {
+	// Agent returns the agent whose key is key, or an error wrapping
+	// ErrNoAgent.
+	Agent(ctx context.Context, key string) (*AgentInfo, error)
+}
+
+// AgentMap is Agents in memory, by key. The default is an empty one.
+type AgentMap map[string]*AgentInfo
+
+// Agent implements Agents.
+func (m AgentMap) Agent(_ context.Context, key string) (*AgentInfo, error) {
+	if a, ok := m[key]; ok {
+		return a, nil
+	}
+	return nil, fmt.Errorf("%w: %q", ErrNoAgent, key)
+}
+
+// A Clock tells the time of facts and of crashes. Restart delays and
+// timeouts run on real time.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }

@@ -1,0 +1,690 @@
+// Package jsonrpc is a strict JSON-RPC 2.0 peer over newline-delimited
+// lines: one message, or one batch, per line.
+//
+// Strict means: a byte cap on each line, checked before anything is decoded;
+// UTF-8 only; keys matched case-sensitively and never twice in one object;
+// no member the specification does not name. A line that is not JSON is
+// answered with CodeParse, a message that is not JSON-RPC 2.0 with
+// CodeInvalidRequest, both with a null id when no id can be trusted.
+//
+// A Conn is both a client and a server, as each side of a plugin protocol
+// calls the other. Responses are routed on the reading goroutine; requests
+// run on a bounded pool that answers at once when it is full and never
+// blocks the reader; notifications run one at a time in arrival order.
+// Writes go through one goroutine that gathers whatever is waiting into one
+// write, so that no caller ever blocks on a peer that does not read.
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// A Request is a call or a notification received from the other side.
+type Request struct {
+	Method string
+	Params []byte // raw JSON object or array; nil when absent
+	ID     []byte // raw JSON id; nil for a notification
+}
+
+// Notification reports whether r expects no answer.
+func (r *Request) Notification() bool { return r.ID == nil }
+
+// A Handler serves the other side's requests and notifications.
+//
+// The result is encoded with encoding/json, except a json.RawMessage, which
+// is written as it is and must be valid JSON. An error that is, or wraps, an
+// *Error is answered with its code and message; any other error is answered
+// CodeInternal with a generic message and reported as an EventHandler.
+// A notification's result is dropped and its error reported as an
+// EventHandler.
+type Handler interface {
+	Handle(ctx context.Context, req *Request) (result any, err error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, req *Request) (any, error)
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, req *Request) (any, error) { return f(ctx, req) }
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+// Event kinds: the other side's misbehaviour and this side's refusals, for
+// a journal.
+const (
+	EventParse        EventKind = iota + 1 // a line that is not JSON, answered CodeParse
+	EventInvalid                           // a message that is not JSON-RPC 2.0, answered CodeInvalidRequest
+	EventTooLong                           // a line over the cap, discarded and answered CodeInvalidRequest
+	EventUnknownReply                      // a response to no waiting call: late, repeated or made up
+	EventBusy                              // a request answered Options.Busy: every worker was taken
+	EventDropped                           // a notification dropped: too many were waiting
+	EventHandler                           // a handler failed with an error that is not an *Error
+	EventWrite                             // an answer that could not be queued for writing
+)
+
+var eventNames = [...]string{
+	EventParse:        "parse",
+	EventInvalid:      "invalid",
+	EventTooLong:      "too long",
+	EventUnknownReply: "unknown reply",
+	EventBusy:         "busy",
+	EventDropped:      "dropped",
+	EventHandler:      "handler",
+	EventWrite:        "write",
+}
+
+func (k EventKind) String() string {
+	if int(k) < len(eventNames) && eventNames[k] != "" {
+		return eventNames[k]
+	}
+	return fmt.Sprintf("EventKind(%d)", k)
+}
+
+// An Event is something a journal should hear about.
+type Event struct {
+	Kind   EventKind
+	Method string // the method concerned, when there is one
+	ID     string // the id concerned, as raw JSON, when there is one
+	Err    error  // what went wrong
+}
+
+// Options configure a Conn. The zero value, or a nil *Options, gives the
+// defaults documented on each field.
+type Options struct {
+	// MaxLine is the byte cap on a line read; 0 means DefaultMaxLine.
+	MaxLine int
+	// MaxPending is how many bytes may wait to be written before messages
+	// are refused with ErrBackpressure; 0 means DefaultMaxPending.
+	MaxPending int
+	// Workers is how many requests are handled at once; 0 means 16.
+	Workers int
+	// Backlog is how many notifications may wait to be handled before more
+	// are dropped; 0 means 1024.
+	Backlog int
+	// Busy is the error answered to a request that finds every worker
+	// taken; nil means CodeInternal with the message "busy".
+	Busy *Error
+	// Timeout gives each method's timeout, both for calls made (the call
+	// fails with ErrTimeout) and for requests handled (the handler's context
+	// ends). nil, or a result of 0, means none beyond the context's.
+	Timeout func(method string) time.Duration
+	// OnEvent hears of the other side's misbehaviour. It is called from the
+	// reading goroutine and must not block; nil means nobody listens.
+	OnEvent func(Event)
+}
+
+// A Conn is one side of a JSON-RPC 2.0 connection over lines.
+type Conn struct {
+	lr      *LineReader
+	w       *lineWriter
+	h       Handler
+	opts    Options
+	workers chan struct{}
+	notes   *noteQueue
+
+	ctx    context.Context // the handlers' context; ends at Close
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	nextID  int64
+	pending map[int64]chan reply
+	closed  bool
+	wg      sync.WaitGroup // requests being handled
+
+	closeOnce sync.Once
+}
+
+type reply struct {
+	result []byte
+	err    error
+}
+
+// NewConn returns a Conn that reads the other side's lines from r and writes
+// its own to w. Writing starts at once; reading starts with Run. h may be
+// nil: every request is then answered CodeMethodNotFound.
+func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Workers <= 0 {
+		o.Workers = 16
+	}
+	if o.Backlog <= 0 {
+		o.Backlog = 1024
+	}
+	if o.Busy == nil {
+		o.Busy = &Error{Code: CodeInternal, Message: "busy"}
+	}
+	if h == nil {
+		h = HandlerFunc(func(_ context.Context, req *Request) (any, error) {
+			return nil, Errorf(CodeMethodNotFound, "method not found: %s", req.Method)
+		})
+	}
+	c := &Conn{
+		lr:      NewLineReader(r, o.MaxLine),
+		w:       newLineWriter(w, o.MaxPending),
+		h:       h,
+		opts:    o,
+		workers: make(chan struct{}, o.Workers),
+		pending: make(map[int64]chan reply),
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.notes = newNoteQueue(c, o.Backlog)
+	return c
+}
+
+// Run reads and serves lines until the input ends, then closes c (see
+// Close) and returns nil at io.EOF or the error that ended the input. It
+// must be called once. When ctx is done c is closed, but the read under way
+// lasts until the transport is closed: closing it is the owner's job.
+func (c *Conn) Run(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, c.Close)
+	defer stop()
+	items := make([]Item, 0, 1)
+	for {
+		line, err := c.lr.Next()
+		if err != nil {
+			if tl := (*TooLongError)(nil); errors.As(err, &tl) {
+				c.event(Event{Kind: EventTooLong, Err: err})
+				e := Errorf(CodeInvalidRequest, "invalid request: a line of %d bytes is over the cap of %d", tl.Size, tl.Max)
+				c.send(nil, func(b []byte) []byte { return AppendError(b, nil, e) })
+				continue
+			}
+			c.Close()
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		if len(line) == 0 || skipSpace(line, 0) == len(line) {
+			continue // a blank line carries nothing to answer
+		}
+		items = c.serveLine(line, items[:0])
+	}
+}
+
+func (c *Conn) serveLine(line []byte, items []Item) []Item {
+	items, batch, perr := Parse(line, items)
+	if perr != nil {
+		kind := EventInvalid
+		if perr.Code == CodeParse {
+			kind = EventParse
+		}
+		c.event(Event{Kind: kind, Err: perr})
+		c.send(nil, func(b []byte) []byte { return AppendError(b, nil, perr) })
+		return items
+	}
+	var br *batchReply
+	if batch {
+		br = &batchReply{c: c, left: 1}
+	}
+	for i := range items {
+		c.serveItem(&items[i], br)
+		items[i] = Item{} // let the line go once served
+	}
+	if br != nil {
+		br.done(nil)
+	}
+	return items
+}
+
+func (c *Conn) serveItem(it *Item, br *batchReply) {
+	if it.Err != nil {
+		c.event(Event{Kind: EventInvalid, ID: string(it.ID), Err: it.Err})
+		br.add()
+		line := AppendError(nil, it.ID, it.Err)
+		c.reply(br, line)
+		return
+	}
+	switch it.Kind {
+	case KindResponse:
+		c.route(it)
+	case KindNotification:
+		if !c.notes.push(&Request{Method: it.Method, Params: it.Params}) {
+			c.event(Event{Kind: EventDropped, Method: it.Method, Err: errors.New("too many notifications waiting")})
+		}
+	case KindRequest:
+		req := &Request{Method: it.Method, Params: it.Params, ID: it.ID}
+		br.add()
+		select {
+		case c.workers <- struct{}{}:
+		default:
+			c.event(Event{Kind: EventBusy, Method: req.Method, ID: string(req.ID), Err: c.opts.Busy})
+			c.reply(br, AppendError(nil, req.ID, c.opts.Busy))
+			return
+		}
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			<-c.workers
+			c.reply(br, nil)
+			return
+		}
+		c.wg.Add(1)
+		c.mu.Unlock()
+		go c.serve(req, br)
+	}
+}
+
+func (c *Conn) serve(req *Request, br *batchReply) {
+	defer func() {
+		<-c.workers
+		c.wg.Done()
+	}()
+	ctx := c.ctx
+	if t := c.timeout(req.Method); t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	res, err := c.h.Handle(ctx, req)
+	c.reply(br, c.answer(req, res, err))
+}
+
+// answer encodes the response to req.
+func (c *Conn) answer(req *Request, res any, err error) []byte {
+	if err == nil {
+		raw, merr := marshal(res)
+		if merr == nil {
+			return AppendResult(nil, req.ID, raw)
+		}
+		err = merr
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		c.event(Event{Kind: EventHandler, Method: req.Method, ID: string(req.ID), Err: err})
+		e = &Error{Code: CodeInternal, Message: "internal error"}
+	}
+	return AppendError(nil, req.ID, e)
+}
+
+func marshal(v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return v, nil
+	}
+	return json.Marshal(v)
+}
+
+// reply sends line, or hands it to br when the request came in a batch. A
+// nil line is a request that gets no answer after all.
+func (c *Conn) reply(br *batchReply, line []byte) {
+	if br != nil {
+		br.done(line)
+		return
+	}
+	if line != nil {
+		c.send(nil, func(b []byte) []byte { return append(b, line...) })
+	}
+}
+
+func (c *Conn) send(req *Request, fn func([]byte) []byte) {
+	if err := c.w.add(fn); err != nil && !errors.Is(err, ErrClosed) {
+		ev := Event{Kind: EventWrite, Err: err}
+		if req != nil {
+			ev.Method, ev.ID = req.Method, string(req.ID)
+		}
+		c.event(ev)
+	}
+}
+
+func (c *Conn) event(ev Event) {
+	if c.opts.OnEvent != nil {
+		c.opts.OnEvent(ev)
+	}
+}
+
+func (c *Conn) timeout(method string) time.Duration {
+	if c.opts.Timeout == nil {
+		return 0
+	}
+	return c.opts.Timeout(method)
+}
+
+// route hands a response to the call waiting for it.
+func (c *Conn) route(it *Item) {
+	id, err := Int(it.ID)
+	var ch chan reply
+	if err == nil {
+		c.mu.Lock()
+		ch = c.pending[id]
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}
+	if ch == nil {
+		c.event(Event{Kind: EventUnknownReply, ID: string(it.ID), Err: errors.New("a response to no call waiting: late, repeated or unknown id")})
+		return
+	}
+	if it.Error != nil {
+		ch <- reply{err: it.Error}
+		return
+	}
+	ch <- reply{result: it.Result}
+}
+
+// batchReply gathers a batch's answers into one array line.
+type batchReply struct {
+	c     *Conn
+	mu    sync.Mutex
+	left  int
+	lines [][]byte
+}
+
+// add counts one more answer to wait for. It is only called from the
+// reader, which holds one count of its own until it has dispatched the
+// whole batch.
+func (br *batchReply) add() {
+	if br == nil {
+		return
+	}
+	br.mu.Lock()
+	br.left++
+	br.mu.Unlock()
+}
+
+func (br *batchReply) done(line []byte) {
+	br.mu.Lock()
+	if line != nil {
+		br.lines = append(br.lines, line)
+	}
+	br.left--
+	last := br.left == 0
+	br.mu.Unlock()
+	if !last || len(br.lines) == 0 {
+		return // a batch of notifications gets no answer at all
+	}
+	br.c.send(nil, func(b []byte) []byte {
+		b = append(b, '[')
+		for i, l := range br.lines {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, l...)
+		}
+		return append(b, ']')
+	})
+}
+
+// Call calls method with params and returns the raw JSON result. params is
+// encoded with encoding/json, except a json.RawMessage, which is sent as it
+// is; nil leaves "params" out. An error answer is returned as an *Error.
+// The call ends with ErrTimeout when the method's timeout passes, with
+// ctx's error when ctx ends, and with ErrClosed when the connection ends.
+func (c *Conn) Call(ctx context.Context, method string, params any) ([]byte, error) {
+	p, err := marshalParams(params)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan reply, 1)
+	id, err := c.register(ch)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.w.add(func(b []byte) []byte { return AppendRequest(b, id, method, p) }); err != nil {
+		c.forget(id)
+		return nil, err
+	}
+	var expired <-chan time.Time
+	t := c.timeout(method)
+	if t > 0 {
+		timer := time.NewTimer(t)
+		defer timer.Stop()
+		expired = timer.C
+	}
+	select {
+	case r := <-ch:
+		return r.result, r.err
+	case <-ctx.Done():
+		c.forget(id)
+		return nil, ctx.Err()
+	case <-expired:
+		c.forget(id)
+		return nil, fmt.Errorf("%w: %s answered nothing within %v", ErrTimeout, method, t)
+	}
+}
+
+func (c *Conn) register(ch chan reply) (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return 0, ErrClosed
+	}
+	c.nextID++
+	c.pending[c.nextID] = ch
+	return c.nextID, nil
+}
+
+func (c *Conn) forget(id int64) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}
+
+func marshalParams(params any) ([]byte, error) {
+	p, err := marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
+		if k := KindOf(p); k != KindObject && k != KindArray {
+			return nil, fmt.Errorf("jsonrpc: params must be an object or an array, not %s", p)
+		}
+	}
+	return p, nil
+}
+
+// Notify sends a notification. params is as for Call.
+func (c *Conn) Notify(method string, params any) error {
+	p, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return c.w.add(func(b []byte) []byte { return AppendNotification(b, method, p) })
+}
+
+// A BatchCall is one message of a batch.
+type BatchCall struct {
+	Method string
+	Params any  // as for Call
+	Notify bool // a notification: no answer is awaited
+
+	Result []byte // the raw result, set by Batch
+	Err    error  // the call's error, set by Batch
+}
+
+// Batch sends calls as one batch and waits for every answer, each landing in
+// its BatchCall. It returns an error only when the batch could not be sent;
+// the calls' own failures are in their Err. The batch waits as long as the
+// longest timeout of its methods.
+func (c *Conn) Batch(ctx context.Context, calls []BatchCall) error {
+	if len(calls) == 0 {
+		return nil
+	}
+	params := make([][]byte, len(calls))
+	for i := range calls {
+		p, err := marshalParams(calls[i].Params)
+		if err != nil {
+			return err
+		}
+		params[i] = p
+	}
+	ids := make([]int64, len(calls))
+	chans := make([]chan reply, len(calls))
+	var longest time.Duration
+	for i := range calls {
+		if calls[i].Notify {
+			continue
+		}
+		chans[i] = make(chan reply, 1)
+		id, err := c.register(chans[i])
+		if err != nil {
+			c.forgetAll(ids[:i])
+			return err
+		}
+		ids[i] = id
+		longest = max(longest, c.timeout(calls[i].Method))
+	}
+	err := c.w.add(func(b []byte) []byte {
+		b = append(b, '[')
+		for i := range calls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if calls[i].Notify {
+				b = AppendNotification(b, calls[i].Method, params[i])
+			} else {
+				b = AppendRequest(b, ids[i], calls[i].Method, params[i])
+			}
+		}
+		return append(b, ']')
+	})
+	if err != nil {
+		c.forgetAll(ids)
+		return err
+	}
+	var expired <-chan time.Time
+	if longest > 0 {
+		timer := time.NewTimer(longest)
+		defer timer.Stop()
+		expired = timer.C
+	}
+	for i := range calls {
+		if chans[i] == nil {
+			continue
+		}
+		select {
+		case r := <-chans[i]:
+			calls[i].Result, calls[i].Err = r.result, r.err
+		case <-ctx.Done():
+			c.forget(ids[i])
+			calls[i].Err = ctx.Err()
+		case <-expired:
+			c.forget(ids[i])
+			calls[i].Err = fmt.Errorf("%w: %s answered nothing within %v", ErrTimeout, calls[i].Method, longest)
+		}
+	}
+	return nil
+}
+
+func (c *Conn) forgetAll(ids []int64) {
+	c.mu.Lock()
+	for _, id := range ids {
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+}
+
+// Close ends the connection: calls still waiting fail with ErrClosed, the
+// handlers' context ends and Close waits for them, notifications still
+// queued are dropped, and what waits to be written is written before Close
+// returns. It does not close the transport. It is safe to call more than
+// once, but not from a handler.
+func (c *Conn) Close() {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		pending := c.pending
+		c.pending = nil
+		c.mu.Unlock()
+		for _, ch := range pending {
+			ch <- reply{err: ErrClosed}
+		}
+		c.cancel()
+		c.notes.close()
+		c.wg.Wait()
+		c.w.close()
+	})
+}
+
+// Done reports whether Close has begun.
+func (c *Conn) Done() <-chan struct{} { return c.ctx.Done() }
+
+// noteQueue runs notifications one at a time, in arrival order, on one
+// goroutine of their own: a slow one holds up the next ones but never the
+// reader, which must stay free to route the responses a handler may wait
+// for.
+type noteQueue struct {
+	c    *Conn
+	max  int
+	mu   sync.Mutex
+	q    []*Request
+	stop bool
+	kick chan struct{}
+	done chan struct{}
+}
+
+func newNoteQueue(c *Conn, max int) *noteQueue {
+	n := &noteQueue{c: c, max: max, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	go n.loop()
+	return n
+}
+
+func (n *noteQueue) push(r *Request) bool {
+	n.mu.Lock()
+	if n.stop || len(n.q) >= n.max {
+		n.mu.Unlock()
+		return n.stop // a closing connection drops quietly
+	}
+	n.q = append(n.q, r)
+	n.mu.Unlock()
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+func (n *noteQueue) loop() {
+	defer close(n.done)
+	var batch []*Request
+	for range n.kick {
+		for {
+			n.mu.Lock()
+			if n.stop {
+				n.mu.Unlock()
+				return
+			}
+			batch, n.q = n.q, batch[:0]
+			n.mu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			for i, r := range batch {
+				if _, err := n.c.h.Handle(n.c.ctx, r); err != nil {
+					// Nobody can be answered: the journal is the only one
+					// to hear of it, whatever the error.
+					n.c.event(Event{Kind: EventHandler, Method: r.Method, Err: err})
+				}
+				batch[i] = nil
+			}
+		}
+	}
+}
+
+func (n *noteQueue) close() {
+	n.mu.Lock()
+	n.stop = true
+	n.q = nil
+	n.mu.Unlock()
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+	<-n.done
+}

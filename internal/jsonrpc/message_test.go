@@ -1,0 +1,132 @@
+package jsonrpc
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseSingle(t *testing.T) {
+	tests := []struct {
+		line   string
+		kind   MessageKind
+		id     string
+		method string
+		params string
+		result string
+		code   int64 // the error object of a response
+	}{
+		{line: `{"jsonrpc":"2.0","id":1,"method":"a/b","params":{"x":1}}`, kind: KindRequest, id: "1", method: "a/b", params: `{"x":1}`},
+		{line: `{"method":"m","jsonrpc":"2.0","id":"s","params":[1]}`, kind: KindRequest, id: `"s"`, method: "m", params: `[1]`},
+		{line: `{"jsonrpc":"2.0","id":null,"method":"m"}`, kind: KindRequest, id: "null", method: "m"},
+		{line: `{"jsonrpc":"2.0","method":"log","params":{}}`, kind: KindNotification, method: "log", params: `{}`},
+		{line: `{"jsonrpc":"2.0","id":7,"result":null}`, kind: KindResponse, id: "7", result: "null"},
+		{line: `{"jsonrpc":"2.0","id":7,"error":{"code":-32004,"message":"failed","data":{"a":1}}}`, kind: KindResponse, id: "7", code: -32004},
+		{line: `{"jsonr\u0070c":"2.0","id":1,"method":"m"}`, kind: KindRequest, id: "1", method: "m"}, // an escaped key is its unescaped self
+	}
+	for _, tt := range tests {
+		items, batch, perr := Parse([]byte(tt.line), nil)
+		if perr != nil || batch || len(items) != 1 {
+			t.Errorf("Parse(%s) = %v, %v, %v", tt.line, items, batch, perr)
+			continue
+		}
+		m := items[0]
+		if m.Err != nil || m.Kind != tt.kind || string(m.ID) != tt.id || m.Method != tt.method ||
+			string(m.Params) != tt.params || string(m.Result) != tt.result {
+			t.Errorf("Parse(%s) = %+v", tt.line, m)
+		}
+		if tt.code != 0 && (m.Error == nil || m.Error.Code != tt.code) {
+			t.Errorf("Parse(%s): error %+v, want code %d", tt.line, m.Error, tt.code)
+		}
+	}
+}
+
+func TestParseRefusals(t *testing.T) {
+	tests := []struct {
+		line    string
+		code    int64 // of the whole line, or of its one item
+		whole   bool  // refused as a whole
+		keepsID bool  // the answer may carry the message's id
+	}{
+		{line: `not json`, code: CodeParse, whole: true},
+		{line: `{"jsonrpc":"2.0","id":1,"method":"m"`, code: CodeParse, whole: true},
+		{line: "{\"jsonrpc\":\"2.0\",\"method\":\"\xff\"}", code: CodeParse, whole: true},
+		{line: `42`, code: CodeInvalidRequest, whole: true},
+		{line: `"x"`, code: CodeInvalidRequest, whole: true},
+		{line: `[]`, code: CodeInvalidRequest, whole: true},
+		{line: `{"id":1,"method":"m"}`, code: CodeInvalidRequest, keepsID: true},
+		{line: `{"jsonrpc":"1.0","id":1,"method":"m"}`, code: CodeInvalidRequest, keepsID: true},
+		{line: `{"jsonrpc":2,"id":1,"method":"m"}`, code: CodeInvalidRequest, keepsID: true},
+		{line: `{"jsonrpc":"2.0","id":1,"Method":"m"}`, code: CodeInvalidRequest}, // no method: maybe a broken response
+		{line: `{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`, code: CodeInvalidRequest},
+		{line: `{"jsonrpc":"2.0","id":1,"method":"a","params":{"k":1,"k":2}}`, code: CodeInvalidRequest},
+		{line: `{"jsonrpc":"2.0","id":1,"method":"a","params":null}`, code: CodeInvalidRequest, keepsID: true},
+		{line: `{"jsonrpc":"2.0","id":1,"method":"a","params":"x"}`, code: CodeInvalidRequest, keepsID: true},
+		{line: `{"jsonrpc":"2.0","id":1,"method":""}`, code: CodeInvalidRequest, keepsID: true},
+		{line: `{"jsonrpc":"2.0","id":1,"method":3}`, code: CodeInvalidRequest, keepsID: true},
+		{line: `{"jsonrpc":"2.0","id":{},"method":"m"}`, code: CodeInvalidRequest},
+		{line: `{"jsonrpc":"2.0","id":[1],"method":"m"}`, code: CodeInvalidRequest},
+		{line: `{"jsonrpc":"2.0","id":1,"method":"m","result":1}`, code: CodeInvalidRequest, keepsID: true},
+		{line: `{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"x"}}`, code: CodeInvalidRequest},
+		{line: `{"jsonrpc":"2.0","result":1}`, code: CodeInvalidRequest},
+		{line: `{"jsonrpc":"2.0","id":1}`, code: CodeInvalidRequest},
+		{line: `{"jsonrpc":"2.0","id":1,"result":1,"params":{}}`, code: CodeInvalidRequest},
+		{line: `{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}`, code: CodeInvalidRequest},
+		{line: `{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"m"}}`, code: CodeInvalidRequest},
+		{line: `{"jsonrpc":"2.0","id":1,"error":{"code":1}}`, code: CodeInvalidRequest},
+		{line: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","Data":1}}`, code: CodeInvalidRequest},
+		{line: `{"jsonrpc":"2.0","id":1,"error":"boom"}`, code: CodeInvalidRequest},
+		{line: `{"jsonrpc":"2.0","id":1,"method":"m","extra":true}`, code: CodeInvalidRequest, keepsID: true},
+	}
+	for _, tt := range tests {
+		items, _, perr := Parse([]byte(tt.line), nil)
+		if tt.whole {
+			if perr == nil || perr.Code != tt.code {
+				t.Errorf("Parse(%s): line error %v, want code %d", tt.line, perr, tt.code)
+			}
+			continue
+		}
+		if perr != nil || len(items) != 1 || items[0].Err == nil || items[0].Err.Code != tt.code {
+			t.Errorf("Parse(%s) = %+v, %v; want an item refused with %d", tt.line, items, perr, tt.code)
+			continue
+		}
+		if got := items[0].ID != nil; got != tt.keepsID {
+			t.Errorf("Parse(%s): answer carries id %s, want kept=%v", tt.line, items[0].ID, tt.keepsID)
+		}
+	}
+}
+
+func TestParseBatch(t *testing.T) {
+	line := `[{"jsonrpc":"2.0","id":1,"method":"a"}, {"jsonrpc":"2.0","method":"n"}, 5,
+	          {"jsonrpc":"2.0","id":2,"method":"b","params":{"x":1,"x":2}}, {"jsonrpc":"2.0","id":3,"result":{}}]`
+	items, batch, perr := Parse([]byte(line), nil)
+	if perr != nil || !batch || len(items) != 5 {
+		t.Fatalf("Parse(batch) = %d items, %v, %v", len(items), batch, perr)
+	}
+	if items[0].Kind != KindRequest || items[1].Kind != KindNotification || items[4].Kind != KindResponse {
+		t.Errorf("kinds: %v %v %v", items[0].Kind, items[1].Kind, items[4].Kind)
+	}
+	if items[2].Err == nil || items[3].Err == nil || items[0].Err != nil {
+		t.Errorf("only the third and fourth should be refused: %v %v %v", items[0].Err, items[2].Err, items[3].Err)
+	}
+}
+
+func TestAppenders(t *testing.T) {
+	lines := []string{
+		string(AppendRequest(nil, 12, "events/fact", []byte(`{"a":1}`))),
+		string(AppendRequest(nil, 1, "shutdown", nil)),
+		string(AppendNotification(nil, "log", []byte(`{"level":"info","message":"hi"}`))),
+		string(AppendResult(nil, []byte(`"x"`), []byte(`{"ok":true}`))),
+		string(AppendResult(nil, []byte(`3`), nil)),
+		string(AppendError(nil, nil, &Error{Code: -32001, Message: "not \"yours\""})),
+		string(AppendError(nil, []byte(`4`), &Error{Code: 1, Message: "m", Data: []byte(`[1]`)})),
+	}
+	for _, l := range lines {
+		items, _, perr := Parse([]byte(l), nil)
+		if perr != nil || len(items) != 1 || items[0].Err != nil {
+			t.Errorf("our own line %s does not parse: %v %+v", l, perr, items)
+		}
+	}
+	if !strings.Contains(lines[1], `"method":"shutdown"}`) || strings.Contains(lines[1], "params") {
+		t.Errorf("nil params must be left out: %s", lines[1])
+	}
+}
