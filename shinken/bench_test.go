@@ -246,12 +246,13 @@ func BenchmarkScreencastTyping(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := sc.Next(ctx); err != nil {
+	key, err := sc.Next(ctx)
+	if err != nil {
 		b.Fatal(err)
 	}
 	start := cpuTime()
 	wall := time.Now()
-	var tiles int
+	var tiles, bytes, deltas int
 	for i := 0; b.Loop(); i++ {
 		// One character per frame interval, as a fast typist.
 		desk.Type(ctx, string(rune('a'+i%26)))
@@ -260,10 +261,19 @@ func BenchmarkScreencastTyping(b *testing.B) {
 			b.Fatal(err)
 		}
 		tiles += f.Tiles
+		if !f.Keyframe {
+			bytes += f.Bytes
+			deltas++
+		}
 	}
 	elapsed := time.Since(wall)
 	b.ReportMetric(float64(cpuTime()-start)/float64(elapsed)*100, "cpu-%")
 	b.ReportMetric(float64(tiles)/float64(b.N), "tiles/frame")
+	b.ReportMetric(float64(key.Bytes), "keyframe-bytes")
+	if deltas > 0 {
+		b.ReportMetric(float64(bytes)/float64(deltas), "delta-bytes")
+		b.ReportMetric(float64(bytes)/float64(deltas)/float64(key.Bytes)*100, "delta/key-%")
+	}
 	sc.Stop(ctx)
 }
 

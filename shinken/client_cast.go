@@ -30,7 +30,10 @@ type CastFrame struct {
 	Seq      uint64
 	Keyframe bool // a whole image arrived, rather than tiles
 	Tiles    int  // the number of tiles a delta frame carried
-	Display  CoordinateSpace
+	// Bytes is the size of the encoded image or tiles the frames since the
+	// last Next carried: what the stream cost on the wire, less framing.
+	Bytes   int
+	Display CoordinateSpace
 	// Gap is set on the first frame after a resume when frames were lost.
 	Gap bool
 }
@@ -52,6 +55,7 @@ type Screencast struct {
 	have    bool // a frame was composited since the last Next
 	keyNext bool
 	tiles   int
+	bytes   int
 	display CoordinateSpace
 	gap     bool
 	stopped bool
@@ -187,6 +191,7 @@ func (c *Client) castFrame(o *Observation, h *BinaryFrameHeader, payload []byte)
 		}
 		sc.canvas = toRGBA(img)
 		sc.keyNext, sc.tiles = true, 0
+		sc.bytes += len(whole)
 	} else if sc.canvas != nil {
 		for _, t := range tiles {
 			img, err := decodeImage(t.data, sc.req.Format)
@@ -195,6 +200,7 @@ func (c *Client) castFrame(o *Observation, h *BinaryFrameHeader, payload []byte)
 				continue
 			}
 			draw.Draw(sc.canvas, img.Bounds().Sub(img.Bounds().Min).Add(t.at), img, img.Bounds().Min, draw.Src)
+			sc.bytes += len(t.data)
 		}
 		sc.tiles += len(tiles)
 	} else {
@@ -240,8 +246,8 @@ func (sc *Screencast) Next(ctx context.Context) (*CastFrame, error) {
 		}
 		if sc.have {
 			f := &CastFrame{Image: cloneRGBA(sc.canvas), Stream: sc.id, Seq: sc.seq, Keyframe: sc.keyNext,
-				Tiles: sc.tiles, Display: sc.display, Gap: sc.gap}
-			sc.have, sc.keyNext, sc.tiles, sc.gap = false, false, 0, false
+				Tiles: sc.tiles, Bytes: sc.bytes, Display: sc.display, Gap: sc.gap}
+			sc.have, sc.keyNext, sc.tiles, sc.bytes, sc.gap = false, false, 0, 0, false
 			c.mu.Unlock()
 			return f, nil
 		}
