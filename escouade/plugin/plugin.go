@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/internal/jsonrpc"
@@ -61,7 +62,7 @@ type Handlers struct {
 const (
 	maxLine = 8 << 20 // a line from the Host: files/read's 256 KiB, escaped, fit
 	workers = 64      // requests handled at once
-	backlog = 4096    // notifications waiting
+	backlog = 4096    // notifications waiting; past it they are dropped, and the Host told
 )
 
 // Serve serves the protocol: it reads the Host's lines from in and writes
@@ -80,6 +81,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, hs Handlers) error 
 		Backlog: backlog,
 		Busy:    &jsonrpc.Error{Code: int64(escouade.CodeFailed), Message: "failed: the plugin is busy"},
 		Timeout: escouade.MethodTimeout,
+		OnEvent: c.event,
 	})
 	errc := make(chan error, 1)
 	go func() { errc <- c.rpc.Run(ctx) }()
@@ -108,8 +110,31 @@ type Conn struct {
 	hs  Handlers
 	rpc *jsonrpc.Conn
 
-	mu   sync.Mutex
-	init escouade.InitializeParams
+	mu       sync.Mutex
+	init     escouade.InitializeParams
+	dropped  int       // notifications dropped, not yet told
+	lastTold time.Time // when the Host was last told of drops
+}
+
+// event tells the Host's journal, once a second at most, of the facts the
+// plugin dropped because its Fact handler could not keep up. The Host is
+// trusted: its other misbehaviour is not reported.
+func (c *Conn) event(ev jsonrpc.Event) {
+	if ev.Kind != jsonrpc.EventDropped {
+		return
+	}
+	c.mu.Lock()
+	c.dropped++
+	n := c.dropped
+	now := time.Now()
+	tell := now.Sub(c.lastTold) >= time.Second
+	if tell {
+		c.dropped, c.lastTold = 0, now
+	}
+	c.mu.Unlock()
+	if tell {
+		c.Log(slog.LevelWarn, fmt.Sprintf("plugin: %d notifications dropped: the plugin handles them too slowly", n))
+	}
 }
 
 // Init returns what the Host said in initialize: its version, the
