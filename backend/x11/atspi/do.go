@@ -29,7 +29,8 @@ func parseID(id string) (bus, path string, ok bool) {
 // index of the action whose machine name (Action.GetName) is act.Action,
 // or the first action. OpSetValue replaces the text of an editable text
 // (EditableText.SetTextContents) or sets a Value (Value.CurrentValue, the
-// text parsed as a number), then reads the node back: an application that
+// text parsed as a number; a node with both, such as a spin button, takes a
+// number through Value), then reads the node back: an application that
 // kept another value yields a *NotAppliedError.
 func (c *Client) Do(ctx context.Context, id string, act shinken.ElementAction) error {
 	if c.closed() {

@@ -15,6 +15,7 @@ type NotAppliedError struct {
 	Got  string // the value read back
 }
 
+// Error says what the node reads and what it was set to.
 func (e *NotAppliedError) Error() string {
 	return fmt.Sprintf("atspi: %s reads %q after being set to %q", e.ID, e.Got, e.Want)
 }

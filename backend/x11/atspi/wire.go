@@ -59,6 +59,7 @@ type CallError struct {
 	Message string
 }
 
+// Error returns "atspi: name: message".
 func (e *CallError) Error() string {
 	if e.Message == "" {
 		return "atspi: " + e.Name
