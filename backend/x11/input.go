@@ -60,7 +60,8 @@ func (s *buttonState) releaseAll(b *Backend) {
 
 // Pointer moves the pointer, presses or releases a button, or scrolls by
 // wheel notches: buttons 4 and 5 scroll up and down, 6 and 7 left and
-// right.
+// right, at most 1000 notches each way per event. The server clamps
+// positions to the screen.
 func (b *Backend) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 	if err := b.inputReady(ctx); err != nil {
 		return err

@@ -8,6 +8,8 @@ package conformance
 
 import (
 	"context"
+	"fmt"
+	"image"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -63,7 +65,62 @@ func TestConformance(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
 	fixture := filepath.Join(filepath.Dir(file), "..", "atspi", "testdata", "fixture.py")
 	shinkentest.RunWith(t, newDesktop, &shinkentest.Options{
-		Fixture: shinkentest.LaunchFixture{App: python, Args: []string{fixture}},
+		Fixture: paintedFixture{shinkentest.LaunchFixture{App: python, Args: []string{fixture}}},
 		Timeout: 10 * time.Second,
 	})
+}
+
+// paintedFixture is LaunchFixture, returning only once the button has been
+// drawn. On a real X server an application paints its window a frame after
+// it maps it and fills its accessibility tree, so a capture taken as soon as
+// the tree is complete can show an empty window.
+type paintedFixture struct{ shinkentest.LaunchFixture }
+
+func (f paintedFixture) Open(ctx context.Context, t *testing.T, b shinken.Backend) (*shinkentest.App, error) {
+	app, err := f.LaunchFixture.Open(ctx, t, b)
+	if err != nil {
+		return nil, err
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		painted, err := buttonPainted(ctx, b, app.Button)
+		if err != nil || painted {
+			return app, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the fixture's button was never drawn: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// buttonPainted reports whether the node's bbox on screen holds more than
+// one colour.
+func buttonPainted(ctx context.Context, b shinken.Backend, id string) (bool, error) {
+	tree, err := b.(shinken.A11y).Snapshot(ctx, shinken.SnapshotOptions{Scope: shinken.TreeActiveApp})
+	if err != nil {
+		return false, err
+	}
+	var box image.Rectangle
+	for _, n := range tree.Nodes {
+		if n.ID == id {
+			box = n.BBox
+		}
+	}
+	f, err := b.(shinken.Capturer).Capture(ctx, shinken.ScopeScreen)
+	if err != nil || box.Empty() {
+		return false, err
+	}
+	box = box.Intersect(f.Source)
+	first := f.Image.RGBAAt(box.Min.X, box.Min.Y)
+	for y := box.Min.Y; y < box.Max.Y; y++ {
+		for x := box.Min.X; x < box.Max.X; x++ {
+			if f.Image.RGBAAt(x, y) != first {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
