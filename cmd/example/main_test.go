@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"shinken.dev/go/backend/x11/atspi/atspitest"
 	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 )
@@ -48,7 +49,12 @@ var urlLine = regexp.MustCompile(`(?m)^(ACI|page):\s+(\S+)`)
 // start runs the daemon with args on a free port and waits for its URLs.
 func start(t *testing.T, bin string, args ...string) *daemon {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"-listen", "127.0.0.1:0", "-token", "tok"}, args...)...)
+	return startCmd(t, exec.Command(bin, append([]string{"-listen", "127.0.0.1:0", "-token", "tok"}, args...)...))
+}
+
+// startCmd runs the daemon command and waits for its URLs.
+func startCmd(t *testing.T, cmd *exec.Cmd) *daemon {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -341,4 +347,60 @@ func countBluish(img image.Image, r image.Rectangle) int {
 		}
 	}
 	return n
+}
+
+// TestDaemonX11 serves a real X session (Xvfb, openbox, a session bus and
+// the accessibility bus) and fills a zenity entry through the ACI alone:
+// observe, set the entry by its ref, invoke OK; zenity prints the value.
+func TestDaemonX11(t *testing.T) {
+	sess := atspitest.Start(t)
+	dir := t.TempDir()
+	bin := build(t, dir, ".", "example")
+	zenity := sess.Launch(t, "zenity", "--entry", "--title", "Shinken", "--text", "Your name?")
+
+	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token", "tok", "-backend", "x11")
+	cmd.Env = append(sess.Env(), "AT_SPI_BUS_ADDRESS="+sess.A11yBus)
+	d := startCmd(t, cmd)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := dial(t, ctx, d)
+
+	var entry, ok string
+	deadline := time.Now().Add(20 * time.Second)
+	for entry == "" || ok == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("zenity's entry and OK button never showed in the tree")
+		}
+		obs, err := c.Observe(ctx, &shinken.ObserveRequest{Settle: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, el := range obs.Elements {
+			switch {
+			case el.Role == "text" && entry == "":
+				entry = el.Ref
+			case el.Role == "push button" && el.Name == "OK":
+				ok = el.Ref
+			}
+		}
+	}
+	if err := c.SetValue(ctx, entry, "Grace Hopper ✓"); err != nil {
+		t.Fatal(err)
+	}
+	shot, err := c.Screenshot(ctx, &shinken.ScreenshotRequest{Scope: shinken.ScopeActiveWindow})
+	if err != nil || shot.Width < 100 {
+		t.Fatalf("window screenshot: %v", err)
+	}
+	if err := c.InvokeAction(ctx, ok, ""); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-zenity.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("zenity did not exit after OK")
+	}
+	if got := strings.TrimSpace(zenity.Stdout()); got != "Grace Hopper ✓" {
+		t.Fatalf("zenity printed %q", got)
+	}
+	d.stop(t)
 }

@@ -1,6 +1,7 @@
 // Package conformance runs the shinkentest conformance suite against the
-// X11 backend combined with the AT-SPI client, on a private X session per
-// case, with a small GTK program as the fixture application.
+// X11 backend with the AT-SPI client (x11.Backend.WithAccessibility), on a
+// private X session per case, with a small GTK program as the fixture
+// application.
 //
 // It lives apart from package x11 so that the X11 backend's own tests do
 // not depend on the accessibility client.
@@ -26,13 +27,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// desktop is what a runtime on a Linux desktop serves: the X11 backend for
-// pixels, input, windows, clipboard and apps, and AT-SPI for the tree.
-type desktop struct {
-	*x11.Backend
-	*atspi.Client
-}
-
 func newDesktop(t *testing.T) shinken.Backend {
 	sess := atspitest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -46,18 +40,14 @@ func newDesktop(t *testing.T) shinken.Backend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { b.Close() })
-	c, err := atspi.Connect(ctx, &atspi.Options{
-		Address:    sess.A11yBus,
-		SessionBus: sess.SessionBus,
-		Display:    sess.Display,
-		ActivePID:  b.ActivePID,
-	})
-	if err != nil {
-		t.Fatal(err)
+	// What a runtime on a Linux desktop serves: the X11 backend for pixels,
+	// input, windows, clipboard and apps, with AT-SPI for the tree.
+	d := b.WithAccessibility(&atspi.Options{Address: sess.A11yBus, SessionBus: sess.SessionBus})
+	t.Cleanup(func() { d.Close() })
+	if _, err := d.Snapshot(ctx, shinken.SnapshotOptions{}); err != nil {
+		t.Fatalf("the accessibility bus: %v", err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return desktop{b, c}
+	return d
 }
 
 func TestConformance(t *testing.T) {
