@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/damage"
 	"github.com/jezek/xgb/xproto"
 	"github.com/jezek/xgb/xtest"
 
@@ -86,6 +87,7 @@ type Backend struct {
 	clip     clipboard
 	clock    clock
 	launched launchedApps
+	damage   damageState
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -151,6 +153,7 @@ func (b *Backend) init(screen int) error {
 		}
 	}
 	b.capture.init(b)
+	b.damage.init(b)
 	b.keyboard.init(b)
 	b.clip.init()
 
@@ -243,6 +246,8 @@ func (b *Backend) eventLoop() {
 			if e.Request == xproto.MappingKeyboard || e.Request == xproto.MappingModifier {
 				b.keyboard.stale.Store(true)
 			}
+		case damage.NotifyEvent:
+			b.damage.notify(b, e)
 		}
 	}
 }
@@ -337,4 +342,5 @@ var (
 	_ shinken.Windows         = (*Backend)(nil)
 	_ shinken.Launcher        = (*Backend)(nil)
 	_ shinken.PointerReporter = (*Backend)(nil)
+	_ shinken.DamageTracker   = (*Backend)(nil)
 )
