@@ -111,10 +111,18 @@ func BenchmarkFactsFanOut(b *testing.B) {
 	const plugins = 10
 	h := benchHost(b)
 	var counts [plugins]atomic.Int64
+	progress := make(chan struct{}, 1)
 	for i := range plugins {
 		m := manifest(b, fmt.Sprintf("sink%d", i), `,"permissions":{"events":["agent.status"]}`)
 		if _, err := plugin.Connect(context.Background(), h, m, "", plugin.Handlers{
-			Fact: func(ctx context.Context, c *plugin.Conn, f escouade.Fact) { counts[i].Add(1) },
+			Fact: func(ctx context.Context, c *plugin.Conn, f escouade.Fact) {
+				if counts[i].Add(1)%128 == 0 {
+					select {
+					case progress <- struct{}{}:
+					default:
+					}
+				}
+			},
 		}); err != nil {
 			b.Fatal(err)
 		}
@@ -139,11 +147,14 @@ func BenchmarkFactsFanOut(b *testing.B) {
 		// facts past 4096 queued): the figure is what they all take in,
 		// sustained.
 		for i%256 == 255 && int64(i)-slowest() > 2048 {
-			time.Sleep(50 * time.Microsecond)
+			<-progress
 		}
 	}
 	for slowest() < int64(b.N) {
-		time.Sleep(50 * time.Microsecond)
+		select {
+		case <-progress:
+		case <-time.After(time.Millisecond): // the last few, past the last signal
+		}
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "facts/s")

@@ -13,12 +13,16 @@ import (
 // key given twice is an error, and every error names the field's path.
 
 // object walks the members of the object raw. For a key in names, set is
-// called with its index and the member's path. A known key given twice is an
-// error; an unknown key is an error when strict, and ignored otherwise (the
+// called with its index and value. A known key given twice is an error; an
+// unknown key is an error when strict, and ignored otherwise (the
 // protocol's messages may grow fields). It returns a bit per name seen.
-func object(raw []byte, path string, names []string, strict bool, set func(i int, path string, v []byte) error) (uint64, error) {
+//
+// Paths are made only for errors, and relative to raw: an error set returns
+// is put under the member's name, so that nested objects need not know
+// where they are.
+func object(raw []byte, names []string, strict bool, set func(i int, v []byte) error) (uint64, error) {
 	if jsonrpc.KindOf(raw) != jsonrpc.KindObject {
-		return 0, fieldErr(path, "want an object")
+		return 0, &FieldError{Err: errWantObject}
 	}
 	var seen uint64
 	err := jsonrpc.Members(raw, func(k, v []byte) error {
@@ -26,75 +30,103 @@ func object(raw []byte, path string, names []string, strict bool, set func(i int
 			if string(k) != n {
 				continue
 			}
-			p := join(path, n)
 			if seen&(1<<i) != 0 {
-				return fieldErr(p, "given twice")
+				return &FieldError{Path: n, Err: errGivenTwice}
 			}
 			seen |= 1 << i
-			return set(i, p, v)
+			if err := set(i, v); err != nil {
+				return under(n, err)
+			}
+			return nil
 		}
 		if strict {
-			return &FieldError{Path: join(path, string(k)), Err: ErrUnknownField}
+			return &FieldError{Path: string(k), Err: ErrUnknownField}
 		}
 		return nil
 	})
 	if fe := (*FieldError)(nil); err != nil && !errors.As(err, &fe) {
-		err = &FieldError{Path: path, Err: err}
+		err = &FieldError{Err: err}
 	}
 	return seen, err
 }
 
+var (
+	errWantObject = errors.New("want an object")
+	errWantString = errors.New("want a string")
+	errWantInt    = errors.New("want an integer")
+	errWantBool   = errors.New("want true or false")
+	errGivenTwice = errors.New("given twice")
+	errMissing    = errors.New("missing")
+)
+
+// under puts err under the field name: the paths of its FieldErrors are
+// prefixed with name, and any other error becomes the field's.
+func under(name string, err error) error {
+	switch e := err.(type) {
+	case *FieldError:
+		return &FieldError{Path: join(name, e.Path), Err: e.Err}
+	case interface{ Unwrap() []error }:
+		errs := e.Unwrap()
+		out := make([]error, len(errs))
+		for i, x := range errs {
+			out[i] = under(name, x)
+		}
+		return errors.Join(out...)
+	}
+	return &FieldError{Path: name, Err: err}
+}
+
 // require checks that every name whose bit is in mask was seen, and names
 // every one that was not.
-func require(seen, mask uint64, names []string, path string) error {
+func require(seen, mask uint64, names []string) error {
 	var missing []error
 	for i, n := range names {
 		if mask&(1<<i) != 0 && seen&(1<<i) == 0 {
-			missing = append(missing, fieldErr(join(path, n), "missing"))
+			missing = append(missing, &FieldError{Path: n, Err: errMissing})
 		}
 	}
 	return errors.Join(missing...)
 }
 
 func join(path, name string) string {
-	if path == "" {
+	switch {
+	case path == "":
 		return name
+	case name == "":
+		return path
+	case name[0] == '[':
+		return path + name
 	}
 	return path + "." + name
 }
 
-func str(path string, v []byte) (string, error) {
+func str(v []byte) (string, error) {
 	s, err := jsonrpc.String(v)
 	if err != nil {
-		return "", fieldErr(path, "want a string")
+		return "", errWantString
 	}
 	return s, nil
 }
 
-func integer(path string, v []byte) (int64, error) {
+func integer(v []byte) (int64, error) {
 	n, err := jsonrpc.Int(v)
 	if err != nil {
-		return 0, fieldErr(path, "want an integer")
+		return 0, errWantInt
 	}
 	return n, nil
 }
 
-func boolean(path string, v []byte) (bool, error) {
+func boolean(v []byte) (bool, error) {
 	b, err := jsonrpc.Bool(v)
 	if err != nil {
-		return false, fieldErr(path, "want true or false")
+		return false, errWantBool
 	}
 	return b, nil
 }
 
 // strictJSON checks raw as strict JSON (UTF-8, no duplicate key) before it is
 // handed to encoding/json, which checks neither.
-func strictJSON(path string, raw []byte) error {
-	if err := jsonrpc.Validate(raw); err != nil {
-		return &FieldError{Path: path, Err: err}
-	}
-	return nil
-}
+func strictJSON(raw []byte) error { return jsonrpc.Validate(raw) }
 
 // paramsMessage words the errors of params that do not hold for the
 // invalidParams answer: every field named, on one line.

@@ -51,6 +51,7 @@ type Error struct {
 	Message string
 }
 
+// Error returns the message with the code's name.
 func (e *Error) Error() string {
 	return fmt.Sprintf("escouade: %s (%s)", e.Message, e.Code)
 }
@@ -114,6 +115,7 @@ type FieldError struct {
 	Err  error
 }
 
+// Error returns the path and why, as "escouade: run.command: missing".
 func (e *FieldError) Error() string {
 	why := strings.TrimPrefix(e.Err.Error(), "escouade: ")
 	if e.Path == "" {
@@ -122,6 +124,7 @@ func (e *FieldError) Error() string {
 	return "escouade: " + e.Path + ": " + why
 }
 
+// Unwrap returns why: ErrUnknownField for a field the format does not have.
 func (e *FieldError) Unwrap() error { return e.Err }
 
 func fieldErr(path string, format string, args ...any) *FieldError {

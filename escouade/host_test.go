@@ -417,6 +417,9 @@ func (cr *crasher) run(ctx context.Context, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	err := plugin.Serve(ctx, in, out, plugin.Handlers{
+		Initialize: func(context.Context, *plugin.Conn, escouade.InitializeParams) (map[string]any, error) {
+			return map[string]any{"batch": true}, nil // the agents come back in one batch
+		},
 		Fact: func(_ context.Context, c *plugin.Conn, f escouade.Fact) {
 			if f.Name == "ticket.report" {
 				cancel()
@@ -460,6 +463,7 @@ func TestRestartGivesAttachedAgentsAgain(t *testing.T) {
 	if p.State() != escouade.StateRunning || cr.lives.Load() != 2 {
 		t.Errorf("state %v after %d lives", p.State(), cr.lives.Load())
 	}
+	v.need(t, "batch", "agent/attach")
 	p.Detach("k1")
 	h.Fact(ctx, "ticket.report", nil, escouade.About{})
 	if a := <-cr.attached; a.Key != "k2" {

@@ -191,19 +191,23 @@ func (mp *manifestParser) fields(raw []byte, path string, names []string, requir
 			return nil
 		})
 	}
-	seen, err := object(raw, path, names, false, func(i int, p string, v []byte) error {
-		set(i, p, v)
+	seen, err := object(raw, names, false, func(i int, v []byte) error {
+		set(i, join(path, names[i]), v)
 		return nil
 	})
-	mp.fail(err)
 	if err == nil {
-		mp.fail(require(seen, required, names, path))
+		err = require(seen, required, names)
+	}
+	if err != nil {
+		mp.fail(under(path, err))
 	}
 }
 
 func (mp *manifestParser) str(p string, v []byte) string {
-	s, err := str(p, v)
-	mp.fail(err)
+	s, err := str(v)
+	if err != nil {
+		mp.fail(&FieldError{Path: p, Err: err})
+	}
 	return s
 }
 
@@ -214,9 +218,9 @@ func (mp *manifestParser) strings(p string, v []byte) []string {
 	}
 	out := []string{}
 	jsonrpc.Elements(v, func(i int, e []byte) error {
-		s, err := str(fmt.Sprintf("%s[%d]", p, i), e)
+		s, err := str(e)
 		if err != nil {
-			mp.fail(err)
+			mp.fail(&FieldError{Path: fmt.Sprintf("%s[%d]", p, i), Err: err})
 			return nil
 		}
 		out = append(out, s)
@@ -250,8 +254,10 @@ func (mp *manifestParser) manifest(raw []byte) *Manifest {
 				mp.failf(p, "%q is not a semantic version (1.4.0)", m.Version)
 			}
 		case 2:
-			n, err := integer(p, v)
-			mp.fail(err)
+			n, err := integer(v)
+			if err != nil {
+				mp.fail(&FieldError{Path: p, Err: err})
+			}
 			if err == nil && n != ProtocolVersion {
 				mp.failf(p, "this host speaks protocol %d, not %d", ProtocolVersion, n)
 			}
@@ -323,8 +329,10 @@ func (mp *manifestParser) permissions(p string, raw []byte, ps *Permissions) {
 			}
 			mp.unique(p, ps.Events)
 		case 1:
-			b, err := boolean(p, v)
-			mp.fail(err)
+			b, err := boolean(v)
+			if err != nil {
+				mp.fail(&FieldError{Path: p, Err: err})
+			}
 			ps.Decide = b
 		case 2:
 			ps.Secrets = mp.strings(p, v)
@@ -465,9 +473,9 @@ func (mp *manifestParser) limits(p string, raw []byte, l *Limits) {
 	names := []string{"fetchMs", "fetchBytes", "fileBytes"}
 	maxima := []int64{maxFetchMs, maxFetchBytes, maxFileBytes}
 	mp.fields(raw, p, names, 0, func(i int, p string, v []byte) {
-		n, err := integer(p, v)
+		n, err := integer(v)
 		if err != nil {
-			mp.fail(err)
+			mp.fail(&FieldError{Path: p, Err: err})
 			return
 		}
 		if n < 1 || n > maxima[i] {

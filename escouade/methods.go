@@ -3,6 +3,7 @@ package escouade
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -40,12 +41,12 @@ func paramsObject(params []byte) []byte {
 
 func secretsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
 	var key string
-	seen, err := object(paramsObject(params), "", []string{"key"}, false, func(_ int, path string, v []byte) (err error) {
-		key, err = str(path, v)
+	seen, err := object(paramsObject(params), []string{"key"}, false, func(_ int, v []byte) (err error) {
+		key, err = str(v)
 		return err
 	})
 	if err == nil {
-		err = require(seen, 1, []string{"key"}, "")
+		err = require(seen, 1, []string{"key"})
 	}
 	if err != nil {
 		return nil, err
@@ -66,8 +67,8 @@ func secretsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
 
 func settingsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
 	var project string
-	_, err := object(paramsObject(params), "", []string{"project"}, false, func(_ int, path string, v []byte) (err error) {
-		project, err = str(path, v)
+	_, err := object(paramsObject(params), []string{"project"}, false, func(_ int, v []byte) (err error) {
+		project, err = str(v)
 		return err
 	})
 	if err != nil {
@@ -150,12 +151,12 @@ const maxFileRead = 256 << 10
 
 func filesRead(ctx context.Context, p *Plugin, params []byte) (any, error) {
 	var name string
-	seen, err := object(paramsObject(params), "", []string{"path"}, false, func(_ int, path string, v []byte) (err error) {
-		name, err = str(path, v)
+	seen, err := object(paramsObject(params), []string{"path"}, false, func(_ int, v []byte) (err error) {
+		name, err = str(v)
 		return err
 	})
 	if err == nil {
-		err = require(seen, 1, []string{"path"}, "")
+		err = require(seen, 1, []string{"path"})
 	}
 	if err != nil {
 		return nil, err
@@ -277,8 +278,8 @@ func logLine(_ context.Context, p *Plugin, params []byte) (any, error) {
 	names := []string{"level", "message"}
 	var level slog.Level
 	var msg string
-	seen, err := object(paramsObject(params), "", names, false, func(i int, path string, v []byte) error {
-		s, err := str(path, v)
+	seen, err := object(paramsObject(params), names, false, func(i int, v []byte) error {
+		s, err := str(v)
 		if err != nil {
 			return err
 		}
@@ -288,13 +289,13 @@ func logLine(_ context.Context, p *Plugin, params []byte) (any, error) {
 		}
 		l, ok := logLevels[s]
 		if !ok {
-			return fieldErr(path, "want debug, info, warn or error, not %q", s)
+			return fmt.Errorf("want debug, info, warn or error, not %q", s)
 		}
 		level = l
 		return nil
 	})
 	if err == nil {
-		err = require(seen, 0b11, names, "")
+		err = require(seen, 0b11, names)
 	}
 	if err != nil {
 		return nil, err

@@ -29,6 +29,7 @@ const (
 
 var stateNames = [...]string{"starting", "running", "restarting", "stopped", "disabled"}
 
+// String returns the state's name: "running", "disabled".
 func (s State) String() string {
 	if s >= 0 && int(s) < len(stateNames) {
 		return stateNames[s]
@@ -237,14 +238,16 @@ func (p *Plugin) Attach(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	att := *a
+	att.Key = key // the key the plugin is given is the one it was attached by
 	p.mu.Lock()
-	p.attached = append(removeAgent(p.attached, key), a)
+	p.attached = append(removeAgent(p.attached, key), &att)
 	p.mu.Unlock()
 	inst := p.cur.Load()
 	if inst == nil {
 		return nil // it will be given on the next start
 	}
-	return inst.conn.Notify(methodAttach, AttachParams{Key: a.Key, Agent: a.Agent})
+	return inst.conn.Notify(methodAttach, AttachParams{Key: key, Agent: att.Agent})
 }
 
 // Detach forgets an attached agent: it is not given again after a restart.
@@ -321,7 +324,7 @@ func (p *Plugin) startInstance(ctx context.Context) (*instance, error) {
 		}
 	}
 	if err != nil {
-		inst.abort(p.h.opts.StopGrace)
+		inst.finish(p.h.opts.StopGrace)
 		p.j.say(slog.LevelWarn, "plugin failed to initialize", slog.String("error", err.Error()))
 		return nil, fmt.Errorf("escouade: plugin %s: initialize: %w", p.m.ID, err)
 	}
@@ -413,11 +416,6 @@ func (inst *instance) wait(hurry <-chan struct{}, grace time.Duration) bool {
 	case <-hurry:
 	}
 	return false
-}
-
-// abort kills an instance that never ran.
-func (inst *instance) abort(grace time.Duration) {
-	inst.finish(grace)
 }
 
 // finish kills what is left of the instance (its process group), lets the

@@ -2,6 +2,7 @@ package escouade
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"shinken.dev/go/internal/jsonrpc"
@@ -59,30 +60,30 @@ var factFields = []string{"name", "version", "seq", "at", "project", "ticket", "
 // protocol asks.
 func (f *Fact) UnmarshalJSON(b []byte) error {
 	*f = Fact{}
-	seen, err := object(b, "", factFields, false, func(i int, p string, v []byte) (err error) {
+	seen, err := object(b, factFields, false, func(i int, v []byte) (err error) {
 		switch i {
 		case 0:
-			f.Name, err = str(p, v)
+			f.Name, err = str(v)
 		case 1:
 			var n int64
-			n, err = integer(p, v)
+			n, err = integer(v)
 			f.Version = int(n)
 		case 2:
-			f.Seq, err = integer(p, v)
+			f.Seq, err = integer(v)
 		case 3:
-			f.At, err = str(p, v)
+			f.At, err = str(v)
 		case 4:
 			f.Project = new(Project)
-			err = f.Project.decode(p, v)
+			err = f.Project.UnmarshalJSON(v)
 		case 5:
 			f.Ticket = new(Ticket)
-			err = f.Ticket.decode(p, v)
+			err = f.Ticket.UnmarshalJSON(v)
 		case 6:
 			f.Agent = new(Agent)
-			err = f.Agent.decode(p, v)
+			err = f.Agent.UnmarshalJSON(v)
 		case 7:
 			if jsonrpc.KindOf(v) != jsonrpc.KindObject {
-				return fieldErr(p, "want an object")
+				return errWantObject
 			}
 			f.Data = v
 		}
@@ -91,77 +92,71 @@ func (f *Fact) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	return require(seen, 0b10001111, factFields, "")
+	return require(seen, 0b10001111, factFields)
 }
 
 var projectFields = []string{"id", "name", "private"}
 
 // UnmarshalJSON decodes a project.
-func (pr *Project) UnmarshalJSON(b []byte) error { return pr.decode("", b) }
-
-func (pr *Project) decode(path string, b []byte) error {
+func (pr *Project) UnmarshalJSON(b []byte) error {
 	*pr = Project{}
-	seen, err := object(b, path, projectFields, false, func(i int, p string, v []byte) (err error) {
+	seen, err := object(b, projectFields, false, func(i int, v []byte) (err error) {
 		switch i {
 		case 0:
-			pr.ID, err = str(p, v)
+			pr.ID, err = str(v)
 		case 1:
-			pr.Name, err = str(p, v)
+			pr.Name, err = str(v)
 		case 2:
-			pr.Private, err = boolean(p, v)
+			pr.Private, err = boolean(v)
 		}
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return require(seen, 0b111, projectFields, path)
+	return require(seen, 0b111, projectFields)
 }
 
 var ticketFields = []string{"id", "key", "title"}
 
 // UnmarshalJSON decodes a ticket.
-func (t *Ticket) UnmarshalJSON(b []byte) error { return t.decode("", b) }
-
-func (t *Ticket) decode(path string, b []byte) error {
+func (t *Ticket) UnmarshalJSON(b []byte) error {
 	*t = Ticket{}
-	seen, err := object(b, path, ticketFields, false, func(i int, p string, v []byte) (err error) {
+	seen, err := object(b, ticketFields, false, func(i int, v []byte) (err error) {
 		switch i {
 		case 0:
-			t.ID, err = str(p, v)
+			t.ID, err = str(v)
 		case 1:
-			t.Key, err = str(p, v)
+			t.Key, err = str(v)
 		case 2:
-			t.Title, err = str(p, v)
+			t.Title, err = str(v)
 		}
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return require(seen, 0b111, ticketFields, path)
+	return require(seen, 0b111, ticketFields)
 }
 
 var agentFields = []string{"id", "name"}
 
 // UnmarshalJSON decodes an agent.
-func (a *Agent) UnmarshalJSON(b []byte) error { return a.decode("", b) }
-
-func (a *Agent) decode(path string, b []byte) error {
+func (a *Agent) UnmarshalJSON(b []byte) error {
 	*a = Agent{}
-	seen, err := object(b, path, agentFields, false, func(i int, p string, v []byte) (err error) {
+	seen, err := object(b, agentFields, false, func(i int, v []byte) (err error) {
 		switch i {
 		case 0:
-			a.ID, err = str(p, v)
+			a.ID, err = str(v)
 		case 1:
-			a.Name, err = str(p, v)
+			a.Name, err = str(v)
 		}
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return require(seen, 0b11, agentFields, path)
+	return require(seen, 0b11, agentFields)
 }
 
 // A PermissionRequest is what an agent asks to do.
@@ -176,23 +171,21 @@ type PermissionRequest struct {
 var requestFields = []string{"id", "kind", "tool", "input"}
 
 // UnmarshalJSON decodes a permission request.
-func (r *PermissionRequest) UnmarshalJSON(b []byte) error { return r.decode("", b) }
-
-func (r *PermissionRequest) decode(path string, b []byte) error {
+func (r *PermissionRequest) UnmarshalJSON(b []byte) error {
 	*r = PermissionRequest{}
-	seen, err := object(b, path, requestFields, false, func(i int, p string, v []byte) (err error) {
+	seen, err := object(b, requestFields, false, func(i int, v []byte) (err error) {
 		switch i {
 		case 0:
-			r.ID, err = str(p, v)
+			r.ID, err = str(v)
 		case 1:
-			r.Kind, err = str(p, v)
+			r.Kind, err = str(v)
 		case 2:
-			r.Tool, err = str(p, v)
+			r.Tool, err = str(v)
 		case 3:
 			if jsonrpc.KindOf(v) != jsonrpc.KindObject {
-				return fieldErr(p, "want an object")
+				return errWantObject
 			}
-			if err := strictJSON(p, v); err != nil {
+			if err := strictJSON(v); err != nil {
 				return err
 			}
 			err = json.Unmarshal(v, &r.Input)
@@ -202,7 +195,7 @@ func (r *PermissionRequest) decode(path string, b []byte) error {
 	if err != nil {
 		return err
 	}
-	return require(seen, 0b11, requestFields, path)
+	return require(seen, 0b11, requestFields)
 }
 
 // DecideParams are the params of permissions/decide: a request and where it
@@ -219,24 +212,24 @@ var decideFields = []string{"request", "project", "ticket", "agent"}
 // UnmarshalJSON decodes the params of permissions/decide.
 func (d *DecideParams) UnmarshalJSON(b []byte) error {
 	*d = DecideParams{}
-	seen, err := object(b, "", decideFields, false, func(i int, p string, v []byte) error {
+	seen, err := object(b, decideFields, false, func(i int, v []byte) error {
 		switch i {
 		case 0:
-			return d.Request.decode(p, v)
+			return d.Request.UnmarshalJSON(v)
 		case 1:
-			return d.Project.decode(p, v)
+			return d.Project.UnmarshalJSON(v)
 		case 2:
 			d.Ticket = new(Ticket)
-			return d.Ticket.decode(p, v)
+			return d.Ticket.UnmarshalJSON(v)
 		default:
 			d.Agent = new(Agent)
-			return d.Agent.decode(p, v)
+			return d.Agent.UnmarshalJSON(v)
 		}
 	})
 	if err != nil {
 		return err
 	}
-	return require(seen, 0b11, decideFields, "")
+	return require(seen, 0b11, decideFields)
 }
 
 // A Verdict is what a decision says.
@@ -266,8 +259,8 @@ var decisionFields = []string{"decision", "message"}
 // is an error.
 func (d *Decision) UnmarshalJSON(b []byte) error {
 	*d = Decision{}
-	seen, err := object(b, "", decisionFields, false, func(i int, p string, v []byte) error {
-		s, err := str(p, v)
+	seen, err := object(b, decisionFields, false, func(i int, v []byte) error {
+		s, err := str(v)
 		if err != nil {
 			return err
 		}
@@ -280,12 +273,12 @@ func (d *Decision) UnmarshalJSON(b []byte) error {
 			d.Verdict = v
 			return nil
 		}
-		return fieldErr(p, "want allow, deny or ask, not %q", s)
+		return fmt.Errorf("want allow, deny or ask, not %q", s)
 	})
 	if err != nil {
 		return err
 	}
-	return require(seen, 0b1, decisionFields, "")
+	return require(seen, 0b1, decisionFields)
 }
 
 // Capabilities is what the Host can do for a plugin (EscouadeCapabilities).
@@ -323,41 +316,41 @@ var initFields = []string{"protocolVersion", "escouade", "plugin", "lang", "capa
 // UnmarshalJSON decodes the params of initialize.
 func (ip *InitializeParams) UnmarshalJSON(b []byte) error {
 	*ip = InitializeParams{}
-	seen, err := object(b, "", initFields, false, func(i int, p string, v []byte) (err error) {
+	seen, err := object(b, initFields, false, func(i int, v []byte) (err error) {
 		switch i {
 		case 0:
 			var n int64
-			n, err = integer(p, v)
+			n, err = integer(v)
 			ip.ProtocolVersion = int(n)
 		case 1:
 			var s uint64
-			s, err = object(v, p, []string{"version"}, false, func(_ int, p string, v []byte) (err error) {
-				ip.Escouade.Version, err = str(p, v)
+			s, err = object(v, []string{"version"}, false, func(_ int, v []byte) (err error) {
+				ip.Escouade.Version, err = str(v)
 				return err
 			})
 			if err == nil {
-				err = require(s, 1, []string{"version"}, p)
+				err = require(s, 1, []string{"version"})
 			}
 		case 2:
 			names := []string{"id", "version"}
 			var s uint64
-			s, err = object(v, p, names, false, func(i int, p string, v []byte) (err error) {
+			s, err = object(v, names, false, func(i int, v []byte) (err error) {
 				if i == 0 {
-					ip.Plugin.ID, err = str(p, v)
+					ip.Plugin.ID, err = str(v)
 				} else {
-					ip.Plugin.Version, err = str(p, v)
+					ip.Plugin.Version, err = str(v)
 				}
 				return err
 			})
 			if err == nil {
-				err = require(s, 0b11, names, p)
+				err = require(s, 0b11, names)
 			}
 		case 3:
-			ip.Lang, err = str(p, v)
+			ip.Lang, err = str(v)
 		case 4:
 			flags := []*bool{&ip.Capabilities.Batch, &ip.Capabilities.Secrets, &ip.Capabilities.Log, &ip.Capabilities.Attach}
-			_, err = object(v, p, []string{"batch", "secrets", "log", "attach"}, false, func(i int, p string, v []byte) (err error) {
-				*flags[i], err = boolean(p, v)
+			_, err = object(v, []string{"batch", "secrets", "log", "attach"}, false, func(i int, v []byte) (err error) {
+				*flags[i], err = boolean(v)
 				return err
 			})
 		}
@@ -366,7 +359,7 @@ func (ip *InitializeParams) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	return require(seen, 0b10111, initFields, "")
+	return require(seen, 0b10111, initFields)
 }
 
 // InitializeResult is a plugin's answer to initialize.
@@ -383,16 +376,16 @@ var initResultFields = []string{"protocolVersion", "capabilities"}
 // UnmarshalJSON decodes an answer to initialize.
 func (r *InitializeResult) UnmarshalJSON(b []byte) error {
 	*r = InitializeResult{}
-	seen, err := object(b, "", initResultFields, false, func(i int, p string, v []byte) error {
+	seen, err := object(b, initResultFields, false, func(i int, v []byte) error {
 		if i == 0 {
-			n, err := integer(p, v)
+			n, err := integer(v)
 			r.ProtocolVersion = int(n)
 			return err
 		}
 		if jsonrpc.KindOf(v) != jsonrpc.KindObject {
-			return fieldErr(p, "want an object")
+			return errWantObject
 		}
-		if err := strictJSON(p, v); err != nil {
+		if err := strictJSON(v); err != nil {
 			return err
 		}
 		return json.Unmarshal(v, &r.Capabilities)
@@ -400,7 +393,7 @@ func (r *InitializeResult) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	return require(seen, 0b11, initResultFields, "")
+	return require(seen, 0b11, initResultFields)
 }
 
 // AttachParams are the params of agent/attach: an agent attached to the
@@ -415,15 +408,15 @@ var attachFields = []string{"key", "agent"}
 // UnmarshalJSON decodes the params of agent/attach.
 func (a *AttachParams) UnmarshalJSON(b []byte) error {
 	*a = AttachParams{}
-	seen, err := object(b, "", attachFields, false, func(i int, p string, v []byte) (err error) {
+	seen, err := object(b, attachFields, false, func(i int, v []byte) (err error) {
 		if i == 0 {
-			a.Key, err = str(p, v)
+			a.Key, err = str(v)
 			return err
 		}
-		return a.Agent.decode(p, v)
+		return a.Agent.UnmarshalJSON(v)
 	})
 	if err != nil {
 		return err
 	}
-	return require(seen, 0b11, attachFields, "")
+	return require(seen, 0b11, attachFields)
 }

@@ -9,10 +9,11 @@
 //
 // A Conn is both a client and a server, as each side of a plugin protocol
 // calls the other. Responses are routed on the reading goroutine; requests
-// run on a bounded pool that answers at once when it is full and never
-// blocks the reader; notifications run one at a time in arrival order.
-// Writes go through one goroutine that gathers whatever is waiting into one
-// write, so that no caller ever blocks on a peer that does not read.
+// run on a bounded pool of workers that answers at once when it is full and
+// never blocks the reader; notifications run one at a time in arrival
+// order. Writes go through one goroutine that gathers whatever is waiting
+// into one write, so that no caller ever blocks on a peer that does not
+// read.
 package jsonrpc
 
 import (
@@ -80,6 +81,7 @@ var eventNames = [...]string{
 	EventWrite:        "write",
 }
 
+// String returns the kind's name, for a journal.
 func (k EventKind) String() string {
 	if int(k) < len(eventNames) && eventNames[k] != "" {
 		return eventNames[k]
@@ -122,21 +124,22 @@ type Options struct {
 
 // A Conn is one side of a JSON-RPC 2.0 connection over lines.
 type Conn struct {
-	lr      *LineReader
-	w       *lineWriter
-	h       Handler
-	opts    Options
-	workers chan struct{}
-	notes   *noteQueue
+	lr    *LineReader
+	w     *lineWriter
+	h     Handler
+	opts  Options
+	work  chan job // to an idle worker
+	notes *noteQueue
 
 	ctx    context.Context // the handlers' context; ends at Close
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	nextID  int64
-	pending map[int64]chan reply
-	closed  bool
-	wg      sync.WaitGroup // requests being handled
+	mu       sync.Mutex
+	nextID   int64
+	pending  map[int64]chan reply
+	closed   bool
+	nworkers int
+	wg       sync.WaitGroup // the workers
 
 	closeOnce sync.Once
 }
@@ -173,7 +176,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		w:       newLineWriter(w, o.MaxPending),
 		h:       h,
 		opts:    o,
-		workers: make(chan struct{}, o.Workers),
+		work:    make(chan job),
 		pending: make(map[int64]chan reply),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -252,33 +255,58 @@ func (c *Conn) serveItem(it *Item, br *batchReply) {
 			c.event(Event{Kind: EventDropped, Method: it.Method, Err: errors.New("too many notifications waiting")})
 		}
 	case KindRequest:
-		req := &Request{Method: it.Method, Params: it.Params, ID: it.ID}
 		br.add()
-		select {
-		case c.workers <- struct{}{}:
-		default:
-			c.event(Event{Kind: EventBusy, Method: req.Method, ID: string(req.ID), Err: c.opts.Busy})
-			c.reply(br, AppendError(nil, req.ID, c.opts.Busy))
-			return
-		}
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			<-c.workers
-			c.reply(br, nil)
-			return
-		}
-		c.wg.Add(1)
+		c.dispatch(job{&Request{Method: it.Method, Params: it.Params, ID: it.ID}, br})
+	}
+}
+
+// A job is a request for a worker.
+type job struct {
+	req *Request
+	br  *batchReply
+}
+
+// dispatch hands j to an idle worker, or to a new one while there are fewer
+// than Options.Workers, or answers Options.Busy at once. Workers live as
+// long as the connection: a new goroutine per request would grow its stack
+// anew each time, which costs more than the request.
+func (c *Conn) dispatch(j job) {
+	select {
+	case c.work <- j:
+		return
+	default:
+	}
+	c.mu.Lock()
+	switch {
+	case c.closed:
 		c.mu.Unlock()
-		go c.serve(req, br)
+		c.reply(j.br, nil)
+		return
+	case c.nworkers >= c.opts.Workers:
+		c.mu.Unlock()
+		c.event(Event{Kind: EventBusy, Method: j.req.Method, ID: string(j.req.ID), Err: c.opts.Busy})
+		c.reply(j.br, AppendError(nil, j.req.ID, c.opts.Busy))
+		return
+	}
+	c.nworkers++
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go c.worker(j)
+}
+
+func (c *Conn) worker(j job) {
+	defer c.wg.Done()
+	for {
+		c.serve(j.req, j.br)
+		select {
+		case j = <-c.work:
+		case <-c.ctx.Done():
+			return
+		}
 	}
 }
 
 func (c *Conn) serve(req *Request, br *batchReply) {
-	defer func() {
-		<-c.workers
-		c.wg.Done()
-	}()
 	ctx := c.ctx
 	if t := c.timeout(req.Method); t > 0 {
 		var cancel context.CancelFunc

@@ -23,6 +23,7 @@ type Error struct {
 	Data    []byte // raw JSON; nil when absent
 }
 
+// Error returns the code and the message.
 func (e *Error) Error() string {
 	return fmt.Sprintf("jsonrpc: error %d: %s", e.Code, e.Message)
 }

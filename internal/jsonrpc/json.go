@@ -20,6 +20,7 @@ type SyntaxError struct {
 	Msg    string
 }
 
+// Error says where and why.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("jsonrpc: invalid JSON at byte %d: %s", e.Offset, e.Msg)
 }
@@ -32,6 +33,7 @@ type DuplicateKeyError struct {
 	Key    string // the key, unescaped
 }
 
+// Error names the key and where it came again.
 func (e *DuplicateKeyError) Error() string {
 	return fmt.Sprintf("jsonrpc: duplicate key %q at byte %d", e.Key, e.Offset)
 }
@@ -225,6 +227,14 @@ func scanString(data []byte, i int) (end int, escaped bool, err error) {
 	start := i
 	i++
 	for i < len(data) {
+		// Most of a string is plain ASCII: run over it with one table
+		// lookup a byte.
+		for i < len(data) && plain[data[i]] {
+			i++
+		}
+		if i >= len(data) {
+			break
+		}
 		c := data[i]
 		if c < utf8.RuneSelf {
 			switch {
@@ -237,10 +247,8 @@ func scanString(data []byte, i int) (end int, escaped bool, err error) {
 					return n, escaped, err
 				}
 				i = n
-			case c < 0x20:
+			default: // c < 0x20
 				return i, escaped, &SyntaxError{i, "control character in a string"}
-			default:
-				i++
 			}
 			continue
 		}
@@ -251,6 +259,35 @@ func scanString(data []byte, i int) (end int, escaped bool, err error) {
 		i += size
 	}
 	return i, escaped, &SyntaxError{start, "unterminated string"}
+}
+
+// plain tells the bytes a string holds as they are: ASCII, neither a
+// control character nor '"' nor '\'.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// skipString returns the offset past the string starting at the quote at
+// i, in text already validated: it looks for the closing quote only.
+func skipString(data []byte, i int) (int, error) {
+	for j := i + 1; ; {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return len(data), &SyntaxError{i, "unterminated string"}
+		}
+		k += j
+		n := 0 // backslashes before the quote: an odd count escapes it
+		for k-1-n > i && data[k-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return k + 1, nil
+		}
+		j = k + 1
+	}
 }
 
 // scanEscape validates the escape at i (a backslash) and returns the offset
@@ -399,14 +436,13 @@ func skipValue(data []byte, i int) (int, error) {
 	}
 	switch c := data[i]; {
 	case c == '"':
-		end, _, err := scanString(data, i)
-		return end, err
+		return skipString(data, i)
 	case c == '{' || c == '[':
 		depth := 0
 		for i < len(data) {
 			switch data[i] {
 			case '"':
-				end, _, err := scanString(data, i)
+				end, err := skipString(data, i)
 				if err != nil {
 					return end, err
 				}
@@ -463,12 +499,12 @@ func Members(data []byte, fn func(key, value []byte) error) error {
 		if i >= len(data) || data[i] != '"' {
 			return &SyntaxError{i, "want a string key"}
 		}
-		end, esc, err := scanString(data, i)
+		end, err := skipString(data, i)
 		if err != nil {
 			return err
 		}
 		key := data[i+1 : end-1]
-		if esc {
+		if bytes.IndexByte(key, '\\') >= 0 {
 			key = unescape(key)
 		}
 		i = skipSpace(data, end)

@@ -40,53 +40,133 @@ var nullID = []byte("null")
 // is not strict JSON, CodeInvalidRequest for JSON that is neither an object
 // nor a non-empty array) to answer once, with a null id. Otherwise it appends
 // one Item per message to items and reports whether the line was a batch.
+// The line is read once: validated and taken apart in the same pass.
 func Parse(line []byte, items []Item) (_ []Item, batch bool, _ *Error) {
 	s := scanner{data: line}
-	start := skipSpace(line, 0)
-	end, err := s.value(start, 0)
+	n0 := len(items)
+	var buf [8]member
+	i := skipSpace(line, 0)
+	var err error
+	switch {
+	case i < len(line) && line[i] == '{':
+		var ms []member
+		i, ms, err = s.members(i, buf[:0])
+		if err == nil {
+			items = append(items, parseMessage(ms, s.dup != nil))
+		}
+	case i < len(line) && line[i] == '[':
+		batch = true
+		i = skipSpace(line, i+1)
+		if i < len(line) && line[i] == ']' {
+			i++
+			break
+		}
+		for {
+			if i < len(line) && line[i] == '{' {
+				dups := len(s.dupAll)
+				var ms []member
+				if i, ms, err = s.members(i, buf[:0]); err != nil {
+					break
+				}
+				items = append(items, parseMessage(ms, len(s.dupAll) > dups))
+			} else {
+				if i, err = s.value(i, 1); err != nil {
+					break
+				}
+				items = append(items, Item{Err: invalid("not an object")})
+			}
+			i = skipSpace(line, i)
+			if i < len(line) && line[i] == ',' {
+				i = skipSpace(line, i+1)
+				continue
+			}
+			if i < len(line) && line[i] == ']' {
+				i++
+			} else {
+				err = &SyntaxError{i, "want ',' or ']' in an array"}
+			}
+			break
+		}
+	default:
+		i, err = s.value(i, 0)
+		if err == nil {
+			err = errNotObject
+		}
+	}
 	if err == nil {
-		if i := skipSpace(line, end); i != len(line) {
-			err = &SyntaxError{i, "text after the value"}
+		if j := skipSpace(line, i); j != len(line) {
+			err = &SyntaxError{j, "text after the value"}
 		}
 	}
-	if err != nil {
-		return items, false, &Error{Code: CodeParse, Message: "parse error: " + err.Error()}
+	switch {
+	case err == errNotObject:
+		return items[:n0], false, &Error{Code: CodeInvalidRequest, Message: "invalid request: not an object"}
+	case err != nil:
+		return items[:n0], false, &Error{Code: CodeParse, Message: "parse error: " + err.Error()}
+	case batch && len(items) == n0:
+		return items, true, &Error{Code: CodeInvalidRequest, Message: "invalid request: empty batch"}
 	}
-	switch line[start] {
-	case '{':
-		items = append(items, parseMessage(line[start:end], s.dup != nil))
-		return items, false, nil
-	case '[':
-		n := len(items)
-		Elements(line[start:end], func(_ int, v []byte) error {
-			off := cap(line) - cap(v) // v's offset in line
-			items = append(items, parseMessage(v, hasDup(s.dupAll, off, off+len(v))))
-			return nil
-		})
-		if len(items) == n {
-			return items, true, &Error{Code: CodeInvalidRequest, Message: "invalid request: empty batch"}
-		}
-		return items, true, nil
-	}
-	return items, false, &Error{Code: CodeInvalidRequest, Message: "invalid request: not an object"}
+	return items, batch, nil
 }
 
-func hasDup(offsets []int, from, to int) bool {
-	for _, o := range offsets {
-		if o >= from && o < to {
-			return true
+// A member is a key of a message's object, unescaped, and its raw value.
+type member struct{ key, val []byte }
+
+// members validates the object at i and returns its members; duplicate
+// keys, at any depth, are recorded in s as value does.
+func (s *scanner) members(i int, ms []member) (int, []member, error) {
+	i = skipSpace(s.data, i+1)
+	if i < len(s.data) && s.data[i] == '}' {
+		return i + 1, ms, nil
+	}
+	for {
+		if i >= len(s.data) || s.data[i] != '"' {
+			return i, ms, &SyntaxError{i, "want a string key"}
+		}
+		end, esc, err := scanString(s.data, i)
+		if err != nil {
+			return end, ms, err
+		}
+		key := s.data[i+1 : end-1]
+		if esc {
+			key = unescape(key)
+		}
+		for _, m := range ms {
+			if string(m.key) == string(key) {
+				if s.dup == nil {
+					s.dup = &DuplicateKeyError{Offset: i, Key: string(key)}
+				}
+				s.dupAll = append(s.dupAll, i)
+				break
+			}
+		}
+		i = skipSpace(s.data, end)
+		if i >= len(s.data) || s.data[i] != ':' {
+			return i, ms, &SyntaxError{i, "want ':' after a key"}
+		}
+		v := skipSpace(s.data, i+1)
+		if i, err = s.value(v, 1); err != nil {
+			return i, ms, err
+		}
+		ms = append(ms, member{key, s.data[v:i]})
+		i = skipSpace(s.data, i)
+		if i >= len(s.data) {
+			return i, ms, &SyntaxError{i, "unexpected end of text in an object"}
+		}
+		switch s.data[i] {
+		case ',':
+			i = skipSpace(s.data, i+1)
+		case '}':
+			return i + 1, ms, nil
+		default:
+			return i, ms, &SyntaxError{i, "want ',' or '}' in an object"}
 		}
 	}
-	return false
 }
 
-// parseMessage decodes one message, already validated as JSON.
-func parseMessage(raw []byte, dup bool) Item {
+// parseMessage makes a message of an object's members.
+func parseMessage(ms []member, dup bool) Item {
 	var it Item
-	if KindOf(raw) != KindObject {
-		it.Err = &Error{Code: CodeInvalidRequest, Message: "invalid request: not an object"}
-		return it
-	}
 	var hasVersion, hasMethod, hasResult, hasError bool
 	var bad *Error
 	refuse := func(e *Error) {
@@ -96,11 +176,14 @@ func parseMessage(raw []byte, dup bool) Item {
 	}
 	// Every member is read, even after a bad one, to learn whether the
 	// message is a request whose id may be echoed.
-	Members(raw, func(k, v []byte) error {
+	for _, m := range ms {
+		k, v := m.key, m.val
 		switch string(k) {
 		case "jsonrpc":
-			if s, err := String(v); err != nil || s != "2.0" {
-				refuse(invalid(`"jsonrpc" must be "2.0"`))
+			if string(v) != `"2.0"` {
+				if s, err := String(v); err != nil || s != "2.0" {
+					refuse(invalid(`"jsonrpc" must be "2.0"`))
+				}
 			}
 			hasVersion = true
 		case "id":
@@ -132,8 +215,7 @@ func parseMessage(raw []byte, dup bool) Item {
 		default:
 			refuse(invalid(fmt.Sprintf("unknown member %q", k)))
 		}
-		return nil
-	})
+	}
 	switch {
 	case bad != nil:
 	case dup:

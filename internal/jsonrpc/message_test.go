@@ -130,3 +130,18 @@ func TestAppenders(t *testing.T) {
 		t.Errorf("nil params must be left out: %s", lines[1])
 	}
 }
+
+// BenchmarkParse decodes a fact as a plugin receives it.
+func BenchmarkParse(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","method":"events/fact","params":{"name":"agent.status","version":1,"seq":123456,"at":"2026-11-29T23:30:07.123456789Z","project":{"id":"p","name":"Shop","private":false},"agent":{"id":"a1","name":"Ada"},"data":{"status":"working","was":"idle"}}}`)
+	items := make([]Item, 0, 1)
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var err *Error
+		items, _, err = Parse(line, items[:0])
+		if err != nil || items[0].Err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -48,10 +48,12 @@ type TooLongError struct {
 	Max  int
 }
 
+// Error says how long the line was, and the cap.
 func (e *TooLongError) Error() string {
 	return "jsonrpc: line of " + itoa(e.Size) + " bytes is over the cap of " + itoa(int64(e.Max))
 }
 
+// Unwrap returns ErrLineTooLong.
 func (e *TooLongError) Unwrap() error { return ErrLineTooLong }
 
 func itoa(n int64) string {

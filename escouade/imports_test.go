@@ -1,0 +1,45 @@
+package escouade
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestImports keeps the plugin host apart from the runtime it serves, and
+// test machinery out of production code: no package here imports shinken,
+// and none imports testing outside its tests.
+func TestImports(t *testing.T) {
+	forbidden := []string{"shinken.dev/go/shinken", "testing"}
+	for _, dir := range []string{".", "plugin", "../internal/jsonrpc"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no Go files in %s: %v", dir, err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast, err := parser.ParseFile(token.NewFileSet(), f, src, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range ast.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				for _, bad := range forbidden {
+					if path == bad || strings.HasPrefix(path, bad+"/") {
+						t.Errorf("%s imports %s", f, path)
+					}
+				}
+			}
+		}
+	}
+}
