@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -38,16 +36,12 @@ func startPlugins(ctx context.Context, cfg config, log *slog.Logger) (*pluginGat
 		Projects: escouade.ProjectMap{project: {Project: escouade.Project{ID: project, Name: project}}},
 	})
 	g := &pluginGate{host: host, project: project, onAsk: cfg.onAsk, log: log}
-	entries, err := os.ReadDir(cfg.plugins)
+	dirs, err := escouade.FindPlugins(cfg.plugins)
 	if err != nil {
 		return nil, fmt.Errorf("-plugins: %w", err)
 	}
 	started := 0
-	for _, e := range entries {
-		dir := filepath.Join(cfg.plugins, e.Name())
-		if _, err := os.Stat(filepath.Join(dir, escouade.ManifestName)); err != nil {
-			continue
-		}
+	for _, dir := range dirs {
 		p, err := host.Start(ctx, dir)
 		if err != nil {
 			g.close()
