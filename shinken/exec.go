@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -32,7 +33,11 @@ func (c *conn) exec(callID string, a *Action) {
 		c.fail(callID, "action", VerbExec, err)
 		return
 	}
-	defer release()
+	// The slot is freed before the final reply is sent, so that a client
+	// that starts its next exec on that reply finds it free.
+	var once sync.Once
+	free := func() { once.Do(release) }
+	defer free()
 
 	req := ExecRequest{Argv: a.Argv, Env: a.Env, Stdin: a.Stdin, Timeout: rt.opts.Exec.DefaultTimeout}
 	if a.Shell != nil {
@@ -60,11 +65,12 @@ func (c *conn) exec(callID string, a *Action) {
 		if !errors.As(err, &e) {
 			err = &Error{Code: CodeExecSpawnFailed, Detail: err.Error(), Err: err}
 		}
+		free()
 		failSpawn(err)
 		return
 	}
 	if streamed {
-		c.streamExec(callID, p, start)
+		c.streamExec(callID, p, start, free)
 		return
 	}
 	res := collect(p, rt.opts.Exec.OutputBudget)
@@ -75,6 +81,7 @@ func (c *conn) exec(callID string, a *Action) {
 	if res.err != nil && c.ctx.Err() == nil {
 		c.log.Info("exec output error", "call_id", callID, "err", res.err)
 	}
+	free()
 	c.result(callID, execResult(st, res, start))
 }
 
@@ -194,7 +201,7 @@ func durMS(st ExitStatus, start time.Time) float64 {
 // connection's queue before the next is read, so a slow client stops the
 // reading of the child's pipe, and the child pauses on a full pipe: memory
 // stays bounded.
-func (c *conn) streamExec(callID string, p Process, start time.Time) {
+func (c *conn) streamExec(callID string, p Process, start time.Time, free func()) {
 	rt := c.rt
 	var seq uint64
 	var total int64
@@ -231,6 +238,7 @@ func (c *conn) streamExec(callID string, p Process, start time.Time) {
 	}
 	st, _ := p.Wait()
 	code, sig := exitFields(st)
+	free()
 	c.send(&ExecExit{Cause: callID, ExitCode: code, Signal: sig, TimedOut: st.TimedOut, DurationMS: durMS(st, start), Truncated: truncated})
 }
 
