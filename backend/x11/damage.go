@@ -36,9 +36,13 @@ func (d *damageState) init(b *Backend) {
 	d.id, d.ok = id, true
 }
 
+// notify re-arms the report, then counts. In that order: a capture that the
+// new count triggers is sent after the Subtract on the same connection, so
+// the server has drawn everything the Subtract cleared by the time it
+// captures, and anything drawn later raises a new notification.
 func (d *damageState) notify(b *Backend, e damage.NotifyEvent) {
-	d.seq.Add(1)
 	damage.Subtract(b.conn, e.Damage, 0, 0)
+	d.seq.Add(1)
 }
 
 // DamageSeq implements shinken.DamageTracker: it increases whenever the
