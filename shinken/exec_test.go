@@ -305,3 +305,41 @@ func TestExecConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestExecBackpressure streams an endless command to a client that never
+// reads: the runtime's queue fills to its bound, then the runtime stops
+// reading the pipe, and the child stalls instead of filling memory.
+func TestExecBackpressure(t *testing.T) {
+	e := newEnv(t, &shinken.RuntimeOptions{WriteQueue: 8, WriteTimeout: time.Minute})
+	r := e.raw(t, true)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	r.send(`{"type":"action","call_id":"x","action":{"verb":"exec","shell":"echo $$ > ` + pidFile + `; exec yes","stream":true}}`)
+	var pid int
+	waitFor(t, "the child's pid", 10*time.Second, func() bool {
+		b, err := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	})
+	waitFor(t, "the write queue to fill", 20*time.Second, func() bool { return shinken.MaxQueue(e.rt) >= 8 })
+	written := func() int64 {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "wchar: "); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				return n
+			}
+		}
+		return -1
+	}
+	// Nothing can prove a stall but time passing: the child would write
+	// gigabytes in this second if nothing held it back.
+	before := written()
+	time.Sleep(time.Second)
+	after := written()
+	if after-before > 8<<20 || after > 256<<20 {
+		t.Fatalf("the child kept writing (%d bytes, then %d) while the client read nothing", before, after)
+	}
+	if q := shinken.MaxQueue(e.rt); q > 8 {
+		t.Fatalf("queue length %d over its bound", q)
+	}
+}
