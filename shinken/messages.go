@@ -115,6 +115,18 @@ type Ack struct {
 
 // Action is one typed action. Which fields a verb takes is checked by
 // [Action.Validate], following the schema's rules.
+//
+// Where the schema leaves a choice to the runtime, this runtime:
+//   - scrolls by wheel notches: dx and dy are rounded, a small non-zero
+//     amount counts as one notch, positive dy scrolls down;
+//   - takes the action name of invoke_action from text ("click",
+//     "toggle"...); without text it invokes the element's first action;
+//   - observes the active window's application by default, and the whole
+//     desktop when observe's scope is "screen";
+//   - answers a mouse_down or mouse_up without a target at the pointer's
+//     position;
+//   - clamps wait's ms to RuntimeOptions.MaxWait and a drag's duration_ms
+//     to RuntimeOptions.MaxDragDuration.
 type Action struct {
 	Verb   Verb          `json:"verb" wire:"required"`
 	Target *Target       `json:"target,omitempty"`
