@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -347,7 +348,7 @@ func (c *Client) roundTrip(ctx context.Context, callID string, m Message, wantOb
 	s.mu.Unlock()
 	data, err := Marshal(m)
 	if err == nil {
-		err = s.ws.Write(ctx, websocket.MessageText, data)
+		err = s.write(data)
 	}
 	if err != nil {
 		s.forget(callID)
@@ -368,6 +369,18 @@ func (s *session) wait(ctx context.Context, callID string, cl *call) (reply, err
 		s.forget(callID)
 		return reply{}, ctx.Err()
 	}
+}
+
+// clientWriteTimeout bounds the write of one message. Writes do not take
+// the caller's context: the WebSocket library closes the connection when a
+// write's context ends, and one call's cancellation must not end the
+// session.
+const clientWriteTimeout = 30 * time.Second
+
+func (s *session) write(data []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), clientWriteTimeout)
+	defer cancel()
+	return s.ws.Write(ctx, websocket.MessageText, data)
 }
 
 func (s *session) forget(callID string) {
@@ -503,7 +516,7 @@ func (c *Client) Ping(ctx context.Context) error {
 	s.pings[t] = ch
 	s.mu.Unlock()
 	data, _ := Marshal(&Ping{T: &t})
-	if err := s.ws.Write(ctx, websocket.MessageText, data); err != nil {
+	if err := s.write(data); err != nil {
 		return err
 	}
 	select {

@@ -730,3 +730,24 @@ func TestOffscreenWindowSpace(t *testing.T) {
 		t.Fatalf("source_rect %+v, window bbox %v, image %dx%d", sr, ws[0].BBox, shot.Width, shot.Height)
 	}
 }
+
+// TestCancelledCallKeepsSession cancels one call: the session goes on.
+func TestCancelledCallKeepsSession(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial(t, nil)
+	ctx := testCtx(t)
+	short, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Wait(short, 10*time.Second) }()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled wait: %v", err)
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("session died with a cancelled call: %v", err)
+	}
+	// A late reply to the cancelled call is dropped quietly.
+	if _, err := c.Screenshot(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+}
