@@ -244,7 +244,9 @@ func (c *conn) dispatch(data []byte) bool {
 			c.fail(m.CallID, "action", v, Errorf(CodeUnsupportedVerb, "%s is not supported by this runtime's backend", v))
 			return true
 		}
-		if v.Mutating() {
+		// Mutations, and the screencast switches, keep this client's order:
+		// a stop sent after a start must find the stream started.
+		if v.Mutating() || v == VerbStartScreencast || v == VerbStopScreencast {
 			select {
 			case c.input <- m:
 			case <-c.ctx.Done():

@@ -31,6 +31,9 @@ func (c *conn) mutate(callID string, a *Action) error {
 		return c.obs.do(ctx, a.Target, ElementAction{Op: OpSetValue, Text: *a.Text})
 	}
 
+	if a.Verb == VerbTypeText && len(*a.Text) > rt.opts.MaxTypeText {
+		return Errorf(CodeTooLarge, "type_text of %d bytes; at most %d (set_value or the clipboard take more)", len(*a.Text), rt.opts.MaxTypeText)
+	}
 	// Pointer and keyboard verbs: resolve targets before taking the lock,
 	// since an element_ref may need an accessibility round trip.
 	var p, to image.Point
@@ -275,12 +278,20 @@ func KeyName(s string) (string, error) {
 	return s, nil
 }
 
+// maxKeyCombos bounds one key action: input is serialised runtime-wide, and
+// one client must not hold every other one's input for minutes.
+const maxKeyCombos = 256
+
 // ParseKeys parses a key expression: combos joined by '+' ("ctrl+shift+t"),
 // several in sequence separated by spaces ("ctrl+a Delete"). A literal plus
 // is "plus" or a trailing '+' ("ctrl++").
 func ParseKeys(expr string) ([][]string, error) {
 	var seq [][]string
-	for _, combo := range strings.Fields(expr) {
+	combos := strings.Fields(expr)
+	if len(combos) > maxKeyCombos {
+		return nil, Errorf(CodeTooLarge, "%d key combos in one key action; at most %d", len(combos), maxKeyCombos)
+	}
+	for _, combo := range combos {
 		var names []string
 		parts := strings.Split(combo, "+")
 		if strings.HasSuffix(combo, "++") || combo == "+" {

@@ -47,6 +47,13 @@ type RuntimeOptions struct {
 	MaxWait time.Duration
 	// MaxDragDuration caps a drag's duration_ms; default 10 s.
 	MaxDragDuration time.Duration
+	// MaxTypeText caps the bytes of one type_text; default 64 KiB. Input is
+	// serialised runtime-wide, so one long typing holds every client's
+	// input.
+	MaxTypeText int
+	// MaxScreencasts caps the screencasts one connection runs at once;
+	// default 4.
+	MaxScreencasts int
 	// OriginPatterns lists the browser origins allowed to connect besides
 	// the runtime's own host (see websocket.AcceptOptions).
 	OriginPatterns []string
@@ -159,6 +166,8 @@ func NewRuntime(b Backend, opts *RuntimeOptions) *Runtime {
 	defaultInt(&o.WriteQueue, 64)
 	defaultInt(&o.MaxLongEdge, 4096)
 	defaultInt(&o.JPEGQuality, 80)
+	defaultInt(&o.MaxTypeText, 64<<10)
+	defaultInt(&o.MaxScreencasts, 4)
 	defaultInt(&o.Exec.OutputBudget, 1<<20)
 	defaultInt(&o.Exec.ChunkSize, 32<<10)
 	defaultInt(&o.Exec.MaxPerConn, 8)

@@ -751,3 +751,28 @@ func TestCancelledCallKeepsSession(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestInputCaps refuses input that would hold the shared input device for
+// too long.
+func TestInputCaps(t *testing.T) {
+	e := newEnv(t, &shinken.RuntimeOptions{MaxTypeText: 1000, MaxScreencasts: 1})
+	c := e.dial(t, nil)
+	ctx := testCtx(t)
+	if err := c.TypeText(ctx, strings.Repeat("x", 1001)); !errors.Is(err, shinken.ErrTooLarge) {
+		t.Errorf("long type_text: %v", err)
+	}
+	if err := c.Key(ctx, strings.Repeat("a ", 300)); !errors.Is(err, shinken.ErrTooLarge) {
+		t.Errorf("300 key combos: %v", err)
+	}
+	r := e.raw(t, false)
+	r.send(`{"type":"action","call_id":"s1","action":{"verb":"start_screencast","fps":1}}`)
+	r.send(`{"type":"action","call_id":"s2","action":{"verb":"start_screencast","fps":1}}`)
+	for got := 0; got < 2; {
+		if a, ok := r.read().(*shinken.Ack); ok {
+			got++
+			if (a.CallID == "s2") == a.OK {
+				t.Errorf("ack %+v: the second screencast should be refused", a)
+			}
+		}
+	}
+}

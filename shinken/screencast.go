@@ -121,6 +121,9 @@ func (c *conn) startScreencast(callID string, a *Action) error {
 	if _, err := rt.capturer.Capture(c.ctx, scope); err != nil {
 		return err
 	}
+	if n := len(rt.casts.owned(c)); n >= rt.opts.MaxScreencasts {
+		return Errorf(CodeInvalidAction, "this connection already runs %d screencasts; stop one first", n)
+	}
 	reg := rt.casts
 	reg.mu.Lock()
 	reg.gc()
