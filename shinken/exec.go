@@ -73,16 +73,12 @@ func (c *conn) exec(callID string, a *Action) {
 		c.streamExec(callID, p, start, free)
 		return
 	}
-	res := collect(p, rt.opts.Exec.OutputBudget)
-	st, werr := p.Wait()
-	if werr != nil && res.err == nil {
-		res.err = werr
-	}
-	if res.err != nil && c.ctx.Err() == nil {
-		c.log.Info("exec output error", "call_id", callID, "err", res.err)
+	res, err := Collect(p, rt.opts.Exec.OutputBudget)
+	if err != nil && c.ctx.Err() == nil && !res.Status.TimedOut {
+		c.log.Info("exec output error", "call_id", callID, "err", err)
 	}
 	free()
-	c.result(callID, execResult(st, res, start))
+	c.result(callID, execResult(res, start))
 }
 
 // reserveExec takes an exec slot on this connection and on the runtime.
@@ -108,55 +104,64 @@ func (c *conn) reserveExec() (func(), error) {
 	}, nil
 }
 
-type collected struct {
-	out, errb        []byte
-	outTrunc, erTrun bool
-	err              error
+// Collected is the buffered result of a process: what [Collect] kept of
+// each channel, whether it had to cut, and how the process ended.
+type Collected struct {
+	Stdout, Stderr []byte
+	// StdoutTruncated and StderrTruncated are set when the channel wrote
+	// more than the budget: exactly then, never as a guess.
+	StdoutTruncated, StderrTruncated bool
+	// StdoutBytes and StderrBytes count everything the channel wrote,
+	// kept or not.
+	StdoutBytes, StderrBytes int64
+	// Status is what Wait returned.
+	Status ExitStatus
 }
 
-// collect reads all of p's output, keeping at most budget bytes per channel
-// and discarding (but still reading, so the child runs on) the rest.
-func collect(p Process, budget int) collected {
-	var r collected
+// Collect reads p to the end, keeping up to budget bytes of each channel,
+// then waits for it. Output past a channel's budget is read and discarded
+// so that the child runs to completion rather than blocking on a full
+// pipe. The error is the first one of Next other than io.EOF, or else
+// Wait's, and the Collected is filled in either way. It is the buffered
+// form of exec, shared by the Runtime and every executor.
+func Collect(p Process, budget int) (Collected, error) {
+	budget = max(budget, 0)
+	var o Collected
+	var err error
 	for {
-		ch, err := p.Next()
-		if err != nil {
-			if err != io.EOF {
-				r.err = err
+		c, nerr := p.Next()
+		if nerr != nil {
+			if nerr != io.EOF {
+				err = nerr
 			}
-			return r
+			break
 		}
-		buf, trunc := &r.out, &r.outTrunc
-		if ch.Channel == Stderr {
-			buf, trunc = &r.errb, &r.erTrun
+		kept, total, cut := &o.Stdout, &o.StdoutBytes, &o.StdoutTruncated
+		if c.Channel == Stderr {
+			kept, total, cut = &o.Stderr, &o.StderrBytes, &o.StderrTruncated
 		}
-		room := budget - len(*buf)
-		if len(ch.Data) > room {
-			*trunc = true
-			ch.Data = ch.Data[:max(room, 0)]
+		*total += int64(len(c.Data))
+		if room := budget - len(*kept); room > 0 {
+			*kept = append(*kept, c.Data[:min(room, len(c.Data))]...)
 		}
-		*buf = append(*buf, ch.Data...)
+		*cut = *total > int64(budget)
 	}
+	st, werr := p.Wait()
+	o.Status = st
+	if err == nil {
+		err = werr
+	}
+	return o, err
 }
 
-// lossyUTF8 converts output to valid UTF-8, replacing bad bytes with U+FFFD.
-// When the budget cut a character in half, the partial bytes are dropped
-// rather than replaced: they were truncation, not bad output.
-func lossyUTF8(b []byte, truncated bool) string {
+// OutputText returns b as UTF-8, each run of invalid bytes replaced by
+// U+FFFD. When truncated is set, b is the head of a longer output and may
+// end in the middle of a character: that incomplete tail is dropped rather
+// than shown as invalid, since the bytes that would complete it were cut,
+// not wrong.
+func OutputText(b []byte, truncated bool) string {
 	if truncated {
-		// Drop an incomplete trailing sequence of at most 3 bytes.
-		for i := 1; i <= 3 && i <= len(b); i++ {
-			r := b[len(b)-i]
-			if r < 0x80 {
-				break
-			}
-			if r >= 0xc0 {
-				if !utf8.FullRune(b[len(b)-i:]) {
-					b = b[:len(b)-i]
-				}
-				break
-			}
-		}
+		b = b[:len(b)-incompleteTail(b)]
 	}
 	if utf8.Valid(b) {
 		return string(b)
@@ -164,16 +169,34 @@ func lossyUTF8(b []byte, truncated bool) string {
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
-func execResult(st ExitStatus, r collected, start time.Time) *ExecResult {
-	res := &ExecResult{
-		TimedOut:        st.TimedOut,
-		Stdout:          lossyUTF8(r.out, r.outTrunc),
-		Stderr:          lossyUTF8(r.errb, r.erTrun),
-		StdoutTruncated: r.outTrunc,
-		StderrTruncated: r.erTrun,
-		DurationMS:      durMS(st, start),
+// incompleteTail returns the length of the valid but unfinished UTF-8
+// sequence at the end of b, 0 if there is none.
+func incompleteTail(b []byte) int {
+	for i := 1; i < utf8.UTFMax && i <= len(b); i++ {
+		c := b[len(b)-i]
+		if c < utf8.RuneSelf {
+			return 0
+		}
+		if utf8.RuneStart(c) {
+			if utf8.FullRune(b[len(b)-i:]) {
+				return 0
+			}
+			return i
+		}
 	}
-	res.ExitCode, res.Signal = exitFields(st)
+	return 0
+}
+
+func execResult(r Collected, start time.Time) *ExecResult {
+	res := &ExecResult{
+		TimedOut:        r.Status.TimedOut,
+		Stdout:          OutputText(r.Stdout, r.StdoutTruncated),
+		Stderr:          OutputText(r.Stderr, r.StderrTruncated),
+		StdoutTruncated: r.StdoutTruncated,
+		StderrTruncated: r.StderrTruncated,
+		DurationMS:      durMS(r.Status, start),
+	}
+	res.ExitCode, res.Signal = exitFields(r.Status)
 	return res
 }
 
