@@ -43,6 +43,16 @@ type conn struct {
 	obs *Observer // structured observation state of this session
 
 	closeOnce sync.Once
+
+	held map[Button]bool // buttons pressed by mouse_down; touched by the input lane only
+
+	// queued counts the bytes waiting in out. The reader reads no new
+	// request while it is over the runtime's MaxQueuedBytes, so a client
+	// that stops reading its replies stops being served, instead of
+	// growing the runtime's memory.
+	qmu    sync.Mutex
+	qcond  *sync.Cond
+	queued int64
 }
 
 type outgoing struct {
@@ -51,7 +61,9 @@ type outgoing struct {
 	done func() // called after the write, or when it is dropped
 }
 
-const maxInFlight = 64
+// maxInFlight bounds the concurrent requests of one connection; past it the
+// reader waits, which pushes back on the client.
+const maxInFlight = 16
 
 func newConn(rt *Runtime, ws *websocket.Conn, remote string, unix bool) *conn {
 	c := &conn{
@@ -65,6 +77,8 @@ func newConn(rt *Runtime, ws *websocket.Conn, remote string, unix bool) *conn {
 		slots:  make(chan struct{}, maxInFlight),
 	}
 	c.obs = NewObserver(rt.backend)
+	c.qcond = sync.NewCond(&c.qmu)
+	c.held = map[Button]bool{}
 	return c
 }
 
@@ -110,6 +124,7 @@ func (c *conn) serve(parent context.Context) {
 	cancel(context.Cause(ctx))
 	close(c.input)
 	<-inputDone
+	c.releaseHeld()
 	c.work.Wait()
 	c.rt.casts.detach(c)
 	<-writerDone
@@ -189,7 +204,16 @@ func truncateReason(s string) string {
 }
 
 func (c *conn) readLoop() {
+	wake := context.AfterFunc(c.ctx, func() {
+		c.qmu.Lock()
+		c.qcond.Broadcast()
+		c.qmu.Unlock()
+	})
+	defer wake()
 	for {
+		if !c.waitForRoom() {
+			return
+		}
 		typ, data, err := c.ws.Read(context.Background())
 		if err != nil {
 			var ce websocket.CloseError
@@ -225,11 +249,15 @@ func (c *conn) dispatch(data []byte) bool {
 			return false
 		}
 		typ, _ := strictjson.TopString(data, "type")
-		verb := Verb("")
+		verb, streamed := Verb(""), false
 		if typ == "action" {
-			verb = peekVerb(data)
+			verb, streamed = peekVerb(data)
 		}
 		c.log.Info("invalid message", "call_id", callID, "err", err)
+		if streamed {
+			c.send(&Ack{CallID: callID, OK: false, Error: WireError(err)})
+			return true
+		}
 		c.fail(callID, typ, verb, err)
 		return true
 	}
@@ -265,15 +293,21 @@ func (c *conn) dispatch(data []byte) bool {
 	return true
 }
 
-func peekVerb(data []byte) Verb {
+// peekVerb finds the verb of an action message that failed to decode, and
+// whether it asked for a streamed exec, to answer in the right shape.
+func peekVerb(data []byte) (Verb, bool) {
 	var env struct {
-		Action json.RawMessage `json:"action"`
+		Action struct {
+			Verb   any `json:"verb"`
+			Stream any `json:"stream"`
+		} `json:"action"`
 	}
 	if json.Unmarshal(data, &env) != nil {
-		return ""
+		return "", false
 	}
-	v, _ := strictjson.TopString(env.Action, "verb")
-	return Verb(v)
+	v, _ := env.Action.Verb.(string)
+	streamed, _ := env.Action.Stream.(bool)
+	return Verb(v), Verb(v) == VerbExec && streamed
 }
 
 // goWork runs f on its own goroutine, at most maxInFlight at once: past
@@ -330,11 +364,33 @@ func (c *conn) send(m Message) bool {
 	return c.enqueue(outgoing{typ: websocket.MessageText, data: data})
 }
 
+// waitForRoom waits while the queued replies are over the byte budget. It
+// reports false when the connection ended meanwhile.
+func (c *conn) waitForRoom() bool {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	for c.queued > c.rt.opts.MaxQueuedBytes && c.ctx.Err() == nil {
+		c.qcond.Wait()
+	}
+	return c.ctx.Err() == nil
+}
+
+func (c *conn) account(n int) {
+	c.qmu.Lock()
+	c.queued += int64(n)
+	if n < 0 {
+		c.qcond.Broadcast()
+	}
+	c.qmu.Unlock()
+}
+
 func (c *conn) enqueue(o outgoing) bool {
+	c.account(len(o.data))
 	select {
 	case c.out <- o:
 		return true
 	case <-c.ctx.Done():
+		c.account(-len(o.data))
 		if o.done != nil {
 			o.done()
 		}
@@ -370,6 +426,7 @@ func (c *conn) write(o outgoing) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), c.rt.opts.WriteTimeout)
 	defer cancel()
 	err := c.ws.Write(ctx, o.typ, o.data)
+	c.account(-len(o.data))
 	if o.done != nil {
 		o.done()
 	}
@@ -484,7 +541,7 @@ func (c *conn) act(m *ActionMsg) {
 	case VerbStopScreencast:
 		c.rt.casts.stop(c)
 	case VerbWait:
-		d := min(time.Duration(a.MS)*time.Millisecond, c.rt.opts.MaxWait)
+		d := millis(a.MS, c.rt.opts.MaxWait)
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
@@ -502,6 +559,9 @@ func (c *conn) act(m *ActionMsg) {
 		return
 	case VerbClipboardGet:
 		text, err := c.rt.clipboard.ClipboardText(c.ctx)
+		if err == nil && len(text) > c.rt.opts.MaxClipboard {
+			err = Errorf(CodeTooLarge, "the clipboard holds %d bytes of text; at most %d are returned", len(text), c.rt.opts.MaxClipboard)
+		}
 		if err != nil {
 			c.fail(m.CallID, "action", a.Verb, err)
 			return
@@ -521,7 +581,10 @@ func (c *conn) act(m *ActionMsg) {
 	if a.Observe != nil && a.Verb.Mutating() {
 		o := a.Observe
 		if err := c.capture(m.CallID, o.Scope, o.Format, o.Quality, o.MaxLongEdge, ""); err != nil {
+			// The action was done and acked; the observation the ack
+			// promised cannot come, so a second ack, not ok, says why.
 			c.log.Info("observe-after-act capture failed", "call_id", m.CallID, "err", err)
+			c.send(&Ack{CallID: m.CallID, OK: false, Error: WireError(err)})
 		}
 	}
 }

@@ -159,13 +159,33 @@ func (s Scope) WindowID() (id uint64, ok bool) {
 	return id, err == nil
 }
 
-// Valid reports whether s is a well-formed scope.
+// Valid reports whether s is a well-formed scope, as the schema's pattern
+// says. A window id too large for 64 bits is well-formed; it names no
+// window.
 func (s Scope) Valid() bool {
 	if s == ScopeScreen || s == ScopeActiveWindow {
 		return true
 	}
-	_, ok := s.WindowID()
-	return ok
+	rest, ok := strings.CutPrefix(string(s), "window:")
+	if !ok || rest == "" {
+		return false
+	}
+	if hex, isHex := strings.CutPrefix(rest, "0x"); isHex {
+		return hex != "" && isHexDigits(hex)
+	}
+	return isDecDigits(rest)
+}
+
+// checkScope turns a well-formed scope whose window id no window can have
+// into no_such_window, before a backend sees it.
+func checkScope(s Scope) error {
+	if s == "" || s == ScopeScreen || s == ScopeActiveWindow {
+		return nil
+	}
+	if _, ok := s.WindowID(); !ok {
+		return Errorf(CodeNoSuchWindow, "no window has the id in %q", s)
+	}
+	return nil
 }
 
 func isDecDigits(s string) bool {

@@ -24,13 +24,22 @@ func (c *conn) exec(callID string, a *Action) {
 		}
 		c.fail(callID, "action", VerbExec, err)
 	}
-	if err := rt.authorize(c.ctx, c, a); err != nil {
+	// A refusal before anything runs is the reply the form promises: a
+	// result for the buffered form, an ack for the streamed one.
+	refuse := func(err error) {
+		if streamed {
+			c.send(&Ack{CallID: callID, OK: false, Error: WireError(err)})
+			return
+		}
 		c.fail(callID, "action", VerbExec, err)
+	}
+	if err := rt.authorize(c.ctx, c, a); err != nil {
+		refuse(err)
 		return
 	}
 	release, err := c.reserveExec()
 	if err != nil {
-		c.fail(callID, "action", VerbExec, err)
+		refuse(err)
 		return
 	}
 	// The slot is freed before the final reply is sent, so that a client
@@ -47,7 +56,7 @@ func (c *conn) exec(callID string, a *Action) {
 		req.Dir = *a.Cwd
 	}
 	if a.TimeoutMS != nil {
-		req.Timeout = time.Duration(*a.TimeoutMS) * time.Millisecond
+		req.Timeout = millis(*a.TimeoutMS, rt.opts.Exec.MaxTimeout)
 	}
 	req.Timeout = min(req.Timeout, rt.opts.Exec.MaxTimeout)
 

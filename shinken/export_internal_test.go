@@ -25,3 +25,10 @@ func MaxQueue(rt *Runtime) int {
 	}
 	return n
 }
+
+// LiveConns returns how many sessions rt serves.
+func LiveConns(rt *Runtime) int {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return len(rt.live)
+}

@@ -22,6 +22,9 @@ func (c *conn) mutate(callID string, a *Action) error {
 		}
 		return rt.launcher.Launch(ctx, *a.App, a.Args)
 	case VerbClipboardSet:
+		if len(*a.Text) > rt.opts.MaxClipboard {
+			return Errorf(CodeTooLarge, "clipboard_set of %d bytes; at most %d", len(*a.Text), rt.opts.MaxClipboard)
+		}
 		return rt.clipboard.SetClipboardText(ctx, *a.Text)
 	case VerbActivateWindow:
 		return rt.activate(ctx, a)
@@ -64,19 +67,48 @@ func (c *conn) mutate(callID string, a *Action) error {
 	case VerbMove:
 		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerMove, X: p.X, Y: p.Y})
 	case VerbMouseDown:
-		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerDown, X: p.X, Y: p.Y, Button: btn})
+		err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerDown, X: p.X, Y: p.Y, Button: btn})
+		if err == nil {
+			c.held[btn] = true
+		}
+		return err
 	case VerbMouseUp:
+		delete(c.held, btn)
 		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerUp, X: p.X, Y: p.Y, Button: btn})
 	case VerbScroll:
 		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerScroll, X: p.X, Y: p.Y, DX: notches(a.DX), DY: notches(a.DY)})
 	case VerbDrag:
-		return rt.drag(ctx, p, to, btn, time.Duration(a.DurationMS)*time.Millisecond)
+		return rt.drag(ctx, p, to, btn, millis(a.DurationMS, rt.opts.MaxDragDuration))
 	case VerbTypeText:
 		return in.Type(ctx, *a.Text)
 	case VerbKey:
 		return pressKeys(ctx, in, a.Keys)
 	}
 	return Errorf(CodeUnsupportedVerb, "%s", a.Verb)
+}
+
+// releaseHeld releases the buttons this connection pressed with mouse_down
+// and never released: a client that leaves must not leave the shared
+// pointer dragging for the next one.
+func (c *conn) releaseHeld() {
+	if len(c.held) == 0 || c.rt.injector == nil {
+		return
+	}
+	rt := c.rt
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p, err := rt.pointerPos(ctx)
+	if err != nil {
+		p = image.Point{}
+	}
+	rt.inputMu.Lock()
+	defer rt.inputMu.Unlock()
+	for b := range c.held {
+		if err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerUp, X: p.X, Y: p.Y, Button: b}); err != nil {
+			c.log.Warn("releasing a held button failed", "err", err)
+		}
+	}
+	clear(c.held)
 }
 
 func invokeName(a *Action) string {
@@ -350,4 +382,17 @@ func pressCombo(ctx context.Context, in Injector, combo []string) (err error) {
 		down++
 	}
 	return nil
+}
+
+// millis converts a wire duration in milliseconds to a Duration clamped to
+// [0, limit], without the overflow a plain multiplication has for the huge
+// integers the schema allows.
+func millis(ms int, limit time.Duration) time.Duration {
+	if ms <= 0 {
+		return 0
+	}
+	if int64(ms) > int64(limit/time.Millisecond) {
+		return limit
+	}
+	return time.Duration(ms) * time.Millisecond
 }

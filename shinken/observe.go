@@ -213,7 +213,7 @@ func (c *conn) observe(callID string, a *Action) error {
 		opts.Diff = *a.Diff
 	}
 	if a.SettleMS != nil {
-		opts.Settle = time.Duration(*a.SettleMS) * time.Millisecond
+		opts.Settle = millis(*a.SettleMS, maxSettle)
 	}
 	obs, err := c.obs.Observe(c.ctx, opts)
 	if err != nil {

@@ -36,6 +36,10 @@ type RuntimeOptions struct {
 	// WriteQueue is the number of outgoing messages a connection buffers
 	// before its handlers wait for the client; default 64.
 	WriteQueue int
+	// MaxQueuedBytes bounds the bytes of replies waiting for one slow
+	// client; past it the runtime reads no new request from that client
+	// until it catches up. Default 32 MiB.
+	MaxQueuedBytes int64
 	// WriteTimeout bounds the write of one message; a client that takes
 	// longer is disconnected. Default 30 s.
 	WriteTimeout time.Duration
@@ -54,6 +58,9 @@ type RuntimeOptions struct {
 	// MaxScreencasts caps the screencasts one connection runs at once;
 	// default 4.
 	MaxScreencasts int
+	// MaxClipboard caps the clipboard text, both ways, in bytes; default
+	// 4 MiB.
+	MaxClipboard int
 	// OriginPatterns lists the browser origins allowed to connect besides
 	// the runtime's own host (see websocket.AcceptOptions).
 	OriginPatterns []string
@@ -168,6 +175,7 @@ func NewRuntime(b Backend, opts *RuntimeOptions) *Runtime {
 	defaultInt(&o.JPEGQuality, 80)
 	defaultInt(&o.MaxTypeText, 64<<10)
 	defaultInt(&o.MaxScreencasts, 4)
+	defaultInt(&o.MaxClipboard, 4<<20)
 	defaultInt(&o.Exec.OutputBudget, 1<<20)
 	defaultInt(&o.Exec.ChunkSize, 32<<10)
 	defaultInt(&o.Exec.MaxPerConn, 8)
@@ -177,6 +185,9 @@ func NewRuntime(b Backend, opts *RuntimeOptions) *Runtime {
 	}
 	if o.ReadLimit <= 0 {
 		o.ReadLimit = 16 << 20
+	}
+	if o.MaxQueuedBytes <= 0 {
+		o.MaxQueuedBytes = 32 << 20
 	}
 
 	rt.capturer, _ = b.(Capturer)

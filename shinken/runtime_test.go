@@ -776,3 +776,30 @@ func TestInputCaps(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldButtonReleased leaves with the button down on a title bar: the
+// next client's pointer moves must not drag the window.
+func TestHeldButtonReleased(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := testCtx(t)
+	c := e.dial(t, nil)
+	if err := c.LaunchApp(ctx, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := c.ListWindows(ctx)
+	box := ws[0].BBox
+	title := shinken.Px(float64(box[0]+box[2]/2), float64(box[1]+8))
+	if err := c.MouseDown(ctx, title, shinken.PointerLeft); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	waitFor(t, "the first session to end", 10*time.Second, func() bool { return shinken.LiveConns(e.rt) == 0 })
+	c2 := e.dial(t, nil)
+	if err := c2.Move(ctx, shinken.Px(900, 600)); err != nil {
+		t.Fatal(err)
+	}
+	ws, _ = c2.ListWindows(ctx)
+	if got := ws[0].BBox; got[0] != box[0] || got[1] != box[1] {
+		t.Fatalf("the window moved from %v to %v: the button the first client held is still down", box, got)
+	}
+}

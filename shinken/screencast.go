@@ -118,6 +118,9 @@ func (c *conn) startScreencast(callID string, a *Action) error {
 	}
 	// Check the scope now, so that a bad one is an error on the ack rather
 	// than a silent stream.
+	if err := checkScope(scope); err != nil {
+		return err
+	}
 	if _, err := rt.capturer.Capture(c.ctx, scope); err != nil {
 		return err
 	}

@@ -25,6 +25,9 @@ func (rt *Runtime) grab(ctx context.Context, scope Scope, maxLongEdge int) (*sho
 	if scope == "" {
 		scope = ScopeScreen
 	}
+	if err := checkScope(scope); err != nil {
+		return nil, err
+	}
 	f, err := rt.capturer.Capture(ctx, scope)
 	if err != nil {
 		return nil, err

@@ -10,8 +10,8 @@
 //     (TimedOut, Signal 9), never disguised as an exit code.
 //   - If the program that started it dies, even by SIGKILL, the kernel
 //     kills the command's leader. Background jobs the leader started are
-//     beyond that signal's reach; [Options.KillBackground] ends them with
-//     the command instead.
+//     beyond that signal's reach, so the group is killed as soon as the
+//     leader exits ([Options.KeepBackground] leaves them running instead).
 //   - The wait for processes that hold the output pipes after the leader
 //     exits, a background job or a process that left the group, is bounded
 //     by [Options.WaitDelay].

@@ -41,12 +41,13 @@ type Options struct {
 	// read may be lost only if they kept writing for another WaitDelay.
 	// The default is DefaultWaitDelay (2 s).
 	WaitDelay time.Duration
-	// KillBackground kills the rest of a command's process group when its
-	// leader exits (after up to WaitDelay for the pipes to close), so that
-	// background jobs end with the command that started them. By default
-	// they are left running, as a shell leaves them, and only lose the
-	// output pipes.
-	KillBackground bool
+	// KeepBackground leaves the rest of a command's process group running
+	// when its leader exits, as a shell leaves its background jobs; they
+	// only lose the output pipes. By default the group is killed once the
+	// leader has exited (after up to WaitDelay for the pipes to close), so
+	// that nothing a command started outlives it: an agent that wants a
+	// long-lived program launches it (launch_app) instead.
+	KeepBackground bool
 	// MaxProcesses is how many processes may run at once; Start refuses
 	// more with an error wrapping shinken.ErrTooManyExecs. A process counts
 	// until it has ended and its output has been read or discarded (Wait
@@ -65,7 +66,7 @@ type Executor struct {
 	maxTimeout     time.Duration
 	env            []string
 	waitDelay      time.Duration
-	killBackground bool
+	keepBackground bool
 	maxProcs       int64
 	chunkSize      int
 
@@ -86,7 +87,7 @@ func New(opts *Options) *Executor {
 		maxTimeout:     o.MaxTimeout,
 		env:            o.Env,
 		waitDelay:      o.WaitDelay,
-		killBackground: o.KillBackground,
+		keepBackground: o.KeepBackground,
 		maxProcs:       int64(o.MaxProcesses),
 		chunkSize:      o.ChunkSize,
 	}

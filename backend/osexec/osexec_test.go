@@ -336,13 +336,13 @@ func alive(pid int) bool {
 // TestBackgroundJobs: the command is done but a background job remains.
 // If it holds the output pipes, the wait for it is bounded by WaitDelay;
 // by default it keeps running, as a shell would leave it, and with
-// KillBackground it dies with the command.
+// KeepBackground unset, it dies with the command.
 func TestBackgroundJobs(t *testing.T) {
 	const waitDelay = 300 * time.Millisecond
 	const slack = 2 * time.Second
 	for _, kill := range []bool{false, true} {
-		e := osexec.New(&osexec.Options{WaitDelay: waitDelay, KillBackground: kill})
-		t.Run(fmt.Sprintf("KillBackground %v/holding stdout", kill), func(t *testing.T) {
+		e := osexec.New(&osexec.Options{WaitDelay: waitDelay, KeepBackground: !kill})
+		t.Run(fmt.Sprintf("kill background %v/holding stdout", kill), func(t *testing.T) {
 			p, job, took := backgroundJob(t, e, "sleep 100 & echo $!")
 			if took < waitDelay || took > waitDelay+slack {
 				t.Errorf("took %v, want about WaitDelay (%v)", took, waitDelay)
@@ -353,7 +353,7 @@ func TestBackgroundJobs(t *testing.T) {
 				t.Errorf("the background job %d was killed", job)
 			}
 		})
-		t.Run(fmt.Sprintf("KillBackground %v/detached", kill), func(t *testing.T) {
+		t.Run(fmt.Sprintf("kill background %v/detached", kill), func(t *testing.T) {
 			p, job, took := backgroundJob(t, e, "sleep 100 >/dev/null 2>&1 & echo $!")
 			if took > slack {
 				t.Errorf("took %v, want no wait", took)
@@ -364,7 +364,7 @@ func TestBackgroundJobs(t *testing.T) {
 				t.Errorf("the background job %d was killed", job)
 			}
 		})
-		t.Run(fmt.Sprintf("KillBackground %v/left the group", kill), func(t *testing.T) {
+		t.Run(fmt.Sprintf("kill background %v/left the group", kill), func(t *testing.T) {
 			// Without job control the background job is no group leader, so
 			// setsid execs sleep in place and $! is the sleep's pid.
 			p, job, took := backgroundJob(t, e, "setsid sleep 100 & echo $!")

@@ -191,7 +191,7 @@ func (p *Process) supervise() {
 	// stranger's group. Killing again after a kill catches a fork that
 	// raced the first signal.
 	p.mu.Lock()
-	if killed || p.e.killBackground {
+	if killed || !p.e.keepBackground {
 		killGroup(p.pid)
 		killed = true
 	}

@@ -235,7 +235,7 @@ func TopString(data []byte, key string) (string, bool) {
 			s, err := d.str()
 			return s, err == nil
 		}
-		if err := d.skipValue(1); err != nil {
+		if !d.skipLoose() {
 			return "", false
 		}
 		d.skipSpace()
@@ -674,6 +674,16 @@ func (d *decoder) atNumber() bool {
 
 // number scans a JSON number per RFC 8259's grammar.
 func (d *decoder) number() (float64, string, error) {
+	lit, err := d.scanNumber()
+	if err != nil {
+		return 0, "", err
+	}
+	return d.parseNumber(lit)
+}
+
+// scanNumber moves past a number and returns its literal, checking only
+// the grammar.
+func (d *decoder) scanNumber() ([]byte, error) {
 	start := d.pos
 	p := d.pos
 	if p < len(d.data) && d.data[p] == '-' {
@@ -687,7 +697,7 @@ func (d *decoder) number() (float64, string, error) {
 			p++
 		}
 	default:
-		return 0, "", d.typeErr("number")
+		return nil, d.typeErr("number")
 	}
 	if p < len(d.data) && d.data[p] == '.' {
 		p++
@@ -697,7 +707,7 @@ func (d *decoder) number() (float64, string, error) {
 		}
 		if p == q {
 			d.pos = p
-			return 0, "", d.errf("invalid number: no digits after '.'")
+			return nil, d.errf("invalid number: no digits after '.'")
 		}
 	}
 	if p < len(d.data) && (d.data[p] == 'e' || d.data[p] == 'E') {
@@ -711,11 +721,15 @@ func (d *decoder) number() (float64, string, error) {
 		}
 		if p == q {
 			d.pos = p
-			return 0, "", d.errf("invalid number: no digits in exponent")
+			return nil, d.errf("invalid number: no digits in exponent")
 		}
 	}
-	lit := d.data[start:p]
 	d.pos = p
+	return d.data[start:p], nil
+}
+
+// parseNumber converts a scanned literal.
+func (d *decoder) parseNumber(lit []byte) (float64, string, error) {
 	// Fast path for small integers, the common case on this wire.
 	if n := len(lit); n <= 15 {
 		neg := lit[0] == '-'
@@ -790,6 +804,98 @@ func (d *decoder) skipValue(depth int) error {
 		_, _, err := d.number()
 		return err
 	}
+}
+
+// skipLoose skips one value checking only its syntax: no depth limit (it
+// keeps its own stack of open containers instead of recursing), no check of
+// duplicate keys. TopString uses it, so that a message whose other fields
+// are deeply nested or repeat a key still yields its call_id, and gets an
+// answer in-band.
+func (d *decoder) skipLoose() bool {
+	var open []byte // the closing bracket of each open container
+	for {
+		d.skipSpace()
+		// A value.
+		switch c := d.peek(); {
+		case c == '{' || c == '[':
+			d.pos++
+			d.skipSpace()
+			closing := byte('}')
+			if c == '[' {
+				closing = ']'
+			}
+			if d.peek() == closing {
+				d.pos++
+				break
+			}
+			open = append(open, closing)
+			if closing == '}' {
+				if !d.looseKey() {
+					return false
+				}
+			}
+			continue
+		case c == '"':
+			if _, err := d.keyBytes(); err != nil {
+				return false
+			}
+		case c == 't':
+			if d.literal("true") != nil {
+				return false
+			}
+		case c == 'f':
+			if d.literal("false") != nil {
+				return false
+			}
+		case c == 'n':
+			if d.literal("null") != nil {
+				return false
+			}
+		default:
+			if _, err := d.scanNumber(); err != nil {
+				return false
+			}
+		}
+		// After a value: close containers, or go on to the next member.
+		for {
+			if len(open) == 0 {
+				return true
+			}
+			d.skipSpace()
+			top := open[len(open)-1]
+			switch d.peek() {
+			case ',':
+				d.pos++
+				if top == '}' && !d.looseKey() {
+					return false
+				}
+			case top:
+				d.pos++
+				open = open[:len(open)-1]
+				continue
+			default:
+				return false
+			}
+			break
+		}
+	}
+}
+
+// looseKey reads `"key":` inside an object being skipped.
+func (d *decoder) looseKey() bool {
+	d.skipSpace()
+	if d.peek() != '"' {
+		return false
+	}
+	if _, err := d.keyBytes(); err != nil {
+		return false
+	}
+	d.skipSpace()
+	if d.peek() != ':' {
+		return false
+	}
+	d.pos++
+	return true
 }
 
 // str scans a JSON string, checking escapes and UTF-8.

@@ -102,3 +102,21 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+func TestTopStringPastHostileFields(t *testing.T) {
+	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
+	for _, in := range []string{
+		`{"type":` + deep + `,"call_id":"c1"}`,
+		`{"action":{"a":1,"a":2,"b":{"c":[1,{"d":null}]}},"call_id":"c1"}`,
+		`{"x":{},"y":[],"z":"s","call_id":"c1","after":` + deep + `}`,
+	} {
+		if s, ok := TopString([]byte(in), "call_id"); !ok || s != "c1" {
+			t.Errorf("TopString(%.60q...) = %q, %v", in, s, ok)
+		}
+	}
+	for _, in := range []string{`{"a":[1,2,"call_id":"c1"}`, `{"a":{1:2},"call_id":"c1"}`, `{"a":[}],"call_id":"c1"}`} {
+		if _, ok := TopString([]byte(in), "call_id"); ok {
+			t.Errorf("TopString(%q) accepted broken JSON", in)
+		}
+	}
+}
