@@ -152,7 +152,9 @@ func (c *conn) handshake() bool {
 		c.ws.CloseNow()
 		return false
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, c.rt.opts.WriteTimeout)
+	// Not c.ctx: a shutdown that cancels it mid-write would make the
+	// WebSocket library drop the connection without its 1001 close frame.
+	ctx, cancel := context.WithTimeout(context.Background(), c.rt.opts.WriteTimeout)
 	defer cancel()
 	if typ != websocket.MessageText {
 		c.ws.Close(websocket.StatusPolicyViolation, "the first message must be a text hello")
@@ -294,20 +296,16 @@ func (c *conn) dispatch(data []byte) bool {
 }
 
 // peekVerb finds the verb of an action message that failed to decode, and
-// whether it asked for a streamed exec, to answer in the right shape.
+// whether it asked for a streamed exec, to answer in the right shape. Keys
+// match exactly, as everywhere on this wire.
 func peekVerb(data []byte) (Verb, bool) {
-	var env struct {
-		Action struct {
-			Verb   any `json:"verb"`
-			Stream any `json:"stream"`
-		} `json:"action"`
-	}
-	if json.Unmarshal(data, &env) != nil {
+	action, ok := strictjson.TopRaw(data, "action")
+	if !ok {
 		return "", false
 	}
-	v, _ := env.Action.Verb.(string)
-	streamed, _ := env.Action.Stream.(bool)
-	return Verb(v), Verb(v) == VerbExec && streamed
+	v, _ := strictjson.TopString(action, "verb")
+	stream, _ := strictjson.TopRaw(action, "stream")
+	return Verb(v), Verb(v) == VerbExec && string(stream) == "true"
 }
 
 // goWork runs f on its own goroutine, at most maxInFlight at once: past

@@ -274,17 +274,21 @@ func (rt *Runtime) capabilities() Capabilities {
 // ServeHTTP upgrades the request to a WebSocket and serves one ACI session
 // on it until the client leaves or the Runtime closes.
 func (rt *Runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Add before Close can Wait: both happen under mu.
+	rt.mu.Lock()
 	if rt.closed.Load() {
+		rt.mu.Unlock()
 		http.Error(w, "shinken: runtime closed", http.StatusServiceUnavailable)
 		return
 	}
+	rt.conns.Add(1)
+	rt.mu.Unlock()
+	defer rt.conns.Done()
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: rt.opts.OriginPatterns})
 	if err != nil {
 		rt.log.Debug("websocket accept failed", "remote", r.RemoteAddr, "err", err)
 		return
 	}
-	rt.conns.Add(1)
-	defer rt.conns.Done()
 	unix := false
 	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a.Network() == "unix" {
 		unix = true
@@ -328,9 +332,12 @@ func (rt *Runtime) Serve(l net.Listener) error {
 // the runtime started, stops every screencast, and waits for the work to
 // end. It is safe to call more than once.
 func (rt *Runtime) Close() error {
+	rt.mu.Lock()
 	if !rt.closed.CompareAndSwap(false, true) {
+		rt.mu.Unlock()
 		return nil
 	}
+	rt.mu.Unlock()
 	rt.cancel()
 	rt.conns.Wait()
 	rt.casts.close()

@@ -2,6 +2,7 @@ package shinken
 
 import (
 	"context"
+	"errors"
 	"encoding/base64"
 	"image"
 	"strconv"
@@ -196,6 +197,16 @@ func (r *castRegistry) owned(c *conn) []*castStream {
 	return out
 }
 
+// forget drops a stream that ended by itself.
+func (r *castRegistry) forget(s *castStream) {
+	r.mu.Lock()
+	delete(r.streams, s.id)
+	r.mu.Unlock()
+	s.mu.Lock()
+	s.owner = nil
+	s.mu.Unlock()
+}
+
 func (r *castRegistry) close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -218,10 +229,25 @@ func (s *castStream) run(ctx context.Context, c *conn) {
 	interval := time.Duration(float64(time.Second) / s.fps)
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	failures := 0
 	for {
 		if !s.inflight.Load() {
-			if err := s.tick(ctx, c); err != nil && ctx.Err() == nil {
-				c.log.Info("screencast frame failed", "stream", s.id, "err", err)
+			err := s.tick(ctx, c)
+			switch {
+			case err == nil || ctx.Err() != nil:
+				failures = 0
+			case errors.Is(err, ErrNoSuchWindow):
+				// The window is gone for good (ids are never reused): the
+				// stream ends and frees its slot.
+				c.log.Info("screencast ended: its window is gone", "stream", s.id)
+				c.rt.casts.forget(s)
+				return
+			default:
+				// Log the first failure of a run, then one in a hundred.
+				if failures%100 == 0 {
+					c.log.Info("screencast frame failed", "stream", s.id, "err", err, "failures", failures+1)
+				}
+				failures++
 			}
 		}
 		select {

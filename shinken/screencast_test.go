@@ -208,3 +208,30 @@ func TestScreencastBadParams(t *testing.T) {
 		t.Fatalf("a %s followed stop_screencast's ack", m.MessageType())
 	}
 }
+
+// TestScreencastWindowGone: a window screencast ends when its window
+// closes, and frees its slot.
+func TestScreencastWindowGone(t *testing.T) {
+	e := newEnv(t, &shinken.RuntimeOptions{MaxScreencasts: 1})
+	ctx := testCtx(t)
+	c := e.dial(t, nil)
+	if err := c.LaunchApp(ctx, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := c.ListWindows(ctx)
+	sc, err := c.Screencast(ctx, &shinken.ScreencastRequest{FPS: 30, Scope: shinken.WindowScope(ws[0].ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.desk.CloseWindow(ctx, ws[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	// The stream leaves the runtime, which frees its slot.
+	waitFor(t, "the window's screencast to end", 10*time.Second, func() bool {
+		ticks, _ := shinken.CastStats(e.rt)
+		return ticks == 0
+	})
+}

@@ -204,43 +204,64 @@ var (
 // skipping everything else without building it. It reports false when data
 // is not an object, key is absent, or its value is not a string.
 func TopString(data []byte, key string) (string, bool) {
-	d := decoder{data: data}
+	d, ok := topValue(data, key)
+	if !ok || d.peek() != '"' {
+		return "", false
+	}
+	s, err := d.str()
+	return s, err == nil
+}
+
+// TopRaw returns the raw bytes of the value of key in the top-level object
+// of data, checked for syntax only, like TopString.
+func TopRaw(data []byte, key string) ([]byte, bool) {
+	d, ok := topValue(data, key)
+	if !ok {
+		return nil, false
+	}
+	start := d.pos
+	if !d.skipLoose() {
+		return nil, false
+	}
+	return data[start:d.pos], true
+}
+
+// topValue positions a decoder at the value of key in the top-level object
+// of data. Keys match exactly (case-sensitively); the first occurrence wins.
+func topValue(data []byte, key string) (*decoder, bool) {
+	d := &decoder{data: data}
 	d.skipSpace()
 	if d.peek() != '{' {
-		return "", false
+		return nil, false
 	}
 	d.pos++
 	d.skipSpace()
 	if d.peek() == '}' {
-		return "", false
+		return nil, false
 	}
 	for {
 		if d.peek() != '"' {
-			return "", false
+			return nil, false
 		}
 		k, err := d.keyBytes()
 		if err != nil {
-			return "", false
+			return nil, false
 		}
 		d.skipSpace()
 		if d.peek() != ':' {
-			return "", false
+			return nil, false
 		}
 		d.pos++
 		d.skipSpace()
 		if string(k) == key {
-			if d.peek() != '"' {
-				return "", false
-			}
-			s, err := d.str()
-			return s, err == nil
+			return d, true
 		}
 		if !d.skipLoose() {
-			return "", false
+			return nil, false
 		}
 		d.skipSpace()
 		if d.peek() != ',' {
-			return "", false
+			return nil, false
 		}
 		d.pos++
 		d.skipSpace()
