@@ -2,8 +2,8 @@ package shinken
 
 import (
 	"context"
-	"errors"
 	"encoding/base64"
+	"errors"
 	"image"
 	"strconv"
 	"sync"
