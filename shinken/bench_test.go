@@ -337,3 +337,36 @@ func bigTree(n int) []shinken.Node {
 	}
 	return nodes
 }
+
+// BenchmarkScreenshotRatio alternates, in one loop, the floor (capture +
+// PNG encode in process) and a full screenshot over loopback (binary
+// frames, cache off), so both see the same machine load, and reports the
+// ratio of their medians.
+func BenchmarkScreenshotRatio(b *testing.B) {
+	c, desk, _ := benchEnv(b, &shinken.DialOptions{NoFrameCache: true})
+	ctx := context.Background()
+	var buf []byte
+	var floor, full []time.Duration
+	for b.Loop() {
+		s := time.Now()
+		f, err := desk.Capture(ctx, shinken.ScopeScreen)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if buf, err = imaging.EncodePNG(buf[:0], f.Image); err != nil {
+			b.Fatal(err)
+		}
+		floor = append(floor, time.Since(s))
+		s = time.Now()
+		if _, err := c.Screenshot(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+		full = append(full, time.Since(s))
+	}
+	slices.Sort(floor)
+	slices.Sort(full)
+	mf, ms := floor[len(floor)/2], full[len(full)/2]
+	b.ReportMetric(float64(mf.Microseconds())/1000, "floor-ms")
+	b.ReportMetric(float64(ms.Microseconds())/1000, "screenshot-ms")
+	b.ReportMetric(float64(ms)/float64(mf), "ratio")
+}
