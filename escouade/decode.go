@@ -55,6 +55,7 @@ var (
 	errWantString = errors.New("want a string")
 	errWantInt    = errors.New("want an integer")
 	errWantBool   = errors.New("want true or false")
+	errWantNumber = errors.New("want a number")
 	errGivenTwice = errors.New("given twice")
 	errMissing    = errors.New("missing")
 )

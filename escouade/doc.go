@@ -21,7 +21,8 @@
 // (ParseManifest; every problem names its field's path), and its program,
 // run.command, is started in its own process group, with a parent-death
 // signal, its stdout and stdin the protocol's lines and its stderr drained
-// into the journal. The Host sends initialize, then:
+// into the journal; a module (run.wasm) or a script (run.js) is run
+// in-process (see below). The Host sends initialize, then:
 //
 //   - Fact publishes a fact to the plugins that list it in
 //     permissions.events and are on for its project (a private project's
@@ -49,11 +50,124 @@
 // in-process against a Host (StartFunc), which is how a plugin is tested.
 // The examples below use it.
 //
-// # What is not here yet
+// # Plugins in WASM: run.wasm and run.js
 //
-// Plugins run in-process from run.wasm and run.js, and the methods only they
-// may call (net/*, ws/*, timer/*, fs/*, proc/*), come later: a plugin run
-// by a command is answered methodNotFound for them, as the protocol says.
-// The transport (a process's stdio, or pipes in memory) is kept apart from
-// the connection and the lifecycle, which they will share.
+// A plugin whose manifest says run.wasm or run.js runs inside the Host and
+// has no network, files or programs of its own: it reaches them through
+// the methods only such a plugin may call (net/*, ws/*, timer/*, fs/*,
+// proc/*), under its permissions. A plugin run by a command is answered
+// methodNotFound for them. StartFunc follows the manifest: a RunFunc
+// started with a manifest of run.js is served as a script is, which is how
+// the fences are tested in Go.
+//
+// run.wasm is a WebAssembly module run by wazero (pure Go), with only
+// standard input and output (the protocol's lines), standard error (the
+// journal), clocks and randomness: no folder is mounted, no variable set,
+// no socket given. Its memory is capped (Options.WASMMemoryPages), a loop
+// without end dies with its instance, and its compilation is cached on
+// disk (Options.WASMCacheDir), so that a start of the Host does not compile
+// it again; a restart of the plugin reuses the module compiled in memory.
+// It may also call the Host synchronously, through two functions it
+// imports from the module "escouade", all values i32:
+//
+//	call(method_ptr, method_len, params_ptr, params_len, out_ptr, out_cap) -> n
+//	result(out_ptr, out_cap) -> n
+//
+// call runs method with params (a strict JSON object; params_len 0 for
+// none) and returns the length n of its answer, {"result":...} or
+// {"error":{"code":...,"message":...}}, written at out_ptr when it fits in
+// out_cap; otherwise the Host keeps it until the next call and result
+// writes it (it returns -1 while out_cap is too small or nothing is kept).
+// A notification (log, timer/cancel, net/credit, net/cancel) is answered
+// {"result":null}. A pointer outside the module's memory traps. What a
+// method sends afterwards (timer/fired, net/chunk, proc/out, ws/message)
+// comes as a line on standard input, after the answer that names it. A Go
+// module (GOOS=wasip1) imports them with //go:wasmimport escouade call;
+// reading its standard input blocks the whole module until a line comes,
+// so it serves its lines from one goroutine.
+//
+// run.js is a script run by goja (pure Go) on an event loop: one turn at a
+// time, the top level, then each of the Host's lines, promise jobs
+// included. A prelude gives it what a browser would, made of the
+// protocol's methods: fetch (net/fetch; net/stream when init.stream or
+// init.sse, the body then read with body.getReader(), credited as it is
+// read), setTimeout, setInterval and their clears (timer/*), WebSocket
+// (ws/*, its sends in order), console (log), TextEncoder and TextDecoder.
+// The object escouade holds lang, plugin and host from initialize; on,
+// onInitialize, onFact, onDecide, onAttach and onShutdown for the Host's
+// messages (a handler may return a promise); call and notify for any
+// method; secret, settings, file, log; fs.read, fs.write, fs.stat,
+// fs.list and fs.canon; spawn, which resolves to a program with on("out"),
+// on("exit"), write, closeInput, kill and output. A refusal rejects with an
+// escouade.Error whose code is the protocol's (escouade.codes.refused).
+//
+// The Host serves a plugin's requests by lines concurrently, and its
+// notifications one at a time, in order: a plugin that needs two requests
+// served in order (two ws/send) waits for the first answer, as the
+// prelude does.
+//
+// goja has no memory limit, so what reaches a script is bounded, and so is
+// its time:
+//
+//   - a turn lasts Options.ScriptTurn (1 s) at most, and grows the Host's
+//     heap by Options.ScriptHeap (256 MiB) at most (the process's heap,
+//     looked at every 5 ms of a long turn): past either it is interrupted
+//     and the instance ends, a crash within the crash budget;
+//   - calls nest 10,000 deep at most;
+//   - a line from the Host holds 8 MiB at most, or 6 × limits.fetchBytes
+//     and 1 MiB more; a line to the Host, 8 MiB (Options.MaxLine);
+//   - what the methods return is bounded as they say: a fetch 1 MiB (or
+//     limits.fetchBytes, 32 MiB at most), a file 256 KiB (or
+//     limits.fileBytes, 4 MiB at most), a WebSocket message 1 MiB, a
+//     stream 256 KiB not yet credited, a program's output 256 KiB not yet
+//     read.
+//
+// # The fences
+//
+// Each refusal is answered refused, with a message naming the rule.
+//
+// net/fetch and net/stream reach https only, a host of permissions.network
+// or one of its subdomains; {account} opens the host and port the user
+// typed for one of the plugin's accounts (Options.Accounts), in http too
+// and on the local network; local:shared opens http to 127.0.0.1 on the
+// port read in the output of the process of launch.shared, while it lives.
+// The addresses a name resolves to are judged at each dial, inside the
+// dialer, so that the address judged is the address dialled
+// (internal/ssrf): loopback, private, link-local, CGNAT, IPv4-mapped,
+// NAT64, 6to4 and Teredo, unspecified, multicast and the clouds' metadata
+// addresses are refused, and one refused answer refuses the name. No
+// redirection is followed. A fetch answers within 10 s and 1 MiB, or the
+// manifest's limits (120 s, 32 MiB at most). The proxy and TLS of
+// Options.Network are followed; through a proxy only the name can be
+// judged, and the journal says so. Each plugin has its own connections. A
+// stream holds 256 KiB not yet credited (net/credit), 8 at once; one that
+// is not sse ends after 120 s without a byte; none ends after net/cancel.
+// ws/open reaches wss only, the hosts of net/fetch, 4 sockets at once, a
+// message of 1 MiB at most either way (1009 past it), 256 KiB waiting to
+// be sent (a long message goes when nothing waits); its headers never go
+// to the journal.
+//
+// timer/set: 10 ms at least, 64 at once; they end with the instance.
+//
+// fs/* reach the roots permissions.files declares (plugin, temp, and the
+// agent's agent, agentRepo, agentHome, for an agent attached to the
+// plugin), read or write, through os.Root: never a .., a ~, a path that
+// links followed leaves the roots, a private project's folder for a plugin
+// not on for it, a hidden file or folder (an agent's home holds .ssh, a
+// repository .env), or the manifest. A read holds 256 KiB (or
+// limits.fileBytes, 4 MiB at most), a write 4 MiB, its folders made, each
+// write journaled; a list 4096 entries, links listed and never followed,
+// hidden ones left out. No method makes a link.
+//
+// proc/spawn runs a program whose name and arguments are an entry of
+// permissions.commands word for word (an entry ending in * lets more words
+// follow), found on the agent's PATH, never a path, with no shell, 4 at
+// once, each start journaled; in the agent's environment without
+// ESCOUADE_*, with env over it (ESCOUADE_*, PATH, LD_* and DYLD_* are never
+// set); in the agent's folder, a project's (not a private one the plugin
+// is off for) or the plugin's temporary folder. Its output comes as text
+// cut between characters, and the Host stops reading it while 256 KiB wait
+// to be read by the plugin; proc/exit comes after all of it, code null
+// when it was killed. proc/write fails past 1 MiB not yet read. proc/kill
+// ends its process group, and every program ends with the instance.
 package escouade

@@ -2,10 +2,14 @@ package escouade
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -52,11 +56,56 @@ type Options struct {
 	// process group, then SIGKILL. 0 means 1 s.
 	StopGrace time.Duration
 
-	// MaxLine is the byte cap on a line a plugin writes; 0 means 1 MiB.
+	// MaxLine is the byte cap on a line a plugin writes; 0 means 1 MiB for
+	// a program, and 8 MiB for a plugin in WASM (run.wasm, run.js), whose
+	// fs/write of 4 MiB, in base64, must fit in a line.
 	MaxLine int
 	// Workers is how many of a plugin's requests are handled at once; past
 	// it a request is answered failed. 0 means 16.
 	Workers int
+
+	// Network is the network of the plugins run in-process (net/*, ws/*):
+	// proxy and TLS. nil means a direct connection and Go's TLS defaults.
+	Network *NetworkOptions
+	// Accounts gives the servers of plugins' accounts, for {account}; nil
+	// means no plugin has one.
+	Accounts Accounts
+	// TempDir is where each plugin's temporary folder is made (the root
+	// temp of fs/*, where proc/spawn runs a program by default); "" means
+	// os.TempDir(). The folder is removed when the plugin stops.
+	TempDir string
+
+	// WASMCacheDir is the folder of run.wasm's compilation cache, so that a
+	// module is compiled once, not at every start of the Host; "" means
+	// escouade/wasm in os.UserCacheDir(), or a cache in memory when there
+	// is none.
+	WASMCacheDir string
+	// WASMMemoryPages caps the memory of a run.wasm plugin, in pages of
+	// 64 KiB: past it memory.grow fails, which ends a Go module. 0 means
+	// 4096 (256 MiB).
+	WASMMemoryPages uint32
+
+	// ScriptTurn bounds how long a run.js plugin may run before it returns
+	// to its event loop (its top level, a callback, a handler); past it the
+	// script is interrupted and the instance ends, as a crash. 0 means 1 s.
+	ScriptTurn time.Duration
+	// ScriptHeap bounds how much the Host's heap may grow during one turn
+	// of a run.js plugin, which has no memory limit of its own; past it
+	// the script is interrupted and the instance ends. 0 means 256 MiB.
+	ScriptHeap int64
+}
+
+// NetworkOptions configure the network of in-process plugins, as the
+// user's network settings say.
+type NetworkOptions struct {
+	// Proxy returns the proxy for a request, as http.Transport.Proxy; nil,
+	// or a nil URL, means a direct connection. The environment's proxy
+	// variables are not read. Through a proxy only the host's name can be
+	// judged, never its addresses: the journal says so.
+	Proxy func(*http.Request) (*url.URL, error)
+	// TLS configures TLS (roots of trust, client certificates); nil means
+	// Go's defaults. It is cloned.
+	TLS *tls.Config
 }
 
 // A Host runs plugins: it starts them, gives them facts, asks them to
@@ -78,6 +127,18 @@ type Host struct {
 
 	factMu sync.Mutex // orders facts: one seq, then its sends, at a time
 	seq    int64
+
+	wasmMu sync.Mutex
+	wasm   *wasmEngine // made at the first run.wasm plugin
+
+	// Knobs only the package's tests set (export_test.go): Options cannot
+	// reach them, so that no configuration lets a plugin past the fences.
+	hook       *netHook      // a resolver and a dialer in place of the network's
+	streamIdle time.Duration // 0 means the protocol's 120 s
+	// onCall hears every answer of escouade.call, and onLine every line
+	// to and from an in-process plugin, for the schema's tests.
+	onCall func(method string, answer []byte)
+	onLine func(fromHost bool, line []byte)
 }
 
 // New returns a Host configured by opts (nil means defaults).
@@ -122,24 +183,52 @@ func New(opts *Options) *Host {
 	if o.Workers <= 0 {
 		o.Workers = 16
 	}
+	if o.Network == nil {
+		o.Network = &NetworkOptions{}
+	}
+	if o.Accounts == nil {
+		o.Accounts = AccountMap{}
+	}
+	if o.TempDir == "" {
+		o.TempDir = os.TempDir()
+	}
+	if o.WASMMemoryPages == 0 {
+		o.WASMMemoryPages = 4096
+	}
+	if o.ScriptTurn <= 0 {
+		o.ScriptTurn = time.Second
+	}
+	if o.ScriptHeap <= 0 {
+		o.ScriptHeap = 256 << 20
+	}
 	h := &Host{opts: o, log: slog.New(o.Journal), plugins: map[string]*Plugin{}}
 	h.facts.Store(&map[string][]*Plugin{})
 	h.deciders.Store(&[]*Plugin{})
 	return h
 }
 
-// Start loads the plugin in dir and runs it as its manifest says. It
-// returns once the plugin has answered initialize, or with the error that
-// kept it from doing so. Only run.command is supported for now: a plugin
-// run in-process (run.wasm, run.js) gets an error wrapping
-// errors.ErrUnsupported.
+// Start loads the plugin in dir and runs it as its manifest says: a
+// program (run.command), a WebAssembly module (run.wasm) or a script
+// (run.js) of its folder. It returns once the plugin has answered
+// initialize, or with the error that kept it from doing so.
 func (h *Host) Start(ctx context.Context, dir string) (*Plugin, error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, err
 	}
-	if m.Run.Command == nil {
-		return nil, fmt.Errorf("escouade: plugin %s: run.wasm and run.js: %w", m.ID, errors.ErrUnsupported)
+	switch {
+	case m.Run.WASM != "":
+		code, err := readPluginFile(dir, m.Run.WASM, maxWASM)
+		if err != nil {
+			return nil, fmt.Errorf("escouade: plugin %s: run.wasm: %w", m.ID, err)
+		}
+		return h.start(ctx, m, dir, h.wasmLauncher(m, code))
+	case m.Run.JS != "":
+		code, err := readPluginFile(dir, m.Run.JS, maxScript)
+		if err != nil {
+			return nil, fmt.Errorf("escouade: plugin %s: run.js: %w", m.ID, err)
+		}
+		return h.start(ctx, m, dir, jsLauncher(m.Run.JS, string(code)))
 	}
 	return h.start(ctx, m, dir, commandLauncher(m.Run.Command))
 }
@@ -156,6 +245,11 @@ type RunFunc func(ctx context.Context, in io.Reader, out io.Writer) error
 // then the end of its input, restarted when run returns unasked, within the
 // crash budget. package plugin's Connect uses it to test a plugin without
 // a process.
+//
+// The methods it may call follow m.Run: with run.wasm or run.js it is
+// served as those are, net/*, ws/*, timer/*, fs/* and proc/* included,
+// which is how a plugin in WASM is tested in Go; with run.command it is
+// answered methodNotFound for them, as a program is.
 func (h *Host) StartFunc(ctx context.Context, m *Manifest, dir string, run RunFunc) (*Plugin, error) {
 	if m == nil || run == nil {
 		return nil, errors.New("escouade: StartFunc needs a manifest and a RunFunc")
@@ -259,5 +353,11 @@ func (h *Host) Close(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	h.wasmMu.Lock()
+	if h.wasm != nil {
+		errs = append(errs, h.wasm.close())
+		h.wasm = nil
+	}
+	h.wasmMu.Unlock()
 	return errors.Join(errs...)
 }

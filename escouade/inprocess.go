@@ -1,19 +1,23 @@
 package escouade
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"sync"
+	"time"
 )
 
-// A funcProcess is a plugin run in-process by a RunFunc, over two pipes in
-// memory. It has the lifecycle of a command; only "kill" is weaker: a
-// goroutine cannot be killed, so it is told (its context ends) and cut off
-// (its input fails).
+// A funcProcess is a plugin run in-process, over two pipes in memory: a
+// RunFunc, a WebAssembly module, a script. It has the lifecycle of a
+// command; only "kill" is weaker for a RunFunc: a goroutine cannot be
+// killed, so it is told (its context ends) and cut off (its input fails).
+// A module and a script end when their context ends.
 type funcProcess struct {
 	toPlugin   *pipe
 	fromPlugin *pipe
+	tap        *wireTap
 	cancel     context.CancelFunc
 	exited     chan struct{}
 	mu         sync.Mutex
@@ -24,20 +28,26 @@ type funcProcess struct {
 const pipeSize = 1 << 20
 
 func funcLauncher(run RunFunc) launcher {
-	return func(p *Plugin) (process, error) {
-		ctx, cancel := context.WithCancel(context.Background())
-		f := &funcProcess{
-			toPlugin:   newPipe(pipeSize),
-			fromPlugin: newPipe(pipeSize),
-			cancel:     cancel,
-			exited:     make(chan struct{}),
-		}
-		go f.run(ctx, run)
-		return f, nil
+	return func(inst *instance) (process, error) {
+		return startFunc(inst, run), nil
 	}
 }
 
-func (f *funcProcess) run(ctx context.Context, run RunFunc) {
+// startFunc runs run on a goroutine of its own, once inst is ready.
+func startFunc(inst *instance, run RunFunc) *funcProcess {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &funcProcess{
+		toPlugin:   newPipe(pipeSize),
+		fromPlugin: newPipe(pipeSize),
+		cancel:     cancel,
+		exited:     make(chan struct{}),
+	}
+	f.tap = newWireTap(f.toPlugin)
+	go f.run(ctx, inst.ready, run)
+	return f
+}
+
+func (f *funcProcess) run(ctx context.Context, ready <-chan struct{}, run RunFunc) {
 	how := "returned"
 	defer func() {
 		// A panic ends this plugin, not the Host.
@@ -45,18 +55,26 @@ func (f *funcProcess) run(ctx context.Context, run RunFunc) {
 			how = fmt.Sprintf("panicked: %v", r)
 		}
 		f.fromPlugin.closeWrite() // its output ends with it
+		f.tap.close()
 		f.mu.Lock()
 		f.how = how
 		f.mu.Unlock()
 		close(f.exited)
 	}()
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		how = "killed before it started"
+		return
+	}
 	if err := run(ctx, pipeReader{f.toPlugin}, pipeWriter{f.fromPlugin}); err != nil {
 		how = "returned: " + err.Error()
 	}
 }
 
 func (f *funcProcess) stdout() io.Reader     { return pipeReader{f.fromPlugin} }
-func (f *funcProcess) stdin() io.Writer      { return pipeWriter{f.toPlugin} }
+func (f *funcProcess) stdin() io.Writer      { return f.tap }
+func (f *funcProcess) wire() *wireTap        { return f.tap }
 func (f *funcProcess) closeInput()           { f.toPlugin.closeWrite() }
 func (f *funcProcess) terminate()            { f.cancel() }
 func (f *funcProcess) done() <-chan struct{} { return f.exited }
@@ -71,6 +89,7 @@ func (f *funcProcess) release() {
 	f.toPlugin.closeRead()
 	f.toPlugin.closeWrite()
 	f.fromPlugin.closeRead()
+	f.tap.close()
 }
 
 func (f *funcProcess) status() string {
@@ -89,6 +108,8 @@ type pipe struct {
 	max     int
 	rclosed bool // the reader is gone: writes fail
 	wclosed bool // the writer is done: reads drain, then io.EOF
+	// onRead hears how many bytes the reader took, outside the lock.
+	onRead func(n int)
 }
 
 func newPipe(max int) *pipe {
@@ -99,14 +120,15 @@ func newPipe(max int) *pipe {
 
 func (p *pipe) read(b []byte) (int, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	for p.r == len(p.buf) && !p.wclosed && !p.rclosed {
 		p.cond.Wait()
 	}
 	if p.rclosed {
+		p.mu.Unlock()
 		return 0, io.ErrClosedPipe
 	}
 	if p.r == len(p.buf) {
+		p.mu.Unlock()
 		return 0, io.EOF
 	}
 	n := copy(b, p.buf[p.r:])
@@ -115,6 +137,11 @@ func (p *pipe) read(b []byte) (int, error) {
 		p.buf, p.r = p.buf[:0], 0
 	}
 	p.cond.Broadcast()
+	onRead := p.onRead
+	p.mu.Unlock()
+	if onRead != nil {
+		onRead(n)
+	}
 	return n, nil
 }
 
@@ -168,3 +195,251 @@ type pipeWriter struct{ p *pipe }
 
 func (w pipeWriter) Write(b []byte) (int, error) { return w.p.write(b) }
 func (w pipeWriter) Close() error                { w.p.closeWrite(); return nil }
+
+// A wireTap stands between the Host's connection and the pipe into an
+// in-process plugin, and watches the lines go by, so that the Host knows
+// two things no connection can tell it:
+//
+//   - when the answer to a request was written: the first net/chunk of a
+//     stream, the first ws/message of a socket, must come after the answer
+//     that names it;
+//   - how much of a program's output (proc/out) is written but not yet read
+//     by the plugin: past 256 KiB the Host stops reading the program.
+//
+// The connection writes whole lines, in the order they were queued, so a
+// line is recognised by how it begins.
+type wireTap struct {
+	p *pipe
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced at each change
+	closed  bool
+	start   bool   // the next byte written begins a line
+	written uint64 // bytes written into the pipe
+	read    uint64 // bytes the plugin read
+	queued  []outLine
+	marks   []outLine // written, not yet read, in order
+	waiting map[int64]int
+	answers map[string]chan struct{} // request ids whose answers are awaited
+}
+
+// An outLine is one proc/out line: its program, its size, and where it
+// ends in the stream once written.
+type outLine struct {
+	proc int64
+	size int
+	end  uint64
+}
+
+var (
+	outPrefix    = []byte(`{"jsonrpc":"2.0","method":"proc/out"`)
+	answerPrefix = []byte(`{"jsonrpc":"2.0","id":`)
+	// outOverhead is the size of a proc/out line but for its params.
+	outOverhead = len(outPrefix) + len(`,"params":`) + len("}\n")
+)
+
+func newWireTap(p *pipe) *wireTap {
+	t := &wireTap{p: p, start: true, changed: make(chan struct{}), waiting: map[int64]int{}, answers: map[string]chan struct{}{}}
+	p.onRead = t.consumed
+	return t
+}
+
+// signal wakes every waiter; t.mu must be held.
+func (t *wireTap) signal() {
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// Write forwards the connection's lines into the pipe, noting the proc/out
+// lines and the answers awaited.
+func (t *wireTap) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	off := 0
+	for off < len(b) {
+		nl := bytes.IndexByte(b[off:], '\n')
+		end := len(b)
+		if nl >= 0 {
+			end = off + nl + 1
+		}
+		if t.start {
+			t.note(b[off:end], t.written+uint64(end))
+		}
+		t.start = nl >= 0
+		off = end
+	}
+	t.written += uint64(len(b))
+	t.mu.Unlock()
+	return t.p.write(b)
+}
+
+// note looks at a line that begins, ending at end in the stream; t.mu must
+// be held.
+func (t *wireTap) note(line []byte, end uint64) {
+	switch {
+	case bytes.HasPrefix(line, outPrefix):
+		if len(t.queued) > 0 {
+			ol := t.queued[0]
+			t.queued = t.queued[1:]
+			ol.end = end
+			t.marks = append(t.marks, ol)
+		}
+	case len(t.answers) == 0:
+	case bytes.HasPrefix(line, answerPrefix):
+		rest := line[len(answerPrefix):]
+		for id, ch := range t.answers {
+			if len(rest) > len(id) && rest[len(id)] == ',' && string(rest[:len(id)]) == id {
+				close(ch)
+				delete(t.answers, id)
+				break
+			}
+		}
+	case len(line) > 0 && line[0] == '[':
+		// A batch's answers: rare enough to look for each id awaited.
+		for id, ch := range t.answers {
+			if bytes.Contains(line, append(append(append([]byte(nil), answerPrefix...), id...), ',')) {
+				close(ch)
+				delete(t.answers, id)
+			}
+		}
+	}
+}
+
+// consumed hears that the plugin read n bytes.
+func (t *wireTap) consumed(n int) {
+	t.mu.Lock()
+	t.read += uint64(n)
+	freed := false
+	for len(t.marks) > 0 && t.marks[0].end <= t.read {
+		ol := t.marks[0]
+		t.marks = t.marks[1:]
+		if t.waiting[ol.proc] -= ol.size; t.waiting[ol.proc] <= 0 {
+			delete(t.waiting, ol.proc)
+		}
+		freed = true
+	}
+	if freed {
+		t.signal()
+	}
+	t.mu.Unlock()
+}
+
+// answered returns a channel closed once the answer to the request id
+// (raw JSON, as the plugin wrote it) has been written to the plugin.
+func (t *wireTap) answered(id []byte) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ch, ok := t.answers[string(id)]
+	if !ok {
+		ch = make(chan struct{})
+		if t.closed {
+			close(ch)
+		} else {
+			t.answers[string(id)] = ch
+		}
+	}
+	return ch
+}
+
+// sendOut sends one proc/out notification, with params already encoded,
+// and counts it as waiting to be read.
+func (t *wireTap) sendOut(send func() error, proc int64, params []byte) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := send(); err != nil {
+		return err
+	}
+	size := outOverhead + len(params)
+	t.queued = append(t.queued, outLine{proc: proc, size: size})
+	t.waiting[proc] += size
+	return nil
+}
+
+// waitRoom waits until less than limit bytes of proc's output wait to be
+// read by the plugin, or ctx ends, or the tap closes.
+func (t *wireTap) waitRoom(ctx context.Context, proc int64, limit int) error {
+	for {
+		t.mu.Lock()
+		if t.closed {
+			t.mu.Unlock()
+			return ErrClosed
+		}
+		if t.waiting[proc] < limit {
+			t.mu.Unlock()
+			return nil
+		}
+		ch := t.changed
+		t.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// pending returns how many bytes of proc's output wait to be read.
+func (t *wireTap) pending(proc int64) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.waiting[proc]
+}
+
+// close wakes every waiter for good.
+func (t *wireTap) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	t.closed = true
+	for id, ch := range t.answers {
+		close(ch)
+		delete(t.answers, id)
+	}
+	t.signal()
+}
+
+// A call is one of the plugin's requests as a method sees it: which
+// instance, and how to know that its answer reached the plugin.
+type call struct {
+	inst *instance
+	id   []byte // the request's id, by a line; nil by escouade.call
+	// done is closed once the answer is in the plugin's hands, for a
+	// request by escouade.call: the host function has returned.
+	done chan struct{}
+}
+
+// answered returns a channel closed once the answer to c reached the
+// plugin, or at the latest after answerWait: what a method sends after
+// its answer (a stream's chunks) waits for it.
+func (c *call) answered() <-chan struct{} {
+	switch {
+	case c.done != nil:
+		return c.done
+	case c.id != nil && c.inst.tap != nil:
+		return c.inst.tap.answered(c.id)
+	}
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}
+
+// answerWait bounds how long a method's follow-up waits for its answer to
+// be written: an answer the connection could not write never comes.
+const answerWait = 10 * time.Second
+
+// afterAnswer returns a function that waits until c's answer reached the
+// plugin, answerWait at most, or ctx ends. It must be called before the
+// method returns, so that the answer is watched for before it is written.
+func (c *call) afterAnswer() func(ctx context.Context) {
+	answered := c.answered()
+	return func(ctx context.Context) {
+		t := time.NewTimer(answerWait)
+		defer t.Stop()
+		select {
+		case <-answered:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+}

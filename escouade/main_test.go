@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -28,6 +30,10 @@ import (
 // "escouade-test-plugin <mode>": no script, no tool, nothing to build.
 const pluginArg = "escouade-test-plugin"
 
+// testTemp is a folder for the whole run: the wasip1 test plugin, the
+// compilation cache.
+var testTemp string
+
 func TestMain(m *testing.M) {
 	if len(os.Args) >= 3 && os.Args[1] == pluginArg {
 		os.Exit(runTestPlugin(os.Args[2], os.Args[3:]))
@@ -35,7 +41,18 @@ func TestMain(m *testing.M) {
 	// Plugins built with -race would otherwise sleep a second at exit,
 	// waiting for reports: past a test's StopGrace.
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
+	var err error
+	if testTemp, err = os.MkdirTemp("", "escouade-test-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := buildWASMPlugin(testTemp); err != nil {
+		fmt.Fprintln(os.Stderr, "the wasip1 test plugin does not build:", err)
+		os.RemoveAll(testTemp)
+		os.Exit(2)
+	}
 	code := m.Run()
+	os.RemoveAll(testTemp)
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines leaked:", err)
@@ -235,6 +252,18 @@ func runTestPlugin(mode string, args []string) int {
 		}
 		os.WriteFile(args[1], []byte(strconv.Itoa(childOf(os.Getpid()))), 0o600)
 		select {}
+	case "shared-server":
+		// The process of launch.shared: an HTTP server on 127.0.0.1 that
+		// says its port.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 6
+		}
+		fmt.Printf("starting\nlistening on %s\n", ln.Addr())
+		http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "shared %s", r.URL.Path)
+		}))
+		return 0
 	case "bench":
 		return serve(ctx, in, out, plugin.Handlers{
 			Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {

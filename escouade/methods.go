@@ -21,9 +21,10 @@ import (
 // *FieldError for params that do not hold.
 type method func(ctx context.Context, p *Plugin, params []byte) (any, error)
 
-// commandMethods are what a plugin run by a command may call. The rest of
-// the protocol's toEscouade methods (net/*, ws/*, timer/*, fs/*, proc/*)
-// are for plugins run in-process, which will add them to these.
+// commandMethods are what a plugin run by a command may call, and a plugin
+// run in-process too. The rest of the protocol's toEscouade methods
+// (net/*, ws/*, timer/*, fs/*, proc/*) are for plugins run in-process
+// alone: inprocMethods.
 var commandMethods = map[string]method{
 	"secrets/get":  secretsGet,
 	"settings/get": settingsGet,

@@ -47,6 +47,15 @@ type Plugin struct {
 	launch  launcher
 	j       *journal
 	secrets map[string]bool
+	// inproc: the plugin runs in-process (run.wasm, run.js) and may call
+	// the methods only those may: net/*, ws/*, timer/*, fs/*, proc/*.
+	inproc bool
+
+	netOnce sync.Once
+	net     *pluginNet // its network, made at its first request
+	shared  *sharedProcess
+	tmpMu   sync.Mutex
+	tmp     string // its temporary folder, made at first use
 
 	cur   atomic.Pointer[instance] // the running instance, nil between lives
 	state atomic.Int32
@@ -55,6 +64,7 @@ type Plugin struct {
 	cancel context.CancelFunc
 
 	mu       sync.Mutex
+	releases []func()     // what the launcher keeps for the plugin's lives, freed with it
 	attached []*AgentInfo // in the order they were attached
 	caps     map[string]any
 	crashes  []time.Time // within the crash window
@@ -78,6 +88,7 @@ func newPlugin(h *Host, m *Manifest, dir string, launch launcher) (*Plugin, erro
 	for _, k := range m.Permissions.Secrets {
 		p.secrets[k] = true
 	}
+	p.inproc = m.Run.WASM != "" || m.Run.JS != ""
 	if dir != "" {
 		root, err := os.OpenRoot(dir)
 		if err != nil {
@@ -111,8 +122,12 @@ func (p *Plugin) Capabilities() map[string]any {
 
 func (p *Plugin) setState(s State) { p.state.Store(int32(s)) }
 
-// begin starts the first instance, and the supervisor once it runs.
+// begin starts the first instance, and the supervisor once it runs. The
+// process of launch.shared is started first, for the plugin's whole life.
 func (p *Plugin) begin(ctx context.Context) error {
+	if p.m.Launch.Shared != nil {
+		p.shared = startShared(p, p.m.Launch.Shared)
+	}
 	inst, err := p.startInstance(ctx)
 	if err != nil {
 		if errors.Is(err, ErrProtocolVersion) {
@@ -130,11 +145,34 @@ func (p *Plugin) begin(ctx context.Context) error {
 	return nil
 }
 
-// release frees what the plugin holds beyond its instances.
+// release frees what the plugin holds beyond its instances: its folder,
+// its shared process, its network, its temporary folder.
 func (p *Plugin) release() {
 	if p.root != nil {
 		p.root.Close()
 	}
+	if p.shared != nil {
+		p.shared.stop()
+	}
+	p.netOnce.Do(func() {}) // no network is made after this
+	if p.net != nil {
+		p.net.close()
+	}
+	p.mu.Lock()
+	releases := p.releases
+	p.releases = nil
+	p.mu.Unlock()
+	for _, f := range releases {
+		f()
+	}
+	p.tmpMu.Lock()
+	if p.tmp != "" {
+		if err := os.RemoveAll(p.tmp); err != nil {
+			p.j.say(slog.LevelWarn, "the plugin's temporary folder could not be removed", slog.String("error", err.Error()))
+		}
+		p.tmp = "-" // gone: never made again
+	}
+	p.tmpMu.Unlock()
 	p.j.flush()
 }
 
@@ -286,31 +324,63 @@ type process interface {
 	status() string // how it ended, once done
 }
 
-// A launcher starts a process for p.
-type launcher func(p *Plugin) (process, error)
+// inprocMaxLine is the cap on a line of a plugin in WASM: fs/write's 4 MiB,
+// in base64, fit.
+const inprocMaxLine = 8 << 20
 
-// An instance is one life of a plugin: a process and the connection over it.
+// hookWriter hands what is written to a function: the lines of a test's
+// hook.
+type hookWriter func([]byte)
+
+func (w hookWriter) Write(b []byte) (int, error) { w(b); return len(b), nil }
+
+// A launcher starts a process for a new instance. A process that runs
+// in-process must not call the instance before inst.ready is closed: its
+// connection is made after the process.
+type launcher func(inst *instance) (process, error)
+
+// An instance is one life of a plugin: a process and the connection over
+// it, and what the plugin opened during that life (timers, programs,
+// streams, sockets), which ends with it.
 type instance struct {
 	p       *Plugin
 	proc    process
 	conn    *jsonrpc.Conn
 	runDone chan struct{}
+	ready   chan struct{} // closed once conn is set
+	res     *resources
+	tap     *wireTap // what goes into an in-process plugin; nil for a program
 }
 
 func (p *Plugin) startInstance(ctx context.Context) (*instance, error) {
 	p.setState(StateStarting)
-	proc, err := p.launch(p)
+	inst := &instance{p: p, runDone: make(chan struct{}), ready: make(chan struct{})}
+	inst.res = newResources(inst)
+	proc, err := p.launch(inst)
 	if err != nil {
 		return nil, fmt.Errorf("escouade: plugin %s: %w", p.m.ID, err)
 	}
-	inst := &instance{p: p, proc: proc, runDone: make(chan struct{})}
-	inst.conn = jsonrpc.NewConn(proc.stdout(), proc.stdin(), jsonrpc.HandlerFunc(inst.handle), &jsonrpc.Options{
-		MaxLine: p.h.opts.MaxLine,
+	inst.proc = proc
+	if t, ok := proc.(interface{ wire() *wireTap }); ok {
+		inst.tap = t.wire()
+	}
+	rd, wr := proc.stdout(), proc.stdin()
+	if hook := p.h.onLine; hook != nil {
+		rd = io.TeeReader(rd, hookWriter(func(b []byte) { hook(false, b) }))
+		wr = io.MultiWriter(hookWriter(func(b []byte) { hook(true, b) }), wr)
+	}
+	maxLine := p.h.opts.MaxLine
+	if maxLine <= 0 && p.inproc {
+		maxLine = inprocMaxLine
+	}
+	inst.conn = jsonrpc.NewConn(rd, wr, jsonrpc.HandlerFunc(inst.handle), &jsonrpc.Options{
+		MaxLine: maxLine,
 		Workers: p.h.opts.Workers,
 		Busy:    &jsonrpc.Error{Code: int64(CodeFailed), Message: "failed: too many requests at once"},
-		Timeout: MethodTimeout,
+		Timeout: p.methodTimeout,
 		OnEvent: p.protocolEvent,
 	})
+	close(inst.ready)
 	go func() {
 		inst.conn.Run(context.Background())
 		close(inst.runDone)
@@ -423,6 +493,7 @@ func (inst *instance) wait(hurry <-chan struct{}, grace time.Duration) bool {
 // and says how it ended.
 func (inst *instance) finish(grace time.Duration) string {
 	inst.proc.kill()
+	inst.res.close()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -474,31 +545,59 @@ func (p *Plugin) protocolEvent(ev jsonrpc.Event) {
 	p.j.limited(p.j.proto, slog.LevelWarn, msg, attrs...)
 }
 
-// handle serves one of the plugin's requests or notifications.
+// handle serves one of the plugin's requests or notifications, by a line.
 func (inst *instance) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	p := inst.p
-	m, ok := commandMethods[req.Method]
-	if !ok {
-		if ms, known := spec().methods[req.Method]; known && !ms.toPlugin {
-			return nil, &jsonrpc.Error{Code: int64(CodeMethodNotFound),
-				Message: fmt.Sprintf("method not found: %s is for plugins run in-process (run.wasm, run.js); a plugin run by a command uses its own means", req.Method)}
-		}
-		return nil, &jsonrpc.Error{Code: int64(CodeMethodNotFound), Message: "method not found: " + req.Method}
-	}
-	res, err := m(ctx, p, req.Params)
+	c := &call{inst: inst, id: req.ID}
+	res, err := inst.serve(ctx, req.Method, req.Params, c)
 	if err != nil {
-		var e *Error
-		var fe *FieldError
-		switch {
-		case errors.As(err, &e):
-			return nil, &jsonrpc.Error{Code: int64(e.Code), Message: e.Message}
-		case errors.As(err, &fe):
-			return nil, &jsonrpc.Error{Code: int64(CodeInvalidParams), Message: paramsMessage(err)}
+		e := wireError(err)
+		if e == nil {
+			return nil, err
 		}
-		return nil, err
+		return nil, &jsonrpc.Error{Code: int64(e.Code), Message: e.Message}
 	}
 	if res == nil {
 		return json.RawMessage("null"), nil
 	}
 	return res, nil
+}
+
+// serve runs one of the plugin's methods, by a line or by escouade.call.
+func (inst *instance) serve(ctx context.Context, method string, params []byte, c *call) (any, error) {
+	p := inst.p
+	if m, ok := commandMethods[method]; ok {
+		return m(ctx, p, params)
+	}
+	if m, ok := inprocMethods[method]; ok && p.inproc {
+		return m(ctx, c, params)
+	}
+	if ms, known := spec().methods[method]; known && !ms.toPlugin {
+		return nil, errorf(CodeMethodNotFound, "method not found: %s is for plugins run in-process (run.wasm, run.js); a plugin run by a command uses its own means", method)
+	}
+	return nil, errorf(CodeMethodNotFound, "method not found: %s", method)
+}
+
+// wireError gives the protocol's error for a method's error: an *Error as
+// it is, a *FieldError as invalidParams naming the fields; nil for any
+// other error, which is the Host's failure, answered internal.
+func wireError(err error) *Error {
+	var e *Error
+	var fe *FieldError
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.As(err, &fe):
+		return &Error{Code: CodeInvalidParams, Message: paramsMessage(err)}
+	}
+	return nil
+}
+
+// methodTimeout is MethodTimeout, but for the net/fetch and net/stream of
+// a plugin whose limits.fetchMs asks for longer.
+func (p *Plugin) methodTimeout(method string) time.Duration {
+	t := MethodTimeout(method)
+	if (method == "net/fetch" || method == "net/stream") && p.m.Limits.FetchMs > 0 {
+		t = max(t, time.Duration(p.m.Limits.FetchMs)*time.Millisecond)
+	}
+	return t
 }

@@ -53,6 +53,7 @@ type validator struct {
 	calls    map[string]string // the plugin's request ids to their methods
 	seen     map[string]bool   // what was checked: methods, results, errors
 	checked  int
+	abiSeq   int
 	problems []string
 }
 
@@ -270,6 +271,44 @@ func (v *validator) wrap(run escouade.RunFunc) escouade.RunFunc {
 	return func(ctx context.Context, in io.Reader, out io.Writer) error {
 		return run(ctx, io.TeeReader(in, lines(v.fromHost)), io.MultiWriter(lines(v.fromPlugin), out))
 	}
+}
+
+// hookHost checks every line to and from h's in-process plugins, and every
+// answer of escouade.call.
+func (v *validator) hookHost(h *escouade.Host) {
+	fromHost, fromPlugin := lines(v.fromHost), lines(v.fromPlugin)
+	escouade.SetWireHooks(h, func(toPlugin bool, b []byte) {
+		if toPlugin {
+			fromHost.Write(b)
+		} else {
+			fromPlugin.Write(b)
+		}
+	}, v.abiAnswer)
+}
+
+// abiAnswer checks an answer of escouade.call to method, as the response
+// it stands for.
+func (v *validator) abiAnswer(method string, answer []byte) {
+	v.mu.Lock()
+	info, known := v.info[method]
+	if known && info.Notification && info.Direction == "toEscouade" {
+		if string(answer) != `{"result":null}` {
+			v.fail("escouade.call answered the notification %s with %s", method, answer)
+		}
+		v.mu.Unlock()
+		return
+	}
+	v.abiSeq++
+	id := fmt.Sprintf(`"abi-%d"`, v.abiSeq)
+	v.calls[id] = method
+	v.mu.Unlock()
+	if len(answer) < 2 || answer[0] != '{' {
+		v.mu.Lock()
+		v.fail("escouade.call answered %s with %s", method, answer)
+		v.mu.Unlock()
+		return
+	}
+	v.fromHost(append([]byte(`{"jsonrpc":"2.0","id":`+id+`,`), answer[1:]...))
 }
 
 // transcript checks the transcript of one plugin process, written as

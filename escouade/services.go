@@ -130,6 +130,14 @@ type Projects interface {
 	Project(ctx context.Context, id string) (*ProjectInfo, error)
 }
 
+// A ProjectLister is a Projects that can list every project it knows. When
+// the Projects given to a Host is one, the fences of fs/* refuse a private
+// project's folder wherever a path reaches it from (an agent's home that
+// holds it, a link), not only through the agent that works on it.
+type ProjectLister interface {
+	Projects(ctx context.Context) ([]*ProjectInfo, error)
+}
+
 // ProjectMap is Projects in memory, by project id. The default is an empty
 // one: no project is known.
 type ProjectMap map[string]*ProjectInfo
@@ -142,6 +150,15 @@ func (m ProjectMap) Project(_ context.Context, id string) (*ProjectInfo, error) 
 	return nil, fmt.Errorf("%w: %q", ErrNoProject, id)
 }
 
+// Projects implements ProjectLister.
+func (m ProjectMap) Projects(context.Context) ([]*ProjectInfo, error) {
+	out := make([]*ProjectInfo, 0, len(m))
+	for _, p := range m {
+		out = append(out, p)
+	}
+	return out, nil
+}
+
 // An AgentInfo is an agent as the Host needs it.
 type AgentInfo struct {
 	Agent
@@ -150,6 +167,14 @@ type AgentInfo struct {
 	// Roots are the agent's folders, which fs/* names agent, agentRepo
 	// and agentHome; "" when it has none.
 	Roots AgentRoots
+	// Project is the id of the project the agent works on ("" for none):
+	// when it is private, a plugin not on for it reaches none of the
+	// agent's folders, and proc/spawn's dir project defaults to it.
+	Project string
+	// Env is the environment of the programs the agent runs, as
+	// os.Environ gives one; nil means the Host's own. proc/spawn starts
+	// from it, without Escouade's variables (ESCOUADE_*).
+	Env []string
 }
 
 // AgentRoots are an agent's folders.
@@ -175,6 +200,25 @@ func (m AgentMap) Agent(_ context.Context, key string) (*AgentInfo, error) {
 		return a, nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrNoAgent, key)
+}
+
+// Accounts gives the servers the user typed for a plugin's accounts, which
+// {account} in permissions.network opens to it: on that host and port
+// alone, in http or https, even on the local network.
+type Accounts interface {
+	// Accounts returns the servers of plugin's accounts, each a URL of
+	// scheme http or https with a host and an optional port
+	// (http://192.168.1.20:8080, https://git.example.org).
+	Accounts(ctx context.Context, plugin string) ([]string, error)
+}
+
+// AccountMap is Accounts in memory: plugin id to its servers. The default
+// is an empty one: no plugin has an account.
+type AccountMap map[string][]string
+
+// Accounts implements Accounts.
+func (m AccountMap) Accounts(_ context.Context, plugin string) ([]string, error) {
+	return m[plugin], nil
 }
 
 // A Clock tells the time of facts and of crashes. Restart delays and

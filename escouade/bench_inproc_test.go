@@ -1,0 +1,192 @@
+package escouade_test
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"shinken.dev/go/escouade"
+)
+
+// BenchmarkWASMStart is the start of a run.wasm plugin of about 3 MB, from
+// a Host just made, its compilation cache warm: what a restart of the
+// application costs, up to the answer to initialize.
+func BenchmarkWASMStart(b *testing.B) {
+	cache := filepath.Join(testTemp, "bench-cache")
+	dir := writePlugin(b, "wasmstart", `"run":{"wasm":"plugin.wasm"}`, nil)
+	if err := os.WriteFile(filepath.Join(dir, "plugin.wasm"), wasmPlugin, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	newHost := func() *escouade.Host {
+		return escouade.New(&escouade.Options{WASMCacheDir: cache, Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{}})
+	}
+	h := newHost() // warms the cache
+	if _, err := h.Start(ctx, dir); err != nil {
+		b.Fatal(err)
+	}
+	h.Close(ctx)
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		h := newHost()
+		start := time.Now()
+		if _, err := h.Start(ctx, dir); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+		b.StopTimer()
+		h.Close(ctx)
+		b.StartTimer()
+	}
+	b.StopTimer()
+	reportLatency(b, ds)
+	b.ReportMetric(float64(len(wasmPlugin))/(1<<20), "module-MiB")
+}
+
+// BenchmarkWASMRestart is the start of a run.wasm plugin in a Host that
+// ran it before: the compiled module is kept in memory.
+func BenchmarkWASMRestart(b *testing.B) {
+	dir := writePlugin(b, "wasmrestart", `"run":{"wasm":"plugin.wasm"}`, nil)
+	if err := os.WriteFile(filepath.Join(dir, "plugin.wasm"), wasmPlugin, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	h := escouade.New(&escouade.Options{WASMCacheDir: filepath.Join(testTemp, "bench-cache"), Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{}})
+	defer h.Close(ctx)
+	p, err := h.Start(ctx, dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		p.Stop(ctx)
+		b.StartTimer()
+		start := time.Now()
+		if p, err = h.Start(ctx, dir); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	b.StopTimer()
+	reportLatency(b, ds)
+}
+
+// BenchmarkJSStart is the start of a run.js plugin, up to its answer to
+// initialize: a runtime, the prelude, the script.
+func BenchmarkJSStart(b *testing.B) {
+	src, err := os.ReadFile("testdata/jsplugin/main.js")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := writePlugin(b, "jsstart", `"run":{"js":"main.js"}`, map[string]string{"main.js": string(src)})
+	ctx := context.Background()
+	h := escouade.New(&escouade.Options{Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{}})
+	defer h.Close(ctx)
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		p, err := h.Start(ctx, dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+		b.StopTimer()
+		p.Stop(ctx)
+		b.StartTimer()
+	}
+	b.StopTimer()
+	reportLatency(b, ds)
+}
+
+// BenchmarkEscouadeCall is one call of escouade.call from the Go module to
+// the Host and back: timer/cancel, the cheapest method.
+func BenchmarkEscouadeCall(b *testing.B) {
+	ctx := context.Background()
+	j := newJournal()
+	h := escouade.New(&escouade.Options{
+		WASMCacheDir: filepath.Join(testTemp, "bench-cache"), Journal: j.handler(), Secrets: escouade.SecretMap{},
+		Projects: escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}},
+	})
+	defer h.Close(ctx)
+	dir := writePlugin(b, "abi", `"run":{"wasm":"plugin.wasm"},"permissions":{"events":["agent.created"]}`, nil)
+	if err := os.WriteFile(filepath.Join(dir, "plugin.wasm"), wasmPlugin, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := h.Start(ctx, dir); err != nil {
+		b.Fatal(err)
+	}
+	run := func(n int) {
+		before := len(j.find("abi", "bench done"))
+		if _, err := h.Fact(ctx, "agent.created", map[string]any{"mode": "bench", "n": n}, escouade.About{Project: "p"}); err != nil {
+			b.Fatal(err)
+		}
+		for len(j.find("abi", "bench done")) == before {
+			<-j.changed
+		}
+	}
+	run(1000) // warm up
+	b.ResetTimer()
+	run(b.N)
+}
+
+// BenchmarkFetchOverhead compares a GET to a local TLS server with a plain
+// http.Client and with net/fetch from a plugin, by lines, through the test
+// hook; both keep their connections alive.
+func BenchmarkFetchOverhead(b *testing.B) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("hello"))
+	}))
+	srv.EnableHTTP2 = false
+	srv.StartTLS()
+	defer srv.Close()
+	pool := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	f := &netFixture{names: map[string][][]netip.Addr{}, lookups: map[string]int{}}
+	f.resolve("api.example.com", []netip.Addr{apiAddr})
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+	}
+
+	b.Run("plain", func(b *testing.B) {
+		c := &http.Client{Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: pool},
+			DialContext:     dial,
+		}}
+		defer c.CloseIdleConnections()
+		for range b.N {
+			resp, err := c.Get("https://api.example.com/")
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+	})
+	b.Run("net/fetch", func(b *testing.B) {
+		h := escouade.New(&escouade.Options{
+			Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{},
+			Network: &escouade.NetworkOptions{TLS: &tls.Config{RootCAs: pool}},
+		})
+		defer h.Close(context.Background())
+		escouade.SetNetHook(h, f, dial)
+		lp := startLinePlugin(b, h, nil, "fetcher", `,"permissions":{"network":["example.com"]}`, "")
+		var r fetchResult
+		for range b.N {
+			if err := lp.call("net/fetch", map[string]any{"url": "https://api.example.com/"}, &r); err != nil || r.Status != 200 {
+				b.Fatal(r, err)
+			}
+		}
+	})
+}

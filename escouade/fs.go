@@ -1,0 +1,651 @@
+package escouade
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// The fences of fs/*.
+const (
+	maxFsRead  = 256 << 10 // fs/read, unless limits.fileBytes asks for more (4 MiB at most)
+	maxFsWrite = 4 << 20   // fs/write
+	maxFsList  = 4096      // fs/list's entries; past it the list is truncated
+)
+
+// An fsRoot is one of the folders fs/* may reach: its name in
+// permissions.files, its real path (links followed), and its access.
+type fsRoot struct {
+	name   string
+	dir    string // as configured
+	real   string // links followed
+	access Access
+}
+
+func isAgentRoot(name string) bool {
+	return name == "agent" || name == "agentRepo" || name == "agentHome"
+}
+
+// fsParams are the params of fs/*: FsPath, and FsWriteParams for fs/write.
+type fsParams struct {
+	agent   string
+	root    string
+	path    string
+	data    []byte
+	hasData bool
+	append  bool
+}
+
+var (
+	fsPathFields  = []string{"agent", "root", "path"}
+	fsWriteFields = []string{"agent", "root", "path", "text", "dataBase64", "append"}
+)
+
+func parseFsParams(params []byte, write bool) (*fsParams, error) {
+	fp := &fsParams{}
+	names := fsPathFields
+	if write {
+		names = fsWriteFields
+	}
+	var text, b64 *string
+	seen, err := object(paramsObject(params), names, false, func(i int, v []byte) error {
+		if i == 5 {
+			b, err := boolean(v)
+			fp.append = b
+			return err
+		}
+		s, err := str(v)
+		if err != nil {
+			return err
+		}
+		switch i {
+		case 0:
+			fp.agent = s
+		case 1:
+			if !slices.Contains(fileRoots, s) {
+				return errors.New("want plugin, agent, agentRepo, agentHome or temp")
+			}
+			fp.root = s
+		case 2:
+			fp.path = s
+		case 3:
+			text = &s
+		case 4:
+			b64 = &s
+		}
+		return nil
+	})
+	if err == nil {
+		err = require(seen, 0b100, names)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if write {
+		switch {
+		case text != nil && b64 != nil:
+			return nil, fieldErr("dataBase64", "text or dataBase64, not both")
+		case text != nil:
+			fp.data, fp.hasData = []byte(*text), true
+		case b64 != nil:
+			data, err := base64.StdEncoding.Strict().DecodeString(*b64)
+			if err != nil {
+				return nil, fieldErr("dataBase64", "not base64")
+			}
+			fp.data, fp.hasData = data, true
+		default:
+			return nil, fieldErr("text", "what to write: text or dataBase64")
+		}
+	}
+	return fp, nil
+}
+
+// partRefusal says why one part of a path is refused, or "".
+func partRefusal(part string) string {
+	switch {
+	case part == "..":
+		return "a .. leaves its root"
+	case strings.HasPrefix(part, "~"):
+		return "a ~ is never expanded: " + part
+	case strings.HasPrefix(part, "."):
+		return "a hidden file or folder: " + part
+	}
+	return ""
+}
+
+// pathRefusal says why a path, relative to a root, is refused as written,
+// or "". Hidden files and folders are refused under every root: an agent's
+// home holds .ssh and .aws, a repository .git and .env.
+func pathRefusal(rel string) string {
+	if rel == "." || rel == "" {
+		return ""
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if part == "" || part == "." {
+			continue
+		}
+		if why := partRefusal(part); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// syntaxRefusal says why a path is refused before anything else is looked
+// at, or "".
+func syntaxRefusal(p string) string {
+	switch {
+	case strings.ContainsRune(p, 0):
+		return "a NUL in a path"
+	case strings.ContainsRune(p, '\\'):
+		return "a backslash: the parts of a path are separated by /"
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return "a .. leaves its root"
+		}
+		if strings.HasPrefix(part, "~") {
+			return "a ~ is never expanded: " + part
+		}
+	}
+	return ""
+}
+
+func within(root, p string) bool {
+	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// realPath follows the links of p, as far as the path exists: the parts
+// that do not exist yet are kept as they are.
+func realPath(p string) (string, error) {
+	var rest []string
+	cur := filepath.Clean(p)
+	for {
+		r, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			for i := len(rest) - 1; i >= 0; i-- {
+				r = filepath.Join(r, rest[i])
+			}
+			return r, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return "", err
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return "", err
+		}
+		rest = append(rest, filepath.Base(cur))
+		cur = parent
+	}
+}
+
+// fsRoots returns the roots the plugin declared that exist for agent (nil
+// for none: plugin and temp need no agent).
+func (p *Plugin) fsRoots(agent *AgentInfo) []fsRoot {
+	var roots []fsRoot
+	for _, name := range fileRoots {
+		access, ok := p.m.Permissions.Files[name]
+		if !ok {
+			continue
+		}
+		var dir string
+		switch name {
+		case "plugin":
+			dir = p.dir
+		case "temp":
+			dir, _ = p.tempDir()
+		case "agent", "agentRepo", "agentHome":
+			if agent == nil {
+				continue
+			}
+			dir = map[string]string{"agent": agent.Roots.Agent, "agentRepo": agent.Roots.Repo, "agentHome": agent.Roots.Home}[name]
+		}
+		if dir == "" {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			continue
+		}
+		roots = append(roots, fsRoot{name: name, dir: filepath.Clean(dir), real: real, access: access})
+	}
+	return roots
+}
+
+// longest returns the root of roots that holds p most closely; match
+// picks which of a root's paths to compare.
+func longest(roots []fsRoot, p string, match func(fsRoot) string) (fsRoot, bool) {
+	var best fsRoot
+	found := false
+	for _, r := range roots {
+		d := match(r)
+		if within(d, p) && (!found || len(d) > len(match(best))) {
+			best, found = r, true
+		}
+	}
+	return best, found
+}
+
+// An fsTarget is what an fs/* request names, judged: the root it falls
+// under once links are followed, and its path there.
+type fsTarget struct {
+	root fsRoot
+	rel  string // under root.real, slash-separated, links followed; "." for the root
+	real string // its real path
+}
+
+// resolve judges what fp names, for an access of need, on the paths as
+// written and on the paths once links are followed.
+func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTarget, error) {
+	if why := syntaxRefusal(fp.path); why != "" {
+		return nil, errorf(CodeRefused, "refused: %s", why)
+	}
+	var agent *AgentInfo
+	if fp.agent != "" && (fp.root == "" || isAgentRoot(fp.root)) {
+		a, err := p.attachedAgent(fp.agent)
+		if err != nil {
+			return nil, err
+		}
+		agent = a
+	}
+	roots := p.fsRoots(agent)
+	var full string
+	if fp.root != "" {
+		access, ok := p.m.Permissions.Files[fp.root]
+		if !ok {
+			return nil, errorf(CodeRefused, "refused: the root %s is not declared in permissions.files", fp.root)
+		}
+		if need == Write && access != Write {
+			return nil, errorf(CodeRefused, "refused: the root %s is declared read, not write", fp.root)
+		}
+		if isAgentRoot(fp.root) && agent == nil {
+			return nil, fieldErr("agent", "the root %s is an agent's: name the agent", fp.root)
+		}
+		if strings.HasPrefix(fp.path, "/") || filepath.IsAbs(fp.path) {
+			return nil, errorf(CodeRefused, "refused: an absolute path with a root: the path is relative to the root")
+		}
+		i := slices.IndexFunc(roots, func(r fsRoot) bool { return r.name == fp.root })
+		if i < 0 {
+			return nil, errorf(CodeRefused, "refused: the root %s is not there", fp.root)
+		}
+		if why := pathRefusal(fp.path); why != "" {
+			return nil, errorf(CodeRefused, "refused: %s", why)
+		}
+		full = filepath.Join(roots[i].real, filepath.FromSlash(fp.path))
+	} else {
+		if !filepath.IsAbs(fp.path) {
+			return nil, errorf(CodeRefused, "refused: a path without a root must be absolute, under a root of the agent")
+		}
+		full = filepath.Clean(fp.path)
+		// The parts below the root, as written, are judged as a relative
+		// path's are; the root's own path may hold anything.
+		if r, ok := longest(roots, full, func(r fsRoot) string { return r.dir }); ok {
+			rel, _ := filepath.Rel(r.dir, full)
+			if why := pathRefusal(filepath.ToSlash(rel)); why != "" {
+				return nil, errorf(CodeRefused, "refused: %s", why)
+			}
+		}
+	}
+	real, err := realPath(full)
+	if err != nil {
+		return nil, errorf(CodeRefused, "refused: the path cannot be resolved")
+	}
+	root, ok := longest(roots, real, func(r fsRoot) string { return r.real })
+	if !ok {
+		return nil, errorf(CodeRefused, "refused: the path, links followed, is not under a root of the plugin or of the agent")
+	}
+	if need == Write && root.access != Write {
+		return nil, errorf(CodeRefused, "refused: the path, links followed, is under the root %s, declared read", root.name)
+	}
+	rel, err := filepath.Rel(root.real, real)
+	if err != nil {
+		return nil, errorf(CodeRefused, "refused: the path cannot be resolved")
+	}
+	rel = filepath.ToSlash(rel)
+	if why := pathRefusal(rel); why != "" {
+		return nil, errorf(CodeRefused, "refused: links followed, %s", why)
+	}
+	if root.name == "plugin" && strings.EqualFold(rel, ManifestName) {
+		return nil, errorf(CodeRefused, "refused: the manifest")
+	}
+	if why := p.fenceRefusal(ctx, real, root, agent); why != "" {
+		return nil, errorf(CodeRefused, "refused: %s", why)
+	}
+	return &fsTarget{root: root, rel: rel, real: real}, nil
+}
+
+// fenceRefusal applies the fence of private projects: a plugin not turned
+// on for a private project reaches nothing of it, neither through the agent
+// that works on it nor through a path into its folder.
+func (p *Plugin) fenceRefusal(ctx context.Context, real string, root fsRoot, agent *AgentInfo) string {
+	projects := p.h.opts.Projects
+	if agent != nil && agent.Project != "" && isAgentRoot(root.name) {
+		if info, err := projects.Project(ctx, agent.Project); err == nil && info.Private && !info.On(p.m.ID) {
+			return "« Projet privé »: the agent works on a private project the plugin is not on for"
+		}
+	}
+	lister, ok := projects.(ProjectLister)
+	if !ok {
+		return ""
+	}
+	all, err := lister.Projects(ctx)
+	if err != nil {
+		return "the projects cannot be listed to judge the path"
+	}
+	for _, info := range all {
+		if info.Root == "" || !info.Private || info.On(p.m.ID) {
+			continue
+		}
+		pr, err := realPath(info.Root)
+		if err == nil && within(pr, real) {
+			return "« Projet privé »: the path is in a private project the plugin is not on for"
+		}
+	}
+	return ""
+}
+
+// open opens t's root through os.Root: whatever changes on disk after t
+// was judged, nothing is reached outside that root.
+func (t *fsTarget) open() (*os.Root, error) {
+	r, err := os.OpenRoot(t.root.real)
+	if err != nil {
+		return nil, errorf(CodeFailed, "failed: the root %s cannot be opened", t.root.name)
+	}
+	return r, nil
+}
+
+// fsError turns an error of os.Root into the protocol's: a missing path is
+// notFound, a path that escapes its root refused, anything else failed.
+func fsError(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return errorf(CodeNotFound, "notFound: no such file or folder")
+	case errors.Is(err, syscall.ELOOP), strings.Contains(err.Error(), "escapes"):
+		return errorf(CodeRefused, "refused: the path, links followed, leaves its root")
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return errorf(CodeFailed, "failed: %s: %v", pe.Op, pe.Err)
+	}
+	return errorf(CodeFailed, "failed: the path cannot be reached")
+}
+
+// fsFit keeps an error of method within the codes its description lists:
+// fs/write has no notFound (failed), fs/stat and fs/list no failed
+// (refused: the path cannot be reached), fs/canon neither (refused).
+func fsFit(method string, err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	code := e.Code
+	switch {
+	case method == "fs/write" && code == CodeNotFound:
+		code = CodeFailed
+	case (method == "fs/stat" || method == "fs/list") && code == CodeFailed:
+		code = CodeRefused
+	case method == "fs/canon" && (code == CodeFailed || code == CodeNotFound):
+		code = CodeRefused
+	}
+	if code == e.Code {
+		return err
+	}
+	_, msg, _ := strings.Cut(e.Message, ": ")
+	return &Error{Code: code, Message: code.String() + ": " + msg}
+}
+
+// fsReadResult is the answer to fs/read: Text when the file is UTF-8,
+// DataBase64 otherwise.
+type fsReadResult struct {
+	Text       *string `json:"text,omitempty"`
+	DataBase64 *string `json:"dataBase64,omitempty"`
+}
+
+func fsRead(ctx context.Context, c *call, params []byte) (_ any, err error) {
+	defer func() { err = fsFit("fs/read", err) }()
+	p := c.inst.p
+	fp, err := parseFsParams(params, false)
+	if err != nil {
+		return nil, err
+	}
+	t, err := p.resolve(ctx, fp, Read)
+	if err != nil {
+		return nil, err
+	}
+	limit := int64(maxFsRead)
+	if p.m.Limits.FileBytes > 0 {
+		limit = p.m.Limits.FileBytes
+	}
+	root, err := t.open()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	// O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
+	// refused as what it is, not a file.
+	f, err := root.OpenFile(t.rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fsError(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, errorf(CodeFailed, "failed: the file cannot be read")
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errorf(CodeFailed, "failed: %s is not a file", filepath.Base(t.real))
+	}
+	if fi.Size() > limit {
+		return nil, errorf(CodeFailed, "failed: the file is over %d bytes", limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, errorf(CodeFailed, "failed: the file cannot be read")
+	}
+	if int64(len(data)) > limit {
+		return nil, errorf(CodeFailed, "failed: the file is over %d bytes", limit)
+	}
+	text, b64, ok := textOrBase64(data)
+	if ok {
+		return fsReadResult{Text: &text}, nil
+	}
+	return fsReadResult{DataBase64: &b64}, nil
+}
+
+// fsWriteResult is the answer to fs/write.
+type fsWriteResult struct {
+	Path  string `json:"path"` // its real path
+	Bytes int    `json:"bytes"`
+}
+
+func fsWrite(ctx context.Context, c *call, params []byte) (_ any, err error) {
+	defer func() { err = fsFit("fs/write", err) }()
+	p := c.inst.p
+	fp, err := parseFsParams(params, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(fp.data) > maxFsWrite {
+		return nil, errorf(CodeFailed, "failed: %d bytes to write, over 4 MiB", len(fp.data))
+	}
+	t, err := p.resolve(ctx, fp, Write)
+	if err != nil {
+		return nil, err
+	}
+	if t.rel == "." {
+		return nil, errorf(CodeFailed, "failed: a root is a folder, not a file")
+	}
+	root, err := t.open()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if dir := filepath.Dir(filepath.FromSlash(t.rel)); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return nil, fsError(err)
+		}
+	}
+	flags := os.O_WRONLY | os.O_CREATE | syscall.O_NONBLOCK
+	if fp.append {
+		flags |= os.O_APPEND
+	}
+	f, err := root.OpenFile(filepath.FromSlash(t.rel), flags, 0o644)
+	if err != nil {
+		return nil, fsError(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, errorf(CodeRefused, "refused: %s is not a file", filepath.Base(t.real))
+	}
+	if !fp.append {
+		if err := f.Truncate(0); err != nil {
+			return nil, errorf(CodeFailed, "failed: the file cannot be written")
+		}
+	}
+	n, err := f.Write(fp.data)
+	if err == nil {
+		err = f.Close()
+	}
+	p.j.say(slog.LevelInfo, "fs/write", slog.String("path", t.real), slog.String("root", t.root.name),
+		slog.Int("bytes", n), slog.Bool("append", fp.append))
+	if err != nil {
+		return nil, errorf(CodeFailed, "failed: the file cannot be written")
+	}
+	return fsWriteResult{Path: t.real, Bytes: n}, nil
+}
+
+// fsStatResult is the answer to fs/stat.
+type fsStatResult struct {
+	Kind     string `json:"kind"` // file, dir or other
+	Bytes    int64  `json:"bytes"`
+	Modified *int64 `json:"modified"` // milliseconds since 1970
+}
+
+func fsStat(ctx context.Context, c *call, params []byte) (_ any, err error) {
+	defer func() { err = fsFit("fs/stat", err) }()
+	fp, err := parseFsParams(params, false)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.inst.p.resolve(ctx, fp, Read)
+	if err != nil {
+		return nil, err
+	}
+	root, err := t.open()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	fi, err := root.Stat(filepath.FromSlash(t.rel))
+	if err != nil {
+		return nil, fsError(err)
+	}
+	kind := "other"
+	var size int64
+	switch {
+	case fi.Mode().IsRegular():
+		kind, size = "file", fi.Size()
+	case fi.IsDir():
+		kind = "dir"
+	}
+	ms := fi.ModTime().UnixMilli()
+	return fsStatResult{Kind: kind, Bytes: size, Modified: &ms}, nil
+}
+
+// An fsEntry is an entry of fs/list.
+type fsEntry struct {
+	Name  string `json:"name"`
+	Kind  string `json:"kind"` // file, dir, link or other
+	Bytes int64  `json:"bytes"`
+}
+
+// fsListResult is the answer to fs/list.
+type fsListResult struct {
+	Entries   []fsEntry `json:"entries"`
+	Truncated bool      `json:"truncated"`
+}
+
+func fsList(ctx context.Context, c *call, params []byte) (_ any, err error) {
+	defer func() { err = fsFit("fs/list", err) }()
+	fp, err := parseFsParams(params, false)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.inst.p.resolve(ctx, fp, Read)
+	if err != nil {
+		return nil, err
+	}
+	root, err := t.open()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.OpenFile(filepath.FromSlash(t.rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fsError(err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.IsDir() {
+		return nil, errorf(CodeNotFound, "notFound: %s is not a folder", filepath.Base(t.real))
+	}
+	res := fsListResult{Entries: []fsEntry{}}
+	for {
+		batch, err := f.ReadDir(256)
+		for _, e := range batch {
+			// Hidden entries are left out, as they are refused.
+			if strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			if len(res.Entries) == maxFsList {
+				res.Truncated = true
+				break
+			}
+			ent := fsEntry{Name: e.Name(), Kind: "other"}
+			switch t := e.Type(); {
+			case t&fs.ModeSymlink != 0:
+				ent.Kind = "link" // listed, never followed
+			case t.IsDir():
+				ent.Kind = "dir"
+			case t.IsRegular():
+				ent.Kind = "file"
+				if fi, err := e.Info(); err == nil {
+					ent.Bytes = fi.Size()
+				}
+			}
+			res.Entries = append(res.Entries, ent)
+		}
+		if res.Truncated || err != nil || len(batch) == 0 {
+			break
+		}
+	}
+	slices.SortFunc(res.Entries, func(a, b fsEntry) int { return strings.Compare(a.Name, b.Name) })
+	return res, nil
+}
+
+// fsCanonResult is the answer to fs/canon.
+type fsCanonResult struct {
+	Path string `json:"path"`
+}
+
+func fsCanon(ctx context.Context, c *call, params []byte) (_ any, err error) {
+	defer func() { err = fsFit("fs/canon", err) }()
+	fp, err := parseFsParams(params, false)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.inst.p.resolve(ctx, fp, Read)
+	if err != nil {
+		return nil, err
+	}
+	return fsCanonResult{Path: t.real}, nil
+}

@@ -1,0 +1,312 @@
+package escouade
+
+import (
+	"context"
+	_ "embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/metrics"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"shinken.dev/go/internal/jsonrpc"
+)
+
+// The prelude of every run.js plugin: fetch, setTimeout, WebSocket,
+// console and escouade, made of the protocol's methods.
+//
+//go:embed prelude.js
+var preludeJS string
+
+var prelude = sync.OnceValues(func() (*goja.Program, error) {
+	return goja.Compile("prelude.js", preludeJS, true)
+})
+
+// Bounds of a run.js plugin, which has no memory limit of its own: what
+// comes in, and how deep it calls.
+const (
+	// jsMinLine is the least a line from the Host may hold; a plugin whose
+	// limits.fetchBytes is larger gets 6 times that and 1 MiB more (a body
+	// of control characters, escaped).
+	jsMinLine = 8 << 20
+	// jsStack bounds the depth of calls: deep recursion would grow the
+	// Host's heap.
+	jsStack = 10_000
+	// jsHeapEvery is how often a long turn has its heap looked at.
+	jsHeapEvery = 5 * time.Millisecond
+)
+
+// jsLauncher runs the script code, named name, compiled at the first
+// start and kept for the restarts.
+func jsLauncher(name, code string) launcher {
+	compile := sync.OnceValues(func() (*goja.Program, error) { return goja.Compile(name, code, false) })
+	return func(inst *instance) (process, error) {
+		if _, err := prelude(); err != nil {
+			return nil, fmt.Errorf("the prelude does not compile: %w", err)
+		}
+		prog, err := compile()
+		if err != nil {
+			return nil, fmt.Errorf("%s does not compile: %w", name, err)
+		}
+		return startFunc(inst, func(ctx context.Context, in io.Reader, out io.Writer) error {
+			return runScript(ctx, inst, prog, in, out)
+		}), nil
+	}
+}
+
+// A jsLoop is one instance of a script: its runtime, owned by one
+// goroutine, which runs one turn at a time: the top level, then the
+// handling of each of the Host's lines, promise jobs included.
+type jsLoop struct {
+	inst    *instance
+	vm      *goja.Runtime
+	out     io.Writer
+	maxLine int
+	turn    time.Duration
+	heap    int64
+
+	mu       sync.Mutex
+	inTurn   bool
+	turnNo   uint64
+	baseline int64  // the heap when the turn's growth began to be watched
+	why      string // why the turn was interrupted
+
+	rejected map[*goja.Promise]goja.Value // rejections nobody handled, this turn
+}
+
+// runScript runs a script until its input ends, ctx ends, or a turn is
+// interrupted (which ends the instance: a crash).
+func runScript(ctx context.Context, inst *instance, prog *goja.Program, in io.Reader, out io.Writer) error {
+	h := inst.p.h
+	l := &jsLoop{
+		inst:     inst,
+		vm:       goja.New(),
+		out:      out,
+		maxLine:  h.opts.MaxLine,
+		turn:     h.opts.ScriptTurn,
+		heap:     h.opts.ScriptHeap,
+		rejected: map[*goja.Promise]goja.Value{},
+	}
+	if l.maxLine <= 0 {
+		l.maxLine = inprocMaxLine
+	}
+	stop := context.AfterFunc(ctx, func() { l.vm.Interrupt("the instance ended") })
+	defer stop()
+	l.vm.SetMaxCallStackSize(jsStack)
+	l.vm.SetPromiseRejectionTracker(func(p *goja.Promise, op goja.PromiseRejectionOperation) {
+		if op == goja.PromiseRejectionReject {
+			l.rejected[p] = p.Result()
+		} else {
+			delete(l.rejected, p)
+		}
+	})
+	if err := l.natives(); err != nil {
+		return err
+	}
+	pre, _ := prelude()
+	if err := l.run(true, func() error { _, err := l.vm.RunProgram(pre); return err }); err != nil {
+		return fmt.Errorf("prelude: %w", err)
+	}
+	if err := l.run(true, func() error { _, err := l.vm.RunProgram(prog); return err }); err != nil {
+		return err
+	}
+	receive, ok := goja.AssertFunction(l.vm.Get("__escouade_receive"))
+	if !ok {
+		return errors.New("the prelude gave no receiver")
+	}
+	l.vm.Set("__escouade_receive", goja.Undefined())
+
+	maxIn := jsMinLine
+	if fb := inst.p.m.Limits.FetchBytes; fb > 0 {
+		maxIn = max(maxIn, int(6*fb)+1<<20)
+	}
+	lines := make(chan []byte)
+	done := make(chan struct{})
+	defer close(done)
+	go l.read(in, maxIn, lines, done)
+	for {
+		var line []byte
+		select {
+		case line, ok = <-lines:
+			if !ok {
+				return nil // the input ended
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		arg := l.vm.ToValue(string(line))
+		err := l.run(false, func() error { _, err := receive(goja.Undefined(), arg); return err })
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// read hands the Host's lines to the loop, one at a time: the loop reads
+// the next when it is done with the last, so that what waits in the pipe
+// is what the plugin has not taken.
+func (l *jsLoop) read(in io.Reader, max int, lines chan<- []byte, done <-chan struct{}) {
+	defer close(lines)
+	lr := jsonrpc.NewLineReader(in, max)
+	for {
+		line, err := lr.Next()
+		if err != nil {
+			var tl *jsonrpc.TooLongError
+			if errors.As(err, &tl) {
+				l.inst.p.j.say(slog.LevelWarn, "a line from the Host is over what a script may take; dropped", slog.Int64("bytes", tl.Size), slog.Int("max", max))
+				continue
+			}
+			return
+		}
+		select {
+		case lines <- append([]byte(nil), line...):
+		case <-done:
+			return
+		}
+	}
+}
+
+// run runs one turn, bounded in time and in heap. An interrupted turn is
+// the instance's end, and so is an exception when top (the prelude, the
+// script's top level); an exception of a handler is the plugin's,
+// journaled.
+func (l *jsLoop) run(top bool, fn func() error) error {
+	l.mu.Lock()
+	l.inTurn = true
+	l.turnNo++
+	n := l.turnNo
+	l.baseline = -1
+	l.mu.Unlock()
+	timer := time.AfterFunc(l.turn, func() { l.interrupt(n, fmt.Sprintf("a turn ran past %v", l.turn)) })
+	watch := time.AfterFunc(jsHeapEvery, func() { l.watchHeap(n) })
+	err := fn()
+	timer.Stop()
+	watch.Stop()
+	l.mu.Lock()
+	l.inTurn = false
+	why := l.why
+	l.why = ""
+	l.mu.Unlock()
+	if err == nil && why != "" {
+		l.vm.ClearInterrupt() // it came as the turn ended: the turn stands
+	}
+	for p, v := range l.rejected {
+		l.inst.p.j.limited(l.inst.p.j.lines, slog.LevelWarn, "unhandled promise rejection: "+v.String(), slog.String("stream", "script"))
+		delete(l.rejected, p)
+	}
+	var ie *goja.InterruptedError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ie):
+		if why == "" {
+			why = fmt.Sprint(ie.Value())
+		}
+		l.inst.p.j.say(slog.LevelError, "script interrupted: "+why)
+		return fmt.Errorf("interrupted: %s", why)
+	}
+	var ex *goja.Exception
+	if errors.As(err, &ex) && !top {
+		msg, _ := cut([]byte(ex.Error()))
+		l.inst.p.j.limited(l.inst.p.j.lines, slog.LevelError, "uncaught: "+msg, slog.String("stream", "script"))
+		return nil
+	}
+	return err
+}
+
+// interrupt stops the turn n, if it still runs.
+func (l *jsLoop) interrupt(n uint64, why string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inTurn && l.turnNo == n && l.why == "" {
+		l.why = why
+		l.vm.Interrupt(why)
+	}
+}
+
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+var heapMu sync.Mutex
+
+func heapBytes() int64 {
+	heapMu.Lock()
+	defer heapMu.Unlock()
+	metrics.Read(heapSample)
+	if heapSample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(heapSample[0].Value.Uint64())
+}
+
+// watchHeap looks at the heap while turn n lasts: a turn that grows it past
+// the bound is interrupted. The first look, after jsHeapEvery, sets the
+// baseline, so that the short turns, nearly all, never pay for a look.
+func (l *jsLoop) watchHeap(n uint64) {
+	now := heapBytes()
+	l.mu.Lock()
+	if !l.inTurn || l.turnNo != n {
+		l.mu.Unlock()
+		return
+	}
+	if l.baseline < 0 {
+		l.baseline = now
+	}
+	over := now-l.baseline > l.heap
+	l.mu.Unlock()
+	if over {
+		l.interrupt(n, fmt.Sprintf("a turn grew the heap past %d MiB", l.heap>>20))
+		return
+	}
+	time.AfterFunc(jsHeapEvery, func() { l.watchHeap(n) })
+}
+
+// natives gives the prelude what it cannot make in JavaScript.
+func (l *jsLoop) natives() error {
+	vm := l.vm
+	set := func(name string, fn func(goja.FunctionCall) goja.Value) error { return vm.Set(name, fn) }
+	bytesArg := func(v goja.Value) []byte {
+		switch x := v.Export().(type) {
+		case goja.ArrayBuffer:
+			return x.Bytes()
+		case []byte:
+			return x
+		case string:
+			return []byte(x)
+		}
+		panic(vm.NewTypeError("want bytes: an ArrayBuffer, a Uint8Array or a string"))
+	}
+	return errors.Join(
+		set("__escouade_send", func(c goja.FunctionCall) goja.Value {
+			line := c.Argument(0).String()
+			if len(line) > l.maxLine {
+				panic(vm.NewTypeError(fmt.Sprintf("a message of %d bytes is over the %d a line may hold", len(line), l.maxLine)))
+			}
+			b := make([]byte, 0, len(line)+1)
+			b = append(append(b, line...), '\n')
+			if _, err := l.out.Write(b); err != nil {
+				panic(vm.NewGoError(fmt.Errorf("the Host is gone: %w", err)))
+			}
+			return goja.Undefined()
+		}),
+		set("__escouade_b64encode", func(c goja.FunctionCall) goja.Value {
+			return vm.ToValue(base64.StdEncoding.EncodeToString(bytesArg(c.Argument(0))))
+		}),
+		set("__escouade_b64decode", func(c goja.FunctionCall) goja.Value {
+			b, err := base64.StdEncoding.DecodeString(c.Argument(0).String())
+			if err != nil {
+				panic(vm.NewTypeError("not base64"))
+			}
+			return vm.ToValue(vm.NewArrayBuffer(b))
+		}),
+		set("__escouade_utf8encode", func(c goja.FunctionCall) goja.Value {
+			return vm.ToValue(vm.NewArrayBuffer([]byte(c.Argument(0).String())))
+		}),
+		set("__escouade_utf8decode", func(c goja.FunctionCall) goja.Value {
+			return vm.ToValue(string(bytesArg(c.Argument(0))))
+		}),
+	)
+}
