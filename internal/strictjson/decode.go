@@ -346,13 +346,24 @@ func (d *decoder) value(v reflect.Value, open bool, depth int) error {
 		if err != nil {
 			return err
 		}
-		if f != math.Trunc(f) || f < -(1<<53) || f > 1<<53 {
+		if f != math.Trunc(f) {
 			return d.errf("expected integer, got %s", lit)
 		}
-		if v.OverflowInt(int64(f)) {
-			return d.errf("integer %s out of range", lit)
+		// An integer past the field's range saturates at its bound: the
+		// schema sets no maximum, and every such field here is a size, a
+		// duration or an id, for which the bound means "as much as there
+		// is" or "no such thing". Past 2^53 digits are lost, as in any
+		// I-JSON reader.
+		bits := v.Type().Bits()
+		bound := math.Ldexp(1, bits-1) // 2^(bits-1): one past the largest value
+		switch {
+		case f >= bound:
+			v.SetInt(math.MaxInt64 >> (64 - bits))
+		case f < -bound:
+			v.SetInt(math.MinInt64 >> (64 - bits))
+		default:
+			v.SetInt(int64(f))
 		}
-		v.SetInt(int64(f))
 		return nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		if !d.atNumber() {
@@ -362,16 +373,18 @@ func (d *decoder) value(v reflect.Value, open bool, depth int) error {
 		if err != nil {
 			return err
 		}
-		if f != math.Trunc(f) || f > 1<<53 {
+		if f != math.Trunc(f) {
 			return d.errf("expected integer, got %s", lit)
 		}
 		if f < 0 {
 			return d.errf("expected a non-negative integer, got %s", lit)
 		}
-		if v.OverflowUint(uint64(f)) {
-			return d.errf("integer %s out of range", lit)
+		bits := v.Type().Bits()
+		if hi := math.Ldexp(1, bits); f >= hi {
+			v.SetUint(math.MaxUint64 >> (64 - bits))
+		} else {
+			v.SetUint(uint64(f))
 		}
-		v.SetUint(uint64(f))
 		return nil
 	case reflect.Float32, reflect.Float64:
 		f, _, err := d.number()

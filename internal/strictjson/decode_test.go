@@ -45,7 +45,7 @@ func TestErrorsNamePaths(t *testing.T) {
 		{`{"list":[{}],"null":1}`, "$.list[0]", `missing required field "n"`},
 		{`{"in":{"n":1,"n":2},"null":1}`, "$.in.n", "duplicate key"},
 		{`{"S":"x","null":1}`, "$.S", "unknown field"},
-		{`{"u":70000,"null":1}`, "$.u", "out of range"},
+		{`{"u":1.5,"null":1}`, "$.u", "expected integer"},
 		{`{"u":-1,"null":1}`, "$.u", "non-negative"},
 		{`{"b":false,"null":1}`, "$.b", "must be true"},
 		{`{"m":{"a":"1","a":"2"},"null":1}`, "$.m.a", "duplicate key"},
@@ -69,6 +69,19 @@ func TestErrorsNamePaths(t *testing.T) {
 		if !ok || e.Path != tc.path || !strings.Contains(e.Msg, tc.msg) {
 			t.Errorf("%s: got %v, want %s: ...%s", tc.in, err, tc.path, tc.msg)
 		}
+	}
+}
+
+func TestIntegersSaturate(t *testing.T) {
+	var o outer
+	if err := Unmarshal([]byte(`{"u":70000,"null":1e308}`), &o); err != nil || o.U != 65535 || *o.Null != int(^uint(0)>>1) {
+		t.Fatalf("saturation: %v %+v", err, o)
+	}
+	if err := Unmarshal([]byte(`{"null":-1e400}`), &o); err == nil {
+		t.Fatal("-1e400 accepted")
+	}
+	if err := Unmarshal([]byte(`{"null":-1e300}`), &o); err != nil || *o.Null != -int(^uint(0)>>1)-1 {
+		t.Fatalf("negative saturation: %v %v", err, *o.Null)
 	}
 }
 

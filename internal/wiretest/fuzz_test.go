@@ -361,7 +361,9 @@ var mutations = []mutation{
 		if !ok {
 			return false
 		}
-		s.set(lit(`"a\ud800b"`))
+		// Unique, so that two messages whose call_id it replaces do not
+		// share one: that would be the client's mistake, not the daemon's.
+		s.set(lit(fmt.Sprintf(`"a\ud800b%d"`, r.Int64())))
 		return true
 	}},
 	{name: "control character", tree: func(r *rand.Rand, root *jnode) bool {
