@@ -204,8 +204,8 @@ var (
 // skipping everything else without building it. It reports false when data
 // is not an object, key is absent, or its value is not a string.
 func TopString(data []byte, key string) (string, bool) {
-	d, ok := topValue(data, key)
-	if !ok || d.peek() != '"' {
+	var d decoder
+	if !d.seekTop(data, key) || d.peek() != '"' {
 		return "", false
 	}
 	s, err := d.str()
@@ -215,8 +215,8 @@ func TopString(data []byte, key string) (string, bool) {
 // TopRaw returns the raw bytes of the value of key in the top-level object
 // of data, checked for syntax only, like TopString.
 func TopRaw(data []byte, key string) ([]byte, bool) {
-	d, ok := topValue(data, key)
-	if !ok {
+	var d decoder
+	if !d.seekTop(data, key) {
 		return nil, false
 	}
 	start := d.pos
@@ -226,42 +226,42 @@ func TopRaw(data []byte, key string) ([]byte, bool) {
 	return data[start:d.pos], true
 }
 
-// topValue positions a decoder at the value of key in the top-level object
-// of data. Keys match exactly (case-sensitively); the first occurrence wins.
-func topValue(data []byte, key string) (*decoder, bool) {
-	d := &decoder{data: data}
+// seekTop positions d at the value of key in the top-level object of data.
+// Keys match exactly (case-sensitively); the first occurrence wins.
+func (d *decoder) seekTop(data []byte, key string) bool {
+	d.data = data
 	d.skipSpace()
 	if d.peek() != '{' {
-		return nil, false
+		return false
 	}
 	d.pos++
 	d.skipSpace()
 	if d.peek() == '}' {
-		return nil, false
+		return false
 	}
 	for {
 		if d.peek() != '"' {
-			return nil, false
+			return false
 		}
 		k, err := d.keyBytes()
 		if err != nil {
-			return nil, false
+			return false
 		}
 		d.skipSpace()
 		if d.peek() != ':' {
-			return nil, false
+			return false
 		}
 		d.pos++
 		d.skipSpace()
 		if string(k) == key {
-			return d, true
+			return true
 		}
 		if !d.skipLoose() {
-			return nil, false
+			return false
 		}
 		d.skipSpace()
 		if d.peek() != ',' {
-			return nil, false
+			return false
 		}
 		d.pos++
 		d.skipSpace()
@@ -413,85 +413,134 @@ func jsonKindOf(t reflect.Type) string {
 	return "integer"
 }
 
-func (d *decoder) object(v reflect.Value, open bool, depth int) error {
+// members walks the object at the current position: for each member it
+// reads the key, sets it as the last element of the path, and calls f with
+// the decoder at the member's value, which f must consume. The path is
+// restored when the object ends well.
+func (d *decoder) members(f func(key []byte) error) error {
 	if d.peek() != '{' {
 		return d.typeErr("object")
 	}
 	d.pos++
-	si := infoFor(v.Type())
-	var seen uint64
 	d.path = append(d.path, pathElem{index: -1})
 	top := len(d.path) - 1
 	d.skipSpace()
 	if d.peek() == '}' {
 		d.pos++
-	} else {
-		var unknown map[string]bool
-		for {
-			if d.peek() != '"' {
-				d.path = d.path[:top]
-				return d.errf("expected a string key, got %s", d.kindName())
-			}
-			key, err := d.keyBytes()
-			if err != nil {
-				return err
-			}
-			d.path[top].key = key
-			d.skipSpace()
-			if d.peek() != ':' {
-				return d.errf("expected ':' after key")
-			}
+		d.path = d.path[:top]
+		return nil
+	}
+	for {
+		if d.peek() != '"' {
+			return d.errf("expected a string key, got %s", d.kindName())
+		}
+		key, err := d.keyBytes()
+		if err != nil {
+			return err
+		}
+		d.path[top].key = key
+		d.skipSpace()
+		if d.peek() != ':' {
+			return d.errf("expected ':' after key")
+		}
+		d.pos++
+		d.skipSpace()
+		if err := f(key); err != nil {
+			return err
+		}
+		d.skipSpace()
+		switch d.peek() {
+		case ',':
 			d.pos++
 			d.skipSpace()
-			if top == 0 && d.skip != "" && string(key) == d.skip {
-				if d.skipSeen {
-					return d.errf("duplicate key %q", key)
-				}
-				d.skipSeen = true
-				if err := d.skipValue(depth + 1); err != nil {
-					return err
-				}
-			} else if i, ok := si.byName[string(key)]; ok {
-				if seen&(1<<i) != 0 {
-					return d.errf("duplicate key %q", key)
-				}
-				seen |= 1 << i
-				f := si.fields[i]
-				if err := d.value(v.Field(f.index), f.open, depth+1); err != nil {
-					return err
-				}
-				if f.mustTrue && !v.Field(f.index).Bool() {
-					return d.errf("must be true when present")
-				}
-			} else if open {
-				if unknown[string(key)] {
-					return d.errf("duplicate key %q", key)
-				}
-				if unknown == nil {
-					unknown = map[string]bool{}
-				}
-				unknown[string(key)] = true
-				if err := d.skipValue(depth + 1); err != nil {
-					return err
-				}
-			} else {
+			continue
+		case '}':
+			d.pos++
+			d.path = d.path[:top]
+			return nil
+		}
+		return d.errf("expected ',' or '}' after object value")
+	}
+}
+
+// elements walks the array at the current position like members, calling
+// f with each element's index.
+func (d *decoder) elements(f func(i int) error) error {
+	if d.peek() != '[' {
+		return d.typeErr("array")
+	}
+	d.pos++
+	d.path = append(d.path, pathElem{index: 0})
+	top := len(d.path) - 1
+	d.skipSpace()
+	if d.peek() == ']' {
+		d.pos++
+		d.path = d.path[:top]
+		return nil
+	}
+	for i := 0; ; i++ {
+		d.path[top].index = i
+		if err := f(i); err != nil {
+			return err
+		}
+		d.skipSpace()
+		switch d.peek() {
+		case ',':
+			d.pos++
+			d.skipSpace()
+			continue
+		case ']':
+			d.pos++
+			d.path = d.path[:top]
+			return nil
+		}
+		return d.errf("expected ',' or ']' after array element")
+	}
+}
+
+func (d *decoder) object(v reflect.Value, open bool, depth int) error {
+	si := infoFor(v.Type())
+	var seen uint64
+	var unknown map[string]bool
+	top := len(d.path) == 0 // the message itself, where d.skip applies
+	err := d.members(func(key []byte) error {
+		if top && d.skip != "" && string(key) == d.skip {
+			if d.skipSeen {
+				return d.errf("duplicate key %q", key)
+			}
+			d.skipSeen = true
+			return d.skipValue(depth + 1)
+		}
+		i, ok := si.byName[string(key)]
+		if !ok {
+			if !open {
 				return d.errf("unknown field %q", key)
 			}
-			d.skipSpace()
-			switch d.peek() {
-			case ',':
-				d.pos++
-				d.skipSpace()
-				continue
-			case '}':
-				d.pos++
-			default:
-				return d.errf("expected ',' or '}' after object value")
+			if unknown[string(key)] {
+				return d.errf("duplicate key %q", key)
 			}
-			break
+			if unknown == nil {
+				unknown = map[string]bool{}
+			}
+			unknown[string(key)] = true
+			return d.skipValue(depth + 1)
 		}
+		if seen&(1<<i) != 0 {
+			return d.errf("duplicate key %q", key)
+		}
+		seen |= 1 << i
+		f := si.fields[i]
+		if err := d.value(v.Field(f.index), f.open, depth+1); err != nil {
+			return err
+		}
+		if f.mustTrue && !v.Field(f.index).Bool() {
+			return d.errf("must be true when present")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	d.path = d.path[:top]
 	for i, f := range si.fields {
 		if f.required && seen&(1<<i) == 0 {
 			return d.errf("missing required field %q", f.name)
@@ -501,94 +550,38 @@ func (d *decoder) object(v reflect.Value, open bool, depth int) error {
 }
 
 func (d *decoder) mapValue(v reflect.Value, depth int) error {
-	if d.peek() != '{' {
-		return d.typeErr("object")
-	}
 	if v.Type().Key().Kind() != reflect.String {
 		return d.errf("cannot decode into %s", v.Type())
 	}
-	d.pos++
 	m := reflect.MakeMap(v.Type())
-	d.path = append(d.path, pathElem{index: -1})
-	top := len(d.path) - 1
-	d.skipSpace()
-	if d.peek() == '}' {
-		d.pos++
-	} else {
-		for {
-			if d.peek() != '"' {
-				return d.errf("expected a string key, got %s", d.kindName())
-			}
-			key, err := d.str()
-			if err != nil {
-				return err
-			}
-			d.path[top].key = []byte(key)
-			d.skipSpace()
-			if d.peek() != ':' {
-				return d.errf("expected ':' after key")
-			}
-			d.pos++
-			d.skipSpace()
-			kv := reflect.ValueOf(key).Convert(v.Type().Key())
-			if m.MapIndex(kv).IsValid() {
-				return d.errf("duplicate key %q", key)
-			}
-			ev := reflect.New(v.Type().Elem()).Elem()
-			if err := d.value(ev, false, depth+1); err != nil {
-				return err
-			}
-			m.SetMapIndex(kv, ev)
-			d.skipSpace()
-			if d.peek() == ',' {
-				d.pos++
-				d.skipSpace()
-				continue
-			}
-			if d.peek() == '}' {
-				d.pos++
-				break
-			}
-			return d.errf("expected ',' or '}' after object value")
+	err := d.members(func(key []byte) error {
+		kv := reflect.ValueOf(string(key)).Convert(v.Type().Key())
+		if m.MapIndex(kv).IsValid() {
+			return d.errf("duplicate key %q", key)
 		}
+		ev := reflect.New(v.Type().Elem()).Elem()
+		if err := d.value(ev, false, depth+1); err != nil {
+			return err
+		}
+		m.SetMapIndex(kv, ev)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	d.path = d.path[:top]
 	v.Set(m)
 	return nil
 }
 
 func (d *decoder) slice(v reflect.Value, depth int) error {
-	if d.peek() != '[' {
-		return d.typeErr("array")
-	}
-	d.pos++
-	d.path = append(d.path, pathElem{index: 0})
-	top := len(d.path) - 1
 	s := reflect.MakeSlice(v.Type(), 0, 4)
-	d.skipSpace()
-	if d.peek() == ']' {
-		d.pos++
-	} else {
-		for i := 0; ; i++ {
-			d.path[top].index = i
-			s = reflect.Append(s, reflect.Zero(v.Type().Elem()))
-			if err := d.value(s.Index(i), false, depth+1); err != nil {
-				return err
-			}
-			d.skipSpace()
-			if d.peek() == ',' {
-				d.pos++
-				d.skipSpace()
-				continue
-			}
-			if d.peek() == ']' {
-				d.pos++
-				break
-			}
-			return d.errf("expected ',' or ']' after array element")
-		}
+	err := d.elements(func(i int) error {
+		s = reflect.Append(s, reflect.Zero(v.Type().Elem()))
+		return d.value(s.Index(i), false, depth+1)
+	})
+	if err != nil {
+		return err
 	}
-	d.path = d.path[:top]
 	v.Set(s)
 	return nil
 }
@@ -601,83 +594,24 @@ func (d *decoder) anyValue(depth int) (any, error) {
 	}
 	switch c := d.peek(); {
 	case c == '{':
-		d.pos++
 		m := map[string]any{}
-		d.path = append(d.path, pathElem{index: -1})
-		top := len(d.path) - 1
-		d.skipSpace()
-		if d.peek() == '}' {
-			d.pos++
-			d.path = d.path[:top]
-			return m, nil
-		}
-		for {
-			if d.peek() != '"' {
-				return nil, d.errf("expected a string key, got %s", d.kindName())
-			}
-			key, err := d.str()
-			if err != nil {
-				return nil, err
-			}
-			d.path[top].key = []byte(key)
-			d.skipSpace()
-			if d.peek() != ':' {
-				return nil, d.errf("expected ':' after key")
-			}
-			d.pos++
-			d.skipSpace()
-			if _, dup := m[key]; dup {
-				return nil, d.errf("duplicate key %q", key)
+		err := d.members(func(key []byte) error {
+			if _, dup := m[string(key)]; dup {
+				return d.errf("duplicate key %q", key)
 			}
 			x, err := d.anyValue(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			m[key] = x
-			d.skipSpace()
-			if d.peek() == ',' {
-				d.pos++
-				d.skipSpace()
-				continue
-			}
-			if d.peek() == '}' {
-				d.pos++
-				d.path = d.path[:top]
-				return m, nil
-			}
-			return nil, d.errf("expected ',' or '}' after object value")
-		}
+			m[string(key)] = x
+			return err
+		})
+		return m, err
 	case c == '[':
-		d.pos++
 		a := []any{}
-		d.path = append(d.path, pathElem{index: 0})
-		top := len(d.path) - 1
-		d.skipSpace()
-		if d.peek() == ']' {
-			d.pos++
-			d.path = d.path[:top]
-			return a, nil
-		}
-		for i := 0; ; i++ {
-			d.path[top].index = i
+		err := d.elements(func(int) error {
 			x, err := d.anyValue(depth + 1)
-			if err != nil {
-				return nil, err
-			}
 			a = append(a, x)
-			d.skipSpace()
-			if d.peek() == ',' {
-				d.pos++
-				d.skipSpace()
-				continue
-			}
-			if d.peek() == ']' {
-				d.pos++
-				d.path = d.path[:top]
-				return a, nil
-			}
-			return nil, d.errf("expected ',' or ']' after array element")
-		}
+			return err
+		})
+		return a, err
 	case c == '"':
 		return d.str()
 	case c == 't':
