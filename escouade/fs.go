@@ -410,22 +410,33 @@ type fsReadResult struct {
 	DataBase64 *string `json:"dataBase64,omitempty"`
 }
 
+// fsOpenRead parses the params of a reading fs method, resolves the path
+// for Read and opens its root: the steps fs/read, fs/stat and fs/list share.
+// The caller closes the root.
+func fsOpenRead(ctx context.Context, c *call, params []byte) (*fsTarget, *os.Root, error) {
+	fp, err := parseFsParams(params, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := c.inst.p.resolve(ctx, fp, Read)
+	if err != nil {
+		return nil, nil, err
+	}
+	root, err := t.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, root, nil
+}
+
 func fsRead(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/read", err) }()
 	p := c.inst.p
-	fp, err := parseFsParams(params, false)
-	if err != nil {
-		return nil, err
-	}
-	t, err := p.resolve(ctx, fp, Read)
-	if err != nil {
-		return nil, err
-	}
 	limit := int64(maxFsRead)
 	if p.m.Limits.FileBytes > 0 {
 		limit = p.m.Limits.FileBytes
 	}
-	root, err := t.open()
+	t, root, err := fsOpenRead(ctx, c, params)
 	if err != nil {
 		return nil, err
 	}
@@ -533,15 +544,7 @@ type fsStatResult struct {
 
 func fsStat(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/stat", err) }()
-	fp, err := parseFsParams(params, false)
-	if err != nil {
-		return nil, err
-	}
-	t, err := c.inst.p.resolve(ctx, fp, Read)
-	if err != nil {
-		return nil, err
-	}
-	root, err := t.open()
+	t, root, err := fsOpenRead(ctx, c, params)
 	if err != nil {
 		return nil, err
 	}
@@ -577,15 +580,7 @@ type fsListResult struct {
 
 func fsList(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/list", err) }()
-	fp, err := parseFsParams(params, false)
-	if err != nil {
-		return nil, err
-	}
-	t, err := c.inst.p.resolve(ctx, fp, Read)
-	if err != nil {
-		return nil, err
-	}
-	root, err := t.open()
+	t, root, err := fsOpenRead(ctx, c, params)
 	if err != nil {
 		return nil, err
 	}
