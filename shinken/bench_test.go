@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"io"
 	"log/slog"
 	"net/http/httptest"
 	"slices"
@@ -209,16 +208,9 @@ func BenchmarkExecStream(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				total := 0
-				for {
-					ch, err := st.Next(ctx)
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
-					total += len(ch.Data)
+				total, err := streamedBytes(ctx, st)
+				if err != nil {
+					b.Fatal(err)
 				}
 				if x := st.Exit(); x.Truncated {
 					b.Logf("truncated at %d bytes: raise StreamBudget", total)

@@ -202,16 +202,9 @@ func TestExecTruncation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	total := 0
-	for {
-		ch, err := st.Next(ctx)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		total += len(ch.Data)
+	total, err := streamedBytes(ctx, st)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if x := st.Exit(); total != 2<<20 || !x.Truncated || *x.ExitCode != 0 {
 		t.Fatalf("streamed %d bytes, exit %+v", total, x)
@@ -341,5 +334,20 @@ func TestExecBackpressure(t *testing.T) {
 	}
 	if q := shinken.MaxQueue(e.rt); q > 8 {
 		t.Fatalf("queue length %d over its bound", q)
+	}
+}
+
+// streamedBytes reads a streamed exec to its end and counts its bytes.
+func streamedBytes(ctx context.Context, st *shinken.ExecStream) (int, error) {
+	total := 0
+	for {
+		ch, err := st.Next(ctx)
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+		total += len(ch.Data)
 	}
 }
