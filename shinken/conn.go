@@ -37,7 +37,7 @@ type conn struct {
 	work  sync.WaitGroup // request goroutines
 	slots chan struct{}  // bounds concurrent requests
 
-	execs int32 // running execs; guarded by execMu
+	execs int32 // running execs; guarded by mu
 	mu    sync.Mutex
 
 	obs *Observer // structured observation state of this session
@@ -533,7 +533,8 @@ func (c *conn) act(m *ActionMsg) {
 			return
 		}
 	case VerbStartScreencast:
-		if err = c.startScreencast(m.CallID, a); err == errAcked {
+		// It acks itself, before its first frame can be queued.
+		if err = c.startScreencast(m.CallID, a); err == nil {
 			return
 		}
 	case VerbStopScreencast:

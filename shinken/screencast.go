@@ -156,11 +156,8 @@ func (c *conn) startScreencast(callID string, a *Action) error {
 	reg.mu.Unlock()
 	c.ack(callID)
 	go s.run(ctx, c)
-	return errAcked
+	return nil
 }
-
-// errAcked tells act that the handler already answered.
-var errAcked = &Error{Code: "acked"}
 
 // stop ends c's streams and forgets them: an explicit stop is no pause.
 func (r *castRegistry) stop(c *conn) {
