@@ -74,6 +74,8 @@ const (
 func Serve(ctx context.Context, in io.Reader, out io.Writer, hs Handlers) error {
 	in, restore := pollable(in)
 	defer restore()
+	out, restoreOut := pollableOut(out)
+	defer restoreOut()
 	c := &Conn{hs: hs}
 	c.rpc = jsonrpc.NewConn(in, out, jsonrpc.HandlerFunc(c.handle), &jsonrpc.Options{
 		MaxLine: maxLine,

@@ -22,15 +22,41 @@ func pollable(in io.Reader) (r io.Reader, restore func()) {
 	if !ok {
 		return in, func() {}
 	}
+	if nf := nonblocking(f); nf != nil {
+		return nf, restoreFunc(nf)
+	}
+	return in, func() {}
+}
+
+// pollableOut is pollable for the writing side: on a non-blocking copy of
+// stdout the connection writes each answer from the handler that made it,
+// in one attempt that never waits, instead of handing it to its writing
+// goroutine (see internal/jsonrpc). A peer that stops reading still blocks
+// nobody: what the attempt leaves waits for the writing goroutine.
+func pollableOut(out io.Writer) (w io.Writer, restore func()) {
+	f, ok := out.(*os.File)
+	if !ok {
+		return out, func() {}
+	}
+	if nf := nonblocking(f); nf != nil {
+		return nf, restoreFunc(nf)
+	}
+	return out, func() {}
+}
+
+// nonblocking returns a non-blocking copy of f's descriptor, or nil when f
+// is already non-blocking (the runtime polls it, or it is not ours to
+// change) or cannot be copied.
+func nonblocking(f *os.File) *os.File {
 	sc, err := f.SyscallConn()
 	if err != nil {
-		return in, func() {}
+		return nil
 	}
 	fd := -1
 	sc.Control(func(orig uintptr) {
 		flags, err := unix.FcntlInt(orig, unix.F_GETFL, 0)
 		if err != nil || flags&syscall.O_NONBLOCK != 0 {
-			return // already non-blocking: the runtime polls it, or it is not ours to change
+			return
 		}
 		dup, err := syscall.Dup(int(orig))
 		if err != nil {
@@ -44,11 +70,16 @@ func pollable(in io.Reader) (r io.Reader, restore func()) {
 		fd = dup
 	})
 	if fd < 0 {
-		return in, func() {}
+		return nil
 	}
-	nf := os.NewFile(uintptr(fd), f.Name())
-	return nf, func() {
-		syscall.SetNonblock(fd, false)
+	return os.NewFile(uintptr(fd), f.Name())
+}
+
+func restoreFunc(nf *os.File) func() {
+	return func() {
+		if sc, err := nf.SyscallConn(); err == nil {
+			sc.Control(func(fd uintptr) { syscall.SetNonblock(int(fd), false) })
+		}
 		nf.Close()
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -139,7 +140,16 @@ type Conn struct {
 	pending  map[int64]chan reply
 	closed   bool
 	nworkers int
-	wg       sync.WaitGroup // the workers
+	wg       sync.WaitGroup // the workers, and a request served inline
+
+	// active counts the requests being handled, by workers or inline, and
+	// those on their way to a worker.
+	active atomic.Int32
+	// lent is set while the goroutine that reads is serving a request
+	// inline; whoever clears it (the handler's watchdog, a call that waits
+	// for an answer) starts a new reading goroutine: see serveInline.
+	lent    atomic.Bool
+	readEnd chan error // the input's end, from the goroutine that read last
 
 	closeOnce sync.Once
 }
@@ -178,6 +188,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		opts:    o,
 		work:    make(chan job),
 		pending: make(map[int64]chan reply),
+		readEnd: make(chan error, 1),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.notes = newNoteQueue(c, o.Backlog)
@@ -191,6 +202,23 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 func (c *Conn) Run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, c.Close)
 	defer stop()
+	if err, moved := c.read(); !moved {
+		return err
+	}
+	// Reading moved to another goroutine while this one served a request.
+	return <-c.readEnd
+}
+
+// follow takes over reading from a goroutine that lent it to a handler.
+func (c *Conn) follow() {
+	if err, moved := c.read(); !moved {
+		c.readEnd <- err
+	}
+}
+
+// read reads and serves lines until the input ends, which it returns, or
+// until reading moved to another goroutine (moved is then true).
+func (c *Conn) read() (err error, moved bool) {
 	items := make([]Item, 0, 1)
 	for {
 		line, err := c.lr.Next()
@@ -203,18 +231,20 @@ func (c *Conn) Run(ctx context.Context) error {
 			}
 			c.Close()
 			if err == io.EOF {
-				return nil
+				return nil, false
 			}
-			return err
+			return err, false
 		}
 		if len(line) == 0 || skipSpace(line, 0) == len(line) {
 			continue // a blank line carries nothing to answer
 		}
-		items = c.serveLine(line, items[:0])
+		if items, moved = c.serveLine(line, items[:0]); moved {
+			return nil, true
+		}
 	}
 }
 
-func (c *Conn) serveLine(line []byte, items []Item) []Item {
+func (c *Conn) serveLine(line []byte, items []Item) ([]Item, bool) {
 	items, batch, perr := Parse(line, items)
 	if perr != nil {
 		kind := EventInvalid
@@ -223,7 +253,12 @@ func (c *Conn) serveLine(line []byte, items []Item) []Item {
 		}
 		c.event(Event{Kind: kind, Err: perr})
 		c.send(nil, func(b []byte) []byte { return AppendError(b, nil, perr) })
-		return items
+		return items, false
+	}
+	if !batch && items[0].Err == nil && items[0].Kind == KindRequest && c.active.Load() == 0 {
+		it := items[0]
+		items[0] = Item{}
+		return items, c.serveInline(&Request{Method: it.Method, Params: it.Params, ID: it.ID})
 	}
 	var br *batchReply
 	if batch {
@@ -236,7 +271,46 @@ func (c *Conn) serveLine(line []byte, items []Item) []Item {
 	if br != nil {
 		br.done(nil)
 	}
-	return items
+	return items, false
+}
+
+// inlineBudget is how long a request served inline may hold the reading
+// goroutine before another goroutine takes over reading.
+const inlineBudget = 100 * time.Microsecond
+
+// serveInline serves req on the reading goroutine, when no other request is
+// being handled. Handing a request to a worker wakes another thread, which
+// costs a round trip more than the rest of its work; served inline, a
+// request is read, handled and answered on one thread. Reading must not
+// wait for the handler, though: a handler that calls the other side needs
+// the answer routed, and a slow one must not hold up the requests and
+// notifications behind it. So reading is only lent: a call that waits for
+// an answer, or a watchdog after inlineBudget, starts a new reading
+// goroutine, and this one then ends when its handler returns. It reports
+// whether reading moved.
+func (c *Conn) serveInline(req *Request) bool {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return false // no answer: the connection is closing
+	}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	c.active.Add(1)
+	c.lent.Store(true)
+	watchdog := time.AfterFunc(inlineBudget, c.takeOver)
+	c.serve(req, nil)
+	watchdog.Stop()
+	c.active.Add(-1)
+	c.wg.Done()
+	return !c.lent.CompareAndSwap(true, false)
+}
+
+// takeOver starts a new reading goroutine if reading is lent to a handler.
+func (c *Conn) takeOver() {
+	if c.lent.Load() && c.lent.CompareAndSwap(true, false) {
+		go c.follow()
+	}
 }
 
 func (c *Conn) serveItem(it *Item, br *batchReply) {
@@ -271,6 +345,13 @@ type job struct {
 // long as the connection: a new goroutine per request would grow its stack
 // anew each time, which costs more than the request.
 func (c *Conn) dispatch(j job) {
+	// A slot is taken before the request is handed on, so that requests
+	// served inline and by workers together stay within Options.Workers.
+	if c.active.Add(1) > int32(c.opts.Workers) {
+		c.active.Add(-1)
+		c.busy(j)
+		return
+	}
 	select {
 	case c.work <- j:
 		return
@@ -280,12 +361,15 @@ func (c *Conn) dispatch(j job) {
 	switch {
 	case c.closed:
 		c.mu.Unlock()
+		c.active.Add(-1)
 		c.reply(j.br, nil)
 		return
 	case c.nworkers >= c.opts.Workers:
+		// Every worker is taken, or one that has just finished is on its
+		// way back.
 		c.mu.Unlock()
-		c.event(Event{Kind: EventBusy, Method: j.req.Method, ID: string(j.req.ID), Err: c.opts.Busy})
-		c.reply(j.br, AppendError(nil, j.req.ID, c.opts.Busy))
+		c.active.Add(-1)
+		c.busy(j)
 		return
 	}
 	c.nworkers++
@@ -294,10 +378,16 @@ func (c *Conn) dispatch(j job) {
 	go c.worker(j)
 }
 
+func (c *Conn) busy(j job) {
+	c.event(Event{Kind: EventBusy, Method: j.req.Method, ID: string(j.req.ID), Err: c.opts.Busy})
+	c.reply(j.br, AppendError(nil, j.req.ID, c.opts.Busy))
+}
+
 func (c *Conn) worker(j job) {
 	defer c.wg.Done()
 	for {
 		c.serve(j.req, j.br)
+		c.active.Add(-1)
 		select {
 		case j = <-c.work:
 		case <-c.ctx.Done():
@@ -462,6 +552,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) ([]byte, err
 		c.forget(id)
 		return nil, err
 	}
+	c.takeOver() // the answer needs a reader
 	var expired <-chan time.Time
 	t := c.timeout(method)
 	if t > 0 {
@@ -586,6 +677,7 @@ func (c *Conn) Batch(ctx context.Context, calls []BatchCall) error {
 		c.forgetAll(ids)
 		return err
 	}
+	c.takeOver() // the answers need a reader
 	var expired <-chan time.Time
 	if longest > 0 {
 		timer := time.NewTimer(longest)

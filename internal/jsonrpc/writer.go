@@ -9,15 +9,25 @@ import (
 // leave it unset.
 const DefaultMaxPending = 16 << 20
 
-// lineWriter gathers lines and writes them from one goroutine, so that no
-// caller ever blocks on a peer that does not read, and so that lines that
-// arrive while a write is under way go out together in the next one.
+// lineWriter gathers lines and writes them so that no caller ever blocks on
+// a peer that does not read.
+//
+// When nothing waits and no write is under way, the caller writes its line
+// itself, in one attempt that never waits (when the transport can make such
+// an attempt: see tryWriterFor): this saves a goroutine hand-off and the
+// wake-up of another thread on every message, the larger part of a round
+// trip's cost. Whatever that attempt leaves, and every line that arrives
+// while a write is under way, goes to the writing goroutine, which writes
+// what waits in one write.
 type lineWriter struct {
 	w   io.Writer
+	try func([]byte) (int, error) // one write attempt that never waits; nil when the transport has none
 	max int
 
 	mu      sync.Mutex
 	buf     []byte // lines waiting
+	spare   []byte // a buffer for the next direct line
+	writing bool   // a write is under way, by a caller or by the goroutine
 	err     error  // the write error that ended writing; sticky
 	closing bool
 
@@ -29,7 +39,7 @@ func newLineWriter(w io.Writer, max int) *lineWriter {
 	if max <= 0 {
 		max = DefaultMaxPending
 	}
-	lw := &lineWriter{w: w, max: max, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	lw := &lineWriter{w: w, try: tryWriterFor(w), max: max, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	go lw.loop()
 	return lw
 }
@@ -49,13 +59,50 @@ func (lw *lineWriter) add(fn func([]byte) []byte) error {
 		lw.mu.Unlock()
 		return ErrBackpressure
 	}
+	if lw.try != nil && !lw.writing && len(lw.buf) == 0 {
+		lw.writing = true
+		line := append(fn(lw.spare[:0]), '\n')
+		lw.spare = nil
+		lw.mu.Unlock()
+		lw.direct(line)
+		return nil
+	}
 	lw.buf = append(fn(lw.buf), '\n')
 	lw.mu.Unlock()
+	lw.wake()
+	return nil
+}
+
+// direct writes line from the caller, in one attempt, and hands what is
+// left to the goroutine. It is called with writing set.
+func (lw *lineWriter) direct(line []byte) {
+	n, err := lw.try(line)
+	lw.mu.Lock()
+	lw.writing = false
+	switch {
+	case err != nil:
+		lw.err = err
+		lw.buf = nil
+	case n < len(line):
+		// The rest goes first: it is older than anything added meanwhile.
+		lw.buf = append(line[n:len(line):len(line)], lw.buf...)
+	default:
+		if cap(line) <= 64<<10 {
+			lw.spare = line[:0]
+		}
+	}
+	more := len(lw.buf) > 0 || lw.closing
+	lw.mu.Unlock()
+	if more {
+		lw.wake()
+	}
+}
+
+func (lw *lineWriter) wake() {
 	select {
 	case lw.kick <- struct{}{}:
 	default:
 	}
-	return nil
 }
 
 func (lw *lineWriter) loop() {
@@ -64,8 +111,14 @@ func (lw *lineWriter) loop() {
 	for range lw.kick {
 		for {
 			lw.mu.Lock()
-			if len(lw.buf) == 0 {
-				closing := lw.closing
+			if lw.writing {
+				// A caller is writing; it wakes this goroutine when it is
+				// done and something waits.
+				lw.mu.Unlock()
+				break
+			}
+			if len(lw.buf) == 0 || lw.err != nil {
+				closing := lw.closing || lw.err != nil
 				lw.mu.Unlock()
 				if closing {
 					return
@@ -74,6 +127,7 @@ func (lw *lineWriter) loop() {
 			}
 			out := lw.buf
 			lw.buf = spare[:0]
+			lw.writing = true
 			lw.mu.Unlock()
 
 			_, err := lw.w.Write(out)
@@ -81,13 +135,15 @@ func (lw *lineWriter) loop() {
 				out = nil // let a burst's memory go
 			}
 			spare = out
+			lw.mu.Lock()
+			lw.writing = false
 			if err != nil {
-				lw.mu.Lock()
 				lw.err = err
 				lw.buf = nil
 				lw.mu.Unlock()
 				return
 			}
+			lw.mu.Unlock()
 		}
 	}
 }
@@ -99,9 +155,6 @@ func (lw *lineWriter) close() {
 	lw.mu.Lock()
 	lw.closing = true
 	lw.mu.Unlock()
-	select {
-	case lw.kick <- struct{}{}:
-	default:
-	}
+	lw.wake()
 	<-lw.done
 }

@@ -1,0 +1,184 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// A request served inline by the reading goroutine may call the other side
+// back: the answer it waits for is routed by a reader that takes over.
+func TestInlineHandlerCallsBack(t *testing.T) {
+	var b *Conn
+	ready := make(chan struct{})
+	hb := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		<-ready
+		// Calls back twice, the second time after reading has moved.
+		r1, err := b.Call(ctx, "echo", json.RawMessage(`[1]`))
+		if err != nil {
+			return nil, err
+		}
+		r2, err := b.Call(ctx, "echo", json.RawMessage(`[2]`))
+		if err != nil {
+			return nil, err
+		}
+		return json.RawMessage(`[` + string(r1) + `,` + string(r2) + `]`), nil
+	})
+	a, bb := pair(t, echo, hb, nil, nil)
+	b = bb
+	close(ready)
+	for i := range 50 {
+		res, err := a.Call(context.Background(), "ask", nil)
+		if err != nil || string(res) != `[[1],[2]]` {
+			t.Fatalf("call %d = %s, %v", i, res, err)
+		}
+	}
+}
+
+// A slow request served inline does not hold up the requests and
+// notifications behind it: reading moves on after a moment.
+func TestSlowInlineRequestDoesNotHoldReading(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{})
+	noted := make(chan string, 1)
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		switch req.Method {
+		case "slow":
+			close(started)
+			<-release
+			return "slow done", nil
+		case "note":
+			noted <- string(req.Params)
+			return nil, nil
+		}
+		return "fast", nil
+	})
+	p := newPeer(t, h, nil)
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"slow"}`)
+	<-started
+	p.send(t, `{"jsonrpc":"2.0","method":"note","params":["n"]}`)
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"fast"}`)
+	if got := p.read(t); got != `{"jsonrpc":"2.0","id":2,"result":"fast"}` {
+		t.Fatalf("while a slow request runs: %s", got)
+	}
+	if got := <-noted; got != `["n"]` {
+		t.Errorf("notification %s", got)
+	}
+	close(release)
+	if got := p.read(t); got != `{"jsonrpc":"2.0","id":1,"result":"slow done"}` {
+		t.Errorf("slow request: %s", got)
+	}
+	// Reading goes on after the hand-over, inline again.
+	for i := 3; i < 20; i++ {
+		p.send(t, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,"method":"fast"}`)
+		if got, want := p.read(t), `{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,"result":"fast"}`; got != want {
+			t.Fatalf("got %s, want %s", got, want)
+		}
+	}
+}
+
+// Requests served inline and by workers together stay within Workers.
+func TestInlineCountsAgainstWorkers(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	running, most := 0, 0
+	started := make(chan struct{}, 8)
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		started <- struct{}{}
+		<-release
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return nil, nil
+	})
+	p := newPeer(t, h, &Options{Workers: 3})
+	for i := range 3 {
+		p.send(t, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i+1)+`,"method":"slow"}`)
+		<-started
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":4,"method":"slow"}`)
+	if got := p.read(t); !strings.Contains(got, `"id":4,"error"`) {
+		t.Errorf("a fourth request with three workers: %s", got)
+	}
+	close(release)
+	for range 3 {
+		p.read(t)
+	}
+	if most != 3 {
+		t.Errorf("at most %d requests ran at once, want 3", most)
+	}
+}
+
+// On a non-blocking pipe the caller writes its line itself; a peer that
+// stops reading blocks nobody, and once it reads again every line arrives,
+// whole and in order.
+func TestDirectWritesToAPeerThatStopsReading(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if tryWriterFor(w) == nil {
+		t.Skip("no non-blocking write on this platform") // not unix
+	}
+	inR, inW := io.Pipe()
+	c := NewConn(inR, w, nil, &Options{MaxPending: 256 << 10})
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	pad := strings.Repeat("x", 1000)
+	sent := 0
+	for {
+		err := c.Notify("n", []any{sent, pad})
+		if errors.Is(err, ErrBackpressure) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent++
+	}
+	// The pipe holds 64 KiB, the write under way and the backlog 256 KiB
+	// each at most: the rest was refused.
+	if sent < 64 || sent > 700 {
+		t.Errorf("%d lines taken before backpressure", sent)
+	}
+	got := make(chan int, 1)
+	go func() {
+		br := bufio.NewReader(r)
+		n := 0
+		for n < sent {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				break
+			}
+			var m struct {
+				Params []json.RawMessage `json:"params"`
+			}
+			if json.Unmarshal([]byte(line), &m) != nil || len(m.Params) != 2 || string(m.Params[0]) != strconv.Itoa(n) {
+				t.Errorf("line %d: %.60s", n, line)
+				break
+			}
+			n++
+		}
+		got <- n
+	}()
+	if n := <-got; n != sent {
+		t.Errorf("read %d lines of %d", n, sent)
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	w.Close()
+}
