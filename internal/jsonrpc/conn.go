@@ -137,7 +137,7 @@ type Conn struct {
 
 	mu       sync.Mutex
 	nextID   int64
-	pending  map[int64]chan reply
+	pending  map[int64]*call
 	closed   bool
 	nworkers int
 	wg       sync.WaitGroup // the workers, and a request served inline
@@ -151,12 +151,35 @@ type Conn struct {
 	lent    atomic.Bool
 	readEnd chan error // the input's end, from the goroutine that read last
 
+	// inlineSince is when the request being served inline began (unix
+	// nanoseconds), 0 when none is; the watchdog, one timer for the
+	// connection's life, moves reading on when it has run inlineBudget.
+	inlineSince atomic.Int64
+	wdMu        sync.Mutex
+	watchdog    *time.Timer
+	wdArmed     bool
+
+	// expiry fires at the earliest deadline of the calls waiting (armedFor;
+	// zero when unarmed): one timer for all calls, instead of one per call.
+	// Guarded by mu.
+	expiry   *time.Timer
+	armedFor time.Time
+
 	closeOnce sync.Once
 }
 
 type reply struct {
 	result []byte
 	err    error
+}
+
+// A call waits for its reply. Whoever removes it from Conn.pending sends it
+// its one reply: the reader, the expiry timer or Close.
+type call struct {
+	ch       chan reply // capacity 1
+	method   string
+	timeout  time.Duration
+	deadline time.Time // zero: none
 }
 
 // NewConn returns a Conn that reads the other side's lines from r and writes
@@ -187,7 +210,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 		h:       h,
 		opts:    o,
 		work:    make(chan job),
-		pending: make(map[int64]chan reply),
+		pending: make(map[int64]*call),
 		readEnd: make(chan error, 1),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -255,7 +278,7 @@ func (c *Conn) serveLine(line []byte, items []Item) ([]Item, bool) {
 		c.send(nil, func(b []byte) []byte { return AppendError(b, nil, perr) })
 		return items, false
 	}
-	if !batch && items[0].Err == nil && items[0].Kind == KindRequest && c.active.Load() == 0 {
+	if !batch && items[0].Err == nil && items[0].Kind == KindRequest && c.active.Load() == 0 && !c.lr.Buffered() {
 		it := items[0]
 		items[0] = Item{}
 		return items, c.serveInline(&Request{Method: it.Method, Params: it.Params, ID: it.ID})
@@ -276,10 +299,10 @@ func (c *Conn) serveLine(line []byte, items []Item) ([]Item, bool) {
 
 // inlineBudget is how long a request served inline may hold the reading
 // goroutine before another goroutine takes over reading.
-const inlineBudget = 100 * time.Microsecond
+const inlineBudget = time.Millisecond
 
 // serveInline serves req on the reading goroutine, when no other request is
-// being handled. Handing a request to a worker wakes another thread, which
+// being handled and no other line waits to be read. Handing a request to a worker wakes another thread, which
 // costs a round trip more than the rest of its work; served inline, a
 // request is read, handled and answered on one thread. Reading must not
 // wait for the handler, though: a handler that calls the other side needs
@@ -298,12 +321,52 @@ func (c *Conn) serveInline(req *Request) bool {
 	c.mu.Unlock()
 	c.active.Add(1)
 	c.lent.Store(true)
-	watchdog := time.AfterFunc(inlineBudget, c.takeOver)
+	c.inlineSince.Store(time.Now().UnixNano())
+	c.armWatchdog()
 	c.serve(req, nil)
-	watchdog.Stop()
+	c.inlineSince.Store(0)
 	c.active.Add(-1)
 	c.wg.Done()
 	return !c.lent.CompareAndSwap(true, false)
+}
+
+// armWatchdog makes sure the watchdog will look at the request being served
+// inline. Once armed, it re-arms itself while requests keep being served
+// inline, so that a busy connection touches no timer per request: adding
+// one wakes a thread when none waits in the poller, which would cost more
+// than the request.
+func (c *Conn) armWatchdog() {
+	c.wdMu.Lock()
+	if !c.wdArmed {
+		c.wdArmed = true
+		if c.watchdog == nil {
+			c.watchdog = time.AfterFunc(inlineBudget, c.watch)
+		} else {
+			c.watchdog.Reset(inlineBudget)
+		}
+	}
+	c.wdMu.Unlock()
+}
+
+// watch moves reading on when the request served inline has run for
+// inlineBudget, and otherwise waits for the rest of the budget, or disarms
+// when nothing is served inline.
+func (c *Conn) watch() {
+	c.wdMu.Lock()
+	since := c.inlineSince.Load()
+	if since == 0 {
+		c.wdArmed = false
+		c.wdMu.Unlock()
+		return
+	}
+	if left := inlineBudget - time.Duration(time.Now().UnixNano()-since); left > 0 {
+		c.watchdog.Reset(left)
+		c.wdMu.Unlock()
+		return
+	}
+	c.wdArmed = false
+	c.wdMu.Unlock()
+	c.takeOver()
 }
 
 // takeOver starts a new reading goroutine if reading is lent to a handler.
@@ -399,9 +462,9 @@ func (c *Conn) worker(j job) {
 func (c *Conn) serve(req *Request, br *batchReply) {
 	ctx := c.ctx
 	if t := c.timeout(req.Method); t > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, t)
-		defer cancel()
+		hc := newHandlerContext(c.ctx, time.Now().Add(t))
+		defer hc.release()
+		ctx = hc
 	}
 	res, err := c.h.Handle(ctx, req)
 	c.reply(br, c.answer(req, res, err))
@@ -472,22 +535,22 @@ func (c *Conn) timeout(method string) time.Duration {
 // route hands a response to the call waiting for it.
 func (c *Conn) route(it *Item) {
 	id, err := Int(it.ID)
-	var ch chan reply
+	var cl *call
 	if err == nil {
 		c.mu.Lock()
-		ch = c.pending[id]
+		cl = c.pending[id]
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}
-	if ch == nil {
+	if cl == nil {
 		c.event(Event{Kind: EventUnknownReply, ID: string(it.ID), Err: errors.New("a response to no call waiting: late, repeated or unknown id")})
 		return
 	}
 	if it.Error != nil {
-		ch <- reply{err: it.Error}
+		cl.ch <- reply{err: it.Error}
 		return
 	}
-	ch <- reply{result: it.Result}
+	cl.ch <- reply{result: it.Result}
 }
 
 // batchReply gathers a batch's answers into one array line.
@@ -543,8 +606,8 @@ func (c *Conn) Call(ctx context.Context, method string, params any) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan reply, 1)
-	id, err := c.register(ch)
+	cl := &call{ch: make(chan reply, 1), method: method, timeout: c.timeout(method)}
+	id, err := c.register(cl)
 	if err != nil {
 		return nil, err
 	}
@@ -553,34 +616,67 @@ func (c *Conn) Call(ctx context.Context, method string, params any) ([]byte, err
 		return nil, err
 	}
 	c.takeOver() // the answer needs a reader
-	var expired <-chan time.Time
-	t := c.timeout(method)
-	if t > 0 {
-		timer := time.NewTimer(t)
-		defer timer.Stop()
-		expired = timer.C
-	}
 	select {
-	case r := <-ch:
+	case r := <-cl.ch:
 		return r.result, r.err
 	case <-ctx.Done():
 		c.forget(id)
 		return nil, ctx.Err()
-	case <-expired:
-		c.forget(id)
-		return nil, fmt.Errorf("%w: %s answered nothing within %v", ErrTimeout, method, t)
 	}
 }
 
-func (c *Conn) register(ch chan reply) (int64, error) {
+// register gives cl an id and, when its method has a timeout, a deadline
+// the expiry timer keeps.
+func (c *Conn) register(cl *call) (int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return 0, ErrClosed
 	}
 	c.nextID++
-	c.pending[c.nextID] = ch
+	c.pending[c.nextID] = cl
+	if cl.timeout > 0 {
+		now := time.Now()
+		cl.deadline = now.Add(cl.timeout)
+		// A later deadline than the one armed, the common case of calls
+		// with the same timeout, touches no timer.
+		if c.armedFor.IsZero() || cl.deadline.Before(c.armedFor) {
+			c.armedFor = cl.deadline
+			if c.expiry == nil {
+				c.expiry = time.AfterFunc(cl.timeout, c.expire)
+			} else {
+				c.expiry.Reset(cl.timeout)
+			}
+		}
+	}
 	return c.nextID, nil
+}
+
+// expire fails the calls whose deadline has passed with ErrTimeout, and
+// arms the timer for the next deadline.
+func (c *Conn) expire() {
+	now := time.Now()
+	var late []*call
+	var next time.Time
+	c.mu.Lock()
+	for id, cl := range c.pending {
+		switch {
+		case cl.deadline.IsZero():
+		case !cl.deadline.After(now):
+			delete(c.pending, id)
+			late = append(late, cl)
+		case next.IsZero() || cl.deadline.Before(next):
+			next = cl.deadline
+		}
+	}
+	c.armedFor = next
+	if !next.IsZero() && !c.closed {
+		c.expiry.Reset(next.Sub(now))
+	}
+	c.mu.Unlock()
+	for _, cl := range late {
+		cl.ch <- reply{err: fmt.Errorf("%w: %s answered nothing within %v", ErrTimeout, cl.method, cl.timeout)}
+	}
 }
 
 func (c *Conn) forget(id int64) {
@@ -651,7 +747,8 @@ func (c *Conn) Batch(ctx context.Context, calls []BatchCall) error {
 			continue
 		}
 		chans[i] = make(chan reply, 1)
-		id, err := c.register(chans[i])
+		// The batch keeps its own timer, for its longest timeout.
+		id, err := c.register(&call{ch: chans[i], method: calls[i].Method})
 		if err != nil {
 			c.forgetAll(ids[:i])
 			return err
@@ -721,9 +818,17 @@ func (c *Conn) Close() {
 		c.closed = true
 		pending := c.pending
 		c.pending = nil
+		if c.expiry != nil {
+			c.expiry.Stop()
+		}
 		c.mu.Unlock()
-		for _, ch := range pending {
-			ch <- reply{err: ErrClosed}
+		c.wdMu.Lock()
+		if c.watchdog != nil {
+			c.watchdog.Stop()
+		}
+		c.wdMu.Unlock()
+		for _, cl := range pending {
+			cl.ch <- reply{err: ErrClosed}
 		}
 		c.cancel()
 		c.notes.close()

@@ -124,6 +124,10 @@ func (l *LineReader) Next() ([]byte, error) {
 }
 
 // keep copies b into the slab.
+// Buffered reports whether more input was read than Next has returned:
+// another line, or part of one, is already here.
+func (l *LineReader) Buffered() bool { return l.r.Buffered() > 0 }
+
 func (l *LineReader) keep(b []byte) []byte {
 	n := len(b)
 	if n > slabSize/4 {
