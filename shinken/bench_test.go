@@ -68,6 +68,7 @@ func BenchmarkCaptureEncode(b *testing.B) {
 	desk.Launch(ctx, "notes", nil)
 	desk.Launch(ctx, "form", nil)
 	var buf []byte
+	start := cpuTime()
 	for b.Loop() {
 		f, err := desk.Capture(ctx, shinken.ScopeScreen)
 		if err != nil {
@@ -77,6 +78,7 @@ func BenchmarkCaptureEncode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, start)
 	b.ReportMetric(float64(len(buf)), "png-bytes")
 }
 
@@ -333,14 +335,15 @@ func bigTree(n int) []shinken.Node {
 // BenchmarkScreenshotRatio alternates, in one loop, the floor (capture +
 // PNG encode in process) and a full screenshot over loopback (binary
 // frames, cache off), so both see the same machine load, and reports the
-// ratio of their medians.
+// ratio of their medians, of their means, and of the CPU time each took.
 func BenchmarkScreenshotRatio(b *testing.B) {
 	c, desk, _ := benchEnv(b, &shinken.DialOptions{NoFrameCache: true})
 	ctx := context.Background()
 	var buf []byte
 	var floor, full []time.Duration
+	var floorCPU, fullCPU time.Duration
 	for b.Loop() {
-		s := time.Now()
+		s, cpu := time.Now(), cpuTime()
 		f, err := desk.Capture(ctx, shinken.ScopeScreen)
 		if err != nil {
 			b.Fatal(err)
@@ -349,11 +352,18 @@ func BenchmarkScreenshotRatio(b *testing.B) {
 			b.Fatal(err)
 		}
 		floor = append(floor, time.Since(s))
-		s = time.Now()
+		floorCPU += cpuTime() - cpu
+		s, cpu = time.Now(), cpuTime()
 		if _, err := c.Screenshot(ctx, nil); err != nil {
 			b.Fatal(err)
 		}
 		full = append(full, time.Since(s))
+		fullCPU += cpuTime() - cpu
+	}
+	var sumFloor, sumFull time.Duration
+	for i := range floor {
+		sumFloor += floor[i]
+		sumFull += full[i]
 	}
 	slices.Sort(floor)
 	slices.Sort(full)
@@ -361,4 +371,6 @@ func BenchmarkScreenshotRatio(b *testing.B) {
 	b.ReportMetric(float64(mf.Microseconds())/1000, "floor-ms")
 	b.ReportMetric(float64(ms.Microseconds())/1000, "screenshot-ms")
 	b.ReportMetric(float64(ms)/float64(mf), "ratio")
+	b.ReportMetric(float64(sumFull)/float64(sumFloor), "mean-ratio")
+	b.ReportMetric(float64(fullCPU)/float64(floorCPU), "cpu-ratio")
 }

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -240,10 +242,41 @@ func (s *session) fail(err error) {
 	}
 }
 
+// readMessage reads one message whole. Unlike websocket.Conn.Read, which
+// grows its buffer from 512 bytes, it starts from the size of the last
+// message of the same type: a screenshot arrives in one allocation, not in
+// a dozen copies of itself.
+func (s *session) readMessage(hint *[2]int) (websocket.MessageType, []byte, error) {
+	typ, r, err := s.ws.Reader(context.Background())
+	if err != nil {
+		return 0, nil, err
+	}
+	i := 0
+	if typ == websocket.MessageBinary {
+		i = 1
+	}
+	buf := make([]byte, 0, max(hint[i]+hint[i]/8, 512))
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, len(buf))
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			hint[i] = len(buf)
+			return typ, buf, nil
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+}
+
 func (c *Client) readLoop(s *session) {
 	defer close(s.done)
+	var hint [2]int // the last text and binary message sizes
 	for {
-		typ, data, err := s.ws.Read(context.Background())
+		typ, data, err := s.readMessage(&hint)
 		if err != nil {
 			s.fail(&Error{Code: CodeClosed, Detail: "connection lost: " + err.Error(), Err: err})
 			return

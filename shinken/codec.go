@@ -133,6 +133,33 @@ func AppendBinaryFrame(dst []byte, header Message, payload ...[]byte) ([]byte, e
 	return dst, nil
 }
 
+// frameHeadroom is the room the runtime leaves before an encoded image for
+// its binary frame's header: enough for any header it writes (a header
+// that does not fit is copied in front of the image instead).
+const frameHeadroom = 1024
+
+// putFrameHeader writes a binary frame's length and header into the
+// headroom bytes that precede the payload in buf, and returns the frame: a
+// slice of buf that starts where the header does. When the header does not
+// fit, it returns a new frame, the payload copied after the header.
+func putFrameHeader(buf []byte, headroom int, header Message) ([]byte, error) {
+	body, err := json.Marshal(header)
+	if err != nil {
+		return nil, err
+	}
+	h := spliceType(header.MessageType(), body)
+	start := headroom - 4 - len(h)
+	if start < 0 {
+		frame := make([]byte, 0, 4+len(h)+len(buf)-headroom)
+		frame = binary.LittleEndian.AppendUint32(frame, uint32(len(h)))
+		frame = append(frame, h...)
+		return append(frame, buf[headroom:]...), nil
+	}
+	binary.LittleEndian.PutUint32(buf[start:], uint32(len(h)))
+	copy(buf[start+4:], h)
+	return buf[start:], nil
+}
+
 // DecodeBinaryFrame splits a binary frame into its header, a
 // *BinaryFrameHeader or a *BinaryExecOutputHeader, and its payload area.
 // Every offset in the header is checked against the payload; a frame that

@@ -336,14 +336,14 @@ func (s *castStream) frame(c *conn, sh *shot, key bool, tiles []image.Rectangle)
 		}
 	}()
 	if key {
-		b, err := rt.encode(sh.img, s.format, s.quality)
+		b, err := rt.encode(sh.img, s.format, s.quality, 0)
 		if err != nil {
 			return outgoing{}, err
 		}
 		parts = append(parts, b)
 	} else {
 		for _, r := range tiles {
-			b, err := rt.encode(imaging.Crop(sh.img, r), s.format, s.quality)
+			b, err := rt.encode(imaging.Crop(sh.img, r), s.format, s.quality, 0)
 			if err != nil {
 				return outgoing{}, err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"image"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -100,19 +101,23 @@ func (fc *shapeCache) get(src *image.RGBA, edge int) (*image.RGBA, imaging.Hash)
 	return img, h
 }
 
-// encode encodes img in format into a pooled buffer.
-func (rt *Runtime) encode(img *image.RGBA, format ImageFormat, quality *int) (*imaging.Buffer, error) {
+// encode encodes img in format into a pooled buffer. The image starts at
+// buf.B[headroom:]: the bytes before it are left for a binary frame's
+// header, so that the frame is sent from the same buffer, without copying
+// the image (see putFrameHeader).
+func (rt *Runtime) encode(img *image.RGBA, format ImageFormat, quality *int, headroom int) (*imaging.Buffer, error) {
 	rt.encodes.Add(1)
 	buf := imaging.GetBuffer()
+	buf.B = slices.Grow(buf.B[:0], headroom)[:headroom]
 	var err error
 	if format == FormatJPEG {
 		q := rt.opts.JPEGQuality
 		if quality != nil {
 			q = *quality
 		}
-		buf.B, err = imaging.EncodeJPEG(buf.B[:0], img, q)
+		buf.B, err = imaging.EncodeJPEG(buf.B, img, q)
 	} else {
-		buf.B, err = imaging.EncodePNG(buf.B[:0], img)
+		buf.B, err = imaging.EncodePNG(buf.B, img)
 	}
 	if err != nil {
 		buf.Release()
@@ -158,7 +163,11 @@ func (c *conn) capture(callID string, scope Scope, format ImageFormat, quality, 
 	if format == "" {
 		format = FormatPNG
 	}
-	buf, err := rt.encode(s.img, format, quality)
+	headroom := 0
+	if c.binary {
+		headroom = frameHeadroom
+	}
+	buf, err := rt.encode(s.img, format, quality, headroom)
 	if err != nil {
 		return err
 	}
@@ -166,20 +175,21 @@ func (c *conn) capture(callID string, scope Scope, format ImageFormat, quality, 
 		scope = ScopeScreen
 	}
 	w, h := s.img.Rect.Dx(), s.img.Rect.Dy()
+	img := buf.B[headroom:]
 	if c.binary {
 		hdr := &BinaryFrameHeader{
 			ObsID: obsID, Cause: callID, Display: &s.space, FrameHash: hash, Pointer: ptr,
-			Image: &BinaryImage{Off: 0, Len: len(buf.B), W: w, H: h, Scope: scope, Format: format},
+			Image: &BinaryImage{Off: 0, Len: len(img), W: w, H: h, Scope: scope, Format: format},
 		}
-		frame, err := AppendBinaryFrame(make([]byte, 0, len(buf.B)+512), hdr, buf.B)
-		buf.Release()
+		frame, err := putFrameHeader(buf.B, headroom, hdr)
 		if err != nil {
+			buf.Release()
 			return Errorf(CodeInternal, "encode frame header: %v", err)
 		}
-		c.enqueue(outgoing{typ: websocket.MessageBinary, data: frame})
+		c.enqueue(outgoing{typ: websocket.MessageBinary, data: frame, done: buf.Release})
 		return nil
 	}
-	ref := base64.StdEncoding.EncodeToString(buf.B)
+	ref := base64.StdEncoding.EncodeToString(img)
 	buf.Release()
 	c.send(&Observation{
 		ObsID: obsID, Cause: callID, Display: &s.space, FrameHash: hash, Pointer: ptr,
