@@ -2,8 +2,11 @@ package escouade_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -58,27 +61,83 @@ func reportLatency(b *testing.B, ds []time.Duration) {
 }
 
 // BenchmarkRoundTrip is one request from the Host to a Go plugin process
-// and its answer back: permissions/decide with one plugin.
+// and its answer back: permissions/decide with one plugin. Side by side,
+// the same exchange between a host and a plugin written the plain way, an
+// encoding/json Encoder and Decoder on each side of the same pipes.
 func BenchmarkRoundTrip(b *testing.B) {
-	h := benchHost(b)
-	startBenchPlugins(b, h, 1, true)
-	ctx := context.Background()
-	about := escouade.About{Project: "p"}
-	for range 100 { // warm up both sides
-		h.Decide(ctx, benchRequest, about)
-	}
-	ds := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for range b.N {
-		start := time.Now()
-		d, err := h.Decide(ctx, benchRequest, about)
-		ds = append(ds, time.Since(start))
-		if err != nil || d.Verdict != escouade.Allow {
-			b.Fatal(d, err)
+	b.Run("escouade", func(b *testing.B) {
+		h := benchHost(b)
+		startBenchPlugins(b, h, 1, true)
+		ctx := context.Background()
+		about := escouade.About{Project: "p"}
+		for range 100 { // warm up both sides
+			h.Decide(ctx, benchRequest, about)
 		}
-	}
-	b.StopTimer()
-	reportLatency(b, ds)
+		ds := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for range b.N {
+			start := time.Now()
+			d, err := h.Decide(ctx, benchRequest, about)
+			ds = append(ds, time.Since(start))
+			if err != nil || d.Verdict != escouade.Allow {
+				b.Fatal(d, err)
+			}
+		}
+		b.StopTimer()
+		reportLatency(b, ds)
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		exe, err := os.Executable()
+		if err != nil {
+			b.Fatal(err)
+		}
+		cmd := exec.Command(exe, pluginArg, "naive")
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			in.Close()
+			cmd.Wait()
+		})
+		enc, dec := json.NewEncoder(in), json.NewDecoder(out)
+		call := func(id int) time.Duration {
+			start := time.Now()
+			err := enc.Encode(map[string]any{"jsonrpc": "2.0", "id": id, "method": "permissions/decide",
+				"params": map[string]any{"request": benchRequest, "project": escouade.Project{ID: "p", Name: "P"}}})
+			var resp struct {
+				ID     int `json:"id"`
+				Result struct {
+					Decision string `json:"decision"`
+				} `json:"result"`
+			}
+			if err == nil {
+				err = dec.Decode(&resp)
+			}
+			d := time.Since(start)
+			if err != nil || resp.ID != id || resp.Result.Decision != "allow" {
+				b.Fatal(resp, err)
+			}
+			return d
+		}
+		for i := range 100 {
+			call(i)
+		}
+		ds := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for i := range b.N {
+			ds = append(ds, call(i))
+		}
+		b.StopTimer()
+		reportLatency(b, ds)
+	})
 }
 
 // BenchmarkPipelined is the throughput of many requests in flight to one Go

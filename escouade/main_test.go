@@ -264,6 +264,25 @@ func runTestPlugin(mode string, args []string) int {
 			fmt.Fprintf(w, "shared %s", r.URL.Path)
 		}))
 		return 0
+	case "naive":
+		// The reference for the round trip: a plugin written the plain way,
+		// encoding/json's Decoder and Encoder on stdin and stdout.
+		dec, enc := json.NewDecoder(in), json.NewEncoder(out)
+		for {
+			var req struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Method  string          `json:"method"`
+				Params  struct {
+					Request escouade.PermissionRequest `json:"request"`
+					Project escouade.Project           `json:"project"`
+				} `json:"params"`
+			}
+			if dec.Decode(&req) != nil {
+				return 0
+			}
+			enc.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": map[string]any{"decision": "allow"}})
+		}
 	case "bench":
 		return serve(ctx, in, out, plugin.Handlers{
 			Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {

@@ -67,15 +67,14 @@ const (
 
 // Serve serves the protocol: it reads the Host's lines from in and writes
 // its own to out, until in ends (it returns nil), in fails (it returns the
-// error) or ctx is done (it returns ctx's error). When in is a program's
-// stdin, Serve reads it through the runtime's poller, and in is
-// non-blocking until Serve returns; any other reader it leaves as it is,
-// and a read of it under way when ctx ends lasts until it is closed.
+// error) or ctx is done (it returns ctx's error). When out is a file
+// (a program's stdout), Serve writes a non-blocking copy of it, and out is
+// non-blocking until Serve returns; when in is a file, it is read as the
+// quickest way allows (see stdio). A read under way when ctx ends lasts
+// until in is closed or has data: in a plugin program, until it exits.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, hs Handlers) error {
-	in, restore := pollable(in)
+	in, out, restore := stdio(in, out)
 	defer restore()
-	out, restoreOut := pollableOut(out)
-	defer restoreOut()
 	c := &Conn{hs: hs}
 	c.rpc = jsonrpc.NewConn(in, out, jsonrpc.HandlerFunc(c.handle), &jsonrpc.Options{
 		MaxLine: maxLine,

@@ -5,80 +5,118 @@ package plugin
 import (
 	"io"
 	"os"
+	"runtime"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// pollable returns a reader of in that parks a goroutine, not an OS thread,
-// while it waits. A program's stdin is a blocking descriptor: a read on it
-// holds a thread in a system call, and the handler the reader just started
-// waits for the scheduler to notice before it runs, which costs a request
-// tens of microseconds. A non-blocking copy of the descriptor goes through
-// the runtime's poller instead. The copy shares the open file with in, so in
-// is non-blocking too until restore is called.
-func pollable(in io.Reader) (r io.Reader, restore func()) {
-	f, ok := in.(*os.File)
-	if !ok {
-		return in, func() {}
+// stdio prepares a plugin's stdin and stdout for the connection, and
+// returns what undoes it.
+//
+// Writing: a non-blocking copy of stdout lets a handler write its answer
+// itself, in one attempt that never waits (see internal/jsonrpc), instead
+// of handing it to the writing goroutine and waking another thread.
+//
+// Reading: with the connection serving a request on the goroutine that read
+// it, the quickest wait for the next line is a plain blocking read: the
+// thread sleeps in the kernel and the Host's write wakes it directly. The
+// runtime's poller adds a thread hand-off to every message. A blocking read
+// holds its P while it waits, though, so on a single P the poller is used
+// (a worker started by the reader would otherwise wait for the scheduler to
+// notice). A descriptor that is non-blocking, from the start or because it
+// shares its open file with stdout, is always read through the poller.
+func stdio(in io.Reader, out io.Writer) (io.Reader, io.Writer, func()) {
+	var undo []func()
+	if f, ok := out.(*os.File); ok {
+		if nf, restore := nonblocking(f); nf != nil {
+			out = nf
+			undo = append(undo, restore)
+		}
 	}
-	if nf := nonblocking(f); nf != nil {
-		return nf, restoreFunc(nf)
+	if f, ok := in.(*os.File); ok {
+		if nf, restore := readable(f); nf != nil {
+			in = nf
+			undo = append(undo, restore)
+		}
 	}
-	return in, func() {}
+	return in, out, func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
 }
 
-// pollableOut is pollable for the writing side: on a non-blocking copy of
-// stdout the connection writes each answer from the handler that made it,
-// in one attempt that never waits, instead of handing it to its writing
-// goroutine (see internal/jsonrpc). A peer that stops reading still blocks
-// nobody: what the attempt leaves waits for the writing goroutine.
-func pollableOut(out io.Writer) (w io.Writer, restore func()) {
-	f, ok := out.(*os.File)
-	if !ok {
-		return out, func() {}
+// readable returns a pollable copy of f when f is non-blocking or when a
+// blocking read would be the slower choice (see stdio), or nil when f is
+// best read as it is.
+func readable(f *os.File) (*os.File, func()) {
+	nb, ok := isNonblocking(f)
+	switch {
+	case !ok:
+		return nil, nil
+	case nb:
+		// os.File polls only what was non-blocking when it was made; a
+		// copy made now is polled.
+		return dup(f, false)
+	case runtime.GOMAXPROCS(0) > 1:
+		return nil, nil
 	}
-	if nf := nonblocking(f); nf != nil {
-		return nf, restoreFunc(nf)
-	}
-	return out, func() {}
+	return nonblocking(f)
 }
 
-// nonblocking returns a non-blocking copy of f's descriptor, or nil when f
-// is already non-blocking (the runtime polls it, or it is not ours to
-// change) or cannot be copied.
-func nonblocking(f *os.File) *os.File {
+// nonblocking returns a non-blocking copy of f's descriptor, polled by the
+// runtime, and what makes the open file blocking again; nil when f cannot
+// be copied or is already non-blocking (not ours to change).
+func nonblocking(f *os.File) (*os.File, func()) {
+	nb, ok := isNonblocking(f)
+	if !ok || nb {
+		return nil, nil
+	}
+	return dup(f, true)
+}
+
+func isNonblocking(f *os.File) (nonblock, ok bool) {
 	sc, err := f.SyscallConn()
 	if err != nil {
-		return nil
+		return false, false
+	}
+	sc.Control(func(fd uintptr) {
+		flags, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
+		nonblock, ok = flags&syscall.O_NONBLOCK != 0, err == nil
+	})
+	return nonblock, ok
+}
+
+// dup copies f's descriptor into a new *os.File, first making the open file
+// non-blocking when setNonblock is set.
+func dup(f *os.File, setNonblock bool) (*os.File, func()) {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return nil, nil
 	}
 	fd := -1
 	sc.Control(func(orig uintptr) {
-		flags, err := unix.FcntlInt(orig, unix.F_GETFL, 0)
-		if err != nil || flags&syscall.O_NONBLOCK != 0 {
-			return
-		}
-		dup, err := syscall.Dup(int(orig))
+		d, err := syscall.Dup(int(orig))
 		if err != nil {
 			return
 		}
-		syscall.CloseOnExec(dup)
-		if syscall.SetNonblock(dup, true) != nil {
-			syscall.Close(dup)
+		syscall.CloseOnExec(d)
+		if setNonblock && syscall.SetNonblock(d, true) != nil {
+			syscall.Close(d)
 			return
 		}
-		fd = dup
+		fd = d
 	})
 	if fd < 0 {
-		return nil
+		return nil, nil
 	}
-	return os.NewFile(uintptr(fd), f.Name())
-}
-
-func restoreFunc(nf *os.File) func() {
-	return func() {
-		if sc, err := nf.SyscallConn(); err == nil {
-			sc.Control(func(fd uintptr) { syscall.SetNonblock(int(fd), false) })
+	nf := os.NewFile(uintptr(fd), f.Name())
+	return nf, func() {
+		if setNonblock {
+			if sc, err := nf.SyscallConn(); err == nil {
+				sc.Control(func(fd uintptr) { syscall.SetNonblock(int(fd), false) })
+			}
 		}
 		nf.Close()
 	}
