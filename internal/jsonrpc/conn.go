@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -263,6 +264,13 @@ func (c *Conn) read() (err error, moved bool) {
 		}
 		if items, moved = c.serveLine(line, items[:0]); moved {
 			return nil, true
+		}
+		if c.active.Load() > 0 && !c.lr.Buffered() {
+			// Let the workers just handed a request run before the next
+			// read: on a blocking descriptor it keeps this goroutine's P
+			// while it waits, and they would wait for the scheduler to
+			// take it back.
+			runtime.Gosched()
 		}
 	}
 }
