@@ -60,32 +60,36 @@ func reportLatency(b *testing.B, ds []time.Duration) {
 	b.ReportMetric(float64(ds[len(ds)*99/100].Nanoseconds())/1e3, "p99-µs")
 }
 
+// benchDecide times Decide, one call at a time, with n plugins that allow
+// everything, and reports its latency.
+func benchDecide(b *testing.B, n int, process bool) {
+	h := benchHost(b)
+	startBenchPlugins(b, h, n, process)
+	ctx := context.Background()
+	about := escouade.About{Project: "p"}
+	for range 100 { // warm up both sides
+		h.Decide(ctx, benchRequest, about)
+	}
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		d, err := h.Decide(ctx, benchRequest, about)
+		ds = append(ds, time.Since(start))
+		if err != nil || d.Verdict != escouade.Allow {
+			b.Fatal(d, err)
+		}
+	}
+	b.StopTimer()
+	reportLatency(b, ds)
+}
+
 // BenchmarkRoundTrip is one request from the Host to a Go plugin process
 // and its answer back: permissions/decide with one plugin. Side by side,
 // the same exchange between a host and a plugin written the plain way, an
 // encoding/json Encoder and Decoder on each side of the same pipes.
 func BenchmarkRoundTrip(b *testing.B) {
-	b.Run("escouade", func(b *testing.B) {
-		h := benchHost(b)
-		startBenchPlugins(b, h, 1, true)
-		ctx := context.Background()
-		about := escouade.About{Project: "p"}
-		for range 100 { // warm up both sides
-			h.Decide(ctx, benchRequest, about)
-		}
-		ds := make([]time.Duration, 0, b.N)
-		b.ResetTimer()
-		for range b.N {
-			start := time.Now()
-			d, err := h.Decide(ctx, benchRequest, about)
-			ds = append(ds, time.Since(start))
-			if err != nil || d.Verdict != escouade.Allow {
-				b.Fatal(d, err)
-			}
-		}
-		b.StopTimer()
-		reportLatency(b, ds)
-	})
+	b.Run("escouade", func(b *testing.B) { benchDecide(b, 1, true) })
 	b.Run("encoding-json", func(b *testing.B) {
 		exe, err := os.Executable()
 		if err != nil {
@@ -227,26 +231,6 @@ func BenchmarkDecideOverhead(b *testing.B) {
 		if process {
 			name = "processes"
 		}
-		b.Run(name, func(b *testing.B) {
-			h := benchHost(b)
-			startBenchPlugins(b, h, 4, process)
-			ctx := context.Background()
-			about := escouade.About{Project: "p"}
-			for range 100 {
-				h.Decide(ctx, benchRequest, about)
-			}
-			ds := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for range b.N {
-				start := time.Now()
-				d, err := h.Decide(ctx, benchRequest, about)
-				ds = append(ds, time.Since(start))
-				if err != nil || d.Verdict != escouade.Allow {
-					b.Fatal(d, err)
-				}
-			}
-			b.StopTimer()
-			reportLatency(b, ds)
-		})
+		b.Run(name, func(b *testing.B) { benchDecide(b, 4, process) })
 	}
 }
