@@ -57,10 +57,10 @@ func ctxT(t testing.TB) context.Context {
 // client is a plain X client on the session, playing the application that
 // receives what the backend injects.
 type client struct {
-	t      testing.TB
-	conn   *xgb.Conn
-	root   xproto.Window
-	events chan xgb.Event
+	*xvfbtest.XClient
+	t    testing.TB
+	conn *xgb.Conn
+	root xproto.Window
 }
 
 // newClient connects to the session with the cookie $XAUTHORITY holds.
@@ -70,28 +70,8 @@ func newClient(t testing.TB) *client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &client{t: t, conn: conn, root: xproto.Setup(conn).DefaultScreen(conn).Root, events: make(chan xgb.Event, 256)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			ev, err := conn.WaitForEvent()
-			if ev == nil && err == nil {
-				return
-			}
-			if ev != nil {
-				select {
-				case c.events <- ev:
-				default: // nobody is reading: the test did not ask for events
-				}
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		conn.Close()
-		<-done
-	})
-	return c
+	x := xvfbtest.NewXClient(t, conn)
+	return &client{XClient: x, t: t, conn: conn, root: x.Root}
 }
 
 // window creates and maps an override-redirect window filled with pixel,
@@ -123,52 +103,10 @@ func (c *client) window(x, y, w, h int, pixel uint32, mask uint32) xproto.Window
 }
 
 // next returns the next event accepted by keep, failing the test when none
-// comes within 5 s.
+// comes.
 func (c *client) next(what string, keep func(xgb.Event) bool) xgb.Event {
 	c.t.Helper()
-	timer := time.NewTimer(5 * time.Second)
-	defer timer.Stop()
-	for {
-		select {
-		case ev := <-c.events:
-			if keep(ev) {
-				return ev
-			}
-		case <-timer.C:
-			c.t.Fatalf("no %s", what)
-			return nil
-		}
-	}
-}
-
-// drain forgets the events received so far, after a round trip makes sure
-// the server has sent every event of the requests before it.
-func (c *client) drain() {
-	xproto.GetInputFocus(c.conn).Reply()
-	for {
-		select {
-		case <-c.events:
-		default:
-			return
-		}
-	}
-}
-
-// keysyms returns the keyboard mapping: the keysyms of each keycode.
-func (c *client) keysyms() map[xproto.Keycode][]xproto.Keysym {
-	c.t.Helper()
-	setup := xproto.Setup(c.conn)
-	n := byte(setup.MaxKeycode - setup.MinKeycode + 1)
-	r, err := xproto.GetKeyboardMapping(c.conn, setup.MinKeycode, n).Reply()
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	m := map[xproto.Keycode][]xproto.Keysym{}
-	per := int(r.KeysymsPerKeycode)
-	for i := 0; i < int(n); i++ {
-		m[setup.MinKeycode+xproto.Keycode(i)] = r.Keysyms[i*per : (i+1)*per]
-	}
-	return m
+	return c.Next(c.t, what, keep)
 }
 
 // fds counts this process's open file descriptors.

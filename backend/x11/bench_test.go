@@ -192,7 +192,7 @@ func BenchmarkClicks100(b *testing.B) {
 	b.Run("xtest", func(b *testing.B) {
 		var ts timings
 		for b.Loop() {
-			s.drainEvents()
+			s.x.Drain()
 			start := time.Now()
 			for range 100 {
 				s.b.Pointer(ctx, shinken.PointerEvent{Kind: shinken.PointerDown, X: 500, Y: 500})
@@ -209,7 +209,7 @@ func BenchmarkClicks100(b *testing.B) {
 	b.Run("xdotool", func(b *testing.B) {
 		var ts timings
 		for b.Loop() {
-			s.drainEvents()
+			s.x.Drain()
 			start := time.Now()
 			for range 100 {
 				if out, err := s.srv.Command(ctx, "xdotool", "mousemove", "500", "500", "click", "1").CombinedOutput(); err != nil {

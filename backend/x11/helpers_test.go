@@ -26,10 +26,10 @@ type session struct {
 	t      testing.TB
 	srv    *xvfb.Server
 	b      *Backend
+	x      *xvfbtest.XClient
 	client *xgb.Conn
 	root   xproto.Window
-	events chan xgb.Event // the client's events; dropped when nobody reads
-	wm     bool           // openbox runs
+	wm     bool // openbox runs
 }
 
 // newSession starts a private X session for t. opts may be nil; so may
@@ -60,26 +60,8 @@ func newSession(t testing.TB, opts *xvfb.Options, bopts *Options) *session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := make(chan xgb.Event, 4096)
-	done := make(chan struct{})
-	go func() { // xgb needs its events read
-		defer close(done)
-		for {
-			ev, err := client.WaitForEvent()
-			if ev == nil && err == nil {
-				return
-			}
-			if ev != nil {
-				select {
-				case events <- ev:
-				default:
-				}
-			}
-		}
-	}()
-	t.Cleanup(func() { client.Close(); <-done })
-	return &session{t: t, srv: srv, b: b, client: client, events: events, wm: opts == nil || !opts.NoWM,
-		root: xproto.Setup(client).DefaultScreen(client).Root}
+	x := xvfbtest.NewXClient(t, client)
+	return &session{t: t, srv: srv, b: b, x: x, client: client, root: x.Root, wm: opts == nil || !opts.NoWM}
 }
 
 func ctxT(t testing.TB) context.Context {
@@ -240,46 +222,7 @@ func (s *session) findWindow(title string) (w struct {
 // the others, failing the test after 10 s.
 func (s *session) nextEvent(what string, match func(xgb.Event) bool) xgb.Event {
 	s.t.Helper()
-	timer := time.NewTimer(10 * time.Second)
-	defer timer.Stop()
-	for {
-		select {
-		case ev := <-s.events:
-			if match(ev) {
-				return ev
-			}
-		case <-timer.C:
-			s.t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
-// drainEvents forgets the client's pending events.
-func (s *session) drainEvents() {
-	for {
-		select {
-		case <-s.events:
-		default:
-			return
-		}
-	}
-}
-
-// keymap returns the server's keyboard mapping, keycode by keycode.
-func (s *session) keymap() map[xproto.Keycode][]xproto.Keysym {
-	s.t.Helper()
-	setup := xproto.Setup(s.client)
-	n := int(setup.MaxKeycode) - int(setup.MinKeycode) + 1
-	m, err := xproto.GetKeyboardMapping(s.client, setup.MinKeycode, byte(n)).Reply()
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	per := int(m.KeysymsPerKeycode)
-	out := make(map[xproto.Keycode][]xproto.Keysym, n)
-	for i := 0; i < n; i++ {
-		out[xproto.Keycode(int(setup.MinKeycode)+i)] = m.Keysyms[i*per : (i+1)*per]
-	}
-	return out
+	return s.x.Next(s.t, what, match)
 }
 
 // modifiers returns the modifier state the server reports.

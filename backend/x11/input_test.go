@@ -47,7 +47,7 @@ func TestPointerButtons(t *testing.T) {
 	ctx := ctxT(t)
 	s.window(windowSpec{r: image.Rect(100, 100, 400, 300), bg: white, override: true,
 		events: xproto.EventMaskButtonPress | xproto.EventMaskButtonRelease})
-	s.drainEvents()
+	s.x.Drain()
 	type ev struct {
 		press  bool
 		button byte
@@ -116,7 +116,7 @@ func (s *session) keyWindow() xproto.Window {
 	if err := xproto.SetInputFocusChecked(s.client, xproto.InputFocusParent, w, xproto.TimeCurrentTime).Check(); err != nil {
 		s.t.Fatal(err)
 	}
-	s.drainEvents()
+	s.x.Drain()
 	return w
 }
 
@@ -143,7 +143,7 @@ func (s *session) nextKey() keyEv {
 
 // codeOf returns the keycode whose first level is ks.
 func (s *session) codeOf(ks xproto.Keysym) xproto.Keycode {
-	for code, syms := range s.keymap() {
+	for code, syms := range s.x.Keymap(s.t) {
 		if syms[0] == ks {
 			return code
 		}
@@ -158,7 +158,7 @@ func TestKeys(t *testing.T) {
 	s := newSession(t, &xvfb.Options{Width: 640, Height: 480, NoWM: true}, nil)
 	ctx := ctxT(t)
 	s.keyWindow()
-	original := s.keymap()
+	original := s.x.Keymap(s.t)
 	key := func(name string, down bool) {
 		t.Helper()
 		if err := s.b.Key(ctx, shinken.KeyEvent{Key: name, Down: down}); err != nil {
@@ -212,14 +212,14 @@ func TestKeys(t *testing.T) {
 	// "é" is not on a US keyboard: a spare keycode carries it while held.
 	key("é", true)
 	p := s.nextKey()
-	if !p.press || original[p.code][0] != 0 || s.keymap()[p.code][0] != 0xe9 {
-		t.Fatalf("é press %+v: keycode maps to %#x, was %#x", p, s.keymap()[p.code], original[p.code])
+	if !p.press || original[p.code][0] != 0 || s.x.Keymap(s.t)[p.code][0] != 0xe9 {
+		t.Fatalf("é press %+v: keycode maps to %#x, was %#x", p, s.x.Keymap(s.t)[p.code], original[p.code])
 	}
 	key("é", false)
 	if r := s.nextKey(); r.press || r.code != p.code {
 		t.Fatalf("é release %+v", r)
 	}
-	waitFor(t, "the spare keycode emptied", func() bool { return reflect.DeepEqual(s.keymap(), original) })
+	waitFor(t, "the spare keycode emptied", func() bool { return reflect.DeepEqual(s.x.Keymap(s.t), original) })
 	if m := s.modifiers(); m != 0 {
 		t.Fatalf("modifiers held: %#x", m)
 	}
@@ -232,7 +232,7 @@ func TestKeys(t *testing.T) {
 	key("ü", true)
 	s.b.Close()
 	waitFor(t, "modifiers released at Close", func() bool { return s.modifiers() == 0 })
-	waitFor(t, "mapping restored at Close", func() bool { return reflect.DeepEqual(s.keymap(), original) })
+	waitFor(t, "mapping restored at Close", func() bool { return reflect.DeepEqual(s.x.Keymap(s.t), original) })
 }
 
 // TestTypeEvents types mixed text into a bare window and decodes the key
@@ -243,7 +243,7 @@ func TestTypeEvents(t *testing.T) {
 	s := newSession(t, &xvfb.Options{Width: 640, Height: 480, NoWM: true}, nil)
 	ctx := ctxT(t)
 	s.keyWindow()
-	original := s.keymap()
+	original := s.x.Keymap(s.t)
 	text := "Hi é\tÉ✓\n日本ßx Wörld ½"
 	if err := s.b.Type(ctx, text); err != nil {
 		t.Fatal(err)
@@ -259,7 +259,7 @@ func TestTypeEvents(t *testing.T) {
 			return false
 		})
 		if _, ok := e.(xproto.MappingNotifyEvent); ok {
-			keymap = s.keymap()
+			keymap = s.x.Keymap(s.t)
 			continue
 		}
 		p := e.(xproto.KeyPressEvent)
@@ -289,7 +289,7 @@ func TestTypeEvents(t *testing.T) {
 	if m := s.modifiers(); m != 0 {
 		t.Fatalf("modifiers held after Type: %#x", m)
 	}
-	waitFor(t, "mapping restored after Type", func() bool { return reflect.DeepEqual(s.keymap(), original) })
+	waitFor(t, "mapping restored after Type", func() bool { return reflect.DeepEqual(s.x.Keymap(s.t), original) })
 	if err := s.b.Type(ctx, "bell\a"); !errors.Is(err, shinken.ErrInvalidAction) {
 		t.Fatalf("control character: %v", err)
 	}
@@ -301,7 +301,7 @@ func TestTypeEvents(t *testing.T) {
 func TestTypeCancel(t *testing.T) {
 	s := newSession(t, &xvfb.Options{Width: 640, Height: 480, NoWM: true}, nil)
 	s.keyWindow()
-	original := s.keymap()
+	original := s.x.Keymap(s.t)
 	spares := len(s.b.keyboard.spares)
 	if spares == 0 {
 		s.b.keyboard.mu.Lock()
@@ -323,5 +323,5 @@ func TestTypeCancel(t *testing.T) {
 	if m := s.modifiers(); m != 0 {
 		t.Fatalf("modifiers held after a cancelled Type: %#x", m)
 	}
-	waitFor(t, "mapping restored", func() bool { return reflect.DeepEqual(s.keymap(), original) })
+	waitFor(t, "mapping restored", func() bool { return reflect.DeepEqual(s.x.Keymap(s.t), original) })
 }
