@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // A request served inline by the reading goroutine may call the other side
@@ -181,4 +182,45 @@ func TestDirectWritesToAPeerThatStopsReading(t *testing.T) {
 		t.Errorf("Run: %v", err)
 	}
 	w.Close()
+}
+
+// Requests that call back, answer at once, or outlast the inline budget,
+// from many goroutines on both sides at once: every call gets its own
+// answer, whichever goroutine reads at the time.
+func TestInlineStress(t *testing.T) {
+	var a, b *Conn
+	handler := func(self **Conn) Handler {
+		return HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+			switch req.Method {
+			case "echo":
+				return json.RawMessage(req.Params), nil
+			case "back":
+				res, err := (*self).Call(ctx, "echo", json.RawMessage(req.Params))
+				return json.RawMessage(res), err
+			case "slow":
+				time.Sleep(2 * inlineBudget) // past the budget: reading moves on
+				return json.RawMessage(req.Params), nil
+			}
+			return nil, Errorf(CodeMethodNotFound, "no %s", req.Method)
+		})
+	}
+	a, b = pair(t, handler(&a), handler(&b), &Options{Workers: 64}, &Options{Workers: 64})
+	var wg sync.WaitGroup
+	methods := []string{"echo", "back", "echo", "slow", "back", "echo"}
+	for g := range 6 {
+		for _, c := range []*Conn{a, b} {
+			wg.Go(func() {
+				for i := range 60 {
+					m := methods[(g+i)%len(methods)]
+					want := "[" + strconv.Itoa(g*1000+i) + "]"
+					res, err := c.Call(context.Background(), m, json.RawMessage(want))
+					if err != nil || string(res) != want {
+						t.Errorf("%s = %s, %v; want %s", m, res, err, want)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
 }
