@@ -8,12 +8,17 @@
 // CodeInvalidRequest, both with a null id when no id can be trusted.
 //
 // A Conn is both a client and a server, as each side of a plugin protocol
-// calls the other. Responses are routed on the reading goroutine; requests
-// run on a bounded pool of workers that answers at once when it is full and
-// never blocks the reader; notifications run one at a time in arrival
-// order. Writes go through one goroutine that gathers whatever is waiting
-// into one write, so that no caller ever blocks on a peer that does not
-// read.
+// calls the other. Responses are routed on the reading goroutine. A request
+// that arrives when nothing else is being handled is served on the reading
+// goroutine itself, which lends its reading to the handler: a new goroutine
+// takes over reading when the handler calls the other side or runs past a
+// millisecond. Other requests run on a bounded pool of workers that answers
+// at once when it is full and never blocks the reader; notifications run
+// one at a time in arrival order. A line is written by its caller when
+// nothing else waits, in one attempt that never blocks (on a non-blocking
+// file); otherwise, and for whatever that attempt leaves, one goroutine
+// gathers whatever is waiting into one write. No caller ever blocks on a
+// peer that does not read, and no message starts a timer.
 package jsonrpc
 
 import (
