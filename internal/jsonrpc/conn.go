@@ -315,9 +315,10 @@ func (c *Conn) serveLine(line []byte, items []Item) ([]Item, bool) {
 const inlineBudget = time.Millisecond
 
 // serveInline serves req on the reading goroutine, when no other request is
-// being handled and no other line waits to be read. Handing a request to a worker wakes another thread, which
-// costs a round trip more than the rest of its work; served inline, a
-// request is read, handled and answered on one thread. Reading must not
+// being handled and no other line waits to be read. Handing a request to a
+// worker wakes another thread, which costs a round trip more than the rest
+// of its work; served inline, a request is read, handled and answered on
+// one thread. Reading must not
 // wait for the handler, though: a handler that calls the other side needs
 // the answer routed, and a slow one must not hold up the requests and
 // notifications behind it. So reading is only lent: a call that waits for
