@@ -1,6 +1,7 @@
 package shinken
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -242,41 +243,44 @@ func (s *session) fail(err error) {
 	}
 }
 
-// readMessage reads one message whole. Unlike websocket.Conn.Read, which
-// grows its buffer from 512 bytes, it starts from the size of the last
-// message of the same type: a screenshot arrives in one allocation, not in
-// a dozen copies of itself.
-func (s *session) readMessage(hint *[2]int) (websocket.MessageType, []byte, error) {
+// readMessage reads one message whole into scratch, which grows to the
+// largest message read (up to maxScratch, past which it is not kept), and
+// returns a copy of exactly its size. websocket.Conn.Read grows a buffer
+// from 512 bytes instead: a screenshot cost a dozen copies of itself and
+// twice its size in garbage.
+func (s *session) readMessage(scratch *[]byte) (websocket.MessageType, []byte, error) {
 	typ, r, err := s.ws.Reader(context.Background())
 	if err != nil {
 		return 0, nil, err
 	}
-	i := 0
-	if typ == websocket.MessageBinary {
-		i = 1
-	}
-	buf := make([]byte, 0, max(hint[i]+hint[i]/8, 512))
+	buf := (*scratch)[:0]
 	for {
 		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, len(buf))
+			buf = slices.Grow(buf, max(len(buf), 4096))
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
-			hint[i] = len(buf)
-			return typ, buf, nil
+			break
 		}
 		if err != nil {
 			return 0, nil, err
 		}
 	}
+	if cap(buf) <= maxScratch {
+		*scratch = buf
+	}
+	return typ, bytes.Clone(buf), nil
 }
+
+// maxScratch bounds the read buffer a session keeps between messages.
+const maxScratch = 8 << 20
 
 func (c *Client) readLoop(s *session) {
 	defer close(s.done)
-	var hint [2]int // the last text and binary message sizes
+	var scratch []byte
 	for {
-		typ, data, err := s.readMessage(&hint)
+		typ, data, err := s.readMessage(&scratch)
 		if err != nil {
 			s.fail(&Error{Code: CodeClosed, Detail: "connection lost: " + err.Error(), Err: err})
 			return
