@@ -1,0 +1,36 @@
+//go:build !unix
+
+package escouade
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// startGroup starts cmd. Without process groups, only the program itself
+// can be killed.
+func startGroup(cmd *exec.Cmd) (*group, error) {
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	g := &group{pgid: cmd.Process.Pid, proc: cmd.Process, exited: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		g.mu.Lock()
+		g.reaped = true
+		g.state, g.err = cmd.ProcessState, err
+		g.mu.Unlock()
+		close(g.exited)
+	}()
+	return g, nil
+}
+
+// signal ends the program, whatever sig asks: there is no gentler way to
+// ask here.
+func (g *group) signal(syscall.Signal) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.reaped {
+		g.proc.Kill()
+	}
+}

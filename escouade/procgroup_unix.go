@@ -1,0 +1,43 @@
+//go:build unix && !linux
+
+package escouade
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// startGroup starts cmd in a group of its own and waits for it on a
+// goroutine of its own.
+func startGroup(cmd *exec.Cmd) (*group, error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	g := &group{pgid: cmd.Process.Pid, proc: cmd.Process, exited: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		g.mu.Lock()
+		// Without a wait that leaves the leader unreaped, the group is
+		// killed just after: its id could only name a stranger if the
+		// system reused it in between.
+		syscall.Kill(-g.pgid, syscall.SIGKILL)
+		g.reaped = true
+		g.state, g.err = cmd.ProcessState, err
+		g.mu.Unlock()
+		close(g.exited)
+	}()
+	return g, nil
+}
+
+// signal sends sig to the whole group, unless its leader was reaped.
+func (g *group) signal(sig syscall.Signal) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.reaped {
+		syscall.Kill(-g.pgid, sig)
+	}
+}
