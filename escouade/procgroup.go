@@ -18,7 +18,6 @@ import (
 // leader is killed.
 type group struct {
 	pgid   int           // the leader's pid, which names the group
-	proc   *os.Process   // the leader
 	exited chan struct{} // closed once the leader is reaped and Wait returned
 
 	mu     sync.Mutex

@@ -3,6 +3,7 @@
 package escouade
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -13,7 +14,7 @@ func startGroup(cmd *exec.Cmd) (*group, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	g := &group{pgid: cmd.Process.Pid, proc: cmd.Process, exited: make(chan struct{})}
+	g := &group{pgid: cmd.Process.Pid, exited: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
 		g.mu.Lock()
@@ -31,6 +32,10 @@ func (g *group) signal(syscall.Signal) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.reaped {
-		g.proc.Kill()
+		// The pid cannot name another process yet: exec holds the
+		// leader's handle until it is reaped.
+		if p, err := os.FindProcess(g.pgid); err == nil {
+			p.Kill()
+		}
 	}
 }

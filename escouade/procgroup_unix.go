@@ -17,7 +17,7 @@ func startGroup(cmd *exec.Cmd) (*group, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	g := &group{pgid: cmd.Process.Pid, proc: cmd.Process, exited: make(chan struct{})}
+	g := &group{pgid: cmd.Process.Pid, exited: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
 		g.mu.Lock()
