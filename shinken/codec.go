@@ -120,17 +120,30 @@ const MaxBinaryHeader = 1 << 20
 // header is a *BinaryFrameHeader or a *BinaryExecOutputHeader whose offsets
 // already point into payload.
 func AppendBinaryFrame(dst []byte, header Message, payload ...[]byte) ([]byte, error) {
-	body, err := json.Marshal(header)
+	h, err := frameHeader(header)
 	if err != nil {
 		return dst, err
 	}
-	h := spliceType(header.MessageType(), body)
+	return appendFrame(dst, h, payload...), nil
+}
+
+// appendFrame appends the frame made of the encoded header h and payload.
+func appendFrame(dst, h []byte, payload ...[]byte) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(h)))
 	dst = append(dst, h...)
 	for _, p := range payload {
 		dst = append(dst, p...)
 	}
-	return dst, nil
+	return dst
+}
+
+// frameHeader encodes a binary frame's JSON header, "type" first.
+func frameHeader(header Message) ([]byte, error) {
+	body, err := json.Marshal(header)
+	if err != nil {
+		return nil, err
+	}
+	return spliceType(header.MessageType(), body), nil
 }
 
 // frameHeadroom is the room the runtime leaves before an encoded image for
@@ -143,17 +156,13 @@ const frameHeadroom = 1024
 // slice of buf that starts where the header does. When the header does not
 // fit, it returns a new frame, the payload copied after the header.
 func putFrameHeader(buf []byte, headroom int, header Message) ([]byte, error) {
-	body, err := json.Marshal(header)
+	h, err := frameHeader(header)
 	if err != nil {
 		return nil, err
 	}
-	h := spliceType(header.MessageType(), body)
 	start := headroom - 4 - len(h)
 	if start < 0 {
-		frame := make([]byte, 0, 4+len(h)+len(buf)-headroom)
-		frame = binary.LittleEndian.AppendUint32(frame, uint32(len(h)))
-		frame = append(frame, h...)
-		return append(frame, buf[headroom:]...), nil
+		return appendFrame(make([]byte, 0, 4+len(h)+len(buf)-headroom), h, buf[headroom:]), nil
 	}
 	binary.LittleEndian.PutUint32(buf[start:], uint32(len(h)))
 	copy(buf[start+4:], h)
