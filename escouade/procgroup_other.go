@@ -15,14 +15,7 @@ func startGroup(cmd *exec.Cmd) (*group, error) {
 		return nil, err
 	}
 	g := &group{pgid: cmd.Process.Pid, exited: make(chan struct{})}
-	go func() {
-		err := cmd.Wait()
-		g.mu.Lock()
-		g.reaped = true
-		g.state, g.err = cmd.ProcessState, err
-		g.mu.Unlock()
-		close(g.exited)
-	}()
+	g.await(cmd, func() {})
 	return g, nil
 }
 

@@ -18,18 +18,10 @@ func startGroup(cmd *exec.Cmd) (*group, error) {
 		return nil, err
 	}
 	g := &group{pgid: cmd.Process.Pid, exited: make(chan struct{})}
-	go func() {
-		err := cmd.Wait()
-		g.mu.Lock()
-		// Without a wait that leaves the leader unreaped, the group is
-		// killed just after: its id could only name a stranger if the
-		// system reused it in between.
-		syscall.Kill(-g.pgid, syscall.SIGKILL)
-		g.reaped = true
-		g.state, g.err = cmd.ProcessState, err
-		g.mu.Unlock()
-		close(g.exited)
-	}()
+	// Without a wait that leaves the leader unreaped, the group is killed
+	// just after: its id could only name a stranger if the system reused
+	// it in between.
+	g.await(cmd, func() { syscall.Kill(-g.pgid, syscall.SIGKILL) })
 	return g, nil
 }
 

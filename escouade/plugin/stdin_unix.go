@@ -62,7 +62,7 @@ func readable(f *os.File) (*os.File, func()) {
 	case runtime.GOMAXPROCS(0) > 1:
 		return nil, nil
 	}
-	return nonblocking(f)
+	return dup(f, true)
 }
 
 // nonblocking returns a non-blocking copy of f's descriptor, polled by the
