@@ -518,19 +518,26 @@ func Members(data []byte, fn func(key, value []byte) error) error {
 		if err := fn(key, data[v:i]); err != nil {
 			return err
 		}
-		i = skipSpace(data, i)
-		if i >= len(data) {
-			return &SyntaxError{i, "unexpected end of text in an object"}
-		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case '}':
-			return nil
-		default:
-			return &SyntaxError{i, "want ',' or '}' in an object"}
+		var done bool
+		if i, done, err = afterItem(data, i, '}', "an object"); done || err != nil {
+			return err
 		}
 	}
+}
+
+// afterItem reads what follows an item of an object or array closed by
+// end: a comma (it returns the offset of the next item) or end (done).
+func afterItem(data []byte, i int, end byte, in string) (int, bool, error) {
+	i = skipSpace(data, i)
+	switch {
+	case i >= len(data):
+		return i, false, &SyntaxError{i, "unexpected end of text in " + in}
+	case data[i] == ',':
+		return skipSpace(data, i+1), false, nil
+	case data[i] == end:
+		return i, true, nil
+	}
+	return i, false, &SyntaxError{i, "want ',' or '" + string(end) + "' in " + in}
 }
 
 // Elements calls fn with each element of the array data, as raw JSON, with
@@ -553,17 +560,9 @@ func Elements(data []byte, fn func(i int, value []byte) error) error {
 		if err := fn(n, data[v:i]); err != nil {
 			return err
 		}
-		i = skipSpace(data, i)
-		if i >= len(data) {
-			return &SyntaxError{i, "unexpected end of text in an array"}
-		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case ']':
-			return nil
-		default:
-			return &SyntaxError{i, "want ',' or ']' in an array"}
+		var done bool
+		if i, done, err = afterItem(data, i, ']', "an array"); done || err != nil {
+			return err
 		}
 	}
 }
