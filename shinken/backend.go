@@ -3,6 +3,7 @@ package shinken
 import (
 	"context"
 	"image"
+	"shinken.dev/go/shinken/aci"
 	"time"
 )
 
@@ -53,7 +54,7 @@ type Capturer interface {
 	Display(ctx context.Context) (Display, error)
 	// Capture captures scope. An unknown window is an error wrapping
 	// ErrNoSuchWindow.
-	Capture(ctx context.Context, scope Scope) (Frame, error)
+	Capture(ctx context.Context, scope aci.Scope) (Frame, error)
 }
 
 // PointerKind says what a [PointerEvent] does.
@@ -164,7 +165,7 @@ type Tree struct {
 	TruncatedWhy string
 	// Source says which accessibility system the nodes come from
 	// (SourceATSPI on Linux desktops); empty for a backend's own tree.
-	Source ElementSource
+	Source aci.ElementSource
 }
 
 // ElementOp says what [A11y.Do] does to a node.
@@ -298,5 +299,5 @@ type PointerReporter interface {
 // A PlatformReporter says which platform a backend drives. Without one the
 // Runtime reports linux.
 type PlatformReporter interface {
-	Platform() Platform
+	Platform() aci.Platform
 }

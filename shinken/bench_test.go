@@ -16,11 +16,13 @@ import (
 	"shinken.dev/go/backend/osexec"
 	"shinken.dev/go/internal/imaging"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
 )
 
 // benchEnv serves a 1920×1080 headless desktop with notes and form open,
 // on loopback, without the validating proxy (it would be measured too).
-func benchEnv(b *testing.B, opts *shinken.DialOptions, rtOpts ...func(*shinken.RuntimeOptions)) (*shinken.Client, *headless.Desktop, *shinken.Runtime) {
+func benchEnv(b *testing.B, opts *client.DialOptions, rtOpts ...func(*shinken.RuntimeOptions)) (*client.Client, *headless.Desktop, *shinken.Runtime) {
 	b.Helper()
 	desk := headless.New(&headless.Options{Width: 1920, Height: 1080})
 	ctx := context.Background()
@@ -32,12 +34,12 @@ func benchEnv(b *testing.B, opts *shinken.DialOptions, rtOpts ...func(*shinken.R
 	}
 	rt := shinken.NewRuntime(desk, ro)
 	srv := httptest.NewServer(rt)
-	o := shinken.DialOptions{}
+	o := client.DialOptions{}
 	if opts != nil {
 		o = *opts
 	}
 	o.Token = testToken
-	c, err := shinken.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &o)
+	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func BenchmarkCaptureEncode(b *testing.B) {
 	var buf []byte
 	start := cpuTime()
 	for b.Loop() {
-		f, err := desk.Capture(ctx, shinken.ScopeScreen)
+		f, err := desk.Capture(ctx, aci.ScopeScreen)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -88,7 +90,7 @@ func BenchmarkCaptureEncode(b *testing.B) {
 func BenchmarkScreenshot(b *testing.B) {
 	for _, text := range []bool{false, true} {
 		b.Run(map[bool]string{false: "binary", true: "text"}[text], func(b *testing.B) {
-			c, _, _ := benchEnv(b, &shinken.DialOptions{TextFrames: text, NoFrameCache: true})
+			c, _, _ := benchEnv(b, &client.DialOptions{TextFrames: text, NoFrameCache: true})
 			ctx := context.Background()
 			var n int
 			start := cpuTime()
@@ -107,7 +109,7 @@ func BenchmarkScreenshot(b *testing.B) {
 
 // BenchmarkScreenshotDecoded adds the client's PNG decode to the round trip.
 func BenchmarkScreenshotDecoded(b *testing.B) {
-	c, _, _ := benchEnv(b, &shinken.DialOptions{NoFrameCache: true})
+	c, _, _ := benchEnv(b, &client.DialOptions{NoFrameCache: true})
 	ctx := context.Background()
 	for b.Loop() {
 		s, err := c.Screenshot(ctx, nil)
@@ -145,7 +147,7 @@ func BenchmarkCaptureHash(b *testing.B) {
 	ctx := context.Background()
 	desk.Launch(ctx, "notes", nil)
 	for b.Loop() {
-		f, _ := desk.Capture(ctx, shinken.ScopeScreen)
+		f, _ := desk.Capture(ctx, aci.ScopeScreen)
 		imaging.FrameHash(f.Image)
 	}
 }
@@ -156,7 +158,7 @@ func BenchmarkClickAck(b *testing.B) {
 	c, _, _ := benchEnv(b, nil)
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, b.N)
-	t := shinken.Px(5, 1075)
+	t := aci.Px(5, 1075)
 	for b.Loop() {
 		s := time.Now()
 		if err := c.Click(ctx, t); err != nil {
@@ -181,7 +183,7 @@ func BenchmarkExecTrue(b *testing.B) {
 	c, _, _ := benchEnv(b, nil)
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, b.N)
-	a := &shinken.Action{Argv: []string{"true"}}
+	a := &aci.Action{Argv: []string{"true"}}
 	for b.Loop() {
 		s := time.Now()
 		if _, err := c.Exec(ctx, a); err != nil {
@@ -196,7 +198,7 @@ func BenchmarkExecTrue(b *testing.B) {
 func BenchmarkExecStream(b *testing.B) {
 	for _, text := range []bool{false, true} {
 		b.Run(map[bool]string{false: "binary", true: "text"}[text], func(b *testing.B) {
-			c, _, _ := benchEnv(b, &shinken.DialOptions{TextFrames: text}, func(o *shinken.RuntimeOptions) {
+			c, _, _ := benchEnv(b, &client.DialOptions{TextFrames: text}, func(o *shinken.RuntimeOptions) {
 				o.Exec.StreamBudget = 1 << 40
 			})
 			ctx := context.Background()
@@ -206,7 +208,7 @@ func BenchmarkExecStream(b *testing.B) {
 			}
 			b.SetBytes(int64(size))
 			for b.Loop() {
-				st, err := c.ExecStream(ctx, &shinken.Action{Argv: []string{"head", "-c", fmt.Sprint(size), "/dev/zero"}})
+				st, err := c.ExecStream(ctx, &aci.Action{Argv: []string{"head", "-c", fmt.Sprint(size), "/dev/zero"}})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -232,11 +234,11 @@ func BenchmarkScreencastTyping(b *testing.B) {
 	for _, n := range tree.Nodes {
 		if n.Role == "text" {
 			desk.Do(ctx, n.ID, shinken.ElementAction{Op: shinken.OpInvoke})
-			c.Click(ctx, shinken.Px(float64(n.BBox.Min.X+5), float64(n.BBox.Min.Y+5)))
+			c.Click(ctx, aci.Px(float64(n.BBox.Min.X+5), float64(n.BBox.Min.Y+5)))
 			break
 		}
 	}
-	sc, err := c.Screencast(ctx, &shinken.ScreencastRequest{FPS: 10, Delta: true})
+	sc, err := c.Screencast(ctx, &client.ScreencastRequest{FPS: 10, Delta: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -337,14 +339,14 @@ func bigTree(n int) []shinken.Node {
 // frames, cache off), so both see the same machine load, and reports the
 // ratio of their medians, of their means, and of the CPU time each took.
 func BenchmarkScreenshotRatio(b *testing.B) {
-	c, desk, _ := benchEnv(b, &shinken.DialOptions{NoFrameCache: true})
+	c, desk, _ := benchEnv(b, &client.DialOptions{NoFrameCache: true})
 	ctx := context.Background()
 	var buf []byte
 	var floor, full []time.Duration
 	var floorCPU, fullCPU time.Duration
 	for b.Loop() {
 		s, cpu := time.Now(), cpuTime()
-		f, err := desk.Capture(ctx, shinken.ScopeScreen)
+		f, err := desk.Capture(ctx, aci.ScopeScreen)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"shinken.dev/go/internal/strictjson"
+	"shinken.dev/go/shinken/aci"
 )
 
 // conn is one client session: one reader (serve), one writer (writeLoop),
@@ -32,7 +33,7 @@ type conn struct {
 	binary bool // negotiated binary frames
 
 	out   chan outgoing // the writer's queue
-	input chan *ActionMsg
+	input chan *aci.ActionMsg
 
 	work  sync.WaitGroup // request goroutines
 	slots chan struct{}  // bounds concurrent requests
@@ -73,7 +74,7 @@ func newConn(rt *Runtime, ws *websocket.Conn, remote string, unix bool) *conn {
 		unix:   unix,
 		log:    rt.log.With("remote", remote),
 		out:    make(chan outgoing, rt.opts.WriteQueue),
-		input:  make(chan *ActionMsg, maxInFlight),
+		input:  make(chan *aci.ActionMsg, maxInFlight),
 		slots:  make(chan struct{}, maxInFlight),
 	}
 	c.obs = NewObserver(rt.backend)
@@ -160,12 +161,12 @@ func (c *conn) handshake() bool {
 		c.ws.Close(websocket.StatusPolicyViolation, "the first message must be a text hello")
 		return false
 	}
-	m, err := Unmarshal(data)
+	m, err := aci.Unmarshal(data)
 	if err != nil {
 		c.ws.Close(websocket.StatusPolicyViolation, truncateReason("bad hello: "+err.Error()))
 		return false
 	}
-	hello, ok := m.(*Hello)
+	hello, ok := m.(*aci.Hello)
 	if !ok {
 		c.ws.Close(websocket.StatusPolicyViolation, "the first message must be a hello, not "+m.MessageType())
 		return false
@@ -176,8 +177,8 @@ func (c *conn) handshake() bool {
 		return false
 	}
 	c.binary = hello.Accept != nil && hello.Accept.BinaryFrames
-	w := &Welcome{Server: ServerInfo{Name: c.rt.opts.Name, Version: Version, Platform: c.rt.platform}, Capabilities: c.rt.caps}
-	data, err = Marshal(w)
+	w := &aci.Welcome{Server: aci.ServerInfo{Name: c.rt.opts.Name, Version: aci.Version, Platform: c.rt.platform}, Capabilities: c.rt.caps}
+	data, err = aci.Marshal(w)
 	if err == nil {
 		err = c.ws.Write(ctx, websocket.MessageText, data)
 	}
@@ -243,7 +244,7 @@ func (c *conn) readLoop() {
 // dispatch routes one message. It returns false when the connection must
 // close.
 func (c *conn) dispatch(data []byte) bool {
-	m, err := Unmarshal(data)
+	m, err := aci.Unmarshal(data)
 	if err != nil {
 		callID, _ := strictjson.TopString(data, "call_id")
 		if callID == "" {
@@ -251,32 +252,32 @@ func (c *conn) dispatch(data []byte) bool {
 			return false
 		}
 		typ, _ := strictjson.TopString(data, "type")
-		verb, streamed := Verb(""), false
+		verb, streamed := aci.Verb(""), false
 		if typ == "action" {
 			verb, streamed = peekVerb(data)
 		}
 		c.log.Info("invalid message", "call_id", callID, "err", err)
 		if streamed {
-			c.send(&Ack{CallID: callID, OK: false, Error: WireError(err)})
+			c.send(&aci.Ack{CallID: callID, OK: false, Error: aci.WireError(err)})
 			return true
 		}
 		c.fail(callID, typ, verb, err)
 		return true
 	}
 	switch m := m.(type) {
-	case *Ping:
-		c.send(&Pong{T: m.T})
-	case *Query:
+	case *aci.Ping:
+		c.send(&aci.Pong{T: m.T})
+	case *aci.Query:
 		c.goWork(func() { c.query(m) })
-	case *ActionMsg:
+	case *aci.ActionMsg:
 		v := m.Action.Verb
 		if !c.rt.verbs[v] {
-			c.fail(m.CallID, "action", v, Errorf(CodeUnsupportedVerb, "%s is not supported by this runtime's backend", v))
+			c.fail(m.CallID, "action", v, aci.Errorf(aci.CodeUnsupportedVerb, "%s is not supported by this runtime's backend", v))
 			return true
 		}
 		// Mutations, and the screencast switches, keep this client's order:
 		// a stop sent after a start must find the stream started.
-		if v.Mutating() || v == VerbStartScreencast || v == VerbStopScreencast {
+		if v.Mutating() || v == aci.VerbStartScreencast || v == aci.VerbStopScreencast {
 			select {
 			case c.input <- m:
 			case <-c.ctx.Done():
@@ -285,7 +286,7 @@ func (c *conn) dispatch(data []byte) bool {
 			return true
 		}
 		c.goWork(func() { c.act(m) })
-	case *Hello:
+	case *aci.Hello:
 		c.cancel(&closeErr{websocket.StatusPolicyViolation, "hello sent twice"})
 		return false
 	default:
@@ -298,14 +299,14 @@ func (c *conn) dispatch(data []byte) bool {
 // peekVerb finds the verb of an action message that failed to decode, and
 // whether it asked for a streamed exec, to answer in the right shape. Keys
 // match exactly, as everywhere on this wire.
-func peekVerb(data []byte) (Verb, bool) {
+func peekVerb(data []byte) (aci.Verb, bool) {
 	action, ok := strictjson.TopRaw(data, "action")
 	if !ok {
 		return "", false
 	}
 	v, _ := strictjson.TopString(action, "verb")
 	stream, _ := strictjson.TopRaw(action, "stream")
-	return Verb(v), Verb(v) == VerbExec && string(stream) == "true"
+	return aci.Verb(v), aci.Verb(v) == aci.VerbExec && string(stream) == "true"
 }
 
 // goWork runs f on its own goroutine, at most maxInFlight at once: past
@@ -326,10 +327,10 @@ func (c *conn) goWork(f func()) {
 
 // recoverCall turns a panic in a handler into an internal_error reply, so
 // the call is answered and the process stays up.
-func (c *conn) recoverCall(callID, typ string, verb Verb) {
+func (c *conn) recoverCall(callID, typ string, verb aci.Verb) {
 	if r := recover(); r != nil {
 		c.log.Error("handler panic", "call_id", callID, "panic", r, "stack", string(debug.Stack()))
-		c.fail(callID, typ, verb, Errorf(CodeInternal, "the runtime failed handling this call (%v)", r))
+		c.fail(callID, typ, verb, aci.Errorf(aci.CodeInternal, "the runtime failed handling this call (%v)", r))
 	}
 }
 
@@ -353,8 +354,8 @@ func (c *conn) inputLoop() {
 
 // send queues a message for the writer. It waits while the queue is full
 // (replies are never dropped) and gives up only when the connection ends.
-func (c *conn) send(m Message) bool {
-	data, err := Marshal(m)
+func (c *conn) send(m aci.Message) bool {
+	data, err := aci.Marshal(m)
 	if err != nil {
 		c.log.Error("encode failed", "type", m.MessageType(), "err", err)
 		return false
@@ -436,49 +437,49 @@ func (c *conn) write(o outgoing) bool {
 }
 
 // fail answers a request with ok=false, in the shape its verb answers with.
-func (c *conn) fail(callID, typ string, verb Verb, err error) {
-	msg := WireError(err)
-	if typ == "query" || verb == VerbClipboardGet || verb == VerbExec {
-		c.send(&Result{CallID: callID, OK: false, Error: msg})
+func (c *conn) fail(callID, typ string, verb aci.Verb, err error) {
+	msg := aci.WireError(err)
+	if typ == "query" || verb == aci.VerbClipboardGet || verb == aci.VerbExec {
+		c.send(&aci.Result{CallID: callID, OK: false, Error: msg})
 		return
 	}
-	c.send(&Ack{CallID: callID, OK: false, Error: msg})
+	c.send(&aci.Ack{CallID: callID, OK: false, Error: msg})
 }
 
-func (c *conn) ack(callID string) { c.send(&Ack{CallID: callID, OK: true}) }
+func (c *conn) ack(callID string) { c.send(&aci.Ack{CallID: callID, OK: true}) }
 
 func (c *conn) result(callID string, v any) {
 	data, err := json.Marshal(v)
 	if err != nil {
-		c.send(&Result{CallID: callID, OK: false, Error: WireError(Errorf(CodeInternal, "encode result: %v", err))})
+		c.send(&aci.Result{CallID: callID, OK: false, Error: aci.WireError(aci.Errorf(aci.CodeInternal, "encode result: %v", err))})
 		return
 	}
-	c.send(&Result{CallID: callID, OK: true, Value: data})
+	c.send(&aci.Result{CallID: callID, OK: true, Value: data})
 }
 
-func (c *conn) query(q *Query) {
+func (c *conn) query(q *aci.Query) {
 	defer c.recoverCall(q.CallID, "query", "")
 	ctx := c.ctx
 	switch q.Q {
-	case QueryPlatform:
+	case aci.QueryPlatform:
 		c.result(q.CallID, c.rt.platform)
-	case QueryScreenSize:
+	case aci.QueryScreenSize:
 		d, err := c.rt.display(ctx)
 		if err != nil {
 			c.fail(q.CallID, "query", "", err)
 			return
 		}
-		c.result(q.CallID, ScreenSize{W: d.W, H: d.H})
-	case QueryReady:
+		c.result(q.CallID, aci.ScreenSize{W: d.W, H: d.H})
+	case aci.QueryReady:
 		ready := true
 		if c.rt.capturer != nil {
 			_, err := c.rt.capturer.Display(ctx)
 			ready = err == nil
 		}
 		c.result(q.CallID, ready)
-	case QueryListWindows:
+	case aci.QueryListWindows:
 		if c.rt.windows == nil {
-			c.fail(q.CallID, "query", "", Errorf(CodeUnsupported, "the backend cannot list windows"))
+			c.fail(q.CallID, "query", "", aci.Errorf(aci.CodeUnsupported, "the backend cannot list windows"))
 			return
 		}
 		ws, err := c.rt.windows.Windows(ctx)
@@ -486,7 +487,7 @@ func (c *conn) query(q *Query) {
 			c.fail(q.CallID, "query", "", err)
 			return
 		}
-		out := make([]WindowInfo, 0, len(ws))
+		out := make([]aci.WindowInfo, 0, len(ws))
 		for _, w := range ws {
 			out = append(out, windowInfo(w))
 		}
@@ -494,24 +495,8 @@ func (c *conn) query(q *Query) {
 	}
 }
 
-// ScreenSize is the value of the screen_size query, in action pixels.
-type ScreenSize struct {
-	W int `json:"w"`
-	H int `json:"h"`
-}
-
-// WindowInfo is one entry of the list_windows query.
-type WindowInfo struct {
-	ID     uint64 `json:"id"`
-	Title  string `json:"title"`
-	App    string `json:"app,omitempty"`
-	PID    int    `json:"pid,omitempty"`
-	BBox   []int  `json:"bbox,omitempty"` // [x, y, w, h]
-	Active *bool  `json:"active,omitempty"`
-}
-
-func windowInfo(w Window) WindowInfo {
-	wi := WindowInfo{ID: w.ID, Title: w.Title, App: w.App, PID: w.PID}
+func windowInfo(w Window) aci.WindowInfo {
+	wi := aci.WindowInfo{ID: w.ID, Title: w.Title, App: w.App, PID: w.PID}
 	if !w.BBox.Empty() {
 		wi.BBox = []int{w.BBox.Min.X, w.BBox.Min.Y, w.BBox.Dx(), w.BBox.Dy()}
 	}
@@ -521,25 +506,25 @@ func windowInfo(w Window) WindowInfo {
 }
 
 // act runs one action and answers it.
-func (c *conn) act(m *ActionMsg) {
+func (c *conn) act(m *aci.ActionMsg) {
 	a := &m.Action
 	defer c.recoverCall(m.CallID, "action", a.Verb)
 	start := time.Now()
 	var err error
 	switch a.Verb {
-	case VerbScreenshot:
+	case aci.VerbScreenshot:
 		err = c.screenshot(m.CallID, a)
 		if err == nil {
 			return
 		}
-	case VerbStartScreencast:
+	case aci.VerbStartScreencast:
 		// It acks itself, before its first frame can be queued.
 		if err = c.startScreencast(m.CallID, a); err == nil {
 			return
 		}
-	case VerbStopScreencast:
+	case aci.VerbStopScreencast:
 		c.rt.casts.stop(c)
-	case VerbWait:
+	case aci.VerbWait:
 		d := millis(a.MS, c.rt.opts.MaxWait)
 		t := time.NewTimer(d)
 		select {
@@ -548,24 +533,24 @@ func (c *conn) act(m *ActionMsg) {
 			t.Stop()
 			return
 		}
-	case VerbObserve:
+	case aci.VerbObserve:
 		err = c.observe(m.CallID, a)
 		if err == nil {
 			return
 		}
-	case VerbExec:
+	case aci.VerbExec:
 		c.exec(m.CallID, a)
 		return
-	case VerbClipboardGet:
+	case aci.VerbClipboardGet:
 		text, err := c.rt.clipboard.ClipboardText(c.ctx)
 		if err == nil && len(text) > c.rt.opts.MaxClipboard {
-			err = Errorf(CodeTooLarge, "the clipboard holds %d bytes of text; at most %d are returned", len(text), c.rt.opts.MaxClipboard)
+			err = aci.Errorf(aci.CodeTooLarge, "the clipboard holds %d bytes of text; at most %d are returned", len(text), c.rt.opts.MaxClipboard)
 		}
 		if err != nil {
 			c.fail(m.CallID, "action", a.Verb, err)
 			return
 		}
-		c.result(m.CallID, ClipboardValue{Text: text})
+		c.result(m.CallID, aci.ClipboardValue{Text: text})
 		return
 	default:
 		err = c.mutate(m.CallID, a)
@@ -583,12 +568,7 @@ func (c *conn) act(m *ActionMsg) {
 			// The action was done and acked; the observation the ack
 			// promised cannot come, so a second ack, not ok, says why.
 			c.log.Info("observe-after-act capture failed", "call_id", m.CallID, "err", err)
-			c.send(&Ack{CallID: m.CallID, OK: false, Error: WireError(err)})
+			c.send(&aci.Ack{CallID: m.CallID, OK: false, Error: aci.WireError(err)})
 		}
 	}
-}
-
-// ClipboardValue is the value of the result answering clipboard_get.
-type ClipboardValue struct {
-	Text string `json:"text"`
 }

@@ -10,6 +10,8 @@ import (
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
 )
 
 // An agent's unit test: serve a headless desktop, drive it through the
@@ -26,7 +28,7 @@ func Example() {
 	defer rt.Close()
 
 	// The agent.
-	c, err := shinken.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &shinken.DialOptions{Token: "secret"})
+	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: "secret"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -40,9 +42,9 @@ func Example() {
 		ref[el.Role+" "+el.Name] = el.Ref
 	}
 	c.SetValue(ctx, ref["text Name"], "Ada")
-	c.Click(ctx, shinken.Ref(ref["push button Submit"]))
+	c.Click(ctx, aci.Ref(ref["push button Submit"]))
 
-	diff, err := c.Observe(ctx, &shinken.ObserveRequest{Diff: true})
+	diff, err := c.Observe(ctx, &client.ObserveRequest{Diff: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -66,14 +68,14 @@ func ExampleClient_Screenshot() {
 	srv := httptest.NewServer(rt)
 	defer srv.Close()
 	defer rt.Close()
-	c, err := shinken.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &shinken.DialOptions{Token: "t"})
+	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: "t"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
 
-	first, _ := c.Screenshot(ctx, &shinken.ScreenshotRequest{MaxLongEdge: 640})
-	second, _ := c.Screenshot(ctx, &shinken.ScreenshotRequest{MaxLongEdge: 640})
+	first, _ := c.Screenshot(ctx, &client.ScreenshotRequest{MaxLongEdge: 640})
+	second, _ := c.Screenshot(ctx, &client.ScreenshotRequest{MaxLongEdge: 640})
 	fmt.Println(first.Width, first.Height, first.Display.SourceRect.W, first.Cached)
 	fmt.Println(second.Cached, second.Hash == first.Hash)
 	// Output:
@@ -88,17 +90,17 @@ func ExampleErrStaleElementRef() {
 	srv := httptest.NewServer(rt)
 	defer srv.Close()
 	defer rt.Close()
-	c, err := shinken.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &shinken.DialOptions{Token: "t"})
+	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: "t"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
 
-	err = c.Click(ctx, shinken.Ref("e42"))
+	err = c.Click(ctx, aci.Ref("e42"))
 	fmt.Println(err)
-	var e *shinken.Error
+	var e *aci.Error
 	if errors.As(err, &e) {
-		fmt.Println(e.Code == shinken.CodeStaleElementRef)
+		fmt.Println(e.Code == aci.CodeStaleElementRef)
 	}
 	// Output:
 	// stale_element_ref: e42 is gone or was never observed in this session: observe again

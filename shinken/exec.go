@@ -10,28 +10,29 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"shinken.dev/go/shinken/aci"
 )
 
 // exec runs the exec verb: buffered (one result holding an ExecResult) or
 // streamed (an ack, exec_output chunks, then exactly one exec_exit).
-func (c *conn) exec(callID string, a *Action) {
+func (c *conn) exec(callID string, a *aci.Action) {
 	rt := c.rt
 	streamed := a.Stream != nil && *a.Stream
 	failSpawn := func(err error) {
 		if streamed {
-			c.send(&ExecExit{Cause: callID, ExitCode: nil, Error: WireError(err)})
+			c.send(&aci.ExecExit{Cause: callID, ExitCode: nil, Error: aci.WireError(err)})
 			return
 		}
-		c.fail(callID, "action", VerbExec, err)
+		c.fail(callID, "action", aci.VerbExec, err)
 	}
 	// A refusal before anything runs is the reply the form promises: a
 	// result for the buffered form, an ack for the streamed one.
 	refuse := func(err error) {
 		if streamed {
-			c.send(&Ack{CallID: callID, OK: false, Error: WireError(err)})
+			c.send(&aci.Ack{CallID: callID, OK: false, Error: aci.WireError(err)})
 			return
 		}
-		c.fail(callID, "action", VerbExec, err)
+		c.fail(callID, "action", aci.VerbExec, err)
 	}
 	if err := rt.authorize(c.ctx, c, a); err != nil {
 		refuse(err)
@@ -70,9 +71,9 @@ func (c *conn) exec(callID string, a *Action) {
 	if err != nil {
 		// An executor's own codes (too_many_execs, invalid_action...) pass
 		// through; anything uncoded is a spawn failure.
-		var e *Error
+		var e *aci.Error
 		if !errors.As(err, &e) {
-			err = &Error{Code: CodeExecSpawnFailed, Detail: err.Error(), Err: err}
+			err = &aci.Error{Code: aci.CodeExecSpawnFailed, Detail: err.Error(), Err: err}
 		}
 		free()
 		failSpawn(err)
@@ -96,12 +97,12 @@ func (c *conn) reserveExec() (func(), error) {
 	c.mu.Lock()
 	if int(c.execs) >= rt.opts.Exec.MaxPerConn {
 		c.mu.Unlock()
-		return nil, Errorf(CodeTooManyExecs, "this connection already runs %d execs", rt.opts.Exec.MaxPerConn)
+		return nil, aci.Errorf(aci.CodeTooManyExecs, "this connection already runs %d execs", rt.opts.Exec.MaxPerConn)
 	}
 	if rt.execs.Add(1) > int64(rt.opts.Exec.MaxTotal) {
 		rt.execs.Add(-1)
 		c.mu.Unlock()
-		return nil, Errorf(CodeTooManyExecs, "the runtime already runs %d execs", rt.opts.Exec.MaxTotal)
+		return nil, aci.Errorf(aci.CodeTooManyExecs, "the runtime already runs %d execs", rt.opts.Exec.MaxTotal)
 	}
 	c.execs++
 	c.mu.Unlock()
@@ -196,8 +197,8 @@ func incompleteTail(b []byte) int {
 	return 0
 }
 
-func execResult(r Collected, start time.Time) *ExecResult {
-	res := &ExecResult{
+func execResult(r Collected, start time.Time) *aci.ExecResult {
+	res := &aci.ExecResult{
 		TimedOut:        r.Status.TimedOut,
 		Stdout:          OutputText(r.Stdout, r.StdoutTruncated),
 		Stderr:          OutputText(r.Stderr, r.StderrTruncated),
@@ -271,17 +272,17 @@ func (c *conn) streamExec(callID string, p Process, start time.Time, free func()
 	st, _ := p.Wait()
 	code, sig := exitFields(st)
 	free()
-	c.send(&ExecExit{Cause: callID, ExitCode: code, Signal: sig, TimedOut: st.TimedOut, DurationMS: durMS(st, start), Truncated: truncated})
+	c.send(&aci.ExecExit{Cause: callID, ExitCode: code, Signal: sig, TimedOut: st.TimedOut, DurationMS: durMS(st, start), Truncated: truncated})
 }
 
 func (c *conn) sendExecChunk(callID string, seq uint64, channel string, data []byte) bool {
 	if c.binary {
-		hdr := &BinaryExecOutputHeader{Cause: callID, Seq: seq, Channel: channel, Data: ByteRange{Off: 0, Len: len(data)}}
-		frame, err := AppendBinaryFrame(make([]byte, 0, len(data)+128), hdr, data)
+		hdr := &aci.BinaryExecOutputHeader{Cause: callID, Seq: seq, Channel: channel, Data: aci.ByteRange{Off: 0, Len: len(data)}}
+		frame, err := aci.AppendBinaryFrame(make([]byte, 0, len(data)+128), hdr, data)
 		if err != nil {
 			return false
 		}
 		return c.enqueue(outgoing{typ: websocket.MessageBinary, data: frame})
 	}
-	return c.send(&ExecOutput{Cause: callID, Seq: seq, Channel: channel, DataB64: base64.StdEncoding.EncodeToString(data)})
+	return c.send(&aci.ExecOutput{Cause: callID, Seq: seq, Channel: channel, DataB64: base64.StdEncoding.EncodeToString(data)})
 }

@@ -15,11 +15,13 @@ import (
 	"time"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
 )
 
-func argv(a ...string) *shinken.Action { return &shinken.Action{Argv: a} }
+func argv(a ...string) *aci.Action { return &aci.Action{Argv: a} }
 
-func shell(s string) *shinken.Action { return &shinken.Action{Shell: &s} }
+func shell(s string) *aci.Action { return &aci.Action{Shell: &s} }
 
 func TestExecBuffered(t *testing.T) {
 	e := newEnv(t, nil)
@@ -57,13 +59,13 @@ func TestExecBuffered(t *testing.T) {
 	}
 
 	// Spawn failures are typed.
-	if _, err := c.Exec(ctx, argv("no-such-program-xyz")); !errors.Is(err, shinken.ErrExecSpawnFailed) {
+	if _, err := c.Exec(ctx, argv("no-such-program-xyz")); !errors.Is(err, aci.ErrExecSpawnFailed) {
 		t.Fatalf("missing program: %v", err)
 	}
 	bad := "/no/such/dir"
 	a = argv("true")
 	a.Cwd = &bad
-	if _, err := c.Exec(ctx, a); !errors.Is(err, shinken.ErrExecSpawnFailed) {
+	if _, err := c.Exec(ctx, a); !errors.Is(err, aci.ErrExecSpawnFailed) {
 		t.Fatalf("missing cwd: %v", err)
 	}
 
@@ -127,7 +129,7 @@ func TestExecStreamBinaryExact(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := testCtx(t)
 	for _, text := range []bool{false, true} {
-		c := e.dial(t, &shinken.DialOptions{TextFrames: text})
+		c := e.dial(t, &client.DialOptions{TextFrames: text})
 		st, err := c.ExecStream(ctx, shell(`printf '\377\000\001'; printf 'err' >&2; printf '\376'`))
 		if err != nil {
 			t.Fatal(err)
@@ -191,7 +193,7 @@ func TestExecTruncation(t *testing.T) {
 	if err := other.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Screenshot(ctx, &shinken.ScreenshotRequest{MaxLongEdge: 100}); err != nil {
+	if _, err := other.Screenshot(ctx, &client.ScreenshotRequest{MaxLongEdge: 100}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -238,10 +240,10 @@ func TestExecDroppedConnectionKillsGroup(t *testing.T) {
 
 func TestExecAuthorizerAndLimits(t *testing.T) {
 	deny := shinken.AuthorizerFunc(func(ctx context.Context, req shinken.AuthRequest) error {
-		if req.Verb == shinken.VerbExec && req.Action.Argv != nil && req.Action.Argv[0] == "rm" {
+		if req.Verb == aci.VerbExec && req.Action.Argv != nil && req.Action.Argv[0] == "rm" {
 			return errors.New("rm is not allowed here")
 		}
-		if req.Verb == shinken.VerbLaunchApp {
+		if req.Verb == aci.VerbLaunchApp {
 			return errors.New("no apps")
 		}
 		return nil
@@ -250,11 +252,11 @@ func TestExecAuthorizerAndLimits(t *testing.T) {
 	c := e.dial(t, nil)
 	ctx := testCtx(t)
 	_, err := c.Exec(ctx, argv("rm", "-rf", "/nothing"))
-	var se *shinken.Error
-	if !errors.As(err, &se) || se.Code != shinken.CodePermissionDenied || se.Detail != "rm is not allowed here" {
+	var se *aci.Error
+	if !errors.As(err, &se) || se.Code != aci.CodePermissionDenied || se.Detail != "rm is not allowed here" {
 		t.Fatalf("denied exec: %#v", err)
 	}
-	if err := c.LaunchApp(ctx, "notes"); !errors.Is(err, shinken.ErrPermissionDenied) {
+	if err := c.LaunchApp(ctx, "notes"); !errors.Is(err, aci.ErrPermissionDenied) {
 		t.Fatalf("denied launch: %v", err)
 	}
 	if res, err := c.Exec(ctx, argv("true")); err != nil || *res.ExitCode != 0 {
@@ -269,7 +271,7 @@ func TestExecAuthorizerAndLimits(t *testing.T) {
 	if _, err := st.Next(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Exec(ctx, argv("true")); !errors.Is(err, shinken.ErrTooManyExecs) {
+	if _, err := c.Exec(ctx, argv("true")); !errors.Is(err, aci.ErrTooManyExecs) {
 		t.Fatalf("second exec: %v", err)
 	}
 	// Another connection has its own allowance.
@@ -338,7 +340,7 @@ func TestExecBackpressure(t *testing.T) {
 }
 
 // streamedBytes reads a streamed exec to its end and counts its bytes.
-func streamedBytes(ctx context.Context, st *shinken.ExecStream) (int, error) {
+func streamedBytes(ctx context.Context, st *client.ExecStream) (int, error) {
 	total := 0
 	for {
 		ch, err := st.Next(ctx)

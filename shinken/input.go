@@ -4,6 +4,7 @@ import (
 	"context"
 	"image"
 	"math"
+	"shinken.dev/go/shinken/aci"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -12,30 +13,30 @@ import (
 // mutate runs a mutating verb. Input is a shared device: the runtime-wide
 // input lock serialises every mutation, and each connection's input lane
 // keeps its own in arrival order.
-func (c *conn) mutate(callID string, a *Action) error {
+func (c *conn) mutate(callID string, a *aci.Action) error {
 	ctx := c.ctx
 	rt := c.rt
 	switch a.Verb {
-	case VerbLaunchApp:
+	case aci.VerbLaunchApp:
 		if err := rt.authorize(ctx, c, a); err != nil {
 			return err
 		}
 		return rt.launcher.Launch(ctx, *a.App, a.Args)
-	case VerbClipboardSet:
+	case aci.VerbClipboardSet:
 		if len(*a.Text) > rt.opts.MaxClipboard {
-			return Errorf(CodeTooLarge, "clipboard_set of %d bytes; at most %d", len(*a.Text), rt.opts.MaxClipboard)
+			return aci.Errorf(aci.CodeTooLarge, "clipboard_set of %d bytes; at most %d", len(*a.Text), rt.opts.MaxClipboard)
 		}
 		return rt.clipboard.SetClipboardText(ctx, *a.Text)
-	case VerbActivateWindow:
+	case aci.VerbActivateWindow:
 		return rt.activate(ctx, a)
-	case VerbInvokeAction:
+	case aci.VerbInvokeAction:
 		return c.obs.do(ctx, a.Target, ElementAction{Op: OpInvoke, Action: invokeName(a)})
-	case VerbSetValue:
+	case aci.VerbSetValue:
 		return c.obs.do(ctx, a.Target, ElementAction{Op: OpSetValue, Text: *a.Text})
 	}
 
-	if a.Verb == VerbTypeText && len(*a.Text) > rt.opts.MaxTypeText {
-		return Errorf(CodeTooLarge, "type_text of %d bytes; at most %d (set_value or the clipboard take more)", len(*a.Text), rt.opts.MaxTypeText)
+	if a.Verb == aci.VerbTypeText && len(*a.Text) > rt.opts.MaxTypeText {
+		return aci.Errorf(aci.CodeTooLarge, "type_text of %d bytes; at most %d (set_value or the clipboard take more)", len(*a.Text), rt.opts.MaxTypeText)
 	}
 	// Pointer and keyboard verbs: resolve targets before taking the lock,
 	// since an element_ref may need an accessibility round trip.
@@ -58,33 +59,33 @@ func (c *conn) mutate(callID string, a *Action) error {
 	in := rt.injector
 	btn := buttonOf(a.Button)
 	switch a.Verb {
-	case VerbClick:
+	case aci.VerbClick:
 		return rt.click(ctx, p, ButtonLeft, 1)
-	case VerbDoubleClick:
+	case aci.VerbDoubleClick:
 		return rt.click(ctx, p, ButtonLeft, 2)
-	case VerbRightClick:
+	case aci.VerbRightClick:
 		return rt.click(ctx, p, ButtonRight, 1)
-	case VerbMove:
+	case aci.VerbMove:
 		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerMove, X: p.X, Y: p.Y})
-	case VerbMouseDown:
+	case aci.VerbMouseDown:
 		err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerDown, X: p.X, Y: p.Y, Button: btn})
 		if err == nil {
 			c.held[btn] = true
 		}
 		return err
-	case VerbMouseUp:
+	case aci.VerbMouseUp:
 		delete(c.held, btn)
 		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerUp, X: p.X, Y: p.Y, Button: btn})
-	case VerbScroll:
+	case aci.VerbScroll:
 		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerScroll, X: p.X, Y: p.Y, DX: notches(a.DX), DY: notches(a.DY)})
-	case VerbDrag:
+	case aci.VerbDrag:
 		return rt.drag(ctx, p, to, btn, millis(a.DurationMS, rt.opts.MaxDragDuration))
-	case VerbTypeText:
+	case aci.VerbTypeText:
 		return in.Type(ctx, *a.Text)
-	case VerbKey:
+	case aci.VerbKey:
 		return pressKeys(ctx, in, a.Keys)
 	}
-	return Errorf(CodeUnsupportedVerb, "%s", a.Verb)
+	return aci.Errorf(aci.CodeUnsupportedVerb, "%s", a.Verb)
 }
 
 // releaseHeld releases the buttons this connection pressed with mouse_down
@@ -111,18 +112,18 @@ func (c *conn) releaseHeld() {
 	clear(c.held)
 }
 
-func invokeName(a *Action) string {
+func invokeName(a *aci.Action) string {
 	if a.Text != nil {
 		return *a.Text
 	}
 	return ""
 }
 
-func buttonOf(b PointerButton) Button {
+func buttonOf(b aci.PointerButton) Button {
 	switch b {
-	case PointerMiddle:
+	case aci.PointerMiddle:
 		return ButtonMiddle
-	case PointerRight:
+	case aci.PointerRight:
 		return ButtonRight
 	}
 	return ButtonLeft
@@ -157,7 +158,7 @@ func (rt *Runtime) pointerPos(ctx context.Context) (image.Point, error) {
 	if p := rt.lastPtr.Load(); p != nil {
 		return *p, nil
 	}
-	return image.Point{}, Errorf(CodeInvalidAction, "no target and the pointer position is unknown")
+	return image.Point{}, aci.Errorf(aci.CodeInvalidAction, "no target and the pointer position is unknown")
 }
 
 func (rt *Runtime) click(ctx context.Context, p image.Point, b Button, n int) error {
@@ -219,31 +220,31 @@ func (rt *Runtime) drag(ctx context.Context, from, to image.Point, b Button, d t
 }
 
 // resolve maps a target to a point in global action pixels.
-func (c *conn) resolve(ctx context.Context, t *Target) (image.Point, error) {
+func (c *conn) resolve(ctx context.Context, t *aci.Target) (image.Point, error) {
 	switch t.Kind {
-	case TargetElementRef:
+	case aci.TargetElementRef:
 		return c.obs.center(ctx, t.Ref)
-	case TargetPointPx, TargetPointNorm:
+	case aci.TargetPointPx, aci.TargetPointNorm:
 		d, err := c.rt.display(ctx)
 		if err != nil {
 			return image.Point{}, err
 		}
 		x, y := *t.X, *t.Y
-		if t.Kind == TargetPointNorm {
+		if t.Kind == aci.TargetPointNorm {
 			// Map [0, 1] onto pixel centres so 1.0 lands on the last pixel.
 			x = math.Min(x*float64(d.W), float64(d.W-1))
 			y = math.Min(y*float64(d.H), float64(d.H-1))
 		}
 		px, py := int(math.Round(x)), int(math.Round(y))
 		if px < 0 || py < 0 || px >= d.W || py >= d.H {
-			return image.Point{}, Errorf(CodeInvalidAction, "point (%g, %g) lies outside the %d×%d screen", *t.X, *t.Y, d.W, d.H)
+			return image.Point{}, aci.Errorf(aci.CodeInvalidAction, "point (%g, %g) lies outside the %d×%d screen", *t.X, *t.Y, d.W, d.H)
 		}
 		return image.Pt(px, py), nil
 	}
-	return image.Point{}, Errorf(CodeInvalidAction, "unknown target kind %q", t.Kind)
+	return image.Point{}, aci.Errorf(aci.CodeInvalidAction, "unknown target kind %q", t.Kind)
 }
 
-func (rt *Runtime) activate(ctx context.Context, a *Action) error {
+func (rt *Runtime) activate(ctx context.Context, a *aci.Action) error {
 	if a.WindowID != nil {
 		return rt.windows.Activate(ctx, *a.WindowID)
 	}
@@ -257,18 +258,18 @@ func (rt *Runtime) activate(ctx context.Context, a *Action) error {
 			return rt.windows.Activate(ctx, w.ID)
 		}
 	}
-	return Errorf(CodeNoSuchWindow, "no window title contains %q", *a.App)
+	return aci.Errorf(aci.CodeNoSuchWindow, "no window title contains %q", *a.App)
 }
 
-func (rt *Runtime) authorize(ctx context.Context, c *conn, a *Action) error {
+func (rt *Runtime) authorize(ctx context.Context, c *conn, a *aci.Action) error {
 	if rt.opts.Authorizer == nil {
 		return nil
 	}
 	if err := rt.opts.Authorizer.Authorize(ctx, AuthRequest{Verb: a.Verb, Action: a, Remote: c.remote}); err != nil {
-		if _, ok := err.(*Error); ok && strings.HasPrefix(err.Error(), string(CodePermissionDenied)) {
+		if _, ok := err.(*aci.Error); ok && strings.HasPrefix(err.Error(), string(aci.CodePermissionDenied)) {
 			return err
 		}
-		return &Error{Code: CodePermissionDenied, Detail: err.Error(), Err: err}
+		return &aci.Error{Code: aci.CodePermissionDenied, Detail: err.Error(), Err: err}
 	}
 	return nil
 }
@@ -293,7 +294,7 @@ var keyAliases = map[string]string{
 // "pgdn", "a", "é") to the X keysym name an Injector receives.
 func KeyName(s string) (string, error) {
 	if s == "" {
-		return "", Errorf(CodeInvalidAction, "empty key name")
+		return "", aci.Errorf(aci.CodeInvalidAction, "empty key name")
 	}
 	if k, ok := keyAliases[strings.ToLower(s)]; ok {
 		return k, nil
@@ -304,7 +305,7 @@ func KeyName(s string) (string, error) {
 	// Anything else is taken as a keysym name ("KP_Enter", "Control_R").
 	for _, r := range s {
 		if !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return "", Errorf(CodeInvalidAction, "unknown key %q", s)
+			return "", aci.Errorf(aci.CodeInvalidAction, "unknown key %q", s)
 		}
 	}
 	return s, nil
@@ -321,7 +322,7 @@ func ParseKeys(expr string) ([][]string, error) {
 	var seq [][]string
 	combos := strings.Fields(expr)
 	if len(combos) > maxKeyCombos {
-		return nil, Errorf(CodeTooLarge, "%d key combos in one key action; at most %d", len(combos), maxKeyCombos)
+		return nil, aci.Errorf(aci.CodeTooLarge, "%d key combos in one key action; at most %d", len(combos), maxKeyCombos)
 	}
 	for _, combo := range combos {
 		var names []string
@@ -334,7 +335,7 @@ func ParseKeys(expr string) ([][]string, error) {
 		}
 		for _, p := range parts {
 			if p == "" {
-				return nil, Errorf(CodeInvalidAction, "empty key in %q", combo)
+				return nil, aci.Errorf(aci.CodeInvalidAction, "empty key in %q", combo)
 			}
 			k, err := KeyName(p)
 			if err != nil {
@@ -345,7 +346,7 @@ func ParseKeys(expr string) ([][]string, error) {
 		seq = append(seq, names)
 	}
 	if len(seq) == 0 {
-		return nil, Errorf(CodeInvalidAction, "no keys in %q", expr)
+		return nil, aci.Errorf(aci.CodeInvalidAction, "no keys in %q", expr)
 	}
 	return seq, nil
 }

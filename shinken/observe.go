@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"image"
+	"shinken.dev/go/shinken/aci"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,7 +85,7 @@ type ObserveOptions struct {
 // It returns the tree and each node's entry. o.mu must be held.
 func (o *Observer) snapshot(ctx context.Context, desktop bool) (*Tree, []*refEntry, error) {
 	if o.a11y == nil {
-		return nil, nil, Errorf(CodeA11yUnavailable, "the backend has no accessibility tree")
+		return nil, nil, aci.Errorf(aci.CodeA11yUnavailable, "the backend has no accessibility tree")
 	}
 	scope := TreeActiveApp
 	if desktop {
@@ -92,9 +93,9 @@ func (o *Observer) snapshot(ctx context.Context, desktop bool) (*Tree, []*refEnt
 	}
 	t, err := o.a11y.Snapshot(ctx, SnapshotOptions{Scope: scope})
 	if err != nil {
-		var e *Error
+		var e *aci.Error
 		if !errors.As(err, &e) {
-			err = &Error{Code: CodeA11yUnavailable, Detail: err.Error(), Err: err}
+			err = &aci.Error{Code: aci.CodeA11yUnavailable, Detail: err.Error(), Err: err}
 		}
 		return nil, nil, err
 	}
@@ -168,7 +169,7 @@ func (o *Observer) settle(ctx context.Context, d time.Duration) {
 // Observe takes a structured observation: settles, snapshots, binds refs and
 // renders. The returned Observation has no obs_id or cause; the Runtime
 // adds them.
-func (o *Observer) Observe(ctx context.Context, opts ObserveOptions) (*Observation, error) {
+func (o *Observer) Observe(ctx context.Context, opts ObserveOptions) (*aci.Observation, error) {
 	start := time.Now()
 	o.settle(ctx, opts.Settle)
 	o.mu.Lock()
@@ -179,15 +180,15 @@ func (o *Observer) Observe(ctx context.Context, opts ObserveOptions) (*Observati
 	}
 	o.revision++
 	r := render(t, entries, o.shown, o.revision, opts.Diff && o.revision > 1)
-	obs := &Observation{Revision: o.revision, Tree: "full", TreeText: r.full}
+	obs := &aci.Observation{Revision: o.revision, Tree: "full", TreeText: r.full}
 	if r.diff != "" {
 		obs.Tree, obs.TreeText, obs.DiffOf = "diff", r.diff, o.revision-1
 	}
 	o.shown = r.shown
-	obs.Elements = make([]Element, len(t.Nodes))
+	obs.Elements = make([]aci.Element, len(t.Nodes))
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
-		e := Element{
+		e := aci.Element{
 			Ref: refName(entries[i].n), Role: n.Role, Name: n.Name, Description: n.Description, Value: n.Value,
 			States: n.States, Actions: n.Actions, Focused: n.Focused, Source: t.Source, Provenance: n.Provenance,
 			BBox: []float64{float64(n.BBox.Min.X), float64(n.BBox.Min.Y), float64(n.BBox.Dx()), float64(n.BBox.Dy())},
@@ -204,11 +205,11 @@ func (o *Observer) Observe(ctx context.Context, opts ObserveOptions) (*Observati
 	return obs, nil
 }
 
-func (c *conn) observe(callID string, a *Action) error {
+func (c *conn) observe(callID string, a *aci.Action) error {
 	if a.Structured != nil && !*a.Structured {
-		return Errorf(CodeInvalidAction, "observe is the structured verb: structured=false is not accepted; use screenshot for pixels")
+		return aci.Errorf(aci.CodeInvalidAction, "observe is the structured verb: structured=false is not accepted; use screenshot for pixels")
 	}
-	opts := ObserveOptions{Desktop: a.Scope == ScopeScreen}
+	opts := ObserveOptions{Desktop: a.Scope == aci.ScopeScreen}
 	if a.Diff != nil {
 		opts.Diff = *a.Diff
 	}
@@ -230,11 +231,11 @@ func (c *conn) observe(callID string, a *Action) error {
 func (o *Observer) lookup(ref string) (*refEntry, error) {
 	n, ok := parseRef(ref)
 	if !ok {
-		return nil, Errorf(CodeInvalidAction, "%q is not an element ref (e<N>)", ref)
+		return nil, aci.Errorf(aci.CodeInvalidAction, "%q is not an element ref (e<N>)", ref)
 	}
 	e, ok := o.byRef[n]
 	if !ok {
-		return nil, Errorf(CodeStaleElementRef, "%s is gone or was never observed in this session: observe again", ref)
+		return nil, aci.Errorf(aci.CodeStaleElementRef, "%s is gone or was never observed in this session: observe again", ref)
 	}
 	return e, nil
 }
@@ -270,18 +271,18 @@ func (o *Observer) center(ctx context.Context, ref string) (image.Point, error) 
 		}
 	}
 	if box.Empty() {
-		return image.Point{}, Errorf(CodeElementNotActionable, "%s has no visible area on the screen", ref)
+		return image.Point{}, aci.Errorf(aci.CodeElementNotActionable, "%s has no visible area on the screen", ref)
 	}
 	return image.Pt((box.Min.X+box.Max.X)/2, (box.Min.Y+box.Max.Y)/2), nil
 }
 
 // do performs an element operation on a ref target.
-func (o *Observer) do(ctx context.Context, t *Target, act ElementAction) error {
-	if t.Kind != TargetElementRef {
-		return Errorf(CodeInvalidAction, "invoke_action and set_value need an element_ref target, not %s", t.Kind)
+func (o *Observer) do(ctx context.Context, t *aci.Target, act ElementAction) error {
+	if t.Kind != aci.TargetElementRef {
+		return aci.Errorf(aci.CodeInvalidAction, "invoke_action and set_value need an element_ref target, not %s", t.Kind)
 	}
 	if o.a11y == nil {
-		return Errorf(CodeA11yUnavailable, "the backend has no accessibility tree")
+		return aci.Errorf(aci.CodeA11yUnavailable, "the backend has no accessibility tree")
 	}
 	o.mu.Lock()
 	e, err := o.lookup(t.Ref)
@@ -290,14 +291,14 @@ func (o *Observer) do(ctx context.Context, t *Target, act ElementAction) error {
 		return err
 	}
 	if err := o.a11y.Do(ctx, e.id, act); err != nil {
-		if errors.Is(err, ErrStaleElementRef) {
+		if errors.Is(err, aci.ErrStaleElementRef) {
 			o.mu.Lock()
 			if o.refOf[e.id] == e {
 				delete(o.refOf, e.id)
 				delete(o.byRef, e.n)
 			}
 			o.mu.Unlock()
-			return Errorf(CodeStaleElementRef, "%s is gone: observe again", t.Ref)
+			return aci.Errorf(aci.CodeStaleElementRef, "%s is gone: observe again", t.Ref)
 		}
 		return err
 	}

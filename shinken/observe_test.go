@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -63,7 +65,7 @@ func TestObserveGolden(t *testing.T) {
 	}
 
 	// No change: an explicit notice.
-	same, err := c.Observe(ctx, &shinken.ObserveRequest{Diff: true})
+	same, err := c.Observe(ctx, &client.ObserveRequest{Diff: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func TestObserveGolden(t *testing.T) {
 	}
 
 	// One field changed: a line or two.
-	var name shinken.Element
+	var name aci.Element
 	for _, el := range full.Elements {
 		if el.Role == "text" && el.Name == "Name" {
 			name = el
@@ -85,7 +87,7 @@ func TestObserveGolden(t *testing.T) {
 	if err := c.SetValue(ctx, name.Ref, "Ada Lovelace"); err != nil {
 		t.Fatal(err)
 	}
-	one, err := c.Observe(ctx, &shinken.ObserveRequest{Diff: true})
+	one, err := c.Observe(ctx, &client.ObserveRequest{Diff: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestObserveGolden(t *testing.T) {
 
 	// Submitting adds text and removes nothing; closing the window removes
 	// its elements, summarised as ranges.
-	var submit shinken.Element
+	var submit aci.Element
 	for _, el := range one.Elements {
 		if el.Role == "push button" && el.Name == "Submit" {
 			submit = el
@@ -108,13 +110,13 @@ func TestObserveGolden(t *testing.T) {
 	if err := c.InvokeAction(ctx, submit.Ref, ""); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := c.Observe(ctx, &shinken.ObserveRequest{Diff: true})
+	sub, err := c.Observe(ctx, &client.ObserveRequest{Diff: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "form-diff-submit", sub.TreeText)
 
-	desk, err := c.Observe(ctx, &shinken.ObserveRequest{Desktop: true})
+	desk, err := c.Observe(ctx, &client.ObserveRequest{Desktop: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,11 +146,11 @@ func TestStaleRefs(t *testing.T) {
 	}
 	// The window is gone: its refs are stale for every verb.
 	for name, err := range map[string]error{
-		"click":  c.Click(ctx, shinken.Ref(save)),
+		"click":  c.Click(ctx, aci.Ref(save)),
 		"invoke": c.InvokeAction(ctx, save, "click"),
 		"set":    c.SetValue(ctx, save, "x"),
 	} {
-		if !errors.Is(err, shinken.ErrStaleElementRef) || !strings.Contains(err.Error(), save) {
+		if !errors.Is(err, aci.ErrStaleElementRef) || !strings.Contains(err.Error(), save) {
 			t.Errorf("%s on a closed window's ref: %v", name, err)
 		}
 	}
@@ -172,15 +174,15 @@ func TestStaleRefs(t *testing.T) {
 	// Unknown action names and refs that were never minted are typed too.
 	for _, el := range obs2.Elements {
 		if el.Name == "Save" {
-			if err := c.InvokeAction(ctx, el.Ref, "fly"); !errors.Is(err, shinken.ErrNoSuchAction) {
+			if err := c.InvokeAction(ctx, el.Ref, "fly"); !errors.Is(err, aci.ErrNoSuchAction) {
 				t.Errorf("unknown action: %v", err)
 			}
-			if err := c.Click(ctx, shinken.Ref(el.Ref)); err != nil {
+			if err := c.Click(ctx, aci.Ref(el.Ref)); err != nil {
 				t.Errorf("click by ref: %v", err)
 			}
 		}
 	}
-	if err := c.Click(ctx, shinken.Ref("e100000")); !errors.Is(err, shinken.ErrStaleElementRef) {
+	if err := c.Click(ctx, aci.Ref("e100000")); !errors.Is(err, aci.ErrStaleElementRef) {
 		t.Errorf("never-minted ref: %v", err)
 	}
 }
@@ -198,22 +200,22 @@ func TestElementVerbs(t *testing.T) {
 	for _, el := range obs.Elements {
 		refs[el.Role+":"+el.Name] = el.Ref
 	}
-	if err := c.Click(ctx, shinken.Ref(refs["text:Name"])); err != nil {
+	if err := c.Click(ctx, aci.Ref(refs["text:Name"])); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.TypeText(ctx, "Grace"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.DoubleClick(ctx, shinken.Ref(refs["text:Email"])); err != nil {
+	if err := c.DoubleClick(ctx, aci.Ref(refs["text:Email"])); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.SetValue(ctx, refs["text:Email"], "grace@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Click(ctx, shinken.Ref(refs["push button:Submit"])); err != nil {
+	if err := c.Click(ctx, aci.Ref(refs["push button:Submit"])); err != nil {
 		t.Fatal(err)
 	}
-	after, err := c.Observe(ctx, &shinken.ObserveRequest{Settle: 20 * time.Millisecond})
+	after, err := c.Observe(ctx, &client.ObserveRequest{Settle: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +258,7 @@ func TestSettleUnderBurst(t *testing.T) {
 		}
 	}()
 	<-started
-	got, err := c.Observe(ctx, &shinken.ObserveRequest{Settle: 300 * time.Millisecond})
+	got, err := c.Observe(ctx, &client.ObserveRequest{Settle: 300 * time.Millisecond})
 	wg.Wait()
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +282,7 @@ func (f *fakeA11y) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (
 }
 
 func (f *fakeA11y) Do(ctx context.Context, id string, act shinken.ElementAction) error {
-	return shinken.ErrNoSuchAction
+	return aci.ErrNoSuchAction
 }
 
 func TestRefStabilityProperty(t *testing.T) {

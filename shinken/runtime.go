@@ -13,10 +13,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"shinken.dev/go/shinken/aci"
 )
-
-// Version is the version of this library, reported in the welcome.
-const Version = "0.1.0"
 
 // RuntimeOptions configure a Runtime. A nil *RuntimeOptions means defaults.
 type RuntimeOptions struct {
@@ -95,8 +93,8 @@ type Authorizer interface {
 
 // AuthRequest describes an action awaiting authorization.
 type AuthRequest struct {
-	Verb   Verb    // VerbExec or VerbLaunchApp
-	Action *Action // the action as the client sent it; do not modify
+	Verb   aci.Verb    // VerbExec or VerbLaunchApp
+	Action *aci.Action // the action as the client sent it; do not modify
 	// Remote is the client's network address, when known.
 	Remote string
 }
@@ -125,9 +123,9 @@ type Runtime struct {
 	pointer   PointerReporter
 	watcher   ChangeWatcher
 
-	caps     Capabilities
-	platform Platform
-	verbs    map[Verb]bool
+	caps     aci.Capabilities
+	platform aci.Platform
+	verbs    map[aci.Verb]bool
 
 	inputMu sync.Mutex // serialises input runtime-wide
 	lastPtr atomic.Pointer[image.Point]
@@ -202,14 +200,14 @@ func NewRuntime(b Backend, opts *RuntimeOptions) *Runtime {
 	rt.launcher, _ = b.(Launcher)
 	rt.pointer, _ = b.(PointerReporter)
 	rt.watcher, _ = b.(ChangeWatcher)
-	rt.platform = PlatformLinux
+	rt.platform = aci.PlatformLinux
 	if p, ok := b.(PlatformReporter); ok {
 		rt.platform = p.Platform()
 	}
 	rt.ctx, rt.cancel = context.WithCancel(context.Background())
 	rt.casts = newCastRegistry()
 	rt.caps = rt.capabilities()
-	rt.verbs = map[Verb]bool{}
+	rt.verbs = map[aci.Verb]bool{}
 	for _, v := range rt.caps.Verbs {
 		rt.verbs[v] = true
 	}
@@ -230,41 +228,41 @@ func defaultInt(i *int, v int) {
 
 // Capabilities returns what the welcome advertises: exactly the verbs,
 // targets and observation types this runtime and its backend provide.
-func (rt *Runtime) Capabilities() Capabilities { return rt.caps }
+func (rt *Runtime) Capabilities() aci.Capabilities { return rt.caps }
 
-func (rt *Runtime) capabilities() Capabilities {
-	c := Capabilities{
-		Verbs:            []Verb{},
-		Targets:          []TargetKind{},
-		ObservationTypes: []ObservationType{},
+func (rt *Runtime) capabilities() aci.Capabilities {
+	c := aci.Capabilities{
+		Verbs:            []aci.Verb{},
+		Targets:          []aci.TargetKind{},
+		ObservationTypes: []aci.ObservationType{},
 		MaxLongEdge:      rt.opts.MaxLongEdge,
 		BinaryFrames:     true,
 	}
-	add := func(ok bool, vs ...Verb) {
+	add := func(ok bool, vs ...aci.Verb) {
 		if ok {
 			c.Verbs = append(c.Verbs, vs...)
 		}
 	}
 	in := rt.injector != nil
-	add(in, VerbClick, VerbDoubleClick, VerbRightClick, VerbMove, VerbDrag, VerbMouseDown, VerbMouseUp, VerbScroll, VerbTypeText, VerbKey)
-	add(rt.capturer != nil, VerbScreenshot, VerbStartScreencast, VerbStopScreencast)
-	add(true, VerbWait)
-	add(rt.a11y != nil, VerbObserve, VerbInvokeAction, VerbSetValue)
-	add(rt.executor != nil, VerbExec)
-	add(rt.clipboard != nil, VerbClipboardGet, VerbClipboardSet)
-	add(rt.launcher != nil, VerbLaunchApp)
-	add(rt.windows != nil, VerbActivateWindow)
+	add(in, aci.VerbClick, aci.VerbDoubleClick, aci.VerbRightClick, aci.VerbMove, aci.VerbDrag, aci.VerbMouseDown, aci.VerbMouseUp, aci.VerbScroll, aci.VerbTypeText, aci.VerbKey)
+	add(rt.capturer != nil, aci.VerbScreenshot, aci.VerbStartScreencast, aci.VerbStopScreencast)
+	add(true, aci.VerbWait)
+	add(rt.a11y != nil, aci.VerbObserve, aci.VerbInvokeAction, aci.VerbSetValue)
+	add(rt.executor != nil, aci.VerbExec)
+	add(rt.clipboard != nil, aci.VerbClipboardGet, aci.VerbClipboardSet)
+	add(rt.launcher != nil, aci.VerbLaunchApp)
+	add(rt.windows != nil, aci.VerbActivateWindow)
 	if in {
-		c.Targets = append(c.Targets, TargetPointPx, TargetPointNorm)
+		c.Targets = append(c.Targets, aci.TargetPointPx, aci.TargetPointNorm)
 	}
 	if rt.a11y != nil {
-		c.Targets = append(c.Targets, TargetElementRef)
-		c.ObservationTypes = append(c.ObservationTypes, ObsA11y)
+		c.Targets = append(c.Targets, aci.TargetElementRef)
+		c.ObservationTypes = append(c.ObservationTypes, aci.ObsA11y)
 		c.StructuredObservation = true
 	}
 	if rt.capturer != nil {
-		c.ObservationTypes = append(c.ObservationTypes, ObsScreenshot, ObsScreencast)
-		c.ImageFormats = []ImageFormat{FormatPNG, FormatJPEG}
+		c.ObservationTypes = append(c.ObservationTypes, aci.ObsScreenshot, aci.ObsScreencast)
+		c.ImageFormats = []aci.ImageFormat{aci.FormatPNG, aci.FormatJPEG}
 		c.FrameDedup = true
 		c.ObserveAfterAct = true
 	}
@@ -310,7 +308,7 @@ func (rt *Runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (rt *Runtime) Serve(l net.Listener) error {
 	if rt.closed.Load() {
 		l.Close()
-		return ErrClosed
+		return aci.ErrClosed
 	}
 	srv := &http.Server{Handler: rt, ReadHeaderTimeout: 10 * time.Second}
 	rt.mu.Lock()
@@ -357,7 +355,7 @@ func (rt *Runtime) tokenOK(got string, unix bool) bool {
 
 func (rt *Runtime) display(ctx context.Context) (Display, error) {
 	if rt.capturer == nil {
-		return Display{}, Errorf(CodeUnsupported, "the backend has no display")
+		return Display{}, aci.Errorf(aci.CodeUnsupported, "the backend has no display")
 	}
 	d, err := rt.capturer.Display(ctx)
 	if err != nil {

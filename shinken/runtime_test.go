@@ -21,6 +21,8 @@ import (
 	"shinken.dev/go/backend/osexec"
 	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
 )
 
 func TestMain(m *testing.M) {
@@ -64,9 +66,9 @@ func newEnv(t *testing.T, opts *shinken.RuntimeOptions) *env {
 	return &env{rt: rt, desk: desk, url: proxy.URL + "/aci", proxy: proxy}
 }
 
-func (e *env) dial(t *testing.T, opts *shinken.DialOptions) *shinken.Client {
+func (e *env) dial(t *testing.T, opts *client.DialOptions) *client.Client {
 	t.Helper()
-	o := shinken.DialOptions{Token: testToken}
+	o := client.DialOptions{Token: testToken}
 	if opts != nil {
 		o = *opts
 		if o.Token == "" {
@@ -75,7 +77,7 @@ func (e *env) dial(t *testing.T, opts *shinken.DialOptions) *shinken.Client {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := shinken.Dial(ctx, e.url, &o)
+	c, err := client.Dial(ctx, e.url, &o)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
@@ -94,10 +96,10 @@ func TestWelcomeAdvertisesBackend(t *testing.T) {
 	c := e.dial(t, nil)
 	w := c.Welcome()
 	caps := w.Capabilities
-	if w.Server.Platform != shinken.PlatformLinux || !caps.BinaryFrames || !caps.FrameDedup || !caps.ObserveAfterAct || !caps.StructuredObservation {
+	if w.Server.Platform != aci.PlatformLinux || !caps.BinaryFrames || !caps.FrameDedup || !caps.ObserveAfterAct || !caps.StructuredObservation {
 		t.Fatalf("welcome = %+v", w)
 	}
-	for _, v := range []shinken.Verb{shinken.VerbClick, shinken.VerbScreenshot, shinken.VerbExec, shinken.VerbObserve, shinken.VerbLaunchApp, shinken.VerbClipboardGet} {
+	for _, v := range []aci.Verb{aci.VerbClick, aci.VerbScreenshot, aci.VerbExec, aci.VerbObserve, aci.VerbLaunchApp, aci.VerbClipboardGet} {
 		if !contains(caps.Verbs, v) {
 			t.Errorf("welcome lacks %s", v)
 		}
@@ -106,7 +108,7 @@ func TestWelcomeAdvertisesBackend(t *testing.T) {
 	// Without an executor, exec is not advertised and is refused.
 	rt := shinken.NewRuntime(headless.New(nil), &shinken.RuntimeOptions{Token: "x"})
 	defer rt.Close()
-	if contains(rt.Capabilities().Verbs, shinken.VerbExec) {
+	if contains(rt.Capabilities().Verbs, aci.VerbExec) {
 		t.Error("exec advertised without an executor")
 	}
 }
@@ -124,8 +126,8 @@ func TestHandshakeRefusals(t *testing.T) {
 	e := newEnv(t, &shinken.RuntimeOptions{HandshakeTimeout: 300 * time.Millisecond})
 	ctx := testCtx(t)
 
-	_, err := shinken.Dial(ctx, e.url, &shinken.DialOptions{Token: "wrong"})
-	if !errors.Is(err, shinken.ErrUnauthorized) {
+	_, err := client.Dial(ctx, e.url, &client.DialOptions{Token: "wrong"})
+	if !errors.Is(err, aci.ErrUnauthorized) {
 		t.Fatalf("wrong token: %v", err)
 	}
 
@@ -171,7 +173,7 @@ func TestQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := c.Platform(ctx)
-	if err != nil || p != shinken.PlatformLinux {
+	if err != nil || p != aci.PlatformLinux {
 		t.Fatalf("platform %q %v", p, err)
 	}
 	sz, err := c.ScreenSize(ctx)
@@ -192,7 +194,7 @@ func TestQueries(t *testing.T) {
 }
 
 // findElement observes and returns the first element with role and name.
-func findElement(t *testing.T, ctx context.Context, c *shinken.Client, role, name string) shinken.Element {
+func findElement(t *testing.T, ctx context.Context, c *client.Client, role, name string) aci.Element {
 	t.Helper()
 	obs, err := c.Observe(ctx, nil)
 	if err != nil {
@@ -204,11 +206,11 @@ func findElement(t *testing.T, ctx context.Context, c *shinken.Client, role, nam
 		}
 	}
 	t.Fatalf("no %s %q in:\n%s", role, name, obs.TreeText)
-	return shinken.Element{}
+	return aci.Element{}
 }
 
-func center(el shinken.Element) *shinken.Target {
-	return shinken.Px(el.BBox[0]+el.BBox[2]/2, el.BBox[1]+el.BBox[3]/2)
+func center(el aci.Element) *aci.Target {
+	return aci.Px(el.BBox[0]+el.BBox[2]/2, el.BBox[1]+el.BBox[3]/2)
 }
 
 func TestInputReachesWidgets(t *testing.T) {
@@ -249,7 +251,7 @@ func TestInputReachesWidgets(t *testing.T) {
 	}
 
 	// Pointer verbs and the pointer in screenshots.
-	if err := c.Move(ctx, shinken.Norm(0.5, 0.5)); err != nil {
+	if err := c.Move(ctx, aci.Norm(0.5, 0.5)); err != nil {
 		t.Fatal(err)
 	}
 	shot, err := c.Screenshot(ctx, nil)
@@ -260,22 +262,22 @@ func TestInputReachesWidgets(t *testing.T) {
 		t.Errorf("pointer %v after a move to the centre", shot.Pointer)
 	}
 	for _, err := range []error{
-		c.Scroll(ctx, shinken.Px(10, 10), 0, 2),
-		c.Drag(ctx, shinken.Px(100, 100), shinken.Px(200, 150), 50*time.Millisecond),
-		c.MouseDown(ctx, nil, shinken.PointerRight),
-		c.MouseUp(ctx, nil, shinken.PointerRight),
-		c.DoubleClick(ctx, shinken.Px(5, 5)),
-		c.RightClick(ctx, shinken.Px(5, 5)),
+		c.Scroll(ctx, aci.Px(10, 10), 0, 2),
+		c.Drag(ctx, aci.Px(100, 100), aci.Px(200, 150), 50*time.Millisecond),
+		c.MouseDown(ctx, nil, aci.PointerRight),
+		c.MouseUp(ctx, nil, aci.PointerRight),
+		c.DoubleClick(ctx, aci.Px(5, 5)),
+		c.RightClick(ctx, aci.Px(5, 5)),
 		c.Wait(ctx, time.Millisecond),
 	} {
 		if err != nil {
 			t.Error(err)
 		}
 	}
-	if err := c.Click(ctx, shinken.Px(5000, 5)); !errors.Is(err, shinken.ErrInvalidAction) {
+	if err := c.Click(ctx, aci.Px(5000, 5)); !errors.Is(err, aci.ErrInvalidAction) {
 		t.Errorf("click off-screen: %v", err)
 	}
-	if err := c.Key(ctx, "ctrl+nosuchkey!"); !errors.Is(err, shinken.ErrInvalidAction) {
+	if err := c.Key(ctx, "ctrl+nosuchkey!"); !errors.Is(err, aci.ErrInvalidAction) {
 		t.Errorf("bad key: %v", err)
 	}
 }
@@ -295,7 +297,7 @@ func TestClipboardAndWindows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := c.LaunchApp(ctx, "no-such-app"); !errors.Is(err, shinken.ErrNoSuchApp) {
+	if err := c.LaunchApp(ctx, "no-such-app"); !errors.Is(err, aci.ErrNoSuchApp) {
 		t.Errorf("launching a missing app: %v", err)
 	}
 	ws, _ := c.ListWindows(ctx)
@@ -317,10 +319,10 @@ func TestClipboardAndWindows(t *testing.T) {
 	if err := c.ActivateWindowTitled(ctx, "FORM"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.ActivateWindow(ctx, 999999); !errors.Is(err, shinken.ErrNoSuchWindow) {
+	if err := c.ActivateWindow(ctx, 999999); !errors.Is(err, aci.ErrNoSuchWindow) {
 		t.Errorf("activating a missing window: %v", err)
 	}
-	if err := c.ActivateWindowTitled(ctx, "zzz"); !errors.Is(err, shinken.ErrNoSuchWindow) {
+	if err := c.ActivateWindowTitled(ctx, "zzz"); !errors.Is(err, aci.ErrNoSuchWindow) {
 		t.Errorf("activating a missing title: %v", err)
 	}
 }
@@ -365,20 +367,20 @@ func (r *rawConn) readRaw() (websocket.MessageType, []byte, error) {
 	return r.ws.Read(ctx)
 }
 
-func (r *rawConn) read() shinken.Message {
+func (r *rawConn) read() aci.Message {
 	r.t.Helper()
 	typ, data, err := r.readRaw()
 	if err != nil {
 		r.t.Fatalf("read: %v", err)
 	}
 	if typ == websocket.MessageBinary {
-		m, _, err := shinken.DecodeBinaryFrame(data)
+		m, _, err := aci.DecodeBinaryFrame(data)
 		if err != nil {
 			r.t.Fatal(err)
 		}
 		return m
 	}
-	m, err := shinken.Unmarshal(data)
+	m, err := aci.Unmarshal(data)
 	if err != nil {
 		r.t.Fatalf("runtime sent %s: %v", data, err)
 	}
@@ -415,9 +417,9 @@ func TestBadInputFromTheWire(t *testing.T) {
 		var ok bool
 		var msg string
 		switch m := m.(type) {
-		case *shinken.Ack:
+		case *aci.Ack:
 			ok, msg = m.OK, m.Error
-		case *shinken.Result:
+		case *aci.Result:
 			ok, msg = m.OK, m.Error
 		}
 		if m.MessageType() != tc.reply || ok || !strings.HasPrefix(msg, tc.prefix) {
@@ -426,7 +428,7 @@ func TestBadInputFromTheWire(t *testing.T) {
 	}
 	// The session still works.
 	r.send(`{"type":"query","call_id":"q9","q":"ready"}`)
-	if res, ok := r.read().(*shinken.Result); !ok || !res.OK {
+	if res, ok := r.read().(*aci.Result); !ok || !res.OK {
 		t.Fatalf("session broken after bad input: %+v", res)
 	}
 
@@ -472,7 +474,7 @@ func TestScreenshot(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := testCtx(t)
 	for _, binary := range []bool{true, false} {
-		c := e.dial(t, &shinken.DialOptions{TextFrames: !binary})
+		c := e.dial(t, &client.DialOptions{TextFrames: !binary})
 		if err := c.LaunchApp(ctx, "notes"); err != nil {
 			t.Fatal(err)
 		}
@@ -495,7 +497,7 @@ func TestScreenshot(t *testing.T) {
 		}
 
 		// Downscale and JPEG.
-		small, err := c.Screenshot(ctx, &shinken.ScreenshotRequest{Format: shinken.FormatJPEG, Quality: 60, MaxLongEdge: 640})
+		small, err := c.Screenshot(ctx, &client.ScreenshotRequest{Format: aci.FormatJPEG, Quality: 60, MaxLongEdge: 640})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -506,7 +508,7 @@ func TestScreenshot(t *testing.T) {
 
 		// Window scopes.
 		ws, _ := c.ListWindows(ctx)
-		win, err := c.Screenshot(ctx, &shinken.ScreenshotRequest{Scope: shinken.WindowScope(ws[0].ID)})
+		win, err := c.Screenshot(ctx, &client.ScreenshotRequest{Scope: aci.WindowScope(ws[0].ID)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -514,7 +516,7 @@ func TestScreenshot(t *testing.T) {
 		if []int{sr.X, sr.Y, sr.W, sr.H}[2] != ws[0].BBox[2] || sr.X != ws[0].BBox[0] || win.Width != sr.W {
 			t.Fatalf("window shot source %+v, window bbox %v", sr, ws[0].BBox)
 		}
-		act, err := c.Screenshot(ctx, &shinken.ScreenshotRequest{Scope: shinken.ScopeActiveWindow})
+		act, err := c.Screenshot(ctx, &client.ScreenshotRequest{Scope: aci.ScopeActiveWindow})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -564,7 +566,7 @@ func TestObserveAfterAct(t *testing.T) {
 	ctx := testCtx(t)
 	app := "notes"
 	max := 320
-	rep, err := c.Do(ctx, &shinken.Action{Verb: shinken.VerbLaunchApp, App: &app, Observe: &shinken.ObserveSpec{MaxLongEdge: &max}})
+	rep, err := c.Do(ctx, &aci.Action{Verb: aci.VerbLaunchApp, App: &app, Observe: &aci.ObserveSpec{MaxLongEdge: &max}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -582,13 +584,13 @@ func TestBatch(t *testing.T) {
 	ctx := testCtx(t)
 	app := "form"
 	no := false
-	b := &shinken.ActionBatch{StopOnError: &no, Actions: []shinken.Action{
-		{Verb: shinken.VerbLaunchApp, App: &app},
-		{Verb: shinken.VerbClick, Target: shinken.Ref("e999")},
-		{Verb: shinken.VerbWait, MS: 1},
+	b := &aci.ActionBatch{StopOnError: &no, Actions: []aci.Action{
+		{Verb: aci.VerbLaunchApp, App: &app},
+		{Verb: aci.VerbClick, Target: aci.Ref("e999")},
+		{Verb: aci.VerbWait, MS: 1},
 	}}
 	reps, err := c.Batch(ctx, b)
-	if len(reps) != 3 || !errors.Is(err, shinken.ErrStaleElementRef) {
+	if len(reps) != 3 || !errors.Is(err, aci.ErrStaleElementRef) {
 		t.Fatalf("batch without stop: %d replies, %v", len(reps), err)
 	}
 	b.StopOnError = nil
@@ -604,18 +606,18 @@ func TestConcurrentClients(t *testing.T) {
 	errs := make(chan error, 8)
 	for i := range 4 {
 		go func() {
-			c, err := shinken.Dial(ctx, e.url, &shinken.DialOptions{Token: testToken, TextFrames: i%2 == 0})
+			c, err := client.Dial(ctx, e.url, &client.DialOptions{Token: testToken, TextFrames: i%2 == 0})
 			if err != nil {
 				errs <- err
 				return
 			}
 			defer c.Close()
 			for range 10 {
-				if err := c.Click(ctx, shinken.Px(float64(10*i), 10)); err != nil {
+				if err := c.Click(ctx, aci.Px(float64(10*i), 10)); err != nil {
 					errs <- err
 					return
 				}
-				if _, err := c.Screenshot(ctx, &shinken.ScreenshotRequest{MaxLongEdge: 200}); err != nil {
+				if _, err := c.Screenshot(ctx, &client.ScreenshotRequest{MaxLongEdge: 200}); err != nil {
 					errs <- err
 					return
 				}
@@ -643,7 +645,7 @@ func TestCloseEndsSessions(t *testing.T) {
 // panicky is a backend whose capture panics.
 type panicky struct{ *headless.Desktop }
 
-func (p panicky) Capture(ctx context.Context, s shinken.Scope) (shinken.Frame, error) {
+func (p panicky) Capture(ctx context.Context, s aci.Scope) (shinken.Frame, error) {
 	panic("capture exploded")
 }
 
@@ -654,12 +656,12 @@ func TestHandlerPanicIsAnswered(t *testing.T) {
 	defer srv.Close()
 	defer rt.Close()
 	ctx := testCtx(t)
-	c, err := shinken.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &shinken.DialOptions{Token: testToken})
+	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.Screenshot(ctx, nil); !errors.Is(err, shinken.ErrInternal) {
+	if _, err := c.Screenshot(ctx, nil); !errors.Is(err, aci.ErrInternal) {
 		t.Fatalf("screenshot with a panicking backend: %v", err)
 	}
 	if err := c.Ping(ctx); err != nil {
@@ -683,7 +685,7 @@ func TestUnixSocket(t *testing.T) {
 	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
 	}}}
-	c, err := shinken.Dial(ctx, "ws://unix/aci", &shinken.DialOptions{HTTPClient: hc})
+	c, err := client.Dial(ctx, "ws://unix/aci", &client.DialOptions{HTTPClient: hc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -694,8 +696,8 @@ func TestUnixSocket(t *testing.T) {
 	hc.CloseIdleConnections()
 
 	tcp := httptest.NewServer(rt)
-	_, err = shinken.Dial(ctx, "ws"+strings.TrimPrefix(tcp.URL, "http"), nil)
-	if !errors.Is(err, shinken.ErrUnauthorized) {
+	_, err = client.Dial(ctx, "ws"+strings.TrimPrefix(tcp.URL, "http"), nil)
+	if !errors.Is(err, aci.ErrUnauthorized) {
 		t.Fatalf("TCP without a token: %v", err)
 	}
 	tcp.Close()
@@ -721,7 +723,7 @@ func TestOffscreenWindowSpace(t *testing.T) {
 	}
 	win.Move(-100, -20)
 	ws, _ := c.ListWindows(ctx)
-	shot, err := c.Screenshot(ctx, &shinken.ScreenshotRequest{Scope: shinken.Scope(fmt.Sprintf("window:0x%x", ws[0].ID))})
+	shot, err := c.Screenshot(ctx, &client.ScreenshotRequest{Scope: aci.Scope(fmt.Sprintf("window:0x%x", ws[0].ID))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -758,17 +760,17 @@ func TestInputCaps(t *testing.T) {
 	e := newEnv(t, &shinken.RuntimeOptions{MaxTypeText: 1000, MaxScreencasts: 1})
 	c := e.dial(t, nil)
 	ctx := testCtx(t)
-	if err := c.TypeText(ctx, strings.Repeat("x", 1001)); !errors.Is(err, shinken.ErrTooLarge) {
+	if err := c.TypeText(ctx, strings.Repeat("x", 1001)); !errors.Is(err, aci.ErrTooLarge) {
 		t.Errorf("long type_text: %v", err)
 	}
-	if err := c.Key(ctx, strings.Repeat("a ", 300)); !errors.Is(err, shinken.ErrTooLarge) {
+	if err := c.Key(ctx, strings.Repeat("a ", 300)); !errors.Is(err, aci.ErrTooLarge) {
 		t.Errorf("300 key combos: %v", err)
 	}
 	r := e.raw(t, false)
 	r.send(`{"type":"action","call_id":"s1","action":{"verb":"start_screencast","fps":1}}`)
 	r.send(`{"type":"action","call_id":"s2","action":{"verb":"start_screencast","fps":1}}`)
 	for got := 0; got < 2; {
-		if a, ok := r.read().(*shinken.Ack); ok {
+		if a, ok := r.read().(*aci.Ack); ok {
 			got++
 			if (a.CallID == "s2") == a.OK {
 				t.Errorf("ack %+v: the second screencast should be refused", a)
@@ -788,14 +790,14 @@ func TestHeldButtonReleased(t *testing.T) {
 	}
 	ws, _ := c.ListWindows(ctx)
 	box := ws[0].BBox
-	title := shinken.Px(float64(box[0]+box[2]/2), float64(box[1]+8))
-	if err := c.MouseDown(ctx, title, shinken.PointerLeft); err != nil {
+	title := aci.Px(float64(box[0]+box[2]/2), float64(box[1]+8))
+	if err := c.MouseDown(ctx, title, aci.PointerLeft); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
 	waitFor(t, "the first session to end", 10*time.Second, func() bool { return shinken.LiveConns(e.rt) == 0 })
 	c2 := e.dial(t, nil)
-	if err := c2.Move(ctx, shinken.Px(900, 600)); err != nil {
+	if err := c2.Move(ctx, aci.Px(900, 600)); err != nil {
 		t.Fatal(err)
 	}
 	ws, _ = c2.ListWindows(ctx)

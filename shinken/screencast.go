@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"shinken.dev/go/internal/imaging"
+	"shinken.dev/go/shinken/aci"
 )
 
 // A DamageTracker tells cheaply whether the screen may have changed, so an
@@ -52,9 +53,9 @@ type castStream struct {
 
 	// Parameters, fixed at start.
 	fps     float64
-	scope   Scope
+	scope   aci.Scope
 	edge    int
-	format  ImageFormat
+	format  aci.ImageFormat
 	quality *int
 	delta   bool
 
@@ -99,7 +100,7 @@ func (r *castRegistry) gc() {
 	}
 }
 
-func (c *conn) startScreencast(callID string, a *Action) error {
+func (c *conn) startScreencast(callID string, a *aci.Action) error {
 	rt := c.rt
 	fps := float64(defaultFPS)
 	if a.FPS != nil {
@@ -107,11 +108,11 @@ func (c *conn) startScreencast(callID string, a *Action) error {
 	}
 	scope := a.Scope
 	if scope == "" {
-		scope = ScopeScreen
+		scope = aci.ScopeScreen
 	}
 	format := a.Format
 	if format == "" {
-		format = FormatPNG
+		format = aci.FormatPNG
 	}
 	edge := 0
 	if a.MaxLongEdge != nil {
@@ -126,7 +127,7 @@ func (c *conn) startScreencast(callID string, a *Action) error {
 		return err
 	}
 	if n := len(rt.casts.owned(c)); n >= rt.opts.MaxScreencasts {
-		return Errorf(CodeInvalidAction, "this connection already runs %d screencasts; stop one first", n)
+		return aci.Errorf(aci.CodeInvalidAction, "this connection already runs %d screencasts; stop one first", n)
 	}
 	reg := rt.casts
 	reg.mu.Lock()
@@ -233,7 +234,7 @@ func (s *castStream) run(ctx context.Context, c *conn) {
 			switch {
 			case err == nil || ctx.Err() != nil:
 				failures = 0
-			case errors.Is(err, ErrNoSuchWindow):
+			case errors.Is(err, aci.ErrNoSuchWindow):
 				// The window is gone for good (ids are never reused): the
 				// stream ends and frees its slot.
 				c.log.Info("screencast ended: its window is gone", "stream", s.id)
@@ -351,37 +352,37 @@ func (s *castStream) frame(c *conn, sh *shot, key bool, tiles []image.Rectangle)
 		}
 	}
 	if c.binary {
-		hdr := &BinaryFrameHeader{ObsID: obsID, Stream: s.id, Seq: &seq, Display: &sh.space}
+		hdr := &aci.BinaryFrameHeader{ObsID: obsID, Stream: s.id, Seq: &seq, Display: &sh.space}
 		size, off := 0, 0
 		for _, p := range parts {
 			size += len(p.B)
 		}
 		payload := make([][]byte, len(parts))
 		if key {
-			hdr.Image = &BinaryImage{Off: 0, Len: len(parts[0].B), W: w, H: h, Scope: s.scope, Format: s.format}
+			hdr.Image = &aci.BinaryImage{Off: 0, Len: len(parts[0].B), W: w, H: h, Scope: s.scope, Format: s.format}
 			payload[0] = parts[0].B
 		} else {
 			for i, r := range tiles {
-				hdr.Tiles = append(hdr.Tiles, BinaryTile{X: r.Min.X, Y: r.Min.Y, W: r.Dx(), H: r.Dy(), Off: off, Len: len(parts[i].B)})
+				hdr.Tiles = append(hdr.Tiles, aci.BinaryTile{X: r.Min.X, Y: r.Min.Y, W: r.Dx(), H: r.Dy(), Off: off, Len: len(parts[i].B)})
 				payload[i] = parts[i].B
 				off += len(parts[i].B)
 			}
 		}
-		data, err := AppendBinaryFrame(make([]byte, 0, size+256+64*len(tiles)), hdr, payload...)
+		data, err := aci.AppendBinaryFrame(make([]byte, 0, size+256+64*len(tiles)), hdr, payload...)
 		if err != nil {
 			return outgoing{}, err
 		}
 		return outgoing{typ: websocket.MessageBinary, data: data}, nil
 	}
-	obs := &Observation{ObsID: obsID, Stream: s.id, Seq: &seq, Display: &sh.space}
+	obs := &aci.Observation{ObsID: obsID, Stream: s.id, Seq: &seq, Display: &sh.space}
 	if key {
-		obs.Image = &ImageRef{Ref: base64.StdEncoding.EncodeToString(parts[0].B), W: w, H: h, Scope: s.scope, Format: s.format}
+		obs.Image = &aci.ImageRef{Ref: base64.StdEncoding.EncodeToString(parts[0].B), W: w, H: h, Scope: s.scope, Format: s.format}
 	} else {
 		for i, r := range tiles {
-			obs.Tiles = append(obs.Tiles, Tile{X: r.Min.X, Y: r.Min.Y, W: r.Dx(), H: r.Dy(), Ref: base64.StdEncoding.EncodeToString(parts[i].B)})
+			obs.Tiles = append(obs.Tiles, aci.Tile{X: r.Min.X, Y: r.Min.Y, W: r.Dx(), H: r.Dy(), Ref: base64.StdEncoding.EncodeToString(parts[i].B)})
 		}
 	}
-	data, err := Marshal(obs)
+	data, err := aci.Marshal(obs)
 	if err != nil {
 		return outgoing{}, err
 	}

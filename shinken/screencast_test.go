@@ -11,6 +11,8 @@ import (
 	"github.com/coder/websocket"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
 )
 
 // waitFor polls cond until it holds or the deadline passes.
@@ -27,7 +29,7 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 
 func captureRGBA(t *testing.T, e *env) *image.RGBA {
 	t.Helper()
-	f, err := e.desk.Capture(context.Background(), shinken.ScopeScreen)
+	f, err := e.desk.Capture(context.Background(), aci.ScopeScreen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,11 +44,11 @@ func TestScreencastDeltasComposite(t *testing.T) {
 	ctx := testCtx(t)
 	for _, text := range []bool{false, true} {
 		t.Run(fmt.Sprintf("text=%v", text), func(t *testing.T) {
-			c := e.dial(t, &shinken.DialOptions{TextFrames: text})
+			c := e.dial(t, &client.DialOptions{TextFrames: text})
 			if err := c.LaunchApp(ctx, "form"); err != nil {
 				t.Fatal(err)
 			}
-			sc, err := c.Screencast(ctx, &shinken.ScreencastRequest{FPS: 30, Delta: true})
+			sc, err := c.Screencast(ctx, &client.ScreencastRequest{FPS: 30, Delta: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +92,7 @@ func TestScreencastIdleSendsNothing(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := testCtx(t)
 	c := e.dial(t, nil)
-	sc, err := c.Screencast(ctx, &shinken.ScreencastRequest{FPS: 30, Delta: true})
+	sc, err := c.Screencast(ctx, &client.ScreencastRequest{FPS: 30, Delta: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +118,7 @@ func TestScreencastResume(t *testing.T) {
 	if err := c.LaunchApp(ctx, "notes"); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := c.Screencast(ctx, &shinken.ScreencastRequest{FPS: 30, Delta: true})
+	sc, err := c.Screencast(ctx, &client.ScreencastRequest{FPS: 30, Delta: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +145,7 @@ func TestScreencastResume(t *testing.T) {
 	sc.Stop(ctx)
 
 	// Without resume_stream a new stream starts at seq 0.
-	sc2, err := c.Screencast(ctx, &shinken.ScreencastRequest{FPS: 30})
+	sc2, err := c.Screencast(ctx, &client.ScreencastRequest{FPS: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,11 +186,11 @@ func TestScreencastBadParams(t *testing.T) {
 	e := newEnv(t, nil)
 	r := e.raw(t, false)
 	r.send(`{"type":"action","call_id":"s1","action":{"verb":"start_screencast","fps":60}}`)
-	if a, ok := r.read().(*shinken.Ack); !ok || a.OK {
+	if a, ok := r.read().(*aci.Ack); !ok || a.OK {
 		t.Fatalf("fps 60 accepted: %+v", a)
 	}
 	r.send(`{"type":"action","call_id":"s2","action":{"verb":"start_screencast","scope":"window:777"}}`)
-	if a, ok := r.read().(*shinken.Ack); !ok || a.OK {
+	if a, ok := r.read().(*aci.Ack); !ok || a.OK {
 		t.Fatalf("bad window accepted: %+v", a)
 	}
 	// stop: no frame follows its ack.
@@ -197,7 +199,7 @@ func TestScreencastBadParams(t *testing.T) {
 	sawStop := false
 	for !sawStop {
 		switch m := r.read().(type) {
-		case *shinken.Ack:
+		case *aci.Ack:
 			if m.CallID == "s4" {
 				sawStop = true
 			}
@@ -219,7 +221,7 @@ func TestScreencastWindowGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws, _ := c.ListWindows(ctx)
-	sc, err := c.Screencast(ctx, &shinken.ScreencastRequest{FPS: 30, Scope: shinken.WindowScope(ws[0].ID)})
+	sc, err := c.Screencast(ctx, &client.ScreencastRequest{FPS: 30, Scope: aci.WindowScope(ws[0].ID)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,20 +11,21 @@ import (
 	"github.com/coder/websocket"
 
 	"shinken.dev/go/internal/imaging"
+	"shinken.dev/go/shinken/aci"
 )
 
 // A shot is one captured, scoped and downscaled frame, ready to hash and
 // encode.
 type shot struct {
 	img   *image.RGBA // delivered pixels
-	space CoordinateSpace
+	space aci.CoordinateSpace
 	hash  imaging.Hash
 }
 
 // grab captures scope and downscales it to maxLongEdge (0: the runtime cap).
-func (rt *Runtime) grab(ctx context.Context, scope Scope, maxLongEdge int) (*shot, error) {
+func (rt *Runtime) grab(ctx context.Context, scope aci.Scope, maxLongEdge int) (*shot, error) {
 	if scope == "" {
-		scope = ScopeScreen
+		scope = aci.ScopeScreen
 	}
 	if err := checkScope(scope); err != nil {
 		return nil, err
@@ -37,9 +38,9 @@ func (rt *Runtime) grab(ctx context.Context, scope Scope, maxLongEdge int) (*sho
 }
 
 // shape downscales a captured frame and describes its coordinate space.
-func (rt *Runtime) shape(f Frame, scope Scope, maxLongEdge int) (*shot, error) {
+func (rt *Runtime) shape(f Frame, scope aci.Scope, maxLongEdge int) (*shot, error) {
 	if f.Image == nil || f.Image.Rect.Empty() {
-		return nil, Errorf(CodeBackend, "the backend captured an empty frame for %s", scope)
+		return nil, aci.Errorf(aci.CodeBackend, "the backend captured an empty frame for %s", scope)
 	}
 	edge := rt.opts.MaxLongEdge
 	if maxLongEdge > 0 {
@@ -57,10 +58,10 @@ func (rt *Runtime) shape(f Frame, scope Scope, maxLongEdge int) (*shot, error) {
 	s := &shot{
 		img:  img,
 		hash: hash,
-		space: CoordinateSpace{
+		space: aci.CoordinateSpace{
 			Origin: "top-left", W: max(d.W, 1), H: max(d.H, 1), DPR: d.DPR,
-			SourceRect: CoordinateRect{X: src.Min.X, Y: src.Min.Y, W: src.Dx(), H: src.Dy()},
-			Delivered:  CoordinateSize{W: img.Rect.Dx(), H: img.Rect.Dy()},
+			SourceRect: aci.CoordinateRect{X: src.Min.X, Y: src.Min.Y, W: src.Dx(), H: src.Dy()},
+			Delivered:  aci.CoordinateSize{W: img.Rect.Dx(), H: img.Rect.Dy()},
 		},
 	}
 	return s, nil
@@ -104,13 +105,13 @@ func (fc *shapeCache) get(src *image.RGBA, edge int) (*image.RGBA, imaging.Hash)
 // encode encodes img in format into a pooled buffer. The image starts at
 // buf.B[headroom:]: the bytes before it are left for a binary frame's
 // header, so that the frame is sent from the same buffer, without copying
-// the image (see putFrameHeader).
-func (rt *Runtime) encode(img *image.RGBA, format ImageFormat, quality *int, headroom int) (*imaging.Buffer, error) {
+// the image (see PutFrameHeader).
+func (rt *Runtime) encode(img *image.RGBA, format aci.ImageFormat, quality *int, headroom int) (*imaging.Buffer, error) {
 	rt.encodes.Add(1)
 	buf := imaging.GetBuffer()
 	buf.B = slices.Grow(buf.B[:0], headroom)[:headroom]
 	var err error
-	if format == FormatJPEG {
+	if format == aci.FormatJPEG {
 		q := rt.opts.JPEGQuality
 		if quality != nil {
 			q = *quality
@@ -121,7 +122,7 @@ func (rt *Runtime) encode(img *image.RGBA, format ImageFormat, quality *int, hea
 	}
 	if err != nil {
 		buf.Release()
-		return nil, Errorf(CodeInternal, "encode %s: %v", format, err)
+		return nil, aci.Errorf(aci.CodeInternal, "encode %s: %v", format, err)
 	}
 	return buf, nil
 }
@@ -130,7 +131,7 @@ func (rt *Runtime) nextObsID() string {
 	return "o" + strconv.FormatUint(rt.obsSeq.Add(1), 10)
 }
 
-func (c *conn) screenshot(callID string, a *Action) error {
+func (c *conn) screenshot(callID string, a *aci.Action) error {
 	return c.capture(callID, a.Scope, a.Format, a.Quality, a.MaxLongEdge, a.IfNoneMatch)
 }
 
@@ -138,7 +139,7 @@ func (c *conn) screenshot(callID string, a *Action) error {
 // observation: not_modified when ifNoneMatch names the fresh frame's hash,
 // with no encoding at all; otherwise the encoded image, as a binary frame on
 // a binary session.
-func (c *conn) capture(callID string, scope Scope, format ImageFormat, quality, maxLongEdge *int, ifNoneMatch string) error {
+func (c *conn) capture(callID string, scope aci.Scope, format aci.ImageFormat, quality, maxLongEdge *int, ifNoneMatch string) error {
 	rt := c.rt
 	edge := 0
 	if maxLongEdge != nil {
@@ -157,43 +158,55 @@ func (c *conn) capture(callID string, scope Scope, format ImageFormat, quality, 
 	}
 	obsID := rt.nextObsID()
 	if ifNoneMatch != "" && ifNoneMatch == hash {
-		c.send(&Observation{ObsID: obsID, Cause: callID, NotModified: true, FrameHash: hash, Pointer: ptr})
+		c.send(&aci.Observation{ObsID: obsID, Cause: callID, NotModified: true, FrameHash: hash, Pointer: ptr})
 		return nil
 	}
 	if format == "" {
-		format = FormatPNG
+		format = aci.FormatPNG
 	}
 	headroom := 0
 	if c.binary {
-		headroom = frameHeadroom
+		headroom = aci.FrameHeadroom
 	}
 	buf, err := rt.encode(s.img, format, quality, headroom)
 	if err != nil {
 		return err
 	}
 	if scope == "" {
-		scope = ScopeScreen
+		scope = aci.ScopeScreen
 	}
 	w, h := s.img.Rect.Dx(), s.img.Rect.Dy()
 	img := buf.B[headroom:]
 	if c.binary {
-		hdr := &BinaryFrameHeader{
+		hdr := &aci.BinaryFrameHeader{
 			ObsID: obsID, Cause: callID, Display: &s.space, FrameHash: hash, Pointer: ptr,
-			Image: &BinaryImage{Off: 0, Len: len(img), W: w, H: h, Scope: scope, Format: format},
+			Image: &aci.BinaryImage{Off: 0, Len: len(img), W: w, H: h, Scope: scope, Format: format},
 		}
-		frame, err := putFrameHeader(buf.B, headroom, hdr)
+		frame, err := aci.PutFrameHeader(buf.B, headroom, hdr)
 		if err != nil {
 			buf.Release()
-			return Errorf(CodeInternal, "encode frame header: %v", err)
+			return aci.Errorf(aci.CodeInternal, "encode frame header: %v", err)
 		}
 		c.enqueue(outgoing{typ: websocket.MessageBinary, data: frame, done: buf.Release})
 		return nil
 	}
 	ref := base64.StdEncoding.EncodeToString(img)
 	buf.Release()
-	c.send(&Observation{
+	c.send(&aci.Observation{
 		ObsID: obsID, Cause: callID, Display: &s.space, FrameHash: hash, Pointer: ptr,
-		Image: &ImageRef{Ref: ref, W: w, H: h, Scope: scope, Format: format},
+		Image: &aci.ImageRef{Ref: ref, W: w, H: h, Scope: scope, Format: format},
 	})
+	return nil
+}
+
+// checkScope turns a well-formed scope whose window id no window can have
+// into no_such_window, before a backend sees it.
+func checkScope(s aci.Scope) error {
+	if s == "" || s == aci.ScopeScreen || s == aci.ScopeActiveWindow {
+		return nil
+	}
+	if _, ok := s.WindowID(); !ok {
+		return aci.Errorf(aci.CodeNoSuchWindow, "no window has the id in %q", s)
+	}
 	return nil
 }

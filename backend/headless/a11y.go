@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // Default snapshot bounds, generous for a desktop whose apps are small.
@@ -39,7 +40,7 @@ func (d *Desktop) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (*
 	case shinken.TreeDesktop:
 		wins = d.byAge()
 	default:
-		return nil, fmt.Errorf("%w: tree scope %d", shinken.ErrInvalidAction, opts.Scope)
+		return nil, fmt.Errorf("%w: tree scope %d", aci.ErrInvalidAction, opts.Scope)
 	}
 	b := treeBuilder{t: t, maxNodes: opts.MaxNodes, maxDepth: opts.MaxDepth}
 	if b.maxNodes <= 0 {
@@ -143,7 +144,7 @@ func (d *Desktop) Do(ctx context.Context, id string, act shinken.ElementAction) 
 	oid, ok := parseNodeID(id)
 	obj := d.objects[oid]
 	if !ok || obj == nil {
-		return fmt.Errorf("%w: %s is gone, observe again", shinken.ErrStaleElementRef, id)
+		return fmt.Errorf("%w: %s is gone, observe again", aci.ErrStaleElementRef, id)
 	}
 	var n shinken.Node
 	var disabled, shown bool
@@ -163,7 +164,7 @@ func (d *Desktop) Do(ctx context.Context, id string, act shinken.ElementAction) 
 		run, set = o.invoke, o.setValue
 	}
 	if !shown {
-		return fmt.Errorf("%w: %s is not on screen yet", shinken.ErrElementNotActionable, id)
+		return fmt.Errorf("%w: %s is not on screen yet", aci.ErrElementNotActionable, id)
 	}
 	switch act.Op {
 	case shinken.OpInvoke:
@@ -172,21 +173,21 @@ func (d *Desktop) Do(ctx context.Context, id string, act shinken.ElementAction) 
 			action = n.Actions[0]
 		}
 		if !slices.Contains(n.Actions, action) {
-			return fmt.Errorf("%w: %s (%s) has no action %q; it has %q", shinken.ErrNoSuchAction, id, n.Role, act.Action, n.Actions)
+			return fmt.Errorf("%w: %s (%s) has no action %q; it has %q", aci.ErrNoSuchAction, id, n.Role, act.Action, n.Actions)
 		}
 		if disabled {
-			return fmt.Errorf("%w: %s (%s) is disabled", shinken.ErrElementNotActionable, id, n.Role)
+			return fmt.Errorf("%w: %s (%s) is disabled", aci.ErrElementNotActionable, id, n.Role)
 		}
 		run(action)
 		return nil
 	case shinken.OpSetValue:
 		if set == nil {
-			return fmt.Errorf("%w: %s (%s) takes no value", shinken.ErrElementNotActionable, id, n.Role)
+			return fmt.Errorf("%w: %s (%s) takes no value", aci.ErrElementNotActionable, id, n.Role)
 		}
 		if disabled {
-			return fmt.Errorf("%w: %s (%s) is disabled", shinken.ErrElementNotActionable, id, n.Role)
+			return fmt.Errorf("%w: %s (%s) is disabled", aci.ErrElementNotActionable, id, n.Role)
 		}
 		return set(act.Text)
 	}
-	return fmt.Errorf("%w: element operation %d", shinken.ErrInvalidAction, act.Op)
+	return fmt.Errorf("%w: element operation %d", aci.ErrInvalidAction, act.Op)
 }

@@ -7,6 +7,7 @@ import (
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // benchDesktop returns a 1920×1080 desktop with both built-in apps open and
@@ -22,7 +23,7 @@ func benchDesktop(b *testing.B) (d *headless.Desktop, box *headless.CheckBox) {
 			b.Fatal(err)
 		}
 	}
-	if _, err := d.Capture(ctx, shinken.ScopeScreen); err != nil {
+	if _, err := d.Capture(ctx, aci.ScopeScreen); err != nil {
 		b.Fatal(err)
 	}
 	return d, box
@@ -50,7 +51,7 @@ func BenchmarkCaptureUnchanged(b *testing.B) {
 	ctx := context.Background()
 	d, _ := benchDesktop(b)
 	for b.Loop() {
-		if _, err := d.Capture(ctx, shinken.ScopeScreen); err != nil {
+		if _, err := d.Capture(ctx, aci.ScopeScreen); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -63,7 +64,7 @@ func BenchmarkCaptureAfterWidgetChange(b *testing.B) {
 	d, box := benchDesktop(b)
 	for b.Loop() {
 		box.SetChecked(!box.Checked())
-		if _, err := d.Capture(ctx, shinken.ScopeScreen); err != nil {
+		if _, err := d.Capture(ctx, aci.ScopeScreen); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // maxDamage is how many separate damaged rectangles are kept before they are
@@ -41,7 +42,7 @@ func (d *Desktop) display() shinken.Display {
 // last frame and repaints only the damaged areas. A window capture (also
 // active_window) covers the window's frame, title bar included, with zero
 // pixels where the window is off screen.
-func (d *Desktop) Capture(ctx context.Context, scope shinken.Scope) (shinken.Frame, error) {
+func (d *Desktop) Capture(ctx context.Context, scope aci.Scope) (shinken.Frame, error) {
 	if err := ctx.Err(); err != nil {
 		return shinken.Frame{}, err
 	}
@@ -51,17 +52,17 @@ func (d *Desktop) Capture(ctx context.Context, scope shinken.Scope) (shinken.Fra
 	f := shinken.Frame{Display: d.display()}
 	var w *Window
 	switch scope {
-	case shinken.ScopeScreen:
+	case aci.ScopeScreen:
 		f.Image, f.Source = d.frame, d.screen
 		return f, nil
-	case shinken.ScopeActiveWindow:
+	case aci.ScopeActiveWindow:
 		if w = d.active; w == nil {
-			return shinken.Frame{}, fmt.Errorf("%w: no window is active", shinken.ErrNoSuchWindow)
+			return shinken.Frame{}, fmt.Errorf("%w: no window is active", aci.ErrNoSuchWindow)
 		}
 	default:
 		id, ok := scope.WindowID()
 		if !ok {
-			return shinken.Frame{}, fmt.Errorf("%w: bad capture scope %q", shinken.ErrInvalidAction, scope)
+			return shinken.Frame{}, fmt.Errorf("%w: bad capture scope %q", aci.ErrInvalidAction, scope)
 		}
 		var err error
 		if w, err = d.window(id); err != nil {

@@ -29,6 +29,7 @@ import (
 	"sync"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // Options configure a Desktop. A nil *Options means the defaults.
@@ -158,7 +159,7 @@ func (d *Desktop) Launch(ctx context.Context, app string, args []string) error {
 	if !ok {
 		names := slices.Sorted(maps.Keys(d.apps))
 		d.unlock()
-		return fmt.Errorf("%w: headless has no app %q (it has %s)", shinken.ErrNoSuchApp, app, strings.Join(names, ", "))
+		return fmt.Errorf("%w: headless has no app %q (it has %s)", aci.ErrNoSuchApp, app, strings.Join(names, ", "))
 	}
 	w := &Window{d: d, id: d.newID(), app: app, args: slices.Clone(args), title: app, content: image.Pt(440, 320)}
 	d.objects[w.id] = w
@@ -289,7 +290,7 @@ func (d *Desktop) window(id uint64) (*Window, error) {
 	if w, ok := d.objects[id].(*Window); ok && w.shown {
 		return w, nil
 	}
-	return nil, fmt.Errorf("%w: headless has no window %d", shinken.ErrNoSuchWindow, id)
+	return nil, fmt.Errorf("%w: headless has no window %d", aci.ErrNoSuchWindow, id)
 }
 
 // Activate implements shinken.Windows: it raises the window and gives it

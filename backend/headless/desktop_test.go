@@ -13,6 +13,7 @@ import (
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // editApp holds the widgets of an application made for one test.
@@ -229,13 +230,13 @@ func TestList(t *testing.T) {
 		t.Fatalf("selected %d after set_value one and activate four; want 3", got)
 	}
 	err := u.d.Do(u.ctx, list.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "seven"})
-	if !errors.Is(err, shinken.ErrElementNotActionable) {
+	if !errors.Is(err, aci.ErrElementNotActionable) {
 		t.Fatalf("set_value of a missing item: %v", err)
 	}
 	old := u.find("list item", "two").ID
 	a.list.SetItems("alpha", "beta")
 	err = u.d.Do(u.ctx, old, shinken.ElementAction{Op: shinken.OpInvoke})
-	if !errors.Is(err, shinken.ErrStaleElementRef) {
+	if !errors.Is(err, aci.ErrStaleElementRef) {
 		t.Fatalf("an item removed by SetItems: %v, want stale", err)
 	}
 	if a.list.Selected() != -1 || !slices.Equal(a.list.Items(), []string{"alpha", "beta"}) {
@@ -250,14 +251,14 @@ func TestDoErrors(t *testing.T) {
 		act  shinken.ElementAction
 		want error
 	}{
-		{u.find("label", "Entry").ID, shinken.ElementAction{Op: shinken.OpInvoke}, shinken.ErrNoSuchAction},
-		{u.find("label", "Entry").ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "x"}, shinken.ErrElementNotActionable},
-		{a.off.ID(), shinken.ElementAction{Op: shinken.OpInvoke}, shinken.ErrElementNotActionable},
-		{a.ok.ID(), shinken.ElementAction{Op: shinken.OpInvoke, Action: "toggle"}, shinken.ErrNoSuchAction},
-		{a.box.ID(), shinken.ElementAction{Op: shinken.OpSetValue, Text: "true"}, shinken.ErrElementNotActionable},
-		{"w0", shinken.ElementAction{Op: shinken.OpInvoke}, shinken.ErrStaleElementRef},
-		{"bogus", shinken.ElementAction{Op: shinken.OpInvoke}, shinken.ErrStaleElementRef},
-		{a.ok.ID(), shinken.ElementAction{Op: 99}, shinken.ErrInvalidAction},
+		{u.find("label", "Entry").ID, shinken.ElementAction{Op: shinken.OpInvoke}, aci.ErrNoSuchAction},
+		{u.find("label", "Entry").ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "x"}, aci.ErrElementNotActionable},
+		{a.off.ID(), shinken.ElementAction{Op: shinken.OpInvoke}, aci.ErrElementNotActionable},
+		{a.ok.ID(), shinken.ElementAction{Op: shinken.OpInvoke, Action: "toggle"}, aci.ErrNoSuchAction},
+		{a.box.ID(), shinken.ElementAction{Op: shinken.OpSetValue, Text: "true"}, aci.ErrElementNotActionable},
+		{"w0", shinken.ElementAction{Op: shinken.OpInvoke}, aci.ErrStaleElementRef},
+		{"bogus", shinken.ElementAction{Op: shinken.OpInvoke}, aci.ErrStaleElementRef},
+		{a.ok.ID(), shinken.ElementAction{Op: 99}, aci.ErrInvalidAction},
 	} {
 		if err := u.d.Do(u.ctx, c.id, c.act); !errors.Is(err, c.want) {
 			t.Errorf("Do(%s, %+v) = %v, want %v", c.id, c.act, err, c.want)
@@ -268,7 +269,7 @@ func TestDoErrors(t *testing.T) {
 	}
 	a.win.Close()
 	err := u.d.Do(u.ctx, a.ok.ID(), shinken.ElementAction{Op: shinken.OpInvoke})
-	if !errors.Is(err, shinken.ErrStaleElementRef) {
+	if !errors.Is(err, aci.ErrStaleElementRef) {
 		t.Fatalf("a button of a closed window: %v, want stale", err)
 	}
 }
@@ -300,7 +301,7 @@ func TestWindowManagement(t *testing.T) {
 	if moved.BBox != want || !moved.Active {
 		t.Fatalf("after the drag the form is at %v (active %v), want %v", moved.BBox, moved.Active, want)
 	}
-	f := capture(t, u.d, shinken.WindowScope(form.ID))
+	f := capture(t, u.d, aci.WindowScope(form.ID))
 	if f.Source != want || f.Image.Bounds().Size() != want.Size() {
 		t.Fatalf("capture of the moved window: %v %v", f.Source, f.Image.Bounds())
 	}
@@ -326,10 +327,10 @@ func TestWindowManagement(t *testing.T) {
 	if list, _ := u.d.Windows(u.ctx); len(list) != 0 {
 		t.Fatalf("after alt+F4: %+v", list)
 	}
-	if _, err := u.d.Capture(u.ctx, shinken.ScopeActiveWindow); !errors.Is(err, shinken.ErrNoSuchWindow) {
+	if _, err := u.d.Capture(u.ctx, aci.ScopeActiveWindow); !errors.Is(err, aci.ErrNoSuchWindow) {
 		t.Fatalf("active_window with no window: %v", err)
 	}
-	if err := u.d.CloseWindow(u.ctx, form.ID); !errors.Is(err, shinken.ErrNoSuchWindow) {
+	if err := u.d.CloseWindow(u.ctx, form.ID); !errors.Is(err, aci.ErrNoSuchWindow) {
 		t.Fatalf("closing a closed window: %v", err)
 	}
 	if tree, err := u.d.Snapshot(u.ctx, shinken.SnapshotOptions{}); err != nil || len(tree.Nodes) != 0 {
@@ -374,8 +375,8 @@ func TestCaptureImmutable(t *testing.T) {
 	if !bytes.Equal(first.Pix, saved) {
 		t.Fatal("the image handed out before the change was modified")
 	}
-	w := capture(t, u.d, shinken.ScopeActiveWindow)
-	if w2 := capture(t, u.d, shinken.WindowScope(a.win.ID())); w2.Image != w.Image {
+	w := capture(t, u.d, aci.ScopeActiveWindow)
+	if w2 := capture(t, u.d, aci.WindowScope(a.win.ID())); w2.Image != w.Image {
 		t.Fatal("a window capture with nothing changed made a new image")
 	}
 }
@@ -443,7 +444,7 @@ func TestSnapshotBudgets(t *testing.T) {
 	if active.App != "form" || active.Window != "Form" || !slices.Equal(active.Others, []string{"Notes"}) {
 		t.Fatalf("active app tree header: %q %q %q", active.App, active.Window, active.Others)
 	}
-	if _, err := u.d.Snapshot(u.ctx, shinken.SnapshotOptions{Scope: 9}); !errors.Is(err, shinken.ErrInvalidAction) {
+	if _, err := u.d.Snapshot(u.ctx, shinken.SnapshotOptions{Scope: 9}); !errors.Is(err, aci.ErrInvalidAction) {
 		t.Fatalf("bad scope: %v", err)
 	}
 }
@@ -461,7 +462,7 @@ func TestLaunch(t *testing.T) {
 		t.Fatal("no status")
 	}
 	err := u.d.Launch(u.ctx, "nope", nil)
-	if !errors.Is(err, shinken.ErrNoSuchApp) || !strings.Contains(err.Error(), "form, notes") {
+	if !errors.Is(err, aci.ErrNoSuchApp) || !strings.Contains(err.Error(), "form, notes") {
 		t.Fatalf("unknown app: %v", err)
 	}
 	// A callback may launch and close windows: callbacks run unlocked.
@@ -510,7 +511,7 @@ func TestPointerClamped(t *testing.T) {
 	if p, _ := u.d.PointerPosition(u.ctx); p != image.Pt(0, 479) {
 		t.Fatalf("pointer at %v, want clamped to (0,479)", p)
 	}
-	if err := u.d.Key(u.ctx, shinken.KeyEvent{}); !errors.Is(err, shinken.ErrInvalidAction) {
+	if err := u.d.Key(u.ctx, shinken.KeyEvent{}); !errors.Is(err, aci.ErrInvalidAction) {
 		t.Fatalf("empty key: %v", err)
 	}
 	if d, _ := u.d.Display(u.ctx); d != (shinken.Display{W: 640, H: 480, DPR: 1}) {
@@ -530,7 +531,7 @@ func TestConcurrentUse(t *testing.T) {
 				case 0:
 					_ = u.d.Type(u.ctx, "x")
 				case 1:
-					_, _ = u.d.Capture(u.ctx, shinken.ScopeScreen)
+					_, _ = u.d.Capture(u.ctx, aci.ScopeScreen)
 				case 2:
 					_, _ = u.d.Snapshot(u.ctx, shinken.SnapshotOptions{})
 				case 3:

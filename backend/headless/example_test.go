@@ -10,6 +10,7 @@ import (
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // desktop is what the agent below needs of a computer: the same interfaces
@@ -143,9 +144,9 @@ func ExampleDesktop_Do() {
 	box, _ = findNode(ctx, d, "check box", "Subscribe to the newsletter")
 	fmt.Println(box.States)
 	err = d.Do(ctx, box.ID, shinken.ElementAction{Op: shinken.OpInvoke, Action: "scroll"})
-	fmt.Println(errors.Is(err, shinken.ErrNoSuchAction))
+	fmt.Println(errors.Is(err, aci.ErrNoSuchAction))
 	err = d.Do(ctx, "w9999", shinken.ElementAction{Op: shinken.OpInvoke})
-	fmt.Println(shinken.WireError(err))
+	fmt.Println(aci.WireError(err))
 	// Output:
 	// [enabled sensitive showing visible focusable checked]
 	// true
@@ -160,10 +161,10 @@ func ExampleDesktop_Capture() {
 	if err := d.Launch(ctx, "notes", nil); err != nil {
 		log.Fatal(err)
 	}
-	first, _ := d.Capture(ctx, shinken.ScopeScreen)
-	again, _ := d.Capture(ctx, shinken.ScopeScreen)
+	first, _ := d.Capture(ctx, aci.ScopeScreen)
+	again, _ := d.Capture(ctx, aci.ScopeScreen)
 	fmt.Println(first.Source, first.Image == again.Image)
-	win, _ := d.Capture(ctx, shinken.ScopeActiveWindow)
+	win, _ := d.Capture(ctx, aci.ScopeActiveWindow)
 	fmt.Println(win.Source, win.Image.Bounds())
 	// Output:
 	// (0,0)-(1280,800) true

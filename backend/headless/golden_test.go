@@ -12,6 +12,7 @@ import (
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden PNGs in testdata/")
@@ -55,7 +56,7 @@ func golden(t *testing.T, name string, img *image.RGBA) {
 	}
 }
 
-func capture(t *testing.T, d *headless.Desktop, scope shinken.Scope) shinken.Frame {
+func capture(t *testing.T, d *headless.Desktop, scope aci.Scope) shinken.Frame {
 	t.Helper()
 	f, err := d.Capture(context.Background(), scope)
 	if err != nil {
@@ -139,7 +140,7 @@ func (u *ui) keys(keys ...string) {
 
 func (u *ui) screen() *image.RGBA {
 	u.t.Helper()
-	return capture(u.t, u.d, shinken.ScopeScreen).Image
+	return capture(u.t, u.d, aci.ScopeScreen).Image
 }
 
 func mid(r image.Rectangle) image.Point { return image.Pt((r.Min.X+r.Max.X)/2, (r.Min.Y+r.Max.Y)/2) }
@@ -203,5 +204,5 @@ func TestGoldenWidgets(t *testing.T) {
 	if err != nil || len(list) != 1 {
 		t.Fatal(list, err)
 	}
-	golden(t, "widgets.png", capture(t, u.d, shinken.WindowScope(list[0].ID)).Image)
+	golden(t, "widgets.png", capture(t, u.d, aci.WindowScope(list[0].ID)).Image)
 }

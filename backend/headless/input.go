@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // pressKind says what the held left button grabbed.
@@ -54,7 +55,7 @@ func (d *Desktop) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 			}
 		}
 	default:
-		return fmt.Errorf("%w: pointer event kind %d", shinken.ErrInvalidAction, ev.Kind)
+		return fmt.Errorf("%w: pointer event kind %d", aci.ErrInvalidAction, ev.Kind)
 	}
 	return nil
 }
@@ -176,7 +177,7 @@ func (d *Desktop) Key(ctx context.Context, ev shinken.KeyEvent) error {
 		return err
 	}
 	if ev.Key == "" {
-		return fmt.Errorf("%w: empty key name", shinken.ErrInvalidAction)
+		return fmt.Errorf("%w: empty key name", aci.ErrInvalidAction)
 	}
 	d.lock()
 	defer d.unlock()

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // A List is a scrolling list of items, one of which may be selected. Its
@@ -213,7 +214,7 @@ func (l *List) scroll(_, dy int) {
 func (l *List) setValue(v string) error {
 	i := slices.Index(l.items, v)
 	if i < 0 {
-		return fmt.Errorf("%w: list %s has no item %q", shinken.ErrElementNotActionable, l.ID(), v)
+		return fmt.Errorf("%w: list %s has no item %q", aci.ErrElementNotActionable, l.ID(), v)
 	}
 	l.choose(i)
 	return nil

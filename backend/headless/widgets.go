@@ -6,6 +6,7 @@ import (
 	"image/color"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // A Widget is a control in a window: a *Label, *Button, *Entry, *TextArea,
@@ -139,7 +140,7 @@ func (b *widget) invoke(string)               {}
 func (b *widget) forget()                     { delete(b.win.d.objects, b.id) }
 
 func (b *widget) setValue(string) error {
-	return fmt.Errorf("%w: %s takes no value", shinken.ErrElementNotActionable, b.ID())
+	return fmt.Errorf("%w: %s takes no value", aci.ErrElementNotActionable, b.ID())
 }
 
 // textColor is the colour of a widget's text.

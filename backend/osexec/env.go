@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // defaultPath is searched when the merged environment has no PATH, as a
@@ -40,7 +40,7 @@ func mergeEnv(base []string, over map[string]string) ([]string, error) {
 	var added []string
 	for k, v := range over {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return nil, fmt.Errorf("%w: exec: bad environment variable name %q", shinken.ErrInvalidAction, k)
+			return nil, fmt.Errorf("%w: exec: bad environment variable name %q", aci.ErrInvalidAction, k)
 		}
 		if i, ok := at[k]; ok {
 			env[i] = k + "=" + v
@@ -85,7 +85,7 @@ func lookPath(name, path string) (string, error) {
 
 // spawnError is the error of a command that could not be started.
 func spawnError(detail string, cause error) error {
-	return &shinken.Error{Code: shinken.CodeExecSpawnFailed, Detail: detail, Err: cause}
+	return &aci.Error{Code: aci.CodeExecSpawnFailed, Detail: detail, Err: cause}
 }
 
 // explainSpawn turns the errno of a failed spawn into an error that says

@@ -10,6 +10,7 @@ import (
 
 	"shinken.dev/go/backend/osexec"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // The buffered form: run a command to completion, keep a budget of each
@@ -22,7 +23,7 @@ func Example() {
 		Timeout: 10 * time.Second,
 	})
 	if err != nil {
-		fmt.Println(shinken.WireError(err))
+		fmt.Println(aci.WireError(err))
 		return
 	}
 	out, err := osexec.Collect(p, osexec.DefaultBudget)
@@ -85,7 +86,7 @@ func ExampleExecutor_Start_timeout() {
 func ExampleExecutor_Start_spawnFailed() {
 	e := osexec.New(nil)
 	_, err := e.Start(context.Background(), shinken.ExecRequest{Argv: []string{"/no/such/program"}})
-	fmt.Println(shinken.WireError(err))
+	fmt.Println(aci.WireError(err))
 	// Output:
 	// exec_spawn_failed: /no/such/program: no such file or directory
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // Defaults of [Options].
@@ -133,15 +134,15 @@ func (e *Executor) Start(ctx context.Context, req shinken.ExecRequest) (shinken.
 	var argv []string
 	switch {
 	case len(req.Argv) > 0 && req.Shell != "":
-		return nil, fmt.Errorf("%w: exec: both argv and shell are set", shinken.ErrInvalidAction)
+		return nil, fmt.Errorf("%w: exec: both argv and shell are set", aci.ErrInvalidAction)
 	case req.Shell != "":
 		path, argv = "/bin/sh", []string{"/bin/sh", "-c", req.Shell}
 	case len(req.Argv) > 0 && req.Argv[0] != "":
 		argv = req.Argv
 	case len(req.Argv) > 0:
-		return nil, fmt.Errorf("%w: exec: empty program name", shinken.ErrInvalidAction)
+		return nil, fmt.Errorf("%w: exec: empty program name", aci.ErrInvalidAction)
 	default:
-		return nil, fmt.Errorf("%w: exec: neither argv nor shell is set", shinken.ErrInvalidAction)
+		return nil, fmt.Errorf("%w: exec: neither argv nor shell is set", aci.ErrInvalidAction)
 	}
 	env, err := mergeEnv(e.env, req.Env)
 	if err != nil {
@@ -158,7 +159,7 @@ func (e *Executor) Start(ctx context.Context, req shinken.ExecRequest) (shinken.
 	}
 	if n := e.running.Add(1); e.maxProcs > 0 && n > e.maxProcs {
 		e.running.Add(-1)
-		return nil, fmt.Errorf("%w: %d processes are running", shinken.ErrTooManyExecs, n-1)
+		return nil, fmt.Errorf("%w: %d processes are running", aci.ErrTooManyExecs, n-1)
 	}
 	p, err := e.start(ctx, path, argv, env, req.Dir, req.Stdin, e.timeout(req.Timeout))
 	if err != nil {

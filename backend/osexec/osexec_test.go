@@ -22,6 +22,7 @@ import (
 
 	"shinken.dev/go/backend/osexec"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 func TestMain(m *testing.M) {
@@ -108,7 +109,7 @@ func TestInvalidRequests(t *testing.T) {
 		"bad env name":  {Argv: []string{"true"}, Env: map[string]string{"A=B": "c"}},
 	} {
 		_, err := e.Start(context.Background(), req)
-		if !errors.Is(err, shinken.ErrInvalidAction) {
+		if !errors.Is(err, aci.ErrInvalidAction) {
 			t.Errorf("%s: err %v, want ErrInvalidAction", name, err)
 		}
 	}
@@ -144,7 +145,7 @@ func TestPathLookupUsesMergedEnv(t *testing.T) {
 	// even when the program lies in the working directory.
 	for _, env := range []map[string]string{nil, {"PATH": ".:/usr/bin"}, {"PATH": ":/usr/bin"}} {
 		_, err := e.Start(context.Background(), shinken.ExecRequest{Argv: []string{"shinken-tool"}, Dir: dir, Env: env})
-		if !errors.Is(err, shinken.ErrExecSpawnFailed) || !errors.Is(err, exec.ErrNotFound) {
+		if !errors.Is(err, aci.ErrExecSpawnFailed) || !errors.Is(err, exec.ErrNotFound) {
 			t.Errorf("PATH %q: err %v, want exec_spawn_failed wrapping exec.ErrNotFound", env["PATH"], err)
 		}
 	}
@@ -251,10 +252,10 @@ func TestSpawnFailures(t *testing.T) {
 			t.Errorf("%s: started", tc.name)
 			continue
 		}
-		if !errors.Is(err, shinken.ErrExecSpawnFailed) {
+		if !errors.Is(err, aci.ErrExecSpawnFailed) {
 			t.Errorf("%s: %v does not wrap ErrExecSpawnFailed", tc.name, err)
 		}
-		if got := shinken.WireError(err); got != tc.want {
+		if got := aci.WireError(err); got != tc.want {
 			t.Errorf("%s: wire error %q, want %q", tc.name, got, tc.want)
 		}
 	}
@@ -619,11 +620,11 @@ func TestConcurrencyLimit(t *testing.T) {
 	a := start(t, e, argv("sleep", "100"))
 	start(t, e, argv("sleep", "100"))
 	_, err := e.Start(context.Background(), argv("true"))
-	if !errors.Is(err, shinken.ErrTooManyExecs) {
+	if !errors.Is(err, aci.ErrTooManyExecs) {
 		t.Fatalf("third Start: %v, want ErrTooManyExecs", err)
 	}
-	if !strings.HasPrefix(shinken.WireError(err), "too_many_execs: ") {
-		t.Errorf("wire error %q", shinken.WireError(err))
+	if !strings.HasPrefix(aci.WireError(err), "too_many_execs: ") {
+		t.Errorf("wire error %q", aci.WireError(err))
 	}
 	if n := e.Running(); n != 2 {
 		t.Errorf("Running() = %d, want 2", n)

@@ -14,10 +14,11 @@ import (
 	"github.com/go-vgo/robotgo"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // Errors of this package. Errors that map to a wire code wrap the shinken
-// sentinels instead (shinken.ErrClosed, shinken.ErrNoSuchWindow).
+// sentinels instead (aci.ErrClosed, aci.ErrNoSuchWindow).
 var (
 	// ErrNoDisplay is wrapped by Open on X11 when $DISPLAY is empty or the
 	// display cannot be opened. robotgo would otherwise fall back to :0 or
@@ -113,7 +114,7 @@ func (b *Backend) Close() error {
 // calls it first.
 func (b *Backend) check(ctx context.Context) error {
 	if b.closed.Load() {
-		return fmt.Errorf("%w: robotgo backend", shinken.ErrClosed)
+		return fmt.Errorf("%w: robotgo backend", aci.ErrClosed)
 	}
 	return ctx.Err()
 }
@@ -129,14 +130,14 @@ func xerr(what string) error {
 }
 
 // Platform implements [shinken.PlatformReporter].
-func (b *Backend) Platform() shinken.Platform {
+func (b *Backend) Platform() aci.Platform {
 	switch runtime.GOOS {
 	case "darwin":
-		return shinken.PlatformMacOS
+		return aci.PlatformMacOS
 	case "windows":
-		return shinken.PlatformWindows
+		return aci.PlatformWindows
 	}
-	return shinken.PlatformLinux
+	return aci.PlatformLinux
 }
 
 // Desktop returns the value to hand to shinken.NewRuntime: b itself, or b

@@ -20,6 +20,7 @@ import (
 
 	"shinken.dev/go/internal/xvfb"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 func TestOpenWithoutDisplay(t *testing.T) {
@@ -44,7 +45,7 @@ func TestDisplay(t *testing.T) {
 	if want := (shinken.Display{W: 800, H: 600, DPR: 1}); d != want {
 		t.Errorf("Display = %+v, want %+v", d, want)
 	}
-	if b.Platform() != shinken.PlatformLinux {
+	if b.Platform() != aci.PlatformLinux {
 		t.Errorf("Platform = %q", b.Platform())
 	}
 	o, err := Open(ctxT(t), &Options{DPR: 2})
@@ -75,7 +76,7 @@ func TestCapturePixels(t *testing.T) {
 	for _, x := range rects {
 		c.window(x.r.Min.X, x.r.Min.Y, x.r.Dx(), x.r.Dy(), uint32(x.c.R)<<16|uint32(x.c.G)<<8|uint32(x.c.B), 0)
 	}
-	f, err := b.Capture(ctxT(t), shinken.ScopeScreen)
+	f, err := b.Capture(ctxT(t), aci.ScopeScreen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestCapturePixels(t *testing.T) {
 			t.Fatalf("pixel %d is not opaque", i/4)
 		}
 	}
-	again, err := b.Capture(ctxT(t), shinken.ScopeScreen)
+	again, err := b.Capture(ctxT(t), aci.ScopeScreen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,12 +140,12 @@ func TestGrabOffScreen(t *testing.T) {
 func TestCaptureScopes(t *testing.T) {
 	session(t, &xvfb.Options{Width: 320, Height: 240, NoWM: true})
 	b := open(t)
-	for _, scope := range []shinken.Scope{shinken.ScopeActiveWindow, shinken.WindowScope(0x400001)} {
+	for _, scope := range []aci.Scope{aci.ScopeActiveWindow, aci.WindowScope(0x400001)} {
 		if _, err := b.Capture(ctxT(t), scope); !errors.Is(err, errors.ErrUnsupported) {
 			t.Errorf("Capture(%s) on X11: err = %v, want ErrUnsupported", scope, err)
 		}
 	}
-	if _, err := b.Capture(ctxT(t), "window:nope"); !errors.Is(err, shinken.ErrInvalidAction) {
+	if _, err := b.Capture(ctxT(t), "window:nope"); !errors.Is(err, aci.ErrInvalidAction) {
 		t.Errorf("Capture of a malformed scope: err = %v", err)
 	}
 }
@@ -197,10 +198,10 @@ func TestPointerEvents(t *testing.T) {
 			}
 		}
 	}
-	if err := b.Pointer(ctx, shinken.PointerEvent{Kind: 9}); !errors.Is(err, shinken.ErrInvalidAction) {
+	if err := b.Pointer(ctx, shinken.PointerEvent{Kind: 9}); !errors.Is(err, aci.ErrInvalidAction) {
 		t.Errorf("unknown pointer kind: err = %v", err)
 	}
-	if err := b.Pointer(ctx, shinken.PointerEvent{Kind: shinken.PointerDown, Button: 7}); !errors.Is(err, shinken.ErrInvalidAction) {
+	if err := b.Pointer(ctx, shinken.PointerEvent{Kind: shinken.PointerDown, Button: 7}); !errors.Is(err, aci.ErrInvalidAction) {
 		t.Errorf("unknown button: err = %v", err)
 	}
 }
@@ -312,7 +313,7 @@ func TestType(t *testing.T) {
 	for _, text := range []string{"ok 😀", "bell\a", "\xff"} {
 		c.Drain()
 		err := b.Type(ctx, text)
-		if !errors.Is(err, errors.ErrUnsupported) && !errors.Is(err, shinken.ErrInvalidAction) {
+		if !errors.Is(err, errors.ErrUnsupported) && !errors.Is(err, aci.ErrInvalidAction) {
 			t.Errorf("Type(%q): err = %v, want unsupported or invalid", text, err)
 		}
 		xproto.GetInputFocus(c.conn).Reply()
@@ -354,10 +355,10 @@ func TestCloseReleases(t *testing.T) {
 	if button, ctrl := held(); button || ctrl {
 		t.Errorf("after Close: button held %v, control held %v", button, ctrl)
 	}
-	if _, err := b.Capture(ctx, shinken.ScopeScreen); !errors.Is(err, shinken.ErrClosed) {
+	if _, err := b.Capture(ctx, aci.ScopeScreen); !errors.Is(err, aci.ErrClosed) {
 		t.Errorf("Capture after Close: %v", err)
 	}
-	if err := b.Type(ctx, "x"); !errors.Is(err, shinken.ErrClosed) {
+	if err := b.Type(ctx, "x"); !errors.Is(err, aci.ErrClosed) {
 		t.Errorf("Type after Close: %v", err)
 	}
 }
@@ -379,7 +380,7 @@ func TestNoLeaks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 20 {
-		if _, err := b.Capture(ctx, shinken.ScopeScreen); err != nil {
+		if _, err := b.Capture(ctx, aci.ScopeScreen); err != nil {
 			t.Fatal(err)
 		}
 		for _, kind := range []shinken.PointerKind{shinken.PointerMove, shinken.PointerDown, shinken.PointerUp} {
@@ -518,18 +519,18 @@ func TestWelcome(t *testing.T) {
 	rt := shinken.NewRuntime(b.Desktop(), nil)
 	defer rt.Close()
 	caps := rt.Capabilities()
-	for _, v := range []shinken.Verb{shinken.VerbClick, shinken.VerbTypeText, shinken.VerbKey, shinken.VerbScroll,
-		shinken.VerbScreenshot, shinken.VerbClipboardGet, shinken.VerbClipboardSet} {
+	for _, v := range []aci.Verb{aci.VerbClick, aci.VerbTypeText, aci.VerbKey, aci.VerbScroll,
+		aci.VerbScreenshot, aci.VerbClipboardGet, aci.VerbClipboardSet} {
 		if !slices.Contains(caps.Verbs, v) {
 			t.Errorf("the welcome lacks %s: %v", v, caps.Verbs)
 		}
 	}
-	for _, v := range []shinken.Verb{shinken.VerbObserve, shinken.VerbInvokeAction, shinken.VerbLaunchApp, shinken.VerbActivateWindow} {
+	for _, v := range []aci.Verb{aci.VerbObserve, aci.VerbInvokeAction, aci.VerbLaunchApp, aci.VerbActivateWindow} {
 		if slices.Contains(caps.Verbs, v) {
 			t.Errorf("the welcome advertises %s", v)
 		}
 	}
-	if slices.Contains(caps.Targets, shinken.TargetElementRef) {
+	if slices.Contains(caps.Targets, aci.TargetElementRef) {
 		t.Error("the welcome advertises element_ref targets")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"shinken.dev/go/backend/x11"
 	"shinken.dev/go/internal/xvfb"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // The benchmarks run robotgo and the pure-Go X11 backend side by side on
@@ -39,7 +40,7 @@ func BenchmarkCapture1080p(b *testing.B) {
 			ctx := context.Background()
 			b.SetBytes(1920 * 1080 * 4)
 			for b.Loop() {
-				f, err := c.Capture(ctx, shinken.ScopeScreen)
+				f, err := c.Capture(ctx, aci.ScopeScreen)
 				if err != nil {
 					b.Fatal(err)
 				}

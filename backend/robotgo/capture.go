@@ -14,6 +14,7 @@ import (
 	"github.com/go-vgo/robotgo"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // Display implements [shinken.Capturer]: the primary screen in device
@@ -26,7 +27,7 @@ func (b *Backend) Display(ctx context.Context) (shinken.Display, error) {
 	w, h := robotgo.GetScreenSize()
 	robotgoMu.Unlock()
 	if w <= 0 || h <= 0 {
-		return shinken.Display{}, fmt.Errorf("%w: robotgo reports a %d×%d screen", shinken.ErrBackend, w, h)
+		return shinken.Display{}, fmt.Errorf("%w: robotgo reports a %d×%d screen", aci.ErrBackend, w, h)
 	}
 	size := toPixels(image.Pt(w, h), b.unit)
 	return shinken.Display{W: size.X, H: size.Y, DPR: b.dpr}, nil
@@ -37,21 +38,21 @@ func (b *Backend) Display(ctx context.Context) (shinken.Display, error) {
 // rectangle by its handle (see the package documentation for X11 and
 // macOS). Each capture is a new image: robotgo has no way to tell that
 // nothing changed.
-func (b *Backend) Capture(ctx context.Context, scope shinken.Scope) (shinken.Frame, error) {
+func (b *Backend) Capture(ctx context.Context, scope aci.Scope) (shinken.Frame, error) {
 	d, err := b.Display(ctx)
 	if err != nil {
 		return shinken.Frame{}, err
 	}
 	var src image.Rectangle
 	switch {
-	case scope == shinken.ScopeScreen:
+	case scope == aci.ScopeScreen:
 		src = image.Rect(0, 0, d.W, d.H)
-	case scope == shinken.ScopeActiveWindow:
+	case scope == aci.ScopeActiveWindow:
 		src, err = b.windowRect(0, true)
 	default:
 		id, ok := scope.WindowID()
 		if !ok {
-			return shinken.Frame{}, fmt.Errorf("%w: capture scope %q", shinken.ErrInvalidAction, scope)
+			return shinken.Frame{}, fmt.Errorf("%w: capture scope %q", aci.ErrInvalidAction, scope)
 		}
 		src, err = b.windowRect(id, false)
 	}
@@ -83,7 +84,7 @@ func (b *Backend) windowRect(id uint64, active bool) (image.Rectangle, error) {
 	}
 	x, y, w, h := robotgo.GetBounds(handle, 1)
 	if handle == 0 || w <= 0 || h <= 0 {
-		return image.Rectangle{}, fmt.Errorf("%w: window %#x", shinken.ErrNoSuchWindow, handle)
+		return image.Rectangle{}, fmt.Errorf("%w: window %#x", aci.ErrNoSuchWindow, handle)
 	}
 	r := image.Rect(x, y, x+w, y+h)
 	return image.Rectangle{Min: toPixels(r.Min, b.unit), Max: toPixels(r.Max, b.unit)}, nil
@@ -108,7 +109,7 @@ func (b *Backend) grab(ctx context.Context, src, screen image.Rectangle) (*image
 	err := xerr("capturing the screen")
 	robotgoMu.Unlock()
 	if bit == nil {
-		return nil, fmt.Errorf("%w: robotgo captured nothing at %v (%v)", shinken.ErrBackend, visible, err)
+		return nil, fmt.Errorf("%w: robotgo captured nothing at %v (%v)", aci.ErrBackend, visible, err)
 	}
 	// The bitmap is ours until freed; nothing else in robotgo touches it,
 	// so converting it needs no lock.

@@ -16,6 +16,7 @@ import (
 	"shinken.dev/go/backend/x11/atspi"
 	"shinken.dev/go/backend/x11/atspi/atspitest"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/shinkentest"
 )
 
@@ -148,7 +149,7 @@ func TestCaptureMatchesTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := b.Capture(ctx, shinken.ScopeScreen)
+	f, err := b.Capture(ctx, aci.ScopeScreen)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/go-vgo/robotgo"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // buttonNames are robotgo's names for the pointer buttons.
@@ -109,10 +110,10 @@ func (b *Backend) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 		return err
 	}
 	if ev.Kind > shinken.PointerScroll {
-		return fmt.Errorf("%w: pointer event kind %d", shinken.ErrInvalidAction, ev.Kind)
+		return fmt.Errorf("%w: pointer event kind %d", aci.ErrInvalidAction, ev.Kind)
 	}
 	if int(ev.Button) >= len(buttonNames) {
-		return fmt.Errorf("%w: pointer button %d", shinken.ErrInvalidAction, ev.Button)
+		return fmt.Errorf("%w: pointer button %d", aci.ErrInvalidAction, ev.Button)
 	}
 	robotgoMu.Lock()
 	defer robotgoMu.Unlock()
@@ -249,7 +250,7 @@ func (b *Backend) Type(ctx context.Context, text string) error {
 		return err
 	}
 	if !utf8.ValidString(text) {
-		return fmt.Errorf("%w: text is not valid UTF-8", shinken.ErrInvalidAction)
+		return fmt.Errorf("%w: text is not valid UTF-8", aci.ErrInvalidAction)
 	}
 	for _, r := range text {
 		if !typeable(r) && r != '\n' && r != '\r' && r != '\t' {

@@ -7,6 +7,7 @@ import (
 
 	"shinken.dev/go/backend/x11/atspi"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // Accessible is a Backend with the accessibility tree of its applications,
@@ -98,7 +99,7 @@ func (a *Accessible) Watch(ctx context.Context) <-chan struct{} {
 func (a *Accessible) Close() error {
 	a.mu.Lock()
 	c := a.c
-	a.c, a.err = nil, shinken.ErrClosed
+	a.c, a.err = nil, aci.ErrClosed
 	a.tried = time.Now().Add(time.Hour)
 	a.mu.Unlock()
 	if c != nil {

@@ -17,6 +17,7 @@ import (
 
 	"shinken.dev/go/internal/xvfb"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 const unicodeSample = "héllo ✓ 日本 ß"
@@ -52,7 +53,7 @@ func (s *session) startApp(name string, args ...string) func() string {
 				s.t.Fatalf("%s: %v", name, err)
 			}
 		case <-time.After(20 * time.Second):
-			if f, err := s.b.Capture(context.Background(), shinken.ScopeScreen); err == nil {
+			if f, err := s.b.Capture(context.Background(), aci.ScopeScreen); err == nil {
 				writePNG(s.t, "stuck-"+name+".png", f.Image)
 			}
 			s.t.Fatalf("%s did not exit", name)
@@ -212,7 +213,7 @@ func TestClipboardLimit(t *testing.T) {
 	need(t, "xclip")
 	s := newSession(t, &xvfb.Options{Width: 320, Height: 240, NoWM: true}, &Options{ClipboardLimit: 1000})
 	ctx := ctxT(t)
-	if err := s.b.SetClipboardText(ctx, strings.Repeat("x", 1001)); !errors.Is(err, shinken.ErrTooLarge) {
+	if err := s.b.SetClipboardText(ctx, strings.Repeat("x", 1001)); !errors.Is(err, aci.ErrTooLarge) {
 		t.Fatalf("setting 1001 bytes: %v", err)
 	}
 	if err := s.b.SetClipboardText(ctx, strings.Repeat("x", 1000)); err != nil {
@@ -221,7 +222,7 @@ func TestClipboardLimit(t *testing.T) {
 	for _, n := range []int{2000, 300 << 10} { // direct, then INCR
 		s.xclipIn(strings.Repeat("y", n))
 		_, err := s.b.ClipboardText(ctx)
-		if !errors.Is(err, shinken.ErrTooLarge) || !strings.Contains(err.Error(), "1000") {
+		if !errors.Is(err, aci.ErrTooLarge) || !strings.Contains(err.Error(), "1000") {
 			t.Fatalf("reading %d bytes: %v", n, err)
 		}
 	}
@@ -250,7 +251,7 @@ func TestWindowsAndActivate(t *testing.T) {
 		if w.App != "XTerm" || w.PID == 0 || w.BBox.Empty() {
 			t.Fatalf("window %+v", w)
 		}
-		f, err := s.b.Capture(ctx, shinken.WindowScope(w.ID))
+		f, err := s.b.Capture(ctx, aci.WindowScope(w.ID))
 		if err != nil || f.Source != w.BBox {
 			t.Fatalf("capture of %q: source %v, bbox %v, %v", w.Title, f.Source, w.BBox, err)
 		}
@@ -269,7 +270,7 @@ func TestWindowsAndActivate(t *testing.T) {
 			}
 		}
 	}
-	if err := s.b.Activate(ctx, 0x7fffff0); !errors.Is(err, shinken.ErrNoSuchWindow) {
+	if err := s.b.Activate(ctx, 0x7fffff0); !errors.Is(err, aci.ErrNoSuchWindow) {
 		t.Fatalf("unknown window: %v", err)
 	}
 }
@@ -294,7 +295,7 @@ func TestActivateWithoutWM(t *testing.T) {
 			t.Fatalf("active %x, want %x (%v)", active, w, err)
 		}
 		// Raised: the window's colour shows where the two overlap.
-		f, err := s.b.Capture(ctx, shinken.ScopeActiveWindow)
+		f, err := s.b.Capture(ctx, aci.ScopeActiveWindow)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -341,13 +342,13 @@ func TestLaunch(t *testing.T) {
 	waitFor(t, "the launched script reaped", func() bool { return len(s.b.launched.running()) == 0 })
 
 	for _, app := range []string{"no-such-app-shinken", "/no/such/app", "./relative", ""} {
-		if err := s.b.Launch(ctx, app, nil); !errors.Is(err, shinken.ErrNoSuchApp) {
+		if err := s.b.Launch(ctx, app, nil); !errors.Is(err, aci.ErrNoSuchApp) {
 			t.Fatalf("Launch(%q): %v", app, err)
 		}
 	}
 	notExec := filepath.Join(dir, "plain")
 	os.WriteFile(notExec, []byte("x"), 0o644)
-	if err := s.b.Launch(ctx, notExec, nil); !errors.Is(err, shinken.ErrNoSuchApp) {
+	if err := s.b.Launch(ctx, notExec, nil); !errors.Is(err, aci.ErrNoSuchApp) {
 		t.Fatalf("Launch of a non-executable: %v", err)
 	}
 }

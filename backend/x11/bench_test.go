@@ -24,6 +24,7 @@ import (
 	"shinken.dev/go/internal/imaging"
 	"shinken.dev/go/internal/xvfb"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // benchSession is a 1920×1080 session with a few real windows on it, so
@@ -38,7 +39,7 @@ func benchSession(b *testing.B, bopts *Options) *session {
 	s.findWindow("bench-xterm")
 	// Let the apps paint before measuring.
 	waitFor(b, "the desktop painted", func() bool {
-		f, err := s.b.Capture(ctx, shinken.ScopeScreen)
+		f, err := s.b.Capture(ctx, aci.ScopeScreen)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -83,7 +84,7 @@ func BenchmarkCapture1080p(b *testing.B) {
 			var ts timings
 			for b.Loop() {
 				start := time.Now()
-				if _, err := c.b.Capture(ctx, shinken.ScopeScreen); err != nil {
+				if _, err := c.b.Capture(ctx, aci.ScopeScreen); err != nil {
 					b.Fatal(err)
 				}
 				ts = append(ts, time.Since(start))
@@ -117,7 +118,7 @@ func BenchmarkScreenshotPNG(b *testing.B) {
 		})
 	}
 	run("shinken-imaging", func() []byte {
-		f, err := s.b.Capture(ctx, shinken.ScopeScreen)
+		f, err := s.b.Capture(ctx, aci.ScopeScreen)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -128,7 +129,7 @@ func BenchmarkScreenshotPNG(b *testing.B) {
 		return out
 	})
 	run("shinken-stdlib-bestspeed", func() []byte {
-		f, err := s.b.Capture(ctx, shinken.ScopeScreen)
+		f, err := s.b.Capture(ctx, aci.ScopeScreen)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -152,7 +153,7 @@ func BenchmarkScreenshotPNG(b *testing.B) {
 		return data
 	})
 	// The two screenshots show the same pixels.
-	f, _ := s.b.Capture(ctx, shinken.ScopeScreen)
+	f, _ := s.b.Capture(ctx, aci.ScopeScreen)
 	data, _ := os.ReadFile(filepath.Join(dir, "shot.png"))
 	img, err := png.Decode(bytes.NewReader(data))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // bandBytes bounds the pixel data of one GetImage reply in the fallback
@@ -112,7 +113,7 @@ func (b *Backend) Display(ctx context.Context) (shinken.Display, error) {
 // Capture captures the screen, the active window or a window by id. A
 // window's rectangle is its frame as the window manager draws it, less any
 // client-side shadow; the part of it outside the screen reads as zero.
-func (b *Backend) Capture(ctx context.Context, scope shinken.Scope) (shinken.Frame, error) {
+func (b *Backend) Capture(ctx context.Context, scope aci.Scope) (shinken.Frame, error) {
 	disp, err := b.Display(ctx)
 	if err != nil {
 		return shinken.Frame{}, err
@@ -120,15 +121,15 @@ func (b *Backend) Capture(ctx context.Context, scope shinken.Scope) (shinken.Fra
 	screen := image.Rect(0, 0, disp.W, disp.H)
 	var src image.Rectangle
 	switch scope {
-	case shinken.ScopeScreen:
+	case aci.ScopeScreen:
 		src = screen
-	case shinken.ScopeActiveWindow:
+	case aci.ScopeActiveWindow:
 		id, err := b.activeWindow()
 		if err != nil {
 			return shinken.Frame{}, err
 		}
 		if id == 0 {
-			return shinken.Frame{}, fmt.Errorf("%w: no window is active", shinken.ErrNoSuchWindow)
+			return shinken.Frame{}, fmt.Errorf("%w: no window is active", aci.ErrNoSuchWindow)
 		}
 		if src, err = b.windowRect(ctx, id); err != nil {
 			return shinken.Frame{}, err
@@ -136,14 +137,14 @@ func (b *Backend) Capture(ctx context.Context, scope shinken.Scope) (shinken.Fra
 	default:
 		id, ok := scope.WindowID()
 		if !ok {
-			return shinken.Frame{}, fmt.Errorf("%w: bad capture scope %q", shinken.ErrInvalidAction, scope)
+			return shinken.Frame{}, fmt.Errorf("%w: bad capture scope %q", aci.ErrInvalidAction, scope)
 		}
 		if src, err = b.windowRect(ctx, xproto.Window(id)); err != nil {
 			return shinken.Frame{}, err
 		}
 	}
 	if src.Dx()*src.Dy() > maxCapturePixels {
-		return shinken.Frame{}, fmt.Errorf("%w: a %dx%d capture", shinken.ErrTooLarge, src.Dx(), src.Dy())
+		return shinken.Frame{}, fmt.Errorf("%w: a %dx%d capture", aci.ErrTooLarge, src.Dx(), src.Dy())
 	}
 	img := image.NewRGBA(image.Rect(0, 0, src.Dx(), src.Dy()))
 	if vis := src.Intersect(screen); !vis.Empty() {

@@ -14,6 +14,7 @@ import (
 
 	"shinken.dev/go/internal/xvfb"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 var (
@@ -66,7 +67,7 @@ func TestCaptureScreen(t *testing.T) {
 	if !s.b.usingSHM() {
 		t.Fatalf("MIT-SHM not in use on a local Xvfb: %v", s.b.capture.shmError)
 	}
-	shmFrame, err := s.b.Capture(ctx, shinken.ScopeScreen)
+	shmFrame, err := s.b.Capture(ctx, aci.ScopeScreen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestCaptureScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer plain.Close()
-	bandFrame, err := plain.Capture(ctx, shinken.ScopeScreen)
+	bandFrame, err := plain.Capture(ctx, aci.ScopeScreen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestCaptureWindowFrame(t *testing.T) {
 	}
 	client := image.Rect(int(tr.DstX), int(tr.DstY), int(tr.DstX)+300, int(tr.DstY)+200)
 	wantSrc := image.Rect(client.Min.X-ext[0], client.Min.Y-ext[2], client.Max.X+ext[1], client.Max.Y+ext[3])
-	f, err := s.b.Capture(ctx, shinken.WindowScope(uint64(w)))
+	f, err := s.b.Capture(ctx, aci.WindowScope(uint64(w)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestCaptureWindowFrame(t *testing.T) {
 	if err := s.b.Activate(ctx, uint64(w)); err != nil {
 		t.Fatal(err)
 	}
-	af, err := s.b.Capture(ctx, shinken.ScopeActiveWindow)
+	af, err := s.b.Capture(ctx, aci.ScopeActiveWindow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestCaptureWindowOffscreen(t *testing.T) {
 	ctx := ctxT(t)
 	w := s.window(windowSpec{r: image.Rect(-50, -30, 150, 70), bg: blue, override: true,
 		children: []childSpec{{image.Rect(60, 40, 80, 50), red}}})
-	f, err := s.b.Capture(ctx, shinken.WindowScope(uint64(w)))
+	f, err := s.b.Capture(ctx, aci.WindowScope(uint64(w)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestCaptureWindowOffscreen(t *testing.T) {
 	})
 	// Right and bottom edges off-screen too.
 	w2 := s.window(windowSpec{r: image.Rect(600, 450, 700, 500), bg: red, override: true})
-	f2, err := s.b.Capture(ctx, shinken.WindowScope(uint64(w2)))
+	f2, err := s.b.Capture(ctx, aci.WindowScope(uint64(w2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestCaptureGTKExtents(t *testing.T) {
 	}
 	xproto.ChangePropertyChecked(s.client, xproto.PropModeReplace, w, s.b.atoms.gtkFrameExtents,
 		xproto.AtomCardinal, 32, 4, ext).Check()
-	f, err := s.b.Capture(ctx, shinken.WindowScope(uint64(w)))
+	f, err := s.b.Capture(ctx, aci.WindowScope(uint64(w)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,18 +245,18 @@ func TestCaptureGTKExtents(t *testing.T) {
 func TestCaptureErrors(t *testing.T) {
 	s := newSession(t, &xvfb.Options{Width: 320, Height: 240, NoWM: true}, nil)
 	ctx := ctxT(t)
-	if _, err := s.b.Capture(ctx, shinken.WindowScope(0x7ffffff)); !errors.Is(err, shinken.ErrNoSuchWindow) {
+	if _, err := s.b.Capture(ctx, aci.WindowScope(0x7ffffff)); !errors.Is(err, aci.ErrNoSuchWindow) {
 		t.Fatalf("unknown window: %v", err)
 	}
-	if _, err := s.b.Capture(ctx, "window:abc"); !errors.Is(err, shinken.ErrInvalidAction) {
+	if _, err := s.b.Capture(ctx, "window:abc"); !errors.Is(err, aci.ErrInvalidAction) {
 		t.Fatalf("bad scope: %v", err)
 	}
 	// Without a window manager nothing is active until focused.
-	if _, err := s.b.Capture(ctx, shinken.ScopeActiveWindow); !errors.Is(err, shinken.ErrNoSuchWindow) {
+	if _, err := s.b.Capture(ctx, aci.ScopeActiveWindow); !errors.Is(err, aci.ErrNoSuchWindow) {
 		t.Fatalf("no active window: %v", err)
 	}
 	s.b.Close()
-	if _, err := s.b.Capture(ctx, shinken.ScopeScreen); !errors.Is(err, shinken.ErrClosed) {
+	if _, err := s.b.Capture(ctx, aci.ScopeScreen); !errors.Is(err, aci.ErrClosed) {
 		t.Fatalf("after Close: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"shinken.dev/go/internal/xvfb"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/client"
 )
 
 func cpuNow() time.Duration {
@@ -21,7 +22,7 @@ func cpuNow() time.Duration {
 
 // castSession serves a 1920×1080 X session with an xterm through a Runtime,
 // and starts a 10 fps delta screencast on it.
-func castSession(b *testing.B) (*session, *shinken.Client, *shinken.Screencast) {
+func castSession(b *testing.B) (*session, *client.Client, *client.Screencast) {
 	need(b, "xterm")
 	s := newSession(b, &xvfb.Options{Width: 1920, Height: 1080}, nil)
 	ctx := context.Background()
@@ -38,12 +39,12 @@ func castSession(b *testing.B) (*session, *shinken.Client, *shinken.Screencast) 
 		rt.Close()
 		srv.Close()
 	})
-	c, err := shinken.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &shinken.DialOptions{Token: "t"})
+	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: "t"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })
-	sc, err := c.Screencast(ctx, &shinken.ScreencastRequest{FPS: 10, Delta: true})
+	sc, err := c.Screencast(ctx, &client.ScreencastRequest{FPS: 10, Delta: true})
 	if err != nil {
 		b.Fatal(err)
 	}

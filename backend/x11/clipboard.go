@@ -10,7 +10,7 @@ import (
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
 
-	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // clipboardStep bounds each wait on another client during a clipboard
@@ -74,7 +74,7 @@ func (b *Backend) SetClipboardText(ctx context.Context, text string) error {
 	}
 	if len(text) > b.opts.ClipboardLimit {
 		return fmt.Errorf("%w: clipboard text of %d bytes is over the %d-byte limit",
-			shinken.ErrTooLarge, len(text), b.opts.ClipboardLimit)
+			aci.ErrTooLarge, len(text), b.opts.ClipboardLimit)
 	}
 	t, err := b.now(ctx)
 	if err != nil {
@@ -256,7 +256,7 @@ func (b *Backend) convert(ctx context.Context, target xproto.Atom) (string, bool
 	}
 	tooLarge := func(n int) error {
 		xproto.DeleteProperty(b.conn, b.win, prop)
-		return fmt.Errorf("%w: the clipboard holds at least %d bytes, over the %d-byte limit", shinken.ErrTooLarge, n, limit)
+		return fmt.Errorf("%w: the clipboard holds at least %d bytes, over the %d-byte limit", aci.ErrTooLarge, n, limit)
 	}
 	// Deleting as we read asks an INCR owner for the first chunk; the
 	// server deletes only when the whole value was read.
@@ -352,7 +352,7 @@ func (c *clipboard) wait(ctx context.Context, b *Backend, match func(xgb.Event) 
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-b.events:
-			return nil, fmt.Errorf("%w: x11 connection", shinken.ErrClosed)
+			return nil, fmt.Errorf("%w: x11 connection", aci.ErrClosed)
 		case <-timer.C:
 			return nil, fmt.Errorf("%w: the clipboard owner did not answer within %v", ErrClipboard, clipboardStep)
 		}

@@ -6,7 +6,7 @@ import (
 	"log"
 
 	"shinken.dev/go/backend/x11"
-	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // Open a backend on a display, take a screenshot, type into the active
@@ -20,7 +20,7 @@ func Example() {
 	}
 	defer b.Close()
 
-	frame, err := b.Capture(ctx, shinken.ScopeScreen)
+	frame, err := b.Capture(ctx, aci.ScopeScreen)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/jezek/xgb/xtest"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // Input goes through XTest. Events are sent without waiting for the server
@@ -75,7 +76,7 @@ func (b *Backend) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 	case shinken.ButtonRight:
 		button = 3
 	default:
-		return fmt.Errorf("%w: unknown button %d", shinken.ErrInvalidAction, ev.Button)
+		return fmt.Errorf("%w: unknown button %d", aci.ErrInvalidAction, ev.Button)
 	}
 	x, y := clamp16(ev.X), clamp16(ev.Y)
 	xtest.FakeInput(b.conn, xproto.MotionNotify, 0, 0, b.root, x, y, 0)
@@ -105,7 +106,7 @@ func (b *Backend) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 			notch(6, -ev.DX)
 		}
 	default:
-		return fmt.Errorf("%w: unknown pointer event %d", shinken.ErrInvalidAction, ev.Kind)
+		return fmt.Errorf("%w: unknown pointer event %d", aci.ErrInvalidAction, ev.Kind)
 	}
 	return nil
 }
@@ -211,12 +212,12 @@ func (b *Backend) Type(ctx context.Context, text string) (err error) {
 		}
 		if r == utf8.RuneError {
 			if _, size := utf8.DecodeRuneInString(text[i:]); size == 1 {
-				return fmt.Errorf("%w: text is not valid UTF-8", shinken.ErrInvalidAction)
+				return fmt.Errorf("%w: text is not valid UTF-8", aci.ErrInvalidAction)
 			}
 		}
 		ks, ok := runeKeysym(r)
 		if !ok {
-			return fmt.Errorf("%w: cannot type control character %U", shinken.ErrInvalidAction, r)
+			return fmt.Errorf("%w: cannot type control character %U", aci.ErrInvalidAction, r)
 		}
 		syms = append(syms, ks)
 	}

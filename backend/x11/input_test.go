@@ -13,6 +13,7 @@ import (
 
 	"shinken.dev/go/internal/xvfb"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // TestPointerMove moves the pointer and reads it back, through the
@@ -104,7 +105,7 @@ func TestPointerButtons(t *testing.T) {
 		r, err := xproto.QueryPointer(s.client, s.root).Reply()
 		return err == nil && r.Mask&xproto.ButtonMask1 == 0
 	})
-	if err := s.b.Pointer(ctx, shinken.PointerEvent{}); !errors.Is(err, shinken.ErrClosed) {
+	if err := s.b.Pointer(ctx, shinken.PointerEvent{}); !errors.Is(err, aci.ErrClosed) {
 		t.Fatalf("Pointer after Close: %v", err)
 	}
 }
@@ -223,7 +224,7 @@ func TestKeys(t *testing.T) {
 	if m := s.modifiers(); m != 0 {
 		t.Fatalf("modifiers held: %#x", m)
 	}
-	if err := s.b.Key(ctx, shinken.KeyEvent{Key: "NoSuchKey", Down: true}); !errors.Is(err, shinken.ErrInvalidAction) {
+	if err := s.b.Key(ctx, shinken.KeyEvent{Key: "NoSuchKey", Down: true}); !errors.Is(err, aci.ErrInvalidAction) {
 		t.Fatalf("unknown key: %v", err)
 	}
 	// Keys held at Close are released.
@@ -290,7 +291,7 @@ func TestTypeEvents(t *testing.T) {
 		t.Fatalf("modifiers held after Type: %#x", m)
 	}
 	waitFor(t, "mapping restored after Type", func() bool { return reflect.DeepEqual(s.x.Keymap(s.t), original) })
-	if err := s.b.Type(ctx, "bell\a"); !errors.Is(err, shinken.ErrInvalidAction) {
+	if err := s.b.Type(ctx, "bell\a"); !errors.Is(err, aci.ErrInvalidAction) {
 		t.Fatalf("control character: %v", err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jezek/xgb/xproto"
 
-	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // Keysyms by X name (keysymdef.h): the keys a KeyEvent names, their common
@@ -67,7 +67,7 @@ func keysymForName(name string) (xproto.Keysym, error) {
 			return ks, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: unknown key %q", shinken.ErrInvalidAction, name)
+	return 0, fmt.Errorf("%w: unknown key %q", aci.ErrInvalidAction, name)
 }
 
 // runeKeysym maps a character to the keysym that types it: the code point

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jezek/xgb/xproto"
 
-	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 func TestKeysymForName(t *testing.T) {
@@ -24,7 +24,7 @@ func TestKeysymForName(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "ab", "NoSuchKey", "\x07", "\xff"} {
-		if _, err := keysymForName(bad); !errors.Is(err, shinken.ErrInvalidAction) {
+		if _, err := keysymForName(bad); !errors.Is(err, aci.ErrInvalidAction) {
 			t.Errorf("keysymForName(%q): %v", bad, err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"syscall"
 
-	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // launchedApps tracks the apps started by Launch until they exit, so that
@@ -56,11 +56,11 @@ func (b *Backend) Launch(ctx context.Context, app string, args []string) error {
 		return err
 	}
 	if app == "" || (strings.ContainsRune(app, '/') && !filepath.IsAbs(app)) {
-		return fmt.Errorf("%w: %q: give a program name or an absolute path", shinken.ErrNoSuchApp, app)
+		return fmt.Errorf("%w: %q: give a program name or an absolute path", aci.ErrNoSuchApp, app)
 	}
 	path, err := exec.LookPath(app)
 	if err != nil {
-		return fmt.Errorf("%w: %q: %w", shinken.ErrNoSuchApp, app, err)
+		return fmt.Errorf("%w: %q: %w", aci.ErrNoSuchApp, app, err)
 	}
 	cmd := &exec.Cmd{
 		Path:        path,
@@ -72,7 +72,7 @@ func (b *Backend) Launch(ctx context.Context, app string, args []string) error {
 		cmd.Dir = home
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("%w: %q: %w", shinken.ErrNoSuchApp, app, err)
+		return fmt.Errorf("%w: %q: %w", aci.ErrNoSuchApp, app, err)
 	}
 	pid := cmd.Process.Pid
 	b.launched.add(pid)

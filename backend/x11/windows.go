@@ -13,6 +13,7 @@ import (
 	"github.com/jezek/xgb/xproto"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // activationTimeout bounds each way of activating a window: first the
@@ -24,7 +25,7 @@ const activationTimeout = time.Second
 func noSuchWindow(id xproto.Window, err error) error {
 	switch err.(type) {
 	case xproto.WindowError, xproto.DrawableError, xproto.MatchError:
-		return fmt.Errorf("%w: 0x%x", shinken.ErrNoSuchWindow, uint32(id))
+		return fmt.Errorf("%w: 0x%x", aci.ErrNoSuchWindow, uint32(id))
 	}
 	return fmt.Errorf("x11: window 0x%x: %w", uint32(id), err)
 }
@@ -267,7 +268,7 @@ func (b *Backend) Activate(ctx context.Context, id uint64) error {
 	}
 	w := xproto.Window(id)
 	if id == 0 || id > 0xffffffff || w == b.root {
-		return fmt.Errorf("%w: %d", shinken.ErrNoSuchWindow, id)
+		return fmt.Errorf("%w: %d", aci.ErrNoSuchWindow, id)
 	}
 	attrs, err := xproto.GetWindowAttributes(b.conn, w).Reply()
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/jezek/xgb/xtest"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // Errors of this package. Errors that map to a wire code wrap the shinken
@@ -194,7 +195,7 @@ func (b *Backend) Close() error {
 // calls it first.
 func (b *Backend) check(ctx context.Context) error {
 	if b.closed.Load() {
-		return fmt.Errorf("%w: x11 backend", shinken.ErrClosed)
+		return fmt.Errorf("%w: x11 backend", aci.ErrClosed)
 	}
 	return ctx.Err()
 }
@@ -289,7 +290,7 @@ drain: // a late tick from an abandoned call must not be taken for ours
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	case <-b.events:
-		return 0, fmt.Errorf("%w: x11 connection", shinken.ErrClosed)
+		return 0, fmt.Errorf("%w: x11 connection", aci.ErrClosed)
 	case <-timer.C:
 		return 0, errors.New("x11: the server reported no time")
 	}

@@ -34,6 +34,7 @@ import (
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/backend/osexec"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 //go:embed page
@@ -121,7 +122,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	mux.Handle("/", http.FileServerFS(page))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
-	fmt.Fprintf(out, "shinken example %s serving the %s desktop\n", shinken.Version, cfg.backend)
+	fmt.Fprintf(out, "shinken example %s serving the %s desktop\n", aci.Version, cfg.backend)
 	fmt.Fprintf(out, "ACI:   %s\n", aciURL)
 	fmt.Fprintf(out, "token: %s\n", token)
 	if pageURL != "" {

@@ -20,7 +20,8 @@ import (
 
 	"shinken.dev/go/backend/x11/atspi/atspitest"
 	"shinken.dev/go/internal/schematest"
-	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
 )
 
 // daemon is the example binary, running.
@@ -117,10 +118,10 @@ func (d *daemon) stop(t *testing.T) {
 	}
 }
 
-func dial(t *testing.T, ctx context.Context, d *daemon) *shinken.Client {
+func dial(t *testing.T, ctx context.Context, d *daemon) *client.Client {
 	t.Helper()
 	proxy := schematest.NewProxy(t, strings.TrimSuffix(d.aci, "/aci"))
-	c, err := shinken.Dial(ctx, proxy.URL+"/aci", &shinken.DialOptions{Token: "tok"})
+	c, err := client.Dial(ctx, proxy.URL+"/aci", &client.DialOptions{Token: "tok"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,18 +163,18 @@ func TestDaemon(t *testing.T) {
 		name string
 		do   func() error
 	}{
-		{"click", func() error { return c.Click(ctx, shinken.Ref(ref["text Name"])) }},
+		{"click", func() error { return c.Click(ctx, aci.Ref(ref["text Name"])) }},
 		{"type_text", func() error { return c.TypeText(ctx, "Ada") }},
 		{"key", func() error { return c.Key(ctx, "End") }},
-		{"double_click", func() error { return c.DoubleClick(ctx, shinken.Ref(ref["text Email"])) }},
+		{"double_click", func() error { return c.DoubleClick(ctx, aci.Ref(ref["text Email"])) }},
 		{"set_value", func() error { return c.SetValue(ctx, ref["text Email"], "ada@example.com") }},
 		{"invoke_action", func() error { return c.InvokeAction(ctx, ref["check box Subscribe to the newsletter"], "toggle") }},
-		{"right_click", func() error { return c.RightClick(ctx, shinken.Px(600, 600)) }},
-		{"move", func() error { return c.Move(ctx, shinken.Norm(0.5, 0.5)) }},
-		{"scroll", func() error { return c.Scroll(ctx, shinken.Px(100, 100), 0, 1) }},
-		{"drag", func() error { return c.Drag(ctx, shinken.Px(700, 600), shinken.Px(800, 650), 30*time.Millisecond) }},
-		{"mouse_down", func() error { return c.MouseDown(ctx, shinken.Px(900, 700), "") }},
-		{"mouse_up", func() error { return c.MouseUp(ctx, shinken.Px(900, 700), "") }},
+		{"right_click", func() error { return c.RightClick(ctx, aci.Px(600, 600)) }},
+		{"move", func() error { return c.Move(ctx, aci.Norm(0.5, 0.5)) }},
+		{"scroll", func() error { return c.Scroll(ctx, aci.Px(100, 100), 0, 1) }},
+		{"drag", func() error { return c.Drag(ctx, aci.Px(700, 600), aci.Px(800, 650), 30*time.Millisecond) }},
+		{"mouse_down", func() error { return c.MouseDown(ctx, aci.Px(900, 700), "") }},
+		{"mouse_up", func() error { return c.MouseUp(ctx, aci.Px(900, 700), "") }},
 		{"wait", func() error { return c.Wait(ctx, 10*time.Millisecond) }},
 		{"clipboard_set", func() error { return c.ClipboardSet(ctx, "copied") }},
 		{"clipboard_get", func() error {
@@ -187,18 +188,18 @@ func TestDaemon(t *testing.T) {
 		{"activate_window", func() error { return c.ActivateWindowTitled(ctx, "form") }},
 		{"invoke submit", func() error { return c.InvokeAction(ctx, ref["push button Submit"], "") }},
 		{"screenshot", func() error {
-			_, err := c.Screenshot(ctx, &shinken.ScreenshotRequest{Format: shinken.FormatJPEG})
+			_, err := c.Screenshot(ctx, &client.ScreenshotRequest{Format: aci.FormatJPEG})
 			return err
 		}},
 		{"exec", func() error {
-			res, err := c.Exec(ctx, &shinken.Action{Argv: []string{"echo", "hi"}})
+			res, err := c.Exec(ctx, &aci.Action{Argv: []string{"echo", "hi"}})
 			if err == nil && res.Stdout != "hi\n" {
 				err = errors.New("exec printed " + res.Stdout)
 			}
 			return err
 		}},
 		{"screencast", func() error {
-			sc, err := c.Screencast(ctx, &shinken.ScreencastRequest{FPS: 10, Delta: true})
+			sc, err := c.Screencast(ctx, &client.ScreencastRequest{FPS: 10, Delta: true})
 			if err != nil {
 				return err
 			}
@@ -222,12 +223,12 @@ func TestDaemon(t *testing.T) {
 	}
 
 	// A connection open at SIGTERM is closed with 1001.
-	st, err := c.ExecStream(ctx, &shinken.Action{Argv: []string{"sleep", "100"}})
+	st, err := c.ExecStream(ctx, &aci.Action{Argv: []string{"sleep", "100"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.stop(t)
-	if _, err := st.Next(ctx); !errors.Is(err, shinken.ErrClosed) {
+	if _, err := st.Next(ctx); !errors.Is(err, aci.ErrClosed) {
 		t.Fatalf("a running exec after shutdown: %v", err)
 	}
 	if !strings.Contains(d.stderr.String(), "shutting down") {
@@ -252,17 +253,17 @@ func TestDaemonPluginGate(t *testing.T) {
 	defer cancel()
 	c := dial(t, ctx, d)
 
-	res, err := c.Exec(ctx, &shinken.Action{Argv: []string{"echo", "allowed"}})
+	res, err := c.Exec(ctx, &aci.Action{Argv: []string{"echo", "allowed"}})
 	if err != nil || res.Stdout != "allowed\n" {
 		t.Fatalf("allowed exec: %v", err)
 	}
-	_, err = c.Exec(ctx, &shinken.Action{Argv: []string{"rm", "-rf", "/tmp/nothing-here"}})
-	var e *shinken.Error
-	if !errors.As(err, &e) || e.Code != shinken.CodePermissionDenied || e.Detail != "no deleting files here" {
+	_, err = c.Exec(ctx, &aci.Action{Argv: []string{"rm", "-rf", "/tmp/nothing-here"}})
+	var e *aci.Error
+	if !errors.As(err, &e) || e.Code != aci.CodePermissionDenied || e.Detail != "no deleting files here" {
 		t.Fatalf("denied exec: %v", err)
 	}
 	// An ask with no person to ask is a refusal by default.
-	if err := c.LaunchApp(ctx, "xterm"); !errors.Is(err, shinken.ErrPermissionDenied) {
+	if err := c.LaunchApp(ctx, "xterm"); !errors.Is(err, aci.ErrPermissionDenied) {
 		t.Fatalf("asked launch: %v", err)
 	}
 	if err := c.LaunchApp(ctx, "notes"); err != nil {
@@ -371,7 +372,7 @@ func TestDaemonX11(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("zenity's entry and OK button never showed in the tree")
 		}
-		obs, err := c.Observe(ctx, &shinken.ObserveRequest{Settle: 50 * time.Millisecond})
+		obs, err := c.Observe(ctx, &client.ObserveRequest{Settle: 50 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -387,7 +388,7 @@ func TestDaemonX11(t *testing.T) {
 	if err := c.SetValue(ctx, entry, "Grace Hopper ✓"); err != nil {
 		t.Fatal(err)
 	}
-	shot, err := c.Screenshot(ctx, &shinken.ScreenshotRequest{Scope: shinken.ScopeActiveWindow})
+	shot, err := c.Screenshot(ctx, &client.ScreenshotRequest{Scope: aci.ScopeActiveWindow})
 	if err != nil || shot.Width < 100 {
 		t.Fatalf("window screenshot: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // pluginGate asks Escouade plugins whether the agent may run a command or
@@ -32,7 +33,7 @@ func startPlugins(ctx context.Context, cfg config, log *slog.Logger) (*pluginGat
 	}
 	host := escouade.New(&escouade.Options{
 		Journal:  log.Handler(),
-		Version:  shinken.Version,
+		Version:  aci.Version,
 		Projects: escouade.ProjectMap{project: {Project: escouade.Project{ID: project, Name: project}}},
 	})
 	g := &pluginGate{host: host, project: project, onAsk: cfg.onAsk, log: log}
@@ -63,7 +64,7 @@ func (g *pluginGate) Authorize(ctx context.Context, req shinken.AuthRequest) err
 	a := req.Action
 	input := map[string]any{}
 	switch req.Verb {
-	case shinken.VerbExec:
+	case aci.VerbExec:
 		if a.Argv != nil {
 			input["argv"] = a.Argv
 		}
@@ -73,7 +74,7 @@ func (g *pluginGate) Authorize(ctx context.Context, req shinken.AuthRequest) err
 		if a.Cwd != nil {
 			input["cwd"] = *a.Cwd
 		}
-	case shinken.VerbLaunchApp:
+	case aci.VerbLaunchApp:
 		input["app"] = *a.App
 		input["args"] = append([]string{}, a.Args...)
 	}

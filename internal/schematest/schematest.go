@@ -10,7 +10,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"shinken.dev/go/shinken/schema"
+	"shinken.dev/go/shinken/aci"
 )
 
 const aciURL = "https://shinken.dev/schema/aci/v0"
@@ -24,7 +24,7 @@ var (
 )
 
 func load() {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.ACIv0))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(aci.Schema))
 	if err != nil {
 		loadErr = err
 		return

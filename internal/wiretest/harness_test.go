@@ -28,7 +28,7 @@ import (
 	"go.uber.org/goleak"
 
 	"shinken.dev/go/internal/schematest"
-	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // The daemon binaries, built once by TestMain: raceBin with the race
@@ -632,11 +632,11 @@ func checkPayload(f *frame) []string {
 var knownCodes = map[string]bool{}
 
 func init() {
-	for _, c := range []shinken.Code{shinken.CodeInvalidMessage, shinken.CodeInvalidAction, shinken.CodeUnsupportedVerb,
-		shinken.CodeUnsupported, shinken.CodeUnauthorized, shinken.CodePermissionDenied, shinken.CodeStaleElementRef,
-		shinken.CodeElementNotActionable, shinken.CodeNoSuchAction, shinken.CodeA11yUnavailable, shinken.CodeNoSuchWindow,
-		shinken.CodeNoSuchApp, shinken.CodeExecSpawnFailed, shinken.CodeTooManyExecs, shinken.CodeTooLarge,
-		shinken.CodeTimeout, shinken.CodeBackend, shinken.CodeInternal, shinken.CodeClosed} {
+	for _, c := range []aci.Code{aci.CodeInvalidMessage, aci.CodeInvalidAction, aci.CodeUnsupportedVerb,
+		aci.CodeUnsupported, aci.CodeUnauthorized, aci.CodePermissionDenied, aci.CodeStaleElementRef,
+		aci.CodeElementNotActionable, aci.CodeNoSuchAction, aci.CodeA11yUnavailable, aci.CodeNoSuchWindow,
+		aci.CodeNoSuchApp, aci.CodeExecSpawnFailed, aci.CodeTooManyExecs, aci.CodeTooLarge,
+		aci.CodeTimeout, aci.CodeBackend, aci.CodeInternal, aci.CodeClosed} {
 		knownCodes[string(c)] = true
 	}
 }

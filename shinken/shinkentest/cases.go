@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // A testCase is one named contract.
@@ -157,7 +158,7 @@ func (s *suite) window(id uint64) shinken.Window {
 }
 
 // capture captures scope.
-func (s *suite) capture(scope shinken.Scope) shinken.Frame {
+func (s *suite) capture(scope aci.Scope) shinken.Frame {
 	s.t.Helper()
 	f, err := need[shinken.Capturer](s).Capture(s.ctx, scope)
 	s.check(err, "Capture(%s)", scope)
@@ -254,7 +255,7 @@ func testDisplay(s *suite) {
 func testCaptureScreen(s *suite) {
 	d, err := need[shinken.Capturer](s).Display(s.ctx)
 	s.check(err, "Display")
-	f := s.capture(shinken.ScopeScreen)
+	f := s.capture(aci.ScopeScreen)
 	want := image.Rect(0, 0, d.W, d.H)
 	if f.Source != want {
 		s.t.Errorf("Source = %v, want %v", f.Source, want)
@@ -271,8 +272,8 @@ func testCaptureScreen(s *suite) {
 }
 
 func testCaptureUnchanged(s *suite) {
-	a := s.capture(shinken.ScopeScreen)
-	b := s.capture(shinken.ScopeScreen)
+	a := s.capture(aci.ScopeScreen)
+	b := s.capture(aci.ScopeScreen)
 	if a.Source != b.Source || !samePixels(a.Image, a.Image.Bounds(), b.Image, b.Image.Bounds()) {
 		s.t.Fatal("two captures with nothing changed differ")
 	}
@@ -281,7 +282,7 @@ func testCaptureUnchanged(s *suite) {
 func testCaptureWindow(s *suite) {
 	app := s.open()
 	w := s.window(app.Window)
-	f := s.capture(shinken.WindowScope(app.Window))
+	f := s.capture(aci.WindowScope(app.Window))
 	if f.Source != w.BBox {
 		s.t.Fatalf("window capture Source = %v, want the listed bbox %v", f.Source, w.BBox)
 	}
@@ -291,8 +292,8 @@ func testCaptureWindow(s *suite) {
 	// The two captures are taken one after the other: a blinking caret may
 	// change the window in between, so compare until a pair agrees.
 	s.waitFor("the window capture's pixels equal the screen's pixels at the window", func() (bool, error) {
-		f := s.capture(shinken.WindowScope(app.Window))
-		screen := s.capture(shinken.ScopeScreen)
+		f := s.capture(aci.WindowScope(app.Window))
+		screen := s.capture(aci.ScopeScreen)
 		visible := w.BBox.Intersect(screen.Source)
 		if visible.Empty() {
 			s.t.Fatalf("the fixture window %v is off screen", w.BBox)
@@ -309,7 +310,7 @@ func testCaptureActiveWindow(s *suite) {
 		w = s.window(app.Window)
 		return w.Active, nil
 	}, func() string { return fmt.Sprintf("%+v", w) })
-	f := s.capture(shinken.ScopeActiveWindow)
+	f := s.capture(aci.ScopeActiveWindow)
 	if f.Source != w.BBox {
 		s.t.Fatalf("active_window Source = %v, want the active window's bbox %v", f.Source, w.BBox)
 	}
@@ -319,8 +320,8 @@ func testCaptureActiveWindow(s *suite) {
 }
 
 func testCaptureUnknownWindow(s *suite) {
-	_, err := need[shinken.Capturer](s).Capture(s.ctx, shinken.WindowScope(0xfffffff1))
-	if !errors.Is(err, shinken.ErrNoSuchWindow) {
+	_, err := need[shinken.Capturer](s).Capture(s.ctx, aci.WindowScope(0xfffffff1))
+	if !errors.Is(err, aci.ErrNoSuchWindow) {
 		s.check(err, "Capture of an unknown window")
 		s.t.Fatalf("Capture of an unknown window: err = %v, want ErrNoSuchWindow", err)
 	}
@@ -452,7 +453,7 @@ func testWindows(s *suite) {
 		}, func() string { return fmt.Sprintf("windows: %+v", list) })
 	}
 	err = ws.Activate(s.ctx, 0xfffffff1)
-	if !errors.Is(err, shinken.ErrNoSuchWindow) {
+	if !errors.Is(err, aci.ErrNoSuchWindow) {
 		s.t.Fatalf("Activate of an unknown window: err = %v, want ErrNoSuchWindow", err)
 	}
 }
@@ -495,7 +496,7 @@ func testSnapshotShape(s *suite) {
 func testTreeMatchesPixels(s *suite) {
 	app := s.open()
 	w := s.window(app.Window)
-	screen := s.capture(shinken.ScopeScreen)
+	screen := s.capture(aci.ScopeScreen)
 	for _, part := range []struct{ name, id string }{{"button", app.Button}, {"entry", app.Entry}} {
 		n := s.node(part.id)
 		switch {
@@ -526,7 +527,7 @@ func testInvokeAction(s *suite) {
 	s.check(a.Do(s.ctx, app.Button, shinken.ElementAction{Op: shinken.OpInvoke}), "invoking the button's first action")
 	s.waitActivations(app, 1, "invoke_action")
 	err := a.Do(s.ctx, app.Button, shinken.ElementAction{Op: shinken.OpInvoke, Action: "shinkentest-no-such-action"})
-	if !errors.Is(err, shinken.ErrNoSuchAction) {
+	if !errors.Is(err, aci.ErrNoSuchAction) {
 		s.t.Fatalf("invoking an action the button lacks: err = %v, want ErrNoSuchAction", err)
 	}
 }
@@ -534,7 +535,7 @@ func testInvokeAction(s *suite) {
 func testStaleElement(s *suite) {
 	a := need[shinken.A11y](s)
 	err := a.Do(s.ctx, "shinkentest:never-issued", shinken.ElementAction{Op: shinken.OpInvoke})
-	if !errors.Is(err, shinken.ErrStaleElementRef) {
+	if !errors.Is(err, aci.ErrStaleElementRef) {
 		s.check(err, "Do on an ID never issued")
 		s.t.Fatalf("Do on an ID never issued: err = %v, want ErrStaleElementRef", err)
 	}
@@ -574,7 +575,7 @@ func testWatch(s *suite) {
 
 func testLaunchUnknownApp(s *suite) {
 	err := need[shinken.Launcher](s).Launch(s.ctx, "shinkentest-no-such-app-ZQX", nil)
-	if !errors.Is(err, shinken.ErrNoSuchApp) {
+	if !errors.Is(err, aci.ErrNoSuchApp) {
 		s.check(err, "launching an unknown app")
 		s.t.Fatalf("launching an unknown app: err = %v, want ErrNoSuchApp", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/shinkentest"
 )
 
@@ -50,10 +51,10 @@ func (b *broken) Type(ctx context.Context, text string) error {
 	return b.Desktop.Type(ctx, text)
 }
 
-func (b *broken) Capture(ctx context.Context, scope shinken.Scope) (shinken.Frame, error) {
+func (b *broken) Capture(ctx context.Context, scope aci.Scope) (shinken.Frame, error) {
 	f, err := b.Desktop.Capture(ctx, scope)
 	switch {
-	case b.bug == "window-source" && scope != shinken.ScopeScreen:
+	case b.bug == "window-source" && scope != aci.ScopeScreen:
 		f.Source = f.Source.Add(image.Pt(1, 0))
 	case b.bug == "capture-unsupported":
 		return shinken.Frame{}, errors.ErrUnsupported

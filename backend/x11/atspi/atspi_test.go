@@ -18,6 +18,7 @@ import (
 
 	"shinken.dev/go/backend/x11/atspi/atspitest"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/shinkentest"
 )
 
@@ -190,7 +191,7 @@ func TestZenityEntry(t *testing.T) {
 		t.Errorf("the entry's ID changed from %s to %s", entry.ID, e.ID)
 	}
 	err := c.Do(ctx, ok.ID, shinken.ElementAction{Op: shinken.OpInvoke, Action: "no-such-action"})
-	if !errors.Is(err, shinken.ErrNoSuchAction) {
+	if !errors.Is(err, aci.ErrNoSuchAction) {
 		t.Fatalf("an unknown action: err = %v, want ErrNoSuchAction", err)
 	}
 	if err := c.Do(ctx, ok.ID, shinken.ElementAction{Op: shinken.OpInvoke, Action: "click"}); err != nil {
@@ -205,7 +206,7 @@ func TestZenityEntry(t *testing.T) {
 		t.Fatalf("zenity printed %q, want %q", got, name+"\n")
 	}
 	err = c.Do(ctx, ok.ID, shinken.ElementAction{Op: shinken.OpInvoke})
-	if !errors.Is(err, shinken.ErrStaleElementRef) {
+	if !errors.Is(err, aci.ErrStaleElementRef) {
 		t.Fatalf("invoking a node of an app that quit: err = %v, want ErrStaleElementRef", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // Options configure [Connect]. A nil *Options means the defaults.
@@ -152,7 +153,7 @@ func Connect(ctx context.Context, opts *Options) (*Client, error) {
 		defer session.Close()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: no accessibility bus: %v", shinken.ErrA11yUnavailable, err)
+		return nil, fmt.Errorf("%w: no accessibility bus: %v", aci.ErrA11yUnavailable, err)
 	}
 	if session != nil {
 		// A session without the bus launcher's Status object still works for
@@ -163,16 +164,16 @@ func Connect(ctx context.Context, opts *Options) (*Client, error) {
 		watchers: map[chan struct{}]struct{}{}, done: make(chan struct{})}
 	bus, err := dialControl(ctx, addr, dbus.WithSignalHandler(signalSink{c}))
 	if err != nil {
-		return nil, fmt.Errorf("%w: accessibility bus %s: %v", shinken.ErrA11yUnavailable, addr, err)
+		return nil, fmt.Errorf("%w: accessibility bus %s: %v", aci.ErrA11yUnavailable, addr, err)
 	}
 	c.bus = bus
 	if err := bus.AddMatchSignalContext(ctx, dbus.WithMatchInterface(ifEventObject)); err != nil {
 		bus.Close()
-		return nil, fmt.Errorf("%w: subscribing to %s: %v", shinken.ErrA11yUnavailable, ifEventObject, err)
+		return nil, fmt.Errorf("%w: subscribing to %s: %v", aci.ErrA11yUnavailable, ifEventObject, err)
 	}
 	if err := register(ctx, bus); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("%w: %v", shinken.ErrA11yUnavailable, err)
+		return nil, fmt.Errorf("%w: %v", aci.ErrA11yUnavailable, err)
 	}
 	return c, nil
 }
@@ -206,7 +207,7 @@ func (c *Client) closed() bool {
 	}
 }
 
-var errClientClosed = fmt.Errorf("%w: atspi: client closed", shinken.ErrClosed)
+var errClientClosed = fmt.Errorf("%w: atspi: client closed", aci.ErrClosed)
 
 // appFor returns the app record for a bus name, creating it.
 func (c *Client) appFor(bus string) *app {
@@ -236,7 +237,7 @@ func (c *Client) listApps(ctx context.Context) ([]*app, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%w: the AT-SPI registry does not answer: %v", shinken.ErrA11yUnavailable, err)
+		return nil, fmt.Errorf("%w: the AT-SPI registry does not answer: %v", aci.ErrA11yUnavailable, err)
 	}
 	present := map[string]bool{}
 	var apps []*app

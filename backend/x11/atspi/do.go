@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // readBackWait bounds how long set_value waits for an application to show
@@ -38,10 +39,10 @@ func (c *Client) Do(ctx context.Context, id string, act shinken.ElementAction) e
 	}
 	bus, path, ok := parseID(id)
 	if !ok {
-		return fmt.Errorf("%w: %q is not an AT-SPI node", shinken.ErrStaleElementRef, id)
+		return fmt.Errorf("%w: %q is not an AT-SPI node", aci.ErrStaleElementRef, id)
 	}
 	if act.Op != shinken.OpInvoke && act.Op != shinken.OpSetValue {
-		return fmt.Errorf("%w: atspi: unknown element operation %d", shinken.ErrInvalidAction, act.Op)
+		return fmt.Errorf("%w: atspi: unknown element operation %d", aci.ErrInvalidAction, act.Op)
 	}
 	a := c.appFor(bus)
 	deadline := time.Now().Add(c.opts.AppTimeout + readBackWait)
@@ -75,7 +76,7 @@ func (c *Client) Do(ctx context.Context, id string, act shinken.ElementAction) e
 			return err
 		}
 		if states.has(stateDefunct) {
-			return fmt.Errorf("%w: %s is defunct", shinken.ErrStaleElementRef, id)
+			return fmt.Errorf("%w: %s is defunct", aci.ErrStaleElementRef, id)
 		}
 		if act.Op == shinken.OpInvoke {
 			return n.invoke(ifs, act.Action)
@@ -87,7 +88,7 @@ func (c *Client) Do(ctx context.Context, id string, act shinken.ElementAction) e
 	case err == nil:
 		return nil
 	case errors.As(err, &ce) && ce.gone():
-		return fmt.Errorf("%w: %s is gone: %v", shinken.ErrStaleElementRef, id, err)
+		return fmt.Errorf("%w: %s is gone: %v", aci.ErrStaleElementRef, id, err)
 	}
 	return err
 }
@@ -123,9 +124,9 @@ func (n *node) run(queue func(p *pipeline, fail func(error))) error {
 func (n *node) invoke(ifs ifaceSet, name string) error {
 	if ifs&hasAction == 0 {
 		if name != "" {
-			return fmt.Errorf("%w: %s has no action %q: it has none", shinken.ErrNoSuchAction, n.id, name)
+			return fmt.Errorf("%w: %s has no action %q: it has none", aci.ErrNoSuchAction, n.id, name)
 		}
-		return fmt.Errorf("%w: %s has no actions", shinken.ErrElementNotActionable, n.id)
+		return fmt.Errorf("%w: %s has no actions", aci.ErrElementNotActionable, n.id)
 	}
 	var names []string
 	err := n.run(func(p *pipeline, fail func(error)) {
@@ -159,9 +160,9 @@ func (n *node) invoke(ifs ifaceSet, name string) error {
 	}
 	if len(names) == 0 {
 		if name != "" {
-			return fmt.Errorf("%w: %s has no action %q: it has none", shinken.ErrNoSuchAction, n.id, name)
+			return fmt.Errorf("%w: %s has no action %q: it has none", aci.ErrNoSuchAction, n.id, name)
 		}
-		return fmt.Errorf("%w: %s has no actions", shinken.ErrElementNotActionable, n.id)
+		return fmt.Errorf("%w: %s has no actions", aci.ErrElementNotActionable, n.id)
 	}
 	index := 0
 	if name != "" {
@@ -173,7 +174,7 @@ func (n *node) invoke(ifs ifaceSet, name string) error {
 			}
 		}
 		if index < 0 {
-			return fmt.Errorf("%w: %s has no action %q (it has %s)", shinken.ErrNoSuchAction, n.id, name,
+			return fmt.Errorf("%w: %s has no action %q (it has %s)", aci.ErrNoSuchAction, n.id, name,
 				strings.Join(names, ", "))
 		}
 	}
@@ -193,7 +194,7 @@ func (n *node) invoke(ifs ifaceSet, name string) error {
 		return err
 	}
 	if !done {
-		return fmt.Errorf("%w: %s refused action %q", shinken.ErrElementNotActionable, n.id, names[index])
+		return fmt.Errorf("%w: %s refused action %q", aci.ErrElementNotActionable, n.id, names[index])
 	}
 	return nil
 }
@@ -229,7 +230,7 @@ func (n *node) setValue(ifs ifaceSet, text string) error {
 	case ifs&hasValue != 0:
 		v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: %s takes a number, not %q", shinken.ErrElementNotActionable, n.id, text)
+			return fmt.Errorf("%w: %s takes a number, not %q", aci.ErrElementNotActionable, n.id, text)
 		}
 		err = n.run(func(p *pipeline, fail func(error)) {
 			p.call(&methodCall{dest: n.dest, path: n.path, iface: ifProperties, member: "Set", sig: "ssv",
@@ -261,7 +262,7 @@ func (n *node) setValue(ifs ifaceSet, text string) error {
 			return err == nil && math.Abs(f-v) <= 1e-9*math.Max(1, math.Abs(v))
 		})
 	}
-	return fmt.Errorf("%w: %s has neither editable text nor a value", shinken.ErrElementNotActionable, n.id)
+	return fmt.Errorf("%w: %s has neither editable text nor a value", aci.ErrElementNotActionable, n.id)
 }
 
 // readBack reads the node until ok accepts what it shows, for at most

@@ -9,6 +9,7 @@ import (
 
 	"shinken.dev/go/backend/x11/atspi/atspitest"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // TestElementVerbs drives testdata/widgets.py through the edge cases of
@@ -57,13 +58,13 @@ func TestElementVerbs(t *testing.T) {
 		{"spin button", spin, set(" 42 "), nil},
 		{"button's first action", button, shinken.ElementAction{Op: shinken.OpInvoke}, nil},
 		{"button by name", button, shinken.ElementAction{Op: shinken.OpInvoke, Action: "click"}, nil},
-		{"slider out of range", slider, set("50"), shinken.ErrElementNotActionable},
-		{"slider given words", slider, set("lots"), shinken.ErrElementNotActionable},
-		{"read-only entry", readonly, set("changed"), shinken.ErrElementNotActionable},
-		{"label set", label, set("x"), shinken.ErrElementNotActionable},
-		{"label invoked", label, shinken.ElementAction{Op: shinken.OpInvoke}, shinken.ErrElementNotActionable},
-		{"label's named action", label, shinken.ElementAction{Op: shinken.OpInvoke, Action: "click"}, shinken.ErrNoSuchAction},
-		{"unknown operation", button, shinken.ElementAction{Op: 99}, shinken.ErrInvalidAction},
+		{"slider out of range", slider, set("50"), aci.ErrElementNotActionable},
+		{"slider given words", slider, set("lots"), aci.ErrElementNotActionable},
+		{"read-only entry", readonly, set("changed"), aci.ErrElementNotActionable},
+		{"label set", label, set("x"), aci.ErrElementNotActionable},
+		{"label invoked", label, shinken.ElementAction{Op: shinken.OpInvoke}, aci.ErrElementNotActionable},
+		{"label's named action", label, shinken.ElementAction{Op: shinken.OpInvoke, Action: "click"}, aci.ErrNoSuchAction},
+		{"unknown operation", button, shinken.ElementAction{Op: 99}, aci.ErrInvalidAction},
 	} {
 		err := do(tc.n, tc.act)
 		switch {
@@ -91,7 +92,7 @@ func TestElementVerbs(t *testing.T) {
 	// IDs that name nothing are stale.
 	for _, id := range []string{"never-issued", ":1.999:/org/a11y/atspi/accessible/1",
 		slider.Provenance["bus"].(string) + ":/org/a11y/atspi/accessible/999999"} {
-		if err := c.Do(ctx, id, shinken.ElementAction{Op: shinken.OpInvoke}); !errors.Is(err, shinken.ErrStaleElementRef) {
+		if err := c.Do(ctx, id, shinken.ElementAction{Op: shinken.OpInvoke}); !errors.Is(err, aci.ErrStaleElementRef) {
 			t.Errorf("Do(%q): err = %v, want ErrStaleElementRef", id, err)
 		}
 	}

@@ -3,7 +3,7 @@ package atspi
 import (
 	"fmt"
 
-	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // A NotAppliedError reports that an application kept another value than
@@ -21,4 +21,4 @@ func (e *NotAppliedError) Error() string {
 }
 
 // Unwrap returns [shinken.ErrElementNotActionable], the error's wire code.
-func (e *NotAppliedError) Unwrap() error { return shinken.ErrElementNotActionable }
+func (e *NotAppliedError) Unwrap() error { return aci.ErrElementNotActionable }

@@ -11,6 +11,7 @@ import (
 
 	"shinken.dev/go/backend/x11/atspi/atspitest"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // appBus returns the bus name of the application named name in tree.
@@ -256,7 +257,7 @@ func TestWatch(t *testing.T) {
 	if _, ok := <-c.Watch(context.Background()); ok {
 		t.Fatal("Watch after Close delivered a value")
 	}
-	if _, err := c.Snapshot(dctx, desktop()); !errors.Is(err, shinken.ErrClosed) {
+	if _, err := c.Snapshot(dctx, desktop()); !errors.Is(err, aci.ErrClosed) {
 		t.Fatalf("Snapshot after Close: %v", err)
 	}
 }
@@ -273,10 +274,10 @@ func TestUnavailable(t *testing.T) {
 	} {
 		t.Setenv("AT_SPI_BUS_ADDRESS", "")
 		_, err := Connect(ctx, &o)
-		if !errors.Is(err, shinken.ErrA11yUnavailable) {
+		if !errors.Is(err, aci.ErrA11yUnavailable) {
 			t.Fatalf("Connect(%+v): err = %v, want ErrA11yUnavailable", o, err)
 		}
-		if got := shinken.WireError(err); !strings.HasPrefix(got, "a11y_unavailable: ") || len(got) < 30 {
+		if got := aci.WireError(err); !strings.HasPrefix(got, "a11y_unavailable: ") || len(got) < 30 {
 			t.Fatalf("wire error %q does not say why", got)
 		}
 	}

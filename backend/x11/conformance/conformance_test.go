@@ -22,6 +22,7 @@ import (
 	"shinken.dev/go/backend/x11/atspi"
 	"shinken.dev/go/backend/x11/atspi/atspitest"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/shinkentest"
 )
 
@@ -99,7 +100,7 @@ func buttonPainted(ctx context.Context, b shinken.Backend, id string) (bool, err
 			box = n.BBox
 		}
 	}
-	f, err := b.(shinken.Capturer).Capture(ctx, shinken.ScopeScreen)
+	f, err := b.(shinken.Capturer).Capture(ctx, aci.ScopeScreen)
 	if err != nil || box.Empty() {
 		return false, err
 	}

@@ -1,4 +1,4 @@
-package shinken
+package client
 
 import (
 	"bytes"
@@ -8,15 +8,16 @@ import (
 	"image/draw"
 	"image/jpeg"
 	"image/png"
+	"shinken.dev/go/shinken/aci"
 	"time"
 )
 
 // ScreencastRequest tunes Client.Screencast.
 type ScreencastRequest struct {
 	FPS         float64 // 0.1 to 30; 0 means the runtime's default
-	Scope       Scope
+	Scope       aci.Scope
 	MaxLongEdge int
-	Format      ImageFormat
+	Format      aci.ImageFormat
 	Quality     int
 	// Delta asks for dirty-tile frames; the Screencast composites them, so
 	// Next always yields whole images.
@@ -33,7 +34,7 @@ type CastFrame struct {
 	// Bytes is the size of the encoded image or tiles the frames since the
 	// last Next carried: what the stream cost on the wire, less framing.
 	Bytes   int
-	Display CoordinateSpace
+	Display aci.CoordinateSpace
 	// Gap is set on the first frame after a resume when frames were lost.
 	Gap bool
 }
@@ -56,7 +57,7 @@ type Screencast struct {
 	keyNext bool
 	tiles   int
 	bytes   int
-	display CoordinateSpace
+	display aci.CoordinateSpace
 	gap     bool
 	stopped bool
 	lastSeq int64
@@ -71,7 +72,7 @@ func (c *Client) Screencast(ctx context.Context, req *ScreencastRequest) (*Scree
 	c.mu.Lock()
 	if _, busy := c.casts[""]; busy || len(c.casts) > 0 {
 		c.mu.Unlock()
-		return nil, Errorf(CodeInvalidAction, "this client already runs a screencast")
+		return nil, aci.Errorf(aci.CodeInvalidAction, "this client already runs a screencast")
 	}
 	c.casts[""] = sc // the runtime names the stream in its first frame
 	c.mu.Unlock()
@@ -90,7 +91,7 @@ func (c *Client) Screencast(ctx context.Context, req *ScreencastRequest) (*Scree
 
 func (sc *Screencast) start(ctx context.Context, resume string) error {
 	r := sc.req
-	a := &Action{Verb: VerbStartScreencast, Scope: r.Scope, Format: r.Format, Delta: r.Delta, ResumeStream: resume}
+	a := &aci.Action{Verb: aci.VerbStartScreencast, Scope: r.Scope, Format: r.Format, Delta: r.Delta, ResumeStream: resume}
 	if r.FPS > 0 {
 		a.FPS = &r.FPS
 	}
@@ -118,12 +119,12 @@ func (sc *Screencast) resume(ctx context.Context) {
 
 // castFrame composites one stream frame (text or binary) into its
 // screencast. It runs on the reader goroutine, which keeps deltas in order.
-func (c *Client) castFrame(o *Observation, h *BinaryFrameHeader, payload []byte) {
+func (c *Client) castFrame(o *aci.Observation, h *aci.BinaryFrameHeader, payload []byte) {
 	var stream string
 	var seq uint64
-	var display *CoordinateSpace
+	var display *aci.CoordinateSpace
 	var whole []byte
-	var format ImageFormat
+	var format aci.ImageFormat
 	type tile struct {
 		at   image.Point
 		data []byte
@@ -148,11 +149,11 @@ func (c *Client) castFrame(o *Observation, h *BinaryFrameHeader, payload []byte)
 			seq = *h.Seq
 		}
 		if h.Image != nil {
-			whole = ByteRange{Off: h.Image.Off, Len: h.Image.Len}.Bytes(payload)
+			whole = aci.ByteRange{Off: h.Image.Off, Len: h.Image.Len}.Bytes(payload)
 			format = h.Image.Format
 		}
 		for _, t := range h.Tiles {
-			tiles = append(tiles, tile{image.Pt(t.X, t.Y), ByteRange{Off: t.Off, Len: t.Len}.Bytes(payload)})
+			tiles = append(tiles, tile{image.Pt(t.X, t.Y), aci.ByteRange{Off: t.Off, Len: t.Len}.Bytes(payload)})
 		}
 	}
 	c.mu.Lock()
@@ -214,8 +215,8 @@ func (c *Client) castFrame(o *Observation, h *BinaryFrameHeader, payload []byte)
 	}
 }
 
-func decodeImage(b []byte, f ImageFormat) (image.Image, error) {
-	if f == FormatJPEG {
+func decodeImage(b []byte, f aci.ImageFormat) (image.Image, error) {
+	if f == aci.FormatJPEG {
 		return jpeg.Decode(bytes.NewReader(b))
 	}
 	return png.Decode(bytes.NewReader(b))
@@ -242,7 +243,7 @@ func (sc *Screencast) Next(ctx context.Context) (*CastFrame, error) {
 		c.mu.Lock()
 		if sc.stopped {
 			c.mu.Unlock()
-			return nil, ErrClosed
+			return nil, aci.ErrClosed
 		}
 		if sc.have {
 			f := &CastFrame{Image: cloneRGBA(sc.canvas), Stream: sc.id, Seq: sc.seq, Keyframe: sc.keyNext,
@@ -255,7 +256,7 @@ func (sc *Screencast) Next(ctx context.Context) (*CastFrame, error) {
 		s := c.sess
 		c.mu.Unlock()
 		if closed {
-			return nil, ErrClosed
+			return nil, aci.ErrClosed
 		}
 		select {
 		case <-sc.notify:
@@ -287,7 +288,7 @@ func (sc *Screencast) Stop(ctx context.Context) error {
 		}
 	}
 	c.mu.Unlock()
-	return c.ack(ctx, &Action{Verb: VerbStopScreencast})
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbStopScreencast})
 }
 
 func cloneRGBA(m *image.RGBA) *image.RGBA {

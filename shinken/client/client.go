@@ -1,4 +1,4 @@
-package shinken
+package client
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"shinken.dev/go/shinken/aci"
 )
 
 // DialOptions configure a Client. A nil *DialOptions means defaults.
@@ -55,14 +56,14 @@ type Client struct {
 	cache   frameCache
 	casts   map[string]*Screencast // by stream id
 	closed  bool
-	welcome *Welcome
+	welcome *aci.Welcome
 }
 
 // session is one WebSocket connection of a Client.
 type session struct {
 	ws      *websocket.Conn
 	binary  bool
-	welcome *Welcome
+	welcome *aci.Welcome
 
 	mu      sync.Mutex
 	pending map[string]*call
@@ -80,11 +81,11 @@ type call struct {
 }
 
 type reply struct {
-	ack     *Ack
-	result  *Result
-	obs     *Observation
+	ack     *aci.Ack
+	result  *aci.Result
+	obs     *aci.Observation
 	payload []byte // a binary frame's payload
-	bin     *BinaryFrameHeader
+	bin     *aci.BinaryFrameHeader
 	err     error // the session ended
 }
 
@@ -99,7 +100,7 @@ func Dial(ctx context.Context, url string, opts *DialOptions) (*Client, error) {
 		c.opts.Name = "shinken-go"
 	}
 	if c.opts.Version == "" {
-		c.opts.Version = Version
+		c.opts.Version = aci.Version
 	}
 	if c.opts.ReadLimit <= 0 {
 		c.opts.ReadLimit = 256 << 20
@@ -123,11 +124,11 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 		return nil, fmt.Errorf("shinken: dial %s: %w", c.url, err)
 	}
 	ws.SetReadLimit(c.opts.ReadLimit)
-	hello := &Hello{Client: ClientInfo{Name: c.opts.Name, Version: c.opts.Version}, Token: c.opts.Token}
+	hello := &aci.Hello{Client: aci.ClientInfo{Name: c.opts.Name, Version: c.opts.Version}, Token: c.opts.Token}
 	if !c.opts.TextFrames {
-		hello.Accept = &Accept{BinaryFrames: true}
+		hello.Accept = &aci.Accept{BinaryFrames: true}
 	}
-	data, _ := Marshal(hello)
+	data, _ := aci.Marshal(hello)
 	if err := ws.Write(ctx, websocket.MessageText, data); err != nil {
 		ws.CloseNow()
 		return nil, fmt.Errorf("shinken: send hello: %w", err)
@@ -138,16 +139,16 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 		if cs := websocket.CloseStatus(err); cs == websocket.StatusPolicyViolation {
 			var ce websocket.CloseError
 			errors.As(err, &ce)
-			return nil, &Error{Code: CodeUnauthorized, Detail: "the runtime refused the hello: " + ce.Reason, Err: err}
+			return nil, &aci.Error{Code: aci.CodeUnauthorized, Detail: "the runtime refused the hello: " + ce.Reason, Err: err}
 		}
 		return nil, fmt.Errorf("shinken: read welcome: %w", err)
 	}
-	m, err := Unmarshal(data)
+	m, err := aci.Unmarshal(data)
 	if err != nil {
 		ws.CloseNow()
 		return nil, fmt.Errorf("shinken: bad welcome: %w", err)
 	}
-	w, ok := m.(*Welcome)
+	w, ok := m.(*aci.Welcome)
 	if !ok {
 		ws.CloseNow()
 		return nil, fmt.Errorf("shinken: expected a welcome, got %s", m.MessageType())
@@ -163,7 +164,7 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 
 // Welcome returns the runtime's welcome: its name, platform and
 // capabilities.
-func (c *Client) Welcome() *Welcome {
+func (c *Client) Welcome() *aci.Welcome {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.welcome
@@ -192,7 +193,7 @@ func (c *Client) Reconnect(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return ErrClosed
+		return aci.ErrClosed
 	}
 	old := c.sess
 	c.mu.Unlock()
@@ -282,35 +283,35 @@ func (c *Client) readLoop(s *session) {
 	for {
 		typ, data, err := s.readMessage(&scratch)
 		if err != nil {
-			s.fail(&Error{Code: CodeClosed, Detail: "connection lost: " + err.Error(), Err: err})
+			s.fail(&aci.Error{Code: aci.CodeClosed, Detail: "connection lost: " + err.Error(), Err: err})
 			return
 		}
 		if typ == websocket.MessageBinary {
 			c.binaryFrame(s, data)
 			continue
 		}
-		m, err := Unmarshal(data)
+		m, err := aci.Unmarshal(data)
 		if err != nil {
 			c.log.Warn("bad message from runtime", "err", err)
 			continue
 		}
 		switch m := m.(type) {
-		case *Ack:
+		case *aci.Ack:
 			s.deliver(m.CallID, reply{ack: m}, !m.OK)
-		case *Result:
+		case *aci.Result:
 			s.deliver(m.CallID, reply{result: m}, true)
-		case *Observation:
+		case *aci.Observation:
 			if m.Stream != "" {
 				c.castFrame(m, nil, nil)
 				continue
 			}
 			s.deliver(m.Cause, reply{obs: m}, true)
-		case *ExecOutput:
+		case *aci.ExecOutput:
 			data, err := base64.StdEncoding.DecodeString(m.DataB64)
 			if err == nil {
 				s.execChunk(m.Cause, m.Seq, m.Channel, data)
 			}
-		case *ExecExit:
+		case *aci.ExecExit:
 			s.mu.Lock()
 			x := s.execs[m.Cause]
 			delete(s.execs, m.Cause)
@@ -318,7 +319,7 @@ func (c *Client) readLoop(s *session) {
 			if x != nil {
 				x.end(m, nil)
 			}
-		case *Pong:
+		case *aci.Pong:
 			if m.T != nil {
 				s.mu.Lock()
 				if ch, ok := s.pings[*m.T]; ok {
@@ -332,19 +333,19 @@ func (c *Client) readLoop(s *session) {
 }
 
 func (c *Client) binaryFrame(s *session, data []byte) {
-	m, payload, err := DecodeBinaryFrame(data)
+	m, payload, err := aci.DecodeBinaryFrame(data)
 	if err != nil {
 		c.log.Warn("bad binary frame from runtime", "err", err)
 		return
 	}
 	switch h := m.(type) {
-	case *BinaryFrameHeader:
+	case *aci.BinaryFrameHeader:
 		if h.Stream != "" {
 			c.castFrame(nil, h, payload)
 			return
 		}
 		s.deliver(h.Cause, reply{bin: h, payload: payload}, true)
-	case *BinaryExecOutputHeader:
+	case *aci.BinaryExecOutputHeader:
 		s.execChunk(h.Cause, h.Seq, h.Channel, h.Data.Bytes(payload))
 	}
 }
@@ -372,7 +373,7 @@ func (c *Client) newID(prefix string) string {
 
 // roundTrip sends m and waits for the first reply to callID. When wantObs is
 // set the call stays registered for the observation that follows an ok ack.
-func (c *Client) roundTrip(ctx context.Context, callID string, m Message, wantObs bool) (*session, *call, reply, error) {
+func (c *Client) roundTrip(ctx context.Context, callID string, m aci.Message, wantObs bool) (*session, *call, reply, error) {
 	s := c.session()
 	cl := &call{wantObs: wantObs, ch: make(chan reply, 2)}
 	s.mu.Lock()
@@ -383,7 +384,7 @@ func (c *Client) roundTrip(ctx context.Context, callID string, m Message, wantOb
 	}
 	s.pending[callID] = cl
 	s.mu.Unlock()
-	data, err := Marshal(m)
+	data, err := aci.Marshal(m)
 	if err == nil {
 		err = s.write(data)
 	}
@@ -428,11 +429,11 @@ func (s *session) forget(callID string) {
 
 // Reply is everything the runtime answered to one action.
 type Reply struct {
-	Ack    *Ack
-	Result *Result
+	Ack    *aci.Ack
+	Result *aci.Result
 	// Observation is the observation that answered a screenshot or observe,
 	// or that followed the ack of an action sent with Observe.
-	Observation *Observation
+	Observation *aci.Observation
 	// Image holds the raw image bytes of Observation, whichever framing
 	// carried them (nil for not_modified and structured observations).
 	Image []byte
@@ -442,10 +443,10 @@ type Reply struct {
 // ack, a result or an observation, and for an action with Observe the
 // observation that follows the ack. A refusal is returned as an *Error
 // (errors.Is(err, ErrStaleElementRef)...), alongside the Reply.
-func (c *Client) Do(ctx context.Context, a *Action) (*Reply, error) {
+func (c *Client) Do(ctx context.Context, a *aci.Action) (*Reply, error) {
 	callID := c.newID("c")
 	wantObs := a.Observe != nil
-	s, cl, r, err := c.roundTrip(ctx, callID, &ActionMsg{CallID: callID, Action: *a}, wantObs)
+	s, cl, r, err := c.roundTrip(ctx, callID, &aci.ActionMsg{CallID: callID, Action: *a}, wantObs)
 	if err != nil {
 		return nil, err
 	}
@@ -470,28 +471,28 @@ func (rep *Reply) take(r reply) error {
 	case r.ack != nil:
 		rep.Ack = r.ack
 		if !r.ack.OK {
-			return ParseWireError(r.ack.Error)
+			return aci.ParseWireError(r.ack.Error)
 		}
 	case r.result != nil:
 		rep.Result = r.result
 		if !r.result.OK {
-			return ParseWireError(r.result.Error)
+			return aci.ParseWireError(r.result.Error)
 		}
 	case r.obs != nil:
 		rep.Observation = r.obs
 		if r.obs.Image != nil {
 			b, err := base64.StdEncoding.DecodeString(r.obs.Image.Ref)
 			if err != nil {
-				return Errorf(CodeInvalidMessage, "image ref is not base64: %v", err)
+				return aci.Errorf(aci.CodeInvalidMessage, "image ref is not base64: %v", err)
 			}
 			rep.Image = b
 		}
 	case r.bin != nil:
 		h := r.bin
-		rep.Observation = &Observation{ObsID: h.ObsID, Cause: h.Cause, Display: h.Display, FrameHash: h.FrameHash, Pointer: h.Pointer}
+		rep.Observation = &aci.Observation{ObsID: h.ObsID, Cause: h.Cause, Display: h.Display, FrameHash: h.FrameHash, Pointer: h.Pointer}
 		if h.Image != nil {
-			rep.Observation.Image = &ImageRef{W: h.Image.W, H: h.Image.H, Scope: h.Image.Scope, Format: h.Image.Format}
-			rep.Image = ByteRange{Off: h.Image.Off, Len: h.Image.Len}.Bytes(r.payload)
+			rep.Observation.Image = &aci.ImageRef{W: h.Image.W, H: h.Image.H, Scope: h.Image.Scope, Format: h.Image.Format}
+			rep.Image = aci.ByteRange{Off: h.Image.Off, Len: h.Image.Len}.Bytes(r.payload)
 		}
 	}
 	return nil
@@ -501,7 +502,7 @@ func (rep *Reply) take(r reply) error {
 // message (the ActionBatch convention: batch_id and stop_on_error never go
 // on the wire). It stops at the first failure unless StopOnError is false,
 // and returns one Reply per action run, and the errors joined.
-func (c *Client) Batch(ctx context.Context, b *ActionBatch) ([]*Reply, error) {
+func (c *Client) Batch(ctx context.Context, b *aci.ActionBatch) ([]*Reply, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
@@ -522,20 +523,20 @@ func (c *Client) Batch(ctx context.Context, b *ActionBatch) ([]*Reply, error) {
 }
 
 // Query asks the runtime q and decodes the value into v.
-func (c *Client) Query(ctx context.Context, q QueryKind, v any) error {
+func (c *Client) Query(ctx context.Context, q aci.QueryKind, v any) error {
 	callID := c.newID("q")
-	_, _, r, err := c.roundTrip(ctx, callID, &Query{CallID: callID, Q: q}, false)
+	_, _, r, err := c.roundTrip(ctx, callID, &aci.Query{CallID: callID, Q: q}, false)
 	if err != nil {
 		return err
 	}
 	if r.result == nil {
-		return Errorf(CodeInvalidMessage, "query %s was not answered with a result", q)
+		return aci.Errorf(aci.CodeInvalidMessage, "query %s was not answered with a result", q)
 	}
 	if !r.result.OK {
-		return ParseWireError(r.result.Error)
+		return aci.ParseWireError(r.result.Error)
 	}
 	if err := json.Unmarshal(r.result.Value, v); err != nil {
-		return Errorf(CodeInvalidMessage, "query %s: %v", q, err)
+		return aci.Errorf(aci.CodeInvalidMessage, "query %s: %v", q, err)
 	}
 	return nil
 }
@@ -552,7 +553,7 @@ func (c *Client) Ping(ctx context.Context) error {
 	}
 	s.pings[t] = ch
 	s.mu.Unlock()
-	data, _ := Marshal(&Ping{T: &t})
+	data, _ := aci.Marshal(&aci.Ping{T: &t})
 	if err := s.write(data); err != nil {
 		return err
 	}

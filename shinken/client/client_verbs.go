@@ -1,4 +1,4 @@
-package shinken
+package client
 
 import (
 	"bytes"
@@ -8,76 +8,77 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"shinken.dev/go/shinken/aci"
 	"sync"
 	"time"
 )
 
 // ack sends a mutating action and waits for its ack.
-func (c *Client) ack(ctx context.Context, a *Action) error {
+func (c *Client) ack(ctx context.Context, a *aci.Action) error {
 	_, err := c.Do(ctx, a)
 	return err
 }
 
 // Click clicks the left button at t.
-func (c *Client) Click(ctx context.Context, t *Target) error {
-	return c.ack(ctx, &Action{Verb: VerbClick, Target: t})
+func (c *Client) Click(ctx context.Context, t *aci.Target) error {
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbClick, Target: t})
 }
 
 // DoubleClick double-clicks the left button at t.
-func (c *Client) DoubleClick(ctx context.Context, t *Target) error {
-	return c.ack(ctx, &Action{Verb: VerbDoubleClick, Target: t})
+func (c *Client) DoubleClick(ctx context.Context, t *aci.Target) error {
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbDoubleClick, Target: t})
 }
 
 // RightClick clicks the right button at t.
-func (c *Client) RightClick(ctx context.Context, t *Target) error {
-	return c.ack(ctx, &Action{Verb: VerbRightClick, Target: t})
+func (c *Client) RightClick(ctx context.Context, t *aci.Target) error {
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbRightClick, Target: t})
 }
 
 // Move moves the pointer to t.
-func (c *Client) Move(ctx context.Context, t *Target) error {
-	return c.ack(ctx, &Action{Verb: VerbMove, Target: t})
+func (c *Client) Move(ctx context.Context, t *aci.Target) error {
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbMove, Target: t})
 }
 
 // Drag presses the left button at from, moves along an interpolated path
 // for d, and releases at to.
-func (c *Client) Drag(ctx context.Context, from, to *Target, d time.Duration) error {
-	return c.ack(ctx, &Action{Verb: VerbDrag, Target: from, To: to, DurationMS: int(d / time.Millisecond)})
+func (c *Client) Drag(ctx context.Context, from, to *aci.Target, d time.Duration) error {
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbDrag, Target: from, To: to, DurationMS: int(d / time.Millisecond)})
 }
 
 // MouseDown presses button at t (nil: where the pointer is).
-func (c *Client) MouseDown(ctx context.Context, t *Target, button PointerButton) error {
-	return c.ack(ctx, &Action{Verb: VerbMouseDown, Target: t, Button: button})
+func (c *Client) MouseDown(ctx context.Context, t *aci.Target, button aci.PointerButton) error {
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbMouseDown, Target: t, Button: button})
 }
 
 // MouseUp releases button at t (nil: where the pointer is).
-func (c *Client) MouseUp(ctx context.Context, t *Target, button PointerButton) error {
-	return c.ack(ctx, &Action{Verb: VerbMouseUp, Target: t, Button: button})
+func (c *Client) MouseUp(ctx context.Context, t *aci.Target, button aci.PointerButton) error {
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbMouseUp, Target: t, Button: button})
 }
 
 // Scroll scrolls at t by dx, dy wheel notches (positive dy scrolls down).
-func (c *Client) Scroll(ctx context.Context, t *Target, dx, dy float64) error {
-	return c.ack(ctx, &Action{Verb: VerbScroll, Target: t, DX: dx, DY: dy})
+func (c *Client) Scroll(ctx context.Context, t *aci.Target, dx, dy float64) error {
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbScroll, Target: t, DX: dx, DY: dy})
 }
 
 // TypeText types text, whatever its characters.
 func (c *Client) TypeText(ctx context.Context, text string) error {
-	return c.ack(ctx, &Action{Verb: VerbTypeText, Text: &text})
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbTypeText, Text: &text})
 }
 
 // Key presses a key expression: "ctrl+s", "Return", "ctrl+a Delete".
 func (c *Client) Key(ctx context.Context, keys string) error {
-	return c.ack(ctx, &Action{Verb: VerbKey, Keys: keys})
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbKey, Keys: keys})
 }
 
 // Wait asks the runtime to wait (it clamps d).
 func (c *Client) Wait(ctx context.Context, d time.Duration) error {
-	return c.ack(ctx, &Action{Verb: VerbWait, MS: int(d / time.Millisecond)})
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbWait, MS: int(d / time.Millisecond)})
 }
 
 // InvokeAction invokes the element's action named name ("" for its first).
 // The name travels in the action's text field.
 func (c *Client) InvokeAction(ctx context.Context, ref, name string) error {
-	a := &Action{Verb: VerbInvokeAction, Target: Ref(ref)}
+	a := &aci.Action{Verb: aci.VerbInvokeAction, Target: aci.Ref(ref)}
 	if name != "" {
 		a.Text = &name
 	}
@@ -86,30 +87,30 @@ func (c *Client) InvokeAction(ctx context.Context, ref, name string) error {
 
 // SetValue sets the element's value or text.
 func (c *Client) SetValue(ctx context.Context, ref, text string) error {
-	return c.ack(ctx, &Action{Verb: VerbSetValue, Target: Ref(ref), Text: &text})
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbSetValue, Target: aci.Ref(ref), Text: &text})
 }
 
 // ClipboardSet puts text on the clipboard.
 func (c *Client) ClipboardSet(ctx context.Context, text string) error {
-	return c.ack(ctx, &Action{Verb: VerbClipboardSet, Text: &text})
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbClipboardSet, Text: &text})
 }
 
 // ClipboardGet reads the clipboard's text.
 func (c *Client) ClipboardGet(ctx context.Context) (string, error) {
-	r, err := c.Do(ctx, &Action{Verb: VerbClipboardGet})
+	r, err := c.Do(ctx, &aci.Action{Verb: aci.VerbClipboardGet})
 	if err != nil {
 		return "", err
 	}
-	var v ClipboardValue
+	var v aci.ClipboardValue
 	if r.Result == nil || json.Unmarshal(r.Result.Value, &v) != nil {
-		return "", Errorf(CodeInvalidMessage, "clipboard_get was not answered with {text}")
+		return "", aci.Errorf(aci.CodeInvalidMessage, "clipboard_get was not answered with {text}")
 	}
 	return v.Text, nil
 }
 
 // LaunchApp starts app with args passed verbatim.
 func (c *Client) LaunchApp(ctx context.Context, app string, args ...string) error {
-	a := &Action{Verb: VerbLaunchApp, App: &app}
+	a := &aci.Action{Verb: aci.VerbLaunchApp, App: &app}
 	if len(args) > 0 {
 		a.Args = args
 	}
@@ -118,40 +119,40 @@ func (c *Client) LaunchApp(ctx context.Context, app string, args ...string) erro
 
 // ActivateWindow raises and focuses the window with id.
 func (c *Client) ActivateWindow(ctx context.Context, id uint64) error {
-	return c.ack(ctx, &Action{Verb: VerbActivateWindow, WindowID: &id})
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbActivateWindow, WindowID: &id})
 }
 
 // ActivateWindowTitled activates the first window whose title contains
 // title, ignoring case.
 func (c *Client) ActivateWindowTitled(ctx context.Context, title string) error {
-	return c.ack(ctx, &Action{Verb: VerbActivateWindow, App: &title})
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbActivateWindow, App: &title})
 }
 
 // Platform asks the runtime's platform.
-func (c *Client) Platform(ctx context.Context) (Platform, error) {
-	var p Platform
-	err := c.Query(ctx, QueryPlatform, &p)
+func (c *Client) Platform(ctx context.Context) (aci.Platform, error) {
+	var p aci.Platform
+	err := c.Query(ctx, aci.QueryPlatform, &p)
 	return p, err
 }
 
 // ScreenSize asks the size of the global action space.
-func (c *Client) ScreenSize(ctx context.Context) (ScreenSize, error) {
-	var s ScreenSize
-	err := c.Query(ctx, QueryScreenSize, &s)
+func (c *Client) ScreenSize(ctx context.Context) (aci.ScreenSize, error) {
+	var s aci.ScreenSize
+	err := c.Query(ctx, aci.QueryScreenSize, &s)
 	return s, err
 }
 
 // Ready asks whether the backend can act.
 func (c *Client) Ready(ctx context.Context) (bool, error) {
 	var b bool
-	err := c.Query(ctx, QueryReady, &b)
+	err := c.Query(ctx, aci.QueryReady, &b)
 	return b, err
 }
 
 // ListWindows lists the top-level windows.
-func (c *Client) ListWindows(ctx context.Context) ([]WindowInfo, error) {
-	var ws []WindowInfo
-	err := c.Query(ctx, QueryListWindows, &ws)
+func (c *Client) ListWindows(ctx context.Context) ([]aci.WindowInfo, error) {
+	var ws []aci.WindowInfo
+	err := c.Query(ctx, aci.QueryListWindows, &ws)
 	return ws, err
 }
 
@@ -163,8 +164,8 @@ type ObserveRequest struct {
 }
 
 // Observe takes a structured observation of the accessibility tree.
-func (c *Client) Observe(ctx context.Context, req *ObserveRequest) (*Observation, error) {
-	a := &Action{Verb: VerbObserve}
+func (c *Client) Observe(ctx context.Context, req *ObserveRequest) (*aci.Observation, error) {
+	a := &aci.Action{Verb: aci.VerbObserve}
 	if req != nil {
 		if req.Diff {
 			a.Diff = &req.Diff
@@ -174,7 +175,7 @@ func (c *Client) Observe(ctx context.Context, req *ObserveRequest) (*Observation
 			a.SettleMS = &ms
 		}
 		if req.Desktop {
-			a.Scope = ScopeScreen
+			a.Scope = aci.ScopeScreen
 		}
 	}
 	r, err := c.Do(ctx, a)
@@ -182,7 +183,7 @@ func (c *Client) Observe(ctx context.Context, req *ObserveRequest) (*Observation
 		return nil, err
 	}
 	if r.Observation == nil {
-		return nil, Errorf(CodeInvalidMessage, "observe was not answered with an observation")
+		return nil, aci.Errorf(aci.CodeInvalidMessage, "observe was not answered with an observation")
 	}
 	return r.Observation, nil
 }
@@ -190,21 +191,21 @@ func (c *Client) Observe(ctx context.Context, req *ObserveRequest) (*Observation
 // ScreenshotRequest tunes Client.Screenshot. A nil request means a PNG of
 // the whole screen.
 type ScreenshotRequest struct {
-	Scope       Scope
-	Format      ImageFormat
+	Scope       aci.Scope
+	Format      aci.ImageFormat
 	Quality     int // JPEG quality 1-100; 0 is the runtime's default
 	MaxLongEdge int // 0: no downscale beyond the runtime's cap
 }
 
 // A Shot is a screenshot.
 type Shot struct {
-	Data    []byte      // encoded image bytes
-	Format  ImageFormat // codec of Data
+	Data    []byte          // encoded image bytes
+	Format  aci.ImageFormat // codec of Data
 	Width   int
 	Height  int
-	Display CoordinateSpace // how the pixels map to action coordinates
-	Hash    string          // frame_hash
-	Pointer *image.Point    // pointer position, when the backend reports it
+	Display aci.CoordinateSpace // how the pixels map to action coordinates
+	Hash    string              // frame_hash
+	Pointer *image.Point        // pointer position, when the backend reports it
 	// Cached is set when the runtime answered not_modified and Data is the
 	// client's cached copy of the same pixels.
 	Cached bool
@@ -217,7 +218,7 @@ type Shot struct {
 // Image decodes the shot (once).
 func (s *Shot) Image() (image.Image, error) {
 	s.once.Do(func() {
-		if s.Format == FormatJPEG {
+		if s.Format == aci.FormatJPEG {
 			s.img, s.err = jpeg.Decode(bytes.NewReader(s.Data))
 		} else {
 			s.img, s.err = png.Decode(bytes.NewReader(s.Data))
@@ -256,7 +257,7 @@ func (c *Client) Screenshot(ctx context.Context, req *ScreenshotRequest) (*Shot,
 	if req != nil {
 		k = *req
 	}
-	a := &Action{Verb: VerbScreenshot, Scope: k.Scope, Format: k.Format}
+	a := &aci.Action{Verb: aci.VerbScreenshot, Scope: k.Scope, Format: k.Format}
 	if k.Quality > 0 {
 		a.Quality = &k.Quality
 	}
@@ -276,7 +277,7 @@ func (c *Client) Screenshot(ctx context.Context, req *ScreenshotRequest) (*Shot,
 	}
 	o := r.Observation
 	if o == nil {
-		return nil, Errorf(CodeInvalidMessage, "screenshot was not answered with an observation")
+		return nil, aci.Errorf(aci.CodeInvalidMessage, "screenshot was not answered with an observation")
 	}
 	if o.NotModified && cached != nil {
 		s := &Shot{Data: cached.Data, Format: cached.Format, Width: cached.Width, Height: cached.Height,
@@ -285,12 +286,12 @@ func (c *Client) Screenshot(ctx context.Context, req *ScreenshotRequest) (*Shot,
 		return s, nil
 	}
 	if o.Image == nil || o.Display == nil {
-		return nil, Errorf(CodeInvalidMessage, "screenshot observation carries no image")
+		return nil, aci.Errorf(aci.CodeInvalidMessage, "screenshot observation carries no image")
 	}
 	s := &Shot{Data: r.Image, Format: o.Image.Format, Width: o.Image.W, Height: o.Image.H,
 		Display: *o.Display, Hash: o.FrameHash, Pointer: pointOf(o.Pointer)}
 	if s.Format == "" {
-		s.Format = FormatPNG
+		s.Format = aci.FormatPNG
 	}
 	if useCache && s.Hash != "" {
 		c.cache.put(k, s)
@@ -309,18 +310,18 @@ func pointOf(p []int) *image.Point {
 
 // Exec runs a command and waits for its buffered result. Set exactly one of
 // a.Argv or a.Shell; a.Verb is set for you, and a.Stream must be unset.
-func (c *Client) Exec(ctx context.Context, a *Action) (*ExecResult, error) {
+func (c *Client) Exec(ctx context.Context, a *aci.Action) (*aci.ExecResult, error) {
 	x := *a
-	x.Verb = VerbExec
+	x.Verb = aci.VerbExec
 	r, err := c.Do(ctx, &x)
 	if err != nil {
 		return nil, err
 	}
 	if r.Result == nil {
-		return nil, Errorf(CodeInvalidMessage, "exec was not answered with a result")
+		return nil, aci.Errorf(aci.CodeInvalidMessage, "exec was not answered with a result")
 	}
-	var res ExecResult
-	if err := DecodeJSON(r.Result.Value, &res); err != nil {
+	var res aci.ExecResult
+	if err := aci.DecodeJSON(r.Result.Value, &res); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -331,7 +332,7 @@ type ExecStream struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
 	chunks []ExecChunk
-	exit   *ExecExit
+	exit   *aci.ExecExit
 	err    error
 	done   bool
 }
@@ -345,9 +346,9 @@ type ExecChunk struct {
 
 // ExecStream starts a streamed exec. Read its output with Next until
 // io.EOF, then Exit.
-func (c *Client) ExecStream(ctx context.Context, a *Action) (*ExecStream, error) {
+func (c *Client) ExecStream(ctx context.Context, a *aci.Action) (*ExecStream, error) {
 	x := *a
-	x.Verb = VerbExec
+	x.Verb = aci.VerbExec
 	t := true
 	x.Stream = &t
 	callID := c.newID("x")
@@ -362,7 +363,7 @@ func (c *Client) ExecStream(ctx context.Context, a *Action) (*ExecStream, error)
 	}
 	s.execs[callID] = st
 	s.mu.Unlock()
-	_, _, r, err := c.roundTrip(ctx, callID, &ActionMsg{CallID: callID, Action: x}, false)
+	_, _, r, err := c.roundTrip(ctx, callID, &aci.ActionMsg{CallID: callID, Action: x}, false)
 	if err == nil {
 		err = (&Reply{}).take(r)
 	}
@@ -388,7 +389,7 @@ func (s *session) execChunk(cause string, seq uint64, channel string, data []byt
 	x.cond.Broadcast()
 }
 
-func (x *ExecStream) end(exit *ExecExit, err error) {
+func (x *ExecStream) end(exit *aci.ExecExit, err error) {
 	x.mu.Lock()
 	x.exit, x.err, x.done = exit, err, true
 	x.mu.Unlock()
@@ -427,7 +428,7 @@ func (x *ExecStream) Next(ctx context.Context) (ExecChunk, error) {
 
 // Exit returns the exec_exit, once Next has returned io.EOF (nil before).
 // A spawn failure is reported in its Error field.
-func (x *ExecStream) Exit() *ExecExit {
+func (x *ExecStream) Exit() *aci.ExecExit {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.exit

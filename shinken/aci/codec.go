@@ -1,4 +1,4 @@
-package shinken
+package aci
 
 import (
 	"encoding/binary"
@@ -146,16 +146,16 @@ func frameHeader(header Message) ([]byte, error) {
 	return spliceType(header.MessageType(), body), nil
 }
 
-// frameHeadroom is the room the runtime leaves before an encoded image for
+// FrameHeadroom is the room the runtime leaves before an encoded image for
 // its binary frame's header: enough for any header it writes (a header
 // that does not fit is copied in front of the image instead).
-const frameHeadroom = 1024
+const FrameHeadroom = 1024
 
-// putFrameHeader writes a binary frame's length and header into the
+// PutFrameHeader writes a binary frame's length and header into the
 // headroom bytes that precede the payload in buf, and returns the frame: a
 // slice of buf that starts where the header does. When the header does not
 // fit, it returns a new frame, the payload copied after the header.
-func putFrameHeader(buf []byte, headroom int, header Message) ([]byte, error) {
+func PutFrameHeader(buf []byte, headroom int, header Message) ([]byte, error) {
 	h, err := frameHeader(header)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package shinken_test
+package aci_test
 
 import "encoding/json"
 

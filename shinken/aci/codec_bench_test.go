@@ -1,10 +1,10 @@
-package shinken_test
+package aci_test
 
 import (
 	"fmt"
 	"testing"
 
-	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 var clickJSON = []byte(`{"type":"action","call_id":"c42","action":{"verb":"click","target":{"kind":"point_px","x":640,"y":400}}}`)
@@ -14,25 +14,25 @@ func BenchmarkDecodeClick(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(clickJSON)))
 	for b.Loop() {
-		if _, err := shinken.Unmarshal(clickJSON); err != nil {
+		if _, err := aci.Unmarshal(clickJSON); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func observation100() []byte {
-	obs := &shinken.Observation{ObsID: "o1", Cause: "c1", Tree: "full", TreeText: "app notes", Revision: 3, Focus: "e4"}
+	obs := &aci.Observation{ObsID: "o1", Cause: "c1", Tree: "full", TreeText: "app notes", Revision: 3, Focus: "e4"}
 	n := 100
 	obs.NodeCount = &n
 	for i := range n {
-		obs.Elements = append(obs.Elements, shinken.Element{
+		obs.Elements = append(obs.Elements, aci.Element{
 			Ref: fmt.Sprintf("e%d", i+1), Role: "push button", Name: fmt.Sprintf("Button %d", i),
 			States: []string{"enabled", "sensitive", "showing", "visible", "focusable"}, Actions: []string{"click"},
-			BBox: []float64{float64(i), 20, 80, 24}, Source: shinken.SourceATSPI,
+			BBox: []float64{float64(i), 20, 80, 24}, Source: aci.SourceATSPI,
 			Provenance: map[string]any{"widget": float64(i)},
 		})
 	}
-	data, err := shinken.Marshal(obs)
+	data, err := aci.Marshal(obs)
 	if err != nil {
 		panic(err)
 	}
@@ -46,7 +46,7 @@ func BenchmarkDecodeObservation100(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := shinken.Unmarshal(data); err != nil {
+		if _, err := aci.Unmarshal(data); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package shinken
+package aci
 
 import (
 	"strconv"
@@ -174,18 +174,6 @@ func (s Scope) Valid() bool {
 		return hex != "" && isHexDigits(hex)
 	}
 	return isDecDigits(rest)
-}
-
-// checkScope turns a well-formed scope whose window id no window can have
-// into no_such_window, before a backend sees it.
-func checkScope(s Scope) error {
-	if s == "" || s == ScopeScreen || s == ScopeActiveWindow {
-		return nil
-	}
-	if _, ok := s.WindowID(); !ok {
-		return Errorf(CodeNoSuchWindow, "no window has the id in %q", s)
-	}
-	return nil
 }
 
 func isDecDigits(s string) bool {

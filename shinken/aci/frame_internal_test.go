@@ -1,4 +1,4 @@
-package shinken
+package aci
 
 import (
 	"bytes"
@@ -11,11 +11,11 @@ import (
 // front of the image instead.
 func TestPutFrameHeader(t *testing.T) {
 	payload := []byte("\x89PNG image bytes")
-	for _, cause := range []string{"c1", strings.Repeat("c", 2*frameHeadroom)} {
-		buf := append(make([]byte, frameHeadroom), payload...)
+	for _, cause := range []string{"c1", strings.Repeat("c", 2*FrameHeadroom)} {
+		buf := append(make([]byte, FrameHeadroom), payload...)
 		hdr := &BinaryFrameHeader{ObsID: "o1", Cause: cause,
 			Image: &BinaryImage{Off: 0, Len: len(payload), W: 1, H: 1, Scope: ScopeScreen, Format: FormatPNG}}
-		frame, err := putFrameHeader(buf, frameHeadroom, hdr)
+		frame, err := PutFrameHeader(buf, FrameHeadroom, hdr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package shinken
+package aci
 
 import (
 	"fmt"
