@@ -3,8 +3,9 @@ package shinken
 import (
 	"context"
 	"image"
-	"shinken.dev/go/shinken/aci"
 	"time"
+
+	"shinken.dev/go/shinken/aci"
 )
 
 // A Backend is the computer the Runtime serves. It is any value that

@@ -4,10 +4,11 @@ import (
 	"context"
 	"image"
 	"math"
-	"shinken.dev/go/shinken/aci"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"shinken.dev/go/shinken/aci"
 )
 
 // mutate runs a mutating verb. Input is a shared device: the runtime-wide

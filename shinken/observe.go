@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"image"
-	"shinken.dev/go/shinken/aci"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"shinken.dev/go/shinken/aci"
 )
 
 // Settle limits: settle_ms is clamped to maxSettle, and the whole wait for a

@@ -8,8 +8,9 @@ import (
 	"image/draw"
 	"image/jpeg"
 	"image/png"
-	"shinken.dev/go/shinken/aci"
 	"time"
+
+	"shinken.dev/go/shinken/aci"
 )
 
 // ScreencastRequest tunes Client.Screencast.

@@ -8,9 +8,10 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
-	"shinken.dev/go/shinken/aci"
 	"sync"
 	"time"
+
+	"shinken.dev/go/shinken/aci"
 )
 
 // ack sends a mutating action and waits for its ack.
