@@ -204,16 +204,6 @@ type ChangeWatcher interface {
 	Watch(ctx context.Context) <-chan struct{}
 }
 
-// An ExecRequest describes one command to run.
-type ExecRequest struct {
-	Argv    []string          // program and arguments, looked up on PATH; or
-	Shell   string            // a command line for /bin/sh -c; exactly one is set
-	Dir     string            // working directory; "" means the runtime's
-	Env     map[string]string // merged over the runtime's environment
-	Stdin   *string           // written then closed; nil means /dev/null
-	Timeout time.Duration     // the process group is killed at this deadline; 0 means the executor's default
-}
-
 // OutputChannel names an output channel of a process.
 type OutputChannel uint8
 
@@ -258,7 +248,7 @@ type Process interface {
 type Executor interface {
 	// Start starts req. A spawn failure (no such program, bad directory) is
 	// an error wrapping ErrExecSpawnFailed.
-	Start(ctx context.Context, req ExecRequest) (Process, error)
+	Start(ctx context.Context, req aci.ExecRequest) (Process, error)
 }
 
 // A Clipboard holds text.

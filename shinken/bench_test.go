@@ -183,7 +183,7 @@ func BenchmarkExecTrue(b *testing.B) {
 	c, _, _ := benchEnv(b, nil)
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, b.N)
-	a := &aci.Action{Argv: []string{"true"}}
+	a := &aci.ExecRequest{Argv: []string{"true"}}
 	for b.Loop() {
 		s := time.Now()
 		if _, err := c.Exec(ctx, a); err != nil {
@@ -208,7 +208,7 @@ func BenchmarkExecStream(b *testing.B) {
 			}
 			b.SetBytes(int64(size))
 			for b.Loop() {
-				st, err := c.ExecStream(ctx, &aci.Action{Argv: []string{"head", "-c", fmt.Sprint(size), "/dev/zero"}})
+				st, err := c.ExecStream(ctx, &aci.ExecRequest{Argv: []string{"head", "-c", fmt.Sprint(size), "/dev/zero"}})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -49,7 +49,7 @@ func (c *conn) exec(callID string, a *aci.Action) {
 	free := func() { once.Do(release) }
 	defer free()
 
-	req := ExecRequest{Argv: a.Argv, Env: a.Env, Stdin: a.Stdin, Timeout: rt.opts.Exec.DefaultTimeout}
+	req := aci.ExecRequest{Argv: a.Argv, Env: a.Env, Stdin: a.Stdin, Timeout: rt.opts.Exec.DefaultTimeout}
 	if a.Shell != nil {
 		req.Shell = *a.Shell
 	}

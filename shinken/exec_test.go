@@ -19,9 +19,9 @@ import (
 	"shinken.dev/go/shinken/client"
 )
 
-func argv(a ...string) *aci.Action { return &aci.Action{Argv: a} }
+func argv(a ...string) *aci.ExecRequest { return &aci.ExecRequest{Argv: a} }
 
-func shell(s string) *aci.Action { return &aci.Action{Shell: &s} }
+func shell(s string) *aci.ExecRequest { return &aci.ExecRequest{Shell: s} }
 
 func TestExecBuffered(t *testing.T) {
 	e := newEnv(t, nil)
@@ -39,7 +39,7 @@ func TestExecBuffered(t *testing.T) {
 	// Shell form, cwd, env merged over the runtime's, stdin.
 	dir := t.TempDir()
 	a := shell(`pwd; echo "$GREETING $HOME"; cat`)
-	a.Cwd = &dir
+	a.Dir = dir
 	a.Env = map[string]string{"GREETING": "bonjour"}
 	in := "from stdin"
 	a.Stdin = &in
@@ -64,7 +64,7 @@ func TestExecBuffered(t *testing.T) {
 	}
 	bad := "/no/such/dir"
 	a = argv("true")
-	a.Cwd = &bad
+	a.Dir = bad
 	if _, err := c.Exec(ctx, a); !errors.Is(err, aci.ErrExecSpawnFailed) {
 		t.Fatalf("missing cwd: %v", err)
 	}
@@ -84,8 +84,7 @@ func TestExecTimeoutKillsTheGroup(t *testing.T) {
 	ctx := testCtx(t)
 	marker := "shinken-timeout-" + strconv.Itoa(os.Getpid())
 	a := shell(`sleep 100 & sleep 100; echo ` + marker)
-	ms := 300
-	a.TimeoutMS = &ms
+	a.Timeout = 300 * time.Millisecond
 	start := time.Now()
 	res, err := c.Exec(ctx, a)
 	if err != nil {
@@ -161,13 +160,14 @@ func TestExecStreamBinaryExact(t *testing.T) {
 	}
 
 	// A spawn failure in the streamed form is an ack, then an exec_exit
-	// with error and a null exit code.
+	// with error and a null exit code: Next reports it as the same typed
+	// error the buffered form returns.
 	c := e.dial(t, nil)
 	st, err := c.ExecStream(ctx, argv("no-such-program-xyz"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Next(ctx); err != io.EOF {
+	if _, err := st.Next(ctx); !errors.Is(err, aci.ErrExecSpawnFailed) {
 		t.Fatalf("Next: %v", err)
 	}
 	if x := st.Exit(); x.ExitCode != nil || !strings.HasPrefix(x.Error, "exec_spawn_failed: ") {
@@ -255,6 +255,10 @@ func TestExecAuthorizerAndLimits(t *testing.T) {
 	var se *aci.Error
 	if !errors.As(err, &se) || se.Code != aci.CodePermissionDenied || se.Detail != "rm is not allowed here" {
 		t.Fatalf("denied exec: %#v", err)
+	}
+	// The streamed form refuses the same way, before anything runs.
+	if _, err := c.ExecStream(ctx, argv("rm", "-rf", "/nothing")); !errors.As(err, &se) || se.Code != aci.CodePermissionDenied || se.Detail != "rm is not allowed here" {
+		t.Fatalf("denied streamed exec: %#v", err)
 	}
 	if err := c.LaunchApp(ctx, "notes"); !errors.Is(err, aci.ErrPermissionDenied) {
 		t.Fatalf("denied launch: %v", err)

@@ -7,7 +7,6 @@ import (
 	"image"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -682,18 +681,20 @@ func TestUnixSocket(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- rt.Serve(l) }()
 	ctx := testCtx(t)
-	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-	}}}
-	c, err := client.Dial(ctx, "ws://unix/aci", &client.DialOptions{HTTPClient: hc})
-	if err != nil {
-		t.Fatal(err)
+	// Dial takes the address the way the daemon's -listen flag does.
+	for _, url := range []string{"unix:" + sock, "unix://" + sock} {
+		c, err := client.Dial(ctx, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
 	}
-	if err := c.Ping(ctx); err != nil {
-		t.Fatal(err)
+	if _, err := client.Dial(ctx, "unix:", nil); err == nil {
+		t.Fatal("Dial(unix:) with no path succeeded")
 	}
-	c.Close()
-	hc.CloseIdleConnections()
 
 	tcp := httptest.NewServer(rt)
 	_, err = client.Dial(ctx, "ws"+strings.TrimPrefix(tcp.URL, "http"), nil)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"shinken.dev/go/backend/osexec"
-	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // BenchmarkSpawnTrue measures the buffered round trip of `true`: Start,
@@ -22,7 +22,7 @@ func BenchmarkSpawnTrue(b *testing.B) {
 	var lat []time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		p, err := e.Start(ctx, shinken.ExecRequest{Argv: []string{"true"}})
+		p, err := e.Start(ctx, aci.ExecRequest{Argv: []string{"true"}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func BenchmarkStreamZero(b *testing.B) {
 	ctx := context.Background()
 	b.SetBytes(total)
 	for b.Loop() {
-		p, err := e.Start(ctx, shinken.ExecRequest{Argv: []string{"head", "-c", "500M", "/dev/zero"}})
+		p, err := e.Start(ctx, aci.ExecRequest{Argv: []string{"head", "-c", "500M", "/dev/zero"}})
 		if err != nil {
 			b.Fatal(err)
 		}

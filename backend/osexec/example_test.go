@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"shinken.dev/go/backend/osexec"
-	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -17,7 +16,7 @@ import (
 // channel, and read the result as text.
 func Example() {
 	e := osexec.New(nil)
-	p, err := e.Start(context.Background(), shinken.ExecRequest{
+	p, err := e.Start(context.Background(), aci.ExecRequest{
 		Shell:   `printf 'hello %s\n' "$WHO"; echo warning >&2; exit 2`,
 		Env:     map[string]string{"WHO": "agent"},
 		Timeout: 10 * time.Second,
@@ -44,7 +43,7 @@ func Example() {
 // while the caller is busy with one.
 func ExampleProcess_Next() {
 	e := osexec.New(&osexec.Options{ChunkSize: 4})
-	p, err := e.Start(context.Background(), shinken.ExecRequest{Argv: []string{"printf", "0123456789"}})
+	p, err := e.Start(context.Background(), aci.ExecRequest{Argv: []string{"printf", "0123456789"}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -68,7 +67,7 @@ func ExampleProcess_Next() {
 // A deadline kills the whole process group, and says so.
 func ExampleExecutor_Start_timeout() {
 	e := osexec.New(nil)
-	p, err := e.Start(context.Background(), shinken.ExecRequest{
+	p, err := e.Start(context.Background(), aci.ExecRequest{
 		Shell:   "sleep 60 & sleep 60",
 		Timeout: 50 * time.Millisecond,
 	})
@@ -85,7 +84,7 @@ func ExampleExecutor_Start_timeout() {
 // A program that cannot be started is an exec_spawn_failed error.
 func ExampleExecutor_Start_spawnFailed() {
 	e := osexec.New(nil)
-	_, err := e.Start(context.Background(), shinken.ExecRequest{Argv: []string{"/no/such/program"}})
+	_, err := e.Start(context.Background(), aci.ExecRequest{Argv: []string{"/no/such/program"}})
 	fmt.Println(aci.WireError(err))
 	// Output:
 	// exec_spawn_failed: /no/such/program: no such file or directory

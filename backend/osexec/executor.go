@@ -126,7 +126,7 @@ func (e *Executor) Running() int { return int(e.running.Load()) }
 // whose text carries the system's reason. A request past MaxProcesses wraps
 // shinken.ErrTooManyExecs. A request's Timeout of 0 means the default
 // timeout, and every timeout is clamped to MaxTimeout.
-func (e *Executor) Start(ctx context.Context, req shinken.ExecRequest) (shinken.Process, error) {
+func (e *Executor) Start(ctx context.Context, req aci.ExecRequest) (shinken.Process, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("osexec: not started: %w", err)
 	}

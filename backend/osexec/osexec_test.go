@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 
 // start starts req and makes sure the process is killed and waited for
 // when the test ends, whatever happens to it.
-func start(t *testing.T, e *osexec.Executor, req shinken.ExecRequest) *osexec.Process {
+func start(t *testing.T, e *osexec.Executor, req aci.ExecRequest) *osexec.Process {
 	t.Helper()
 	p, err := e.Start(context.Background(), req)
 	if err != nil {
@@ -62,7 +62,7 @@ func start(t *testing.T, e *osexec.Executor, req shinken.ExecRequest) *osexec.Pr
 }
 
 // run starts req and collects its output with a 1 MiB budget.
-func run(t *testing.T, e *osexec.Executor, req shinken.ExecRequest) osexec.Output {
+func run(t *testing.T, e *osexec.Executor, req aci.ExecRequest) osexec.Output {
 	t.Helper()
 	out, err := osexec.Collect(start(t, e, req), osexec.DefaultBudget)
 	if err != nil {
@@ -71,7 +71,7 @@ func run(t *testing.T, e *osexec.Executor, req shinken.ExecRequest) osexec.Outpu
 	return out
 }
 
-func argv(a ...string) shinken.ExecRequest { return shinken.ExecRequest{Argv: a} }
+func argv(a ...string) aci.ExecRequest { return aci.ExecRequest{Argv: a} }
 
 func ptr[T any](v T) *T { return &v }
 
@@ -88,7 +88,7 @@ func TestArgvIsNotAShell(t *testing.T) {
 
 func TestShell(t *testing.T) {
 	e := osexec.New(nil)
-	out := run(t, e, shinken.ExecRequest{Shell: "echo $((1+2)); echo oops >&2; exit 3"})
+	out := run(t, e, aci.ExecRequest{Shell: "echo $((1+2)); echo oops >&2; exit 3"})
 	if string(out.Stdout) != "3\n" || string(out.Stderr) != "oops\n" {
 		t.Errorf("stdout %q stderr %q, want \"3\\n\" and \"oops\\n\"", out.Stdout, out.Stderr)
 	}
@@ -102,7 +102,7 @@ func TestShell(t *testing.T) {
 
 func TestInvalidRequests(t *testing.T) {
 	e := osexec.New(nil)
-	for name, req := range map[string]shinken.ExecRequest{
+	for name, req := range map[string]aci.ExecRequest{
 		"neither":       {},
 		"both":          {Argv: []string{"true"}, Shell: "true"},
 		"empty program": {Argv: []string{""}},
@@ -133,7 +133,7 @@ func TestPathLookupUsesMergedEnv(t *testing.T) {
 	writeScript(t, dir, "shinken-tool", "echo found")
 	e := osexec.New(nil)
 
-	out := run(t, e, shinken.ExecRequest{
+	out := run(t, e, aci.ExecRequest{
 		Argv: []string{"shinken-tool"},
 		Env:  map[string]string{"PATH": dir + ":/usr/bin:/bin"},
 	})
@@ -144,14 +144,14 @@ func TestPathLookupUsesMergedEnv(t *testing.T) {
 	// Not on the runtime's PATH, and relative PATH entries are not searched
 	// even when the program lies in the working directory.
 	for _, env := range []map[string]string{nil, {"PATH": ".:/usr/bin"}, {"PATH": ":/usr/bin"}} {
-		_, err := e.Start(context.Background(), shinken.ExecRequest{Argv: []string{"shinken-tool"}, Dir: dir, Env: env})
+		_, err := e.Start(context.Background(), aci.ExecRequest{Argv: []string{"shinken-tool"}, Dir: dir, Env: env})
 		if !errors.Is(err, aci.ErrExecSpawnFailed) || !errors.Is(err, exec.ErrNotFound) {
 			t.Errorf("PATH %q: err %v, want exec_spawn_failed wrapping exec.ErrNotFound", env["PATH"], err)
 		}
 	}
 
 	// A name with a slash is taken relative to the working directory.
-	out = run(t, e, shinken.ExecRequest{Argv: []string{"./shinken-tool"}, Dir: dir})
+	out = run(t, e, aci.ExecRequest{Argv: []string{"./shinken-tool"}, Dir: dir})
 	if string(out.Stdout) != "found\n" {
 		t.Errorf("./shinken-tool in Dir: stdout %q, want found", out.Stdout)
 	}
@@ -163,7 +163,7 @@ func TestDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := osexec.New(nil)
-	out := run(t, e, shinken.ExecRequest{Argv: []string{"pwd", "-P"}, Dir: dir})
+	out := run(t, e, aci.ExecRequest{Argv: []string{"pwd", "-P"}, Dir: dir})
 	if got := strings.TrimSpace(string(out.Stdout)); got != dir {
 		t.Errorf("pwd %q, want %q", got, dir)
 	}
@@ -171,7 +171,7 @@ func TestDir(t *testing.T) {
 
 func TestEnvMerge(t *testing.T) {
 	e := osexec.New(&osexec.Options{Env: []string{"A=1", "B=2", "B=3", "Z=last"}})
-	out := run(t, e, shinken.ExecRequest{
+	out := run(t, e, aci.ExecRequest{
 		Argv: []string{"env"},
 		Env:  map[string]string{"D": "", "B": "x", "C": "y=z"},
 	})
@@ -191,7 +191,7 @@ func TestEnvMerge(t *testing.T) {
 
 func TestStdin(t *testing.T) {
 	e := osexec.New(nil)
-	out := run(t, e, shinken.ExecRequest{Argv: []string{"cat"}, Stdin: ptr("hello\nwörld")})
+	out := run(t, e, aci.ExecRequest{Argv: []string{"cat"}, Stdin: ptr("hello\nwörld")})
 	if string(out.Stdout) != "hello\nwörld" {
 		t.Errorf("cat echoed %q", out.Stdout)
 	}
@@ -201,27 +201,27 @@ func TestStdin(t *testing.T) {
 	if len(out.Stdout) != 0 || out.Status.Code != 0 {
 		t.Errorf("cat with no stdin: %q, %+v", out.Stdout, out.Status)
 	}
-	out = run(t, e, shinken.ExecRequest{Argv: []string{"cat"}, Stdin: ptr("")})
+	out = run(t, e, aci.ExecRequest{Argv: []string{"cat"}, Stdin: ptr("")})
 	if len(out.Stdout) != 0 || out.Status.Code != 0 {
 		t.Errorf("cat with empty stdin: %q, %+v", out.Stdout, out.Status)
 	}
 
 	// Far more than a pipe holds.
 	big := strings.Repeat("0123456789abcdef", 1<<16)
-	out = run(t, e, shinken.ExecRequest{Argv: []string{"wc", "-c"}, Stdin: &big})
+	out = run(t, e, aci.ExecRequest{Argv: []string{"wc", "-c"}, Stdin: &big})
 	if got := strings.TrimSpace(string(out.Stdout)); got != strconv.Itoa(len(big)) {
 		t.Errorf("wc -c counted %s, want %d", got, len(big))
 	}
 
 	// A child that never reads its input blocks neither Start nor Wait.
-	p := start(t, e, shinken.ExecRequest{Argv: []string{"sleep", "100"}, Stdin: &big})
+	p := start(t, e, aci.ExecRequest{Argv: []string{"sleep", "100"}, Stdin: &big})
 	if err := p.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := p.Wait(); err != nil || st.Signal != 9 {
 		t.Errorf("Wait after Kill: %+v, %v", st, err)
 	}
-	out = run(t, e, shinken.ExecRequest{Argv: []string{"true"}, Stdin: &big})
+	out = run(t, e, aci.ExecRequest{Argv: []string{"true"}, Stdin: &big})
 	if out.Status.Code != 0 {
 		t.Errorf("true with unread stdin: %+v", out.Status)
 	}
@@ -236,15 +236,15 @@ func TestSpawnFailures(t *testing.T) {
 	e := osexec.New(nil)
 	for _, tc := range []struct {
 		name string
-		req  shinken.ExecRequest
+		req  aci.ExecRequest
 		want string
 	}{
 		{"missing program", argv("/nonexistent/prog"), "exec_spawn_failed: /nonexistent/prog: no such file or directory"},
 		{"not on PATH", argv("no-such-program-here"), "exec_spawn_failed: no-such-program-here: executable file not found in PATH"},
-		{"missing dir", shinken.ExecRequest{Argv: []string{"true"}, Dir: "/nonexistent"}, "exec_spawn_failed: chdir /nonexistent: no such file or directory"},
-		{"dir is a file", shinken.ExecRequest{Argv: []string{"true"}, Dir: notExec}, "exec_spawn_failed: chdir " + notExec + ": not a directory"},
+		{"missing dir", aci.ExecRequest{Argv: []string{"true"}, Dir: "/nonexistent"}, "exec_spawn_failed: chdir /nonexistent: no such file or directory"},
+		{"dir is a file", aci.ExecRequest{Argv: []string{"true"}, Dir: notExec}, "exec_spawn_failed: chdir " + notExec + ": not a directory"},
 		{"not executable", argv(notExec), "exec_spawn_failed: " + notExec + ": permission denied"},
-		{"shell in missing dir", shinken.ExecRequest{Shell: "true", Dir: "/nonexistent"}, "exec_spawn_failed: chdir /nonexistent: no such file or directory"},
+		{"shell in missing dir", aci.ExecRequest{Shell: "true", Dir: "/nonexistent"}, "exec_spawn_failed: chdir /nonexistent: no such file or directory"},
 	} {
 		p, err := e.Start(context.Background(), tc.req)
 		if err == nil {
@@ -273,7 +273,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 	for _, consume := range []bool{true, false} {
 		t.Run(fmt.Sprintf("read output %v", consume), func(t *testing.T) {
 			t0 := time.Now()
-			p := start(t, e, shinken.ExecRequest{Shell: "echo started; sleep 100 & sleep 100", Timeout: timeout})
+			p := start(t, e, aci.ExecRequest{Shell: "echo started; sleep 100 & sleep 100", Timeout: timeout})
 			if consume {
 				c, err := p.Next()
 				if err != nil || string(c.Data) != "started\n" {
@@ -308,7 +308,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 func backgroundJob(t *testing.T, e *osexec.Executor, shell string) (p *osexec.Process, job int, took time.Duration) {
 	t.Helper()
 	t0 := time.Now()
-	p = start(t, e, shinken.ExecRequest{Shell: shell})
+	p = start(t, e, aci.ExecRequest{Shell: shell})
 	out, err := osexec.Collect(p, 1024)
 	took = time.Since(t0)
 	if err != nil {
@@ -453,7 +453,7 @@ func TestNonUTF8ByteExact(t *testing.T) {
 func TestCollectTruncatesHonestly(t *testing.T) {
 	e := osexec.New(nil)
 	const total = 50_000_000
-	out := run(t, e, shinken.ExecRequest{Shell: fmt.Sprintf("head -c %d /dev/zero; echo tail >&2", total)})
+	out := run(t, e, aci.ExecRequest{Shell: fmt.Sprintf("head -c %d /dev/zero; echo tail >&2", total)})
 	if len(out.Stdout) != osexec.DefaultBudget || !out.StdoutTruncated || out.StdoutBytes != total {
 		t.Errorf("stdout kept %d of %d bytes, truncated %v; want %d of %d, truncated",
 			len(out.Stdout), out.StdoutBytes, out.StdoutTruncated, osexec.DefaultBudget, total)
@@ -470,7 +470,7 @@ func TestCollectTruncatesHonestly(t *testing.T) {
 		n    int
 		want bool
 	}{{0, false}, {999, false}, {1000, false}, {1001, true}} {
-		p := start(t, e, shinken.ExecRequest{Shell: fmt.Sprintf("head -c %d /dev/zero; head -c %d /dev/zero >&2", tc.n, tc.n)})
+		p := start(t, e, aci.ExecRequest{Shell: fmt.Sprintf("head -c %d /dev/zero; head -c %d /dev/zero >&2", tc.n, tc.n)})
 		out, err := osexec.Collect(p, 1000)
 		if err != nil {
 			t.Fatal(err)
@@ -567,7 +567,7 @@ func TestBackpressure(t *testing.T) {
 // TestWaitDiscards: Wait without reading lets the child finish.
 func TestWaitDiscards(t *testing.T) {
 	e := osexec.New(nil)
-	p := start(t, e, shinken.ExecRequest{Shell: "head -c 20000000 /dev/zero; head -c 20000000 /dev/zero >&2; exit 7"})
+	p := start(t, e, aci.ExecRequest{Shell: "head -c 20000000 /dev/zero; head -c 20000000 /dev/zero >&2; exit 7"})
 	st, err := p.Wait()
 	if err != nil || !st.Exited || st.Code != 7 {
 		t.Errorf("Wait: %+v, %v; want exit 7", st, err)
@@ -585,7 +585,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			id := strconv.Itoa(i)
-			p, err := e.Start(context.Background(), shinken.ExecRequest{
+			p, err := e.Start(context.Background(), aci.ExecRequest{
 				Shell: `cat; echo "err $ID" >&2; head -c 200000 /dev/zero`,
 				Env:   map[string]string{"ID": id},
 				Stdin: ptr("out " + id + "\n"),
@@ -640,7 +640,7 @@ func TestConcurrencyLimit(t *testing.T) {
 func TestContextCancelKillsGroup(t *testing.T) {
 	e := osexec.New(nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	p, err := e.Start(ctx, shinken.ExecRequest{Shell: "sleep 100 & echo up; sleep 100"})
+	p, err := e.Start(ctx, aci.ExecRequest{Shell: "sleep 100 & echo up; sleep 100"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -667,7 +667,7 @@ func TestKillAndWaitInAnyOrder(t *testing.T) {
 	e := osexec.New(nil)
 
 	// Wait blocks in one goroutine, Kill comes from another.
-	p := start(t, e, shinken.ExecRequest{Shell: "sleep 100 & sleep 100"})
+	p := start(t, e, aci.ExecRequest{Shell: "sleep 100 & sleep 100"})
 	waited := make(chan shinken.ExitStatus)
 	go func() {
 		st, _ := p.Wait()
@@ -718,7 +718,7 @@ func TestTimeoutDefaultsAndClamp(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := osexec.New(&tc.opts)
-			out := run(t, e, shinken.ExecRequest{Argv: []string{"sleep", "100"}, Timeout: tc.timeout})
+			out := run(t, e, aci.ExecRequest{Argv: []string{"sleep", "100"}, Timeout: tc.timeout})
 			if !out.Status.TimedOut || out.Status.Signal != 9 {
 				t.Errorf("status %+v, want timed out", out.Status)
 			}
@@ -729,7 +729,7 @@ func TestTimeoutDefaultsAndClamp(t *testing.T) {
 	}
 
 	// Exiting before the deadline is not a timeout.
-	out := run(t, osexec.New(nil), shinken.ExecRequest{Argv: []string{"true"}, Timeout: time.Hour})
+	out := run(t, osexec.New(nil), aci.ExecRequest{Argv: []string{"true"}, Timeout: time.Hour})
 	if out.Status.TimedOut || !out.Status.Exited {
 		t.Errorf("status %+v", out.Status)
 	}
@@ -741,7 +741,7 @@ func TestNoZombies(t *testing.T) {
 	e := osexec.New(nil)
 	var ps []*osexec.Process
 	for range 8 {
-		ps = append(ps, start(t, e, shinken.ExecRequest{Shell: "exit 1"}))
+		ps = append(ps, start(t, e, aci.ExecRequest{Shell: "exit 1"}))
 	}
 	for _, p := range ps {
 		waitFor(t, 10*time.Second, "the exited child to be reaped", func() bool {

@@ -192,7 +192,7 @@ func TestDaemon(t *testing.T) {
 			return err
 		}},
 		{"exec", func() error {
-			res, err := c.Exec(ctx, &aci.Action{Argv: []string{"echo", "hi"}})
+			res, err := c.Exec(ctx, &aci.ExecRequest{Argv: []string{"echo", "hi"}})
 			if err == nil && res.Stdout != "hi\n" {
 				err = errors.New("exec printed " + res.Stdout)
 			}
@@ -223,7 +223,7 @@ func TestDaemon(t *testing.T) {
 	}
 
 	// A connection open at SIGTERM is closed with 1001.
-	st, err := c.ExecStream(ctx, &aci.Action{Argv: []string{"sleep", "100"}})
+	st, err := c.ExecStream(ctx, &aci.ExecRequest{Argv: []string{"sleep", "100"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,11 +253,11 @@ func TestDaemonPluginGate(t *testing.T) {
 	defer cancel()
 	c := dial(t, ctx, d)
 
-	res, err := c.Exec(ctx, &aci.Action{Argv: []string{"echo", "allowed"}})
+	res, err := c.Exec(ctx, &aci.ExecRequest{Argv: []string{"echo", "allowed"}})
 	if err != nil || res.Stdout != "allowed\n" {
 		t.Fatalf("allowed exec: %v", err)
 	}
-	_, err = c.Exec(ctx, &aci.Action{Argv: []string{"rm", "-rf", "/tmp/nothing-here"}})
+	_, err = c.Exec(ctx, &aci.ExecRequest{Argv: []string{"rm", "-rf", "/tmp/nothing-here"}})
 	var e *aci.Error
 	if !errors.As(err, &e) || e.Code != aci.CodePermissionDenied || e.Detail != "no deleting files here" {
 		t.Fatalf("denied exec: %v", err)

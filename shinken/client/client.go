@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,9 +47,10 @@ type DialOptions struct {
 // A Client is the agent's side of an ACI session. Its methods are safe for
 // concurrent use; every blocking call takes a context.
 type Client struct {
-	url  string
-	opts DialOptions
-	log  *slog.Logger
+	url   string // as given to Dial
+	wsURL string // what the handshake asks for
+	opts  DialOptions
+	log   *slog.Logger
 
 	mu      sync.Mutex
 	sess    *session // the live connection; replaced by Reconnect
@@ -89,12 +91,33 @@ type reply struct {
 	err     error // the session ended
 }
 
-// Dial connects to the runtime at url (ws:// or wss://), sends the hello and
-// waits for the welcome.
+// Dial connects to the runtime at url, sends the hello and waits for the
+// welcome. The url is ws:// or wss://, or unix:PATH for a runtime listening
+// on the unix socket at PATH (the handshake then asks for path /aci, where
+// the example daemon serves; a Runtime served with Serve answers on any
+// path).
 func Dial(ctx context.Context, url string, opts *DialOptions) (*Client, error) {
 	c := &Client{url: url, casts: map[string]*Screencast{}}
 	if opts != nil {
 		c.opts = *opts
+	}
+	if sock, ok := strings.CutPrefix(url, "unix:"); ok {
+		sock = strings.TrimPrefix(sock, "//")
+		if sock == "" {
+			return nil, fmt.Errorf("shinken: dial %s: no socket path", url)
+		}
+		if c.opts.HTTPClient != nil {
+			return nil, fmt.Errorf("shinken: dial %s: DialOptions.HTTPClient cannot be used with a unix socket", url)
+		}
+		var d net.Dialer
+		c.opts.HTTPClient = &http.Client{Transport: &http.Transport{
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				return d.DialContext(ctx, "unix", sock)
+			},
+		}}
+		c.wsURL = "ws://unix/aci"
+	} else {
+		c.wsURL = url
 	}
 	if c.opts.Name == "" {
 		c.opts.Name = "shinken-go"
@@ -119,7 +142,7 @@ func Dial(ctx context.Context, url string, opts *DialOptions) (*Client, error) {
 }
 
 func (c *Client) dial(ctx context.Context) (*session, error) {
-	ws, _, err := websocket.Dial(ctx, c.url, &websocket.DialOptions{HTTPClient: c.opts.HTTPClient, HTTPHeader: c.opts.HTTPHeader})
+	ws, _, err := websocket.Dial(ctx, c.wsURL, &websocket.DialOptions{HTTPClient: c.opts.HTTPClient, HTTPHeader: c.opts.HTTPHeader})
 	if err != nil {
 		return nil, fmt.Errorf("shinken: dial %s: %w", c.url, err)
 	}
@@ -317,7 +340,11 @@ func (c *Client) readLoop(s *session) {
 			delete(s.execs, m.Cause)
 			s.mu.Unlock()
 			if x != nil {
-				x.end(m, nil)
+				var err error
+				if m.Error != "" {
+					err = aci.ParseWireError(m.Error)
+				}
+				x.end(m, err)
 			}
 		case *aci.Pong:
 			if m.T != nil {

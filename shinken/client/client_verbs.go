@@ -307,13 +307,13 @@ func pointOf(p []int) *image.Point {
 	return &image.Point{X: p[0], Y: p[1]}
 }
 
-// ExecRequest for the client side is the exec action's fields.
-
-// Exec runs a command and waits for its buffered result. Set exactly one of
-// a.Argv or a.Shell; a.Verb is set for you, and a.Stream must be unset.
-func (c *Client) Exec(ctx context.Context, a *aci.Action) (*aci.ExecResult, error) {
-	x := *a
-	x.Verb = aci.VerbExec
+// Exec runs a command and waits for its buffered result: the exit status
+// and each channel's output up to the runtime's budget. A refusal (the
+// runtime's Authorizer, its exec limits, a spawn failure) is an *aci.Error,
+// matching aci.ErrPermissionDenied, aci.ErrTooManyExecs or
+// aci.ErrExecSpawnFailed with errors.Is, exactly as ExecStream reports it.
+func (c *Client) Exec(ctx context.Context, req *aci.ExecRequest) (*aci.ExecResult, error) {
+	x := req.Action(false)
 	r, err := c.Do(ctx, &x)
 	if err != nil {
 		return nil, err
@@ -346,12 +346,12 @@ type ExecChunk struct {
 }
 
 // ExecStream starts a streamed exec. Read its output with Next until
-// io.EOF, then Exit.
-func (c *Client) ExecStream(ctx context.Context, a *aci.Action) (*ExecStream, error) {
-	x := *a
-	x.Verb = aci.VerbExec
-	t := true
-	x.Stream = &t
+// io.EOF, then Exit. A refusal before the command runs (the Authorizer, the
+// exec limits) is ExecStream's error; a spawn failure, which the runtime
+// reports after its ack, is Next's error. Both are *aci.Error values that
+// match the same sentinels as Exec's.
+func (c *Client) ExecStream(ctx context.Context, req *aci.ExecRequest) (*ExecStream, error) {
+	x := req.Action(true)
 	callID := c.newID("x")
 	st := &ExecStream{}
 	st.cond = sync.NewCond(&st.mu)
@@ -427,8 +427,8 @@ func (x *ExecStream) Next(ctx context.Context) (ExecChunk, error) {
 	}
 }
 
-// Exit returns the exec_exit, once Next has returned io.EOF (nil before).
-// A spawn failure is reported in its Error field.
+// Exit returns the exec_exit, once Next has returned io.EOF or the spawn
+// failure (nil before). A spawn failure is also in its Error field.
 func (x *ExecStream) Exit() *aci.ExecExit {
 	x.mu.Lock()
 	defer x.mu.Unlock()
