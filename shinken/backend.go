@@ -16,7 +16,21 @@ import (
 //
 // The core interfaces are [Capturer], [Injector], [A11y] and [Executor]. The
 // optional ones are [Clipboard], [Windows], [Launcher], [PointerReporter],
-// [ChangeWatcher] and [PlatformReporter].
+// [ChangeWatcher], [DamageTracker] and [PlatformReporter].
+//
+// Because discovery is by type assertion, a method whose signature is off by
+// one type silently drops its capability. Assert what you mean to implement
+// at compile time, in the backend's package:
+//
+//	var (
+//		_ shinken.Capturer = (*Desktop)(nil)
+//		_ shinken.Injector = (*Desktop)(nil)
+//		_ shinken.A11y     = (*Desktop)(nil)
+//	)
+//
+// and run the conformance suite (package shinkentest), which checks every
+// contract both directly and through a Runtime and a Client. [CheckBackend]
+// finds near misses at run time.
 //
 // A method that a backend implements but cannot honour right now (a missing
 // X extension, a feature a platform lacks) returns an error wrapping

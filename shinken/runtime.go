@@ -162,6 +162,9 @@ func NewRuntime(b Backend, opts *RuntimeOptions) *Runtime {
 	if rt.log == nil {
 		rt.log = slog.Default()
 	}
+	if err := CheckBackend(b); err != nil {
+		rt.log.Warn("the backend misses a capability by its signature", "err", err)
+	}
 	defaultDur(&o.HandshakeTimeout, 10*time.Second)
 	defaultDur(&o.WriteTimeout, 30*time.Second)
 	defaultDur(&o.MaxWait, 60*time.Second)

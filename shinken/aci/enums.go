@@ -1,6 +1,7 @@
 package aci
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -34,17 +35,21 @@ const (
 	VerbActivateWindow  Verb = "activate_window"
 )
 
-// Verbs lists every verb, in the schema's order.
-var Verbs = []Verb{
+// verbs lists every verb, in the schema's order.
+var verbs = []Verb{
 	VerbClick, VerbDoubleClick, VerbRightClick, VerbMove, VerbDrag, VerbMouseDown,
 	VerbMouseUp, VerbScroll, VerbTypeText, VerbKey, VerbScreenshot, VerbStartScreencast,
 	VerbStopScreencast, VerbWait, VerbObserve, VerbInvokeAction, VerbSetValue, VerbExec,
 	VerbClipboardGet, VerbClipboardSet, VerbLaunchApp, VerbActivateWindow,
 }
 
+// Verbs returns every verb of ACI v0, in the schema's order, in a slice of
+// its own.
+func Verbs() []Verb { return slices.Clone(verbs) }
+
 // Valid reports whether v is a verb of ACI v0.
 func (v Verb) Valid() bool {
-	for _, w := range Verbs {
+	for _, w := range verbs {
 		if v == w {
 			return true
 		}

@@ -20,6 +20,12 @@ type testCase struct {
 	run  func(s *suite)
 }
 
+// directOnly names the cases that check an interface the Runtime consumes
+// but does not serve back (change notifications) or a shape the wire does
+// not carry (the tree's structure and budgets): they run against the
+// backend only, not also through a Runtime and a Client.
+var directOnly = map[string]bool{"SnapshotShape": true, "Watch": true}
+
 // cases are the suite's contracts, in the order they run. Each comment says
 // what a backend promises.
 var cases = []testCase{
@@ -31,6 +37,10 @@ var cases = []testCase{
 	{"CaptureScreen", testCaptureScreen},
 	// Capturing twice with nothing changed gives the same pixels.
 	{"CaptureUnchanged", testCaptureUnchanged},
+	// A returned frame keeps its pixels after the screen changes (the
+	// backend never redraws an image it handed out), and the next capture
+	// shows the change.
+	{"FrameKeepsPixels", testFrameKeepsPixels},
 	// A window capture's Source is the window's bbox as Windows lists it, and
 	// its pixels are the screen's pixels there (the fast path agrees with the
 	// general one) for an active, unobscured window.
@@ -87,13 +97,18 @@ type suite struct {
 	t    *testing.T
 	ctx  context.Context
 	b    shinken.Backend
+	real shinken.Backend // in the wire run, the backend behind the Runtime; else nil
 	opts Options
 }
 
-// need returns the backend as a T, or skips the case.
+// need returns the backend as a T, or skips the case. In the wire run the
+// case skips when the backend behind the Runtime lacks T.
 func need[T any](s *suite) T {
 	s.t.Helper()
 	v, ok := s.b.(T)
+	if s.real != nil {
+		_, ok = s.real.(T)
+	}
 	if !ok {
 		s.t.Skipf("the backend does not implement %s", strings.TrimPrefix(fmt.Sprintf("%T", (*T)(nil)), "*"))
 	}
@@ -276,6 +291,26 @@ func testCaptureUnchanged(s *suite) {
 	b := s.capture(aci.ScopeScreen)
 	if a.Source != b.Source || !samePixels(a.Image, a.Image.Bounds(), b.Image, b.Image.Bounds()) {
 		s.t.Fatal("two captures with nothing changed differ")
+	}
+}
+
+func testFrameKeepsPixels(s *suite) {
+	app := s.open()
+	before := s.capture(aci.ScopeScreen)
+	kept := slices.Clone(before.Image.Pix)
+	s.focusEntry(app)
+	s.typeText("kept")
+	s.waitEntry(app, "kept", `typing "kept"`)
+	if !slices.Equal(before.Image.Pix, kept) {
+		s.t.Fatal("the pixels of a frame already returned changed when the screen did: a backend must never draw into an image it handed out")
+	}
+	var after shinken.Frame
+	s.waitFor("a capture after typing shows the typed text", func() (bool, error) {
+		after = s.capture(aci.ScopeScreen)
+		return !slices.Equal(after.Image.Pix, kept), nil
+	}, func() string { return "every capture still has the pixels from before typing" })
+	if !slices.Equal(before.Image.Pix, kept) {
+		s.t.Fatal("a new capture drew into the image of an earlier one: a backend must never draw into an image it handed out")
 	}
 }
 
@@ -534,7 +569,11 @@ func testInvokeAction(s *suite) {
 
 func testStaleElement(s *suite) {
 	a := need[shinken.A11y](s)
-	err := a.Do(s.ctx, "shinkentest:never-issued", shinken.ElementAction{Op: shinken.OpInvoke})
+	id := "shinkentest:never-issued"
+	if s.real != nil {
+		id = "e999999" // a well-formed ref the runtime never minted
+	}
+	err := a.Do(s.ctx, id, shinken.ElementAction{Op: shinken.OpInvoke})
 	if !errors.Is(err, aci.ErrStaleElementRef) {
 		s.check(err, "Do on an ID never issued")
 		s.t.Fatalf("Do on an ID never issued: err = %v, want ErrStaleElementRef", err)

@@ -66,17 +66,69 @@
 //
 // # The cases
 //
-// Display, CaptureScreen, CaptureUnchanged, CaptureWindow,
-// CaptureActiveWindow and CaptureUnknownWindow check the coordinate spaces
-// of captures. PointerPosition checks where moves leave the pointer.
-// ClickButton, TypeText (ASCII, "é", "✓", "日本"...), KeyCombos and
-// ClipboardKeys drive the fixture with the Injector and read it back through
-// A11y. Clipboard is a round trip. Windows lists and activates two windows.
-// SnapshotShape checks the tree's form and budgets; TreeMatchesPixels that
-// bboxes agree with what is drawn. SetValue, InvokeAction and StaleElement
-// check A11y.Do and its errors; Watch the change notifications;
-// LaunchUnknownApp the Launcher's error. The comment on each case in the
-// source states its contract.
+// Each case is one contract; [Run] runs them in this order, as subtests
+// named after them. They run twice: against the backend itself, and then,
+// under the subtest Wire, against the same backend served by a
+// [shinken.Runtime] and seen through a [client.Client], so that what a
+// backend returns is also what an agent observes. The wire run leaves out
+// SnapshotShape and Watch: the wire carries neither the tree's structure
+// nor change notifications. Before the cases, CheckBackend fails when
+// [shinken.CheckBackend] finds a capability missed by its signature.
+//
+//   - Display: Display reports a non-empty action space with a positive DPR,
+//     and the same answer twice when nothing changed.
+//   - CaptureScreen: A screen capture covers the whole action space: Source is
+//     (0,0)-(W,H), the image is W×H, its origin is (0,0), and every pixel is
+//     opaque.
+//   - CaptureUnchanged: Capturing twice with nothing changed gives the same
+//     pixels.
+//   - FrameKeepsPixels: A returned frame keeps its pixels after the screen
+//     changes (the backend never redraws an image it handed out), and the next
+//     capture shows the change.
+//   - CaptureWindow: A window capture's Source is the window's bbox as Windows
+//     lists it, and its pixels are the screen's pixels there (the fast path
+//     agrees with the general one) for an active, unobscured window.
+//   - CaptureActiveWindow: active_window captures the window Windows reports
+//     as active.
+//   - CaptureUnknownWindow: Capturing a window that does not exist fails with
+//     ErrNoSuchWindow.
+//   - PointerPosition: After a pointer move, PointerPosition reports where the
+//     pointer went, corners included.
+//   - ClickButton: A click (move, press, release) inside a push button's bbox
+//     activates the button exactly once.
+//   - TypeText: Text typed into a focused entry reads back as the entry's
+//     accessible value, whatever its characters: ASCII, accents, symbols, CJK.
+//   - KeyCombos: Key events edit a focused entry as a person's keyboard would:
+//     BackSpace, Left, Home, End, shift+letter, and ctrl+a to select all.
+//   - Clipboard: Text set on the clipboard reads back unchanged, non-ASCII
+//     included.
+//   - ClipboardKeys: ctrl+c in a focused entry copies its selection to the
+//     clipboard, and ctrl+v pastes the clipboard into it.
+//   - Windows: Windows lists each top-level window once, with a title and a
+//     bbox; Activate makes the named window the only active one; activating an
+//     unknown window fails with ErrNoSuchWindow.
+//   - SnapshotShape: A snapshot is a well-formed pre-order tree (parents
+//     before children, depths consistent, IDs unique) and honours MaxNodes.
+//   - TreeMatchesPixels: The tree agrees with the pixels: the button's and the
+//     entry's bboxes lie inside their window's bbox and on screen, and
+//     something is drawn there (the pixels are not one flat colour).
+//   - SetValue: set_value replaces an entry's text, and the new text reads
+//     back.
+//   - InvokeAction: invoke_action with no action name runs the button's first
+//     action; an action the node lacks fails with ErrNoSuchAction.
+//   - StaleElement: An ID the backend never issued is stale: Do fails with
+//     ErrStaleElementRef rather than acting on some other node.
+//   - Watch: Watch delivers a value after an accessible change, and closes its
+//     channel when its context is done.
+//   - LaunchUnknownApp: Launching an application that does not exist fails
+//     with ErrNoSuchApp.
+//
+// # Driving a backend as an agent does
+//
+// [Serve] gives a test a connected client for any backend in one line:
+//
+//	c := shinkentest.Serve(t, headless.New(nil), nil)
+//	c.Click(ctx, aci.Px(100, 200))
 //
 // # Timing
 //

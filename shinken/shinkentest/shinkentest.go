@@ -83,6 +83,11 @@ func RunWith(t *testing.T, newBackend func(t *testing.T) shinken.Backend, opts *
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
+	t.Run("CheckBackend", func(t *testing.T) {
+		if err := shinken.CheckBackend(newBackend(t)); err != nil {
+			t.Fatal(err)
+		}
+	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 4*o.Timeout)
@@ -91,6 +96,21 @@ func RunWith(t *testing.T, newBackend func(t *testing.T) shinken.Backend, opts *
 			c.run(s)
 		})
 	}
+	// The same contracts, seen by an agent: through a Runtime and a Client.
+	t.Run("Wire", func(t *testing.T) {
+		for _, c := range cases {
+			if directOnly[c.name] {
+				continue
+			}
+			t.Run(c.name, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(t.Context(), 4*o.Timeout)
+				defer cancel()
+				w := newWire(t, newBackend(t))
+				s := &suite{t: t, ctx: ctx, b: w, real: w.real, opts: o}
+				c.run(s)
+			})
+		}
+	})
 }
 
 // Open implements [Fixture].

@@ -36,7 +36,8 @@ func counterApp(w *headless.Window) {
 // broken is a headless desktop with one contract broken on purpose.
 type broken struct {
 	*headless.Desktop
-	bug string
+	bug   string
+	frame *image.RGBA // redraw-in-place: the one image every capture reuses
 }
 
 func (b *broken) Type(ctx context.Context, text string) error {
@@ -58,6 +59,12 @@ func (b *broken) Capture(ctx context.Context, scope aci.Scope) (shinken.Frame, e
 		f.Source = f.Source.Add(image.Pt(1, 0))
 	case b.bug == "capture-unsupported":
 		return shinken.Frame{}, errors.ErrUnsupported
+	case b.bug == "redraw-in-place" && err == nil && scope == aci.ScopeScreen:
+		if b.frame == nil || b.frame.Rect != f.Image.Rect {
+			b.frame = image.NewRGBA(f.Image.Rect)
+		}
+		copy(b.frame.Pix, f.Image.Pix)
+		f.Image = b.frame
 	}
 	return f, err
 }
@@ -153,14 +160,19 @@ func TestSuiteCatchesBugs(t *testing.T) {
 		{"activate-noop", "Windows", "FAIL"},
 		{"watch-silent", "Watch", "FAIL"},
 		{"capture-unsupported", "CaptureScreen|CaptureWindow", "SKIP"},
+		{"redraw-in-place", "FrameKeepsPixels", "FAIL"},
+		{"redraw-in-place", "Wire", "FAIL"},
 	} {
-		t.Run(c.bug, func(t *testing.T) {
+		t.Run(c.bug+"/"+c.cases, func(t *testing.T) {
 			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestHelperBrokenBackend$/^("+c.cases+")$", "-test.v")
 			cmd.Env = append(os.Environ(), "SHINKENTEST_BUG="+c.bug)
 			out, err := cmd.CombinedOutput()
 			failed := err != nil
 			if failed != (c.want == "FAIL") {
 				t.Fatalf("child failed: %v, want %v\n%s", failed, c.want == "FAIL", out)
+			}
+			if c.cases == "Wire" && !strings.Contains(string(out), "--- FAIL: TestHelperBrokenBackend/Wire/FrameKeepsPixels ") {
+				t.Errorf("the wire run did not fail FrameKeepsPixels:\n%s", out)
 			}
 			for name := range strings.SplitSeq(c.cases, "|") {
 				line := "--- " + c.want + ": TestHelperBrokenBackend/" + name + " "

@@ -1,0 +1,230 @@
+package shinkentest
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"image/draw"
+	"log/slog"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
+)
+
+// Serve serves b with a Runtime (opts may be nil; a missing Token is filled
+// in) on a test HTTP server and returns a Client connected to it: the
+// one-line way to drive a backend the way an agent does. Everything is
+// closed when the test ends.
+func Serve(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions) *client.Client {
+	t.Helper()
+	o := shinken.RuntimeOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Token == "" {
+		o.Token = "shinkentest"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	rt := shinken.NewRuntime(b, &o)
+	srv := httptest.NewServer(rt)
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
+	defer cancel()
+	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: o.Token})
+	if err != nil {
+		srv.Close()
+		rt.Close()
+		t.Fatalf("shinkentest: dial the runtime: %v", err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		rt.Close()
+		srv.Close()
+	})
+	return c
+}
+
+// wire is a backend seen from the agent's side: each interface of the real
+// backend is served back through a Runtime and a Client, so the same cases
+// check what an agent observes, not only what the backend returns. (A
+// backend that redraws a returned image in place passes every direct case,
+// but through the Runtime its screenshot keeps its old hash.)
+type wire struct {
+	real shinken.Backend
+	c    *client.Client
+
+	mu   sync.Mutex
+	held []string // keys pressed and not yet released
+	sent bool     // the held combo was sent
+}
+
+func newWire(t *testing.T, real shinken.Backend) *wire {
+	return &wire{real: real, c: Serve(t, real, nil)}
+}
+
+// has reports whether the real backend implements T, so a case skips in
+// the wire run exactly when it skips in the direct one.
+func wireHas[T any](w *wire) bool {
+	_, ok := w.real.(T)
+	return ok
+}
+
+func (w *wire) shot(ctx context.Context, scope aci.Scope) (*client.Shot, error) {
+	return w.c.Screenshot(ctx, &client.ScreenshotRequest{Scope: scope, Format: aci.FormatPNG})
+}
+
+func (w *wire) Display(ctx context.Context) (shinken.Display, error) {
+	s, err := w.shot(ctx, aci.ScopeScreen)
+	if err != nil {
+		return shinken.Display{}, err
+	}
+	return shinken.Display{W: s.Display.W, H: s.Display.H, DPR: s.Display.DPR}, nil
+}
+
+func (w *wire) Capture(ctx context.Context, scope aci.Scope) (shinken.Frame, error) {
+	s, err := w.shot(ctx, scope)
+	if err != nil {
+		return shinken.Frame{}, err
+	}
+	sr := s.Display.SourceRect
+	if s.Display.Delivered.W != sr.W || s.Display.Delivered.H != sr.H {
+		return shinken.Frame{}, fmt.Errorf("shinkentest: the runtime downscaled a %dx%d capture to %dx%d", sr.W, sr.H, s.Display.Delivered.W, s.Display.Delivered.H)
+	}
+	img, err := s.Image()
+	if err != nil {
+		return shinken.Frame{}, err
+	}
+	rgba := image.NewRGBA(image.Rect(0, 0, img.Bounds().Dx(), img.Bounds().Dy()))
+	draw.Draw(rgba, rgba.Rect, img, img.Bounds().Min, draw.Src)
+	return shinken.Frame{
+		Image:   rgba,
+		Source:  image.Rect(sr.X, sr.Y, sr.X+sr.W, sr.Y+sr.H),
+		Display: shinken.Display{W: s.Display.W, H: s.Display.H, DPR: s.Display.DPR},
+	}, nil
+}
+
+var buttonNames = map[shinken.Button]aci.PointerButton{
+	shinken.ButtonLeft: aci.PointerLeft, shinken.ButtonMiddle: aci.PointerMiddle, shinken.ButtonRight: aci.PointerRight,
+}
+
+func (w *wire) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
+	at := aci.Px(float64(ev.X), float64(ev.Y))
+	switch ev.Kind {
+	case shinken.PointerMove:
+		return w.c.Move(ctx, at)
+	case shinken.PointerDown:
+		return w.c.MouseDown(ctx, at, buttonNames[ev.Button])
+	case shinken.PointerUp:
+		return w.c.MouseUp(ctx, at, buttonNames[ev.Button])
+	default:
+		return w.c.Scroll(ctx, at, float64(ev.DX), float64(ev.DY))
+	}
+}
+
+// Key turns presses and releases back into the key verb's combos: the keys
+// held when the first of them is released are one combo.
+func (w *wire) Key(ctx context.Context, ev shinken.KeyEvent) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ev.Down {
+		w.held = append(w.held, ev.Key)
+		w.sent = false
+		return nil
+	}
+	var err error
+	if !w.sent && len(w.held) > 0 {
+		err = w.c.Key(ctx, strings.Join(w.held, "+"))
+		w.sent = true
+	}
+	if i := slices.Index(w.held, ev.Key); i >= 0 {
+		w.held = slices.Delete(w.held, i, i+1)
+	}
+	return err
+}
+
+func (w *wire) Type(ctx context.Context, text string) error { return w.c.TypeText(ctx, text) }
+
+// Snapshot observes through the runtime. Node IDs are element refs. The
+// wire carries no tree structure, so each window, frame or dialog is a root
+// and the elements after it, in the observation's pre-order, its children.
+func (w *wire) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (*shinken.Tree, error) {
+	o, err := w.c.Observe(ctx, &client.ObserveRequest{Desktop: opts.Scope == shinken.TreeDesktop})
+	if err != nil {
+		return nil, err
+	}
+	t := &shinken.Tree{}
+	root := -1
+	for i, e := range o.Elements {
+		n := shinken.Node{
+			ID: e.Ref, Parent: root, Role: e.Role, Name: e.Name, Description: e.Description,
+			Value: e.Value, States: e.States, Actions: e.Actions, Focused: e.Focused,
+		}
+		switch {
+		case e.Role == "frame" || e.Role == "window" || e.Role == "dialog":
+			n.Parent, root = -1, i
+		case root >= 0:
+			n.Depth = 1
+		}
+		if len(e.BBox) == 4 {
+			x, y := int(e.BBox[0]), int(e.BBox[1])
+			n.BBox = image.Rect(x, y, x+int(e.BBox[2]), y+int(e.BBox[3]))
+		}
+		t.Nodes = append(t.Nodes, n)
+	}
+	return t, nil
+}
+
+func (w *wire) Do(ctx context.Context, ref string, act shinken.ElementAction) error {
+	if act.Op == shinken.OpSetValue {
+		return w.c.SetValue(ctx, ref, act.Text)
+	}
+	return w.c.InvokeAction(ctx, ref, act.Action)
+}
+
+func (w *wire) ClipboardText(ctx context.Context) (string, error) { return w.c.ClipboardGet(ctx) }
+
+func (w *wire) SetClipboardText(ctx context.Context, text string) error {
+	return w.c.ClipboardSet(ctx, text)
+}
+
+func (w *wire) Windows(ctx context.Context) ([]shinken.Window, error) {
+	list, err := w.c.ListWindows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]shinken.Window, 0, len(list))
+	for _, wi := range list {
+		win := shinken.Window{ID: wi.ID, Title: wi.Title, App: wi.App, PID: wi.PID, Active: wi.Active != nil && *wi.Active}
+		if len(wi.BBox) == 4 {
+			win.BBox = image.Rect(wi.BBox[0], wi.BBox[1], wi.BBox[0]+wi.BBox[2], wi.BBox[1]+wi.BBox[3])
+		}
+		out = append(out, win)
+	}
+	return out, nil
+}
+
+func (w *wire) Activate(ctx context.Context, id uint64) error { return w.c.ActivateWindow(ctx, id) }
+
+func (w *wire) Launch(ctx context.Context, app string, args []string) error {
+	return w.c.LaunchApp(ctx, app, args...)
+}
+
+func (w *wire) PointerPosition(ctx context.Context) (image.Point, error) {
+	s, err := w.shot(ctx, aci.ScopeScreen)
+	if err != nil {
+		return image.Point{}, err
+	}
+	if s.Pointer == nil {
+		return image.Point{}, fmt.Errorf("shinkentest: the screenshot reports no pointer")
+	}
+	return *s.Pointer, nil
+}
+
+func (w *wire) Platform() aci.Platform { return w.c.Welcome().Server.Platform }
