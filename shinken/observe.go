@@ -301,7 +301,7 @@ func (o *Observer) do(ctx context.Context, t *aci.Target, act ElementAction) err
 			o.mu.Unlock()
 			return aci.Errorf(aci.CodeStaleElementRef, "%s is gone: observe again", t.Ref)
 		}
-		return err
+		return withRef(err, e.id, t.Ref)
 	}
 	return nil
 }

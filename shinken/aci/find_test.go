@@ -1,0 +1,42 @@
+package aci_test
+
+import (
+	"testing"
+
+	"shinken.dev/go/shinken/aci"
+)
+
+func TestFind(t *testing.T) {
+	o := &aci.Observation{Elements: []aci.Element{
+		{Ref: "e1", Role: "frame", Name: "Form"},
+		{Ref: "e2", Role: "push button", Name: "Not OK"},
+		{Ref: "e3", Role: "push button", Name: "OK"},
+		{Ref: "e4", Role: "text", Name: "Name"},
+		{Ref: "e5", Role: "text", Name: "Full Name"},
+	}}
+	for _, c := range []struct {
+		role, name, want string
+	}{
+		{"push button", "OK", "e3"},
+		{"push button", "Not", "e2"},
+		{"text", "Name", "e4"},
+		{"", "Full", "e5"},
+		{"frame", "", "e1"},
+		{"label", "", ""},
+		{"push button", "Cancel", ""},
+	} {
+		got := ""
+		if e := o.Find(c.role, c.name); e != nil {
+			got = e.Ref
+		}
+		if got != c.want {
+			t.Errorf("Find(%q, %q) = %q, want %q", c.role, c.name, got, c.want)
+		}
+	}
+	if all := o.FindAll("text", "Name"); len(all) != 2 || all[0].Ref != "e4" || all[1].Ref != "e5" {
+		t.Errorf("FindAll(text, Name) = %+v", all)
+	}
+	if all := o.FindAll("", ""); len(all) != 5 {
+		t.Errorf("FindAll of everything: %d elements", len(all))
+	}
+}
