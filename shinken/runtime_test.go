@@ -22,6 +22,7 @@ import (
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/shinkentest"
 )
 
 func TestMain(m *testing.M) {
@@ -804,5 +805,49 @@ func TestHeldButtonReleased(t *testing.T) {
 	ws, _ = c2.ListWindows(ctx)
 	if got := ws[0].BBox; got[0] != box[0] || got[1] != box[1] {
 		t.Fatalf("the window moved from %v to %v: the button the first client held is still down", box, got)
+	}
+}
+
+// After a reconnect the runtime numbers elements anew: a ref remembered
+// from before is refused by the client, before it can hit another element,
+// until an observation on the new connection shows it again.
+func TestRefsAfterReconnect(t *testing.T) {
+	d := headless.New(nil)
+	ctx := testCtx(t)
+	if err := d.Launch(ctx, "form", nil); err != nil {
+		t.Fatal(err)
+	}
+	c := shinkentest.Serve(t, d, nil)
+	obs, err := c.Observe(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := obs.Find("text", "Name")
+	if name == nil {
+		t.Fatalf("no Name field in\n%s", obs.TreeText)
+	}
+	if err := c.SetValue(ctx, name.Ref, "before"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Reconnect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err = c.SetValue(ctx, name.Ref, "after")
+	if !errors.Is(err, aci.ErrStaleElementRef) || !errors.Is(err, client.ErrRenumbered) {
+		t.Fatalf("a ref from before the reconnect: %v", err)
+	}
+	if err := c.Click(ctx, aci.Ref(name.Ref)); !errors.Is(err, client.ErrRenumbered) {
+		t.Fatalf("a click on a ref from before the reconnect: %v", err)
+	}
+	obs, err = c.Observe(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name = obs.Find("text", "Name")
+	if err := c.SetValue(ctx, name.Ref, "after"); err != nil {
+		t.Fatalf("a ref observed after the reconnect: %v", err)
+	}
+	if obs, _ = c.Observe(ctx, nil); obs.Find("text", "Name").Value != "after" {
+		t.Fatalf("the field reads %q", obs.Find("text", "Name").Value)
 	}
 }

@@ -73,6 +73,12 @@ type session struct {
 	pings   map[float64]chan struct{}
 	err     error // why the session ended
 	done    chan struct{}
+
+	// After a reconnect the runtime numbers elements anew, so "e3" may
+	// name another element than it did. A reconnected session only sends
+	// the refs its own observations have shown.
+	renumbered bool
+	refs       map[string]struct{}
 }
 
 // A call is one request awaiting its reply (and, for observe-after-act or a
@@ -209,9 +215,21 @@ func (c *Client) Close() error {
 	return err
 }
 
+// ErrRenumbered is wrapped by the stale_element_ref error a reconnected
+// Client returns, before sending anything, for an element ref that came
+// from an observation of an earlier connection.
+var ErrRenumbered = errors.New("shinken: element refs are numbered anew after a reconnect")
+
 // Reconnect replaces a lost (or live) connection with a new one, with the
 // same options. Calls in flight on the old connection fail; screencasts
-// resume their streams on the new one.
+// resume their streams on the new one (Screencast.Next reconnects by
+// itself when the connection drops).
+//
+// The runtime numbers elements per connection, so after a reconnect "e3"
+// may name another element. The Client therefore refuses, with a
+// stale_element_ref error wrapping ErrRenumbered, any ref that no
+// observation on the new connection has shown: observe again, and use the
+// refs it returns.
 func (c *Client) Reconnect(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
@@ -226,6 +244,7 @@ func (c *Client) Reconnect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.renumbered = true
 	c.mu.Lock()
 	c.sess = s
 	c.welcome = s.welcome
@@ -328,6 +347,7 @@ func (c *Client) readLoop(s *session) {
 				c.castFrame(m, nil, nil)
 				continue
 			}
+			s.sawRefs(m)
 			s.deliver(m.Cause, reply{obs: m}, true)
 		case *aci.ExecOutput:
 			data, err := base64.StdEncoding.DecodeString(m.DataB64)
@@ -406,6 +426,10 @@ func (c *Client) roundTrip(ctx context.Context, callID string, m aci.Message, wa
 	s.mu.Lock()
 	if s.err != nil {
 		err := s.err
+		s.mu.Unlock()
+		return s, nil, reply{}, err
+	}
+	if err := s.checkRefs(m); err != nil {
 		s.mu.Unlock()
 		return s, nil, reply{}, err
 	}
@@ -596,4 +620,41 @@ func (c *Client) Ping(ctx context.Context) error {
 		s.mu.Unlock()
 		return ctx.Err()
 	}
+}
+
+// sawRefs records the refs an observation showed.
+func (s *session) sawRefs(o *aci.Observation) {
+	if len(o.Elements) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refs == nil {
+		s.refs = make(map[string]struct{}, len(o.Elements))
+	}
+	for _, e := range o.Elements {
+		s.refs[e.Ref] = struct{}{}
+	}
+}
+
+// checkRefs refuses, on a reconnected session, an element ref that none of
+// its observations showed: it came from before the reconnect, and the
+// runtime may have given it to another element since. s.mu must be held.
+func (s *session) checkRefs(m aci.Message) error {
+	if !s.renumbered {
+		return nil
+	}
+	am, ok := m.(*aci.ActionMsg)
+	if !ok {
+		return nil
+	}
+	for _, t := range []*aci.Target{am.Action.Target, am.Action.To} {
+		if t == nil || t.Kind != aci.TargetElementRef {
+			continue
+		}
+		if _, ok := s.refs[t.Ref]; !ok {
+			return &aci.Error{Code: aci.CodeStaleElementRef, Detail: t.Ref + " is from before the reconnect: a new session numbers elements anew, observe again", Err: ErrRenumbered}
+		}
+	}
+	return nil
 }
