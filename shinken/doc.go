@@ -1,30 +1,48 @@
-// Package shinken lets a program be the computer an AI agent drives. It
-// implements the Agent-Computer Interface, ACI v0: typed JSON (and binary
-// media) messages on a WebSocket between an agent's client and a runtime
-// inside the sandbox.
+// Package shinken lets a program be the computer an AI agent drives: it
+// serves a desktop (a [Backend]) to agents over the Agent-Computer
+// Interface, ACI v0.
 //
-// The package has three parts:
+// This package is for people who build a runtime or a backend. Agents talk
+// to a runtime with package shinken/client; the messages themselves, their
+// codec and their error codes are package shinken/aci.
 //
-//   - The wire: a Go type for every message of the schema (Hello, Action,
-//     Observation...), a strict decoder ([Unmarshal]) that rejects unknown
-//     fields, duplicate keys and every rule the schema states, with errors
-//     that name the JSON path, and the binary frame codec.
-//   - The [Runtime]: an http.Handler that serves one [Backend] to any number
-//     of clients. A backend is any value implementing some of the small
-//     interfaces in backend.go ([Capturer], [Injector], [A11y], [Executor]
-//     and optional ones); the welcome advertises exactly what it found.
-//     Gestures, screenshots (downscale, frame-hash dedup, PNG/JPEG),
-//     screencasts (dirty tiles, keyframes, idle suppression, resume), exec
-//     and the structured-observation engine ([Observer]: stable e<N> refs,
-//     tree_text, diffs, settle) are done here once, for every backend.
-//   - The [Client]: typed methods for every verb and query, a screenshot
-//     cache, screencasts composited into whole frames, streamed exec.
+// # Serving a backend
 //
-// Backends live in their own packages: backend/headless (a pure-software
-// desktop to unit-test agents against), backend/x11 (a real X server), and
-// backend/osexec (the OS executor every backend shares).
+// A [Runtime] is an http.Handler that serves one backend to any number of
+// clients:
 //
-// Wire errors read "code: detail". The codes are the Code constants; the
-// Client returns them as *Error values that match the Err sentinels with
-// errors.Is.
+//	rt := shinken.NewRuntime(desk, &shinken.RuntimeOptions{Token: token, Executor: osexec.New(nil)})
+//	http.Handle("/aci", rt)
+//
+// It authenticates the hello, runs input verbs in arrival order (runtime
+// wide: input is one shared device), and does once, for every backend, what
+// agents need: gestures composed from primitive events, screenshots
+// (downscale, frame-hash dedup, PNG and JPEG), screencasts of dirty tiles
+// with keyframes and resume, exec with honest timeouts and budgets, and the
+// structured observation engine ([Observer]: stable e<N> element refs,
+// tree_text, diffs, settle).
+//
+// # Writing a backend
+//
+// A backend is any value implementing some of the small interfaces in this
+// package: [Capturer], [Injector], [A11y] and [Executor] at the core, and
+// the optional [Clipboard], [Windows], [Launcher], [PointerReporter],
+// [ChangeWatcher], [DamageTracker] and [PlatformReporter]. The Runtime finds
+// them by type assertion and its welcome advertises exactly what it found.
+// Each interface's documentation is its contract; package
+// shinken/shinkentest checks a backend against all of them, directly and
+// through a Runtime and a Client. Backends here: backend/headless (a
+// pure-software desktop to unit-test agents against), backend/x11 (a real X
+// server), backend/robotgo (cgo, macOS and Windows too), and backend/osexec
+// (the OS executor every backend shares).
+//
+// Backend types and wire types are kept apart where they differ on purpose:
+// a backend's [Node], [Window] and [Frame] carry Go values (image.Rectangle,
+// *image.RGBA, its own identities), while aci.Element, aci.WindowInfo and
+// aci.CoordinateSpace are the JSON the schema defines (bboxes as [x, y, w,
+// h] arrays, refs instead of identities). The Runtime converts between them.
+//
+// Errors a backend returns reach the agent as "code: detail": return an
+// *aci.Error (or wrap one of its sentinels) to choose the code, and wrap
+// errors.ErrUnsupported for what cannot be done right now.
 package shinken

@@ -2,7 +2,6 @@ package shinken_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"net/http/httptest"
@@ -55,54 +54,4 @@ func Example() {
 	// ~ e7 push button (focused) "Submit" Actions:click
 	// ~ e8 label "Submitted: Ada <no email>, newsletter: no."
 	// focus: e7
-}
-
-// A screenshot, then the same one again: the second costs no encoding,
-// because the client sends the frame hash it holds and the runtime answers
-// not_modified.
-func ExampleClient_Screenshot() {
-	ctx := context.Background()
-	desk := headless.New(nil)
-	desk.Launch(ctx, "notes", nil)
-	rt := shinken.NewRuntime(desk, &shinken.RuntimeOptions{Token: "t"})
-	srv := httptest.NewServer(rt)
-	defer srv.Close()
-	defer rt.Close()
-	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: "t"})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
-
-	first, _ := c.Screenshot(ctx, &client.ScreenshotRequest{MaxLongEdge: 640})
-	second, _ := c.Screenshot(ctx, &client.ScreenshotRequest{MaxLongEdge: 640})
-	fmt.Println(first.Width, first.Height, first.Display.SourceRect.W, first.Cached)
-	fmt.Println(second.Cached, second.Hash == first.Hash)
-	// Output:
-	// 640 400 1280 false
-	// true true
-}
-
-// Errors carry the wire code; act on it with errors.Is.
-func ExampleErrStaleElementRef() {
-	ctx := context.Background()
-	rt := shinken.NewRuntime(headless.New(nil), &shinken.RuntimeOptions{Token: "t"})
-	srv := httptest.NewServer(rt)
-	defer srv.Close()
-	defer rt.Close()
-	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: "t"})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
-
-	err = c.Click(ctx, aci.Ref("e42"))
-	fmt.Println(err)
-	var e *aci.Error
-	if errors.As(err, &e) {
-		fmt.Println(e.Code == aci.CodeStaleElementRef)
-	}
-	// Output:
-	// stale_element_ref: e42 is gone or was never observed in this session: observe again
-	// true
 }

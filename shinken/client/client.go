@@ -1,3 +1,31 @@
+// Package client is the agent's side of the Agent-Computer Interface: it
+// dials a Shinken runtime (or any ACI v0 runtime) and drives the desktop it
+// serves.
+//
+//	c, err := client.Dial(ctx, "ws://127.0.0.1:7040/aci", &client.DialOptions{Token: token})
+//	if err != nil {
+//		return err
+//	}
+//	defer c.Close()
+//	obs, _ := c.Observe(ctx, nil)                    // the accessibility tree, as refs
+//	c.SetValue(ctx, obs.Find("text", "Name").Ref, "Ada")
+//	c.Click(ctx, aci.Ref(obs.Find("push button", "Submit").Ref))
+//	shot, _ := c.Screenshot(ctx, nil)                // PNG, with its coordinate space
+//
+// Every verb and query of ACI v0 is a typed method: pointer and keyboard
+// input, screenshots (cached: an unchanged screen costs no image), live
+// screencasts composited into whole frames ([Client.Screencast]), the
+// structured observation ([Client.Observe], diffs included), element verbs
+// by ref, commands ([Client.Exec], [Client.ExecStream]), the clipboard,
+// windows and apps. [Client.Do] and [Client.Batch] send any action.
+//
+// Errors from the runtime are *aci.Error values: match them with errors.Is
+// against the aci sentinels (aci.ErrStaleElementRef,
+// aci.ErrPermissionDenied...), or read their Code.
+//
+// A Client is safe for concurrent use; every blocking call takes a context
+// and a cancelled call does not end the session. [Client.Reconnect] replaces
+// a lost connection.
 package client
 
 import (
