@@ -6,7 +6,9 @@
 // activates windows through EWMH, holds the clipboard as an X selection
 // owner and launches applications into the session. It implements
 // [shinken.Capturer], [shinken.Injector], [shinken.Clipboard],
-// [shinken.Windows], [shinken.Launcher] and [shinken.PointerReporter].
+// [shinken.Windows], [shinken.Launcher], [shinken.PointerReporter] and
+// [shinken.Settler]: an action is acked once the applications have handled
+// it and the screen is quiet (see [Backend.Settle]).
 // The accessibility tree comes from AT-SPI, a separate concern.
 //
 // All methods may be called from any goroutine.
@@ -63,6 +65,10 @@ type Options struct {
 	// DisableSHM forces capture through GetImage. By default MIT-SHM is used
 	// whenever the server can attach the segment (it cannot across hosts).
 	DisableSHM bool
+	// SettleQuiet is how long the screen and the accessibility tree must
+	// stay unchanged, once the applications have handled an input, for
+	// Settle to call the UI settled. 0 means 30 ms.
+	SettleQuiet time.Duration
 }
 
 const defaultClipboardLimit = 16 << 20
@@ -88,6 +94,7 @@ type Backend struct {
 	clock    clock
 	launched launchedApps
 	damage   damageState
+	settle   settleState
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -154,6 +161,7 @@ func (b *Backend) init(screen int) error {
 	}
 	b.capture.init(b)
 	b.damage.init(b)
+	b.settle.init(b)
 	b.keyboard.init(b)
 	b.clip.init()
 
@@ -247,7 +255,11 @@ func (b *Backend) eventLoop() {
 				b.keyboard.stale.Store(true)
 			}
 		case damage.NotifyEvent:
-			b.damage.notify(b, e)
+			if !b.settle.damageEvent(b, e) {
+				b.damage.notify(b, e)
+			}
+		case xproto.ClientMessageEvent:
+			b.settle.clientMessage(e)
 		}
 	}
 }
@@ -343,4 +355,5 @@ var (
 	_ shinken.Launcher        = (*Backend)(nil)
 	_ shinken.PointerReporter = (*Backend)(nil)
 	_ shinken.DamageTracker   = (*Backend)(nil)
+	_ shinken.Settler         = (*Backend)(nil)
 )

@@ -1,0 +1,519 @@
+package x11
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"sync"
+	"time"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/damage"
+	"github.com/jezek/xgb/xproto"
+
+	"shinken.dev/go/shinken"
+)
+
+// Settling: knowing that the UI has handled the input.
+//
+// A Backend implements [shinken.Settler], which the Runtime calls after each
+// input action, before it acks. Settle waits, in order, for:
+//
+//  1. the server: a ClientMessage sent to our own window comes back
+//     through the event loop, so the server has processed every XTest event
+//     sent before it and the event loop has seen every DAMAGE event the
+//     server reported until then;
+//  2. the applications that got the input: the window under the pointer
+//     and the active window are sent a _NET_WM_PING (when they take it),
+//     and toolkits answer it from their event queue, after the input events
+//     queued before it, so a pong says the application dispatched them
+//     (GTK, Qt; a browser's pong says its UI process did, its renderer may
+//     still be at work);
+//  3. a quiet screen and tree: no change for the quiet window
+//     ([Options.SettleQuiet], default 30 ms) after the pongs, where a change
+//     is a DAMAGE rectangle (from a raw-rectangles DAMAGE object on the
+//     root) or, with [Backend.WithAccessibility], any AT-SPI object event
+//     (focus and other states, text, children, bounds, caret).
+//
+// The Runtime's cap (shinken.RuntimeOptions.SettleCap) bounds the whole
+// wait; a page load holds it up to the cap, a click on nothing costs about
+// the quiet window.
+//
+// Periodic change must not hold every action to the cap: a blinking caret,
+// a spinner, a progress bar or a playing video keeps damaging the screen.
+// Each distinct damage rectangle and each AT-SPI event source (sender,
+// object, member, detail) is a source with a history of arrival times. A
+// source is ambient, and its changes are counted but wait for nothing,
+// when it is small (at most a quarter of the screen) and its last four
+// arrivals or more came at a steady pace (every interval under 2 s, the
+// longest at most 2.5 times the shortest plus 10 ms: a caret's on/off
+// beat, a spinner's frames). Only arrivals outside earlier settles teach
+// that pace, besides the current one's: text typed at a steady rhythm,
+// each keystroke settling, never makes its field look periodic, while a
+// spinner, already turning before the click, is known at once, and one
+// started by the click is recognised after four frames.
+
+const (
+	defaultSettleQuiet = 30 * time.Millisecond
+	// ambientRun is the number of arrivals at a steady pace that make a
+	// source ambient.
+	ambientRun = 4
+	// maxPeriod is the longest interval of a periodic source.
+	maxPeriod = 2 * time.Second
+	// keepHistory bounds the memory of sources and settle windows.
+	keepHistory = 10 * time.Second
+	maxSources  = 512
+	historyLen  = 8
+	pastWindows = 32
+)
+
+// settleState is the Backend's settle machinery. Its mutex guards
+// everything but the fields set at init.
+type settleState struct {
+	dmg       damage.Damage
+	dmgOK     bool
+	atom      xproto.Atom // _SHINKEN_SETTLE, the type of our barrier messages
+	protocols xproto.Atom // WM_PROTOCOLS
+	ping      xproto.Atom // _NET_WM_PING
+	quiet     time.Duration
+	area      int // the screen's, in pixels
+
+	mu      sync.Mutex
+	sources map[sourceKey]*source
+	windows [pastWindows][2]time.Time // earlier settles, [start, end]
+	nwin    int
+	wake    chan struct{} // signalled on each change, capacity 1
+	next    uint32        // barrier and ping ids
+	waiting map[uint32]chan struct{}
+	pings   map[xproto.Window]bool // whether a window takes _NET_WM_PING
+}
+
+// sourceKey names a source of change: a damage rectangle, or an AT-SPI
+// event source.
+type sourceKey struct {
+	rect  image.Rectangle
+	event string
+}
+
+type source struct {
+	at   [historyLen]time.Time // ring of arrival times
+	n    int                   // arrivals recorded, ever
+	area int
+}
+
+func (s *source) push(t time.Time) {
+	s.at[s.n%historyLen] = t
+	s.n++
+}
+
+func (st *settleState) init(b *Backend) {
+	st.quiet = b.opts.SettleQuiet
+	if st.quiet <= 0 {
+		st.quiet = defaultSettleQuiet
+	}
+	st.area = int(b.screen.WidthInPixels) * int(b.screen.HeightInPixels)
+	st.sources = map[sourceKey]*source{}
+	st.waiting = map[uint32]chan struct{}{}
+	st.pings = map[xproto.Window]bool{}
+	st.wake = make(chan struct{}, 1)
+	names := []string{"_SHINKEN_SETTLE", "WM_PROTOCOLS", "_NET_WM_PING"}
+	atoms := []*xproto.Atom{&st.atom, &st.protocols, &st.ping}
+	cookies := make([]xproto.InternAtomCookie, len(names))
+	for i, n := range names {
+		cookies[i] = xproto.InternAtom(b.conn, false, uint16(len(n)), n)
+	}
+	for i, c := range cookies {
+		if r, err := c.Reply(); err == nil {
+			*atoms[i] = r.Atom
+		}
+	}
+	// Pongs go to the root with SubstructureNotify|SubstructureRedirect;
+	// selecting the first is how a client other than the window manager
+	// sees them.
+	xproto.ChangeWindowAttributes(b.conn, b.root, xproto.CwEventMask, []uint32{xproto.EventMaskSubstructureNotify})
+	if !b.damage.ok {
+		return
+	}
+	id, err := damage.NewDamageId(b.conn)
+	if err != nil {
+		return
+	}
+	// Raw rectangles: one event per drawing, nothing to re-arm, and the
+	// rectangle tells a spinner from the rest of the window.
+	if damage.CreateChecked(b.conn, id, xproto.Drawable(b.root), damage.ReportLevelRawRectangles).Check() != nil {
+		return
+	}
+	st.dmg, st.dmgOK = id, true
+}
+
+// damageEvent takes a notification of our DAMAGE object; it reports false
+// for the others.
+func (st *settleState) damageEvent(b *Backend, e damage.NotifyEvent) bool {
+	if !st.dmgOK || e.Damage != st.dmg {
+		return false
+	}
+	r := image.Rect(int(e.Area.X), int(e.Area.Y), int(e.Area.X)+int(e.Area.Width), int(e.Area.Y)+int(e.Area.Height))
+	st.record(sourceKey{rect: r}, r.Dx()*r.Dy(), time.Now())
+	return true
+}
+
+// A11yEvent records an AT-SPI object event as a change. sender, path,
+// member and detail identify its source. [Backend.WithAccessibility] feeds
+// it; it is exported for programs that read AT-SPI events themselves.
+func (b *Backend) A11yEvent(sender, path, member, detail string) {
+	b.settle.record(sourceKey{event: sender + "\x00" + path + "\x00" + member + "\x00" + detail}, 0, time.Now())
+}
+
+func (st *settleState) record(k sourceKey, area int, t time.Time) {
+	st.mu.Lock()
+	s := st.sources[k]
+	if s == nil {
+		if len(st.sources) >= maxSources {
+			st.prune(t)
+		}
+		s = &source{area: area}
+		st.sources[k] = s
+	}
+	s.push(t)
+	st.mu.Unlock()
+	select {
+	case st.wake <- struct{}{}:
+	default:
+	}
+}
+
+// prune forgets sources silent for keepHistory, or all of them when that
+// is not enough. st.mu must be held.
+func (st *settleState) prune(now time.Time) {
+	for k, s := range st.sources {
+		if now.Sub(s.at[(s.n-1)%historyLen]) > keepHistory {
+			delete(st.sources, k)
+		}
+	}
+	if len(st.sources) >= maxSources {
+		clear(st.sources)
+	}
+}
+
+// clientMessage takes our barrier messages and the pongs; it reports false
+// for other messages.
+func (st *settleState) clientMessage(e xproto.ClientMessageEvent) bool {
+	d := e.Data.Data32
+	var id uint32
+	switch {
+	case e.Type == st.atom && e.Format == 32:
+		id = d[0]
+	case e.Type == st.protocols && e.Format == 32 && xproto.Atom(d[0]) == st.ping:
+		id = d[1]
+	default:
+		return false
+	}
+	st.mu.Lock()
+	ch := st.waiting[id]
+	delete(st.waiting, id)
+	st.mu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
+	return true
+}
+
+// expect registers a reply id. st.mu must not be held.
+func (st *settleState) expect() (uint32, chan struct{}) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.next++
+	// High ids keep clear of the window manager's own ping serials.
+	id := st.next | 1<<31
+	ch := make(chan struct{})
+	st.waiting[id] = ch
+	return id, ch
+}
+
+func (st *settleState) forget(ids []uint32) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, id := range ids {
+		delete(st.waiting, id)
+	}
+}
+
+// barrier sends a message to our own window and returns its channel,
+// closed when the event loop sees it.
+func (b *Backend) barrier() (uint32, chan struct{}) {
+	id, ch := b.settle.expect()
+	ev := xproto.ClientMessageEvent{Format: 32, Window: b.win, Type: b.settle.atom,
+		Data: xproto.ClientMessageDataUnionData32New([]uint32{id, 0, 0, 0, 0})}
+	// An empty event mask sends the event to the window's creator: us.
+	xproto.SendEvent(b.conn, false, b.win, 0, string(ev.Bytes()))
+	return id, ch
+}
+
+// pingTargets returns the windows that got the input and take
+// _NET_WM_PING: the client window under the pointer and the active one.
+func (b *Backend) pingTargets() []xproto.Window {
+	var out []xproto.Window
+	add := func(w xproto.Window) {
+		if w == 0 || w == b.root || w == b.win {
+			return
+		}
+		for _, o := range out {
+			if o == w {
+				return
+			}
+		}
+		if b.takesPing(w) {
+			out = append(out, w)
+		}
+	}
+	if p, err := xproto.QueryPointer(b.conn, b.root).Reply(); err == nil && p.Child != 0 {
+		add(b.clientOf(p.Child))
+	}
+	if w, err := b.activeWindow(); err == nil {
+		add(w)
+	}
+	return out
+}
+
+// clientOf returns the client window of a top-level frame: the frame
+// itself when it carries WM_STATE, else its first child that does.
+func (b *Backend) clientOf(w xproto.Window) xproto.Window {
+	has := func(w xproto.Window) bool {
+		r, err := xproto.GetProperty(b.conn, false, w, b.atoms.wmState, xproto.GetPropertyTypeAny, 0, 0).Reply()
+		return err == nil && r.Type != xproto.AtomNone
+	}
+	if has(w) {
+		return w
+	}
+	t, err := xproto.QueryTree(b.conn, w).Reply()
+	if err != nil {
+		return 0
+	}
+	for _, c := range t.Children {
+		if has(c) {
+			return c
+		}
+	}
+	return 0
+}
+
+// takesPing reports whether w lists _NET_WM_PING in WM_PROTOCOLS,
+// remembering the answer.
+func (b *Backend) takesPing(w xproto.Window) bool {
+	st := &b.settle
+	st.mu.Lock()
+	ok, known := st.pings[w]
+	st.mu.Unlock()
+	if known {
+		return ok
+	}
+	r, err := xproto.GetProperty(b.conn, false, w, st.protocols, xproto.AtomAtom, 0, 64).Reply()
+	if err != nil {
+		return false // gone: ask again if it shows up again
+	}
+	for i := 0; i+4 <= len(r.Value); i += 4 {
+		if xproto.Atom(xgb.Get32(r.Value[i:])) == st.ping {
+			ok = true
+		}
+	}
+	st.mu.Lock()
+	if len(st.pings) > maxSources {
+		clear(st.pings)
+	}
+	st.pings[w] = ok
+	st.mu.Unlock()
+	return ok
+}
+
+// sendPing sends w a _NET_WM_PING and returns its id and channel.
+func (b *Backend) sendPing(w xproto.Window) (uint32, chan struct{}) {
+	st := &b.settle
+	id, ch := st.expect()
+	ev := xproto.ClientMessageEvent{Format: 32, Window: w, Type: st.protocols,
+		Data: xproto.ClientMessageDataUnionData32New([]uint32{uint32(st.ping), id, uint32(w), 0, 0})}
+	xproto.SendEvent(b.conn, false, w, 0, string(ev.Bytes()))
+	return id, ch
+}
+
+// Settle implements [shinken.Settler], as the comment at the top of this
+// file describes.
+func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Duration) (shinken.SettleReport, error) {
+	var rep shinken.SettleReport
+	if err := b.check(ctx); err != nil {
+		return rep, err
+	}
+	deadline := time.Now().Add(limit)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	st := &b.settle
+	defer st.endWindow(start)
+
+	ids := make([]uint32, 0, 3)
+	id, ch := b.barrier()
+	ids = append(ids, id)
+	chans := []chan struct{}{ch}
+	for _, w := range b.pingTargets() {
+		id, ch := b.sendPing(w)
+		ids, chans = append(ids, id), append(chans, ch)
+	}
+	defer st.forget(ids)
+	for _, ch := range chans {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			if b.closed.Load() {
+				return rep, fmt.Errorf("%w: x11 backend", shinken.ErrClosed)
+			}
+			if err := context.Cause(ctx); err != context.DeadlineExceeded {
+				return rep, err
+			}
+			rep.Outcome = shinken.SettleCap
+			rep.Changes, rep.Ambient = st.changes(start)
+			return rep, nil
+		}
+	}
+	handled := time.Now()
+	timer := time.NewTimer(st.quiet)
+	defer timer.Stop()
+	for {
+		last := st.lastChange(start)
+		base := handled
+		if last.After(base) {
+			base = last
+		}
+		quietAt := base.Add(st.quiet)
+		now := time.Now()
+		if !now.Before(quietAt) {
+			// Quiet by the events seen so far; one more barrier makes sure
+			// no DAMAGE the server already reported is still on its way.
+			id, ch := b.barrier()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				st.forget([]uint32{id})
+				return b.capped(ctx, start)
+			}
+			if st.lastChange(start).After(last) {
+				continue
+			}
+			rep.Outcome = shinken.SettleQuiet
+			rep.Changes, rep.Ambient = st.changes(start)
+			return rep, nil
+		}
+		timer.Reset(quietAt.Sub(now))
+		select {
+		case <-timer.C:
+		case <-st.wake:
+		case <-ctx.Done():
+			return b.capped(ctx, start)
+		}
+	}
+}
+
+func (b *Backend) capped(ctx context.Context, start time.Time) (shinken.SettleReport, error) {
+	if b.closed.Load() {
+		return shinken.SettleReport{}, fmt.Errorf("%w: x11 backend", shinken.ErrClosed)
+	}
+	if err := context.Cause(ctx); err != context.DeadlineExceeded {
+		return shinken.SettleReport{}, err
+	}
+	rep := shinken.SettleReport{Outcome: shinken.SettleCap}
+	rep.Changes, rep.Ambient = b.settle.changes(start)
+	return rep, nil
+}
+
+// endWindow remembers a settle window, so that its arrivals teach no
+// source a pace: they were reactions.
+func (st *settleState) endWindow(start time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.windows[st.nwin%pastWindows] = [2]time.Time{start, time.Now()}
+	st.nwin++
+}
+
+// reactive reports whether t fell inside an earlier settle window that
+// began before start. st.mu must be held.
+func (st *settleState) reactive(t, start time.Time) bool {
+	for i := range min(st.nwin, pastWindows) {
+		w := st.windows[i]
+		if w[0].Before(start) && !t.Before(w[0]) && !t.After(w[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// ambient reports whether s is a small source changing at a steady pace,
+// judged on its arrivals outside earlier settles (see the top of this
+// file). st.mu must be held.
+func (st *settleState) ambient(s *source, start time.Time) bool {
+	if s.area > st.area/4 {
+		return false
+	}
+	var times [historyLen]time.Time
+	k := 0
+	for i := 0; i < min(s.n, historyLen); i++ {
+		t := s.at[(s.n-1-i)%historyLen] // newest first
+		if !t.Before(start) || !st.reactive(t, start) {
+			times[k] = t
+			k++
+		}
+	}
+	if k < ambientRun {
+		return false
+	}
+	lo, hi := time.Duration(1<<62), time.Duration(0)
+	for i := 0; i+1 < k; i++ {
+		d := times[i].Sub(times[i+1])
+		if d > maxPeriod {
+			break
+		}
+		lo, hi = min(lo, d), max(hi, d)
+		if i+2 >= ambientRun && hi <= lo*5/2+10*time.Millisecond {
+			return true
+		}
+	}
+	return false
+}
+
+// lastChange returns the latest arrival at or after start from a source
+// that is not ambient (the zero time when there is none).
+func (st *settleState) lastChange(start time.Time) time.Time {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var last time.Time
+	for _, s := range st.sources {
+		t := s.at[(s.n-1)%historyLen]
+		if t.Before(start) || !t.After(last) {
+			continue
+		}
+		if !st.ambient(s, start) {
+			last = t
+		}
+	}
+	return last
+}
+
+// changes counts the arrivals at or after start that held the settle and
+// those set aside as ambient.
+func (st *settleState) changes(start time.Time) (held, ambient int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, s := range st.sources {
+		n := 0
+		for i := 0; i < min(s.n, historyLen); i++ {
+			if !s.at[(s.n-1-i)%historyLen].Before(start) {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		if st.ambient(s, start) {
+			ambient += n
+		} else {
+			held += n
+		}
+	}
+	return held, ambient
+}
