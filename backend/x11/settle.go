@@ -3,6 +3,7 @@ package x11
 import (
 	"context"
 	"fmt"
+	"os"
 	"image"
 	"sync"
 	"time"
@@ -23,13 +24,16 @@ import (
 //     through the event loop, so the server has processed every XTest event
 //     sent before it and the event loop has seen every DAMAGE event the
 //     server reported until then;
-//  2. the applications that got the input: the window under the pointer
+//  2. the window manager, which moves the input focus on a click: it is
+//     asked for our window's frame extents (_NET_REQUEST_FRAME_EXTENTS),
+//     and answers once it has handled the events before;
+//  3. the applications that got the input: the window under the pointer
 //     and the active window are sent a _NET_WM_PING (when they take it),
 //     and toolkits answer it from their event queue, after the input events
 //     queued before it, so a pong says the application dispatched them
 //     (GTK, Qt; a browser's pong says its UI process did, its renderer may
 //     still be at work);
-//  3. a quiet screen and tree: no change for the quiet window
+//  4. a quiet screen and tree: no change for the quiet window
 //     ([Options.SettleQuiet], default 30 ms) after the pongs, where a change
 //     is a DAMAGE rectangle (from a raw-rectangles DAMAGE object on the
 //     root) or, with [Backend.WithAccessibility], any AT-SPI object event
@@ -75,6 +79,7 @@ type settleState struct {
 	atom      xproto.Atom // _SHINKEN_SETTLE, the type of our barrier messages
 	protocols xproto.Atom // WM_PROTOCOLS
 	ping      xproto.Atom // _NET_WM_PING
+	extents   xproto.Atom // _NET_REQUEST_FRAME_EXTENTS
 	quiet     time.Duration
 	area      int // the screen's, in pixels
 
@@ -86,6 +91,7 @@ type settleState struct {
 	next    uint32        // barrier and ping ids
 	waiting map[uint32]chan struct{}
 	pings   map[xproto.Window]bool // whether a window takes _NET_WM_PING
+	wm      chan struct{}          // closed when the window manager sets our frame extents
 }
 
 // sourceKey names a source of change: a damage rectangle, or an AT-SPI
@@ -116,8 +122,8 @@ func (st *settleState) init(b *Backend) {
 	st.waiting = map[uint32]chan struct{}{}
 	st.pings = map[xproto.Window]bool{}
 	st.wake = make(chan struct{}, 1)
-	names := []string{"_SHINKEN_SETTLE", "WM_PROTOCOLS", "_NET_WM_PING"}
-	atoms := []*xproto.Atom{&st.atom, &st.protocols, &st.ping}
+	names := []string{"_SHINKEN_SETTLE", "WM_PROTOCOLS", "_NET_WM_PING", "_NET_REQUEST_FRAME_EXTENTS"}
+	atoms := []*xproto.Atom{&st.atom, &st.protocols, &st.ping, &st.extents}
 	cookies := make([]xproto.InternAtomCookie, len(names))
 	for i, n := range names {
 		cookies[i] = xproto.InternAtom(b.conn, false, uint16(len(n)), n)
@@ -249,6 +255,47 @@ func (b *Backend) barrier() (uint32, chan struct{}) {
 	return id, ch
 }
 
+// wmBarrier asks the window manager, when it offers that, for our window's
+// frame extents, and returns a channel closed when it has set them (nil
+// without a window manager that does). A window manager handles its events
+// in order, so by then it has handled the input sent before: a click that
+// focuses a window has moved the X input focus, which the window manager
+// does, not the server.
+func (b *Backend) wmBarrier() chan struct{} {
+	st := &b.settle
+	r, err := xproto.GetProperty(b.conn, false, b.root, b.atoms.netSupported, xproto.AtomAtom, 0, 1024).Reply()
+	if err != nil {
+		return nil
+	}
+	supported := false
+	for i := 0; i+4 <= len(r.Value); i += 4 {
+		supported = supported || xproto.Atom(xgb.Get32(r.Value[i:])) == st.extents
+	}
+	if !supported {
+		return nil
+	}
+	ch := make(chan struct{})
+	st.mu.Lock()
+	st.wm = ch
+	st.mu.Unlock()
+	ev := xproto.ClientMessageEvent{Format: 32, Window: b.win, Type: st.extents,
+		Data: xproto.ClientMessageDataUnionData32New([]uint32{0, 0, 0, 0, 0})}
+	xproto.SendEvent(b.conn, false, b.root,
+		xproto.EventMaskSubstructureNotify|xproto.EventMaskSubstructureRedirect, string(ev.Bytes()))
+	return ch
+}
+
+// frameExtents takes the window manager's answer to wmBarrier.
+func (st *settleState) frameExtents() {
+	st.mu.Lock()
+	ch := st.wm
+	st.wm = nil
+	st.mu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
+}
+
 // pingTargets returns the windows that got the input and take
 // _NET_WM_PING: the client window under the pointer and the active one.
 func (b *Backend) pingTargets() []xproto.Window {
@@ -348,31 +395,31 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 	st := &b.settle
 	defer st.endWindow(start)
 
+	// First the server and the window manager, which may move the focus;
+	// then the applications that got the input, found after that.
 	ids := make([]uint32, 0, 3)
+	defer func() { st.forget(ids) }()
 	id, ch := b.barrier()
 	ids = append(ids, id)
 	chans := []chan struct{}{ch}
+	if wm := b.wmBarrier(); wm != nil {
+		chans = append(chans, wm)
+	}
+	if !wait(ctx, chans) {
+		return b.capped(ctx, start)
+	}
+	chans = chans[:0]
 	for _, w := range b.pingTargets() {
 		id, ch := b.sendPing(w)
 		ids, chans = append(ids, id), append(chans, ch)
 	}
-	defer st.forget(ids)
-	for _, ch := range chans {
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			if b.closed.Load() {
-				return rep, fmt.Errorf("%w: x11 backend", shinken.ErrClosed)
-			}
-			if err := context.Cause(ctx); err != context.DeadlineExceeded {
-				return rep, err
-			}
-			rep.Outcome = shinken.SettleCap
-			rep.Changes, rep.Ambient = st.changes(start)
-			return rep, nil
-		}
+	if !wait(ctx, chans) {
+		return b.capped(ctx, start)
 	}
 	handled := time.Now()
+	if trace {
+		fmt.Fprintf(os.Stderr, "settle: handled after %v (%d pings)\n", handled.Sub(start), len(ids)-1)
+	}
 	timer := time.NewTimer(st.quiet)
 	defer timer.Stop()
 	for {
@@ -398,6 +445,9 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 			}
 			rep.Outcome = shinken.SettleQuiet
 			rep.Changes, rep.Ambient = st.changes(start)
+			if trace {
+				st.dump(start)
+			}
 			return rep, nil
 		}
 		timer.Reset(quietAt.Sub(now))
@@ -408,6 +458,18 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 			return b.capped(ctx, start)
 		}
 	}
+}
+
+// wait waits for every channel to close; false means ctx ended first.
+func wait(ctx context.Context, chans []chan struct{}) bool {
+	for _, ch := range chans {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 func (b *Backend) capped(ctx context.Context, start time.Time) (shinken.SettleReport, error) {
@@ -431,45 +493,54 @@ func (st *settleState) endWindow(start time.Time) {
 	st.nwin++
 }
 
-// reactive reports whether t fell inside an earlier settle window that
-// began before start. st.mu must be held.
-func (st *settleState) reactive(t, start time.Time) bool {
+// window returns the index of the earlier settle window, begun before
+// start, that t fell inside, or -1. st.mu must be held.
+func (st *settleState) window(t, start time.Time) int {
 	for i := range min(st.nwin, pastWindows) {
 		w := st.windows[i]
 		if w[0].Before(start) && !t.Before(w[0]) && !t.After(w[1]) {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
-// ambient reports whether s is a small source changing at a steady pace,
-// judged on its arrivals outside earlier settles (see the top of this
-// file). st.mu must be held.
+// ambient reports whether s is a small source changing at a steady pace
+// (see the top of this file). The pace is judged on its arrivals outside
+// earlier settles and in the current one, and on those inside an earlier
+// settle but its first there: a source's first change in a settle may be
+// the reaction to that settle's input, and text typed at a steady rhythm
+// must not look periodic, while an animation keeps changing through a
+// settle. st.mu must be held.
 func (st *settleState) ambient(s *source, start time.Time) bool {
 	if s.area > st.area/4 {
 		return false
 	}
 	var times [historyLen]time.Time
 	k := 0
-	for i := 0; i < min(s.n, historyLen); i++ {
-		t := s.at[(s.n-1-i)%historyLen] // newest first
-		if !t.Before(start) || !st.reactive(t, start) {
-			times[k] = t
-			k++
+	var seen [pastWindows]bool
+	for i := min(s.n, historyLen) - 1; i >= 0; i-- {
+		t := s.at[(s.n-1-i)%historyLen] // oldest first
+		if t.Before(start) {
+			if w := st.window(t, start); w >= 0 && !seen[w] {
+				seen[w] = true
+				continue
+			}
 		}
+		times[k] = t
+		k++
 	}
 	if k < ambientRun {
 		return false
 	}
 	lo, hi := time.Duration(1<<62), time.Duration(0)
-	for i := 0; i+1 < k; i++ {
-		d := times[i].Sub(times[i+1])
+	for i := k - 1; i > 0; i-- { // newest first
+		d := times[i].Sub(times[i-1])
 		if d > maxPeriod {
 			break
 		}
 		lo, hi = min(lo, d), max(hi, d)
-		if i+2 >= ambientRun && hi <= lo*5/2+10*time.Millisecond {
+		if k-i >= ambientRun-1 && hi <= lo*5/2+10*time.Millisecond {
 			return true
 		}
 	}
@@ -516,4 +587,24 @@ func (st *settleState) changes(start time.Time) (held, ambient int) {
 		}
 	}
 	return held, ambient
+}
+
+var trace = os.Getenv("SHINKEN_SETTLE_TRACE") != ""
+
+func (st *settleState) dump(start time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for k, s := range st.sources {
+		var ts []string
+		for i := 0; i < min(s.n, historyLen); i++ {
+			t := s.at[(s.n-1-i)%historyLen]
+			if !t.Before(start) {
+				ts = append(ts, t.Sub(start).Round(100*time.Microsecond).String())
+			}
+		}
+		if len(ts) > 0 {
+			fmt.Fprintf(os.Stderr, "  %v %q amb=%v %v\n", k.rect, k.event, st.ambient(s, start), ts)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "  done at %v\n", time.Since(start))
 }

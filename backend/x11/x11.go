@@ -242,6 +242,8 @@ func (b *Backend) eventLoop() {
 			switch {
 			case e.Window == b.win && e.Atom == b.atoms.shinkenTime:
 				b.clock.tick(e.Time)
+			case e.Window == b.win && e.Atom == b.atoms.netFrameExtents:
+				b.settle.frameExtents()
 			case e.Window == b.win:
 				// A read may be in progress, and so may a transfer to
 				// ourselves when we read our own selection.
