@@ -3,9 +3,9 @@ package x11
 import (
 	"context"
 	"fmt"
-	"os"
 	"image"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jezek/xgb"
@@ -24,9 +24,11 @@ import (
 //     through the event loop, so the server has processed every XTest event
 //     sent before it and the event loop has seen every DAMAGE event the
 //     server reported until then;
-//  2. the window manager, which moves the input focus on a click: it is
-//     asked for our window's frame extents (_NET_REQUEST_FRAME_EXTENTS),
-//     and answers once it has handled the events before;
+//  2. after a button or a key, the window manager, which moves the input
+//     focus on a click and binds keys: it is asked for our window's frame
+//     extents (_NET_REQUEST_FRAME_EXTENTS), and answers once it has handled
+//     the events before (not after typed text: a window manager handles a
+//     keyboard remapping slowly, 50 to 170 ms for openbox);
 //  3. the applications that got the input: the window under the pointer
 //     and the active window are sent a _NET_WM_PING (when they take it),
 //     and toolkits answer it from their event queue, after the input events
@@ -92,6 +94,10 @@ type settleState struct {
 	waiting map[uint32]chan struct{}
 	pings   map[xproto.Window]bool // whether a window takes _NET_WM_PING
 	wm      chan struct{}          // closed when the window manager sets our frame extents
+
+	// wmInput says the input since the last settle may concern the window
+	// manager: a button or a key, not text typed or a pointer move.
+	wmInput atomic.Bool
 }
 
 // sourceKey names a source of change: a damage rectangle, or an AT-SPI
@@ -402,8 +408,10 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 	id, ch := b.barrier()
 	ids = append(ids, id)
 	chans := []chan struct{}{ch}
-	if wm := b.wmBarrier(); wm != nil {
-		chans = append(chans, wm)
+	if st.wmInput.Swap(false) {
+		if wm := b.wmBarrier(); wm != nil {
+			chans = append(chans, wm)
+		}
 	}
 	if !wait(ctx, chans) {
 		return b.capped(ctx, start)
@@ -417,9 +425,6 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 		return b.capped(ctx, start)
 	}
 	handled := time.Now()
-	if trace {
-		fmt.Fprintf(os.Stderr, "settle: handled after %v (%d pings)\n", handled.Sub(start), len(ids)-1)
-	}
 	timer := time.NewTimer(st.quiet)
 	defer timer.Stop()
 	for {
@@ -445,9 +450,7 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 			}
 			rep.Outcome = shinken.SettleQuiet
 			rep.Changes, rep.Ambient = st.changes(start)
-			if trace {
-				st.dump(start)
-			}
+
 			return rep, nil
 		}
 		timer.Reset(quietAt.Sub(now))
@@ -587,24 +590,4 @@ func (st *settleState) changes(start time.Time) (held, ambient int) {
 		}
 	}
 	return held, ambient
-}
-
-var trace = os.Getenv("SHINKEN_SETTLE_TRACE") != ""
-
-func (st *settleState) dump(start time.Time) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	for k, s := range st.sources {
-		var ts []string
-		for i := 0; i < min(s.n, historyLen); i++ {
-			t := s.at[(s.n-1-i)%historyLen]
-			if !t.Before(start) {
-				ts = append(ts, t.Sub(start).Round(100*time.Microsecond).String())
-			}
-		}
-		if len(ts) > 0 {
-			fmt.Fprintf(os.Stderr, "  %v %q amb=%v %v\n", k.rect, k.event, st.ambient(s, start), ts)
-		}
-	}
-	fmt.Fprintf(os.Stderr, "  done at %v\n", time.Since(start))
 }
