@@ -125,13 +125,6 @@ func (r *rig) waitElement(role, name string) (*shinken.Observation, *shinken.Ele
 	}
 }
 
-func (r *rig) click(ref string) {
-	r.t.Helper()
-	if err := r.c.Click(r.ctx, shinken.Ref(ref)); err != nil {
-		r.t.Fatal(err)
-	}
-}
-
 func (r *rig) clickAt(e *shinken.Element) {
 	r.t.Helper()
 	x, y := e.BBox[0]+e.BBox[2]/2, e.BBox[1]+e.BBox[3]/2
