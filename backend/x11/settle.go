@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,17 +54,25 @@ import (
 // when it is small (at most a quarter of the screen) and its last four
 // arrivals or more came at a steady pace (every interval under 2 s, the
 // longest at most 2.5 times the shortest plus 10 ms: a caret's on/off
-// beat, a spinner's frames). Only arrivals outside earlier settles teach
-// that pace, besides the current one's: text typed at a steady rhythm,
-// each keystroke settling, never makes its field look periodic, while a
-// spinner, already turning before the click, is known at once, and one
-// started by the click is recognised after four frames.
+// beat), or its last three at a frame's pace (every interval under 40 ms:
+// a spinner, a toolkit's transition). The pace is learnt from a source's
+// arrivals outside earlier settles and inside the current one, and from
+// those inside an earlier settle but its first there, which may have been
+// the reaction to that settle's input: text typed at a steady rhythm, each
+// keystroke settling, never makes its field look periodic, while a
+// spinner already turning before the click is known at once, and one that
+// the click started is recognised after three frames.
 
 const (
 	defaultSettleQuiet = 30 * time.Millisecond
 	// ambientRun is the number of arrivals at a steady pace that make a
-	// source ambient.
-	ambientRun = 4
+	// source ambient; ambientFrames, when they come at least every
+	// frameRun, as an animation's frames do (a toolkit's transition after a
+	// click, a spinner), so that one started by the input holds the settle
+	// for about three frames.
+	ambientRun    = 4
+	ambientFrames = 3
+	frameRun      = 40 * time.Millisecond
 	// maxPeriod is the longest interval of a periodic source.
 	maxPeriod = 2 * time.Second
 	// keepHistory bounds the memory of sources and settle windows.
@@ -425,6 +434,9 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 		return b.capped(ctx, start)
 	}
 	handled := time.Now()
+	if trace {
+		fmt.Fprintf(os.Stderr, "settle: handled after %v (%d pings)\n", handled.Sub(start), len(ids)-1)
+	}
 	timer := time.NewTimer(st.quiet)
 	defer timer.Stop()
 	for {
@@ -450,6 +462,9 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 			}
 			rep.Outcome = shinken.SettleQuiet
 			rep.Changes, rep.Ambient = st.changes(start)
+			if trace {
+				st.dump(start)
+			}
 
 			return rep, nil
 		}
@@ -543,7 +558,11 @@ func (st *settleState) ambient(s *source, start time.Time) bool {
 			break
 		}
 		lo, hi = min(lo, d), max(hi, d)
-		if k-i >= ambientRun-1 && hi <= lo*5/2+10*time.Millisecond {
+		run := ambientRun
+		if hi <= frameRun {
+			run = ambientFrames
+		}
+		if k-i >= run-1 && hi <= lo*5/2+10*time.Millisecond {
 			return true
 		}
 	}
@@ -590,4 +609,24 @@ func (st *settleState) changes(start time.Time) (held, ambient int) {
 		}
 	}
 	return held, ambient
+}
+
+var trace = os.Getenv("SHINKEN_SETTLE_TRACE") != ""
+
+func (st *settleState) dump(start time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for k, s := range st.sources {
+		var ts []string
+		for i := 0; i < min(s.n, historyLen); i++ {
+			t := s.at[(s.n-1-i)%historyLen]
+			if !t.Before(start) {
+				ts = append(ts, t.Sub(start).Round(100*time.Microsecond).String())
+			}
+		}
+		if len(ts) > 0 {
+			fmt.Fprintf(os.Stderr, "  %v %q amb=%v %v\n", k.rect, k.event, st.ambient(s, start), ts)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "  done at %v\n", time.Since(start))
 }

@@ -26,7 +26,7 @@ func TestGtkCheckThenScreenshot(t *testing.T) {
 		checked = !checked
 		got := find(r.observe(), "check box", "grouping")
 		if got == nil || has(got.States, "checked") != checked {
-			t.Fatalf("round %d: the check box reads %v, want checked=%v (stale)", i, got, checked)
+			t.Fatalf("round %d: the check box reads %v, want checked=%v (stale); %s", i, got, checked, r.later("check box", "grouping"))
 		}
 	}
 	t.Log(summary(r.takeSettles()))

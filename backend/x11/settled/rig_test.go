@@ -106,17 +106,23 @@ func find(o *shinken.Observation, role, name string) *shinken.Element {
 	return nil
 }
 
-// waitElement observes until an element matching role and name shows,
-// for the setup of a scenario (never between an action and its check).
+// waitElement observes until an element matching role and name shows, in
+// the same place twice in a row (a window manager places a new window
+// after it maps), for the setup of a scenario (never between an action and
+// its check).
 func (r *rig) waitElement(role, name string) (*shinken.Observation, *shinken.Element) {
 	r.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	var last []float64
 	for {
 		o := r.observe()
 		if e := find(o, role, name); e != nil && len(e.BBox) == 4 && e.BBox[2] > 0 {
-			return o, e
+			if slices.Equal(e.BBox, last) {
+				return o, e
+			}
+			last = e.BBox
 		}
 		if time.Now().After(deadline) {
 			r.t.Fatalf("no %s %q in the tree:\n%s", role, name, o.TreeText)
@@ -176,4 +182,15 @@ func byRef(o *shinken.Observation, ref string) *shinken.Element {
 		}
 	}
 	return nil
+}
+
+// later says what an element looks like half a second later, when a check
+// has failed: late (stale) or never (lost).
+func (r *rig) later(role, name string) string {
+	time.Sleep(500 * time.Millisecond) // diagnosis of a failure only
+	e := find(r.observe(), role, name)
+	if e == nil {
+		return "half a second later it is gone"
+	}
+	return fmt.Sprintf("half a second later it reads %v", e.States)
 }
