@@ -434,9 +434,6 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 		return b.capped(ctx, start)
 	}
 	handled := time.Now()
-	if trace {
-		fmt.Fprintf(os.Stderr, "settle: handled after %v (%d pings)\n", handled.Sub(start), len(ids)-1)
-	}
 	timer := time.NewTimer(st.quiet)
 	defer timer.Stop()
 	for {
@@ -462,9 +459,7 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 			}
 			rep.Outcome = shinken.SettleQuiet
 			rep.Changes, rep.Ambient = st.changes(start)
-			if trace {
-				st.dump(start)
-			}
+
 
 			return rep, nil
 		}
@@ -611,22 +606,3 @@ func (st *settleState) changes(start time.Time) (held, ambient int) {
 	return held, ambient
 }
 
-var trace = os.Getenv("SHINKEN_SETTLE_TRACE") != ""
-
-func (st *settleState) dump(start time.Time) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	for k, s := range st.sources {
-		var ts []string
-		for i := 0; i < min(s.n, historyLen); i++ {
-			t := s.at[(s.n-1-i)%historyLen]
-			if !t.Before(start) {
-				ts = append(ts, t.Sub(start).Round(100*time.Microsecond).String())
-			}
-		}
-		if len(ts) > 0 {
-			fmt.Fprintf(os.Stderr, "  %v %q amb=%v %v\n", k.rect, k.event, st.ambient(s, start), ts)
-		}
-	}
-	fmt.Fprintf(os.Stderr, "  done at %v\n", time.Since(start))
-}
