@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -460,7 +459,6 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 			rep.Outcome = shinken.SettleQuiet
 			rep.Changes, rep.Ambient = st.changes(start)
 
-
 			return rep, nil
 		}
 		timer.Reset(quietAt.Sub(now))
@@ -605,4 +603,3 @@ func (st *settleState) changes(start time.Time) (held, ambient int) {
 	}
 	return held, ambient
 }
-
