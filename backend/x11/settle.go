@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,7 +36,8 @@ import (
 //     and toolkits answer it from their event queue, after the input events
 //     queued before it, so a pong says the application dispatched them
 //     (GTK, Qt; a browser's pong says its UI process did, its renderer may
-//     still be at work);
+//     still be at work, so when a browser's window got the input the quiet
+//     window below is [Options.SettleQuietBrowser], default 80 ms);
 //  4. a quiet screen and tree: no change for the quiet window
 //     ([Options.SettleQuiet], default 30 ms) after the pongs, where a change
 //     is a DAMAGE rectangle (from a raw-rectangles DAMAGE object on the
@@ -63,7 +66,8 @@ import (
 // the click started is recognised after three frames.
 
 const (
-	defaultSettleQuiet = 30 * time.Millisecond
+	defaultSettleQuiet  = 30 * time.Millisecond
+	defaultBrowserQuiet = 80 * time.Millisecond
 	// ambientRun is the number of arrivals at a steady pace that make a
 	// source ambient; ambientFrames, when they come at least every
 	// frameRun, as an animation's frames do (a toolkit's transition after a
@@ -91,17 +95,19 @@ type settleState struct {
 	ping      xproto.Atom // _NET_WM_PING
 	extents   xproto.Atom // _NET_REQUEST_FRAME_EXTENTS
 	quiet     time.Duration
-	area      int // the screen's, in pixels
+	// browserQuiet is the quiet window when a browser got the input.
+	browserQuiet time.Duration
+	area         int // the screen's, in pixels
 
-	mu      sync.Mutex
-	sources map[sourceKey]*source
-	windows [pastWindows][2]time.Time // earlier settles, [start, end]
-	nwin    int
-	wake    chan struct{} // signalled on each change, capacity 1
-	next    uint32        // barrier and ping ids
-	waiting map[uint32]chan struct{}
-	pings   map[xproto.Window]bool // whether a window takes _NET_WM_PING
-	wm      chan struct{}          // closed when the window manager sets our frame extents
+	mu       sync.Mutex
+	sources  map[sourceKey]*source
+	windows  [pastWindows][2]time.Time // earlier settles, [start, end]
+	nwin     int
+	wake     chan struct{} // signalled on each change, capacity 1
+	next     uint32        // barrier and ping ids
+	waiting  map[uint32]chan struct{}
+	profiles map[xproto.Window]windowProfile
+	wm       chan struct{} // closed when the window manager sets our frame extents
 
 	// wmInput says the input since the last settle may concern the window
 	// manager: a button or a key, not text typed or a pointer move.
@@ -131,10 +137,14 @@ func (st *settleState) init(b *Backend) {
 	if st.quiet <= 0 {
 		st.quiet = defaultSettleQuiet
 	}
+	st.browserQuiet = b.opts.SettleQuietBrowser
+	if st.browserQuiet <= 0 {
+		st.browserQuiet = defaultBrowserQuiet
+	}
 	st.area = int(b.screen.WidthInPixels) * int(b.screen.HeightInPixels)
 	st.sources = map[sourceKey]*source{}
 	st.waiting = map[uint32]chan struct{}{}
-	st.pings = map[xproto.Window]bool{}
+	st.profiles = map[xproto.Window]windowProfile{}
 	st.wake = make(chan struct{}, 1)
 	names := []string{"_SHINKEN_SETTLE", "WM_PROTOCOLS", "_NET_WM_PING", "_NET_REQUEST_FRAME_EXTENTS"}
 	atoms := []*xproto.Atom{&st.atom, &st.protocols, &st.ping, &st.extents}
@@ -311,19 +321,16 @@ func (st *settleState) frameExtents() {
 }
 
 // pingTargets returns the windows that got the input and take
-// _NET_WM_PING: the client window under the pointer and the active one.
-func (b *Backend) pingTargets() []xproto.Window {
-	var out []xproto.Window
+// _NET_WM_PING, the client window under the pointer and the active one,
+// and whether one of them is a web browser's.
+func (b *Backend) pingTargets() (out []xproto.Window, browser bool) {
 	add := func(w xproto.Window) {
-		if w == 0 || w == b.root || w == b.win {
+		if w == 0 || w == b.root || w == b.win || slices.Contains(out, w) {
 			return
 		}
-		for _, o := range out {
-			if o == w {
-				return
-			}
-		}
-		if b.takesPing(w) {
+		p := b.profile(w)
+		browser = browser || p.browser
+		if p.ping {
 			out = append(out, w)
 		}
 	}
@@ -333,7 +340,7 @@ func (b *Backend) pingTargets() []xproto.Window {
 	if w, err := b.activeWindow(); err == nil {
 		add(w)
 	}
-	return out
+	return out, browser
 }
 
 // clientOf returns the client window of a top-level frame: the frame
@@ -358,32 +365,47 @@ func (b *Backend) clientOf(w xproto.Window) xproto.Window {
 	return 0
 }
 
-// takesPing reports whether w lists _NET_WM_PING in WM_PROTOCOLS,
-// remembering the answer.
-func (b *Backend) takesPing(w xproto.Window) bool {
+// A windowProfile is what the settle needs to know of a window.
+type windowProfile struct {
+	ping    bool // it lists _NET_WM_PING in WM_PROTOCOLS
+	browser bool // a multi-process web browser's (see browserClasses)
+}
+
+// browserClasses are the WM_CLASS classes of web browsers, whose pong
+// comes from the process that owns the window while the page is handled
+// and painted by another.
+var browserClasses = []string{"chromium", "chrome", "google-chrome", "firefox", "firefox-esr", "navigator", "brave-browser", "microsoft-edge"}
+
+// profile returns w's profile, remembering it.
+func (b *Backend) profile(w xproto.Window) windowProfile {
 	st := &b.settle
 	st.mu.Lock()
-	ok, known := st.pings[w]
+	p, known := st.profiles[w]
 	st.mu.Unlock()
 	if known {
-		return ok
+		return p
 	}
-	r, err := xproto.GetProperty(b.conn, false, w, st.protocols, xproto.AtomAtom, 0, 64).Reply()
-	if err != nil {
-		return false // gone: ask again if it shows up again
+	protocols := xproto.GetProperty(b.conn, false, w, st.protocols, xproto.AtomAtom, 0, 64)
+	class := xproto.GetProperty(b.conn, false, w, xproto.AtomWmClass, xproto.AtomString, 0, 64)
+	r, err := protocols.Reply()
+	c, cerr := class.Reply()
+	if err != nil || cerr != nil {
+		return p // gone: ask again if it shows up again
 	}
 	for i := 0; i+4 <= len(r.Value); i += 4 {
-		if xproto.Atom(xgb.Get32(r.Value[i:])) == st.ping {
-			ok = true
-		}
+		p.ping = p.ping || xproto.Atom(xgb.Get32(r.Value[i:])) == st.ping
+	}
+	// WM_CLASS is instance NUL class NUL.
+	for _, part := range strings.Split(string(c.Value), "\x00") {
+		p.browser = p.browser || slices.Contains(browserClasses, strings.ToLower(part))
 	}
 	st.mu.Lock()
-	if len(st.pings) > maxSources {
-		clear(st.pings)
+	if len(st.profiles) > maxSources {
+		clear(st.profiles)
 	}
-	st.pings[w] = ok
+	st.profiles[w] = p
 	st.mu.Unlock()
-	return ok
+	return p
 }
 
 // sendPing sends w a _NET_WM_PING and returns its id and channel.
@@ -425,7 +447,12 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 		return b.capped(ctx, start)
 	}
 	chans = chans[:0]
-	for _, w := range b.pingTargets() {
+	targets, browser := b.pingTargets()
+	quiet := st.quiet
+	if browser {
+		quiet = max(quiet, st.browserQuiet)
+	}
+	for _, w := range targets {
 		id, ch := b.sendPing(w)
 		ids, chans = append(ids, id), append(chans, ch)
 	}
@@ -433,7 +460,7 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 		return b.capped(ctx, start)
 	}
 	handled := time.Now()
-	timer := time.NewTimer(st.quiet)
+	timer := time.NewTimer(quiet)
 	defer timer.Stop()
 	for {
 		last := st.lastChange(start)
@@ -441,7 +468,7 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 		if last.After(base) {
 			base = last
 		}
-		quietAt := base.Add(st.quiet)
+		quietAt := base.Add(quiet)
 		now := time.Now()
 		if !now.Before(quietAt) {
 			// Quiet by the events seen so far; one more barrier makes sure

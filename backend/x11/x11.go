@@ -69,6 +69,12 @@ type Options struct {
 	// stay unchanged, once the applications have handled an input, for
 	// Settle to call the UI settled. 0 means 30 ms.
 	SettleQuiet time.Duration
+	// SettleQuietBrowser is the quiet window when the input went to a web
+	// browser's window (Chromium, Chrome, Firefox...), whose pong comes
+	// from its UI process while a renderer handles the page: a link
+	// followed starts its navigation tens of milliseconds after the
+	// click, with nothing to show for it meanwhile. 0 means 80 ms.
+	SettleQuietBrowser time.Duration
 }
 
 const defaultClipboardLimit = 16 << 20
