@@ -67,7 +67,7 @@ import (
 
 const (
 	defaultSettleQuiet  = 30 * time.Millisecond
-	defaultBrowserQuiet = 40 * time.Millisecond
+	defaultBrowserQuiet = 80 * time.Millisecond
 	// ambientRun is the number of arrivals at a steady pace that make a
 	// source ambient; ambientFrames, when they come at least every
 	// frameRun, as an animation's frames do (a toolkit's transition after a
@@ -322,18 +322,14 @@ func (st *settleState) frameExtents() {
 
 // pingTargets returns the windows that got the input and take
 // _NET_WM_PING, the client window under the pointer and the active one,
-// and the process ids of those that are a web browser's.
-func (b *Backend) pingTargets() (out []xproto.Window, browsers []int) {
-	var seen []xproto.Window
+// and whether one of them is a web browser's.
+func (b *Backend) pingTargets() (out []xproto.Window, browser bool) {
 	add := func(w xproto.Window) {
-		if w == 0 || w == b.root || w == b.win || slices.Contains(seen, w) {
+		if w == 0 || w == b.root || w == b.win || slices.Contains(out, w) {
 			return
 		}
-		seen = append(seen, w)
 		p := b.profile(w)
-		if p.browser && !slices.Contains(browsers, p.pid) {
-			browsers = append(browsers, p.pid)
-		}
+		browser = browser || p.browser
 		if p.ping {
 			out = append(out, w)
 		}
@@ -344,7 +340,7 @@ func (b *Backend) pingTargets() (out []xproto.Window, browsers []int) {
 	if w, err := b.activeWindow(); err == nil {
 		add(w)
 	}
-	return out, browsers
+	return out, browser
 }
 
 // clientOf returns the client window of a top-level frame: the frame
@@ -373,7 +369,6 @@ func (b *Backend) clientOf(w xproto.Window) xproto.Window {
 type windowProfile struct {
 	ping    bool // it lists _NET_WM_PING in WM_PROTOCOLS
 	browser bool // a multi-process web browser's (see browserClasses)
-	pid     int  // its _NET_WM_PID, 0 when unknown
 }
 
 // browserClasses are the WM_CLASS classes of web browsers, whose pong
@@ -392,12 +387,8 @@ func (b *Backend) profile(w xproto.Window) windowProfile {
 	}
 	protocols := xproto.GetProperty(b.conn, false, w, st.protocols, xproto.AtomAtom, 0, 64)
 	class := xproto.GetProperty(b.conn, false, w, xproto.AtomWmClass, xproto.AtomString, 0, 64)
-	pid := xproto.GetProperty(b.conn, false, w, b.atoms.netWMPID, xproto.AtomCardinal, 0, 1)
 	r, err := protocols.Reply()
 	c, cerr := class.Reply()
-	if pr, err := pid.Reply(); err == nil && pr.Format == 32 && len(pr.Value) >= 4 {
-		p.pid = int(xgb.Get32(pr.Value))
-	}
 	if err != nil || cerr != nil {
 		return p // gone: ask again if it shows up again
 	}
@@ -456,9 +447,9 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 		return b.capped(ctx, start)
 	}
 	chans = chans[:0]
-	targets, browsers := b.pingTargets()
+	targets, browser := b.pingTargets()
 	quiet := st.quiet
-	if len(browsers) > 0 {
+	if browser {
 		quiet = max(quiet, st.browserQuiet)
 	}
 	for _, w := range targets {
@@ -492,16 +483,6 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 			if st.lastChange(start).After(last) {
 				continue
 			}
-			if len(browsers) > 0 {
-				busy, ok := browserBusy(ctx, browsers)
-				if !ok {
-					return b.capped(ctx, start)
-				}
-				if busy || st.lastChange(start).After(last) {
-					handled = time.Now()
-					continue
-				}
-			}
 			rep.Outcome = shinken.SettleQuiet
 			rep.Changes, rep.Ambient = st.changes(start)
 
@@ -515,46 +496,6 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 			return b.capped(ctx, start)
 		}
 	}
-}
-
-// Browsers: a renderer at work shows nothing until it paints, so the
-// settle also asks the system: over cpuWindow, the browser's processes must
-// have wanted (used, or waited on a run queue for) less than cpuBusy of
-// processor time.
-const (
-	cpuWindow = 20 * time.Millisecond
-	cpuBusy   = 3 * time.Millisecond
-)
-
-// browserBusy reports whether the browser processes pids wanted the
-// processor over cpuWindow; ok is false when ctx ended first.
-func browserBusy(ctx context.Context, pids []int) (busy, ok bool) {
-	demand := func() (time.Duration, bool) {
-		var total time.Duration
-		known := false
-		for _, pid := range pids {
-			if pid <= 0 {
-				continue
-			}
-			d, ok := cpuDemand(pid)
-			total += d
-			known = known || ok
-		}
-		return total, known
-	}
-	d0, known := demand()
-	if !known {
-		return false, true
-	}
-	t := time.NewTimer(cpuWindow)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		return false, false
-	}
-	d1, _ := demand()
-	return d1-d0 > cpuBusy, true
 }
 
 // wait waits for every channel to close; false means ctx ended first.
