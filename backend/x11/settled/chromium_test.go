@@ -24,7 +24,7 @@ const pageB = `<!doctype html>
 
 // chromium starts Chromium on page A of a local site, with its
 // accessibility tree exposed, and returns the rig.
-func chromium(t *testing.T) *rig {
+func chromium(t testing.TB) *rig {
 	r := newRig(t, true)
 	dir := t.TempDir()
 	for name, page := range map[string]string{"a.html": pageA, "b.html": pageB} {
