@@ -2,7 +2,6 @@ package settled
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -181,6 +180,6 @@ func benchScenario(b *testing.B, r *rig, act func(c *shinken.Client) error) {
 	b.ReportMetric(float64(fixedSleep)/float64(sp50), "sleep2s/settle-p50")
 	b.ReportMetric(float64(staleSettled), "stale-settled")
 	b.ReportMetric(float64(staleNaive), "stale-naive")
-	b.Log(fmt.Sprintf("N=%d settled p50 %v p95 %v stale %d; naive p50 %v p95 %v stale %d",
-		b.N, sp50, sp95, staleSettled, np50, np95, staleNaive))
+	b.Logf("N=%d settled p50 %v p95 %v stale %d; naive p50 %v p95 %v stale %d",
+		b.N, sp50, sp95, staleSettled, np50, np95, staleNaive)
 }
