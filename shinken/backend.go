@@ -16,7 +16,7 @@ import (
 //
 // The core interfaces are [Capturer], [Injector], [A11y] and [Executor]. The
 // optional ones are [Clipboard], [Windows], [Launcher], [PointerReporter],
-// [ChangeWatcher], [DamageTracker] and [PlatformReporter].
+// [ChangeWatcher], [DamageTracker], [Settler] and [PlatformReporter].
 //
 // Because discovery is by type assertion, a method whose signature is off by
 // one type silently drops its capability. Assert what you mean to implement

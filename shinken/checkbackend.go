@@ -19,6 +19,7 @@ var capabilities = []reflect.Type{
 	reflect.TypeFor[PointerReporter](),
 	reflect.TypeFor[PlatformReporter](),
 	reflect.TypeFor[DamageTracker](),
+	reflect.TypeFor[Settler](),
 }
 
 // CheckBackend reports the capabilities b almost has: an interface of this

@@ -27,8 +27,9 @@
 // A backend is any value implementing some of the small interfaces in this
 // package: [Capturer], [Injector], [A11y] and [Executor] at the core, and
 // the optional [Clipboard], [Windows], [Launcher], [PointerReporter],
-// [ChangeWatcher], [DamageTracker] and [PlatformReporter]. The Runtime finds
-// them by type assertion and its welcome advertises exactly what it found.
+// [ChangeWatcher], [DamageTracker], [Settler] and [PlatformReporter]. The
+// Runtime finds them by type assertion and its welcome advertises exactly
+// what it found.
 // Each interface's documentation is its contract; package
 // shinken/shinkentest checks a backend against all of them, directly and
 // through a Runtime and a Client. Backends here: backend/headless (a

@@ -14,7 +14,7 @@ import (
 // mutate runs a mutating verb. Input is a shared device: the runtime-wide
 // input lock serialises every mutation, and each connection's input lane
 // keeps its own in arrival order.
-func (c *conn) mutate(callID string, a *aci.Action) error {
+func (c *conn) mutate(callID string, a *aci.Action) (rerr error) {
 	ctx := c.ctx
 	rt := c.rt
 	switch a.Verb {
@@ -22,18 +22,22 @@ func (c *conn) mutate(callID string, a *aci.Action) error {
 		if err := rt.authorize(ctx, c, a); err != nil {
 			return err
 		}
-		return rt.launcher.Launch(ctx, *a.App, a.Args)
+		return rt.settled(ctx, callID, a.Verb, func() error { return rt.launcher.Launch(ctx, *a.App, a.Args) })
 	case aci.VerbClipboardSet:
 		if len(*a.Text) > rt.opts.MaxClipboard {
 			return aci.Errorf(aci.CodeTooLarge, "clipboard_set of %d bytes; at most %d", len(*a.Text), rt.opts.MaxClipboard)
 		}
 		return rt.clipboard.SetClipboardText(ctx, *a.Text)
 	case aci.VerbActivateWindow:
-		return rt.activate(ctx, a)
+		return rt.settled(ctx, callID, a.Verb, func() error { return rt.activate(ctx, a) })
 	case aci.VerbInvokeAction:
-		return c.obs.do(ctx, a.Target, ElementAction{Op: OpInvoke, Action: invokeName(a)})
+		return rt.settled(ctx, callID, a.Verb, func() error {
+			return c.obs.do(ctx, a.Target, ElementAction{Op: OpInvoke, Action: invokeName(a)})
+		})
 	case aci.VerbSetValue:
-		return c.obs.do(ctx, a.Target, ElementAction{Op: OpSetValue, Text: *a.Text})
+		return rt.settled(ctx, callID, a.Verb, func() error {
+			return c.obs.do(ctx, a.Target, ElementAction{Op: OpSetValue, Text: *a.Text})
+		})
 	}
 
 	if a.Verb == aci.VerbTypeText && len(*a.Text) > rt.opts.MaxTypeText {
@@ -57,6 +61,13 @@ func (c *conn) mutate(callID string, a *aci.Action) error {
 	}
 	rt.inputMu.Lock()
 	defer rt.inputMu.Unlock()
+	// Settled before the lock is released (see settle.go).
+	start := time.Now()
+	defer func() {
+		if err := rt.settle(ctx, start, callID, a.Verb); rerr == nil {
+			rerr = err
+		}
+	}()
 	in := rt.injector
 	btn := buttonOf(a.Button)
 	switch a.Verb {

@@ -68,6 +68,14 @@ type RuntimeOptions struct {
 	Exec ExecOptions
 	// Executor runs exec; default: the backend, if it implements Executor.
 	Executor Executor
+	// SettleCap bounds the wait, after each input action, for the UI to
+	// handle it and fall quiet (see [Settler]); default 1.5 s, clamped to
+	// [50 ms, 10 s].
+	SettleCap time.Duration
+	// OnSettle, when set, is called after each settled action with what the
+	// settle waited for, on the goroutine that acks the action: keep it
+	// short (count it, observe a histogram).
+	OnSettle func(SettleInfo)
 }
 
 // ExecOptions configure the exec verb. Zero fields take their defaults.
@@ -122,6 +130,7 @@ type Runtime struct {
 	launcher  Launcher
 	pointer   PointerReporter
 	watcher   ChangeWatcher
+	settler   Settler
 
 	caps     aci.Capabilities
 	platform aci.Platform
@@ -203,6 +212,8 @@ func NewRuntime(b Backend, opts *RuntimeOptions) *Runtime {
 	rt.launcher, _ = b.(Launcher)
 	rt.pointer, _ = b.(PointerReporter)
 	rt.watcher, _ = b.(ChangeWatcher)
+	rt.settler, _ = b.(Settler)
+	o.SettleCap = settleCap(o.SettleCap)
 	rt.platform = aci.PlatformLinux
 	if p, ok := b.(PlatformReporter); ok {
 		rt.platform = p.Platform()

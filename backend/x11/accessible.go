@@ -48,7 +48,24 @@ func (b *Backend) WithAccessibility(opts *atspi.Options) *Accessible {
 	if a.opts.Display == "" {
 		a.opts.Display = b.display
 	}
+	// Every object event is a change the settle waits out.
+	user := a.opts.OnEvent
+	a.opts.OnEvent = func(e atspi.Event) {
+		b.A11yEvent(e.Sender, e.Path, e.Member, e.Detail)
+		if user != nil {
+			user(e)
+		}
+	}
 	return a
+}
+
+// Settle implements shinken.Settler: [Backend.Settle], with the events of
+// the accessibility bus among the changes it waits out. The bus is
+// connected on first use, so that the events flow from the first action
+// on.
+func (a *Accessible) Settle(ctx context.Context, start time.Time, limit time.Duration) (shinken.SettleReport, error) {
+	a.client(ctx) // an unreachable bus leaves the screen alone to watch
+	return a.Backend.Settle(ctx, start, limit)
 }
 
 func (a *Accessible) client(ctx context.Context) (*atspi.Client, error) {

@@ -12,6 +12,7 @@ var (
 	_ shinken.Launcher        = (*Backend)(nil)
 	_ shinken.PointerReporter = (*Backend)(nil)
 	_ shinken.DamageTracker   = (*Backend)(nil)
+	_ shinken.Settler         = (*Backend)(nil)
 	_ shinken.A11y            = (*Accessible)(nil)
 	_ shinken.ChangeWatcher   = (*Accessible)(nil)
 )

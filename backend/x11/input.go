@@ -79,6 +79,7 @@ func (b *Backend) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 		return fmt.Errorf("%w: unknown button %d", aci.ErrInvalidAction, ev.Button)
 	}
 	x, y := clamp16(ev.X), clamp16(ev.Y)
+	b.settle.wmInput.Store(ev.Kind != shinken.PointerMove || b.settle.wmInput.Load())
 	xtest.FakeInput(b.conn, xproto.MotionNotify, 0, 0, b.root, x, y, 0)
 	switch ev.Kind {
 	case shinken.PointerMove:
@@ -135,6 +136,7 @@ func (b *Backend) Key(ctx context.Context, ev shinken.KeyEvent) error {
 	if err := b.inputReady(ctx); err != nil {
 		return err
 	}
+	b.settle.wmInput.Store(true) // window managers bind keys
 	ks, err := keysymForName(ev.Key)
 	if err != nil {
 		return err

@@ -6,7 +6,9 @@
 // activates windows through EWMH, holds the clipboard as an X selection
 // owner and launches applications into the session. It implements
 // [shinken.Capturer], [shinken.Injector], [shinken.Clipboard],
-// [shinken.Windows], [shinken.Launcher] and [shinken.PointerReporter].
+// [shinken.Windows], [shinken.Launcher], [shinken.PointerReporter] and
+// [shinken.Settler]: an action is acked once the applications have handled
+// it and the screen is quiet (see [Backend.Settle]).
 // The accessibility tree comes from AT-SPI, a separate concern.
 //
 // All methods may be called from any goroutine.
@@ -64,6 +66,16 @@ type Options struct {
 	// DisableSHM forces capture through GetImage. By default MIT-SHM is used
 	// whenever the server can attach the segment (it cannot across hosts).
 	DisableSHM bool
+	// SettleQuiet is how long the screen and the accessibility tree must
+	// stay unchanged, once the applications have handled an input, for
+	// Settle to call the UI settled. 0 means 30 ms.
+	SettleQuiet time.Duration
+	// SettleQuietBrowser is the quiet window when the input went to a web
+	// browser's window (Chromium, Chrome, Firefox...), whose pong comes
+	// from its UI process while a renderer handles the page: a link
+	// followed starts its navigation tens of milliseconds after the
+	// click, with nothing to show for it meanwhile. 0 means 80 ms.
+	SettleQuietBrowser time.Duration
 }
 
 const defaultClipboardLimit = 16 << 20
@@ -89,6 +101,7 @@ type Backend struct {
 	clock    clock
 	launched launchedApps
 	damage   damageState
+	settle   settleState
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -155,6 +168,7 @@ func (b *Backend) init(screen int) error {
 	}
 	b.capture.init(b)
 	b.damage.init(b)
+	b.settle.init(b)
 	b.keyboard.init(b)
 	b.clip.init()
 
@@ -235,6 +249,8 @@ func (b *Backend) eventLoop() {
 			switch {
 			case e.Window == b.win && e.Atom == b.atoms.shinkenTime:
 				b.clock.tick(e.Time)
+			case e.Window == b.win && e.Atom == b.atoms.netFrameExtents:
+				b.settle.frameExtents()
 			case e.Window == b.win:
 				// A read may be in progress, and so may a transfer to
 				// ourselves when we read our own selection.
@@ -248,7 +264,11 @@ func (b *Backend) eventLoop() {
 				b.keyboard.stale.Store(true)
 			}
 		case damage.NotifyEvent:
-			b.damage.notify(b, e)
+			if !b.settle.damageEvent(b, e) {
+				b.damage.notify(b, e)
+			}
+		case xproto.ClientMessageEvent:
+			b.settle.clientMessage(e)
 		}
 	}
 }
@@ -344,4 +364,5 @@ var (
 	_ shinken.Launcher        = (*Backend)(nil)
 	_ shinken.PointerReporter = (*Backend)(nil)
 	_ shinken.DamageTracker   = (*Backend)(nil)
+	_ shinken.Settler         = (*Backend)(nil)
 )

@@ -90,6 +90,11 @@ var cases = []testCase{
 	{"Watch", testWatch},
 	// Launching an application that does not exist fails with ErrNoSuchApp.
 	{"LaunchUnknownApp", testLaunchUnknownApp},
+	// Through a Runtime and a Client, with no wait between acting and
+	// looking: the screenshot right after a click on the button differs
+	// from the one before, the next observe shows the counter it changed,
+	// and text typed right after a click on the entry lands in the entry.
+	{"Settled", testSettled},
 }
 
 // suite is the state of one case.

@@ -169,6 +169,9 @@ func (w *wire) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (*shi
 		switch {
 		case e.Role == "frame" || e.Role == "window" || e.Role == "dialog":
 			n.Parent, root = -1, i
+			if t.Window == "" {
+				t.Window = e.Name
+			}
 		case root >= 0:
 			n.Depth = 1
 		}

@@ -282,7 +282,7 @@ type fixture struct {
 }
 
 func (f fixture) Open(ctx context.Context, t *testing.T, b shinken.Backend) (*shinkentest.App, error) {
-	c := b.(*Client)
+	c := b.(shinken.A11y) // the Client, or the suite's view of it through a Runtime
 	title := "fixture " + t.Name()
 	f.s.Launch(t, f.python, f.script, title)
 	var button, entry, counter string

@@ -62,6 +62,10 @@ type Options struct {
 	// the one whose window AT-SPI reports "active". nil means AT-SPI's
 	// states alone decide.
 	ActivePID func(ctx context.Context) (int, error)
+	// OnEvent, when set, receives every object event of every application,
+	// on the goroutine that reads the bus: it must return quickly and never
+	// call the Client. The X11 backend feeds its settle with it.
+	OnEvent func(Event)
 }
 
 func (o *Options) withDefaults() Options {

@@ -144,7 +144,14 @@ func (m *memo) record(member, path, kind string) {
 // that ordering is what makes [Client.barrier] work.
 func (c *Client) onSignal(sig *dbus.Signal) {
 	iface, member, ok := strings.Cut(sig.Name, ".Event.Object.")
-	if !ok || iface != "org.a11y.atspi" || !watchedSignals[member] {
+	if !ok || iface != "org.a11y.atspi" {
+		return
+	}
+	if f := c.opts.OnEvent; f != nil {
+		detail, _ := firstString(sig.Body)
+		f(Event{Sender: sig.Sender, Path: string(sig.Path), Member: member, Detail: detail})
+	}
+	if !watchedSignals[member] {
 		return
 	}
 	c.notify()

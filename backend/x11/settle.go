@@ -1,0 +1,633 @@
+package x11
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jezek/xgb"
+	"github.com/jezek/xgb/damage"
+	"github.com/jezek/xgb/xproto"
+
+	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
+)
+
+// Settling: knowing that the UI has handled the input.
+//
+// A Backend implements [shinken.Settler], which the Runtime calls after each
+// input action, before it acks. Settle waits, in order, for:
+//
+//  1. the server: a ClientMessage sent to our own window comes back
+//     through the event loop, so the server has processed every XTest event
+//     sent before it and the event loop has seen every DAMAGE event the
+//     server reported until then;
+//  2. after a button or a key, the window manager, which moves the input
+//     focus on a click and binds keys: it is asked for our window's frame
+//     extents (_NET_REQUEST_FRAME_EXTENTS), and answers once it has handled
+//     the events before (not after typed text: a window manager handles a
+//     keyboard remapping slowly, 50 to 170 ms for openbox);
+//  3. the applications that got the input: the window under the pointer
+//     and the active window are sent a _NET_WM_PING (when they take it),
+//     and toolkits answer it from their event queue, after the input events
+//     queued before it, so a pong says the application dispatched them
+//     (GTK, Qt; a browser's pong says its UI process did, its renderer may
+//     still be at work, so when a browser's window got the input the quiet
+//     window below is [Options.SettleQuietBrowser], default 80 ms);
+//  4. a quiet screen and tree: no change for the quiet window
+//     ([Options.SettleQuiet], default 30 ms) after the pongs, where a change
+//     is a DAMAGE rectangle (from a raw-rectangles DAMAGE object on the
+//     root) or, with [Backend.WithAccessibility], any AT-SPI object event
+//     (focus and other states, text, children, bounds, caret).
+//
+// The Runtime's cap (shinken.RuntimeOptions.SettleCap) bounds the whole
+// wait; a page load holds it up to the cap, a click on nothing costs about
+// the quiet window.
+//
+// Periodic change must not hold every action to the cap: a blinking caret,
+// a spinner, a progress bar or a playing video keeps damaging the screen.
+// Each distinct damage rectangle and each AT-SPI event source (sender,
+// object, member, detail) is a source with a history of arrival times. A
+// source is ambient, and its changes are counted but wait for nothing,
+// when it is small (at most a quarter of the screen) and its last four
+// arrivals or more came at a steady pace (every interval under 2 s, the
+// longest at most 2.5 times the shortest plus 10 ms: a caret's on/off
+// beat), or its last three at a frame's pace (every interval under 40 ms:
+// a spinner, a toolkit's transition). The pace is learnt from a source's
+// arrivals outside earlier settles and inside the current one, and from
+// those inside an earlier settle but its first there, which may have been
+// the reaction to that settle's input: text typed at a steady rhythm, each
+// keystroke settling, never makes its field look periodic, while a
+// spinner already turning before the click is known at once, and one that
+// the click started is recognised after three frames.
+
+const (
+	defaultSettleQuiet  = 30 * time.Millisecond
+	defaultBrowserQuiet = 80 * time.Millisecond
+	// ambientRun is the number of arrivals at a steady pace that make a
+	// source ambient; ambientFrames, when they come at least every
+	// frameRun, as an animation's frames do (a toolkit's transition after a
+	// click, a spinner), so that one started by the input holds the settle
+	// for about three frames.
+	ambientRun    = 4
+	ambientFrames = 3
+	frameRun      = 40 * time.Millisecond
+	// maxPeriod is the longest interval of a periodic source.
+	maxPeriod = 2 * time.Second
+	// keepHistory bounds the memory of sources and settle windows.
+	keepHistory = 10 * time.Second
+	maxSources  = 512
+	historyLen  = 8
+	pastWindows = 32
+)
+
+// settleState is the Backend's settle machinery. Its mutex guards
+// everything but the fields set at init.
+type settleState struct {
+	dmg       damage.Damage
+	dmgOK     bool
+	atom      xproto.Atom // _SHINKEN_SETTLE, the type of our barrier messages
+	protocols xproto.Atom // WM_PROTOCOLS
+	ping      xproto.Atom // _NET_WM_PING
+	extents   xproto.Atom // _NET_REQUEST_FRAME_EXTENTS
+	quiet     time.Duration
+	// browserQuiet is the quiet window when a browser got the input.
+	browserQuiet time.Duration
+	area         int // the screen's, in pixels
+
+	mu       sync.Mutex
+	sources  map[sourceKey]*source
+	windows  [pastWindows][2]time.Time // earlier settles, [start, end]
+	nwin     int
+	wake     chan struct{} // signalled on each change, capacity 1
+	next     uint32        // barrier and ping ids
+	waiting  map[uint32]chan struct{}
+	profiles map[xproto.Window]windowProfile
+	wm       chan struct{} // closed when the window manager sets our frame extents
+
+	// wmInput says the input since the last settle may concern the window
+	// manager: a button or a key, not text typed or a pointer move.
+	wmInput atomic.Bool
+}
+
+// sourceKey names a source of change: a damage rectangle, or an AT-SPI
+// event source.
+type sourceKey struct {
+	rect  image.Rectangle
+	event string
+}
+
+type source struct {
+	at   [historyLen]time.Time // ring of arrival times
+	n    int                   // arrivals recorded, ever
+	area int
+}
+
+func (s *source) push(t time.Time) {
+	s.at[s.n%historyLen] = t
+	s.n++
+}
+
+func (st *settleState) init(b *Backend) {
+	st.quiet = b.opts.SettleQuiet
+	if st.quiet <= 0 {
+		st.quiet = defaultSettleQuiet
+	}
+	st.browserQuiet = b.opts.SettleQuietBrowser
+	if st.browserQuiet <= 0 {
+		st.browserQuiet = defaultBrowserQuiet
+	}
+	st.area = int(b.screen.WidthInPixels) * int(b.screen.HeightInPixels)
+	st.sources = map[sourceKey]*source{}
+	st.waiting = map[uint32]chan struct{}{}
+	st.profiles = map[xproto.Window]windowProfile{}
+	st.wake = make(chan struct{}, 1)
+	names := []string{"_SHINKEN_SETTLE", "WM_PROTOCOLS", "_NET_WM_PING", "_NET_REQUEST_FRAME_EXTENTS"}
+	atoms := []*xproto.Atom{&st.atom, &st.protocols, &st.ping, &st.extents}
+	cookies := make([]xproto.InternAtomCookie, len(names))
+	for i, n := range names {
+		cookies[i] = xproto.InternAtom(b.conn, false, uint16(len(n)), n)
+	}
+	for i, c := range cookies {
+		if r, err := c.Reply(); err == nil {
+			*atoms[i] = r.Atom
+		}
+	}
+	// Pongs go to the root with SubstructureNotify|SubstructureRedirect;
+	// selecting the first is how a client other than the window manager
+	// sees them.
+	xproto.ChangeWindowAttributes(b.conn, b.root, xproto.CwEventMask, []uint32{xproto.EventMaskSubstructureNotify})
+	if !b.damage.ok {
+		return
+	}
+	id, err := damage.NewDamageId(b.conn)
+	if err != nil {
+		return
+	}
+	// Raw rectangles: one event per drawing, nothing to re-arm, and the
+	// rectangle tells a spinner from the rest of the window.
+	if damage.CreateChecked(b.conn, id, xproto.Drawable(b.root), damage.ReportLevelRawRectangles).Check() != nil {
+		return
+	}
+	st.dmg, st.dmgOK = id, true
+}
+
+// damageEvent takes a notification of our DAMAGE object; it reports false
+// for the others.
+func (st *settleState) damageEvent(b *Backend, e damage.NotifyEvent) bool {
+	if !st.dmgOK || e.Damage != st.dmg {
+		return false
+	}
+	r := image.Rect(int(e.Area.X), int(e.Area.Y), int(e.Area.X)+int(e.Area.Width), int(e.Area.Y)+int(e.Area.Height))
+	st.record(sourceKey{rect: r}, r.Dx()*r.Dy(), time.Now())
+	return true
+}
+
+// A11yEvent records an AT-SPI object event as a change. sender, path,
+// member and detail identify its source. [Backend.WithAccessibility] feeds
+// it; it is exported for programs that read AT-SPI events themselves.
+func (b *Backend) A11yEvent(sender, path, member, detail string) {
+	b.settle.record(sourceKey{event: sender + "\x00" + path + "\x00" + member + "\x00" + detail}, 0, time.Now())
+}
+
+func (st *settleState) record(k sourceKey, area int, t time.Time) {
+	st.mu.Lock()
+	s := st.sources[k]
+	if s == nil {
+		if len(st.sources) >= maxSources {
+			st.prune(t)
+		}
+		s = &source{area: area}
+		st.sources[k] = s
+	}
+	s.push(t)
+	st.mu.Unlock()
+	select {
+	case st.wake <- struct{}{}:
+	default:
+	}
+}
+
+// prune forgets sources silent for keepHistory, or all of them when that
+// is not enough. st.mu must be held.
+func (st *settleState) prune(now time.Time) {
+	for k, s := range st.sources {
+		if now.Sub(s.at[(s.n-1)%historyLen]) > keepHistory {
+			delete(st.sources, k)
+		}
+	}
+	if len(st.sources) >= maxSources {
+		clear(st.sources)
+	}
+}
+
+// clientMessage takes our barrier messages and the pongs; it reports false
+// for other messages.
+func (st *settleState) clientMessage(e xproto.ClientMessageEvent) bool {
+	d := e.Data.Data32
+	var id uint32
+	switch {
+	case e.Type == st.atom && e.Format == 32:
+		id = d[0]
+	case e.Type == st.protocols && e.Format == 32 && xproto.Atom(d[0]) == st.ping:
+		id = d[1]
+	default:
+		return false
+	}
+	st.mu.Lock()
+	ch := st.waiting[id]
+	delete(st.waiting, id)
+	st.mu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
+	return true
+}
+
+// expect registers a reply id. st.mu must not be held.
+func (st *settleState) expect() (uint32, chan struct{}) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.next++
+	// High ids keep clear of the window manager's own ping serials.
+	id := st.next | 1<<31
+	ch := make(chan struct{})
+	st.waiting[id] = ch
+	return id, ch
+}
+
+func (st *settleState) forget(ids []uint32) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, id := range ids {
+		delete(st.waiting, id)
+	}
+}
+
+// barrier sends a message to our own window and returns its channel,
+// closed when the event loop sees it.
+func (b *Backend) barrier() (uint32, chan struct{}) {
+	id, ch := b.settle.expect()
+	ev := xproto.ClientMessageEvent{Format: 32, Window: b.win, Type: b.settle.atom,
+		Data: xproto.ClientMessageDataUnionData32New([]uint32{id, 0, 0, 0, 0})}
+	// An empty event mask sends the event to the window's creator: us.
+	xproto.SendEvent(b.conn, false, b.win, 0, string(ev.Bytes()))
+	return id, ch
+}
+
+// wmBarrier asks the window manager, when it offers that, for our window's
+// frame extents, and returns a channel closed when it has set them (nil
+// without a window manager that does). A window manager handles its events
+// in order, so by then it has handled the input sent before: a click that
+// focuses a window has moved the X input focus, which the window manager
+// does, not the server.
+func (b *Backend) wmBarrier() chan struct{} {
+	st := &b.settle
+	r, err := xproto.GetProperty(b.conn, false, b.root, b.atoms.netSupported, xproto.AtomAtom, 0, 1024).Reply()
+	if err != nil {
+		return nil
+	}
+	supported := false
+	for i := 0; i+4 <= len(r.Value); i += 4 {
+		supported = supported || xproto.Atom(xgb.Get32(r.Value[i:])) == st.extents
+	}
+	if !supported {
+		return nil
+	}
+	ch := make(chan struct{})
+	st.mu.Lock()
+	st.wm = ch
+	st.mu.Unlock()
+	ev := xproto.ClientMessageEvent{Format: 32, Window: b.win, Type: st.extents,
+		Data: xproto.ClientMessageDataUnionData32New([]uint32{0, 0, 0, 0, 0})}
+	xproto.SendEvent(b.conn, false, b.root,
+		xproto.EventMaskSubstructureNotify|xproto.EventMaskSubstructureRedirect, string(ev.Bytes()))
+	return ch
+}
+
+// frameExtents takes the window manager's answer to wmBarrier.
+func (st *settleState) frameExtents() {
+	st.mu.Lock()
+	ch := st.wm
+	st.wm = nil
+	st.mu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
+}
+
+// pingTargets returns the windows that got the input and take
+// _NET_WM_PING, the client window under the pointer and the active one,
+// and whether one of them is a web browser's.
+func (b *Backend) pingTargets() (out []xproto.Window, browser bool) {
+	add := func(w xproto.Window) {
+		if w == 0 || w == b.root || w == b.win || slices.Contains(out, w) {
+			return
+		}
+		p := b.profile(w)
+		browser = browser || p.browser
+		if p.ping {
+			out = append(out, w)
+		}
+	}
+	if p, err := xproto.QueryPointer(b.conn, b.root).Reply(); err == nil && p.Child != 0 {
+		add(b.clientOf(p.Child))
+	}
+	if w, err := b.activeWindow(); err == nil {
+		add(w)
+	}
+	return out, browser
+}
+
+// clientOf returns the client window of a top-level frame: the frame
+// itself when it carries WM_STATE, else its first child that does.
+func (b *Backend) clientOf(w xproto.Window) xproto.Window {
+	has := func(w xproto.Window) bool {
+		r, err := xproto.GetProperty(b.conn, false, w, b.atoms.wmState, xproto.GetPropertyTypeAny, 0, 0).Reply()
+		return err == nil && r.Type != xproto.AtomNone
+	}
+	if has(w) {
+		return w
+	}
+	t, err := xproto.QueryTree(b.conn, w).Reply()
+	if err != nil {
+		return 0
+	}
+	for _, c := range t.Children {
+		if has(c) {
+			return c
+		}
+	}
+	return 0
+}
+
+// A windowProfile is what the settle needs to know of a window.
+type windowProfile struct {
+	ping    bool // it lists _NET_WM_PING in WM_PROTOCOLS
+	browser bool // a multi-process web browser's (see browserClasses)
+}
+
+// browserClasses are the WM_CLASS classes of web browsers, whose pong
+// comes from the process that owns the window while the page is handled
+// and painted by another.
+var browserClasses = []string{"chromium", "chrome", "google-chrome", "firefox", "firefox-esr", "navigator", "brave-browser", "microsoft-edge"}
+
+// profile returns w's profile, remembering it.
+func (b *Backend) profile(w xproto.Window) windowProfile {
+	st := &b.settle
+	st.mu.Lock()
+	p, known := st.profiles[w]
+	st.mu.Unlock()
+	if known {
+		return p
+	}
+	protocols := xproto.GetProperty(b.conn, false, w, st.protocols, xproto.AtomAtom, 0, 64)
+	class := xproto.GetProperty(b.conn, false, w, xproto.AtomWmClass, xproto.AtomString, 0, 64)
+	r, err := protocols.Reply()
+	c, cerr := class.Reply()
+	if err != nil || cerr != nil {
+		return p // gone: ask again if it shows up again
+	}
+	for i := 0; i+4 <= len(r.Value); i += 4 {
+		p.ping = p.ping || xproto.Atom(xgb.Get32(r.Value[i:])) == st.ping
+	}
+	// WM_CLASS is instance NUL class NUL.
+	for _, part := range strings.Split(string(c.Value), "\x00") {
+		p.browser = p.browser || slices.Contains(browserClasses, strings.ToLower(part))
+	}
+	st.mu.Lock()
+	if len(st.profiles) > maxSources {
+		clear(st.profiles)
+	}
+	st.profiles[w] = p
+	st.mu.Unlock()
+	return p
+}
+
+// sendPing sends w a _NET_WM_PING and returns its id and channel.
+func (b *Backend) sendPing(w xproto.Window) (uint32, chan struct{}) {
+	st := &b.settle
+	id, ch := st.expect()
+	ev := xproto.ClientMessageEvent{Format: 32, Window: w, Type: st.protocols,
+		Data: xproto.ClientMessageDataUnionData32New([]uint32{uint32(st.ping), id, uint32(w), 0, 0})}
+	xproto.SendEvent(b.conn, false, w, 0, string(ev.Bytes()))
+	return id, ch
+}
+
+// Settle implements [shinken.Settler], as the comment at the top of this
+// file describes.
+func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Duration) (shinken.SettleReport, error) {
+	var rep shinken.SettleReport
+	if err := b.check(ctx); err != nil {
+		return rep, err
+	}
+	deadline := time.Now().Add(limit)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	st := &b.settle
+	defer st.endWindow(start)
+
+	// First the server and the window manager, which may move the focus;
+	// then the applications that got the input, found after that.
+	ids := make([]uint32, 0, 3)
+	defer func() { st.forget(ids) }()
+	id, ch := b.barrier()
+	ids = append(ids, id)
+	chans := []chan struct{}{ch}
+	if st.wmInput.Swap(false) {
+		if wm := b.wmBarrier(); wm != nil {
+			chans = append(chans, wm)
+		}
+	}
+	if !wait(ctx, chans) {
+		return b.capped(ctx, start)
+	}
+	chans = chans[:0]
+	targets, browser := b.pingTargets()
+	quiet := st.quiet
+	if browser {
+		quiet = max(quiet, st.browserQuiet)
+	}
+	for _, w := range targets {
+		id, ch := b.sendPing(w)
+		ids, chans = append(ids, id), append(chans, ch)
+	}
+	if !wait(ctx, chans) {
+		return b.capped(ctx, start)
+	}
+	handled := time.Now()
+	timer := time.NewTimer(quiet)
+	defer timer.Stop()
+	for {
+		last := st.lastChange(start)
+		base := handled
+		if last.After(base) {
+			base = last
+		}
+		quietAt := base.Add(quiet)
+		now := time.Now()
+		if !now.Before(quietAt) {
+			// Quiet by the events seen so far; one more barrier makes sure
+			// no DAMAGE the server already reported is still on its way.
+			id, ch := b.barrier()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				st.forget([]uint32{id})
+				return b.capped(ctx, start)
+			}
+			if st.lastChange(start).After(last) {
+				continue
+			}
+			rep.Outcome = shinken.SettleQuiet
+			rep.Changes, rep.Ambient = st.changes(start)
+
+			return rep, nil
+		}
+		timer.Reset(quietAt.Sub(now))
+		select {
+		case <-timer.C:
+		case <-st.wake:
+		case <-ctx.Done():
+			return b.capped(ctx, start)
+		}
+	}
+}
+
+// wait waits for every channel to close; false means ctx ended first.
+func wait(ctx context.Context, chans []chan struct{}) bool {
+	for _, ch := range chans {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+func (b *Backend) capped(ctx context.Context, start time.Time) (shinken.SettleReport, error) {
+	if b.closed.Load() {
+		return shinken.SettleReport{}, fmt.Errorf("%w: x11 backend", aci.ErrClosed)
+	}
+	if err := context.Cause(ctx); err != context.DeadlineExceeded {
+		return shinken.SettleReport{}, err
+	}
+	rep := shinken.SettleReport{Outcome: shinken.SettleCap}
+	rep.Changes, rep.Ambient = b.settle.changes(start)
+	return rep, nil
+}
+
+// endWindow remembers a settle window, so that its arrivals teach no
+// source a pace: they were reactions.
+func (st *settleState) endWindow(start time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.windows[st.nwin%pastWindows] = [2]time.Time{start, time.Now()}
+	st.nwin++
+}
+
+// window returns the index of the earlier settle window, begun before
+// start, that t fell inside, or -1. st.mu must be held.
+func (st *settleState) window(t, start time.Time) int {
+	for i := range min(st.nwin, pastWindows) {
+		w := st.windows[i]
+		if w[0].Before(start) && !t.Before(w[0]) && !t.After(w[1]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// ambient reports whether s is a small source changing at a steady pace
+// (see the top of this file). The pace is judged on its arrivals outside
+// earlier settles and in the current one, and on those inside an earlier
+// settle but its first there: a source's first change in a settle may be
+// the reaction to that settle's input, and text typed at a steady rhythm
+// must not look periodic, while an animation keeps changing through a
+// settle. st.mu must be held.
+func (st *settleState) ambient(s *source, start time.Time) bool {
+	if s.area > st.area/4 {
+		return false
+	}
+	var times [historyLen]time.Time
+	k := 0
+	var seen [pastWindows]bool
+	for i := min(s.n, historyLen) - 1; i >= 0; i-- {
+		t := s.at[(s.n-1-i)%historyLen] // oldest first
+		if t.Before(start) {
+			if w := st.window(t, start); w >= 0 && !seen[w] {
+				seen[w] = true
+				continue
+			}
+		}
+		times[k] = t
+		k++
+	}
+	if k < ambientRun {
+		return false
+	}
+	lo, hi := time.Duration(1<<62), time.Duration(0)
+	for i := k - 1; i > 0; i-- { // newest first
+		d := times[i].Sub(times[i-1])
+		if d > maxPeriod {
+			break
+		}
+		lo, hi = min(lo, d), max(hi, d)
+		run := ambientRun
+		if hi <= frameRun {
+			run = ambientFrames
+		}
+		if k-i >= run-1 && hi <= lo*5/2+10*time.Millisecond {
+			return true
+		}
+	}
+	return false
+}
+
+// lastChange returns the latest arrival at or after start from a source
+// that is not ambient (the zero time when there is none).
+func (st *settleState) lastChange(start time.Time) time.Time {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var last time.Time
+	for _, s := range st.sources {
+		t := s.at[(s.n-1)%historyLen]
+		if t.Before(start) || !t.After(last) {
+			continue
+		}
+		if !st.ambient(s, start) {
+			last = t
+		}
+	}
+	return last
+}
+
+// changes counts the arrivals at or after start that held the settle and
+// those set aside as ambient.
+func (st *settleState) changes(start time.Time) (held, ambient int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, s := range st.sources {
+		n := 0
+		for i := 0; i < min(s.n, historyLen); i++ {
+			if !s.at[(s.n-1-i)%historyLen].Before(start) {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		if st.ambient(s, start) {
+			ambient += n
+		} else {
+			held += n
+		}
+	}
+	return held, ambient
+}

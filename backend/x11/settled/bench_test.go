@@ -1,0 +1,187 @@
+package settled
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"shinken.dev/go/backend/x11/atspi/atspitest"
+	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
+)
+
+// unsettled hides the backend's Settler: a runtime serving it acks as soon
+// as the input is injected, as runtimes did before settling, which is what
+// an agent that waits by itself works against.
+type unsettled struct {
+	shinken.Capturer
+	shinken.Injector
+	shinken.A11y
+	shinken.PointerReporter
+}
+
+// naiveClient serves r's desktop through a second runtime that does not
+// settle, and returns a client on it.
+func (r *rig) naiveClient() *client.Client {
+	r.t.Helper()
+	rt := shinken.NewRuntime(unsettled{r.desk, r.desk, r.desk, r.desk}, &shinken.RuntimeOptions{
+		Token: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv := httptest.NewServer(rt)
+	r.t.Cleanup(func() { srv.Close(); rt.Close() })
+	c, err := client.Dial(r.ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: "t"})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// naiveWait is what an agent without settled actions does: take
+// screenshots until two in a row match. It returns the last one.
+func naiveWait(ctx context.Context, c *client.Client) (*client.Shot, error) {
+	prev, err := c.Screenshot(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		s, err := c.Screenshot(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		if s.Hash == prev.Hash {
+			return s, nil
+		}
+		prev = s
+	}
+}
+
+// fixedSleep is the best-known demo's wait before each screenshot.
+const fixedSleep = 2 * time.Second
+
+// BenchmarkSettle measures, per scenario and side by side in one run, what
+// knowing that an action's effects are visible costs: the settle (the
+// runtime's ack waits for it) against a naive loop that screenshots until
+// two frames match, and against a fixed 2 s sleep, whose cost is its
+// length. Each iteration acts once each way and checks, with the very
+// next screenshot, that the action shows (stale otherwise).
+func BenchmarkSettle(b *testing.B) {
+	b.Run("gtk-button", func(b *testing.B) {
+		r := newRig(b, false)
+		python := atspitest.Python(b, "gi")
+		_, file, _, _ := runtime.Caller(0)
+		r.sess.Launch(b, python, filepath.Join(filepath.Dir(file), "..", "atspi", "testdata", "fixture.py"), "settle-bench")
+		_, button := r.waitElement("push button", "Press me")
+		benchScenario(b, r, func(c *client.Client) error {
+			return c.Click(r.ctx, aci.Px(button.BBox[0]+button.BBox[2]/2, button.BBox[1]+button.BBox[3]/2))
+		})
+	})
+	b.Run("gtk-keypress", func(b *testing.B) {
+		r := newRig(b, false)
+		python := atspitest.Python(b, "gi")
+		_, file, _, _ := runtime.Caller(0)
+		r.sess.Launch(b, python, filepath.Join(filepath.Dir(file), "..", "atspi", "testdata", "fixture.py"), "settle-bench")
+		_, entry := r.waitElement("text", "")
+		r.clickAt(entry)
+		n := 0
+		benchScenario(b, r, func(c *client.Client) error {
+			n++
+			if n%10 == 0 {
+				// Keep the text inside the field: once it scrolls, a
+				// key can leave the same pixels.
+				if err := c.Key(r.ctx, "ctrl+a BackSpace"); err != nil {
+					return err
+				}
+			}
+			return c.Key(r.ctx, string(rune('a'+n%26)))
+		})
+	})
+	b.Run("chromium-checkbox", func(b *testing.B) {
+		r := chromium(b)
+		_, box := r.waitElement("check box", "Accept the terms")
+		benchScenario(b, r, func(c *client.Client) error {
+			return c.Click(r.ctx, aci.Px(box.BBox[0]+box.BBox[2]/2, box.BBox[1]+box.BBox[3]/2))
+		})
+	})
+}
+
+func benchScenario(b *testing.B, r *rig, act func(c *client.Client) error) {
+	naive := r.naiveClient()
+	var settled, looped []time.Duration
+	staleSettled, staleNaive := 0, 0
+	last, err := naiveWait(r.ctx, r.c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.takeSettles()
+	b.ResetTimer()
+	for range b.N {
+		// Settled: the ack comes once the UI is quiet; its report says
+		// how long that took.
+		if err := act(r.c); err != nil {
+			b.Fatal(err)
+		}
+		s := r.shot()
+		ss := r.takeSettles()
+		if len(ss) == 0 {
+			b.Fatal("no settle reported")
+		}
+		for _, x := range ss {
+			settled = append(settled, x.Took)
+		}
+		if s.Hash == last.Hash {
+			staleSettled++
+		}
+		last = s
+
+		// Naive: acked at once, then screenshots until two match.
+		t0 := time.Now()
+		if err := act(naive); err != nil {
+			b.Fatal(err)
+		}
+		s, err := naiveWait(r.ctx, naive)
+		if err != nil {
+			b.Fatal(err)
+		}
+		looped = append(looped, time.Since(t0))
+		if s.Hash == last.Hash {
+			staleNaive++
+		}
+		// The naive wait may have ended before the UI did: a settled
+		// no-op (the pointer moved where it is) waits that out, so the
+		// next settled action is judged against what the screen shows.
+		p, err := r.desk.PointerPosition(r.ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := r.c.Move(r.ctx, aci.Px(float64(p.X), float64(p.Y))); err != nil {
+			b.Fatal(err)
+		}
+		last = r.shot()
+		r.takeSettles()
+	}
+	b.StopTimer()
+	p := func(d []time.Duration, q int) time.Duration {
+		slices.Sort(d)
+		return d[min(len(d)-1, len(d)*q/100)]
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	sp50, sp95, np50, np95 := p(settled, 50), p(settled, 95), p(looped, 50), p(looped, 95)
+	b.ReportMetric(ms(sp50), "settle-p50-ms")
+	b.ReportMetric(ms(sp95), "settle-p95-ms")
+	b.ReportMetric(ms(np50), "naive-p50-ms")
+	b.ReportMetric(ms(np95), "naive-p95-ms")
+	b.ReportMetric(float64(np50)/float64(sp50), "naive/settle-p50")
+	b.ReportMetric(float64(fixedSleep)/float64(sp50), "sleep2s/settle-p50")
+	b.ReportMetric(float64(staleSettled), "stale-settled")
+	b.ReportMetric(float64(staleNaive), "stale-naive")
+	b.Logf("N=%d settled p50 %v p95 %v stale %d; naive p50 %v p95 %v stale %d",
+		b.N, sp50, sp95, staleSettled, np50, np95, staleNaive)
+}

@@ -1,0 +1,101 @@
+package settled
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+const pageA = `<!doctype html>
+<html><head><meta charset="utf-8"><title>settle page A</title>
+<style>body{font:16px sans-serif;margin:40px} label{display:block;margin:20px 0}
+input{width:24px;height:24px} a{font-size:24px}</style></head>
+<body><h1>Page A</h1>
+<label><input type="checkbox" id="box"> Accept the terms</label>
+<p><a href="b.html">Go to page B</a></p>
+</body></html>`
+
+const pageB = `<!doctype html>
+<html><head><meta charset="utf-8"><title>settle page B</title>
+<style>body{font:16px sans-serif;margin:40px} a{font-size:24px}</style></head>
+<body><h1>Page B</h1>
+<p><a href="a.html">Back to page A</a></p>
+</body></html>`
+
+// chromium starts Chromium on page A of a local site, with its
+// accessibility tree exposed, and returns the rig.
+func chromium(t testing.TB) *rig {
+	r := newRig(t, true)
+	dir := t.TempDir()
+	for name, page := range map[string]string{"a.html": pageA, "b.html": pageB} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.sess.Launch(t, "chromium", "--no-sandbox", "--no-first-run", "--no-default-browser-check",
+		"--disable-gpu", "--force-renderer-accessibility", "--disable-features=Translate",
+		"--password-store=basic", "--user-data-dir="+filepath.Join(dir, "profile"),
+		"--window-position=0,0", "--window-size=1000,700", "file://"+filepath.Join(dir, "a.html"))
+	return r
+}
+
+// TestChromiumCheckboxThenObserve clicks a checkbox on a page and
+// observes at once: the tree reads the new state, every time.
+func TestChromiumCheckboxThenObserve(t *testing.T) {
+	r := chromium(t)
+	_, box := r.waitElement("check box", "Accept the terms")
+	checked := has(box.States, "checked")
+	r.takeSettles()
+	for i := range rounds {
+		r.clickAt(box)
+		checked = !checked
+		got := find(r.observe(), "check box", "Accept the terms")
+		if got == nil || has(got.States, "checked") != checked {
+			t.Fatalf("round %d: the checkbox reads %v, want checked=%v (stale); %s", i, got, checked, r.later("check box", "Accept the terms"))
+		}
+	}
+	t.Log(summary(r.takeSettles()))
+}
+
+// TestChromiumCheckboxThenScreenshot clicks the checkbox and takes a
+// screenshot at once: it differs from the one before, every time.
+func TestChromiumCheckboxThenScreenshot(t *testing.T) {
+	r := chromium(t)
+	_, box := r.waitElement("check box", "Accept the terms")
+	prev := r.shot().Hash
+	r.takeSettles()
+	for i := range rounds {
+		r.clickAt(box)
+		s := r.shot()
+		if s.Hash == prev {
+			t.Fatalf("round %d: the screenshot after the click shows the old pixels (stale)", i)
+		}
+		prev = s.Hash
+	}
+	t.Log(summary(r.takeSettles()))
+}
+
+// TestChromiumLinkThenObserve follows a link to another page and back,
+// observing at once: the tree shows the page the link led to, every time.
+func TestChromiumLinkThenObserve(t *testing.T) {
+	r := chromium(t)
+	r.waitElement("link", "Go to page B")
+	r.takeSettles()
+	for i := range rounds {
+		from, to, heading := "Go to page B", "Back to page A", "Page B"
+		if i%2 == 1 {
+			from, to, heading = "Back to page A", "Go to page B", "Page A"
+		}
+		o := r.observe()
+		link := find(o, "link", from)
+		if link == nil {
+			t.Fatalf("round %d: no link %q:\n%s", i, from, o.TreeText)
+		}
+		r.clickAt(link)
+		o = r.observe()
+		if find(o, "link", to) == nil || find(o, "heading", heading) == nil {
+			t.Fatalf("round %d: after following %q the tree shows no %q (stale):\n%s", i, from, heading, o.TreeText)
+		}
+	}
+	t.Log(summary(r.takeSettles()))
+}

@@ -1,0 +1,198 @@
+// Package settled checks, with real applications under Xvfb, that what an
+// agent sees right after an action shows that action: the X11 backend with
+// AT-SPI behind a Runtime, driven through a Client, with no sleep between
+// acting and looking.
+package settled
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"shinken.dev/go/backend/x11"
+	"shinken.dev/go/backend/x11/atspi"
+	"shinken.dev/go/backend/x11/atspi/atspitest"
+	"shinken.dev/go/internal/schematest"
+	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// rounds is how many times each scenario acts and looks.
+const rounds = 20
+
+// A rig is a desktop with a runtime serving it and a client on it.
+type rig struct {
+	t    testing.TB
+	ctx  context.Context
+	sess *atspitest.Session
+	desk *x11.Accessible
+	c    *client.Client
+
+	mu      sync.Mutex
+	settles []shinken.SettleInfo
+}
+
+func newRig(t testing.TB, screenReader bool) *rig {
+	t.Helper()
+	sess := atspitest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	b, err := x11.Open(ctx, &x11.Options{Display: sess.Display, Xauthority: sess.Xauthority,
+		SessionBus: sess.SessionBus, LaunchEnv: sess.Env()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, ctx: ctx, sess: sess}
+	r.desk = b.WithAccessibility(&atspi.Options{Address: sess.A11yBus, SessionBus: sess.SessionBus, ScreenReader: screenReader})
+	t.Cleanup(func() { r.desk.Close() })
+	rt := shinken.NewRuntime(r.desk, &shinken.RuntimeOptions{
+		Token:  "t",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OnSettle: func(s shinken.SettleInfo) {
+			r.mu.Lock()
+			r.settles = append(r.settles, s)
+			r.mu.Unlock()
+		},
+	})
+	srv := httptest.NewServer(rt)
+	t.Cleanup(func() { srv.Close(); rt.Close() })
+	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	c, err := client.Dial(ctx, proxy.URL, &client.DialOptions{Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	r.c = c
+	return r
+}
+
+// takeSettles returns the settles reported since the last call.
+func (r *rig) takeSettles() []shinken.SettleInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.settles
+	r.settles = nil
+	return s
+}
+
+func (r *rig) observe() *aci.Observation {
+	r.t.Helper()
+	o, err := r.c.Observe(r.ctx, nil)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return o
+}
+
+// find returns the first element of o matching role and whose name
+// contains name, or nil.
+func find(o *aci.Observation, role, name string) *aci.Element {
+	for i := range o.Elements {
+		e := &o.Elements[i]
+		if (role == "" || e.Role == role) && strings.Contains(e.Name, name) {
+			return e
+		}
+	}
+	return nil
+}
+
+// waitElement observes until an element matching role and name shows, in
+// the same place twice in a row (a window manager places a new window
+// after it maps), for the setup of a scenario (never between an action and
+// its check).
+func (r *rig) waitElement(role, name string) (*aci.Observation, *aci.Element) {
+	r.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var last []float64
+	for {
+		o := r.observe()
+		if e := find(o, role, name); e != nil && len(e.BBox) == 4 && e.BBox[2] > 0 {
+			if slices.Equal(e.BBox, last) {
+				return o, e
+			}
+			last = e.BBox
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("no %s %q in the tree:\n%s", role, name, o.TreeText)
+		}
+		<-tick.C
+	}
+}
+
+func (r *rig) clickAt(e *aci.Element) {
+	r.t.Helper()
+	x, y := e.BBox[0]+e.BBox[2]/2, e.BBox[1]+e.BBox[3]/2
+	if err := r.c.Click(r.ctx, aci.Px(x, y)); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *rig) shot() *client.Shot {
+	r.t.Helper()
+	s, err := r.c.Screenshot(r.ctx, nil)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return s
+}
+
+// summary reports the settles' outcomes and p50/p95 of their times.
+func summary(ss []shinken.SettleInfo) string {
+	if len(ss) == 0 {
+		return "no settles"
+	}
+	outcomes := map[shinken.SettleOutcome]int{}
+	var d []time.Duration
+	for _, s := range ss {
+		outcomes[s.Outcome]++
+		d = append(d, s.Took)
+	}
+	slices.Sort(d)
+	return fmt.Sprintf("%d settles %v p50 %v p95 %v max %v", len(ss), outcomes,
+		d[len(d)/2].Round(100*time.Microsecond), d[len(d)*95/100].Round(100*time.Microsecond), d[len(d)-1].Round(100*time.Microsecond))
+}
+
+// all returns the elements of o with role.
+func all(o *aci.Observation, role string) []aci.Element {
+	var out []aci.Element
+	for _, e := range o.Elements {
+		if e.Role == role {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func byRef(o *aci.Observation, ref string) *aci.Element {
+	for i := range o.Elements {
+		if o.Elements[i].Ref == ref {
+			return &o.Elements[i]
+		}
+	}
+	return nil
+}
+
+// later says what an element looks like half a second later, when a check
+// has failed: late (stale) or never (lost).
+func (r *rig) later(role, name string) string {
+	time.Sleep(500 * time.Millisecond) // diagnosis of a failure only
+	e := find(r.observe(), role, name)
+	if e == nil {
+		return "half a second later it is gone"
+	}
+	return fmt.Sprintf("half a second later it reads %v", e.States)
+}

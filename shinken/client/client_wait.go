@@ -1,0 +1,137 @@
+package client
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"shinken.dev/go/shinken/aci"
+)
+
+// WaitCondition says what [Client.WaitFor] waits for.
+type WaitCondition uint8
+
+// Wait conditions.
+const (
+	// WaitAppears: an element matching the query is in the tree.
+	WaitAppears WaitCondition = iota
+	// WaitDisappears: no element matches the query.
+	WaitDisappears
+	// WaitChanges: the value or the states of the element that matched
+	// when the wait began differ from what they were then (or it is gone).
+	WaitChanges
+)
+
+// A WaitForRequest describes what [Client.WaitFor] waits for. An element
+// matches when its role is Role (any role when Role is "") and its name
+// contains Name (any name when Name is "").
+type WaitForRequest struct {
+	Role  string
+	Name  string
+	Until WaitCondition
+	// Timeout bounds the wait; 0 means 10 s.
+	Timeout time.Duration
+	// Interval is the pause between two observations; 0 means 50 ms.
+	Interval time.Duration
+	// Desktop looks at every application, not just the active one.
+	Desktop bool
+}
+
+// WaitFor observes until req's condition holds and returns the element
+// that satisfied it: nil for WaitDisappears, and for WaitChanges the
+// watched element (by its ref) as it is now, or nil when it is gone. Every
+// observation but the first asks for a diff, so the runtime renders only
+// what changed into tree_text. Each observation is settled like any other
+// request, so no poll sees a half-handled action. When the timeout passes
+// first, the error wraps ErrTimeout.
+func (c *Client) WaitFor(ctx context.Context, req WaitForRequest) (*aci.Element, error) {
+	timeout, interval := req.Timeout, req.Interval
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	if interval <= 0 {
+		interval = 50 * time.Millisecond
+	}
+	deadline := time.Now().Add(timeout)
+	wctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var base *aci.Element // the element WaitChanges watches
+	observeReq := &ObserveRequest{Desktop: req.Desktop}
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for first := true; ; first = false {
+		obs, err := c.Observe(wctx, observeReq)
+		if err != nil {
+			if wctx.Err() != nil && ctx.Err() == nil {
+				return nil, aci.Errorf(aci.CodeTimeout, "wait_for: %s", req.describe())
+			}
+			return nil, err
+		}
+		e := req.match(obs)
+		switch req.Until {
+		case WaitAppears:
+			if e != nil {
+				return e, nil
+			}
+		case WaitDisappears:
+			if e == nil {
+				return nil, nil
+			}
+		case WaitChanges:
+			if first {
+				if e == nil {
+					return nil, aci.Errorf(aci.CodeInvalidAction, "wait_for: no element to watch: %s", req.describe())
+				}
+				base = e
+				break
+			}
+			now := byRef(obs, base.Ref)
+			if now == nil || now.Name != base.Name || now.Value != base.Value || !slices.Equal(now.States, base.States) {
+				return now, nil
+			}
+		}
+		observeReq.Diff = true
+		timer.Reset(min(interval, time.Until(deadline)))
+		select {
+		case <-timer.C:
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, aci.Errorf(aci.CodeTimeout, "wait_for: %s", req.describe())
+		}
+	}
+}
+
+// match returns the first element of obs matching r.
+func (r *WaitForRequest) match(obs *aci.Observation) *aci.Element {
+	for i := range obs.Elements {
+		e := &obs.Elements[i]
+		if (r.Role == "" || e.Role == r.Role) && strings.Contains(e.Name, r.Name) {
+			return e
+		}
+	}
+	return nil
+}
+
+func (r *WaitForRequest) describe() string {
+	what := map[WaitCondition]string{WaitAppears: "appears", WaitDisappears: "disappears", WaitChanges: "changes"}[r.Until]
+	return "an element with role " + quoteOrAny(r.Role) + " and a name containing " + quoteOrAny(r.Name) + " " + what
+}
+
+func quoteOrAny(s string) string {
+	if s == "" {
+		return "(any)"
+	}
+	return `"` + s + `"`
+}
+
+func byRef(obs *aci.Observation, ref string) *aci.Element {
+	for i := range obs.Elements {
+		if obs.Elements[i].Ref == ref {
+			return &obs.Elements[i]
+		}
+	}
+	return nil
+}
