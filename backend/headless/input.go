@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"image"
 	"unicode"
-	"unicode/utf8"
 
+	"shinken.dev/go/internal/keysym"
 	"shinken.dev/go/shinken"
 )
 
@@ -145,17 +145,6 @@ var modifiers = map[string]bool{
 	"ISO_Level3_Shift": true, "Caps_Lock": true, "Num_Lock": true,
 }
 
-// keysymChars maps keysym names of printable keys to what they type.
-var keysymChars = map[string]rune{
-	"space": ' ', "exclam": '!', "quotedbl": '"', "numbersign": '#', "dollar": '$',
-	"percent": '%', "ampersand": '&', "apostrophe": '\'', "parenleft": '(',
-	"parenright": ')', "asterisk": '*', "plus": '+', "comma": ',', "minus": '-',
-	"period": '.', "slash": '/', "colon": ':', "semicolon": ';', "less": '<',
-	"equal": '=', "greater": '>', "question": '?', "at": '@', "bracketleft": '[',
-	"backslash": '\\', "bracketright": ']', "asciicircum": '^', "underscore": '_',
-	"grave": '`', "braceleft": '{', "bar": '|', "braceright": '}', "asciitilde": '~',
-}
-
 // shifted maps characters to what they type with Shift on a US keyboard,
 // the layout an X server starts with.
 var shifted = map[rune]rune{
@@ -175,28 +164,24 @@ func (d *Desktop) Key(ctx context.Context, ev shinken.KeyEvent) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if ev.Key == "" {
-		return fmt.Errorf("%w: empty key name", shinken.ErrInvalidAction)
+	sym, r, err := resolveKey(ev.Key)
+	if err != nil {
+		return err
 	}
 	d.lock()
 	defer d.unlock()
-	if modifiers[ev.Key] {
+	if modifiers[sym] {
 		if ev.Down {
-			d.held[ev.Key] = true
+			d.held[sym] = true
 		} else {
-			delete(d.held, ev.Key)
+			delete(d.held, sym)
 		}
 		return nil
 	}
 	if !ev.Down {
 		return nil
 	}
-	k := keyInput{sym: ev.Key, ctrl: d.mod("Control"), shift: d.mod("Shift"), alt: d.mod("Alt") || d.mod("Meta")}
-	if r, ok := keysymChars[ev.Key]; ok {
-		k.r = r
-	} else if r, size := utf8.DecodeRuneInString(ev.Key); size == len(ev.Key) && r != utf8.RuneError {
-		k.r = r
-	}
+	k := keyInput{sym: sym, r: r, ctrl: d.mod("Control"), shift: d.mod("Shift"), alt: d.mod("Alt") || d.mod("Meta")}
 	if k.shift && k.r != 0 {
 		if s, ok := shifted[k.r]; ok {
 			k.r = s
@@ -204,11 +189,28 @@ func (d *Desktop) Key(ctx context.Context, ev shinken.KeyEvent) error {
 			k.r = unicode.ToUpper(k.r)
 		}
 	}
-	if k.r == ' ' {
-		k.sym = "space"
-	}
 	d.keyPress(k)
 	return nil
+}
+
+// resolveKey maps a KeyEvent's key to the keysym name widgets see and the
+// character it types (0 for none). The names are those the X11 backend
+// takes (internal/keysym), so a name X11 refuses is refused here too, with
+// the same error: an alias becomes its preferred name ("Prior" is
+// "Page_Up"), a character keysym the character itself ("plus" is "+", a
+// space "space"), and a control character its key ("\n" is "Return").
+func resolveKey(name string) (sym string, r rune, err error) {
+	ks, ok := keysym.Lookup(name)
+	if !ok {
+		return "", 0, fmt.Errorf("%w: unknown key %q", shinken.ErrInvalidAction, name)
+	}
+	if r = keysym.Rune(ks); r < 0 {
+		return keysym.Name(ks), 0, nil
+	}
+	if r == ' ' {
+		return "space", r, nil
+	}
+	return string(r), r, nil
 }
 
 // Type implements shinken.Injector. Each character acts as its key would

@@ -71,7 +71,8 @@
 // of captures. PointerPosition checks where moves leave the pointer.
 // ClickButton, TypeText (ASCII, "é", "✓", "日本"...), KeyCombos and
 // ClipboardKeys drive the fixture with the Injector and read it back through
-// A11y. Clipboard is a round trip. Windows lists and activates two windows.
+// A11y; UnknownKeyRefused checks that a key name no keyboard has is refused
+// with ErrInvalidAction, as X11 refuses it, rather than acked. Clipboard is a round trip. Windows lists and activates two windows.
 // SnapshotShape checks the tree's form and budgets; TreeMatchesPixels that
 // bboxes agree with what is drawn. SetValue, InvokeAction and StaleElement
 // check A11y.Do and its errors; Watch the change notifications;
