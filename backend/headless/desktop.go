@@ -216,18 +216,23 @@ func (d *Desktop) place(sz image.Point) image.Rectangle {
 	return image.Rectangle{at, at.Add(sz)}
 }
 
-// activate raises w and gives it the keyboard focus.
+// activate raises w and gives it the keyboard focus. A window under a
+// modal dialog is raised with the dialog above it, and the dialog gets the
+// focus, as window managers do.
 func (d *Desktop) activate(w *Window) {
+	if w.modal != nil {
+		d.raise(w)
+		d.activate(w.modal)
+		return
+	}
 	if old := d.active; old != w && old != nil {
 		d.damageRect(old.titleBar())
 		if old.focus != nil {
 			old.focus.base().damage()
 		}
+		old.closePopup()
 	}
-	if i := slices.Index(d.stack, w); i >= 0 && i != len(d.stack)-1 {
-		d.stack = append(slices.Delete(d.stack, i, i+1), w)
-		d.damageRect(w.outer())
-	}
+	d.raise(w)
 	if d.active != w {
 		d.active = w
 		d.damageRect(w.outer())
@@ -236,11 +241,24 @@ func (d *Desktop) activate(w *Window) {
 	}
 }
 
-// closeWindow removes w and everything in it.
+// raise puts w on top of the stack.
+func (d *Desktop) raise(w *Window) {
+	if i := slices.Index(d.stack, w); i >= 0 && i != len(d.stack)-1 {
+		d.stack = append(slices.Delete(d.stack, i, i+1), w)
+		d.damageRect(w.outer())
+	}
+}
+
+// closeWindow removes w and everything in it, its dialog first. A dialog's
+// window gets the focus back.
 func (d *Desktop) closeWindow(w *Window) {
 	if w.closed {
 		return
 	}
+	if w.modal != nil {
+		d.closeWindow(w.modal)
+	}
+	w.closePopup()
 	w.closed = true
 	delete(d.objects, w.id)
 	for _, c := range w.widgets {
@@ -255,9 +273,16 @@ func (d *Desktop) closeWindow(w *Window) {
 	if d.press.win == w {
 		d.press = press{}
 	}
+	owner := w.owner
+	if owner != nil && owner.modal == w {
+		owner.modal = nil
+	}
 	if d.active == w {
 		d.active = nil
-		if n := len(d.stack); n > 0 {
+		switch n := len(d.stack); {
+		case owner != nil && !owner.closed && owner.shown:
+			d.activate(owner)
+		case n > 0:
 			d.activate(d.stack[n-1])
 		}
 	}

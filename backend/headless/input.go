@@ -18,6 +18,7 @@ const (
 	pressWidget           // a widget: it gets the drags and the release
 	pressClose            // a title bar's close button: closes on release over it
 	pressMove             // a title bar: drags move the window
+	pressPopup            // an open pop-up: it gets the release
 )
 
 // press is the state of the left button between down and up.
@@ -49,7 +50,7 @@ func (d *Desktop) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 		d.buttonUp(p, ev.Button)
 	case shinken.PointerScroll:
 		if w := d.windowAt(p); w != nil {
-			if c := w.widgetAt(p); c != nil && !c.base().disabled {
+			if c := scrollTarget(w.widgetAt(p)); c != nil && !c.base().disabled {
 				c.scroll(ev.DX, ev.DY)
 			}
 		}
@@ -59,8 +60,25 @@ func (d *Desktop) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 	return nil
 }
 
-// drag follows the pointer while the left button is held.
+// scrollTarget is the widget the wheel over c scrolls: c when it scrolls
+// itself (a list, a text area, a scroll view), else the scroll view
+// holding it.
+func scrollTarget(c control) control {
+	switch c.(type) {
+	case nil, *List, *TextArea, *ScrollView:
+		return c
+	}
+	if sv := c.base().parent; sv != nil {
+		return sv
+	}
+	return c
+}
+
+// drag follows the pointer, with the left button held or not.
 func (d *Desktop) drag(p image.Point) {
+	if w := d.active; w != nil && w.pop != nil {
+		w.pop.hover(p)
+	}
 	switch pr := d.press; pr.kind {
 	case pressMove:
 		pr.win.moveTo(p.Sub(pr.grab))
@@ -91,8 +109,25 @@ func (d *Desktop) buttonDown(p image.Point, button shinken.Button) {
 		}
 		return
 	}
+	if w := d.active; w != nil && w.pop != nil {
+		if p.In(w.pop.bounds()) {
+			if button == shinken.ButtonLeft {
+				d.press = press{kind: pressPopup, win: w}
+			}
+			return
+		}
+		// A press outside a pop-up closes it and goes no further.
+		w.pop.outside(p)
+		return
+	}
 	w := d.windowAt(p)
 	if w == nil {
+		return
+	}
+	if w.modal != nil {
+		// A window under a modal dialog takes no input: the press raises
+		// the dialog, as window managers do.
+		d.activate(w)
 		return
 	}
 	d.activate(w)
@@ -134,6 +169,10 @@ func (d *Desktop) buttonUp(p image.Point, button shinken.Button) {
 		}
 	case pressWidget:
 		pr.ctl.pointerUp(p, p.In(pr.ctl.base().screen()) && d.windowAt(p) == pr.win)
+	case pressPopup:
+		if pop := pr.win.pop; pop != nil && p.In(pop.bounds()) {
+			pop.release(p)
+		}
 	}
 }
 
@@ -251,14 +290,30 @@ func (d *Desktop) keyPress(k keyInput) {
 	case k.alt && k.sym == "F4":
 		d.closeWindow(w)
 		return
+	case w.pop != nil && k.sym == "Escape":
+		w.closePopup()
+		return
+	case w.pop != nil && w.pop.key(k):
+		return
 	case k.sym == "Tab" || k.sym == "ISO_Left_Tab" || k.sym == "KP_Tab":
+		w.closePopup()
 		w.setFocus(w.nextFocus(w.focus, k.shift || k.sym == "ISO_Left_Tab"))
 		return
+	case k.sym == "F10" && !k.ctrl && !k.alt:
+		if bar := w.menuBar(); bar != nil {
+			w.closePopup()
+			bar.openFromKeys(0)
+			return
+		}
 	}
 	if f := w.focus; f != nil && !f.base().disabled && f.key(k) {
 		return
 	}
-	if (k.sym == "Return" || k.sym == "KP_Enter") && w.def != nil {
+	switch {
+	case (k.sym == "Return" || k.sym == "KP_Enter") && w.def != nil:
 		w.def.click()
+	case k.sym == "Escape" && w.owner != nil:
+		// Escape closes a dialog, as its Cancel would.
+		d.closeWindow(w)
 	}
 }
