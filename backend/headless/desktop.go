@@ -8,9 +8,11 @@
 // the tree exactly as it would on X11, so its unit tests run anywhere, fast
 // and deterministically (the same inputs give byte-identical frames).
 //
-// Applications are built from the package's widgets. Two are built in:
-// "notes" (a text area, a Save button and a status label) and "form" (entries,
-// a check box and a Submit button that writes a summary). Register adds more.
+// Applications are built from the package's widgets. Three are built in:
+// "notes" (a text area, a Save button and a status label), "form" (entries,
+// a check box and a Submit button that writes a summary) and "settings" (a
+// menu bar, a password entry, a combo box, a radio group, a scroll view and
+// modal dialogs). Register adds more.
 //
 // A *Desktop implements shinken.Capturer, Injector, A11y, ChangeWatcher,
 // Clipboard, Windows, Launcher and PointerReporter. It runs no commands: pair
@@ -102,7 +104,7 @@ func New(opts *Options) *Desktop {
 		bold:     newFace(true, 14*o.DPR),
 		wall:     wallpaper(o.Width, o.Height),
 		screen:   image.Rect(0, 0, o.Width, o.Height),
-		apps:     map[string]func(*Window){"notes": notesApp, "form": formApp},
+		apps:     map[string]func(*Window){"notes": notesApp, "form": formApp, "settings": settingsApp},
 		objects:  map[uint64]any{},
 		held:     map[string]bool{},
 		crops:    map[uint64]crop{},
@@ -137,7 +139,7 @@ func (d *Desktop) newID() uint64 {
 }
 
 // Register makes build launchable as name, replacing any application of that
-// name (the built-in "notes" and "form" included). Launch calls build with a
+// name (the built-in "notes", "form" and "settings" included). Launch calls build with a
 // new window, which build fills with widgets; the window appears once build
 // returns.
 func (d *Desktop) Register(name string, build func(*Window)) {

@@ -159,11 +159,11 @@ func (o *rows) paint(dst *image.RGBA, marked int, usable func(int) bool) {
 			fill(dst, r, colAccent)
 			col = colOnAccent
 		}
+		box := image.Rect(r.Min.X+m.inset/2, r.Min.Y+(r.Dy()-m.box)/2, r.Min.X+m.inset/2+m.box, r.Min.Y+(r.Dy()-m.box)/2+m.box)
 		if i == marked {
-			box := image.Rect(r.Min.X+m.inset/3, r.Min.Y+(r.Dy()-m.box)/2, r.Min.X+m.inset/3+m.box, r.Min.Y+(r.Dy()-m.box)/2+m.box)
 			drawMask(dst, box, d.check, col)
 		}
-		d.text.draw(dst, r.Min.X+2*m.inset, centredBaseline(d.text, r), t, col)
+		d.text.draw(dst, box.Max.X+m.gap/2, centredBaseline(d.text, r), t, col)
 	}
 }
 
