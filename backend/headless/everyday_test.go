@@ -268,6 +268,17 @@ func TestMenuBar(t *testing.T) {
 	if has(u.find("menu", "Help"), "expanded") {
 		t.Fatal("Escape did not close the menu")
 	}
+	// A click on File, then one on Help, leaves Help open; another click
+	// on Help closes it.
+	u.click("menu", "File")
+	u.click("menu", "Help")
+	if !has(u.find("menu", "Help"), "expanded") || has(u.find("menu", "File"), "expanded") {
+		t.Fatal("clicking Help with File open did not leave Help open")
+	}
+	u.click("menu", "Help")
+	if has(u.find("menu", "Help"), "expanded") {
+		t.Fatal("clicking the open menu's title did not close it")
+	}
 	u.click("menu", "File")
 	u.click("menu item", "Reset")
 	if v := u.find("text", "Username").Value; v != "" || has(u.find("menu", "File"), "expanded") {
@@ -309,6 +320,16 @@ func TestModalDialog(t *testing.T) {
 	u.typeText("ada")
 	if v := u.find("text", "Username").Value; v != "" || !has(u.find("dialog", "Cannot save"), "active") {
 		t.Fatalf("the parent took input: username %q", v)
+	}
+	at := mid(u.find("scroll pane", "Permissions").BBox)
+	if at.In(dlg.BBox) {
+		t.Fatal("the dialog covers the permissions: the wheel test below would prove nothing")
+	}
+	if err := u.d.Pointer(u.ctx, shinken.PointerEvent{Kind: shinken.PointerScroll, X: at.X, Y: at.Y, DY: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if !has(u.find("check box", "Camera"), "showing") {
+		t.Fatal("the wheel scrolled the window under the dialog")
 	}
 	err := u.do("text", "Username", shinken.ElementAction{Op: shinken.OpSetValue, Text: "ada"})
 	if !errors.Is(err, shinken.ErrElementNotActionable) || !strings.Contains(err.Error(), "Cannot save") {

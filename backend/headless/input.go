@@ -41,6 +41,9 @@ func (d *Desktop) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 	d.pointer = p
 	switch ev.Kind {
 	case shinken.PointerMove:
+		if w := d.active; w != nil && w.pop != nil {
+			w.pop.hover(p)
+		}
 		d.drag(p)
 	case shinken.PointerDown:
 		d.drag(p)
@@ -49,7 +52,7 @@ func (d *Desktop) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 		d.drag(p)
 		d.buttonUp(p, ev.Button)
 	case shinken.PointerScroll:
-		if w := d.windowAt(p); w != nil {
+		if w := d.windowAt(p); w != nil && w.modal == nil {
 			if c := scrollTarget(w.widgetAt(p)); c != nil && !c.base().disabled {
 				c.scroll(ev.DX, ev.DY)
 			}
@@ -74,11 +77,8 @@ func scrollTarget(c control) control {
 	return c
 }
 
-// drag follows the pointer, with the left button held or not.
+// drag follows the pointer while the left button is held.
 func (d *Desktop) drag(p image.Point) {
-	if w := d.active; w != nil && w.pop != nil {
-		w.pop.hover(p)
-	}
 	switch pr := d.press; pr.kind {
 	case pressMove:
 		pr.win.moveTo(p.Sub(pr.grab))

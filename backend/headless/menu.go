@@ -43,7 +43,8 @@ type MenuItem struct {
 
 // menuPopup is an open menu.
 type menuPopup struct {
-	m *Menu
+	m       *Menu
+	byHover bool // opened by pointing at its title while another was open
 	rows
 }
 
@@ -287,6 +288,7 @@ func (p *menuPopup) hover(pt image.Point) {
 	b := p.m.bar
 	if i := b.titleAt(pt); i >= 0 && b.menus[i] != p.m {
 		b.open(i) // pointing at another title opens its menu
+		b.cur.byHover = true
 		return
 	}
 	if i := p.rowAt(pt); i >= 0 && p.usable(i) {
@@ -302,11 +304,16 @@ func (p *menuPopup) release(pt image.Point) {
 
 func (p *menuPopup) outside(pt image.Point) {
 	b := p.m.bar
-	if i := b.titleAt(pt); i >= 0 && b.menus[i] != p.m {
+	switch i := b.titleAt(pt); {
+	case i >= 0 && b.menus[i] != p.m:
 		b.open(i)
-		return
+	case i >= 0 && p.byHover:
+		// A click on the title that pointing at it opened keeps the menu
+		// open: the click meant to open it.
+		p.byHover = false
+	default:
+		b.win.closePopup()
 	}
-	b.win.closePopup()
 }
 
 func (p *menuPopup) key(k keyInput) bool {
