@@ -11,7 +11,9 @@ import "image"
 // on w raises the dialog instead, activating w activates the dialog, and
 // the accessible actions of w's widgets fail with
 // shinken.ErrElementNotActionable. Closing w closes the dialog first. A
-// dialog opened over a window that already has one opens over that dialog.
+// dialog opened over a window that already has one opens over that dialog;
+// one opened over a window not on screen (still being built, or closed)
+// is closed at once.
 func (w *Window) OpenDialog(title string, build func(dialog *Window)) *Window {
 	d := w.d
 	d.lock()

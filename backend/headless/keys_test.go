@@ -3,8 +3,10 @@ package headless_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
+	"shinken.dev/go/internal/keysym"
 	"shinken.dev/go/shinken"
 )
 
@@ -66,4 +68,27 @@ func TestKeyNames(t *testing.T) {
 	if alias, key := page("Prior", "Prior", "Next"), page("Page_Up", "Page_Up", "Page_Down"); alias != key || alias == page() {
 		t.Errorf("Prior, Prior, Next gave %q; Page_Up, Page_Up, Page_Down %q", alias, key)
 	}
+}
+
+// FuzzKeys presses and releases arbitrary key names on the settings app,
+// pop-ups and dialogs included: a name is refused with ErrInvalidAction
+// exactly when the X11 vocabulary lacks it, and nothing panics.
+func FuzzKeys(f *testing.F) {
+	for _, s := range []string{"Tab space", "F10 Down Return", "Alt_L F4", "frob", "Control_L a Control_L c", "\n \t \b", "Escape Escape"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, names string) {
+		u := settings(t)
+		for _, name := range strings.Split(names, " ") {
+			_, known := keysym.Lookup(name)
+			for _, down := range []bool{true, false} {
+				err := u.d.Key(u.ctx, shinken.KeyEvent{Key: name, Down: down})
+				if known && err != nil || !known && !errors.Is(err, shinken.ErrInvalidAction) {
+					t.Fatalf("Key(%q, down=%v) = %v; known: %v", name, down, err, known)
+				}
+			}
+		}
+		u.tree()
+		u.screen()
+	})
 }

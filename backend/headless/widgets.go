@@ -95,6 +95,9 @@ func (b *widget) SetEnabled(enabled bool) {
 		return
 	}
 	b.disabled = !enabled
+	if b.disabled {
+		w.closePopup() // it may be the widget's
+	}
 	if ctl, ok := w.d.objects[b.id].(control); ok && b.disabled && w.focus == ctl {
 		// nextFocus skips disabled widgets: this one, now.
 		w.setFocus(w.nextFocus(ctl, false))

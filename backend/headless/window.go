@@ -69,6 +69,7 @@ func (w *Window) SetSize(width, height int) {
 	if !w.shown {
 		return
 	}
+	w.closePopup()
 	w.d.damageRect(w.outer())
 	w.frame = image.Rectangle{w.frame.Min, w.frame.Min.Add(w.frameSize())}
 	w.layout()
@@ -89,6 +90,7 @@ func (w *Window) moveTo(p image.Point) {
 	if p == w.frame.Min {
 		return
 	}
+	w.closePopup() // it would be left behind
 	if w.shown {
 		w.d.damageRect(w.outer())
 	}
