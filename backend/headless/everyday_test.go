@@ -455,3 +455,35 @@ func TestEverydayDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestEverydayHiDPI drives every everyday widget by the pointer on a
+// desktop at twice the density, where every metric differs.
+func TestEverydayHiDPI(t *testing.T) {
+	u := newUI(t, &headless.Options{Width: 1200, Height: 1500, DPR: 2}, "settings")
+	u.click("password text", "Password")
+	u.typeText("pw")
+	u.click("combo box", "Language")
+	u.click("menu item", "Español")
+	u.click("radio button", "Follow the system")
+	u.click("menu", "File")
+	u.click("menu item", "Save")
+	if got := u.find("label", "Saved: nobody, a password of 2 characters, Español, system theme, 0 permissions.").Name; got == "" {
+		t.Fatal("no summary")
+	}
+	at := mid(u.find("scroll pane", "Permissions").BBox)
+	if err := u.d.Pointer(u.ctx, shinken.PointerEvent{Kind: shinken.PointerScroll, X: at.X, Y: at.Y, DY: 10}); err != nil {
+		t.Fatal(err)
+	}
+	u.click("check box", "Clipboard")
+	if !has(u.find("check box", "Clipboard"), "checked") {
+		t.Fatal("the scrolled-in check box was not clicked")
+	}
+	if err := u.do("password text", "Password", shinken.ElementAction{Op: shinken.OpSetValue, Text: ""}); err != nil {
+		t.Fatal(err)
+	}
+	u.click("push button", "Save")
+	u.click("push button", "OK") // the dialog's
+	if slices.ContainsFunc(u.tree().Nodes, func(n shinken.Node) bool { return n.Role == "dialog" }) {
+		t.Fatal("the dialog's OK did not close it")
+	}
+}
