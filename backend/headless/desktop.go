@@ -14,6 +14,13 @@
 // menu bar, a password entry, a combo box, a radio group, a scroll view and
 // modal dialogs). Register adds more.
 //
+// Text is drawn with the Go fonts; a character they lack comes from
+// embedded subsets of DejaVu Sans (symbols: ✓, arrows, shapes) and Noto Sans
+// CJK (kana, Hangul, the common ideographs), so typed text shows on screen
+// as the tree reports it (fonts/README.md lists what they hold). Key names
+// are the X11 backend's: an X keysym name or a single character; any other
+// name is refused with shinken.ErrInvalidAction, as X11 refuses it.
+//
 // A *Desktop implements shinken.Capturer, Injector, A11y, ChangeWatcher,
 // Clipboard, Windows, Launcher and PointerReporter. It runs no commands: pair
 // it with an executor for exec. All its methods are safe for concurrent use.
