@@ -15,10 +15,12 @@ const (
 	defaultMaxDepth = 64
 )
 
-// Snapshot implements shinken.A11y. Each window is a "frame" node whose
-// children are its widgets in layout order; a list's items are the list's
-// children. TreeActiveApp covers the active window, TreeDesktop every window
-// in the order they opened.
+// Snapshot implements shinken.A11y. Each window is a "frame" node (a
+// "dialog" for a dialog) whose children are its widgets in layout order; a
+// scroll view's widgets are its children, and so are a list's items, a
+// radio group's buttons, a combo box's menu and a menu bar's menus, whose
+// items are theirs. TreeActiveApp covers the active window, TreeDesktop
+// every window in the order they opened.
 func (d *Desktop) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (*shinken.Tree, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -59,6 +61,7 @@ func (d *Desktop) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (*
 type treeBuilder struct {
 	t                  *shinken.Tree
 	maxNodes, maxDepth int
+	focus              string // the ID of the node with the keyboard focus
 }
 
 // add appends n under parent and returns its index, or -1 when a budget
@@ -76,6 +79,10 @@ func (b *treeBuilder) add(n shinken.Node, parent int) int {
 		b.truncate(fmt.Sprintf("node budget of %d reached", b.maxNodes))
 		return -1
 	}
+	if n.ID == b.focus && b.focus != "" {
+		n.Focused = true
+		n.States = append(n.States, "focused")
+	}
 	b.t.Nodes = append(b.t.Nodes, n)
 	return len(b.t.Nodes) - 1
 }
@@ -89,18 +96,40 @@ func (b *treeBuilder) truncate(why string) {
 
 // window appends w's frame and its widgets.
 func (b *treeBuilder) window(w *Window) {
+	b.focus = w.focusNode()
 	frame := b.add(frameNode(w), -1)
 	if frame < 0 {
 		return
 	}
 	for _, c := range w.widgets {
-		i := b.add(widgetNode(c), frame)
-		if l, ok := c.(*List); ok && i >= 0 {
-			for j, id := range l.ids {
-				n := shinken.Node{ID: nodeID(id), Provenance: map[string]any{"widget": l.id, "item": j}}
-				l.describeItem(j, &n)
-				b.add(n, i)
-			}
+		b.control(c, frame)
+	}
+}
+
+// control appends c under parent, then what it holds.
+func (b *treeBuilder) control(c control, parent int) {
+	i := b.add(widgetNode(c), parent)
+	if i < 0 {
+		return
+	}
+	if pp, ok := c.(partParent); ok {
+		b.parts(pp, i)
+	}
+	if sv, ok := c.(*ScrollView); ok {
+		for _, k := range sv.kids {
+			b.control(k, i)
+		}
+	}
+}
+
+// parts appends pp's parts under parent, and theirs under them.
+func (b *treeBuilder) parts(pp partParent, parent int) {
+	for _, p := range pp.parts() {
+		n := shinken.Node{ID: nodeID(p.partID())}
+		p.describePart(&n)
+		i := b.add(n, parent)
+		if sub, ok := p.(partParent); ok && i >= 0 {
+			b.parts(sub, i)
 		}
 	}
 }
@@ -113,28 +142,33 @@ func frameNode(w *Window) shinken.Node {
 		Actions:    []string{"activate"},
 		Provenance: map[string]any{"window": w.id, "app": w.app},
 	}
+	if w.owner != nil {
+		n.Role = "dialog"
+		n.States = append(n.States, "modal")
+	}
 	if w.d.active == w {
 		n.States = append(n.States, "active")
 	}
 	return n
 }
 
-// widgetNode describes c.
+// widgetNode describes c, without the focus, which the tree builder marks.
 func widgetNode(c control) shinken.Node {
 	b := c.base()
 	n := shinken.Node{ID: b.ID(), BBox: b.screen(), Provenance: map[string]any{"widget": b.id}}
 	c.describe(&n)
-	if b.win.hasFocus(c) {
-		n.Focused = true
-		n.States = append(n.States, "focused")
-	}
 	return n
 }
 
 // Do implements shinken.A11y. Buttons take "click", check boxes "toggle",
 // entries "activate" (Return: the default button), list items "activate"
-// (select) and frames "activate" (raise). Entries and text areas take a
-// value; a list takes the text of the item to select.
+// (select), radio buttons "click" (check), combo boxes "press" (open or
+// close the list), menus "click" (open or close), menu items "click" (run
+// and close the menu) and frames "activate" (raise). Entries, password
+// entries and text areas take a value; a list, a radio group and a combo
+// box take the text of the item or option to select. While a modal dialog
+// is open, the widgets of the window under it refuse every action with
+// ErrElementNotActionable, as they refuse the pointer and the keyboard.
 func (d *Desktop) Do(ctx context.Context, id string, act shinken.ElementAction) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -150,21 +184,26 @@ func (d *Desktop) Do(ctx context.Context, id string, act shinken.ElementAction) 
 	var disabled, shown bool
 	var run func(action string)
 	var set func(string) error
+	var win *Window
 	switch o := obj.(type) {
 	case *Window:
 		n, shown = frameNode(o), o.shown
 		run = func(string) { d.activate(o) }
-	case listItem:
-		i := slices.Index(o.list.ids, oid)
-		o.list.describeItem(i, &n)
-		disabled, shown = o.list.disabled, o.list.win.shown
-		run = func(string) { o.list.choose(i) }
+	case part:
+		o.describePart(&n)
+		win = o.owner().base().win
+		disabled, shown = !slices.Contains(n.States, "enabled"), win.shown
+		run = o.invokePart
 	case control:
-		n, disabled, shown = widgetNode(o), o.base().disabled, o.base().win.shown
+		win = o.base().win
+		n, disabled, shown = widgetNode(o), o.base().disabled, win.shown
 		run, set = o.invoke, o.setValue
 	}
 	if !shown {
 		return fmt.Errorf("%w: %s is not on screen yet", aci.ErrElementNotActionable, id)
+	}
+	if win != nil && win.modal != nil {
+		return fmt.Errorf("%w: %s (%s) is blocked by the modal dialog %q; act on the dialog first", aci.ErrElementNotActionable, id, n.Role, win.modal.title)
 	}
 	switch act.Op {
 	case shinken.OpInvoke:

@@ -60,3 +60,83 @@ func formApp(w *Window) {
 	summary = w.AddLabel("Fill in the form and press Submit.")
 	w.SetDefault(submit)
 }
+
+// settingsLanguages are the settings app's languages.
+var settingsLanguages = []string{"English", "Français", "Deutsch", "Español", "日本語", "한국어"}
+
+// settingsPermissions are the settings app's permissions, more than its
+// scroll view shows at once.
+var settingsPermissions = []string{"Camera", "Microphone", "Location", "Notifications", "Contacts", "Calendar", "Photos", "Files", "Bluetooth", "Clipboard"}
+
+// settingsApp builds the built-in "settings" application, which shows the
+// widgets beyond the form's: a menu bar (File: Save, Reset, Close; Help:
+// About), a username entry, a password entry, a language combo box, a theme
+// radio group, a scroll view of permission check boxes, and a Save button
+// (the default) that writes a summary, or opens a modal dialog when the
+// password is empty. About opens a modal dialog too.
+func settingsApp(w *Window) {
+	w.SetTitle("Settings")
+	w.SetSize(420, 610)
+	bar := w.AddMenuBar()
+	file, help := bar.AddMenu("File"), bar.AddMenu("Help")
+	user := w.AddEntry("Username")
+	pass := w.AddPasswordEntry("Password")
+	lang := w.AddComboBox("Language", nil, settingsLanguages...)
+	lang.Select(0)
+	theme := w.AddRadioGroup("Theme", nil, "Light", "Dark", "Follow the system")
+	theme.Select(0)
+	perms := w.AddScrollView("Permissions", 124)
+	boxes := make([]*CheckBox, len(settingsPermissions))
+	for i, p := range settingsPermissions {
+		boxes[i] = perms.AddCheckBox(p, nil)
+	}
+	var status *Label
+	save := func() {
+		if pass.Text() == "" {
+			w.OpenDialog("Cannot save", func(dlg *Window) {
+				dlg.SetSize(320, 120)
+				dlg.AddLabel("Enter a password first.")
+				ok := dlg.AddButton("OK", dlg.Close)
+				dlg.SetDefault(ok)
+			})
+			return
+		}
+		granted := 0
+		for _, b := range boxes {
+			if b.Checked() {
+				granted++
+			}
+		}
+		name := strings.TrimSpace(user.Text())
+		if name == "" {
+			name = "nobody"
+		}
+		themes := []string{"light", "dark", "system"}
+		status.SetText(fmt.Sprintf("Saved: %s, a password of %d characters, %s, %s theme, %d permissions.",
+			name, utf8.RuneCountInString(pass.Text()), settingsLanguages[max(0, lang.Selected())], themes[max(0, theme.Selected())], granted))
+	}
+	saveButton := w.AddButton("Save", save)
+	status = w.AddLabel("Not saved yet.")
+	w.SetDefault(saveButton)
+	file.AddItem("Save", save)
+	file.AddItem("Reset", func() {
+		user.SetText("")
+		pass.SetText("")
+		lang.Select(0)
+		theme.Select(0)
+		for _, b := range boxes {
+			b.SetChecked(false)
+		}
+		status.SetText("Not saved yet.")
+	})
+	file.AddItem("Close", w.Close)
+	help.AddItem("About Settings", func() {
+		w.OpenDialog("About Settings", func(dlg *Window) {
+			dlg.SetSize(340, 130)
+			dlg.AddLabel("Settings 1.0: the headless desktop's widgets, in one window.")
+			ok := dlg.AddButton("OK", dlg.Close)
+			dlg.SetDefault(ok)
+		})
+	})
+	w.Focus(user)
+}

@@ -90,3 +90,22 @@ func BenchmarkClick(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTypeAndCapture types a word of accents, a check mark and CJK
+// into the notes' text area, then captures the 1920×1080 screen: the cost
+// of text through the fallback fonts, glyphs cached.
+func BenchmarkTypeAndCapture(b *testing.B) {
+	ctx := context.Background()
+	d, _ := benchDesktop(b)
+	if err := d.Activate(ctx, 1); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := d.Type(ctx, "é✓日本 "); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := d.Capture(ctx, aci.ScopeScreen); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -8,9 +8,18 @@
 // the tree exactly as it would on X11, so its unit tests run anywhere, fast
 // and deterministically (the same inputs give byte-identical frames).
 //
-// Applications are built from the package's widgets. Two are built in:
-// "notes" (a text area, a Save button and a status label) and "form" (entries,
-// a check box and a Submit button that writes a summary). Register adds more.
+// Applications are built from the package's widgets. Three are built in:
+// "notes" (a text area, a Save button and a status label), "form" (entries,
+// a check box and a Submit button that writes a summary) and "settings" (a
+// menu bar, a password entry, a combo box, a radio group, a scroll view and
+// modal dialogs). Register adds more.
+//
+// Text is drawn with the Go fonts; a character they lack comes from
+// embedded subsets of DejaVu Sans (symbols: ✓, arrows, shapes) and Noto Sans
+// CJK (kana, Hangul, the common ideographs), so typed text shows on screen
+// as the tree reports it (fonts/README.md lists what they hold). Key names
+// are the X11 backend's: an X keysym name or a single character; any other
+// name is refused with shinken.ErrInvalidAction, as X11 refuses it.
 //
 // A *Desktop implements shinken.Capturer, Injector, A11y, ChangeWatcher,
 // Clipboard, Windows, Launcher and PointerReporter. It runs no commands: pair
@@ -103,7 +112,7 @@ func New(opts *Options) *Desktop {
 		bold:     newFace(true, 14*o.DPR),
 		wall:     wallpaper(o.Width, o.Height),
 		screen:   image.Rect(0, 0, o.Width, o.Height),
-		apps:     map[string]func(*Window){"notes": notesApp, "form": formApp},
+		apps:     map[string]func(*Window){"notes": notesApp, "form": formApp, "settings": settingsApp},
 		objects:  map[uint64]any{},
 		held:     map[string]bool{},
 		crops:    map[uint64]crop{},
@@ -138,7 +147,7 @@ func (d *Desktop) newID() uint64 {
 }
 
 // Register makes build launchable as name, replacing any application of that
-// name (the built-in "notes" and "form" included). Launch calls build with a
+// name (the built-in "notes", "form" and "settings" included). Launch calls build with a
 // new window, which build fills with widgets; the window appears once build
 // returns.
 func (d *Desktop) Register(name string, build func(*Window)) {
@@ -217,18 +226,23 @@ func (d *Desktop) place(sz image.Point) image.Rectangle {
 	return image.Rectangle{at, at.Add(sz)}
 }
 
-// activate raises w and gives it the keyboard focus.
+// activate raises w and gives it the keyboard focus. A window under a
+// modal dialog is raised with the dialog above it, and the dialog gets the
+// focus, as window managers do.
 func (d *Desktop) activate(w *Window) {
+	if w.modal != nil {
+		d.raise(w)
+		d.activate(w.modal)
+		return
+	}
 	if old := d.active; old != w && old != nil {
 		d.damageRect(old.titleBar())
 		if old.focus != nil {
 			old.focus.base().damage()
 		}
+		old.closePopup()
 	}
-	if i := slices.Index(d.stack, w); i >= 0 && i != len(d.stack)-1 {
-		d.stack = append(slices.Delete(d.stack, i, i+1), w)
-		d.damageRect(w.outer())
-	}
+	d.raise(w)
 	if d.active != w {
 		d.active = w
 		d.damageRect(w.outer())
@@ -237,11 +251,24 @@ func (d *Desktop) activate(w *Window) {
 	}
 }
 
-// closeWindow removes w and everything in it.
+// raise puts w on top of the stack.
+func (d *Desktop) raise(w *Window) {
+	if i := slices.Index(d.stack, w); i >= 0 && i != len(d.stack)-1 {
+		d.stack = append(slices.Delete(d.stack, i, i+1), w)
+		d.damageRect(w.outer())
+	}
+}
+
+// closeWindow removes w and everything in it, its dialog first. A dialog's
+// window gets the focus back.
 func (d *Desktop) closeWindow(w *Window) {
 	if w.closed {
 		return
 	}
+	if w.modal != nil {
+		d.closeWindow(w.modal)
+	}
+	w.closePopup()
 	w.closed = true
 	delete(d.objects, w.id)
 	for _, c := range w.widgets {
@@ -256,9 +283,16 @@ func (d *Desktop) closeWindow(w *Window) {
 	if d.press.win == w {
 		d.press = press{}
 	}
+	owner := w.owner
+	if owner != nil && owner.modal == w {
+		owner.modal = nil
+	}
 	if d.active == w {
 		d.active = nil
-		if n := len(d.stack); n > 0 {
+		switch n := len(d.stack); {
+		case owner != nil && !owner.closed && owner.shown:
+			d.activate(owner)
+		case n > 0:
 			d.activate(d.stack[n-1])
 		}
 	}

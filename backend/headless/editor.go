@@ -18,7 +18,17 @@ type editor struct {
 	caret  int         // rune index
 	anchor int         // the other end of the selection; == caret when none
 	multi  bool        // newlines allowed, Up and Down move between lines
+	masked bool        // drawn as bullets, never copied: a password
 	off    image.Point // pixels of content scrolled out at the top left
+}
+
+// shown returns the runes drawn for the text between start and end: the
+// text itself, or a bullet for each rune of a password.
+func (e *editor) shown(start, end int) []rune {
+	if !e.masked {
+		return e.text[start:end]
+	}
+	return []rune(strings.Repeat("●", end-start))
 }
 
 // sel returns the selection as ordered rune indices.
@@ -132,11 +142,11 @@ func (e *editor) key(k keyInput) bool {
 		case 'a':
 			e.anchor, e.caret = 0, len(e.text)
 		case 'c':
-			if hasSel {
+			if hasSel && !e.masked {
 				d.clipboard = string(e.text[a:b])
 			}
 		case 'x':
-			if hasSel {
+			if hasSel && !e.masked {
 				d.clipboard = string(e.text[a:b])
 				e.cut()
 			}
@@ -265,7 +275,7 @@ func (e *editor) reveal() {
 	fc, m := e.win.d.text, e.win.d.m
 	in := e.inner(e.screen())
 	n, start, end := e.line(e.caret)
-	xs := fc.advances(e.text[start:end])
+	xs := fc.advances(e.shown(start, end))
 	cx := xs[e.caret-start]
 	w := in.Dx() - m.caret
 	if cx-e.off.X > w {
@@ -302,7 +312,7 @@ func (e *editor) indexAt(p image.Point) int {
 		n = max(0, min(len(starts)-1, floorDiv(p.Y-in.Min.Y+e.off.Y, fc.height)))
 	}
 	start, end := starts[n], e.lineEnd(starts, n)
-	xs := fc.advances(e.text[start:end])
+	xs := fc.advances(e.shown(start, end))
 	x := p.X - in.Min.X + e.off.X
 	j := 0
 	for j < len(xs)-1 && (xs[j]+xs[j+1])/2 < x {
@@ -393,7 +403,8 @@ func (e *editor) paint(dst *image.RGBA, r image.Rectangle, focused bool) {
 		}
 		base := top + (fc.height-fc.ascent-fc.descent)/2 + fc.ascent
 		end := e.lineEnd(starts, n)
-		xs := fc.advances(e.text[start:end])
+		line := e.shown(start, end)
+		xs := fc.advances(line)
 		if showSel && a <= end && b >= start {
 			sa, sb := max(a, start), min(b, end)
 			x1 := x0 + xs[sb-start]
@@ -401,11 +412,11 @@ func (e *editor) paint(dst *image.RGBA, r image.Rectangle, focused bool) {
 				x1 += fc.glyph(' ').adv // the selected newline
 			}
 			fill(clip, image.Rect(x0+xs[sa-start], top, x1, top+fc.height), colAccent)
-			fc.draw(clip, x0, base, string(e.text[start:sa]), textCol)
-			fc.draw(clip, x0+xs[sa-start], base, string(e.text[sa:sb]), colOnAccent)
-			fc.draw(clip, x0+xs[sb-start], base, string(e.text[sb:end]), textCol)
+			fc.draw(clip, x0, base, string(line[:sa-start]), textCol)
+			fc.draw(clip, x0+xs[sa-start], base, string(line[sa-start:sb-start]), colOnAccent)
+			fc.draw(clip, x0+xs[sb-start], base, string(line[sb-start:]), textCol)
 		} else {
-			fc.draw(clip, x0, base, string(e.text[start:end]), textCol)
+			fc.draw(clip, x0, base, string(line), textCol)
 		}
 		if focused && e.caret >= start && e.caret <= end {
 			cx := x0 + xs[e.caret-start]

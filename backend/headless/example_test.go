@@ -170,3 +170,55 @@ func ExampleDesktop_Capture() {
 	// (0,0)-(1280,800) true
 	// (24,24)-(486,397) (0,0)-(462,373)
 }
+
+// The everyday widgets in the accessibility tree: a menu bar with its
+// menus and items, a password entry that shows no value, a combo box
+// driven by set_value, a radio group and a scroll view.
+func ExampleWindow_AddComboBox() {
+	ctx := context.Background()
+	d := headless.New(nil)
+	d.Register("signup", func(w *headless.Window) {
+		w.SetTitle("Sign up")
+		w.AddMenuBar().AddMenu("Help").AddItem("About", nil)
+		w.AddPasswordEntry("Password").SetText("hunter2")
+		w.AddComboBox("Plan", nil, "Free", "Pro")
+		w.AddRadioGroup("Billing", nil, "Monthly", "Yearly").Select(0)
+		w.AddScrollView("Terms", 40).AddLabel("You agree.")
+	})
+	if err := d.Launch(ctx, "signup", nil); err != nil {
+		log.Fatal(err)
+	}
+	plan, err := findNode(ctx, d, "combo box", "Plan")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := d.Do(ctx, plan.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "Pro"}); err != nil {
+		log.Fatal(err)
+	}
+	tree, err := d.Snapshot(ctx, shinken.SnapshotOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, n := range tree.Nodes {
+		fmt.Printf("%s%s %q value=%q %v\n", strings.Repeat("  ", n.Depth), n.Role, n.Name, n.Value, n.Actions)
+	}
+	// Output:
+	// frame "Sign up" value="" [activate]
+	//   menu bar "" value="" []
+	//     menu "Help" value="" [click]
+	//       menu item "About" value="" [click]
+	//   label "Password" value="" []
+	//   password text "Password" value="" [activate]
+	//   label "Plan" value="" []
+	//   combo box "Plan" value="Pro" [press]
+	//     menu "" value="" []
+	//       menu item "Free" value="" [click]
+	//       menu item "Pro" value="" [click]
+	//   label "Billing" value="" []
+	//   panel "Billing" value="" []
+	//     radio button "Monthly" value="" [click]
+	//     radio button "Yearly" value="" [click]
+	//   label "Terms" value="" []
+	//   scroll pane "Terms" value="" []
+	//     label "You agree." value="" []
+}

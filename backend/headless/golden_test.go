@@ -206,3 +206,69 @@ func TestGoldenWidgets(t *testing.T) {
 	}
 	golden(t, "widgets.png", capture(t, u.d, aci.WindowScope(list[0].ID)).Image)
 }
+
+// fillSettings fills in the settings app through clicks and keys.
+func fillSettings(u *ui) {
+	u.click("text", "Username")
+	u.typeText("ada")
+	u.keys("Tab")
+	u.typeText("correct horse")
+	u.click("combo box", "Language")
+	u.click("menu item", "日本語")
+	u.click("radio button", "Dark")
+	u.click("check box", "Microphone")
+	at := mid(u.find("scroll pane", "Permissions").BBox)
+	if err := u.d.Pointer(u.ctx, shinken.PointerEvent{Kind: shinken.PointerScroll, X: at.X, Y: at.Y, DY: 1}); err != nil {
+		u.t.Fatal(err)
+	}
+}
+
+// TestGoldenSettings renders the settings app filled in, with its combo
+// box's list open, with a menu open from the keyboard, and with a modal
+// dialog over it.
+func TestGoldenSettings(t *testing.T) {
+	u := newUI(t, &headless.Options{Width: 760, Height: 720}, "settings")
+	fillSettings(u)
+	golden(t, "settings.png", capture(t, u.d, aci.ScopeActiveWindow).Image)
+	u.click("combo box", "Language")
+	golden(t, "settings-combo.png", capture(t, u.d, aci.ScopeActiveWindow).Image)
+	u.keys("Escape")
+	u.keys("F10")
+	u.keys("Down")
+	golden(t, "settings-menu.png", capture(t, u.d, aci.ScopeActiveWindow).Image)
+	u.keys("Escape")
+	u.click("menu", "Help")
+	u.click("menu item", "About Settings")
+	golden(t, "settings-dialog.png", u.screen())
+}
+
+// everydayApp shows the widgets of the settings app at another density.
+func everydayApp(w *headless.Window) {
+	w.SetTitle("Everyday widgets")
+	w.SetSize(340, 470)
+	bar := w.AddMenuBar()
+	bar.AddMenu("Edit").AddItem("Undo", nil)
+	bar.AddMenu("View")
+	w.AddPasswordEntry("Password").SetText("hunter2")
+	c := w.AddComboBox("Size", nil, "Small", "Medium", "Large")
+	c.Select(1)
+	w.AddRadioGroup("Speed", nil, "Slow", "Fast").Select(1)
+	sv := w.AddScrollView("Items", 90)
+	for _, s := range []string{"One ✓", "Two ★", "Three →", "Four"} {
+		sv.AddCheckBox(s, nil).SetChecked(s == "Two ★")
+	}
+	sv.AddButton("Five", nil)
+}
+
+// TestGoldenEverydayWidgets renders the widgets at DPR 1.5, with the combo
+// box's list open, as a window capture.
+func TestGoldenEverydayWidgets(t *testing.T) {
+	u := newUI(t, &headless.Options{Width: 900, Height: 900, DPR: 1.5})
+	u.d.Register("everyday", everydayApp)
+	if err := u.d.Launch(u.ctx, "everyday", nil); err != nil {
+		t.Fatal(err)
+	}
+	u.click("combo box", "Size")
+	u.keys("Down")
+	golden(t, "widgets-everyday.png", capture(t, u.d, aci.ScopeActiveWindow).Image)
+}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"image"
 	"unicode"
-	"unicode/utf8"
 
+	"shinken.dev/go/internal/keysym"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
@@ -19,6 +19,7 @@ const (
 	pressWidget           // a widget: it gets the drags and the release
 	pressClose            // a title bar's close button: closes on release over it
 	pressMove             // a title bar: drags move the window
+	pressPopup            // an open pop-up: it gets the release
 )
 
 // press is the state of the left button between down and up.
@@ -41,6 +42,9 @@ func (d *Desktop) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 	d.pointer = p
 	switch ev.Kind {
 	case shinken.PointerMove:
+		if w := d.active; w != nil && w.pop != nil {
+			w.pop.hover(p)
+		}
 		d.drag(p)
 	case shinken.PointerDown:
 		d.drag(p)
@@ -49,8 +53,8 @@ func (d *Desktop) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 		d.drag(p)
 		d.buttonUp(p, ev.Button)
 	case shinken.PointerScroll:
-		if w := d.windowAt(p); w != nil {
-			if c := w.widgetAt(p); c != nil && !c.base().disabled {
+		if w := d.windowAt(p); w != nil && w.modal == nil {
+			if c := scrollTarget(w.widgetAt(p)); c != nil && !c.base().disabled {
 				c.scroll(ev.DX, ev.DY)
 			}
 		}
@@ -58,6 +62,20 @@ func (d *Desktop) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 		return fmt.Errorf("%w: pointer event kind %d", aci.ErrInvalidAction, ev.Kind)
 	}
 	return nil
+}
+
+// scrollTarget is the widget the wheel over c scrolls: c when it scrolls
+// itself (a list, a text area, a scroll view), else the scroll view
+// holding it.
+func scrollTarget(c control) control {
+	switch c.(type) {
+	case nil, *List, *TextArea, *ScrollView:
+		return c
+	}
+	if sv := c.base().parent; sv != nil {
+		return sv
+	}
+	return c
 }
 
 // drag follows the pointer while the left button is held.
@@ -92,8 +110,25 @@ func (d *Desktop) buttonDown(p image.Point, button shinken.Button) {
 		}
 		return
 	}
+	if w := d.active; w != nil && w.pop != nil {
+		if p.In(w.pop.bounds()) {
+			if button == shinken.ButtonLeft {
+				d.press = press{kind: pressPopup, win: w}
+			}
+			return
+		}
+		// A press outside a pop-up closes it and goes no further.
+		w.pop.outside(p)
+		return
+	}
 	w := d.windowAt(p)
 	if w == nil {
+		return
+	}
+	if w.modal != nil {
+		// A window under a modal dialog takes no input: the press raises
+		// the dialog, as window managers do.
+		d.activate(w)
 		return
 	}
 	d.activate(w)
@@ -135,6 +170,10 @@ func (d *Desktop) buttonUp(p image.Point, button shinken.Button) {
 		}
 	case pressWidget:
 		pr.ctl.pointerUp(p, p.In(pr.ctl.base().screen()) && d.windowAt(p) == pr.win)
+	case pressPopup:
+		if pop := pr.win.pop; pop != nil && p.In(pop.bounds()) {
+			pop.release(p)
+		}
 	}
 }
 
@@ -144,17 +183,6 @@ var modifiers = map[string]bool{
 	"Alt_L": true, "Alt_R": true, "Meta_L": true, "Meta_R": true,
 	"Super_L": true, "Super_R": true, "Hyper_L": true, "Hyper_R": true,
 	"ISO_Level3_Shift": true, "Caps_Lock": true, "Num_Lock": true,
-}
-
-// keysymChars maps keysym names of printable keys to what they type.
-var keysymChars = map[string]rune{
-	"space": ' ', "exclam": '!', "quotedbl": '"', "numbersign": '#', "dollar": '$',
-	"percent": '%', "ampersand": '&', "apostrophe": '\'', "parenleft": '(',
-	"parenright": ')', "asterisk": '*', "plus": '+', "comma": ',', "minus": '-',
-	"period": '.', "slash": '/', "colon": ':', "semicolon": ';', "less": '<',
-	"equal": '=', "greater": '>', "question": '?', "at": '@', "bracketleft": '[',
-	"backslash": '\\', "bracketright": ']', "asciicircum": '^', "underscore": '_',
-	"grave": '`', "braceleft": '{', "bar": '|', "braceright": '}', "asciitilde": '~',
 }
 
 // shifted maps characters to what they type with Shift on a US keyboard,
@@ -176,28 +204,24 @@ func (d *Desktop) Key(ctx context.Context, ev shinken.KeyEvent) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if ev.Key == "" {
-		return fmt.Errorf("%w: empty key name", aci.ErrInvalidAction)
+	sym, r, err := resolveKey(ev.Key)
+	if err != nil {
+		return err
 	}
 	d.lock()
 	defer d.unlock()
-	if modifiers[ev.Key] {
+	if modifiers[sym] {
 		if ev.Down {
-			d.held[ev.Key] = true
+			d.held[sym] = true
 		} else {
-			delete(d.held, ev.Key)
+			delete(d.held, sym)
 		}
 		return nil
 	}
 	if !ev.Down {
 		return nil
 	}
-	k := keyInput{sym: ev.Key, ctrl: d.mod("Control"), shift: d.mod("Shift"), alt: d.mod("Alt") || d.mod("Meta")}
-	if r, ok := keysymChars[ev.Key]; ok {
-		k.r = r
-	} else if r, size := utf8.DecodeRuneInString(ev.Key); size == len(ev.Key) && r != utf8.RuneError {
-		k.r = r
-	}
+	k := keyInput{sym: sym, r: r, ctrl: d.mod("Control"), shift: d.mod("Shift"), alt: d.mod("Alt") || d.mod("Meta")}
 	if k.shift && k.r != 0 {
 		if s, ok := shifted[k.r]; ok {
 			k.r = s
@@ -205,11 +229,28 @@ func (d *Desktop) Key(ctx context.Context, ev shinken.KeyEvent) error {
 			k.r = unicode.ToUpper(k.r)
 		}
 	}
-	if k.r == ' ' {
-		k.sym = "space"
-	}
 	d.keyPress(k)
 	return nil
+}
+
+// resolveKey maps a KeyEvent's key to the keysym name widgets see and the
+// character it types (0 for none). The names are those the X11 backend
+// takes (internal/keysym), so a name X11 refuses is refused here too, with
+// the same error: an alias becomes its preferred name ("Prior" is
+// "Page_Up"), a character keysym the character itself ("plus" is "+", a
+// space "space"), and a control character its key ("\n" is "Return").
+func resolveKey(name string) (sym string, r rune, err error) {
+	ks, ok := keysym.Lookup(name)
+	if !ok {
+		return "", 0, fmt.Errorf("%w: unknown key %q", aci.ErrInvalidAction, name)
+	}
+	if r = keysym.Rune(ks); r < 0 {
+		return keysym.Name(ks), 0, nil
+	}
+	if r == ' ' {
+		return "space", r, nil
+	}
+	return string(r), r, nil
 }
 
 // Type implements shinken.Injector. Each character acts as its key would
@@ -250,14 +291,30 @@ func (d *Desktop) keyPress(k keyInput) {
 	case k.alt && k.sym == "F4":
 		d.closeWindow(w)
 		return
+	case w.pop != nil && k.sym == "Escape":
+		w.closePopup()
+		return
+	case w.pop != nil && w.pop.key(k):
+		return
 	case k.sym == "Tab" || k.sym == "ISO_Left_Tab" || k.sym == "KP_Tab":
+		w.closePopup()
 		w.setFocus(w.nextFocus(w.focus, k.shift || k.sym == "ISO_Left_Tab"))
 		return
+	case k.sym == "F10" && !k.ctrl && !k.alt:
+		if bar := w.menuBar(); bar != nil {
+			w.closePopup()
+			bar.openFromKeys(0)
+			return
+		}
 	}
 	if f := w.focus; f != nil && !f.base().disabled && f.key(k) {
 		return
 	}
-	if (k.sym == "Return" || k.sym == "KP_Enter") && w.def != nil {
+	switch {
+	case (k.sym == "Return" || k.sym == "KP_Enter") && w.def != nil:
 		w.def.click()
+	case k.sym == "Escape" && w.owner != nil:
+		// Escape closes a dialog, as its Cancel would.
+		d.closeWindow(w)
 	}
 }

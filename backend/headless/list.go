@@ -23,7 +23,29 @@ type List struct {
 }
 
 // listItem is a list item in the desktop's objects.
-type listItem struct{ list *List }
+type listItem struct {
+	list *List
+	id   uint64
+}
+
+func (it listItem) owner() control    { return it.list }
+func (it listItem) partID() uint64    { return it.id }
+func (it listItem) index() int        { return slices.Index(it.list.ids, it.id) }
+func (it listItem) invokePart(string) { it.list.choose(it.index()) }
+
+func (it listItem) describePart(n *shinken.Node) {
+	i := it.index()
+	n.Provenance = map[string]any{"widget": it.list.id, "item": i}
+	it.list.describeItem(i, n)
+}
+
+func (l *List) parts() []part {
+	ps := make([]part, len(l.ids))
+	for i, id := range l.ids {
+		ps[i] = listItem{l, id}
+	}
+	return ps
+}
 
 // Items returns the list's items.
 func (l *List) Items() []string {
@@ -43,7 +65,7 @@ func (l *List) SetItems(items ...string) {
 	l.ids = make([]uint64, len(items))
 	for i := range items {
 		l.ids[i] = d.newID()
-		d.objects[l.ids[i]] = listItem{l}
+		d.objects[l.ids[i]] = listItem{l, l.ids[i]}
 	}
 	l.selected, l.off = -1, 0
 	l.changed()

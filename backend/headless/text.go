@@ -1,6 +1,7 @@
 package headless
 
 import (
+	_ "embed"
 	"fmt"
 	"image"
 	"image/color"
@@ -17,19 +18,50 @@ import (
 	"golang.org/x/image/math/fixed"
 )
 
-// parsedFonts parses the Go fonts once per process: parsing costs
-// milliseconds and the parsed fonts are read-only, so every desktop shares
-// them. Faces, which hold scratch buffers, are per desktop.
-var parsedFonts = sync.OnceValues(func() ([2]*opentype.Font, error) {
-	var fonts [2]*opentype.Font
-	for i, ttf := range [][]byte{goregular.TTF, gobold.TTF} {
-		f, err := opentype.Parse(ttf)
-		if err != nil {
-			return fonts, fmt.Errorf("headless: parsing the Go fonts: %w", err)
+// The fallback fonts, subsets made by fonts/subset.py (see fonts/README.md):
+// DejaVu Sans for the symbols the Go fonts lack (✓, arrows, shapes), Noto
+// Sans CJK for kana, Hangul and the common ideographs.
+var (
+	//go:embed fonts/DejaVuSans-Symbols.ttf
+	dejavuTTF []byte
+	//go:embed fonts/DejaVuSans-Bold-Symbols.ttf
+	dejavuBoldTTF []byte
+	//go:embed fonts/NotoSansCJK-Subset.otf
+	notoCJKOTF []byte
+)
+
+// A fontChain is the fonts of one weight in the order a rune is looked up:
+// the Go font, then the fallbacks. embolden marks a regular font standing
+// in for a bold one (the CJK subset has one weight).
+type fontChain struct {
+	fonts    []*sfnt.Font
+	embolden []bool
+}
+
+// parsedFonts parses the fonts once per process: parsing costs milliseconds
+// and the parsed fonts are read-only, so every desktop shares them. Faces,
+// which hold scratch buffers, are per desktop.
+var parsedFonts = sync.OnceValues(func() ([2]fontChain, error) {
+	var chains [2]fontChain
+	parsed := map[*byte]*sfnt.Font{}
+	for i, weight := range [][][]byte{
+		{goregular.TTF, dejavuTTF, notoCJKOTF},
+		{gobold.TTF, dejavuBoldTTF, notoCJKOTF},
+	} {
+		for j, data := range weight {
+			f, ok := parsed[&data[0]]
+			if !ok {
+				var err error
+				if f, err = sfnt.Parse(data); err != nil {
+					return chains, fmt.Errorf("headless: parsing font %d of weight %d: %w", j, i, err)
+				}
+				parsed[&data[0]] = f
+			}
+			chains[i].fonts = append(chains[i].fonts, f)
+			chains[i].embolden = append(chains[i].embolden, i == 1 && j == 2)
 		}
-		fonts[i] = f
 	}
-	return fonts, nil
+	return chains, nil
 })
 
 // A glyph is a rasterised rune, kept so that text is rasterised once per
@@ -40,13 +72,15 @@ type glyph struct {
 	adv  int          // advance in whole pixels
 }
 
-// A face draws and measures text in one font at one size. Glyphs are placed
-// on whole pixels with full hinting, so that text is crisp and the same
-// string always gives the same pixels. It is not safe for concurrent use:
-// the desktop's lock guards it.
+// A face draws and measures text in one weight at one size. Glyphs are
+// placed on whole pixels with full hinting, so that text is crisp and the
+// same string always gives the same pixels. A rune the Go font lacks is
+// drawn from the first fallback font that has it, at the same size and on
+// the same baseline. It is not safe for concurrent use: the desktop's lock
+// guards it.
 type face struct {
-	f       font.Face
-	font    *sfnt.Font
+	faces   []font.Face // one per font of the chain
+	chain   fontChain
 	buf     sfnt.Buffer
 	size    float64
 	ascent  int // pixels above the baseline
@@ -55,10 +89,10 @@ type face struct {
 	glyphs  map[rune]*glyph
 }
 
-// newFace returns a face of the regular (bold false) or bold Go font at size
+// newFace returns a face of the regular (bold false) or bold fonts at size
 // pixels.
 func newFace(bold bool, size float64) *face {
-	fonts, err := parsedFonts()
+	chains, err := parsedFonts()
 	if err != nil {
 		// The fonts are compiled into the binary: failing to parse them is
 		// a broken build, not a runtime condition.
@@ -68,24 +102,21 @@ func newFace(bold bool, size float64) *face {
 	if bold {
 		i = 1
 	}
-	f, err := opentype.NewFace(fonts[i], &opentype.FaceOptions{Size: size, DPI: 72, Hinting: font.HintingFull})
-	if err != nil {
-		panic(fmt.Errorf("headless: making a %v px face: %w", size, err))
+	fc := &face{chain: chains[i], size: size, glyphs: map[rune]*glyph{}}
+	for _, f := range fc.chain.fonts {
+		ff, err := opentype.NewFace(f, &opentype.FaceOptions{Size: size, DPI: 72, Hinting: font.HintingFull})
+		if err != nil {
+			panic(fmt.Errorf("headless: making a %v px face: %w", size, err))
+		}
+		fc.faces = append(fc.faces, ff)
 	}
-	m := f.Metrics()
-	return &face{
-		f:       f,
-		font:    fonts[i],
-		size:    size,
-		ascent:  m.Ascent.Ceil(),
-		descent: m.Descent.Ceil(),
-		height:  m.Height.Ceil(),
-		glyphs:  map[rune]*glyph{},
-	}
+	m := fc.faces[0].Metrics()
+	fc.ascent, fc.descent, fc.height = m.Ascent.Ceil(), m.Descent.Ceil(), m.Height.Ceil()
+	return fc
 }
 
-// glyph returns r's glyph, rasterising it on first use. A rune the font
-// lacks gets the font's missing-glyph box, as a real toolkit would draw.
+// glyph returns r's glyph, rasterising it on first use. A rune no font has
+// gets a missing-glyph box, as a real toolkit would draw.
 func (fc *face) glyph(r rune) *glyph {
 	if g, ok := fc.glyphs[r]; ok {
 		return g
@@ -96,24 +127,51 @@ func (fc *face) glyph(r rune) *glyph {
 		fc.glyphs[r] = g
 		return g
 	}
-	if idx, err := fc.font.GlyphIndex(&fc.buf, r); err != nil || idx == 0 {
-		g := fc.tofu(r)
-		fc.glyphs[r] = g
-		return g
+	var g *glyph
+	for i, f := range fc.chain.fonts {
+		if idx, err := f.GlyphIndex(&fc.buf, r); err != nil || idx == 0 {
+			continue
+		}
+		dr, mask, mp, adv, ok := fc.faces[i].Glyph(fixed.P(0, 0), r)
+		g = &glyph{adv: adv.Round()}
+		if ok && !dr.Empty() {
+			// The face reuses its mask buffer: copy the coverage out.
+			a := image.NewAlpha(image.Rect(0, 0, dr.Dx(), dr.Dy()))
+			draw.Draw(a, a.Bounds(), mask, mp, draw.Src)
+			g.mask, g.off = a, dr.Min
+			if fc.chain.embolden[i] {
+				g.mask = embolden(a, fc.size)
+			}
+		}
+		break
 	}
-	dr, mask, mp, adv, ok := fc.f.Glyph(fixed.P(0, 0), r)
-	g := &glyph{adv: adv.Round()}
-	if ok && !dr.Empty() {
-		// The face reuses its mask buffer: copy the coverage out.
-		a := image.NewAlpha(image.Rect(0, 0, dr.Dx(), dr.Dy()))
-		draw.Draw(a, a.Bounds(), mask, mp, draw.Src)
-		g.mask, g.off = a, dr.Min
+	if g == nil {
+		g = fc.tofu(r)
 	}
 	fc.glyphs[r] = g
 	return g
 }
 
-// tofu returns the glyph drawn for a rune the font lacks: an empty box, as
+// embolden thickens a glyph's strokes to stand in for a bold weight the
+// font lacks, as toolkits synthesise bold: the coverage is spread right by
+// about a fourteenth of the size, keeping the glyph's origin and advance.
+func embolden(a *image.Alpha, size float64) *image.Alpha {
+	n := max(1, int(math.Round(size/14)))
+	b := a.Bounds()
+	out := image.NewAlpha(image.Rect(0, 0, b.Dx()+n, b.Dy()))
+	for y := range b.Dy() {
+		src := a.Pix[y*a.Stride : y*a.Stride+b.Dx()]
+		dst := out.Pix[y*out.Stride : y*out.Stride+b.Dx()+n]
+		for x, v := range src {
+			for k := 0; k <= n; k++ {
+				dst[x+k] = max(dst[x+k], v)
+			}
+		}
+	}
+	return out
+}
+
+// tofu returns the glyph drawn for a rune the fonts lack: an empty box, as
 // wide as an ideograph for the wide scripts, so that a person looking at
 // the screen sees that something was typed there.
 func (fc *face) tofu(r rune) *glyph {

@@ -9,8 +9,10 @@ import (
 	"shinken.dev/go/shinken/aci"
 )
 
-// A Widget is a control in a window: a *Label, *Button, *Entry, *TextArea,
-// *CheckBox or *List. Windows make them with their Add methods.
+// A Widget is a control in a window: a *Label, *Button, *Entry,
+// *PasswordEntry, *TextArea, *CheckBox, *List, *RadioGroup, *ComboBox,
+// *MenuBar or *ScrollView. Windows (and scroll views) make them with their
+// Add methods.
 type Widget interface {
 	// ID returns the widget's accessible node ID, such as "w12": stable for
 	// the widget's life and never reused.
@@ -71,7 +73,8 @@ type widget struct {
 	win      *Window
 	rect     image.Rectangle // in the window's content coordinates
 	disabled bool
-	name     string // accessible name of widgets without their own text
+	name     string      // accessible name of widgets without their own text
+	parent   *ScrollView // the scroll view holding the widget; nil for the window
 }
 
 // ID implements Widget.
@@ -93,6 +96,9 @@ func (b *widget) SetEnabled(enabled bool) {
 		return
 	}
 	b.disabled = !enabled
+	if b.disabled {
+		w.closePopup() // it may be the widget's
+	}
 	if ctl, ok := w.d.objects[b.id].(control); ok && b.disabled && w.focus == ctl {
 		// nextFocus skips disabled widgets: this one, now.
 		w.setFocus(w.nextFocus(ctl, false))
@@ -102,13 +108,28 @@ func (b *widget) SetEnabled(enabled bool) {
 
 func (b *widget) base() *widget { return b }
 
-// screen is the widget's rectangle in screen pixels.
-func (b *widget) screen() image.Rectangle { return b.rect.Add(b.win.contentRect().Min) }
+// screen is the widget's rectangle in screen pixels. A widget in a scroll
+// view moves with the view's content.
+func (b *widget) screen() image.Rectangle {
+	if b.parent != nil {
+		return b.rect.Add(b.parent.origin())
+	}
+	return b.rect.Add(b.win.contentRect().Min)
+}
+
+// view is the part of the screen where the widget can be seen: its
+// window's content area, and its scroll view's viewport.
+func (b *widget) view() image.Rectangle {
+	if b.parent != nil {
+		return b.parent.viewport().Intersect(b.parent.view())
+	}
+	return b.win.contentRect()
+}
 
 // damage marks the widget for repainting.
 func (b *widget) damage() {
 	if b.win.shown && !b.win.closed {
-		b.win.d.damageRect(b.screen())
+		b.win.d.damageRect(b.screen().Intersect(b.view()))
 	}
 }
 
@@ -123,7 +144,7 @@ func (b *widget) nodeStates(st []string) []string {
 	if !b.disabled {
 		st = append(st, "enabled", "sensitive")
 	}
-	if b.screen().Overlaps(b.win.contentRect()) {
+	if b.screen().Overlaps(b.view()) {
 		st = append(st, "showing")
 	}
 	return append(st, "visible")

@@ -25,6 +25,10 @@ type Window struct {
 	widgets []control // in layout order, top to bottom
 	focus   control   // the widget with the keyboard focus when the window is active
 	def     *Button   // the default button: Return activates it
+
+	pop   popup   // the open pop-up (a combo box's list, a menu), if any
+	owner *Window // for a dialog, the window it belongs to
+	modal *Window // the modal dialog open over this window, if any
 }
 
 // ID returns the window's id, as shinken.Windows lists it.
@@ -65,6 +69,7 @@ func (w *Window) SetSize(width, height int) {
 	if !w.shown {
 		return
 	}
+	w.closePopup()
 	w.d.damageRect(w.outer())
 	w.frame = image.Rectangle{w.frame.Min, w.frame.Min.Add(w.frameSize())}
 	w.layout()
@@ -85,6 +90,7 @@ func (w *Window) moveTo(p image.Point) {
 	if p == w.frame.Min {
 		return
 	}
+	w.closePopup() // it would be left behind
 	if w.shown {
 		w.d.damageRect(w.outer())
 	}
@@ -242,7 +248,11 @@ func (w *Window) closeBox() image.Rectangle {
 // outer is everything the window paints, its shadow included.
 func (w *Window) outer() image.Rectangle {
 	n := w.d.m.shadow
-	return w.frame.Inset(-n).Union(w.frame.Add(image.Pt(0, n/3)).Inset(-n))
+	r := w.frame.Inset(-n).Union(w.frame.Add(image.Pt(0, n/3)).Inset(-n))
+	if w.pop != nil {
+		r = r.Union(popupOuter(w.d, w.pop))
+	}
+	return r
 }
 
 // layout stacks the widgets from top to bottom and shares the spare height
@@ -257,6 +267,9 @@ func (w *Window) layout() {
 		h, expand := c.measure(width)
 		heights[i] = h
 		used += h
+		if _, bar := c.(*MenuBar); bar && i == 0 {
+			used -= m.pad - m.gap // it sits above the padding
+		}
 		if i > 0 {
 			used += m.gap
 		}
@@ -268,6 +281,12 @@ func (w *Window) layout() {
 	y := m.pad
 	for i, c := range w.widgets {
 		h := heights[i]
+		if _, bar := c.(*MenuBar); bar && i == 0 {
+			// A menu bar spans the window's top edge, outside the padding.
+			c.base().rect = image.Rect(0, 0, cw, h)
+			y = h + m.pad
+			continue
+		}
 		if _, expand := c.measure(width); expand {
 			share := spare / expanding
 			spare -= share
@@ -285,28 +304,45 @@ func (w *Window) layout() {
 
 // relayout lays the widgets out again and damages those that moved.
 func (w *Window) relayout() {
-	old := make([]image.Rectangle, len(w.widgets))
-	for i, c := range w.widgets {
-		old[i] = c.base().rect
+	all := w.controls()
+	old := make([]image.Rectangle, len(all))
+	for i, c := range all {
+		old[i] = c.base().screen()
 	}
 	w.layout()
 	if !w.shown {
 		return
 	}
-	origin := w.contentRect().Min
-	for i, c := range w.widgets {
-		if r := c.base().rect; r != old[i] {
-			w.d.damageRect(old[i].Add(origin))
-			w.d.damageRect(r.Add(origin))
+	for i, c := range all {
+		if r := c.base().screen(); r != old[i] {
+			w.d.damageRect(old[i].Intersect(c.base().view()))
+			w.d.damageRect(r.Intersect(c.base().view()))
 		}
 	}
+}
+
+// controls returns the window's widgets in focus order: each scroll view
+// is followed by the widgets it holds.
+func (w *Window) controls() []control {
+	var all []control
+	var walk func([]control)
+	walk = func(cs []control) {
+		for _, c := range cs {
+			all = append(all, c)
+			if sv, ok := c.(*ScrollView); ok {
+				walk(sv.kids)
+			}
+		}
+	}
+	walk(w.widgets)
+	return all
 }
 
 // nextFocus returns the focusable widget after from (before it when back),
 // wrapping around; from nil means the first (or last).
 func (w *Window) nextFocus(from control, back bool) control {
 	var able []control
-	for _, c := range w.widgets {
+	for _, c := range w.controls() {
 		if c.focusable() && !c.base().disabled {
 			able = append(able, c)
 		}
@@ -337,6 +373,9 @@ func (w *Window) setFocus(c control) {
 	}
 	w.focus = c
 	if c != nil {
+		if sv := c.base().parent; sv != nil {
+			sv.reveal(c)
+		}
 		c.base().damage()
 	}
 	w.d.notify()
@@ -347,12 +386,16 @@ func (w *Window) hasFocus(c control) bool { return w.d.active == w && w.focus ==
 
 // widgetAt returns the widget under the screen point p.
 func (w *Window) widgetAt(p image.Point) control {
-	origin := w.contentRect().Min
 	if !p.In(w.contentRect()) {
 		return nil
 	}
 	for _, c := range w.widgets {
-		if p.In(c.base().rect.Add(origin)) {
+		if p.In(c.base().screen()) {
+			if sv, ok := c.(*ScrollView); ok {
+				if kid := sv.kidAt(p); kid != nil {
+					return kid
+				}
+			}
 			return c
 		}
 	}
@@ -386,10 +429,13 @@ func (w *Window) paint(dst *image.RGBA) {
 	fill(dst, content, colWindow)
 	in := clipTo(dst, content)
 	for _, c := range w.widgets {
-		r := c.base().rect.Add(content.Min)
+		r := c.base().screen()
 		if r.Overlaps(in.Bounds()) {
 			c.paint(in, r, w.hasFocus(c))
 		}
+	}
+	if w.pop != nil {
+		paintPopup(dst, w.d, w.pop)
 	}
 }
 

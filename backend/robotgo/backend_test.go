@@ -18,6 +18,7 @@ import (
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
 
+	"shinken.dev/go/internal/keysym"
 	"shinken.dev/go/internal/xvfb"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
@@ -284,10 +285,15 @@ func TestKeyEvents(t *testing.T) {
 			t.Errorf("keys %q pressed keysyms %#x, want %#x", tc.keys, got, tc.want)
 		}
 	}
-	for _, k := range []string{"NoSuchKey", "KP_Add", "\x01", "ab"} {
-		if err := b.Key(ctx, shinken.KeyEvent{Key: k, Down: true}); !errors.Is(err, errors.ErrUnsupported) {
-			t.Errorf("key %q: err = %v, want ErrUnsupported", k, err)
+	// A name no keyboard has is invalid, as on every backend; a real key
+	// robotgo cannot press is unsupported.
+	for _, k := range []string{"NoSuchKey", "\x01", "ab"} {
+		if err := b.Key(ctx, shinken.KeyEvent{Key: k, Down: true}); !errors.Is(err, aci.ErrInvalidAction) {
+			t.Errorf("key %q: err = %v, want ErrInvalidAction", k, err)
 		}
+	}
+	if err := b.Key(ctx, shinken.KeyEvent{Key: "KP_Add", Down: true}); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("key KP_Add: err = %v, want ErrUnsupported", err)
 	}
 	// Every named key either presses or fails, and none ends the process.
 	for name := range keyNames {
@@ -532,5 +538,15 @@ func TestWelcome(t *testing.T) {
 	}
 	if slices.Contains(caps.Targets, aci.TargetElementRef) {
 		t.Error("the welcome advertises element_ref targets")
+	}
+}
+
+// TestKeyNamesKnown checks that every key robotgo presses is a name of the
+// vocabulary the other backends take, so none is refused as unknown.
+func TestKeyNamesKnown(t *testing.T) {
+	for name := range keyNames {
+		if _, ok := keysym.Lookup(name); !ok {
+			t.Errorf("robotgo presses %q, which internal/keysym does not know", name)
+		}
 	}
 }

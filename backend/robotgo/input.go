@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-vgo/robotgo"
 
+	"shinken.dev/go/internal/keysym"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
@@ -153,13 +154,20 @@ func (b *Backend) PointerPosition(ctx context.Context) (image.Point, error) {
 	return toPixels(q, b.unit), nil
 }
 
-// Key implements [shinken.Injector]. Named keys and printable ASCII
+// Key implements [shinken.Injector]. A name that is neither an X keysym
+// name nor a single character is refused with aci.ErrInvalidAction, as
+// the X11 and headless backends refuse it. Named keys and printable ASCII
 // characters are pressed and released as keys. Any other character has no
 // key robotgo can hold: pressing it types it, and releasing it does
 // nothing.
 func (b *Backend) Key(ctx context.Context, ev shinken.KeyEvent) error {
 	if err := b.check(ctx); err != nil {
 		return err
+	}
+	// A name no keyboard has is refused as the other backends refuse it;
+	// a real key robotgo cannot press is unsupported.
+	if _, ok := keysym.Lookup(ev.Key); !ok {
+		return fmt.Errorf("%w: unknown key %q", aci.ErrInvalidAction, ev.Key)
 	}
 	robotgoMu.Lock()
 	defer robotgoMu.Unlock()

@@ -21,10 +21,11 @@ type testCase struct {
 }
 
 // directOnly names the cases that check an interface the Runtime consumes
-// but does not serve back (change notifications) or a shape the wire does
-// not carry (the tree's structure and budgets): they run against the
-// backend only, not also through a Runtime and a Client.
-var directOnly = map[string]bool{"SnapshotShape": true, "Watch": true}
+// but does not serve back (change notifications), a shape the wire does not
+// carry (the tree's structure and budgets), or a key pressed apart from its
+// release (the key verb sends whole combos, refused whole): they run against
+// the backend only, not also through a Runtime and a Client.
+var directOnly = map[string]bool{"SnapshotShape": true, "Watch": true, "UnknownKeyRefused": true}
 
 // cases are the suite's contracts, in the order they run. Each comment says
 // what a backend promises.
@@ -61,6 +62,12 @@ var cases = []testCase{
 	// Key events edit a focused entry as a person's keyboard would:
 	// BackSpace, Left, Home, End, shift+letter, and ctrl+a to select all.
 	{"KeyCombos", testKeyCombos},
+	// An unknown key name is refused: Key fails with ErrInvalidAction for a
+	// name that is neither an X keysym name nor a single character ("frob",
+	// the alias "ctrl" the core resolves before a backend sees it, "F36",
+	// "ab"), pressed or released, and nothing is typed. A combo broken by
+	// such a name leaves no modifier held: the next text types as itself.
+	{"UnknownKeyRefused", testUnknownKeyRefused},
 	// Text set on the clipboard reads back unchanged, non-ASCII included.
 	{"Clipboard", testClipboard},
 	// ctrl+c in a focused entry copies its selection to the clipboard, and
@@ -419,6 +426,30 @@ func testKeyCombos(s *suite) {
 	s.keys("Control_L", "a")
 	s.keys("y")
 	s.waitEntry(app, "y", "ctrl+a then y")
+}
+
+func testUnknownKeyRefused(s *suite) {
+	in := need[shinken.Injector](s)
+	app := s.open()
+	s.focusEntry(app)
+	for _, name := range []string{"frob", "ctrl", "Enter", "F36", "ab", "Control-L"} {
+		for _, down := range []bool{true, false} {
+			err := in.Key(s.ctx, shinken.KeyEvent{Key: name, Down: down})
+			if !errors.Is(err, aci.ErrInvalidAction) {
+				s.check(err, "Key(%q, down=%v)", name, down)
+				s.t.Fatalf("Key(%q, down=%v) = %v, want an error wrapping ErrInvalidAction", name, down, err)
+			}
+		}
+	}
+	// What the core does with "ctrl+frob": Control_L down, frob refused,
+	// Control_L up.
+	s.check(in.Key(s.ctx, shinken.KeyEvent{Key: "Control_L", Down: true}), "pressing Control_L")
+	if err := in.Key(s.ctx, shinken.KeyEvent{Key: "frob", Down: true}); !errors.Is(err, aci.ErrInvalidAction) {
+		s.t.Fatalf("Key(frob) with Control_L held = %v, want ErrInvalidAction", err)
+	}
+	s.check(in.Key(s.ctx, shinken.KeyEvent{Key: "Control_L"}), "releasing Control_L")
+	s.typeText("ok")
+	s.waitEntry(app, "ok", `refused keys, then typing "ok"`)
 }
 
 func testClipboard(s *suite) {

@@ -71,8 +71,9 @@
 // under the subtest Wire, against the same backend served by a
 // [shinken.Runtime] and seen through a [client.Client], so that what a
 // backend returns is also what an agent observes. The wire run leaves out
-// SnapshotShape and Watch: the wire carries neither the tree's structure
-// nor change notifications. Before the cases, CheckBackend fails when
+// SnapshotShape, Watch and UnknownKeyRefused: the wire carries neither the
+// tree's structure nor change notifications, and its key verb sends whole
+// combos. Before the cases, CheckBackend fails when
 // [shinken.CheckBackend] finds a capability missed by its signature.
 //
 //   - Display: Display reports a non-empty action space with a positive DPR,
@@ -100,6 +101,12 @@
 //     accessible value, whatever its characters: ASCII, accents, symbols, CJK.
 //   - KeyCombos: Key events edit a focused entry as a person's keyboard would:
 //     BackSpace, Left, Home, End, shift+letter, and ctrl+a to select all.
+//   - UnknownKeyRefused: An unknown key name is refused: Key fails with
+//     ErrInvalidAction for a name that is neither an X keysym name nor a
+//     single character ("frob", the alias "ctrl" the core resolves before a
+//     backend sees it, "F36", "ab"), pressed or released, and nothing is
+//     typed. A combo broken by such a name leaves no modifier held: the next
+//     text types as itself.
 //   - Clipboard: Text set on the clipboard reads back unchanged, non-ASCII
 //     included.
 //   - ClipboardKeys: ctrl+c in a focused entry copies its selection to the
@@ -122,6 +129,10 @@
 //     channel when its context is done.
 //   - LaunchUnknownApp: Launching an application that does not exist fails
 //     with ErrNoSuchApp.
+//   - Settled: Through a Runtime and a Client, with no wait between acting and
+//     looking: the screenshot right after a click on the button differs from
+//     the one before, the next observe shows the counter it changed, and text
+//     typed right after a click on the entry lands in the entry.
 //
 // # Driving a backend as an agent does
 //
