@@ -38,7 +38,9 @@ import (
 type Backend any
 
 // Display describes the global action space: the coordinate system in which
-// every point_px target is expressed and every bbox is reported.
+// every point_px target is expressed and every bbox is reported. Agents see
+// it as the screen_size query (aci.ScreenSize) and, with how an image maps
+// onto it, in every observation's aci.CoordinateSpace.
 type Display struct {
 	W, H int     // size of the global action space, in action pixels
 	DPR  float64 // device pixels per logical UI point; 1 when unknown
@@ -83,7 +85,9 @@ const (
 	PointerScroll                    // move to (X, Y), then scroll by (DX, DY) notches
 )
 
-// Button names a pointer button. The zero value is the left button.
+// Button names a pointer button. The zero value is the left button. The
+// wire names buttons with strings (aci.PointerButton); a backend gets this
+// small enum, so a typo cannot reach it.
 type Button uint8
 
 // Pointer buttons.
@@ -127,7 +131,8 @@ type Injector interface {
 }
 
 // A Node is one accessibility node as a backend sees it, in AT-SPI's
-// vocabulary whatever the platform.
+// vocabulary whatever the platform. Agents see it as an aci.Element, named
+// by a ref the [Observer] binds to its ID (which agents never see).
 type Node struct {
 	// ID is the backend's identity for the node, stable for as long as the
 	// node lives and never reused for another node: a widget id on headless,
@@ -158,7 +163,9 @@ const (
 	TreeDesktop                    // every application
 )
 
-// SnapshotOptions bound a snapshot.
+// SnapshotOptions bound a snapshot: what the [Observer] asks of a backend
+// for one observation (see [ObserveOptions] for what a program asks of the
+// Observer).
 type SnapshotOptions struct {
 	Scope    TreeScope
 	MaxNodes int // 0 means the backend's default budget
@@ -233,7 +240,8 @@ type OutputChunk struct {
 	Data    []byte // valid until the next call to Next
 }
 
-// ExitStatus is how a process ended.
+// ExitStatus is how a process ended, as an [Executor] reports it. The
+// Runtime turns it into the wire's aci.ExecResult or aci.ExecExit.
 type ExitStatus struct {
 	Code     int  // exit code when Exited
 	Exited   bool // false when killed by a signal
@@ -271,7 +279,8 @@ type Clipboard interface {
 	SetClipboardText(ctx context.Context, text string) error
 }
 
-// A Window is a top-level window.
+// A Window is a top-level window. Its wire form, with the bbox as an
+// [x, y, w, h] array, is aci.WindowInfo.
 type Window struct {
 	ID     uint64
 	Title  string

@@ -18,6 +18,15 @@ import (
 // is what Chromium's remoting host waits for the same reason.
 const remapGrace = 200 * time.Millisecond
 
+// restoreGrace is how long a spare keeps the character it was mapped to
+// before it is emptied again. Emptying is only tidiness (spare keycodes
+// have no key on any keyboard), while emptying too early loses the
+// character: a client still behind on its events (a loaded machine, an app
+// busy painting) translates the keycode to nothing. So it waits far longer
+// than remapGrace, which stays as short as it can for a long text that
+// needs more characters than there are spares.
+const restoreGrace = 2 * time.Second
+
 // keyboard is the core keyboard mapping as we know it, the pool of spare
 // keycodes we remap for characters the keyboard lacks, and the keys held
 // down through Key.
@@ -206,7 +215,7 @@ func (k *keyboard) scheduleRestore() {
 	if next.IsZero() || k.closed {
 		return
 	}
-	wait := time.Until(next.Add(remapGrace))
+	wait := time.Until(next.Add(restoreGrace))
 	if k.restorer == nil {
 		k.restorer = time.AfterFunc(wait, k.restoreDue)
 	} else {
@@ -222,7 +231,7 @@ func (k *keyboard) restoreDue() {
 	}
 	now := time.Now()
 	for _, s := range k.spares {
-		if s.sym != 0 && !s.held && now.Sub(s.used) >= remapGrace {
+		if s.sym != 0 && !s.held && now.Sub(s.used) >= restoreGrace {
 			k.remap(s, 0)
 		}
 	}
