@@ -524,6 +524,10 @@ func windowInfo(w Window) WindowInfo {
 func (c *conn) act(m *ActionMsg) {
 	a := &m.Action
 	defer c.recoverCall(m.CallID, "action", a.Verb)
+	if err := a.honoured(); err != nil {
+		c.fail(m.CallID, "action", a.Verb, err)
+		return
+	}
 	start := time.Now()
 	var err error
 	switch a.Verb {

@@ -3,7 +3,6 @@ package shinken
 import (
 	"fmt"
 	"math"
-	"strings"
 )
 
 // The Validate methods check, in Go, every rule of aci-v0.schema.json that
@@ -221,30 +220,6 @@ func (a *Action) validate(p string) error {
 		if err := only(f.name, f.present, isExec, "exec"); err != nil {
 			return err
 		}
-	}
-	// Fields the schema admits on every verb but that mean something only on
-	// some: elsewhere they are refused, never acked and ignored.
-	heldKeys := v == VerbClick || v == VerbDoubleClick || v == VerbRightClick || v == VerbDrag || v == VerbScroll || v == VerbMouseDown
-	if err := only("keys", a.Keys != "", v == VerbKey || heldKeys, "key, and as held modifiers on click, double_click, right_click, drag, scroll and mouse_down"); err != nil {
-		return err
-	}
-	if heldKeys && len(strings.Fields(a.Keys)) > 1 {
-		return invalid(c, p+".keys", "keys held for a gesture must be one combination such as \"ctrl+shift\", got %q", a.Keys)
-	}
-	if err := only("button", a.Button != "", v == VerbClick || v == VerbDoubleClick || v == VerbMouseDown || v == VerbMouseUp || v == VerbDrag, "click, double_click, mouse_down, mouse_up and drag"); err != nil {
-		return err
-	}
-	if err := only("ms", a.MS != 0, v == VerbKey || v == VerbWait, "key (hold) and wait"); err != nil {
-		return err
-	}
-	if err := only("dx", a.DX != 0, v == VerbScroll, "scroll"); err != nil {
-		return err
-	}
-	if err := only("dy", a.DY != 0, v == VerbScroll, "scroll"); err != nil {
-		return err
-	}
-	if err := only("duration_ms", a.DurationMS != 0, v == VerbDrag, "drag"); err != nil {
-		return err
 	}
 	if err := only("args", a.Args != nil, v == VerbLaunchApp, "launch_app"); err != nil {
 		return err
