@@ -25,6 +25,7 @@ type recorder struct {
 	events   []string
 	at       []time.Time
 	failDown bool
+	logged   chan struct{} // receives after each event, coalesced
 }
 
 func (r *recorder) log(s string) {
@@ -32,6 +33,10 @@ func (r *recorder) log(s string) {
 	defer r.mu.Unlock()
 	r.events = append(r.events, s)
 	r.at = append(r.at, time.Now())
+	select {
+	case r.logged <- struct{}{}:
+	default:
+	}
 }
 
 func (r *recorder) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
@@ -68,7 +73,7 @@ func (r *recorder) take() ([]string, []time.Time) {
 
 func newRecorder(t *testing.T) (*recorder, *shinken.Client, context.Context) {
 	t.Helper()
-	rec := &recorder{Desktop: headless.New(nil)}
+	rec := &recorder{Desktop: headless.New(nil), logged: make(chan struct{}, 1)}
 	rt := shinken.NewRuntime(rec, &shinken.RuntimeOptions{Token: testToken, Logger: slog.New(slog.DiscardHandler)})
 	srv := httptest.NewServer(rt)
 	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
@@ -107,7 +112,11 @@ func TestHeldKeysAndButtons(t *testing.T) {
 		{shinken.Action{Verb: shinken.VerbDrag, Target: at, To: shinken.Px(200, 120), Keys: "shift", Button: shinken.PointerMiddle},
 			[]string{"+Shift_L", "down 1", "up 1", "-Shift_L"}},
 		{shinken.Action{Verb: shinken.VerbMouseDown, Target: at, Keys: "super"},
-			[]string{"+Super_L", "down 0", "-Super_L"}},
+			[]string{"+Super_L", "down 0"}},
+		{shinken.Action{Verb: shinken.VerbMove, Target: shinken.Px(150, 100)},
+			nil},
+		{shinken.Action{Verb: shinken.VerbMouseUp, Target: at},
+			[]string{"up 0", "-Super_L"}},
 		{shinken.Action{Verb: shinken.VerbMouseUp, Target: at},
 			[]string{"up 0"}},
 	} {
@@ -129,6 +138,38 @@ func TestHeldKeysReleasedOnError(t *testing.T) {
 		t.Fatal("a click whose press failed was acked")
 	}
 	if got, _ := rec.take(); !slices.Equal(got, []string{"+Control_L", "+Alt_L", "down 0", "-Alt_L", "-Control_L"}) {
+		t.Fatalf("events %q", got)
+	}
+	if _, err := c.Do(ctx, &shinken.Action{Verb: shinken.VerbMouseDown, Keys: "shift"}); err == nil {
+		t.Fatal("a mouse_down whose press failed was acked")
+	}
+	if got, _ := rec.take(); !slices.Equal(got, []string{"+Shift_L", "down 0", "-Shift_L"}) {
+		t.Fatalf("events %q", got)
+	}
+}
+
+// Keys held with a button that was never released are released when the
+// client goes.
+func TestHeldKeysReleasedWhenTheClientLeaves(t *testing.T) {
+	rec, c, ctx := newRecorder(t)
+	if _, err := c.Do(ctx, &shinken.Action{Verb: shinken.VerbMouseDown, Target: shinken.Px(5, 5), Keys: "ctrl+shift"}); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	for {
+		rec.mu.Lock()
+		n := len(rec.events)
+		rec.mu.Unlock()
+		if n >= 6 {
+			break
+		}
+		select {
+		case <-rec.logged:
+		case <-ctx.Done():
+			t.Fatal("the held button and keys were not released")
+		}
+	}
+	if got, _ := rec.take(); !slices.Equal(got, []string{"+Control_L", "+Shift_L", "down 0", "up 0", "-Shift_L", "-Control_L"}) {
 		t.Fatalf("events %q", got)
 	}
 }

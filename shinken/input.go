@@ -2,6 +2,7 @@ package shinken
 
 import (
 	"context"
+	"errors"
 	"image"
 	"math"
 	"strings"
@@ -67,16 +68,17 @@ func (c *conn) mutate(callID string, a *Action) error {
 	case VerbMove:
 		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerMove, X: p.X, Y: p.Y})
 	case VerbMouseDown:
-		return withKeys(ctx, in, a.Keys, func() error {
-			err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerDown, X: p.X, Y: p.Y, Button: btn})
-			if err == nil {
-				c.held[btn] = true
-			}
-			return err
-		})
+		return c.mouseDown(ctx, p, btn, a.Keys)
 	case VerbMouseUp:
+		keys, ok := c.held[btn]
 		delete(c.held, btn)
-		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerUp, X: p.X, Y: p.Y, Button: btn})
+		err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerUp, X: p.X, Y: p.Y, Button: btn})
+		if ok {
+			if kerr := releaseKeys(ctx, in, keys); err == nil {
+				err = kerr
+			}
+		}
+		return err
 	case VerbScroll:
 		return withKeys(ctx, in, a.Keys, func() error {
 			return rt.pointerEvent(ctx, PointerEvent{Kind: PointerScroll, X: p.X, Y: p.Y, DX: notches(a.DX), DY: notches(a.DY)})
@@ -109,12 +111,69 @@ func (c *conn) releaseHeld() {
 	}
 	rt.inputMu.Lock()
 	defer rt.inputMu.Unlock()
-	for b := range c.held {
+	for b, keys := range c.held {
 		if err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerUp, X: p.X, Y: p.Y, Button: b}); err != nil {
 			c.log.Warn("releasing a held button failed", "err", err)
 		}
+		if err := releaseKeys(ctx, rt.injector, keys); err != nil {
+			c.log.Warn("releasing keys held with a button failed", "err", err)
+		}
 	}
 	clear(c.held)
+}
+
+// mouseDown presses button at p with keys, one combination, held from
+// before the press until the button's mouse_up (or the connection's end),
+// so that mouse_down, moves and mouse_up make one modified drag. When the
+// press fails the keys are released at once.
+func (c *conn) mouseDown(ctx context.Context, p image.Point, btn Button, keys string) error {
+	var combo []string
+	if keys != "" {
+		seq, err := ParseKeys(keys)
+		if err != nil {
+			return err
+		}
+		if len(seq) != 1 {
+			return Errorf(CodeInvalidAction, "keys held during mouse_down must be one combination, got %d in %q", len(seq), keys)
+		}
+		combo = seq[0]
+	}
+	if old, ok := c.held[btn]; ok && len(old) > 0 {
+		return Errorf(CodeInvalidAction, "the %s button is already held with %q: mouse_up first", buttonName(btn), strings.Join(old, "+"))
+	}
+	in := c.rt.injector
+	for i, k := range combo {
+		if err := in.Key(ctx, KeyEvent{Key: k, Down: true}); err != nil {
+			return errors.Join(err, releaseKeys(ctx, in, combo[:i]))
+		}
+	}
+	if err := c.rt.pointerEvent(ctx, PointerEvent{Kind: PointerDown, X: p.X, Y: p.Y, Button: btn}); err != nil {
+		return errors.Join(err, releaseKeys(ctx, in, combo))
+	}
+	c.held[btn] = combo
+	return nil
+}
+
+// releaseKeys releases keys in reverse order, whatever ctx says, and
+// reports the first failure.
+func releaseKeys(ctx context.Context, in Injector, keys []string) (err error) {
+	rctx := context.WithoutCancel(ctx)
+	for i := len(keys) - 1; i >= 0; i-- {
+		if uerr := in.Key(rctx, KeyEvent{Key: keys[i], Down: false}); err == nil {
+			err = uerr
+		}
+	}
+	return err
+}
+
+func buttonName(b Button) string {
+	switch b {
+	case ButtonMiddle:
+		return "middle"
+	case ButtonRight:
+		return "right"
+	}
+	return "left"
 }
 
 func invokeName(a *Action) string {
@@ -409,11 +468,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 func holdCombo(ctx context.Context, in Injector, combo []string, during func() error) (err error) {
 	down := 0
 	defer func() {
-		rctx := context.WithoutCancel(ctx)
-		for i := down - 1; i >= 0; i-- {
-			if uerr := in.Key(rctx, KeyEvent{Key: combo[i], Down: false}); err == nil {
-				err = uerr
-			}
+		if uerr := releaseKeys(ctx, in, combo[:down]); err == nil {
+			err = uerr
 		}
 	}()
 	for _, k := range combo {

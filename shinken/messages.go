@@ -123,7 +123,9 @@ type Ack struct {
 //   - holds keys, one combination such as "shift" or "ctrl+shift", during
 //     a click, double_click, right_click, drag, scroll or mouse_down: the
 //     keys go down before the gesture and come up after it, even when it
-//     fails (on mouse_down, right after the button goes down);
+//     fails; a mouse_down's keys stay down until that button's mouse_up
+//     (or the connection's end), so mouse_down, moves and mouse_up make one
+//     modified drag;
 //   - presses button (left, middle, right; empty is left) on click,
 //     double_click, mouse_down, mouse_up and drag;
 //   - holds a key action's combination for ms milliseconds before
