@@ -14,10 +14,11 @@
 // # Scaling
 //
 // The package owns the scaling. Each vendor's value fixes the model's
-// screen: Anthropic's bound is 1024×768 (XGA, Anthropic's recommendation),
-// OpenAI's 1440×900; Gemini and Qwen speak normalised grids (0–999 and
-// 0–1000) over a screenshot bounded at 1440×900 and 1280×800 (all
-// configurable). Screenshots are delivered downscaled by the runtime to fit
+// screen, by default as the vendor recommends and always configurable:
+// Anthropic's bound is 1024×768 (XGA); OpenAI's computer tool reads the
+// screen at native resolution; Gemini speaks a 0–999 grid over screenshots
+// bounded at 1440×900, Qwen-VL a 0–1000 grid over screenshots of at most
+// 1280·28·28 pixels. Screenshots are delivered downscaled by the runtime to fit
 // the bound, aspect ratio kept and never upscaled, and padded with black to
 // exactly the bound when asked ([AnthropicOptions].Pad). Every coordinate a
 // model sends is mapped back to action pixels exactly ([Scale]): the point

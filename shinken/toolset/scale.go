@@ -111,14 +111,19 @@ func fit(screen, bound image.Point, runtimeCap int) (edge int, img image.Point) 
 type Grid struct {
 	Screen image.Point // the screen in action pixels
 	Size   int         // the grid's extent: 1000 for both 0–999 and 0–1000
+	Max    int         // the largest coordinate accepted: 999 or 1000; 0 means Size
 }
 
 // ToScreen maps a grid point to action pixels: the screen pixel under the
-// grid cell's centre. Coordinates outside [0, Size] are an error wrapping
+// grid cell's centre. Coordinates outside [0, Max] are an error wrapping
 // [ErrOutside]; Size itself lands on the last pixel.
 func (g Grid) ToScreen(x, y int) (image.Point, error) {
-	if x < 0 || y < 0 || x > g.Size || y > g.Size {
-		return image.Point{}, fmt.Errorf("%w: (%d, %d) is outside the 0–%d grid", ErrOutside, x, y, g.Size)
+	hi := g.Max
+	if hi == 0 {
+		hi = g.Size
+	}
+	if x < 0 || y < 0 || x > hi || y > hi {
+		return image.Point{}, fmt.Errorf("%w: (%d, %d) is outside the 0–%d grid", ErrOutside, x, y, hi)
 	}
 	return image.Pt(g.axis(x, g.Screen.X), g.axis(y, g.Screen.Y)), nil
 }
