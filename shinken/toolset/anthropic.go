@@ -437,7 +437,7 @@ var anthropicMembers = []*anthropicMember{
 			return &Result{Image: img}, nil
 		}},
 	{name: "zoom", required: []string{"region"},
-		desc: "Capture region [x0, y0, x1, y1] (top-left and bottom-right corners in the %d×%d screenshot) at the display's full resolution.",
+		desc: "Capture region [x0, y0, x1, y1] (top-left and bottom-right corners in the %d×%d screenshot) at the display's full resolution, scaled to fill the screenshot's size.",
 		run: func(ctx context.Context, a *Anthropic, in *anthropicInput) (*Result, error) {
 			r := in.Region
 			if r[2] <= r[0] || r[3] <= r[1] {

@@ -172,14 +172,23 @@ func TestAnthropicZoomMatchesTheFullFrame(t *testing.T) {
 	if r != image.Rect(125, 100, 500, 375) {
 		t.Fatalf("the region maps to %v", r)
 	}
-	want := full.SubImage(r).(*image.RGBA)
-	if zoom.Rect.Size() != r.Size() {
-		t.Fatalf("zoom is %v, want the native %v", zoom.Rect.Size(), r.Size())
+	// 375×275 native pixels fill the 1024×640 screenshot twice over: each
+	// native pixel is a 2×2 block.
+	if zoom.Rect.Size() != r.Size().Mul(2) {
+		t.Fatalf("zoom is %v, want twice the native %v", zoom.Rect.Size(), r.Size())
 	}
-	for y := range r.Dy() {
-		if !bytes.Equal(zoom.Pix[y*zoom.Stride:y*zoom.Stride+4*r.Dx()], want.Pix[y*want.Stride:y*want.Stride+4*r.Dx()]) {
-			t.Fatalf("zoom row %d differs from the full frame's", y)
+	for y := range zoom.Rect.Dy() {
+		for x := range zoom.Rect.Dx() {
+			if got, want := zoom.RGBAAt(x, y), full.RGBAAt(r.Min.X+x/2, r.Min.Y+y/2); got != want {
+				t.Fatalf("zoom pixel (%d, %d) is %v, the full frame's (%d, %d) is %v", x, y, got, r.Min.X+x/2, r.Min.Y+y/2, want)
+			}
 		}
+	}
+	// A region larger than the screenshot's size at native resolution is
+	// downscaled to fit it.
+	res = turn(t, k, a, use("2", "zoom", `{"region": [0, 0, 1024, 640]}`))
+	if got := resultImage(t, res[0]).Rect.Size(); got != image.Pt(1024, 640) {
+		t.Fatalf("a zoom on the whole screen is %v", got)
 	}
 }
 

@@ -25,8 +25,9 @@
 // lands in the screen pixels the model's pixel shows; a coordinate in the
 // padding or beyond the image is refused with an error wrapping
 // [ErrOutside]. cursor_position answers in the model's space, and zoom
-// captures its region at the screen's native resolution (downscaled only
-// when larger than the bound).
+// captures its region at the screen's native resolution, scaled to fill the
+// screenshot's size: downscaled when larger, enlarged by a whole factor
+// (each native pixel a square block) when smaller.
 //
 // # Gestures
 //
