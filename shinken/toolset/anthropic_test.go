@@ -205,6 +205,19 @@ func TestAnthropicCursorPositionInModelSpace(t *testing.T) {
 	if p, _ := k.d.PointerPosition(k.ctx); p != image.Pt(125, 250) {
 		t.Fatalf("the pointer is at %v in action pixels, want (125, 250)", p)
 	}
+	// A click with no coordinate clicks at the cursor.
+	box := xy(centre(modelRect(a.Scale(), rect(k.element("check box", "Subscribe to the newsletter")))))
+	res = turn(t, k, a,
+		use("3", "mouse_move", `{"coordinate": `+box+`}`),
+		use("4", "cursor_position", `{}`),
+		use("5", "left_click", `{}`),
+	)
+	if got := res[1].Content[0].Text; got != "X="+strings.Trim(strings.ReplaceAll(box, ", ", ", Y="), "[]") {
+		t.Fatalf("cursor_position says %q after a move to %s", got, box)
+	}
+	if el := k.element("check box", "Subscribe to the newsletter"); !strings.Contains(strings.Join(el.States, " "), "checked") {
+		t.Fatal("a left_click at the cursor did not check the box under it")
+	}
 }
 
 // A turn whose second call fails answers the rest "Not executed" and runs
