@@ -95,11 +95,19 @@ func TestAnthropicFillsTheForm(t *testing.T) {
 		}
 	}
 	k.element("label", "Submitted: Ada Lovelace <ada@example.org>, newsletter: yes.")
-	// The last screenshot shows what the tree says.
+	// The last screenshot is the end state, downscaled: the pixels of the
+	// runtime's own screenshot at 1024 px.
 	after := resultImage(t, res[6])
 	before := resultImage(t, shot[0])
 	if bytes.Equal(after.Pix, before.Pix) {
 		t.Fatal("the screenshot after filling the form is the one before")
+	}
+	direct, err := k.c.Screenshot(k.ctx, &shinken.ScreenshotRequest{MaxLongEdge: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(decodePNG(t, direct.Data).Pix, after.Pix) {
+		t.Fatal("the toolset's last screenshot is not the screen's end state")
 	}
 }
 
@@ -326,4 +334,3 @@ func TestAnthropicClicksLandAtEveryScale(t *testing.T) {
 	}
 }
 
-var _ = shinken.Px
