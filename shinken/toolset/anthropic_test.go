@@ -333,4 +333,3 @@ func TestAnthropicClicksLandAtEveryScale(t *testing.T) {
 		})
 	}
 }
-
