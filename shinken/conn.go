@@ -45,7 +45,7 @@ type conn struct {
 
 	closeOnce sync.Once
 
-	held map[Button]bool // buttons pressed by mouse_down; touched by the input lane only
+	held map[Button][]string // buttons pressed by mouse_down, with the keys held until their mouse_up; touched by the input lane only
 
 	// queued counts the bytes waiting in out. The reader reads no new
 	// request while it is over the runtime's MaxQueuedBytes, so a client
@@ -79,7 +79,7 @@ func newConn(rt *Runtime, ws *websocket.Conn, remote string, unix bool) *conn {
 	}
 	c.obs = NewObserver(rt.backend)
 	c.qcond = sync.NewCond(&c.qmu)
-	c.held = map[Button]bool{}
+	c.held = map[Button][]string{}
 	return c
 }
 
@@ -509,6 +509,10 @@ func windowInfo(w Window) aci.WindowInfo {
 func (c *conn) act(m *aci.ActionMsg) {
 	a := &m.Action
 	defer c.recoverCall(m.CallID, "action", a.Verb)
+	if err := honoured(a); err != nil {
+		c.fail(m.CallID, "action", a.Verb, err)
+		return
+	}
 	start := time.Now()
 	var err error
 	switch a.Verb {

@@ -37,6 +37,13 @@
 // server), backend/robotgo (cgo, macOS and Windows too), and backend/osexec
 // (the OS executor every backend shares).
 //
+// Gestures are composed here from the backends' primitive events, so every
+// backend honours the same fields (see aci.Action): keys held during a click,
+// double click, right click, drag, scroll or mouse_down, the button of a
+// click, double click, drag, mouse_down or mouse_up, ms holding a key. A
+// field the runtime accepts does what it says; on a verb where it means
+// nothing it is refused with invalid_action, never acked and ignored.
+//
 // Backend types and wire types are kept apart where they differ on purpose:
 // a backend's [Node], [Window] and [Frame] carry Go values (image.Rectangle,
 // *image.RGBA, its own identities), while aci.Element, aci.WindowInfo and

@@ -8,6 +8,13 @@
 // the tree exactly as it would on X11, so its unit tests run anywhere, fast
 // and deterministically (the same inputs give byte-identical frames).
 //
+// Input follows the usual desktop conventions: a second press of the same
+// button within 400 ms and 5 px of the first is a double click (an editor
+// selects the word), a third a triple click (the line); Shift extends an
+// editor's selection to a click; a key held past 660 ms repeats 25 times a
+// second. Any key press or scroll between presses ends a run of clicks, so
+// only back-to-back presses depend on time.
+//
 // Applications are built from the package's widgets. Three are built in:
 // "notes" (a text area, a Save button and a status label), "form" (entries,
 // a check box and a Submit button that writes a summary) and "settings" (a
@@ -36,6 +43,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
@@ -75,6 +83,8 @@ type Desktop struct {
 	pointer   image.Point
 	press     press           // what the held left button grabbed
 	held      map[string]bool // modifier keys held down
+	clicks    clickRun        // the presses that make a double or triple click
+	keysDown  map[string]time.Time
 	clipboard string
 
 	frame  *image.RGBA       // the last frame handed out; never modified again
@@ -115,6 +125,7 @@ func New(opts *Options) *Desktop {
 		apps:     map[string]func(*Window){"notes": notesApp, "form": formApp, "settings": settingsApp},
 		objects:  map[uint64]any{},
 		held:     map[string]bool{},
+		keysDown: map[string]time.Time{},
 		crops:    map[uint64]crop{},
 		watchers: map[chan struct{}]struct{}{},
 	}
