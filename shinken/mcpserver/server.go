@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -140,3 +141,14 @@ func RequireToken(token string, h http.Handler) http.Handler {
 }
 
 var errBadToken = fmt.Errorf("%w: wrong or missing token", auth.ErrInvalidToken)
+
+// Close ends every MCP session the Server serves, so that an HTTP server
+// holding their streams can shut down. The ACI session stays the caller's
+// to close.
+func (s *Server) Close() error {
+	var errs []error
+	for ss := range s.srv.Sessions() {
+		errs = append(errs, ss.Close())
+	}
+	return errors.Join(errs...)
+}
