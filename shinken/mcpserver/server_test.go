@@ -31,8 +31,9 @@ type env struct {
 	sess *mcp.ClientSession
 	srv  *mcpserver.Server
 
-	mu       sync.Mutex
-	progress []string
+	mu         sync.Mutex
+	progress   []string
+	progressed chan struct{} // a token per notification, dropped when full
 }
 
 const token = "tok"
@@ -40,7 +41,7 @@ const token = "tok"
 func newEnv(t *testing.T, opts *mcpserver.Options) *env {
 	t.Helper()
 	ctx := context.Background()
-	e := &env{desk: headless.New(&headless.Options{Width: 1280, Height: 800})}
+	e := &env{desk: headless.New(&headless.Options{Width: 1280, Height: 800}), progressed: make(chan struct{}, 64)}
 	for _, app := range []string{"notes", "form"} {
 		if err := e.desk.Launch(ctx, app, nil); err != nil {
 			t.Fatal(err)
@@ -85,6 +86,10 @@ func newEnv(t *testing.T, opts *mcpserver.Options) *env {
 			e.mu.Lock()
 			e.progress = append(e.progress, req.Params.Message)
 			e.mu.Unlock()
+			select {
+			case e.progressed <- struct{}{}:
+			default:
+			}
 		},
 	})
 	e.sess, err = cl.Connect(ctx, ct, nil)
@@ -377,4 +382,24 @@ func TestProgress(t *testing.T) {
 	if p := e.progressMessages()[n:]; len(p) == 0 || !strings.HasPrefix(p[0], `waiting for element named like "never there"`) {
 		t.Fatalf("wait_for progress %q", p)
 	}
+}
+
+
+// TestCancelWaitFor cancels a wait_for once it has reported progress: the
+// call ends at once with the cancellation, and the server serves on.
+func TestCancelWaitFor(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.sess.CallTool(ctx, &mcp.CallToolParams{Name: "wait_for", Meta: mcp.Meta{"progressToken": "w"},
+			Arguments: map[string]any{"name": "never there", "timeout_ms": 120000}})
+		done <- err
+	}()
+	<-e.progressed
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled wait_for: %v", err)
+	}
+	e.ok(t, "list_windows", map[string]any{})
 }

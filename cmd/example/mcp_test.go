@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// nodeSDK finds node and the official TypeScript MCP SDK, which the test
+// command installs into .npm at the repository's root. Their absence fails
+// the test: it must run wherever the tests run.
+func nodeSDK(t *testing.T) (node, modules string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed (scripts/test installs it)")
+	}
+	modules, err = filepath.Abs(filepath.Join("..", "..", ".npm", "node_modules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(modules, "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		t.Fatalf("the TypeScript MCP SDK is not installed in %s (scripts/test installs it): %v", modules, err)
+	}
+	return node, modules
+}
+
+// runNode runs the TypeScript SDK client script and fails the test with its
+// output when it fails.
+func runNode(t *testing.T, args ...string) string {
+	t.Helper()
+	node, modules := nodeSDK(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join("testdata", "mcp_client.cjs")}, args...)...)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	if !strings.HasSuffix(strings.TrimSpace(out.String()), "ok") {
+		t.Fatalf("node %s did not finish:\n%s", strings.Join(args, " "), out.String())
+	}
+	return out.String()
+}
+
+// TestMCPTypeScript drives the daemon with the official TypeScript MCP SDK:
+// over stdio (the SDK starts the daemon with -mcp stdio), then over
+// streamable HTTP at /mcp, with and without the token.
+func TestMCPTypeScript(t *testing.T) {
+	bin := build(t, t.TempDir(), ".", "example")
+	t.Run("stdio", func(t *testing.T) {
+		out := runNode(t, "stdio", bin, "tok")
+		t.Log(out)
+	})
+	t.Run("http", func(t *testing.T) {
+		d := start(t, bin)
+		out := runNode(t, "http", mcpURL(d.aci), "tok")
+		t.Log(out)
+		d.stop(t)
+	})
+}
+
+// TestMCPStdioGo drives -mcp stdio with the Go SDK's client: the daemon's
+// stdout carries MCP alone, and closing stdin ends it cleanly.
+func TestMCPStdioGo(t *testing.T) {
+	bin := build(t, t.TempDir(), ".", "example")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.Command(bin, "-mcp", "stdio", "-token", "tok")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cl := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "0"}, nil)
+	sess, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "list_windows", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("list_windows: %v %+v", err, res)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(b), `"title":"Form"`) {
+		t.Fatalf("windows %s", b)
+	}
+	if err := sess.Close(); err != nil {
+		t.Fatalf("close: %v\n%s", err, stderr.String())
+	}
+	if cmd.ProcessState == nil || !cmd.ProcessState.Success() {
+		t.Fatalf("the daemon did not exit cleanly: %v\n%s", cmd.ProcessState, stderr.String())
+	}
+}
+
+// TestMCPHTTPToken checks /mcp refuses requests without the token, or with
+// another, before any MCP handling.
+func TestMCPHTTPToken(t *testing.T) {
+	bin := build(t, t.TempDir(), ".", "example")
+	d := start(t, bin)
+	url := mcpURL(d.aci)
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"0"}}}`
+	for _, auth := range []string{"", "Bearer nope", "Basic dG9rOnRvaw==", "Bearer tok"} {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := http.StatusUnauthorized
+		if auth == "Bearer tok" {
+			want = http.StatusOK
+		}
+		if resp.StatusCode != want {
+			t.Fatalf("Authorization %q: status %d, want %d: %s", auth, resp.StatusCode, want, got)
+		}
+		if want == http.StatusOK && !strings.Contains(string(got), `"serverInfo"`) {
+			t.Fatalf("initialize answered %s", got)
+		}
+	}
+	d.stop(t)
+}

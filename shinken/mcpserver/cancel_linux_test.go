@@ -1,0 +1,58 @@
+package mcpserver_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
+)
+
+// TestCancelExec cancels an exec from the MCP client and checks the
+// command is killed on the runtime: the call's own ACI session closes, and
+// the runtime kills the process group.
+func TestCancelExec(t *testing.T) {
+	e := newEnv(t, nil)
+	fifo := filepath.Join(t.TempDir(), "pid")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.sess.CallTool(ctx, &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{
+			"shell": "echo $$ > " + fifo + "; exec sleep 60", "timeout_ms": 120000}})
+		done <- err
+	}()
+	// Opening the fifo waits for the command to open it: it is running.
+	b, err := os.ReadFile(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pidfd)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call: %v", err)
+	}
+	// The kill follows the cancellation asynchronously: a pidfd becomes
+	// readable when the process ends.
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, 20000); err != nil || n != 1 {
+		t.Fatalf("process %d still runs 20 s after the call was cancelled (%v)", pid, err)
+	}
+	e.ok(t, "list_windows", map[string]any{})
+}
