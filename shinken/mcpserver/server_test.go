@@ -384,7 +384,6 @@ func TestProgress(t *testing.T) {
 	}
 }
 
-
 // TestCancelWaitFor cancels a wait_for once it has reported progress: the
 // call ends at once with the cancellation, and the server serves on.
 func TestCancelWaitFor(t *testing.T) {
