@@ -93,7 +93,7 @@ func New(c *shinken.Client, opts *Options) *Server {
 	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
-		Logger:       s.log,
+		Logger:       sdkLogger(s.log),
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	s.addComputerTools()
@@ -151,4 +151,31 @@ func (s *Server) Close() error {
 		errs = append(errs, ss.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// sdkLogger gives the SDK's logs to log, keeping its per-session chatter
+// (info level) for a logger that shows debug.
+func sdkLogger(log *slog.Logger) *slog.Logger {
+	if log.Enabled(context.Background(), slog.LevelDebug) {
+		return log
+	}
+	return slog.New(levelFloor{log.Handler(), slog.LevelWarn})
+}
+
+// levelFloor drops records below floor.
+type levelFloor struct {
+	slog.Handler
+	floor slog.Level
+}
+
+func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.floor && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelFloor) WithAttrs(as []slog.Attr) slog.Handler {
+	return levelFloor{h.Handler.WithAttrs(as), h.floor}
+}
+
+func (h levelFloor) WithGroup(name string) slog.Handler {
+	return levelFloor{h.Handler.WithGroup(name), h.floor}
 }

@@ -412,12 +412,16 @@ func (s *Server) waitFor(ctx context.Context, req *mcp.CallToolRequest, in WaitF
 		el := firstMatch(o.Elements, in)
 		elapsed := time.Since(start)
 		out := WaitForOutput{Polls: polls, ElapsedMS: elapsed.Milliseconds()}
+		when := "already"
+		if polls > 1 {
+			when = fmt.Sprintf("after %d ms", out.ElapsedMS)
+		}
 		if in.Gone && el == nil {
-			return textResult[WaitForOutput]{fmt.Sprintf("no %s after %d ms", what, out.ElapsedMS), out}, nil
+			return textResult[WaitForOutput]{fmt.Sprintf("no %s (%s)", what, when), out}, nil
 		}
 		if !in.Gone && el != nil {
 			out.Element = el
-			return textResult[WaitForOutput]{fmt.Sprintf("%s %s %q after %d ms", el.Ref, el.Role, el.Name, out.ElapsedMS), out}, nil
+			return textResult[WaitForOutput]{fmt.Sprintf("%s %s %q (%s)", el.Ref, el.Role, el.Name, when), out}, nil
 		}
 		if polls == 1 || time.Since(lastReport) >= s.opts.ProgressInterval {
 			lastReport = time.Now()
