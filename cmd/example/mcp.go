@@ -57,7 +57,11 @@ func newMCPLocal(ctx context.Context, rt *shinken.Runtime, token string, log *sl
 		return nil, fmt.Errorf("mcp: in-process ACI session: %w", err)
 	}
 	m.session = c
-	m.srv = mcpserver.New(c, &mcpserver.Options{Name: "shinken-example", Dial: dial, Logger: log})
+	m.srv, err = mcpserver.New(ctx, c, &mcpserver.Options{Name: "shinken-example", Dial: dial, Logger: log})
+	if err != nil {
+		m.close()
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -95,7 +99,11 @@ func runRemoteMCP(ctx context.Context, url, token string, log *slog.Logger) erro
 	}
 	defer c.Close()
 	log.Info("serving MCP for a remote runtime", "url", url)
-	return serveMCPStdio(ctx, mcpserver.New(c, &mcpserver.Options{Name: "shinken-example", Dial: dial, Logger: log}), log)
+	srv, err := mcpserver.New(ctx, c, &mcpserver.Options{Name: "shinken-example", Dial: dial, Logger: log})
+	if err != nil {
+		return err
+	}
+	return serveMCPStdio(ctx, srv, log)
 }
 
 // pipeListener is a net.Listener whose connections are in-memory pipes

@@ -1,3 +1,5 @@
 package mcpserver
 
-func (s *Server) addComputerTools() {}
+import "context"
+
+func (s *Server) addComputerTools(context.Context) error { return nil }

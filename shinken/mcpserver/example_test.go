@@ -35,7 +35,10 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	srv := mcpserver.New(c, nil)
+	srv, err := mcpserver.New(ctx, c, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	// An MCP client: any will do; this one is the Go SDK's.
 	st, ct := mcp.NewInMemoryTransports()

@@ -62,8 +62,9 @@ type Server struct {
 }
 
 // New returns a Server driving the desktop of c, which stays the caller's
-// to close (after the Server is done with it).
-func New(c *shinken.Client, opts *Options) *Server {
+// to close (after the Server is done with it). It asks the runtime for the
+// screen's size, to scale the Anthropic tools.
+func New(ctx context.Context, c *shinken.Client, opts *Options) (*Server, error) {
 	s := &Server{aciSession: c}
 	if opts != nil {
 		s.opts = *opts
@@ -96,9 +97,11 @@ func New(c *shinken.Client, opts *Options) *Server {
 		Logger:       sdkLogger(s.log),
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	s.addComputerTools()
+	if err := s.addComputerTools(ctx); err != nil {
+		return nil, err
+	}
 	s.addStructuredTools()
-	return s
+	return s, nil
 }
 
 const defaultInstructions = `Tools to see and drive a computer's desktop.

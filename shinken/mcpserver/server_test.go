@@ -75,7 +75,10 @@ func newEnv(t *testing.T, opts *mcpserver.Options) *env {
 			o.Dial = dial
 		}
 	}
-	e.srv = mcpserver.New(c, &o)
+	e.srv, err = mcpserver.New(ctx, c, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := e.srv.MCP().Connect(ctx, st, nil)
 	if err != nil {
