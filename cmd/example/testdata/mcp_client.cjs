@@ -11,6 +11,7 @@
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
 const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
+const { ProgressNotificationSchema } = require("@modelcontextprotocol/sdk/types.js");
 
 const [mode, target, token] = process.argv.slice(2);
 
@@ -127,11 +128,18 @@ async function main() {
   const stale = await client.callTool({ name: "click_element", arguments: { ref: "e9999" } });
   check(stale.isError && text(stale).startsWith("stale_element_ref: "), "a stale ref is a tool error: " + text(stale));
 
-  // An exec, with progress notifications.
+  // An exec, with progress notifications. They are counted as they come
+  // rather than through the SDK's onprogress, which drops a notification
+  // that reaches it in the same read as the call's answer (it handles
+  // notifications a microtask later than answers).
   let progress = 0;
-  const x = await client.callTool({ name: "exec", arguments: { argv: ["echo", "hello from exec"] } }, undefined, {
-    onprogress: () => { progress++; },
+  client.setNotificationHandler(ProgressNotificationSchema, (n) => {
+    if (n.params.progressToken === "exec-1") {
+      progress++;
+    }
   });
+  const x = await client.callTool({ name: "exec", arguments: { argv: ["echo", "hello from exec"] }, _meta: { progressToken: "exec-1" } });
+  await new Promise((resolve) => setImmediate(resolve));
   check(!x.isError && x.structuredContent.stdout === "hello from exec\n" && x.structuredContent.exit_code === 0, "exec ran: " + text(x));
   check(progress >= 1, "exec reported progress");
   console.log("exec:", JSON.stringify(x.structuredContent.stdout), "progress:", progress);
