@@ -44,7 +44,7 @@ type conn struct {
 
 	closeOnce sync.Once
 
-	held map[Button]bool // buttons pressed by mouse_down; touched by the input lane only
+	held map[Button][]string // buttons pressed by mouse_down, with the keys held until their mouse_up; touched by the input lane only
 
 	// queued counts the bytes waiting in out. The reader reads no new
 	// request while it is over the runtime's MaxQueuedBytes, so a client
@@ -78,7 +78,7 @@ func newConn(rt *Runtime, ws *websocket.Conn, remote string, unix bool) *conn {
 	}
 	c.obs = NewObserver(rt.backend)
 	c.qcond = sync.NewCond(&c.qmu)
-	c.held = map[Button]bool{}
+	c.held = map[Button][]string{}
 	return c
 }
 
@@ -524,6 +524,10 @@ func windowInfo(w Window) WindowInfo {
 func (c *conn) act(m *ActionMsg) {
 	a := &m.Action
 	defer c.recoverCall(m.CallID, "action", a.Verb)
+	if err := a.honoured(); err != nil {
+		c.fail(m.CallID, "action", a.Verb, err)
+		return
+	}
 	start := time.Now()
 	var err error
 	switch a.Verb {

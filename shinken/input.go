@@ -2,6 +2,7 @@ package shinken
 
 import (
 	"context"
+	"errors"
 	"image"
 	"math"
 	"strings"
@@ -59,30 +60,37 @@ func (c *conn) mutate(callID string, a *Action) error {
 	btn := buttonOf(a.Button)
 	switch a.Verb {
 	case VerbClick:
-		return rt.click(ctx, p, ButtonLeft, 1)
+		return withKeys(ctx, in, a.Keys, func() error { return rt.click(ctx, p, btn, 1) })
 	case VerbDoubleClick:
-		return rt.click(ctx, p, ButtonLeft, 2)
+		return withKeys(ctx, in, a.Keys, func() error { return rt.click(ctx, p, btn, 2) })
 	case VerbRightClick:
-		return rt.click(ctx, p, ButtonRight, 1)
+		return withKeys(ctx, in, a.Keys, func() error { return rt.click(ctx, p, ButtonRight, 1) })
 	case VerbMove:
 		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerMove, X: p.X, Y: p.Y})
 	case VerbMouseDown:
-		err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerDown, X: p.X, Y: p.Y, Button: btn})
-		if err == nil {
-			c.held[btn] = true
+		return c.mouseDown(ctx, p, btn, a.Keys)
+	case VerbMouseUp:
+		keys, ok := c.held[btn]
+		delete(c.held, btn)
+		err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerUp, X: p.X, Y: p.Y, Button: btn})
+		if ok {
+			if kerr := releaseKeys(ctx, in, keys); err == nil {
+				err = kerr
+			}
 		}
 		return err
-	case VerbMouseUp:
-		delete(c.held, btn)
-		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerUp, X: p.X, Y: p.Y, Button: btn})
 	case VerbScroll:
-		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerScroll, X: p.X, Y: p.Y, DX: notches(a.DX), DY: notches(a.DY)})
+		return withKeys(ctx, in, a.Keys, func() error {
+			return rt.pointerEvent(ctx, PointerEvent{Kind: PointerScroll, X: p.X, Y: p.Y, DX: notches(a.DX), DY: notches(a.DY)})
+		})
 	case VerbDrag:
-		return rt.drag(ctx, p, to, btn, millis(a.DurationMS, rt.opts.MaxDragDuration))
+		return withKeys(ctx, in, a.Keys, func() error {
+			return rt.drag(ctx, p, to, btn, millis(a.DurationMS, rt.opts.MaxDragDuration))
+		})
 	case VerbTypeText:
 		return in.Type(ctx, *a.Text)
 	case VerbKey:
-		return pressKeys(ctx, in, a.Keys)
+		return pressKeys(ctx, in, a.Keys, millis(a.MS, rt.opts.MaxWait))
 	}
 	return Errorf(CodeUnsupportedVerb, "%s", a.Verb)
 }
@@ -103,12 +111,69 @@ func (c *conn) releaseHeld() {
 	}
 	rt.inputMu.Lock()
 	defer rt.inputMu.Unlock()
-	for b := range c.held {
+	for b, keys := range c.held {
 		if err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerUp, X: p.X, Y: p.Y, Button: b}); err != nil {
 			c.log.Warn("releasing a held button failed", "err", err)
 		}
+		if err := releaseKeys(ctx, rt.injector, keys); err != nil {
+			c.log.Warn("releasing keys held with a button failed", "err", err)
+		}
 	}
 	clear(c.held)
+}
+
+// mouseDown presses button at p with keys, one combination, held from
+// before the press until the button's mouse_up (or the connection's end),
+// so that mouse_down, moves and mouse_up make one modified drag. When the
+// press fails the keys are released at once.
+func (c *conn) mouseDown(ctx context.Context, p image.Point, btn Button, keys string) error {
+	var combo []string
+	if keys != "" {
+		seq, err := ParseKeys(keys)
+		if err != nil {
+			return err
+		}
+		if len(seq) != 1 {
+			return Errorf(CodeInvalidAction, "keys held during mouse_down must be one combination, got %d in %q", len(seq), keys)
+		}
+		combo = seq[0]
+	}
+	if old, ok := c.held[btn]; ok && len(old) > 0 {
+		return Errorf(CodeInvalidAction, "the %s button is already held with %q: mouse_up first", buttonName(btn), strings.Join(old, "+"))
+	}
+	in := c.rt.injector
+	for i, k := range combo {
+		if err := in.Key(ctx, KeyEvent{Key: k, Down: true}); err != nil {
+			return errors.Join(err, releaseKeys(ctx, in, combo[:i]))
+		}
+	}
+	if err := c.rt.pointerEvent(ctx, PointerEvent{Kind: PointerDown, X: p.X, Y: p.Y, Button: btn}); err != nil {
+		return errors.Join(err, releaseKeys(ctx, in, combo))
+	}
+	c.held[btn] = combo
+	return nil
+}
+
+// releaseKeys releases keys in reverse order, whatever ctx says, and
+// reports the first failure.
+func releaseKeys(ctx context.Context, in Injector, keys []string) (err error) {
+	rctx := context.WithoutCancel(ctx)
+	for i := len(keys) - 1; i >= 0; i-- {
+		if uerr := in.Key(rctx, KeyEvent{Key: keys[i], Down: false}); err == nil {
+			err = uerr
+		}
+	}
+	return err
+}
+
+func buttonName(b Button) string {
+	switch b {
+	case ButtonMiddle:
+		return "middle"
+	case ButtonRight:
+		return "right"
+	}
+	return "left"
 }
 
 func invokeName(a *Action) string {
@@ -350,29 +415,61 @@ func ParseKeys(expr string) ([][]string, error) {
 	return seq, nil
 }
 
-// pressKeys presses each combo: keys down in order, up in reverse. Keys
-// already pressed are always released, even when a later one fails.
-func pressKeys(ctx context.Context, in Injector, expr string) error {
+// pressKeys presses each combo: keys down in order, held for hold, up in
+// reverse. Keys already pressed are always released, even when a later one
+// fails or ctx ends during the hold.
+func pressKeys(ctx context.Context, in Injector, expr string, hold time.Duration) error {
 	seq, err := ParseKeys(expr)
 	if err != nil {
 		return err
 	}
 	for _, combo := range seq {
-		if err := pressCombo(ctx, in, combo); err != nil {
+		if err := holdCombo(ctx, in, combo, func() error { return sleep(ctx, hold) }); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func pressCombo(ctx context.Context, in Injector, combo []string) (err error) {
+// withKeys runs gesture with the one combination keys ("shift",
+// "ctrl+shift") held down, and releases it afterwards whatever happened.
+// Empty keys run the gesture alone.
+func withKeys(ctx context.Context, in Injector, keys string, gesture func() error) error {
+	if keys == "" {
+		return gesture()
+	}
+	seq, err := ParseKeys(keys)
+	if err != nil {
+		return err
+	}
+	if len(seq) != 1 {
+		return Errorf(CodeInvalidAction, "keys held for a gesture must be one combination, got %d in %q", len(seq), keys)
+	}
+	return holdCombo(ctx, in, seq[0], gesture)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// holdCombo presses combo's keys in order, runs during, and releases them in
+// reverse order, even when a press or during fails.
+func holdCombo(ctx context.Context, in Injector, combo []string, during func() error) (err error) {
 	down := 0
 	defer func() {
-		rctx := context.WithoutCancel(ctx)
-		for i := down - 1; i >= 0; i-- {
-			if uerr := in.Key(rctx, KeyEvent{Key: combo[i], Down: false}); err == nil {
-				err = uerr
-			}
+		if uerr := releaseKeys(ctx, in, combo[:down]); err == nil {
+			err = uerr
 		}
 	}()
 	for _, k := range combo {
@@ -381,7 +478,7 @@ func pressCombo(ctx context.Context, in Injector, combo []string) (err error) {
 		}
 		down++
 	}
-	return nil
+	return during()
 }
 
 // millis converts a wire duration in milliseconds to a Duration clamped to

@@ -118,7 +118,20 @@ type Ack struct {
 //
 // Where the schema leaves a choice to the runtime, this runtime:
 //   - scrolls by wheel notches: dx and dy are rounded, a small non-zero
-//     amount counts as one notch, positive dy scrolls down;
+//     amount counts as one notch, positive dy scrolls down, positive dx
+//     scrolls right;
+//   - holds keys, one combination such as "shift" or "ctrl+shift", during
+//     a click, double_click, right_click, drag, scroll or mouse_down: the
+//     keys go down before the gesture and come up after it, even when it
+//     fails; a mouse_down's keys stay down until that button's mouse_up
+//     (or the connection's end), so mouse_down, moves and mouse_up make one
+//     modified drag;
+//   - presses button (left, middle, right; empty is left) on click,
+//     double_click, mouse_down, mouse_up and drag;
+//   - holds a key action's combination for ms milliseconds before
+//     releasing it (hold_key), clamped like wait;
+//   - refuses with invalid_action keys, button, ms, dx, dy and duration_ms
+//     on any other verb, rather than ignore them;
 //   - takes the action name of invoke_action from text ("click",
 //     "toggle"...); without text it invokes the element's first action;
 //   - observes the active window's application by default, and the whole
@@ -131,15 +144,15 @@ type Action struct {
 	Verb   Verb          `json:"verb" wire:"required"`
 	Target *Target       `json:"target,omitempty"`
 	To     *Target       `json:"to,omitempty"`     // drag destination
-	Button PointerButton `json:"button,omitempty"` // drag, mouse_down, mouse_up; empty = left
+	Button PointerButton `json:"button,omitempty"` // click, double_click, drag, mouse_down, mouse_up; empty = left
 	// DurationMS spreads a drag over time; the runtime clamps it.
 	DurationMS int          `json:"duration_ms,omitempty"`
 	Observe    *ObserveSpec `json:"observe,omitempty"`
 	Text       *string      `json:"text,omitempty"` // type_text, set_value, clipboard_set
-	Keys       string       `json:"keys,omitempty"` // key: "ctrl+s"
+	Keys       string       `json:"keys,omitempty"` // key: "ctrl+s"; held during a pointer gesture: "shift"
 	DX         float64      `json:"dx,omitempty"`   // scroll, in wheel notches
 	DY         float64      `json:"dy,omitempty"`
-	MS         int          `json:"ms,omitempty"` // wait
+	MS         int          `json:"ms,omitempty"` // wait; key: hold that long
 	Scope      Scope        `json:"scope,omitempty"`
 	// Screenshot and screencast levers.
 	FPS          *float64    `json:"fps,omitempty"`

@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"shinken.dev/go/shinken"
 )
@@ -65,6 +66,8 @@ type Desktop struct {
 	pointer   image.Point
 	press     press           // what the held left button grabbed
 	held      map[string]bool // modifier keys held down
+	clicks    clickRun        // the presses that make a double or triple click
+	keysDown  map[string]time.Time
 	clipboard string
 
 	frame  *image.RGBA       // the last frame handed out; never modified again
@@ -105,6 +108,7 @@ func New(opts *Options) *Desktop {
 		apps:     map[string]func(*Window){"notes": notesApp, "form": formApp},
 		objects:  map[uint64]any{},
 		held:     map[string]bool{},
+		keysDown: map[string]time.Time{},
 		crops:    map[uint64]crop{},
 		watchers: map[chan struct{}]struct{}{},
 	}

@@ -321,12 +321,37 @@ func floorDiv(a, b int) int {
 
 func (e *editor) focusable() bool { return true }
 
+// pointerDown places the caret; with Shift held it extends the selection
+// to the press instead. The second press of a double click selects the word
+// there, the third of a triple click the whole line.
 func (e *editor) pointerDown(p image.Point) {
-	e.moveTo(e.indexAt(p), false)
+	d := e.win.d
+	i := e.indexAt(p)
+	switch d.clicks.n {
+	case 2:
+		a, b := i, i
+		for a > 0 && !unicode.IsSpace(e.text[a-1]) {
+			a--
+		}
+		for b < len(e.text) && !unicode.IsSpace(e.text[b]) {
+			b++
+		}
+		e.anchor, e.caret = a, b
+	case 3:
+		_, start, end := e.line(i)
+		e.anchor, e.caret = start, end
+	default:
+		e.moveTo(i, d.mod("Shift"))
+	}
 	e.edited()
 }
 
 func (e *editor) pointerDrag(p image.Point) {
+	// A double or triple click's selection is by word or line; dragging
+	// after one is not refined character by character.
+	if e.win.d.clicks.n > 1 {
+		return
+	}
 	if i := e.indexAt(p); i != e.caret {
 		e.moveTo(i, true)
 		e.edited()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -48,6 +49,7 @@ func (d *Desktop) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 		d.drag(p)
 		d.buttonUp(p, ev.Button)
 	case shinken.PointerScroll:
+		d.clicks = clickRun{}
 		if w := d.windowAt(p); w != nil {
 			if c := w.widgetAt(p); c != nil && !c.base().disabled {
 				c.scroll(ev.DX, ev.DY)
@@ -82,9 +84,47 @@ func (d *Desktop) windowAt(p image.Point) *Window {
 	return nil
 }
 
+// Multiple clicks and key repeat follow the usual desktop defaults: a press
+// within multiClickTime and multiClickDistance of the previous press of the
+// same button continues its run (GTK's double-click time and distance), and
+// a key held past repeatDelay repeats every repeatInterval (an X server's
+// default autorepeat, 660 ms then 25 per second). A key press or a scroll
+// between two presses ends the run, so the desktop's double clicks depend
+// on time only when nothing else happens between them.
+const (
+	multiClickTime     = 400 * time.Millisecond
+	multiClickDistance = 5
+	repeatDelay        = 660 * time.Millisecond
+	repeatInterval     = 40 * time.Millisecond
+)
+
+// clickRun counts the presses of one double or triple click.
+type clickRun struct {
+	at     time.Time
+	p      image.Point
+	button shinken.Button
+	n      int // 1 for a single click, 2 for a double, 3 for a triple
+}
+
+// count records a press of button at p and returns its place in the run:
+// after a triple click the next press starts a new run.
+func (r *clickRun) count(p image.Point, button shinken.Button, now time.Time) int {
+	near := func(a, b int) bool { return a-b <= multiClickDistance && b-a <= multiClickDistance }
+	if r.n > 0 && r.n < 3 && r.button == button && now.Sub(r.at) <= multiClickTime && near(p.X, r.p.X) && near(p.Y, r.p.Y) {
+		r.n++
+	} else {
+		r.n = 1
+	}
+	r.at, r.p, r.button = now, p, button
+	return r.n
+}
+
 // buttonDown presses button at p: it activates the window there and
-// focuses and presses the widget under the pointer.
+// focuses and presses the widget under the pointer. A left press that
+// continues a double or triple click reaches the widget with d.clicks.n
+// set, so an editor selects a word or a line.
 func (d *Desktop) buttonDown(p image.Point, button shinken.Button) {
+	d.clicks.count(p, button, time.Now())
 	if p.In(d.taskbar()) {
 		if w := d.taskButtonAt(p); w != nil && button == shinken.ButtonLeft {
 			d.activate(w)
@@ -170,7 +210,9 @@ func (d *Desktop) mod(family string) bool { return d.held[family+"_L"] || d.held
 // Key implements shinken.Injector. Modifiers are tracked between events, so
 // the core's combos (Control_L down, a down, a up, Control_L up) work as on
 // a keyboard; Shift changes what letters, digits and punctuation type as on
-// a US layout. Keys act when pressed; releases only release modifiers.
+// a US layout. Keys act when pressed; a key released after more than the
+// repeat delay acts again once per repeat interval it was held past it, as
+// autorepeat would have; releasing a modifier releases it.
 func (d *Desktop) Key(ctx context.Context, ev shinken.KeyEvent) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -189,12 +231,32 @@ func (d *Desktop) Key(ctx context.Context, ev shinken.KeyEvent) error {
 		return nil
 	}
 	if !ev.Down {
+		// A key held past the repeat delay repeats, as an X server's
+		// autorepeat would have while it was down.
+		if at, ok := d.keysDown[ev.Key]; ok {
+			delete(d.keysDown, ev.Key)
+			if held := time.Since(at); held >= repeatDelay {
+				for range 1 + int((held-repeatDelay)/repeatInterval) {
+					d.keyPress(d.keyInput(ev.Key))
+				}
+			}
+		}
 		return nil
 	}
-	k := keyInput{sym: ev.Key, ctrl: d.mod("Control"), shift: d.mod("Shift"), alt: d.mod("Alt") || d.mod("Meta")}
-	if r, ok := keysymChars[ev.Key]; ok {
+	if _, ok := d.keysDown[ev.Key]; !ok {
+		d.keysDown[ev.Key] = time.Now()
+	}
+	d.keyPress(d.keyInput(ev.Key))
+	return nil
+}
+
+// keyInput is what pressing the key named sym means with the modifiers
+// held now.
+func (d *Desktop) keyInput(sym string) keyInput {
+	k := keyInput{sym: sym, ctrl: d.mod("Control"), shift: d.mod("Shift"), alt: d.mod("Alt") || d.mod("Meta")}
+	if r, ok := keysymChars[sym]; ok {
 		k.r = r
-	} else if r, size := utf8.DecodeRuneInString(ev.Key); size == len(ev.Key) && r != utf8.RuneError {
+	} else if r, size := utf8.DecodeRuneInString(sym); size == len(sym) && r != utf8.RuneError {
 		k.r = r
 	}
 	if k.shift && k.r != 0 {
@@ -207,8 +269,7 @@ func (d *Desktop) Key(ctx context.Context, ev shinken.KeyEvent) error {
 	if k.r == ' ' {
 		k.sym = "space"
 	}
-	d.keyPress(k)
-	return nil
+	return k
 }
 
 // Type implements shinken.Injector. Each character acts as its key would
@@ -239,8 +300,10 @@ func (d *Desktop) Type(ctx context.Context, text string) error {
 	return nil
 }
 
-// keyPress delivers a key press to the active window.
+// keyPress delivers a key press to the active window. Like any input
+// between two presses, it ends a run of clicks.
 func (d *Desktop) keyPress(k keyInput) {
+	d.clicks = clickRun{}
 	w := d.active
 	if w == nil {
 		return

@@ -1,0 +1,220 @@
+package shinken_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"shinken.dev/go/backend/headless"
+	"shinken.dev/go/internal/schematest"
+	"shinken.dev/go/shinken"
+)
+
+// recorder is a headless desktop that records the input events it gets,
+// and can be told to fail a pointer press.
+type recorder struct {
+	*headless.Desktop
+	mu       sync.Mutex
+	events   []string
+	at       []time.Time
+	failDown bool
+	logged   chan struct{} // receives after each event, coalesced
+}
+
+func (r *recorder) log(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, s)
+	r.at = append(r.at, time.Now())
+	select {
+	case r.logged <- struct{}{}:
+	default:
+	}
+}
+
+func (r *recorder) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
+	switch ev.Kind {
+	case shinken.PointerDown:
+		r.log(fmt.Sprintf("down %d", ev.Button))
+		if r.failDown {
+			return errors.New("the button is stuck")
+		}
+	case shinken.PointerUp:
+		r.log(fmt.Sprintf("up %d", ev.Button))
+	case shinken.PointerScroll:
+		r.log(fmt.Sprintf("scroll %d %d", ev.DX, ev.DY))
+	}
+	return r.Desktop.Pointer(ctx, ev)
+}
+
+func (r *recorder) Key(ctx context.Context, ev shinken.KeyEvent) error {
+	if ev.Down {
+		r.log("+" + ev.Key)
+	} else {
+		r.log("-" + ev.Key)
+	}
+	return r.Desktop.Key(ctx, ev)
+}
+
+func (r *recorder) take() ([]string, []time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ev, at := r.events, r.at
+	r.events, r.at = nil, nil
+	return ev, at
+}
+
+func newRecorder(t *testing.T) (*recorder, *shinken.Client, context.Context) {
+	t.Helper()
+	rec := &recorder{Desktop: headless.New(nil), logged: make(chan struct{}, 1)}
+	rt := shinken.NewRuntime(rec, &shinken.RuntimeOptions{Token: testToken, Logger: slog.New(slog.DiscardHandler)})
+	srv := httptest.NewServer(rt)
+	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	ctx := testCtx(t)
+	c, err := shinken.Dial(ctx, proxy.URL, &shinken.DialOptions{Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		srv.Close()
+		rt.Close()
+	})
+	return rec, c, ctx
+}
+
+// Keys held for a gesture go down before it and up after it, in reverse
+// order; button picks the button.
+func TestHeldKeysAndButtons(t *testing.T) {
+	rec, c, ctx := newRecorder(t)
+	at := shinken.Px(100, 100)
+	for _, tc := range []struct {
+		act  shinken.Action
+		want []string
+	}{
+		{shinken.Action{Verb: shinken.VerbClick, Target: at, Keys: "ctrl+shift"},
+			[]string{"+Control_L", "+Shift_L", "down 0", "up 0", "-Shift_L", "-Control_L"}},
+		{shinken.Action{Verb: shinken.VerbClick, Target: at, Button: shinken.PointerMiddle},
+			[]string{"down 1", "up 1"}},
+		{shinken.Action{Verb: shinken.VerbDoubleClick, Target: at, Button: shinken.PointerRight, Keys: "alt"},
+			[]string{"+Alt_L", "down 2", "up 2", "down 2", "up 2", "-Alt_L"}},
+		{shinken.Action{Verb: shinken.VerbRightClick, Target: at, Keys: "shift"},
+			[]string{"+Shift_L", "down 2", "up 2", "-Shift_L"}},
+		{shinken.Action{Verb: shinken.VerbScroll, Target: at, Keys: "ctrl", DX: 2, DY: -1},
+			[]string{"+Control_L", "scroll 2 -1", "-Control_L"}},
+		{shinken.Action{Verb: shinken.VerbDrag, Target: at, To: shinken.Px(200, 120), Keys: "shift", Button: shinken.PointerMiddle},
+			[]string{"+Shift_L", "down 1", "up 1", "-Shift_L"}},
+		{shinken.Action{Verb: shinken.VerbMouseDown, Target: at, Keys: "super"},
+			[]string{"+Super_L", "down 0"}},
+		{shinken.Action{Verb: shinken.VerbMove, Target: shinken.Px(150, 100)},
+			nil},
+		{shinken.Action{Verb: shinken.VerbMouseUp, Target: at},
+			[]string{"up 0", "-Super_L"}},
+		{shinken.Action{Verb: shinken.VerbMouseUp, Target: at},
+			[]string{"up 0"}},
+	} {
+		if _, err := c.Do(ctx, &tc.act); err != nil {
+			t.Fatalf("%+v: %v", tc.act, err)
+		}
+		if got, _ := rec.take(); !slices.Equal(got, tc.want) {
+			t.Errorf("%s keys %q button %q: events %q, want %q", tc.act.Verb, tc.act.Keys, tc.act.Button, got, tc.want)
+		}
+	}
+}
+
+// A gesture that fails still releases the keys it held.
+func TestHeldKeysReleasedOnError(t *testing.T) {
+	rec, c, ctx := newRecorder(t)
+	rec.failDown = true
+	_, err := c.Do(ctx, &shinken.Action{Verb: shinken.VerbClick, Target: shinken.Px(10, 10), Keys: "ctrl+alt"})
+	if err == nil {
+		t.Fatal("a click whose press failed was acked")
+	}
+	if got, _ := rec.take(); !slices.Equal(got, []string{"+Control_L", "+Alt_L", "down 0", "-Alt_L", "-Control_L"}) {
+		t.Fatalf("events %q", got)
+	}
+	if _, err := c.Do(ctx, &shinken.Action{Verb: shinken.VerbMouseDown, Keys: "shift"}); err == nil {
+		t.Fatal("a mouse_down whose press failed was acked")
+	}
+	if got, _ := rec.take(); !slices.Equal(got, []string{"+Shift_L", "down 0", "-Shift_L"}) {
+		t.Fatalf("events %q", got)
+	}
+}
+
+// Keys held with a button that was never released are released when the
+// client goes.
+func TestHeldKeysReleasedWhenTheClientLeaves(t *testing.T) {
+	rec, c, ctx := newRecorder(t)
+	if _, err := c.Do(ctx, &shinken.Action{Verb: shinken.VerbMouseDown, Target: shinken.Px(5, 5), Keys: "ctrl+shift"}); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	for {
+		rec.mu.Lock()
+		n := len(rec.events)
+		rec.mu.Unlock()
+		if n >= 6 {
+			break
+		}
+		select {
+		case <-rec.logged:
+		case <-ctx.Done():
+			t.Fatal("the held button and keys were not released")
+		}
+	}
+	if got, _ := rec.take(); !slices.Equal(got, []string{"+Control_L", "+Shift_L", "down 0", "up 0", "-Shift_L", "-Control_L"}) {
+		t.Fatalf("events %q", got)
+	}
+}
+
+// ms on a key holds the combination down that long.
+func TestKeyHeldForMS(t *testing.T) {
+	rec, c, ctx := newRecorder(t)
+	if _, err := c.Do(ctx, &shinken.Action{Verb: shinken.VerbKey, Keys: "shift+a", MS: 120}); err != nil {
+		t.Fatal(err)
+	}
+	got, at := rec.take()
+	if !slices.Equal(got, []string{"+Shift_L", "+a", "-a", "-Shift_L"}) {
+		t.Fatalf("events %q", got)
+	}
+	if held := at[2].Sub(at[1]); held < 120*time.Millisecond {
+		t.Fatalf("a held for %v, want at least 120ms", held)
+	}
+}
+
+// Fields a verb cannot honour are refused with invalid_action, not acked
+// and ignored; nothing reaches the backend.
+func TestUnhonouredFieldsAreRefused(t *testing.T) {
+	rec, c, ctx := newRecorder(t)
+	at := shinken.Px(10, 10)
+	for _, a := range []shinken.Action{
+		{Verb: shinken.VerbMove, Target: at, Keys: "shift"},
+		{Verb: shinken.VerbMouseUp, Keys: "shift"},
+		{Verb: shinken.VerbTypeText, Text: ptr("x"), Keys: "shift"},
+		{Verb: shinken.VerbClick, Target: at, Keys: "shift ctrl"},
+		{Verb: shinken.VerbRightClick, Target: at, Button: shinken.PointerLeft},
+		{Verb: shinken.VerbScroll, Target: at, DY: 1, Button: shinken.PointerMiddle},
+		{Verb: shinken.VerbScreenshot, Button: shinken.PointerRight},
+		{Verb: shinken.VerbClick, Target: at, MS: 100},
+		{Verb: shinken.VerbClipboardSet, Text: ptr("x"), MS: 1},
+		{Verb: shinken.VerbClick, Target: at, DY: 3},
+		{Verb: shinken.VerbClick, Target: at, DurationMS: 100},
+	} {
+		_, err := c.Do(ctx, &a)
+		if !errors.Is(err, shinken.ErrInvalidAction) {
+			t.Errorf("%+v: %v, want invalid_action", a, err)
+		}
+	}
+	if got, _ := rec.take(); len(got) != 0 {
+		t.Fatalf("refused actions reached the backend: %q", got)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

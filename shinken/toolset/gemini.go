@@ -1,0 +1,413 @@
+package toolset
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"slices"
+	"strings"
+
+	"shinken.dev/go/shinken"
+)
+
+// GeminiOptions configure [NewGemini]. A nil *GeminiOptions means every
+// default.
+type GeminiOptions struct {
+	// Width and Height bound the screenshots; default 1440×900, Gemini's
+	// recommended screen size. Coordinates are on Gemini's 0–999 grid
+	// whatever the size.
+	Width, Height int
+	// PixelsPerNotch is how many screen pixels make one wheel notch when a
+	// scroll's magnitude (a fraction of the screen, on the grid) becomes
+	// notches; default 100.
+	PixelsPerNotch int
+	// Browser is the app launch_app starts for open_web_browser ("chromium",
+	// "firefox-esr"). Empty refuses open_web_browser.
+	Browser string
+	// SearchURL is the page search opens; default https://www.google.com/.
+	SearchURL string
+	// IsBrowser tells whether a window is a web browser's; the browser-only
+	// actions (navigate, go_back, go_forward, search) run only when the
+	// active window is one. Default: its app or title names Chromium,
+	// Chrome, Firefox, Mozilla, Edge, Safari or Epiphany.
+	IsBrowser func(shinken.WindowInfo) bool
+	// URL reports the current page's address for each function response's
+	// "url", which Gemini's browser environment expects. Nil sends no url.
+	URL func(context.Context) (string, error)
+	// ConfirmSafety decides the calls that carry a safety_decision
+	// requiring confirmation: true runs the call and acknowledges it. Nil
+	// refuses every such call.
+	ConfirmSafety func(call FunctionCall, explanation string) bool
+}
+
+// Gemini runs the predefined functions of Gemini's computer use tool
+// against an ACI session.
+type Gemini struct {
+	s    *screen
+	grid func() Grid
+	opts GeminiOptions
+}
+
+// NewGemini returns Gemini's computer use functions over c. It asks the
+// runtime for the screen size.
+func NewGemini(ctx context.Context, c *shinken.Client, o *GeminiOptions) (*Gemini, error) {
+	opts := GeminiOptions{}
+	if o != nil {
+		opts = *o
+	}
+	if opts.Width == 0 && opts.Height == 0 {
+		opts.Width, opts.Height = 1440, 900
+	}
+	if opts.PixelsPerNotch <= 0 {
+		opts.PixelsPerNotch = 100
+	}
+	if opts.SearchURL == "" {
+		opts.SearchURL = "https://www.google.com/"
+	}
+	if opts.IsBrowser == nil {
+		opts.IsBrowser = isBrowser
+	}
+	s, err := newScreen(ctx, c, image.Pt(opts.Width, opts.Height), false)
+	if err != nil {
+		return nil, err
+	}
+	g := &Gemini{s: s, opts: opts}
+	g.grid = func() Grid { sc, _ := s.current(); return Grid{Screen: sc.Screen, Size: 1000, Max: 999} }
+	return g, nil
+}
+
+func isBrowser(w shinken.WindowInfo) bool {
+	s := strings.ToLower(w.App + " " + w.Title)
+	for _, b := range []string{"chromium", "chrome", "firefox", "mozilla", "edge", "safari", "epiphany"} {
+		if strings.Contains(s, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// GeminiBrowserFunctions are the predefined functions that act on a web
+// browser rather than the desktop.
+var GeminiBrowserFunctions = []string{"open_web_browser", "navigate", "go_back", "go_forward", "search"}
+
+// Definition returns the tool for a generateContent request's tools:
+// {"computerUse": {"environment": "ENVIRONMENT_BROWSER"}}, excluding the
+// browser-only functions unless a browser is configured to open.
+func (g *Gemini) Definition() json.RawMessage {
+	cu := map[string]any{"environment": "ENVIRONMENT_BROWSER"}
+	if g.opts.Browser == "" {
+		cu["excludedPredefinedFunctions"] = GeminiBrowserFunctions
+	}
+	b, _ := json.Marshal(map[string]any{"computerUse": cu})
+	return b
+}
+
+// Scale reports the current mapping between the screenshots and the
+// screen.
+func (g *Gemini) Scale() Scale { sc, _ := g.s.current(); return sc }
+
+// A FunctionCall is a functionCall part of a Gemini response.
+type FunctionCall struct {
+	ID   string          `json:"id,omitempty"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+// A FunctionResponse is the functionResponse part that answers a
+// FunctionCall: the outcome, and the screenshot after it.
+type FunctionResponse struct {
+	ID       string                 `json:"id,omitempty"`
+	Name     string                 `json:"name"`
+	Response map[string]any         `json:"response"`
+	Parts    []FunctionResponsePart `json:"parts,omitempty"`
+}
+
+// A FunctionResponsePart carries a function response's inline image.
+type FunctionResponsePart struct {
+	InlineData *Blob `json:"inlineData,omitempty"`
+}
+
+// A Blob is inline data; Data is base64 in JSON.
+type Blob struct {
+	MimeType string `json:"mimeType"`
+	Data     []byte `json:"data"`
+}
+
+// Turn runs the function calls of one response in order and answers each.
+// A call that fails is answered {"error": "…"}; none after it runs, and
+// each is answered {"error": NotExecuted}. Every call that ran is answered
+// with the screenshot after it. The error is the first failure.
+func (g *Gemini) Turn(ctx context.Context, calls []FunctionCall) ([]FunctionResponse, error) {
+	out := make([]FunctionResponse, 0, len(calls))
+	var failed error
+	for _, fc := range calls {
+		fr := FunctionResponse{ID: fc.ID, Name: fc.Name, Response: map[string]any{}}
+		if failed != nil {
+			fr.Response["error"] = NotExecuted
+			out = append(out, fr)
+			continue
+		}
+		ack, err := g.call(ctx, fc)
+		if err != nil {
+			failed = err
+			fr.Response["error"] = err.Error()
+		}
+		if ack {
+			fr.Response["safety_acknowledgement"] = "true"
+		}
+		if g.opts.URL != nil {
+			if u, uerr := g.opts.URL(ctx); uerr == nil {
+				fr.Response["url"] = u
+			}
+		}
+		img, serr := g.s.screenshot(ctx)
+		if serr != nil {
+			return append(out, fr), errors.Join(failed, serr)
+		}
+		fr.Parts = []FunctionResponsePart{{InlineData: &Blob{MimeType: img.MediaType, Data: img.Data}}}
+		out = append(out, fr)
+	}
+	return out, failed
+}
+
+// geminiArgs is every argument of Gemini's predefined functions.
+type geminiArgs struct {
+	X                 *int    `json:"x"`
+	Y                 *int    `json:"y"`
+	DestinationX      *int    `json:"destination_x"`
+	DestinationY      *int    `json:"destination_y"`
+	Text              *string `json:"text"`
+	PressEnter        *bool   `json:"press_enter"`
+	ClearBeforeTyping *bool   `json:"clear_before_typing"`
+	Direction         *string `json:"direction"`
+	Magnitude         *int    `json:"magnitude"`
+	Keys              *string `json:"keys"`
+	URL               *string `json:"url"`
+	SafetyDecision    *struct {
+		Decision    string `json:"decision"`
+		Explanation string `json:"explanation"`
+	} `json:"safety_decision"`
+}
+
+var geminiFields = map[string]struct{ optional, required []string }{
+	"open_web_browser": {},
+	"wait_5_seconds":   {},
+	"go_back":          {},
+	"go_forward":       {},
+	"search":           {},
+	"navigate":         {nil, []string{"url"}},
+	"click_at":         {nil, []string{"x", "y"}},
+	"hover_at":         {nil, []string{"x", "y"}},
+	"type_text_at":     {[]string{"press_enter", "clear_before_typing"}, []string{"x", "y", "text"}},
+	"key_combination":  {nil, []string{"keys"}},
+	"scroll_document":  {nil, []string{"direction"}},
+	"scroll_at":        {[]string{"magnitude"}, []string{"x", "y", "direction"}},
+	"drag_and_drop":    {nil, []string{"x", "y", "destination_x", "destination_y"}},
+}
+
+// parseGemini decodes and checks a call's arguments.
+func parseGemini(fc FunctionCall) (*geminiArgs, error) {
+	spec, ok := geminiFields[fc.Name]
+	if !ok {
+		return nil, fmt.Errorf("toolset: unknown computer use function %q", fc.Name)
+	}
+	fields, err := objectFields(fc.Args)
+	if err != nil {
+		return nil, err
+	}
+	var a geminiArgs
+	if len(fields) > 0 {
+		if err := json.Unmarshal(fc.Args, &a); err != nil {
+			return nil, fmt.Errorf("toolset: %s args: %w", fc.Name, err)
+		}
+	}
+	for f := range fields {
+		if f != "safety_decision" && !slices.Contains(spec.optional, f) && !slices.Contains(spec.required, f) {
+			return nil, fmt.Errorf("toolset: %s takes no %q", fc.Name, f)
+		}
+	}
+	for _, f := range spec.required {
+		if _, ok := fields[f]; !ok {
+			return nil, fmt.Errorf("toolset: %s requires %q", fc.Name, f)
+		}
+	}
+	if a.Direction != nil && !slices.Contains([]string{"up", "down", "left", "right"}, *a.Direction) {
+		return nil, fmt.Errorf("toolset: direction %q is not up, down, left or right", *a.Direction)
+	}
+	if a.Magnitude != nil && (*a.Magnitude < 0 || *a.Magnitude > 999) {
+		return nil, fmt.Errorf("toolset: magnitude %d is not on the 0–999 grid", *a.Magnitude)
+	}
+	return &a, nil
+}
+
+// call runs one function call and reports whether it acknowledged a safety
+// decision.
+func (g *Gemini) call(ctx context.Context, fc FunctionCall) (ack bool, err error) {
+	a, err := parseGemini(fc)
+	if err != nil {
+		return false, err
+	}
+	if sd := a.SafetyDecision; sd != nil && sd.Decision == "require_confirmation" {
+		if g.opts.ConfirmSafety == nil || !g.opts.ConfirmSafety(fc, sd.Explanation) {
+			return false, fmt.Errorf("toolset: %s needs a person's confirmation: %s", fc.Name, sd.Explanation)
+		}
+		ack = true
+	}
+	return ack, g.run(ctx, fc.Name, a)
+}
+
+func (g *Gemini) at(x, y *int) (image.Point, error) { return g.grid().ToScreen(*x, *y) }
+
+func (g *Gemini) run(ctx context.Context, name string, a *geminiArgs) error {
+	s := g.s
+	switch name {
+	case "click_at":
+		p, err := g.at(a.X, a.Y)
+		if err != nil {
+			return err
+		}
+		return s.click(ctx, px(p), shinken.PointerLeft, "", 1)
+	case "hover_at":
+		p, err := g.at(a.X, a.Y)
+		if err != nil {
+			return err
+		}
+		return s.do(ctx, &shinken.Action{Verb: shinken.VerbMove, Target: px(p)})
+	case "type_text_at":
+		p, err := g.at(a.X, a.Y)
+		if err != nil {
+			return err
+		}
+		if err := s.click(ctx, px(p), shinken.PointerLeft, "", 1); err != nil {
+			return err
+		}
+		if a.ClearBeforeTyping == nil || *a.ClearBeforeTyping {
+			all := "ctrl+a"
+			if s.platform() == shinken.PlatformMacOS {
+				all = "cmd+a"
+			}
+			if err := s.do(ctx, &shinken.Action{Verb: shinken.VerbKey, Keys: all + " BackSpace"}); err != nil {
+				return err
+			}
+		}
+		if err := s.do(ctx, &shinken.Action{Verb: shinken.VerbTypeText, Text: a.Text}); err != nil {
+			return err
+		}
+		if a.PressEnter == nil || *a.PressEnter {
+			return s.do(ctx, &shinken.Action{Verb: shinken.VerbKey, Keys: "Return"})
+		}
+		return nil
+	case "key_combination":
+		keys, err := geminiKeys(*a.Keys)
+		if err != nil {
+			return err
+		}
+		return s.do(ctx, &shinken.Action{Verb: shinken.VerbKey, Keys: keys})
+	case "scroll_at":
+		p, err := g.at(a.X, a.Y)
+		if err != nil {
+			return err
+		}
+		m := 800
+		if a.Magnitude != nil {
+			m = *a.Magnitude
+		}
+		return g.scroll(ctx, p, *a.Direction, m)
+	case "scroll_document":
+		sc := g.Scale()
+		return g.scroll(ctx, sc.Screen.Div(2), *a.Direction, 1000)
+	case "drag_and_drop":
+		from, err := g.at(a.X, a.Y)
+		if err != nil {
+			return err
+		}
+		to, err := g.at(a.DestinationX, a.DestinationY)
+		if err != nil {
+			return err
+		}
+		return s.drag(ctx, []image.Point{from, to}, shinken.PointerLeft, "")
+	case "wait_5_seconds":
+		return s.do(ctx, &shinken.Action{Verb: shinken.VerbWait, MS: 5000})
+	case "open_web_browser":
+		if g.opts.Browser == "" {
+			return errors.New("toolset: open_web_browser: no browser is configured to open on this computer")
+		}
+		return s.do(ctx, &shinken.Action{Verb: shinken.VerbLaunchApp, App: &g.opts.Browser})
+	case "go_back", "go_forward", "navigate", "search":
+		if err := g.browserActive(ctx, name); err != nil {
+			return err
+		}
+		switch name {
+		case "go_back", "go_forward":
+			return s.do(ctx, &shinken.Action{Verb: shinken.VerbKey, Keys: s.backForward(name == "go_forward")})
+		case "search":
+			return g.open(ctx, g.opts.SearchURL)
+		}
+		return g.open(ctx, *a.URL)
+	}
+	return fmt.Errorf("toolset: unknown computer use function %q", name)
+}
+
+// scroll scrolls the screen fraction magnitude/1000 of its height (up,
+// down) or width (left, right) at p.
+func (g *Gemini) scroll(ctx context.Context, p image.Point, dir string, magnitude int) error {
+	sc := g.Scale()
+	var dx, dy float64
+	switch dir {
+	case "up":
+		dy = -float64(magnitude*sc.Screen.Y) / 1000
+	case "down":
+		dy = float64(magnitude*sc.Screen.Y) / 1000
+	case "left":
+		dx = -float64(magnitude*sc.Screen.X) / 1000
+	case "right":
+		dx = float64(magnitude*sc.Screen.X) / 1000
+	}
+	n := float64(g.opts.PixelsPerNotch)
+	return g.s.scroll(ctx, p, dx/n, dy/n, "")
+}
+
+// open types url into the active browser's address bar.
+func (g *Gemini) open(ctx context.Context, url string) error {
+	focus := "ctrl+l"
+	if g.s.platform() == shinken.PlatformMacOS {
+		focus = "cmd+l"
+	}
+	s := g.s
+	if err := s.do(ctx, &shinken.Action{Verb: shinken.VerbKey, Keys: focus}); err != nil {
+		return err
+	}
+	if err := s.do(ctx, &shinken.Action{Verb: shinken.VerbTypeText, Text: &url}); err != nil {
+		return err
+	}
+	return s.do(ctx, &shinken.Action{Verb: shinken.VerbKey, Keys: "Return"})
+}
+
+// browserActive refuses a browser-only function unless the active window
+// is a browser's.
+func (g *Gemini) browserActive(ctx context.Context, name string) error {
+	ws, err := g.s.c.ListWindows(ctx)
+	if err != nil {
+		return fmt.Errorf("toolset: %s acts on a web browser, and the windows cannot be listed to find one: %w", name, err)
+	}
+	for _, w := range ws {
+		if w.Active != nil && *w.Active {
+			if g.opts.IsBrowser(w) {
+				return nil
+			}
+			return fmt.Errorf("toolset: %s acts on a web browser, and the active window (%q) is not one", name, w.Title)
+		}
+	}
+	return fmt.Errorf("toolset: %s acts on a web browser, and no window is active", name)
+}
+
+// geminiKeys turns "Control+Shift+T" into an ACI combination.
+func geminiKeys(s string) (string, error) {
+	parts := strings.Split(s, "+")
+	if strings.HasSuffix(s, "++") {
+		parts = append(strings.Split(strings.TrimSuffix(s, "++"), "+"), "+")
+	}
+	return openAIKeys(parts)
+}
