@@ -77,19 +77,6 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h hints, fn func(ctx context.C
 	})
 }
 
-// addContentTool registers a tool whose handler builds the content itself
-// (an image), with no structured value.
-func addContentTool[In any](s *Server, t *mcp.Tool, h hints, fn func(ctx context.Context, req *mcp.CallToolRequest, in In) ([]mcp.Content, error)) {
-	t.Annotations = h.annotations(t.Annotations.Title)
-	mcp.AddTool(s.srv, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
-		content, err := fn(ctx, req, in)
-		if err != nil {
-			return s.toolError(t.Name, err), nil, nil
-		}
-		return &mcp.CallToolResult{Content: content}, nil, nil
-	})
-}
-
 // toolError turns a failure into an MCP tool error (not a protocol error,
 // so the model sees it and can correct itself): the text is the ACI wire
 // error, "code: detail", and the code is also in _meta.
