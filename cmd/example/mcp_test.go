@@ -137,3 +137,62 @@ func TestMCPHTTPToken(t *testing.T) {
 	}
 	d.stop(t)
 }
+
+// TestMCPRemote serves MCP on stdio for a daemon elsewhere (-remote): the
+// tools drive that daemon's desktop, and a wrong token is refused at once.
+func TestMCPRemote(t *testing.T) {
+	bin := build(t, t.TempDir(), ".", "example")
+	d := start(t, bin)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	cmd := exec.Command(bin, "-mcp", "stdio", "-remote", d.aci, "-token", "tok")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	sess, err := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "launch_app", Arguments: map[string]any{"app": "notes"}})
+	if err != nil || res.IsError {
+		t.Fatalf("launch_app: %v %+v", err, res)
+	}
+	// The remote daemon has three windows now, as its own ACI shows.
+	c := dial(t, ctx, d)
+	if ws, err := c.ListWindows(ctx); err != nil || len(ws) != 3 {
+		t.Fatalf("the remote desktop has %d windows (%v), want 3", len(ws), err)
+	}
+	c.Close()
+	if err := sess.Close(); err != nil {
+		t.Fatalf("close: %v\n%s", err, stderr.String())
+	}
+
+	bad := exec.Command(bin, "-mcp", "stdio", "-remote", d.aci, "-token", "wrong")
+	out, err := bad.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "unauthorized") {
+		t.Fatalf("a wrong token: %v\n%s", err, out)
+	}
+	d.stop(t)
+}
+
+// TestMCPFlags checks the -mcp and -remote values the daemon refuses.
+func TestMCPFlags(t *testing.T) {
+	for _, tc := range []struct {
+		cfg config
+		ok  bool
+	}{
+		{config{}, true},
+		{config{mcp: "stdio"}, true},
+		{config{mcp: "stdio", remote: "ws://h/aci"}, true},
+		{config{mcp: "http"}, false},
+		{config{remote: "ws://h/aci"}, false},
+		{config{mcp: "stdio", remote: "ws://h/aci", plugins: "p"}, false},
+	} {
+		if err := checkMCPFlags(tc.cfg); (err == nil) != tc.ok {
+			t.Errorf("%+v: %v", tc.cfg, err)
+		}
+	}
+	if got := mcpURL("ws://127.0.0.1:7040/aci"); got != "http://127.0.0.1:7040/mcp" {
+		t.Errorf("mcpURL: %s", got)
+	}
+}
