@@ -97,6 +97,7 @@ func New(ctx context.Context, c *shinken.Client, opts *Options) (*Server, error)
 		Logger:       sdkLogger(s.log),
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
+	s.srv.AddReceivingMiddleware(codeToolErrors)
 	if err := s.addComputerTools(ctx); err != nil {
 		return nil, err
 	}

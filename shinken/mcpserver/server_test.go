@@ -31,6 +31,9 @@ type env struct {
 	sess *mcp.ClientSession
 	srv  *mcpserver.Server
 
+	// denyAll makes the Authorizer refuse every exec and launch_app.
+	denyAll bool
+
 	mu         sync.Mutex
 	progress   []string
 	progressed chan struct{} // a token per notification, dropped when full
@@ -38,7 +41,7 @@ type env struct {
 
 const token = "tok"
 
-func newEnv(t *testing.T, opts *mcpserver.Options) *env {
+func newEnv(t testing.TB, opts *mcpserver.Options) *env {
 	t.Helper()
 	ctx := context.Background()
 	e := &env{desk: headless.New(&headless.Options{Width: 1280, Height: 800}), progressed: make(chan struct{}, 64)}
@@ -47,13 +50,7 @@ func newEnv(t *testing.T, opts *mcpserver.Options) *env {
 			t.Fatal(err)
 		}
 	}
-	refuse := shinken.AuthorizerFunc(func(_ context.Context, req shinken.AuthRequest) error {
-		if req.Verb == shinken.VerbExec && len(req.Action.Argv) > 0 && req.Action.Argv[0] == "rm" {
-			return errors.New("the policy forbids rm")
-		}
-		return nil
-	})
-	e.rt = shinken.NewRuntime(e.desk, &shinken.RuntimeOptions{Token: token, Executor: osexec.New(nil), Authorizer: refuse})
+	e.rt = shinken.NewRuntime(e.desk, &shinken.RuntimeOptions{Token: token, Executor: osexec.New(nil), Authorizer: e})
 	hs := httptest.NewServer(e.rt)
 	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(hs.URL, "http"))
 	t.Cleanup(func() {
@@ -104,6 +101,17 @@ func newEnv(t *testing.T, opts *mcpserver.Options) *env {
 		ss.Wait()
 	})
 	return e
+}
+
+// Authorize refuses rm, or everything when denyAll is set.
+func (e *env) Authorize(_ context.Context, req shinken.AuthRequest) error {
+	if e.denyAll {
+		return errors.New("the policy forbids everything")
+	}
+	if req.Verb == shinken.VerbExec && len(req.Action.Argv) > 0 && req.Action.Argv[0] == "rm" {
+		return errors.New("the policy forbids rm")
+	}
+	return nil
 }
 
 // call calls a tool and fails the test on a protocol error.
@@ -357,11 +365,10 @@ func TestToolErrors(t *testing.T) {
 	e.fails(t, "wait_for", map[string]any{"name": "never there", "timeout_ms": 20}, shinken.CodeTimeout)
 	e.fails(t, "observe", map[string]any{"settle_ms": -1}, shinken.CodeInvalidAction)
 
-	// Arguments outside the schema are refused by the SDK's validation.
-	res := e.call(t, "set_value", map[string]any{"ref": 3})
-	if !res.IsError {
-		t.Fatalf("set_value with a numeric ref: %s", text(res))
-	}
+	// Arguments outside the schema are refused by the SDK's validation,
+	// with the code the runtime gives a rule broken.
+	e.fails(t, "set_value", map[string]any{"ref": 3}, shinken.CodeInvalidAction)
+	e.fails(t, "observe", map[string]any{"bogus": true}, shinken.CodeInvalidAction)
 	// An unknown tool is a protocol error.
 	if _, err := e.sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "nonesuch"}); err == nil {
 		t.Fatal("an unknown tool was called")

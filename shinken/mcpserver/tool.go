@@ -92,6 +92,32 @@ func (s *Server) toolError(tool string, err error) *mcp.CallToolResult {
 	return res
 }
 
+// codeToolErrors gives the tool errors the SDK makes itself (arguments
+// that break the tool's input schema) the code and the text shape of ours:
+// invalid_action, as the runtime answers an action that breaks a rule.
+func codeToolErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		r, ok := res.(*mcp.CallToolResult)
+		if err != nil || !ok || !r.IsError {
+			return res, err
+		}
+		if _, coded := r.Meta[ErrorCodeMeta]; coded {
+			return res, err
+		}
+		if r.Meta == nil {
+			r.Meta = mcp.Meta{}
+		}
+		r.Meta[ErrorCodeMeta] = string(shinken.CodeInvalidAction)
+		for _, c := range r.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				tc.Text = string(shinken.CodeInvalidAction) + ": " + tc.Text
+			}
+		}
+		return res, err
+	}
+}
+
 // errorCode is the ACI code of err, as WireError would prefix it.
 func errorCode(err error) shinken.Code {
 	var e *shinken.Error
