@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -231,8 +232,8 @@ func BenchmarkScreenshotTool(b *testing.B) {
 // BenchmarkImageResultJSON is what base64 in JSON costs one screenshot's
 // result (a 1024×576 PNG): the server's encoding of the tool result as the
 // SDK does it (marshal, then the message around it), the client's decoding
-// as the Go SDK does it, and, for reference, one copy of the PNG's bytes,
-// all that binary framing costs.
+// as the Go SDK does it, and, for reference, the base64 encoding alone and
+// one copy of the PNG's bytes, all that binary framing costs.
 func BenchmarkImageResultJSON(b *testing.B) {
 	c, _ := benchRuntime(b)
 	shot, err := c.Screenshot(context.Background(), &shinken.ScreenshotRequest{MaxLongEdge: 1024})
@@ -279,6 +280,15 @@ func BenchmarkImageResultJSON(b *testing.B) {
 			}
 		}
 		b.SetBytes(int64(len(msg)))
+	})
+	b.Run("base64", func(b *testing.B) {
+		buf := make([]byte, base64.StdEncoding.EncodedLen(len(shot.Data)))
+		start := cpuTime()
+		for b.Loop() {
+			base64.StdEncoding.Encode(buf, shot.Data)
+		}
+		reportCPU(b, start)
+		b.SetBytes(int64(len(shot.Data)))
 	})
 	b.Run("copy", func(b *testing.B) {
 		buf := make([]byte, len(shot.Data))
