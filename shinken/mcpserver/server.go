@@ -123,11 +123,18 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 // Handler returns an http.Handler serving the streamable HTTP transport of
 // MCP. Every request must carry "Authorization: Bearer <token>"; one
 // without it, or with another token, is answered 401 and reaches no tool.
-// An empty token refuses every request.
+// An empty token refuses every request. An MCP session that sends nothing
+// for HTTPSessionIdle is closed (its client initialises a new one).
 func (s *Server) Handler(token string) http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, &mcp.StreamableHTTPOptions{Logger: s.log})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv },
+		&mcp.StreamableHTTPOptions{Logger: sdkLogger(s.log), SessionTimeout: HTTPSessionIdle})
 	return RequireToken(token, h)
 }
+
+// HTTPSessionIdle is how long Handler keeps an MCP session that sends
+// nothing: clients that vanish without ending their session do not pile
+// up.
+const HTTPSessionIdle = time.Hour
 
 // RequireToken wraps h so that only requests carrying "Authorization:
 // Bearer <token>" reach it; the token is compared in constant time. An

@@ -45,7 +45,7 @@ var (
 	// a key may delete, send or buy. Repeating one repeats its effect.
 	input = hints{destructive: true, openWorld: true}
 	// Input that lands the desktop in the same state however often it is
-	// repeated (a pointer move, a value set, a window raised).
+	// repeated (a pointer move, a window raised).
 	inputIdempotent = hints{destructive: false, idempotent: true, openWorld: true}
 	// Overwriting a value: repeating it changes nothing more.
 	overwrite = hints{destructive: true, idempotent: true, openWorld: true}
