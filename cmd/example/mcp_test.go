@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"shinken.dev/go/backend/x11/atspi/atspitest"
 )
 
 // nodeSDK finds node and the official TypeScript MCP SDK, which the test
@@ -194,5 +196,72 @@ func TestMCPFlags(t *testing.T) {
 	}
 	if got := mcpURL("ws://127.0.0.1:7040/aci"); got != "http://127.0.0.1:7040/mcp" {
 		t.Errorf("mcpURL: %s", got)
+	}
+}
+
+// TestMCPX11 drives a real GTK app on a real X session through -mcp stdio
+// -backend x11: wait_for zenity's entry and OK button in its
+// accessibility tree, set the entry by its ref, take a screenshot at the
+// model's scale, and click OK with the Anthropic left_click at the
+// button's centre mapped into the screenshot; zenity prints the value.
+func TestMCPX11(t *testing.T) {
+	sess := atspitest.Start(t)
+	bin := build(t, t.TempDir(), ".", "example")
+	zenity := sess.Launch(t, "zenity", "--entry", "--title", "Shinken", "--text", "Your name?")
+
+	cmd := exec.Command(bin, "-mcp", "stdio", "-token", "tok", "-backend", "x11")
+	cmd.Env = append(sess.Env(), "AT_SPI_BUS_ADDRESS="+sess.A11yBus)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	mc, err := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	defer mc.Close()
+	call := func(name string, args map[string]any) *mcp.CallToolResult {
+		t.Helper()
+		res, err := mc.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s %v: %v %+v\n%s", name, args, err, res, stderr.String())
+		}
+		return res
+	}
+	type element struct {
+		Ref  string    `json:"ref"`
+		BBox []float64 `json:"bbox"`
+	}
+	waitFor := func(args map[string]any) element {
+		t.Helper()
+		args["timeout_ms"] = 20000
+		args["desktop"] = true
+		var out struct{ Element element }
+		b, _ := json.Marshal(call("wait_for", args).StructuredContent)
+		if err := json.Unmarshal(b, &out); err != nil || out.Element.Ref == "" {
+			t.Fatalf("wait_for %v: %s %v", args, b, err)
+		}
+		return out.Element
+	}
+	entry := waitFor(map[string]any{"role": "text"})
+	ok := waitFor(map[string]any{"role": "push button", "name": "OK"})
+	call("set_value", map[string]any{"ref": entry.Ref, "value": "Grace Hopper ✓"})
+
+	shot := call("screenshot", map[string]any{})
+	img, ok2 := shot.Content[0].(*mcp.ImageContent)
+	if !ok2 || img.MIMEType != "image/png" || len(img.Data) < 1000 {
+		t.Fatalf("screenshot: %+v", shot.Content)
+	}
+	// The session's screen is 1280×800; the model's, 1024×640.
+	x := int((ok.BBox[0] + ok.BBox[2]/2) * 1024 / 1280)
+	y := int((ok.BBox[1] + ok.BBox[3]/2) * 640 / 800)
+	call("left_click", map[string]any{"coordinate": []int{x, y}})
+	select {
+	case <-zenity.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("zenity did not exit after left_click on OK")
+	}
+	if got := strings.TrimSpace(zenity.Stdout()); got != "Grace Hopper ✓" {
+		t.Fatalf("zenity printed %q", got)
 	}
 }
