@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 
@@ -78,4 +79,67 @@ func Example() {
 	// clicked e7
 	// e8 label "Submitted: Ada <no email>, newsletter: no." (already)
 	// stale_element_ref: e99 is gone or was never observed in this session: observe again
+}
+
+// Serve MCP over streamable HTTP behind a bearer token, as a daemon mounts
+// it beside its ACI endpoint, and call it from an HTTP MCP client.
+func ExampleServer_Handler() {
+	ctx := context.Background()
+	desk := headless.New(nil)
+	desk.Launch(ctx, "form", nil)
+	rt := shinken.NewRuntime(desk, &shinken.RuntimeOptions{Token: "secret"})
+	mux := http.NewServeMux()
+	mux.Handle("/aci", rt)
+	hs := httptest.NewServer(mux)
+	defer hs.Close()
+	defer rt.Close()
+
+	c, err := shinken.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+"/aci", &shinken.DialOptions{Token: "secret"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	srv, err := mcpserver.New(ctx, c, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	mux.Handle("/mcp", srv.Handler("secret"))
+
+	// Without the token: 401, and no tool is reached.
+	resp, err := http.Post(hs.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp.Body.Close()
+	fmt.Println("no token:", resp.StatusCode)
+
+	// With it.
+	hc := &http.Client{Transport: bearer{"secret", http.DefaultTransport}}
+	sess, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "list_windows", Arguments: map[string]any{}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(res.Content[0].(*mcp.TextContent).Text)
+	// Output:
+	// no token: 401
+	// 1 "Form" app=form (active)
+}
+
+// bearer adds an Authorization header to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
 }
