@@ -12,6 +12,7 @@ const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
 const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
 const { ProgressNotificationSchema } = require("@modelcontextprotocol/sdk/types.js");
+const Ajv2020 = require("ajv/dist/2020").default;
 
 const [mode, target, token] = process.argv.slice(2);
 
@@ -79,10 +80,20 @@ async function main() {
   // The tools, their schemas and their annotations.
   const { tools } = await client.listTools();
   const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+  const ajv = new Ajv2020({ strict: false });
   for (const name of expected) {
     const t = byName[name];
     check(t, `tool ${name} is listed`);
     check(t.inputSchema && t.inputSchema.type === "object", `${name} has an object input schema`);
+    for (const [which, schema] of [["input", t.inputSchema], ["output", t.outputSchema]]) {
+      if (schema) {
+        try {
+          ajv.compile(schema);
+        } catch (e) {
+          throw new Error(`${name}'s ${which} schema is not valid JSON Schema 2020-12: ${e.message}`);
+        }
+      }
+    }
     check(t.description && t.description.length > 10, `${name} has a description`);
     const a = t.annotations;
     check(a && typeof a.readOnlyHint === "boolean" && typeof a.destructiveHint === "boolean" &&
@@ -97,6 +108,12 @@ async function main() {
   check(byName.left_click.inputSchema.properties.coordinate, "left_click takes a coordinate");
   check(byName.set_value.inputSchema.required.includes("ref"), "set_value requires a ref");
   check(byName.exec.outputSchema && byName.exec.outputSchema.properties.stdout, "exec has an output schema");
+  for (const name of ["left_click", "observe", "cursor_position", "list_windows"]) {
+    check(byName[name].outputSchema, `${name} has an output schema (the SDK checks results against it)`);
+  }
+  for (const name of ["screenshot", "zoom"]) {
+    check(!byName[name].outputSchema, `${name} answers with image content alone`);
+  }
   console.log("tools:", tools.length);
 
   // A screenshot: a PNG in image content.
