@@ -412,3 +412,12 @@ func TestCancelWaitFor(t *testing.T) {
 	}
 	e.ok(t, "list_windows", map[string]any{})
 }
+
+// TestBounds checks that the schemas refuse what the tools would clamp.
+func TestBounds(t *testing.T) {
+	e := newEnv(t, nil)
+	e.fails(t, "observe", map[string]any{"settle_ms": 2001}, shinken.CodeInvalidAction)
+	e.fails(t, "wait_for", map[string]any{"name": "x", "timeout_ms": 120001}, shinken.CodeInvalidAction)
+	e.fails(t, "exec", map[string]any{"argv": []string{"true"}, "timeout_ms": -1}, shinken.CodeInvalidAction)
+	e.ok(t, "observe", map[string]any{"settle_ms": 0})
+}

@@ -15,7 +15,7 @@ import (
 type ObserveInput struct {
 	Diff     bool `json:"diff,omitempty" jsonschema:"only what changed since the previous observe (lines marked + added, ~ changed, - removed)"`
 	Desktop  bool `json:"desktop,omitempty" jsonschema:"every application, not just the active window's"`
-	SettleMS int  `json:"settle_ms,omitempty" jsonschema:"wait for the UI to be quiet this many milliseconds first (at most 2000)"`
+	SettleMS int  `json:"settle_ms,omitempty" jsonschema:"wait for the UI to be quiet this many milliseconds first"`
 }
 
 // ObserveOutput is the structured result of observe.
@@ -116,7 +116,7 @@ type ExecInput struct {
 	Cwd       string            `json:"cwd,omitempty" jsonschema:"the working directory"`
 	Env       map[string]string `json:"env,omitempty" jsonschema:"variables added to the environment"`
 	Stdin     string            `json:"stdin,omitempty" jsonschema:"text fed to the command's standard input"`
-	TimeoutMS int               `json:"timeout_ms,omitempty" jsonschema:"kill the command after this many milliseconds; default the runtime's (60000)"`
+	TimeoutMS int               `json:"timeout_ms,omitempty" jsonschema:"kill the command after this many milliseconds; default the runtime's, 60000 unless configured"`
 }
 
 // ExecOutput is the structured result of exec.
@@ -137,6 +137,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "observe",
 		Description: "Read the accessibility tree of the active window (or the whole desktop) as text: one element per line with its ref (e12), role, name, value, states and actions. Refs stay valid while the element lives. With diff, only what changed since the previous observe.",
 		Annotations: &mcp.ToolAnnotations{Title: "Observe the accessibility tree"},
+		InputSchema: bounded[ObserveInput](map[string]float64{"settle_ms": 2000}),
 	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, in ObserveInput) (textResult[ObserveOutput], error) {
 		if in.SettleMS < 0 {
 			return textResult[ObserveOutput]{}, invalid("settle_ms %d is negative", in.SettleMS)
@@ -192,6 +193,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "wait_for",
 		Description: "Wait until an element matching a role and/or a name (or value) substring appears in the accessibility tree, or with gone, until none does. Returns the element with its ref. It observes the tree, so the next observe with diff is against what it saw last.",
 		Annotations: &mcp.ToolAnnotations{Title: "Wait for an element"},
+		InputSchema: bounded[WaitForInput](map[string]float64{"timeout_ms": float64(maxWaitFor.Milliseconds())}),
 	}, readLocal, s.waitFor)
 
 	addTool(s, &mcp.Tool{
@@ -283,6 +285,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "exec",
 		Description: "Run a command on the computer (argv without a shell, or a shell command line) and return its exit status and output once it ends. The runtime may refuse it, saying why.",
 		Annotations: &mcp.ToolAnnotations{Title: "Run a command"},
+		InputSchema: bounded[ExecInput](map[string]float64{"timeout_ms": float64(maxExecTimeout.Milliseconds())}),
 	}, hints{destructive: true, openWorld: true}, s.exec)
 }
 
@@ -378,10 +381,13 @@ func execText(o *ExecOutput) string {
 	return b.String()
 }
 
-// Limits of wait_for.
+// Limits of wait_for, and the longest exec timeout the schema admits (the
+// runtime clamps it to its own cap, ExecOptions.MaxTimeout, 10 minutes by
+// default).
 const (
 	defaultWaitFor = 10 * time.Second
 	maxWaitFor     = 2 * time.Minute
+	maxExecTimeout = time.Hour
 )
 
 // waitFor polls full observations until the condition holds.

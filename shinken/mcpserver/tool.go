@@ -60,7 +60,8 @@ type textResult[Out any] struct {
 
 // addTool registers a tool whose handler returns a text and a structured
 // value of type Out, described by Out's schema. A failure becomes a tool
-// error carrying the ACI error code.
+// error carrying the ACI error code. The input schema is In's, or
+// t.InputSchema when set.
 func addTool[In, Out any](s *Server, t *mcp.Tool, h hints, fn func(ctx context.Context, req *mcp.CallToolRequest, in In) (textResult[Out], error)) {
 	t.Annotations = h.annotations(t.Annotations.Title)
 	schema, err := jsonschema.For[Out](nil)
@@ -75,6 +76,25 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h hints, fn func(ctx context.C
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.text}}}, r.out, nil
 	})
+}
+
+// bounded is In's input schema with integer properties bounded: each
+// named property takes values from 0 to its maximum, so that the SDK
+// refuses what the tool would otherwise clamp.
+func bounded[In any](maxima map[string]float64) *jsonschema.Schema {
+	sc, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: input schema: %v", err))
+	}
+	for name, m := range maxima {
+		p := sc.Properties[name]
+		if p == nil {
+			panic("mcpserver: no input property " + name)
+		}
+		p.Minimum = jsonschema.Ptr(0.0)
+		p.Maximum = jsonschema.Ptr(m)
+	}
+	return sc
 }
 
 // toolError turns a failure into an MCP tool error (not a protocol error,
