@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shinken.dev/go/backend/x11/atspi/atspitest"
+	"shinken.dev/go/internal/schematest"
 )
 
 // nodeSDK finds node and the official TypeScript MCP SDK, which the test
@@ -148,16 +149,29 @@ func TestMCPRemote(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	cmd := exec.Command(bin, "-mcp", "stdio", "-remote", d.aci, "-token", "tok")
+	// Through a proxy that validates every message the runtime sends.
+	proxy := schematest.NewProxy(t, strings.TrimSuffix(d.aci, "/aci"))
+	cmd := exec.Command(bin, "-mcp", "stdio", "-remote", proxy.URL+"/aci", "-token", "tok")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	sess, err := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "launch_app", Arguments: map[string]any{"app": "notes"}})
-	if err != nil || res.IsError {
-		t.Fatalf("launch_app: %v %+v", err, res)
+	for _, call := range []mcp.CallToolParams{
+		{Name: "launch_app", Arguments: map[string]any{"app": "notes"}},
+		{Name: "screenshot", Arguments: map[string]any{}},
+		{Name: "observe", Arguments: map[string]any{}},
+		{Name: "left_click", Arguments: map[string]any{"coordinate": []int{500, 500}}},
+		{Name: "exec", Arguments: map[string]any{"argv": []string{"true"}}},
+	} {
+		res, err := sess.CallTool(ctx, &call)
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", call.Name, err, res)
+		}
+	}
+	if text, _ := proxy.Counts(); text < 5 {
+		t.Fatalf("the proxy saw %d messages from the runtime", text)
 	}
 	// The remote daemon has three windows now, as its own ACI shows.
 	c := dial(t, ctx, d)
