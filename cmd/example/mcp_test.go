@@ -279,3 +279,34 @@ func TestMCPX11(t *testing.T) {
 		t.Fatalf("zenity printed %q", got)
 	}
 }
+
+// TestMCPHTTPShutdown stops the daemon while an MCP client holds an HTTP
+// session open: SIGTERM ends the session and the daemon exits cleanly.
+func TestMCPHTTPShutdown(t *testing.T) {
+	bin := build(t, t.TempDir(), ".", "example")
+	d := start(t, bin)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	hc := &http.Client{Transport: bearerTransport{"tok"}}
+	sess, err := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "0"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: mcpURL(d.aci), HTTPClient: hc, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "observe", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("observe: %v %+v", err, res)
+	}
+	stopped := time.Now()
+	d.stop(t)
+	t.Logf("stopped in %v", time.Since(stopped))
+}
+
+// bearerTransport sends the token with every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
