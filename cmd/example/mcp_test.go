@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -309,4 +311,41 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestMCPStdioSIGTERM stops -mcp stdio with SIGTERM while its client is
+// connected: it exits cleanly, having logged no error.
+func TestMCPStdioSIGTERM(t *testing.T) {
+	bin := build(t, t.TempDir(), ".", "example")
+	cmd := exec.Command(bin, "-mcp", "stdio", "-token", "tok")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`+"\n")
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"serverInfo"`) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("initialize: %q %v\n%s", line, err, stderr.String())
+	}
+	go func() { exited <- cmd.Wait() }()
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("no exit 20 s after SIGTERM\n%s", stderr.String())
+	}
+	if strings.Contains(stderr.String(), "level=ERROR") {
+		t.Fatalf("an error logged on a clean stop:\n%s", stderr.String())
+	}
 }

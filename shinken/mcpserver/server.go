@@ -115,9 +115,20 @@ exec runs a command and returns its output; the runtime may refuse it.`
 func (s *Server) MCP() *mcp.Server { return s.srv }
 
 // Run serves one MCP client on t (for example &mcp.StdioTransport{}) until
-// the client disconnects or ctx is done.
+// the client disconnects (nil, or the session's error) or ctx is done
+// (ctx.Err()).
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	return s.srv.Run(ctx, t)
+	ss, err := s.srv.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { ss.Close() })
+	defer stop()
+	err = ss.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
 }
 
 // Handler returns an http.Handler serving the streamable HTTP transport of
