@@ -524,7 +524,7 @@ func windowInfo(w Window) WindowInfo {
 func (c *conn) act(m *ActionMsg) {
 	a := &m.Action
 	defer c.recoverCall(m.CallID, "action", a.Verb)
-	if err := a.honoured(); err != nil {
+	if err := honoured(a); err != nil {
 		c.fail(m.CallID, "action", a.Verb, err)
 		return
 	}

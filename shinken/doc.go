@@ -20,6 +20,13 @@
 //   - The [Client]: typed methods for every verb and query, a screenshot
 //     cache, screencasts composited into whole frames, streamed exec.
 //
+// Gestures are composed here from the backends' primitive events, so every
+// backend honours the same fields (see [Action]): keys held during a click,
+// double click, right click, drag, scroll or mouse_down, the button of a
+// click, double click, drag, mouse_down or mouse_up, ms holding a key. A
+// field the runtime accepts does what it says; on a verb where it means
+// nothing it is refused with invalid_action, never acked and ignored.
+//
 // Backends live in their own packages: backend/headless (a pure-software
 // desktop to unit-test agents against), backend/x11 (a real X server), and
 // backend/osexec (the OS executor every backend shares).

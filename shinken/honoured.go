@@ -6,8 +6,9 @@ import "strings"
 // every verb but that this runtime gives a meaning only on some verbs: a
 // field the runtime accepts does what it says, never is acked and ignored.
 // The schema's own rules are [Action.Validate]'s; these are the runtime's,
-// so their errors name the field, not a JSON path.
-func (a *Action) honoured() error {
+// so their errors name the field, not a JSON path. (A function, not a
+// method: the wire types may live in their own package.)
+func honoured(a *Action) error {
 	v := a.Verb
 	refuse := func(field, verbs string) error {
 		return Errorf(CodeInvalidAction, "%s is honoured only on %s, not on %s", field, verbs, v)
@@ -26,6 +27,29 @@ func (a *Action) honoured() error {
 		return refuse("dx and dy", "scroll")
 	case a.DurationMS != 0 && v != VerbDrag:
 		return refuse("duration_ms", "drag")
+	case a.Target != nil && !targeted(v):
+		return refuse("target", "click, double_click, right_click, move, drag, mouse_down, mouse_up, scroll, invoke_action and set_value")
+	case a.To != nil && v != VerbDrag:
+		return refuse("to", "drag")
+	case a.Text != nil && v != VerbTypeText && v != VerbSetValue && v != VerbClipboardSet && v != VerbInvokeAction:
+		return refuse("text", "type_text, set_value, clipboard_set and invoke_action")
+	case a.Scope != "" && v != VerbScreenshot && v != VerbStartScreencast && v != VerbObserve:
+		return refuse("scope", "screenshot, start_screencast and observe")
+	case (a.Format != "" || a.Quality != nil || a.MaxLongEdge != nil) && v != VerbScreenshot && v != VerbStartScreencast:
+		return refuse("format, quality and max_long_edge", "screenshot and start_screencast (observe takes them in observe)")
+	case (a.FPS != nil || a.Delta || a.ResumeStream != "") && v != VerbStartScreencast:
+		return refuse("fps, delta and resume_stream", "start_screencast")
+	case a.IfNoneMatch != "" && v != VerbScreenshot:
+		return refuse("if_none_match", "screenshot")
 	}
 	return nil
+}
+
+// targeted reports whether v acts at a target.
+func targeted(v Verb) bool {
+	switch v {
+	case VerbClick, VerbDoubleClick, VerbRightClick, VerbMove, VerbDrag, VerbMouseDown, VerbMouseUp, VerbScroll, VerbInvokeAction, VerbSetValue:
+		return true
+	}
+	return false
 }

@@ -206,6 +206,13 @@ func TestUnhonouredFieldsAreRefused(t *testing.T) {
 		{Verb: shinken.VerbClipboardSet, Text: ptr("x"), MS: 1},
 		{Verb: shinken.VerbClick, Target: at, DY: 3},
 		{Verb: shinken.VerbClick, Target: at, DurationMS: 100},
+		{Verb: shinken.VerbKey, Keys: "a", Target: at},
+		{Verb: shinken.VerbClick, Target: at, To: at},
+		{Verb: shinken.VerbClick, Target: at, Text: ptr("shift")},
+		{Verb: shinken.VerbClick, Target: at, Scope: shinken.ScopeScreen},
+		{Verb: shinken.VerbObserve, Format: shinken.FormatJPEG},
+		{Verb: shinken.VerbScreenshot, Delta: true},
+		{Verb: shinken.VerbStartScreencast, IfNoneMatch: "abc"},
 	} {
 		_, err := c.Do(ctx, &a)
 		if !errors.Is(err, shinken.ErrInvalidAction) {

@@ -130,8 +130,9 @@ type Ack struct {
 //     double_click, mouse_down, mouse_up and drag;
 //   - holds a key action's combination for ms milliseconds before
 //     releasing it (hold_key), clamped like wait;
-//   - refuses with invalid_action keys, button, ms, dx, dy and duration_ms
-//     on any other verb, rather than ignore them;
+//   - refuses with invalid_action any field on a verb that gives it no
+//     meaning (keys, button, ms, dx, dy, duration_ms, target, to, text and
+//     the capture levers elsewhere than above), rather than ignore it;
 //   - takes the action name of invoke_action from text ("click",
 //     "toggle"...); without text it invokes the element's first action;
 //   - observes the active window's application by default, and the whole

@@ -8,6 +8,13 @@
 // the tree exactly as it would on X11, so its unit tests run anywhere, fast
 // and deterministically (the same inputs give byte-identical frames).
 //
+// Input follows the usual desktop conventions: a second press of the same
+// button within 400 ms and 5 px of the first is a double click (an editor
+// selects the word), a third a triple click (the line); Shift extends an
+// editor's selection to a click; a key held past 660 ms repeats 25 times a
+// second. Any key press or scroll between presses ends a run of clicks, so
+// only back-to-back presses depend on time.
+//
 // Applications are built from the package's widgets. Two are built in:
 // "notes" (a text area, a Save button and a status label) and "form" (entries,
 // a check box and a Submit button that writes a summary). Register adds more.

@@ -253,14 +253,14 @@ func (r *Result) anthropicContent() []ContentBlock {
 // anthropicInput is every field an Anthropic computer action takes.
 type anthropicInput struct {
 	Action          string   `json:"action"`
-	Coordinate      *[2]int  `json:"coordinate"`
-	StartCoordinate *[2]int  `json:"start_coordinate"`
+	Coordinate      *ints2   `json:"coordinate"`
+	StartCoordinate *ints2   `json:"start_coordinate"`
 	Text            *string  `json:"text"`
 	Repeat          *int     `json:"repeat"`
 	Duration        *float64 `json:"duration"`
 	ScrollDirection *string  `json:"scroll_direction"`
 	ScrollAmount    *int     `json:"scroll_amount"`
-	Region          *[4]int  `json:"region"`
+	Region          *ints4   `json:"region"`
 }
 
 // Limits Anthropic documents: key repeat 1 to 100, hold_key and wait up to
@@ -272,54 +272,55 @@ const (
 )
 
 func (a *Anthropic) call(ctx context.Context, name string, raw json.RawMessage) (*Result, error) {
-	member := name
-	fields, err := objectFields(raw)
+	m, in, err := parseAnthropic(a.version, name, raw)
 	if err != nil {
 		return nil, err
 	}
-	var in anthropicInput
-	if err := json.Unmarshal(raw, &in); err != nil && len(raw) > 0 {
-		return nil, fmt.Errorf("toolset: %s input: %w", name, err)
+	return m.run(ctx, a, in)
+}
+
+// parseAnthropic decodes a call of version v: the member it names, and its
+// input, every required field present and no field the member does not
+// take.
+func parseAnthropic(v AnthropicVersion, name string, raw json.RawMessage) (*anthropicMember, *anthropicInput, error) {
+	member := name
+	fields, err := objectFields(raw)
+	if err != nil {
+		return nil, nil, err
 	}
-	if a.version != ComputerToolset20260801 {
+	var in anthropicInput
+	if len(fields) > 0 {
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, nil, fmt.Errorf("toolset: %s input: %w", name, err)
+		}
+	}
+	if v != ComputerToolset20260801 {
 		if name != "computer" {
-			return nil, fmt.Errorf("toolset: unknown tool %q; %s has one tool, \"computer\"", name, a.version)
+			return nil, nil, fmt.Errorf("toolset: unknown tool %q; %s has one tool, \"computer\"", name, v)
 		}
 		if in.Action == "" {
-			return nil, errors.New("toolset: computer input has no \"action\"")
+			return nil, nil, errors.New("toolset: computer input has no \"action\"")
 		}
 		member = in.Action
 		delete(fields, "action")
 	} else if _, ok := fields["action"]; ok {
-		return nil, fmt.Errorf("toolset: %s takes no \"action\": the member's name is the action", name)
+		return nil, nil, fmt.Errorf("toolset: %s takes no \"action\": the member's name is the action", name)
 	}
 	m, ok := memberByName[member]
-	if !ok || !a.has(member) {
-		return nil, fmt.Errorf("toolset: unknown computer action %q", member)
+	if !ok || (v == Computer20250124 && member == "zoom") {
+		return nil, nil, fmt.Errorf("toolset: unknown computer action %q", member)
 	}
 	for f := range fields {
-		if !slices.Contains(m.fields(a.version), f) {
-			return nil, fmt.Errorf("toolset: %s takes no %q", member, f)
+		if !slices.Contains(m.fields(v), f) {
+			return nil, nil, fmt.Errorf("toolset: %s takes no %q", member, f)
 		}
 	}
 	for _, f := range m.required {
 		if _, ok := fields[f]; !ok {
-			return nil, fmt.Errorf("toolset: %s requires %q", member, f)
+			return nil, nil, fmt.Errorf("toolset: %s requires %q", member, f)
 		}
 	}
-	return m.run(ctx, a, &in)
-}
-
-// objectFields returns the keys of a JSON object; empty input is {}.
-func objectFields(raw json.RawMessage) (map[string]json.RawMessage, error) {
-	fields := map[string]json.RawMessage{}
-	if len(strings.TrimSpace(string(raw))) == 0 {
-		return fields, nil
-	}
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, fmt.Errorf("toolset: the input is not a JSON object: %w", err)
-	}
-	return fields, nil
+	return m, &in, nil
 }
 
 // do sends one action and waits for its ack.
@@ -330,7 +331,7 @@ func (s *screen) do(ctx context.Context, act *shinken.Action) error {
 
 // at resolves an optional model coordinate to a target: nil means the
 // pointer's current position.
-func (s *screen) at(ctx context.Context, c *[2]int) (*shinken.Target, error) {
+func (s *screen) at(ctx context.Context, c *ints2) (*shinken.Target, error) {
 	if c != nil {
 		t, _, err := s.point(image.Pt(c[0], c[1]))
 		return t, err
@@ -436,7 +437,7 @@ var anthropicMembers = []*anthropicMember{
 			return &Result{Image: img}, nil
 		}},
 	{name: "zoom", required: []string{"region"},
-		desc: "Capture region [x0, y0, x1, y1] (top-left and bottom-right corners in the %d×%d screenshot) at the display's full resolution.",
+		desc: "Capture region [x0, y0, x1, y1] (top-left and bottom-right corners in the %d×%d screenshot) at the display's full resolution, scaled to fill the screenshot's size.",
 		run: func(ctx context.Context, a *Anthropic, in *anthropicInput) (*Result, error) {
 			r := in.Region
 			if r[2] <= r[0] || r[3] <= r[1] {

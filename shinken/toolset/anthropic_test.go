@@ -95,11 +95,19 @@ func TestAnthropicFillsTheForm(t *testing.T) {
 		}
 	}
 	k.element("label", "Submitted: Ada Lovelace <ada@example.org>, newsletter: yes.")
-	// The last screenshot shows what the tree says.
+	// The last screenshot is the end state, downscaled: the pixels of the
+	// runtime's own screenshot at 1024 px.
 	after := resultImage(t, res[6])
 	before := resultImage(t, shot[0])
 	if bytes.Equal(after.Pix, before.Pix) {
 		t.Fatal("the screenshot after filling the form is the one before")
+	}
+	direct, err := k.c.Screenshot(k.ctx, &shinken.ScreenshotRequest{MaxLongEdge: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(decodePNG(t, direct.Data).Pix, after.Pix) {
+		t.Fatal("the toolset's last screenshot is not the screen's end state")
 	}
 }
 
@@ -172,14 +180,23 @@ func TestAnthropicZoomMatchesTheFullFrame(t *testing.T) {
 	if r != image.Rect(125, 100, 500, 375) {
 		t.Fatalf("the region maps to %v", r)
 	}
-	want := full.SubImage(r).(*image.RGBA)
-	if zoom.Rect.Size() != r.Size() {
-		t.Fatalf("zoom is %v, want the native %v", zoom.Rect.Size(), r.Size())
+	// 375×275 native pixels fill the 1024×640 screenshot twice over: each
+	// native pixel is a 2×2 block.
+	if zoom.Rect.Size() != r.Size().Mul(2) {
+		t.Fatalf("zoom is %v, want twice the native %v", zoom.Rect.Size(), r.Size())
 	}
-	for y := range r.Dy() {
-		if !bytes.Equal(zoom.Pix[y*zoom.Stride:y*zoom.Stride+4*r.Dx()], want.Pix[y*want.Stride:y*want.Stride+4*r.Dx()]) {
-			t.Fatalf("zoom row %d differs from the full frame's", y)
+	for y := range zoom.Rect.Dy() {
+		for x := range zoom.Rect.Dx() {
+			if got, want := zoom.RGBAAt(x, y), full.RGBAAt(r.Min.X+x/2, r.Min.Y+y/2); got != want {
+				t.Fatalf("zoom pixel (%d, %d) is %v, the full frame's (%d, %d) is %v", x, y, got, r.Min.X+x/2, r.Min.Y+y/2, want)
+			}
 		}
+	}
+	// A region larger than the screenshot's size at native resolution is
+	// downscaled to fit it.
+	res = turn(t, k, a, use("2", "zoom", `{"region": [0, 0, 1024, 640]}`))
+	if got := resultImage(t, res[0]).Rect.Size(); got != image.Pt(1024, 640) {
+		t.Fatalf("a zoom on the whole screen is %v", got)
 	}
 }
 
@@ -195,6 +212,19 @@ func TestAnthropicCursorPositionInModelSpace(t *testing.T) {
 	}
 	if p, _ := k.d.PointerPosition(k.ctx); p != image.Pt(125, 250) {
 		t.Fatalf("the pointer is at %v in action pixels, want (125, 250)", p)
+	}
+	// A click with no coordinate clicks at the cursor.
+	box := xy(centre(modelRect(a.Scale(), rect(k.element("check box", "Subscribe to the newsletter")))))
+	res = turn(t, k, a,
+		use("3", "mouse_move", `{"coordinate": `+box+`}`),
+		use("4", "cursor_position", `{}`),
+		use("5", "left_click", `{}`),
+	)
+	if got := res[1].Content[0].Text; got != "X="+strings.Trim(strings.ReplaceAll(box, ", ", ", Y="), "[]") {
+		t.Fatalf("cursor_position says %q after a move to %s", got, box)
+	}
+	if el := k.element("check box", "Subscribe to the newsletter"); !strings.Contains(strings.Join(el.States, " "), "checked") {
+		t.Fatal("a left_click at the cursor did not check the box under it")
 	}
 }
 
@@ -303,5 +333,3 @@ func TestAnthropicClicksLandAtEveryScale(t *testing.T) {
 		})
 	}
 }
-
-var _ = shinken.Px

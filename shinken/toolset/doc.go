@@ -6,7 +6,7 @@
 // hands each tool call to it, and sends back what it returns, with no glue
 // of their own:
 //
-//	a, _ := toolset.NewAnthropic(ctx, client, nil)
+//	a, _ := toolset.NewAnthropic(ctx, c, nil) // c: a *shinken.Client
 //	// tools: [a.Definition()]
 //	results, _ := a.Turn(ctx, toolUses) // the tool_use blocks of one response
 //	// the next user message: results
@@ -25,8 +25,9 @@
 // lands in the screen pixels the model's pixel shows; a coordinate in the
 // padding or beyond the image is refused with an error wrapping
 // [ErrOutside]. cursor_position answers in the model's space, and zoom
-// captures its region at the screen's native resolution (downscaled only
-// when larger than the bound).
+// captures its region at the screen's native resolution, scaled to fill the
+// screenshot's size: downscaled when larger, enlarged by a whole factor
+// (each native pixel a square block) when smaller.
 //
 // # Gestures
 //

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/toolset"
 )
 
@@ -60,10 +61,18 @@ func TestOpenAIFillsTheForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.CallID != "call_1" || outputImage(t, out).Rect.Size() != sc.Model {
+	img := outputImage(t, out)
+	if out.CallID != "call_1" || img.Rect.Size() != sc.Model {
 		t.Fatalf("output %+v", out.CallID)
 	}
 	k.element("label", "Submitted: Grace Hopper <grace@example.org>, newsletter: yes.")
+	direct, err := k.c.Screenshot(k.ctx, &shinken.ScreenshotRequest{MaxLongEdge: 960})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(decodePNG(t, direct.Data).Pix) != string(img.Pix) {
+		t.Fatal("the output's screenshot is not the screen's end state")
+	}
 }
 
 func TestOpenAISelections(t *testing.T) {

@@ -112,13 +112,13 @@ type QwenResult struct {
 
 // qwenArgs is every argument computer_use takes.
 type qwenArgs struct {
-	Action     string      `json:"action"`
-	Keys       []string    `json:"keys"`
-	Text       *string     `json:"text"`
-	Coordinate *[2]float64 `json:"coordinate"`
-	Pixels     *float64    `json:"pixels"`
-	Time       *float64    `json:"time"`
-	Status     *string     `json:"status"`
+	Action     string   `json:"action"`
+	Keys       []string `json:"keys"`
+	Text       *string  `json:"text"`
+	Coordinate *floats2 `json:"coordinate"`
+	Pixels     *float64 `json:"pixels"`
+	Time       *float64 `json:"time"`
+	Status     *string  `json:"status"`
 }
 
 var qwenFields = map[string]struct{ optional, required []string }{

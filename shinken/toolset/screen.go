@@ -125,8 +125,11 @@ func (s *screen) screenshot(ctx context.Context) (*Image, error) {
 }
 
 // zoom captures region, given in the model's screenshot pixels, at the
-// screen's native resolution. A region larger than the model's screenshot
-// is downscaled to fit in it, aspect ratio kept.
+// screen's native resolution, scaled to fill the model's screenshot size
+// with its aspect ratio kept: a region larger than that is downscaled to
+// fit; a smaller one is enlarged by the largest whole factor that fits, each
+// native pixel becoming a square block, so small text stays crisp and every
+// pixel is the screen's own.
 func (s *screen) zoom(ctx context.Context, region image.Rectangle) (*Image, error) {
 	sc, _ := s.current()
 	if region.Empty() {
@@ -150,11 +153,35 @@ func (s *screen) zoom(ctx context.Context, region image.Rectangle) (*Image, erro
 	r := sc.RectToScreen(region)
 	crop := image.NewRGBA(image.Rect(0, 0, r.Dx(), r.Dy()))
 	draw.Draw(crop, crop.Rect, full, r.Min, draw.Src)
-	if sc.Model.X > 0 && (crop.Rect.Dx() > sc.Model.X || crop.Rect.Dy() > sc.Model.Y) {
-		edge, _ := fit(crop.Rect.Size(), sc.Model, 0)
+	switch bound := sc.Model; {
+	case crop.Rect.Dx() > bound.X || crop.Rect.Dy() > bound.Y:
+		edge, _ := fit(crop.Rect.Size(), bound, 0)
 		crop = imaging.Downscale(crop, edge)
+	default:
+		if k := min(bound.X/crop.Rect.Dx(), bound.Y/crop.Rect.Dy()); k > 1 {
+			crop = enlarge(crop, k)
+		}
 	}
 	return encode(crop)
+}
+
+// enlarge returns src enlarged k times, each pixel a k×k block.
+func enlarge(src *image.RGBA, k int) *image.RGBA {
+	w, h := src.Rect.Dx(), src.Rect.Dy()
+	dst := image.NewRGBA(image.Rect(0, 0, w*k, h*k))
+	for y := range h {
+		row := src.Pix[y*src.Stride:][:4*w]
+		first := dst.Pix[y*k*dst.Stride:][:4*w*k]
+		for x := range w {
+			for i := range k {
+				copy(first[4*(x*k+i):], row[4*x:4*x+4])
+			}
+		}
+		for j := 1; j < k; j++ {
+			copy(dst.Pix[(y*k+j)*dst.Stride:], first)
+		}
+	}
+	return dst
 }
 
 // cursor reports the pointer's position in action pixels, as the runtime

@@ -1,0 +1,49 @@
+package toolset
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Fixed-length arrays that refuse any other length: encoding/json would
+// drop extra elements and zero missing ones.
+type (
+	ints2   [2]int
+	ints4   [4]int
+	floats2 [2]float64
+)
+
+func exact[T any](b []byte, dst []T, what string) error {
+	var s []T
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	if len(s) != len(dst) {
+		return fmt.Errorf("%s needs %d numbers, got %d", what, len(dst), len(s))
+	}
+	copy(dst, s)
+	return nil
+}
+
+func (p *ints2) UnmarshalJSON(b []byte) error   { return exact(b, p[:], "a point [x, y]") }
+func (p *ints4) UnmarshalJSON(b []byte) error   { return exact(b, p[:], "a region [x0, y0, x1, y1]") }
+func (p *floats2) UnmarshalJSON(b []byte) error { return exact(b, p[:], "a point [x, y]") }
+
+// objectFields returns the keys of a JSON object whose values are not null:
+// a null field counts as absent. Empty input is {}.
+func objectFields(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	fields := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return fields, nil
+	}
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, fmt.Errorf("toolset: the input is not a JSON object: %w", err)
+	}
+	for k, v := range fields {
+		if string(bytes.TrimSpace(v)) == "null" {
+			delete(fields, k)
+		}
+	}
+	return fields, nil
+}

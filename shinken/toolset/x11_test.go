@@ -1,0 +1,169 @@
+//go:build linux
+
+package toolset_test
+
+import (
+	"bufio"
+	"image"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"shinken.dev/go/backend/x11"
+	"shinken.dev/go/backend/x11/atspi/atspitest"
+	"shinken.dev/go/internal/schematest"
+	"shinken.dev/go/internal/xvfb"
+	"shinken.dev/go/internal/xvfb/xvfbtest"
+	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/toolset"
+)
+
+// xdesk is a private X session served by the x11 backend.
+type xdesk struct {
+	*desk
+	srv *xvfb.Server
+}
+
+func newXDesk(t *testing.T) *xdesk {
+	t.Helper()
+	srv := xvfbtest.Start(t, &xvfb.Options{Width: 1280, Height: 800})
+	ctx := t.Context()
+	b, err := x11.Open(ctx, &x11.Options{Display: srv.Display, Xauthority: srv.Xauthority, LaunchEnv: []string{xvfb.MarkerVar + "=" + srv.Marker}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := shinken.NewRuntime(b, &shinken.RuntimeOptions{Token: "t"})
+	hs := httptest.NewServer(rt)
+	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(hs.URL, "http"))
+	c, err := shinken.Dial(ctx, proxy.URL, &shinken.DialOptions{Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		hs.Close()
+		rt.Close()
+		b.Close()
+	})
+	return &xdesk{desk: &desk{t: t, ctx: ctx, c: c}, srv: srv}
+}
+
+// entry starts the fixture with text and returns the centre of its window
+// and a function that waits for the text it prints on Return.
+func (k *xdesk) entry(text string) (image.Point, func() string) {
+	k.t.Helper()
+	cmd := k.srv.Command(k.ctx, atspitest.Python(k.t, "gi"), "testdata/entry.py", text)
+	cmd.Env = append(cmd.Env, "NO_AT_BRIDGE=1", "GTK_A11Y=none")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		k.t.Fatal(err)
+	}
+	lines := make(chan string, 2)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	k.t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+	})
+	next := func(what string) string {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				<-done
+				k.t.Fatalf("the fixture ended before %s: %s", what, stderr.String())
+			}
+			return l
+		case <-time.After(20 * time.Second):
+			k.t.Fatalf("the fixture did not print %s", what)
+		}
+		return ""
+	}
+	if l := next("ready"); l != "ready" {
+		k.t.Fatalf("the fixture printed %q", l)
+	}
+	// Poll the window list until the window manager has placed and
+	// focused the window.
+	var box image.Rectangle
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for box.Empty() {
+		if time.Now().After(deadline) {
+			k.t.Fatal("the fixture's window was never listed as active")
+		}
+		ws, err := k.c.ListWindows(k.ctx)
+		if err != nil {
+			k.t.Fatal(err)
+		}
+		for _, w := range ws {
+			if w.Title == "toolset-entry" && len(w.BBox) == 4 && w.Active != nil && *w.Active {
+				box = image.Rect(w.BBox[0], w.BBox[1], w.BBox[0]+w.BBox[2], w.BBox[1]+w.BBox[3])
+			}
+		}
+		if box.Empty() {
+			<-tick.C
+		}
+	}
+	return centre(box).Add(image.Pt(0, 10)), func() string { return next("the entry's text") }
+}
+
+// On a real X server and a GTK entry: a shift-click extends the selection,
+// a triple click selects the line, a held key repeats.
+func TestAnthropicOnX11(t *testing.T) {
+	k := newXDesk(t)
+	a, err := toolset.NewAnthropic(k.ctx, k.c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(uses ...toolset.ToolUse) {
+		t.Helper()
+		if res, err := a.Turn(k.ctx, uses); err != nil {
+			t.Fatalf("%v\n%s", err, dump(res))
+		}
+	}
+	m := func(p image.Point) string { return xy(a.Scale().ToModel(p)) }
+	text := strings.Repeat("abcdefghij", 12)
+
+	at, printed := k.entry(text)
+	// The first click lands away from the shift-click: two presses at one
+	// spot within GTK's double-click time are a double click, whatever
+	// keys come between.
+	run(use("1", "left_click", `{"coordinate": `+m(at.Sub(image.Pt(200, 0)))+`}`),
+		use("2", "key", `{"text": "Home"}`),
+		use("3", "left_click", `{"coordinate": `+m(at)+`, "text": "shift"}`),
+		use("4", "type", `{"text": "Z"}`),
+		use("5", "key", `{"text": "Return"}`))
+	if got := printed(); !strings.HasPrefix(got, "Z") || !strings.HasSuffix(text, got[1:]) || len(got) < 10 || len(got) > len(text)-10 {
+		t.Fatalf("after Home, a shift-click mid-text and Z the entry reads %q", got)
+	}
+
+	at, printed = k.entry(text)
+	run(use("1", "triple_click", `{"coordinate": `+m(at)+`}`),
+		use("2", "type", `{"text": "whole"}`),
+		use("3", "key", `{"text": "Return"}`))
+	if got := printed(); got != "whole" {
+		t.Fatalf("after a triple click and typing the entry reads %q", got)
+	}
+
+	at, printed = k.entry("")
+	run(use("1", "left_click", `{"coordinate": `+m(at)+`}`),
+		use("2", "hold_key", `{"text": "x", "duration": 1}`),
+		use("3", "key", `{"text": "Return"}`))
+	// The X server's autorepeat: 660 ms, then 25 a second.
+	if got := printed(); len(got) < 5 || strings.Trim(got, "x") != "" {
+		t.Fatalf("holding x for a second typed %q", got)
+	}
+}
