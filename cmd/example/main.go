@@ -50,6 +50,7 @@ type config struct {
 	logLevel string
 	mcp      string // "" or "stdio"
 	remote   string // with -mcp stdio: the ACI URL of the runtime to serve
+	mcpSize  string // the model's screen for the MCP computer tools, WxH
 }
 
 func main() {
@@ -63,6 +64,7 @@ func main() {
 	flag.StringVar(&cfg.onAsk, "on-ask", "deny", "what a plugin's \"ask\", or its silence, means with no person to ask: allow or deny")
 	flag.StringVar(&cfg.logLevel, "log", "info", "log level: debug, info, warn or error")
 	flag.StringVar(&cfg.mcp, "mcp", "", "stdio: serve MCP on standard input and output instead of listening (MCP is always served at /mcp on the listener)")
+	flag.StringVar(&cfg.mcpSize, "mcp-screen", "1024x768", "the screen the MCP computer tools show the model, WxH: screenshots fit in it, coordinates are read in it")
 	flag.StringVar(&cfg.remote, "remote", "", "with -mcp stdio: serve MCP for the runtime at this ACI URL (ws://host:port/aci, with -token) instead of a local backend")
 	flag.Parse()
 	if err := run(context.Background(), cfg, os.Stdout); err != nil {
@@ -95,8 +97,12 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err := checkMCPFlags(cfg); err != nil {
 		return err
 	}
+	mcpOpts, err := mcpOptions(cfg, log)
+	if err != nil {
+		return err
+	}
 	if cfg.remote != "" {
-		return runRemoteMCP(ctx, cfg.remote, token, log)
+		return runRemoteMCP(ctx, cfg.remote, token, mcpOpts)
 	}
 
 	backend, closeBackend, err := openBackend(ctx, cfg)
@@ -120,7 +126,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		opts.Authorizer = gate
 	}
 	rt := shinken.NewRuntime(backend, opts)
-	mcpl, err := newMCPLocal(ctx, rt, token, log)
+	mcpl, err := newMCPLocal(ctx, rt, token, mcpOpts)
 	if err != nil {
 		rt.Close()
 		return err

@@ -40,9 +40,9 @@ type mcpLocal struct {
 
 // newMCPLocal serves rt to an in-process ACI session and puts an MCP server
 // on it.
-func newMCPLocal(ctx context.Context, rt *shinken.Runtime, token string, log *slog.Logger) (*mcpLocal, error) {
+func newMCPLocal(ctx context.Context, rt *shinken.Runtime, token string, opts mcpserver.Options) (*mcpLocal, error) {
 	m := &mcpLocal{pipes: newPipeListener(), done: make(chan struct{})}
-	m.http = &http.Server{Handler: rt, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	m.http = &http.Server{Handler: rt, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug)}
 	go func() {
 		defer close(m.done)
 		m.http.Serve(m.pipes)
@@ -57,7 +57,8 @@ func newMCPLocal(ctx context.Context, rt *shinken.Runtime, token string, log *sl
 		return nil, fmt.Errorf("mcp: in-process ACI session: %w", err)
 	}
 	m.session = c
-	m.srv, err = mcpserver.New(ctx, c, &mcpserver.Options{Name: "shinken-example", Dial: dial, Logger: log})
+	opts.Dial = dial
+	m.srv, err = mcpserver.New(ctx, c, &opts)
 	if err != nil {
 		m.close()
 		return nil, err
@@ -90,7 +91,8 @@ func serveMCPStdio(ctx context.Context, srv *mcpserver.Server, log *slog.Logger)
 }
 
 // runRemoteMCP serves MCP on stdin and stdout for the runtime at url.
-func runRemoteMCP(ctx context.Context, url, token string, log *slog.Logger) error {
+func runRemoteMCP(ctx context.Context, url, token string, opts mcpserver.Options) error {
+	log := opts.Logger
 	dopts := &shinken.DialOptions{Token: token, Name: "shinken-mcp"}
 	dial := func(ctx context.Context) (*shinken.Client, error) { return shinken.Dial(ctx, url, dopts) }
 	c, err := dial(ctx)
@@ -99,7 +101,8 @@ func runRemoteMCP(ctx context.Context, url, token string, log *slog.Logger) erro
 	}
 	defer c.Close()
 	log.Info("serving MCP for a remote runtime", "url", url)
-	srv, err := mcpserver.New(ctx, c, &mcpserver.Options{Name: "shinken-example", Dial: dial, Logger: log})
+	opts.Dial = dial
+	srv, err := mcpserver.New(ctx, c, &opts)
 	if err != nil {
 		return err
 	}
@@ -158,6 +161,15 @@ type pipeAddr struct{}
 
 func (pipeAddr) Network() string { return "pipe" }
 func (pipeAddr) String() string  { return "in-process" }
+
+// mcpOptions are the MCP server's options from the flags.
+func mcpOptions(cfg config, log *slog.Logger) (mcpserver.Options, error) {
+	w, h, err := parseSize(cfg.mcpSize)
+	if err != nil {
+		return mcpserver.Options{}, fmt.Errorf("-mcp-screen %q: want WxH, each from 64 to 8192", cfg.mcpSize)
+	}
+	return mcpserver.Options{Name: "shinken-example", Screen: mcpserver.Size{W: w, H: h}, Logger: log}, nil
+}
 
 // checkMCPFlags refuses -mcp and -remote values the daemon cannot honour.
 func checkMCPFlags(cfg config) error {

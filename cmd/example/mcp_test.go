@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image/png"
 	"io"
 	"net/http"
 	"os"
@@ -85,7 +86,7 @@ func TestMCPStdioGo(t *testing.T) {
 	bin := build(t, t.TempDir(), ".", "example")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.Command(bin, "-mcp", "stdio", "-token", "tok")
+	cmd := exec.Command(bin, "-mcp", "stdio", "-token", "tok", "-mcp-screen", "640x480")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cl := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "0"}, nil)
@@ -100,6 +101,15 @@ func TestMCPStdioGo(t *testing.T) {
 	b, _ := json.Marshal(res.StructuredContent)
 	if !strings.Contains(string(b), `"title":"Form"`) {
 		t.Fatalf("windows %s", b)
+	}
+	// -mcp-screen 640x480: the 1280×800 screen is shown at 640×400.
+	res, err = sess.CallTool(ctx, &mcp.CallToolParams{Name: "screenshot", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("screenshot: %v %+v", err, res)
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(res.Content[0].(*mcp.ImageContent).Data))
+	if err != nil || cfg.Width != 640 || cfg.Height != 400 {
+		t.Fatalf("screenshot %dx%d (%v), want 640x400", cfg.Width, cfg.Height, err)
 	}
 	if err := sess.Close(); err != nil {
 		t.Fatalf("close: %v\n%s", err, stderr.String())
@@ -210,6 +220,11 @@ func TestMCPFlags(t *testing.T) {
 			t.Errorf("%+v: %v", tc.cfg, err)
 		}
 	}
+	for size, ok := range map[string]bool{"1024x768": true, "1280x800": true, "big": false, "10x10": false} {
+		if _, err := mcpOptions(config{mcpSize: size}, nil); (err == nil) != ok {
+			t.Errorf("-mcp-screen %s: %v", size, err)
+		}
+	}
 	if got := mcpURL("ws://127.0.0.1:7040/aci"); got != "http://127.0.0.1:7040/mcp" {
 		t.Errorf("mcpURL: %s", got)
 	}
@@ -260,7 +275,6 @@ func TestMCPX11(t *testing.T) {
 		return out.Element
 	}
 	entry := waitFor(map[string]any{"role": "text"})
-	ok := waitFor(map[string]any{"role": "push button", "name": "OK"})
 	call("set_value", map[string]any{"ref": entry.Ref, "value": "Grace Hopper ✓"})
 
 	shot := call("screenshot", map[string]any{})
@@ -268,7 +282,10 @@ func TestMCPX11(t *testing.T) {
 	if !ok2 || img.MIMEType != "image/png" || len(img.Data) < 1000 {
 		t.Fatalf("screenshot: %+v", shot.Content)
 	}
-	// The session's screen is 1280×800; the model's, 1024×640.
+	// The button where it is now (the window manager may have moved the
+	// window since it first showed). The session's screen is 1280×800;
+	// the model's, 1024×640.
+	ok := waitFor(map[string]any{"role": "push button", "name": "OK"})
 	x := int((ok.BBox[0] + ok.BBox[2]/2) * 1024 / 1280)
 	y := int((ok.BBox[1] + ok.BBox[3]/2) * 640 / 800)
 	call("left_click", map[string]any{"coordinate": []int{x, y}})
