@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -420,4 +421,39 @@ func TestBounds(t *testing.T) {
 	e.fails(t, "wait_for", map[string]any{"name": "x", "timeout_ms": 120001}, shinken.CodeInvalidAction)
 	e.fails(t, "exec", map[string]any{"argv": []string{"true"}, "timeout_ms": -1}, shinken.CodeInvalidAction)
 	e.ok(t, "observe", map[string]any{"settle_ms": 0})
+}
+
+// TestConcurrentCalls runs tools from several goroutines at once over one
+// MCP session: each answers as alone.
+func TestConcurrentCalls(t *testing.T) {
+	e := newEnv(t, nil)
+	calls := []struct {
+		name string
+		args map[string]any
+	}{
+		{"observe", map[string]any{}},
+		{"screenshot", map[string]any{}},
+		{"list_windows", map[string]any{}},
+		{"cursor_position", map[string]any{}},
+		{"exec", map[string]any{"argv": []string{"echo", "x"}}},
+		{"clipboard_get", map[string]any{}},
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4*len(calls))
+	for i := range 4 {
+		for _, c := range calls {
+			wg.Go(func() {
+				token := fmt.Sprint(c.name, i)
+				res, err := e.sess.CallTool(context.Background(), &mcp.CallToolParams{Name: c.name, Arguments: c.args, Meta: mcp.Meta{"progressToken": token}})
+				if err != nil || res.IsError {
+					errs <- fmt.Sprintf("%s: %v %v", c.name, err, res)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for s := range errs {
+		t.Error(s)
+	}
 }
