@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -84,7 +85,14 @@ func (s *Server) addComputerTools(ctx context.Context) error {
 		}
 		name := m.Name
 		s.srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			r, err := a.Call(ctx, name, req.Params.Arguments)
+			var r *toolset.Result
+			var err error
+			switch name {
+			case "hold_key", "wait":
+				r, err = s.long(ctx, req, a, name)
+			default:
+				r, err = a.Call(ctx, name, req.Params.Arguments)
+			}
 			if err != nil {
 				var e *shinken.Error
 				if !errors.As(err, &e) && ctx.Err() == nil {
@@ -116,4 +124,35 @@ func (s *Server) addComputerTools(ctx context.Context) error {
 		})
 	}
 	return nil
+}
+
+// long runs hold_key or wait, which last as long as their input says (up
+// to the runtime's MaxWait), reporting progress. A held key holds the
+// runtime's input, every session's, for its whole duration: with
+// Options.Dial, hold_key runs on an ACI session of its own, so that a
+// cancelled call closes it and the runtime releases the keys at once
+// rather than holding every later input until the duration ends.
+func (s *Server) long(ctx context.Context, req *mcp.CallToolRequest, a *toolset.Anthropic, name string) (*toolset.Result, error) {
+	stop := newProgress(req).every(ctx, s.opts.ProgressInterval, func(d time.Duration) string {
+		if d == 0 {
+			return name + " started"
+		}
+		return fmt.Sprintf("%s for %.1f s", name, d.Seconds())
+	})
+	defer stop()
+	if name != "hold_key" || s.opts.Dial == nil {
+		return a.Call(ctx, name, req.Params.Arguments)
+	}
+	own, err := s.opts.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer own.Close()
+	held, err := toolset.NewAnthropic(ctx, own, &toolset.AnthropicOptions{
+		Version: toolset.ComputerToolset20260801, Width: s.opts.Screen.W, Height: s.opts.Screen.H,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return held.Call(ctx, name, req.Params.Arguments)
 }

@@ -54,13 +54,15 @@
 //
 // # Long calls
 //
-// exec and wait_for report progress to a client that sends a progress
-// token: once when they start, then every Options.ProgressInterval.
-// Cancelling a call (notifications/cancelled) cancels its ACI call. ACI v0
-// has no message that cancels one call, so, when Options.Dial is set, each
-// exec runs on an ACI session of its own, which a cancellation closes: the
-// runtime then kills the command with its process group. wait_for stops
-// polling at once.
+// exec, wait_for, hold_key and wait report progress to a client that sends
+// a progress token: once when they start, then every
+// Options.ProgressInterval. Cancelling a call (notifications/cancelled)
+// cancels its ACI call. ACI v0 has no message that cancels one call, so,
+// when Options.Dial is set, each exec and each hold_key runs on an ACI
+// session of its own, which a cancellation closes: the runtime then kills
+// the command with its process group, or releases the held keys (which
+// would otherwise hold every session's input until the hold ends).
+// wait_for stops polling at once; a cancelled wait holds nothing.
 //
 // # Sessions
 //
