@@ -49,6 +49,9 @@ type config struct {
 	project  string
 	onAsk    string
 	logLevel string
+	mcp      string // "" or "stdio"
+	remote   string // with -mcp stdio: the ACI URL of the runtime to serve
+	mcpSize  string // the model's screen for the MCP computer tools, WxH
 }
 
 func main() {
@@ -61,6 +64,9 @@ func main() {
 	flag.StringVar(&cfg.project, "project", "", "project name the plugins are told about")
 	flag.StringVar(&cfg.onAsk, "on-ask", "deny", "what a plugin's \"ask\", or its silence, means with no person to ask: allow or deny")
 	flag.StringVar(&cfg.logLevel, "log", "info", "log level: debug, info, warn or error")
+	flag.StringVar(&cfg.mcp, "mcp", "", "stdio: serve MCP on standard input and output instead of listening (MCP is always served at /mcp on the listener)")
+	flag.StringVar(&cfg.mcpSize, "mcp-screen", "1024x768", "the screen the MCP computer tools show the model, WxH: screenshots fit in it, coordinates are read in it")
+	flag.StringVar(&cfg.remote, "remote", "", "with -mcp stdio: serve MCP for the runtime at this ACI URL (ws://host:port/aci, with -token) instead of a local backend")
 	flag.Parse()
 	if err := run(context.Background(), cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "example:", err)
@@ -89,6 +95,16 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if err := checkMCPFlags(cfg); err != nil {
+		return err
+	}
+	mcpOpts, err := mcpOptions(cfg, log)
+	if err != nil {
+		return err
+	}
+	if cfg.remote != "" {
+		return runRemoteMCP(ctx, cfg.remote, token, mcpOpts)
+	}
 
 	backend, closeBackend, err := openBackend(ctx, cfg)
 	if err != nil {
@@ -111,6 +127,20 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		opts.Authorizer = gate
 	}
 	rt := shinken.NewRuntime(backend, opts)
+	mcpl, err := newMCPLocal(ctx, rt, token, mcpOpts)
+	if err != nil {
+		rt.Close()
+		return err
+	}
+	if cfg.mcp == "stdio" {
+		err := serveMCPStdio(ctx, mcpl.srv, log)
+		mcpl.close()
+		if gate != nil {
+			gate.close()
+		}
+		rt.Close()
+		return err
+	}
 
 	l, aciURL, pageURL, err := listen(cfg.listen)
 	if err != nil {
@@ -119,11 +149,13 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	page, _ := fs.Sub(pageFS, "page")
 	mux := http.NewServeMux()
 	mux.Handle("/aci", rt)
+	mux.Handle("/mcp", mcpl.srv.Handler(token))
 	mux.Handle("/", http.FileServerFS(page))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	fmt.Fprintf(out, "shinken example %s serving the %s desktop\n", aci.Version, cfg.backend)
 	fmt.Fprintf(out, "ACI:   %s\n", aciURL)
+	fmt.Fprintf(out, "MCP:   %s\n", mcpURL(aciURL))
 	fmt.Fprintf(out, "token: %s\n", token)
 	if pageURL != "" {
 		fmt.Fprintf(out, "page:  %s#token=%s\n", pageURL, token)
@@ -133,6 +165,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	go func() { errc <- srv.Serve(l) }()
 	select {
 	case err := <-errc:
+		mcpl.close()
 		rt.Close()
 		if gate != nil {
 			gate.close()
@@ -146,6 +179,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if gate != nil {
 		gate.close()
 	}
+	mcpl.close()
 	rt.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -1,0 +1,74 @@
+// Package mcpserver serves an ACI session over the Model Context Protocol,
+// so that any MCP client (a coding agent, a desktop assistant, an
+// MCP-speaking framework) can see and drive the desktop with no code of
+// ours on its side. It is built on the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk); [Server.MCP] hands out the
+// SDK's server for anything this package does not do.
+//
+// A Server drives one [shinken.Client], local or remote. Serve it on any
+// MCP transport: [Server.Run] with &mcp.StdioTransport{} for a client that
+// starts the program, or [Server.Handler] for streamable HTTP behind a
+// bearer token.
+//
+// # Tools
+//
+// The Anthropic computer-use member tools, under their trained names and
+// inputs (those of computer_toolset_20260801): screenshot, zoom,
+// cursor_position, mouse_move, left_click, right_click, middle_click,
+// double_click, triple_click, left_click_drag, left_mouse_down,
+// left_mouse_up, scroll, type, key, hold_key and wait. The toolset package
+// runs them and owns their scaling: screenshots come at the model's size
+// (Options.Screen, XGA by default, aspect ratio kept), coordinates are
+// read in that space and mapped back to screen pixels exactly, and zoom
+// captures at native resolution. Each MCP call is one member call: MCP has
+// no turn, so stopping a turn at its first failure is the client's to do.
+//
+// The structured tools work on the accessibility tree and the desktop:
+// observe (tree_text, full or diff), click_element, invoke_action and
+// set_value by element ref, wait_for an element, list_windows,
+// activate_window, launch_app, clipboard_get, clipboard_set and exec (a
+// buffered command, refused with the runtime's Authorizer's reason when
+// its gate says no).
+//
+// # Results and errors
+//
+// screenshot and zoom answer with MCP image content (a PNG). Every other
+// tool answers with a short text for the model and structured content
+// described by its output schema. A failure is an MCP tool error (isError,
+// so the model sees it), never a protocol error: its text is the ACI wire
+// error, "code: detail" ("stale_element_ref: e42 is gone…"), and
+// _meta[ErrorCodeMeta] carries the code alone. Arguments that break a
+// tool's schema are refused the same way.
+//
+// # Annotations
+//
+// Every tool states every hint, truthfully: reading tools (screenshot,
+// zoom, cursor_position, observe, wait_for, list_windows, clipboard_get,
+// wait) are read-only and closed-world. Input reaches whatever app has the
+// focus, a browser included, so the input tools are open-world, and
+// destructive (a click or a key may delete, send or buy) except those
+// whose repetition changes nothing more: mouse_move and activate_window
+// are non-destructive and idempotent, set_value and clipboard_set are
+// destructive but idempotent. exec and launch_app are destructive,
+// non-idempotent and open-world.
+//
+// # Long calls
+//
+// exec, wait_for, hold_key and wait report progress to a client that sends
+// a progress token: once when they start, then every
+// Options.ProgressInterval. Cancelling a call (notifications/cancelled)
+// cancels its ACI call. ACI v0 has no message that cancels one call, so,
+// when Options.Dial is set, each exec and each hold_key runs on an ACI
+// session of its own, which a cancellation closes: the runtime then kills
+// the command with its process group, or releases the held keys (which
+// would otherwise hold every session's input until the hold ends).
+// wait_for stops polling at once; a cancelled wait holds nothing.
+//
+// # Sessions
+//
+// All the MCP sessions of one Server share its ACI session: one pointer,
+// one set of element refs, one diff baseline (wait_for observes too, so a
+// diff after it is against what it saw). That is the desktop's nature (it
+// has one pointer and one focus); a program that wants separate diff
+// baselines gives each MCP client a Server of its own.
+package mcpserver

@@ -1,0 +1,204 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
+)
+
+// Options configure a Server. A nil *Options means defaults.
+type Options struct {
+	// Name and Version name the server in the MCP handshake; default
+	// "shinken" and this library's version.
+	Name, Version string
+	// Instructions are sent to MCP clients at initialisation; default a
+	// short guide to the tools.
+	Instructions string
+	// Dial opens a new ACI session to the same runtime. When it is set,
+	// every exec runs on a session of its own, closed when the call ends:
+	// cancelling the MCP call closes it, and the runtime kills the
+	// command with its process group. Without Dial, exec runs on the
+	// Server's session and a cancelled command runs on, on the runtime,
+	// until its timeout.
+	Dial func(ctx context.Context) (*client.Client, error)
+	// ProgressInterval is how often exec and wait_for report progress to a
+	// client that asked for it (besides a first report when they start);
+	// default 1 s.
+	ProgressInterval time.Duration
+	// PollInterval is how often wait_for observes the tree; default
+	// 100 ms.
+	PollInterval time.Duration
+	// Screen is the screen size the Anthropic member tools present to the
+	// model: screenshots are delivered at that size (keeping the aspect
+	// ratio) and coordinates are read in it. Default XGA, 1024×768.
+	Screen Size
+	// Logger receives the server's logs; default: discarded.
+	Logger *slog.Logger
+}
+
+// Size is a width and a height in pixels.
+type Size struct{ W, H int }
+
+// A Server serves one ACI session over MCP: its tools drive the desktop
+// the session reaches. One Server may serve many MCP sessions at once
+// (Run on one transport per client, or Handler for many HTTP clients);
+// they share its ACI session: the same pointer, the same element refs and
+// the same diff baseline.
+type Server struct {
+	aciSession *client.Client
+	opts       Options
+	log        *slog.Logger
+	srv        *mcp.Server
+}
+
+// New returns a Server driving the desktop of c, which stays the caller's
+// to close (after the Server is done with it). It asks the runtime for the
+// screen's size, to scale the Anthropic tools.
+func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) {
+	s := &Server{aciSession: c}
+	if opts != nil {
+		s.opts = *opts
+	}
+	o := &s.opts
+	if o.Name == "" {
+		o.Name = "shinken"
+	}
+	if o.Version == "" {
+		o.Version = aci.Version
+	}
+	if o.Instructions == "" {
+		o.Instructions = defaultInstructions
+	}
+	if o.ProgressInterval <= 0 {
+		o.ProgressInterval = time.Second
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 100 * time.Millisecond
+	}
+	if o.Screen.W <= 0 || o.Screen.H <= 0 {
+		o.Screen = Size{1024, 768}
+	}
+	s.log = o.Logger
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
+		Instructions: o.Instructions,
+		Logger:       sdkLogger(s.log),
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	s.srv.AddReceivingMiddleware(codeToolErrors)
+	if err := s.addComputerTools(ctx); err != nil {
+		return nil, err
+	}
+	s.addStructuredTools()
+	return s, nil
+}
+
+const defaultInstructions = `Tools to see and drive a computer's desktop.
+The Anthropic computer-use member tools (screenshot, left_click, type, key...) work in the screenshot's pixel space.
+The structured tools work on the accessibility tree: observe lists elements with refs (e12), which click_element, invoke_action, set_value and wait_for take; an observe with diff shows only what changed since the last one.
+exec runs a command and returns its output; the runtime may refuse it.`
+
+// MCP returns the underlying MCP server of the official Go SDK, to add
+// tools of your own or to connect it to a transport.
+func (s *Server) MCP() *mcp.Server { return s.srv }
+
+// Run serves one MCP client on t (for example &mcp.StdioTransport{}) until
+// the client disconnects (nil, or the session's error) or ctx is done
+// (ctx.Err()).
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	ss, err := s.srv.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { ss.Close() })
+	defer stop()
+	err = ss.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// Handler returns an http.Handler serving the streamable HTTP transport of
+// MCP. Every request must carry "Authorization: Bearer <token>"; one
+// without it, or with another token, is answered 401 and reaches no tool.
+// An empty token refuses every request. An MCP session that sends nothing
+// for HTTPSessionIdle is closed (its client initialises a new one).
+func (s *Server) Handler(token string) http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv },
+		&mcp.StreamableHTTPOptions{Logger: sdkLogger(s.log), SessionTimeout: HTTPSessionIdle})
+	return RequireToken(token, h)
+}
+
+// HTTPSessionIdle is how long Handler keeps an MCP session that sends
+// nothing: clients that vanish without ending their session do not pile
+// up.
+const HTTPSessionIdle = time.Hour
+
+// RequireToken wraps h so that only requests carrying "Authorization:
+// Bearer <token>" reach it; the token is compared in constant time. An
+// empty token refuses every request.
+func RequireToken(token string, h http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(token))
+	verify := func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
+		g := sha256.Sum256([]byte(got))
+		if token == "" || subtle.ConstantTimeCompare(g[:], want[:]) != 1 {
+			return nil, errBadToken
+		}
+		return &auth.TokenInfo{}, nil
+	}
+	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+}
+
+var errBadToken = fmt.Errorf("%w: wrong or missing token", auth.ErrInvalidToken)
+
+// Close ends every MCP session the Server serves, so that an HTTP server
+// holding their streams can shut down. The ACI session stays the caller's
+// to close.
+func (s *Server) Close() error {
+	var errs []error
+	for ss := range s.srv.Sessions() {
+		errs = append(errs, ss.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// sdkLogger gives the SDK's logs to log, keeping its per-session chatter
+// (info level) for a logger that shows debug.
+func sdkLogger(log *slog.Logger) *slog.Logger {
+	if log.Enabled(context.Background(), slog.LevelDebug) {
+		return log
+	}
+	return slog.New(levelFloor{log.Handler(), slog.LevelWarn})
+}
+
+// levelFloor drops records below floor.
+type levelFloor struct {
+	slog.Handler
+	floor slog.Level
+}
+
+func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.floor && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelFloor) WithAttrs(as []slog.Attr) slog.Handler {
+	return levelFloor{h.Handler.WithAttrs(as), h.floor}
+}
+
+func (h levelFloor) WithGroup(name string) slog.Handler {
+	return levelFloor{h.Handler.WithGroup(name), h.floor}
+}

@@ -1,0 +1,479 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
+)
+
+// ObserveInput is the input of the observe tool.
+type ObserveInput struct {
+	Diff     bool `json:"diff,omitempty" jsonschema:"only what changed since the previous observe (lines marked + added, ~ changed, - removed)"`
+	Desktop  bool `json:"desktop,omitempty" jsonschema:"every application, not just the active window's"`
+	SettleMS int  `json:"settle_ms,omitempty" jsonschema:"wait for the UI to be quiet this many milliseconds first"`
+}
+
+// ObserveOutput is the structured result of observe.
+type ObserveOutput struct {
+	Tree      string `json:"tree" jsonschema:"full or diff"`
+	Revision  int    `json:"revision" jsonschema:"this observation's revision"`
+	DiffOf    int    `json:"diff_of,omitempty" jsonschema:"the revision a diff is against"`
+	Focus     string `json:"focus,omitempty" jsonschema:"the ref of the focused element"`
+	NodeCount int    `json:"node_count,omitempty" jsonschema:"elements in the tree"`
+	TreeText  string `json:"tree_text" jsonschema:"the tree (or diff) as text, one element per line with its ref"`
+}
+
+// RefInput names an element by its ref.
+type RefInput struct {
+	Ref string `json:"ref" jsonschema:"an element ref from observe, such as e12"`
+}
+
+// InvokeInput is the input of invoke_action.
+type InvokeInput struct {
+	Ref    string `json:"ref" jsonschema:"an element ref from observe, such as e12"`
+	Action string `json:"action,omitempty" jsonschema:"the action's name as observe lists it (click, toggle, activate...); default the element's first"`
+}
+
+// SetValueInput is the input of set_value.
+type SetValueInput struct {
+	Ref   string `json:"ref" jsonschema:"an element ref from observe, such as e12"`
+	Value string `json:"value" jsonschema:"the new value or text"`
+}
+
+// Done is the structured result of an action.
+type Done struct {
+	OK bool `json:"ok" jsonschema:"the runtime did it"`
+}
+
+// WaitForInput is the input of wait_for.
+type WaitForInput struct {
+	Role      string `json:"role,omitempty" jsonschema:"the element's role as observe shows it (push button, text, check box...)"`
+	Name      string `json:"name,omitempty" jsonschema:"a substring of the element's name, ignoring case"`
+	Value     string `json:"value,omitempty" jsonschema:"a substring of the element's value, ignoring case"`
+	Gone      bool   `json:"gone,omitempty" jsonschema:"wait until no element matches instead"`
+	TimeoutMS int    `json:"timeout_ms,omitempty" jsonschema:"give up after this many milliseconds; default 10000, at most 120000"`
+	Desktop   bool   `json:"desktop,omitempty" jsonschema:"look in every application, not just the active window's"`
+}
+
+// WaitForOutput is the structured result of wait_for.
+type WaitForOutput struct {
+	Element   *Element `json:"element,omitempty" jsonschema:"the first matching element (absent when waiting for it to be gone)"`
+	Polls     int      `json:"polls" jsonschema:"observations taken"`
+	ElapsedMS int64    `json:"elapsed_ms" jsonschema:"time waited"`
+}
+
+// Element is one element of the accessibility tree.
+type Element struct {
+	Ref    string    `json:"ref"`
+	Role   string    `json:"role"`
+	Name   string    `json:"name,omitempty"`
+	Value  string    `json:"value,omitempty"`
+	States []string  `json:"states,omitempty"`
+	BBox   []float64 `json:"bbox" jsonschema:"[x, y, w, h] in screen pixels"`
+}
+
+// Windows is the structured result of list_windows.
+type Windows struct {
+	Windows []Window `json:"windows"`
+}
+
+// Window is one top-level window.
+type Window struct {
+	ID     uint64 `json:"id"`
+	Title  string `json:"title"`
+	App    string `json:"app,omitempty"`
+	BBox   []int  `json:"bbox,omitempty" jsonschema:"[x, y, w, h] in screen pixels"`
+	Active bool   `json:"active,omitempty"`
+}
+
+// ActivateInput is the input of activate_window: exactly one of id and
+// title.
+type ActivateInput struct {
+	ID    *uint64 `json:"id,omitempty" jsonschema:"the window's id from list_windows"`
+	Title string  `json:"title,omitempty" jsonschema:"a substring of the window's title, ignoring case"`
+}
+
+// LaunchInput is the input of launch_app.
+type LaunchInput struct {
+	App  string   `json:"app" jsonschema:"the application to start"`
+	Args []string `json:"args,omitempty" jsonschema:"its arguments, passed verbatim"`
+}
+
+// ClipboardText is the clipboard's text, in and out.
+type ClipboardText struct {
+	Text string `json:"text"`
+}
+
+// ExecInput is the input of exec: exactly one of argv and shell.
+type ExecInput struct {
+	Argv      []string          `json:"argv,omitempty" jsonschema:"the program and its arguments, run without a shell"`
+	Shell     string            `json:"shell,omitempty" jsonschema:"a command line run by sh -c"`
+	Cwd       string            `json:"cwd,omitempty" jsonschema:"the working directory"`
+	Env       map[string]string `json:"env,omitempty" jsonschema:"variables added to the environment"`
+	Stdin     string            `json:"stdin,omitempty" jsonschema:"text fed to the command's standard input"`
+	TimeoutMS int               `json:"timeout_ms,omitempty" jsonschema:"kill the command after this many milliseconds; default the runtime's, 60000 unless configured"`
+}
+
+// ExecOutput is the structured result of exec.
+type ExecOutput struct {
+	ExitCode        *int    `json:"exit_code" jsonschema:"the exit status; null when killed by a signal"`
+	Signal          int     `json:"signal,omitempty" jsonschema:"the signal that killed it"`
+	TimedOut        bool    `json:"timed_out"`
+	Stdout          string  `json:"stdout"`
+	Stderr          string  `json:"stderr"`
+	StdoutTruncated bool    `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool    `json:"stderr_truncated,omitempty"`
+	DurationMS      float64 `json:"duration_ms"`
+}
+
+func (s *Server) addStructuredTools() {
+	c := s.aciSession
+	addTool(s, &mcp.Tool{
+		Name:        "observe",
+		Description: "Read the accessibility tree of the active window (or the whole desktop) as text: one element per line with its ref (e12), role, name, value, states and actions. Refs stay valid while the element lives. With diff, only what changed since the previous observe.",
+		Annotations: &mcp.ToolAnnotations{Title: "Observe the accessibility tree"},
+		InputSchema: bounded[ObserveInput](map[string]float64{"settle_ms": 2000}),
+	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, in ObserveInput) (textResult[ObserveOutput], error) {
+		if in.SettleMS < 0 {
+			return textResult[ObserveOutput]{}, invalid("settle_ms %d is negative", in.SettleMS)
+		}
+		o, err := c.Observe(ctx, &client.ObserveRequest{Diff: in.Diff, Desktop: in.Desktop, Settle: time.Duration(in.SettleMS) * time.Millisecond})
+		if err != nil {
+			return textResult[ObserveOutput]{}, err
+		}
+		out := ObserveOutput{Tree: o.Tree, Revision: o.Revision, DiffOf: o.DiffOf, Focus: o.Focus, TreeText: o.TreeText}
+		if o.NodeCount != nil {
+			out.NodeCount = *o.NodeCount
+		}
+		return textResult[ObserveOutput]{o.TreeText, out}, nil
+	})
+
+	addTool(s, &mcp.Tool{
+		Name:        "click_element",
+		Description: "Click the left button at the centre of an element, by its ref from observe.",
+		Annotations: &mcp.ToolAnnotations{Title: "Click an element"},
+	}, input, func(ctx context.Context, _ *mcp.CallToolRequest, in RefInput) (textResult[Done], error) {
+		if err := c.Click(ctx, aci.Ref(in.Ref)); err != nil {
+			return textResult[Done]{}, err
+		}
+		return done("clicked " + in.Ref), nil
+	})
+
+	addTool(s, &mcp.Tool{
+		Name:        "invoke_action",
+		Description: "Perform an element's accessibility action (click, toggle, activate...) by its ref from observe, without moving the pointer.",
+		Annotations: &mcp.ToolAnnotations{Title: "Invoke an element's action"},
+	}, input, func(ctx context.Context, _ *mcp.CallToolRequest, in InvokeInput) (textResult[Done], error) {
+		if err := c.InvokeAction(ctx, in.Ref, in.Action); err != nil {
+			return textResult[Done]{}, err
+		}
+		if in.Action == "" {
+			return done("invoked " + in.Ref), nil
+		}
+		return done("invoked " + in.Action + " on " + in.Ref), nil
+	})
+
+	addTool(s, &mcp.Tool{
+		Name:        "set_value",
+		Description: "Set the value or text of an element (a text field, a slider...) by its ref from observe, replacing what it held.",
+		Annotations: &mcp.ToolAnnotations{Title: "Set an element's value"},
+	}, overwrite, func(ctx context.Context, _ *mcp.CallToolRequest, in SetValueInput) (textResult[Done], error) {
+		if err := c.SetValue(ctx, in.Ref, in.Value); err != nil {
+			return textResult[Done]{}, err
+		}
+		return done("set " + in.Ref), nil
+	})
+
+	addTool(s, &mcp.Tool{
+		Name:        "wait_for",
+		Description: "Wait until an element matching a role and/or a name (or value) substring appears in the accessibility tree, or with gone, until none does. Returns the element with its ref. It observes the tree, so the next observe with diff is against what it saw last.",
+		Annotations: &mcp.ToolAnnotations{Title: "Wait for an element"},
+		InputSchema: bounded[WaitForInput](map[string]float64{"timeout_ms": float64(maxWaitFor.Milliseconds())}),
+	}, readLocal, s.waitFor)
+
+	addTool(s, &mcp.Tool{
+		Name:        "list_windows",
+		Description: "List the top-level windows: id, title, application, bounds and which is active.",
+		Annotations: &mcp.ToolAnnotations{Title: "List windows"},
+	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (textResult[Windows], error) {
+		ws, err := c.ListWindows(ctx)
+		if err != nil {
+			return textResult[Windows]{}, err
+		}
+		out := Windows{Windows: []Window{}}
+		var b strings.Builder
+		for _, w := range ws {
+			win := Window{ID: w.ID, Title: w.Title, App: w.App, BBox: w.BBox, Active: w.Active != nil && *w.Active}
+			out.Windows = append(out.Windows, win)
+			fmt.Fprintf(&b, "%d %q", w.ID, w.Title)
+			if w.App != "" {
+				fmt.Fprintf(&b, " app=%s", w.App)
+			}
+			if win.Active {
+				b.WriteString(" (active)")
+			}
+			b.WriteByte('\n')
+		}
+		if len(ws) == 0 {
+			b.WriteString("no windows\n")
+		}
+		return textResult[Windows]{b.String(), out}, nil
+	})
+
+	addTool(s, &mcp.Tool{
+		Name:        "activate_window",
+		Description: "Raise and focus a window, by its id from list_windows or by a substring of its title.",
+		Annotations: &mcp.ToolAnnotations{Title: "Activate a window"},
+	}, inputIdempotent, func(ctx context.Context, _ *mcp.CallToolRequest, in ActivateInput) (textResult[Done], error) {
+		switch {
+		case in.ID != nil && in.Title != "":
+			return textResult[Done]{}, invalid("give the window's id or its title, not both")
+		case in.ID != nil:
+			if err := c.ActivateWindow(ctx, *in.ID); err != nil {
+				return textResult[Done]{}, err
+			}
+			return done(fmt.Sprintf("activated window %d", *in.ID)), nil
+		case in.Title != "":
+			if err := c.ActivateWindowTitled(ctx, in.Title); err != nil {
+				return textResult[Done]{}, err
+			}
+			return done(fmt.Sprintf("activated the window titled %q", in.Title)), nil
+		}
+		return textResult[Done]{}, invalid("give the window's id or its title")
+	})
+
+	addTool(s, &mcp.Tool{
+		Name:        "launch_app",
+		Description: "Start an application on the desktop. The runtime may refuse it.",
+		Annotations: &mcp.ToolAnnotations{Title: "Launch an application"},
+	}, hints{destructive: true, openWorld: true}, func(ctx context.Context, _ *mcp.CallToolRequest, in LaunchInput) (textResult[Done], error) {
+		if err := c.LaunchApp(ctx, in.App, in.Args...); err != nil {
+			return textResult[Done]{}, err
+		}
+		return done("launched " + in.App), nil
+	})
+
+	addTool(s, &mcp.Tool{
+		Name:        "clipboard_get",
+		Description: "Read the clipboard's text.",
+		Annotations: &mcp.ToolAnnotations{Title: "Read the clipboard"},
+	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (textResult[ClipboardText], error) {
+		t, err := c.ClipboardGet(ctx)
+		if err != nil {
+			return textResult[ClipboardText]{}, err
+		}
+		return textResult[ClipboardText]{t, ClipboardText{t}}, nil
+	})
+
+	addTool(s, &mcp.Tool{
+		Name:        "clipboard_set",
+		Description: "Put text on the clipboard, replacing what it held.",
+		Annotations: &mcp.ToolAnnotations{Title: "Set the clipboard"},
+	}, hints{destructive: true, idempotent: true}, func(ctx context.Context, _ *mcp.CallToolRequest, in ClipboardText) (textResult[Done], error) {
+		if err := c.ClipboardSet(ctx, in.Text); err != nil {
+			return textResult[Done]{}, err
+		}
+		return done(fmt.Sprintf("the clipboard holds %d bytes", len(in.Text))), nil
+	})
+
+	addTool(s, &mcp.Tool{
+		Name:        "exec",
+		Description: "Run a command on the computer (argv without a shell, or a shell command line) and return its exit status and output once it ends. The runtime may refuse it, saying why.",
+		Annotations: &mcp.ToolAnnotations{Title: "Run a command"},
+		InputSchema: bounded[ExecInput](map[string]float64{"timeout_ms": float64(maxExecTimeout.Milliseconds())}),
+	}, hints{destructive: true, openWorld: true}, s.exec)
+}
+
+func done(text string) textResult[Done] { return textResult[Done]{text, Done{OK: true}} }
+
+// exec runs a buffered exec; see Options.Dial for how cancellation reaches
+// the command.
+func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in ExecInput) (textResult[ExecOutput], error) {
+	var zero textResult[ExecOutput]
+	x := &aci.ExecRequest{Argv: in.Argv, Shell: in.Shell, Dir: in.Cwd, Env: in.Env}
+	switch {
+	case len(in.Argv) > 0 && in.Shell != "":
+		return zero, invalid("give argv or shell, not both")
+	case len(in.Argv) == 0 && in.Shell == "":
+		return zero, invalid("give argv or shell")
+	}
+	if in.Stdin != "" {
+		x.Stdin = &in.Stdin
+	}
+	if in.TimeoutMS < 0 {
+		return zero, invalid("timeout_ms %d is negative", in.TimeoutMS)
+	}
+	x.Timeout = time.Duration(in.TimeoutMS) * time.Millisecond
+	if a := x.Action(false); a.Validate() != nil {
+		return zero, a.Validate()
+	}
+	sess := s.aciSession
+	if s.opts.Dial != nil {
+		own, err := s.opts.Dial(ctx)
+		if err != nil {
+			return zero, err
+		}
+		// Closing the session ends the command if it still runs: that is
+		// how a cancelled call reaches the runtime.
+		defer own.Close()
+		sess = own
+	}
+	what := in.Shell
+	if what == "" {
+		what = strings.Join(in.Argv, " ")
+	}
+	stop := newProgress(req).every(ctx, s.opts.ProgressInterval, func(d time.Duration) string {
+		if d == 0 {
+			return "started: " + what
+		}
+		return fmt.Sprintf("running for %.1f s", d.Seconds())
+	})
+	res, err := sess.Exec(ctx, x)
+	stop()
+	if err != nil {
+		return zero, err
+	}
+	out := ExecOutput{ExitCode: res.ExitCode, TimedOut: res.TimedOut, Stdout: res.Stdout, Stderr: res.Stderr,
+		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated, DurationMS: res.DurationMS}
+	if res.Signal != nil {
+		out.Signal = *res.Signal
+	}
+	return textResult[ExecOutput]{execText(&out), out}, nil
+}
+
+// execText is exec's answer for the model: how it ended, then its output.
+func execText(o *ExecOutput) string {
+	var b strings.Builder
+	switch {
+	case o.TimedOut:
+		fmt.Fprintf(&b, "timed out after %.0f ms", o.DurationMS)
+	case o.ExitCode == nil:
+		fmt.Fprintf(&b, "killed by signal %d after %.0f ms", o.Signal, o.DurationMS)
+	default:
+		fmt.Fprintf(&b, "exit status %d after %.0f ms", *o.ExitCode, o.DurationMS)
+	}
+	for _, ch := range []struct {
+		name, text string
+		cut        bool
+	}{{"stdout", o.Stdout, o.StdoutTruncated}, {"stderr", o.Stderr, o.StderrTruncated}} {
+		if ch.text == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\n--- %s", ch.name)
+		if ch.cut {
+			b.WriteString(" (truncated)")
+		}
+		b.WriteString(" ---\n")
+		b.WriteString(ch.text)
+	}
+	return b.String()
+}
+
+// Limits of wait_for, and the longest exec timeout the schema admits (the
+// runtime clamps it to its own cap, ExecOptions.MaxTimeout, 10 minutes by
+// default).
+const (
+	defaultWaitFor = 10 * time.Second
+	maxWaitFor     = 2 * time.Minute
+	maxExecTimeout = time.Hour
+)
+
+// waitFor polls full observations until the condition holds.
+func (s *Server) waitFor(ctx context.Context, req *mcp.CallToolRequest, in WaitForInput) (textResult[WaitForOutput], error) {
+	var zero textResult[WaitForOutput]
+	if in.Role == "" && in.Name == "" && in.Value == "" {
+		return zero, invalid("give a role, a name or a value to wait for")
+	}
+	if in.TimeoutMS < 0 || time.Duration(in.TimeoutMS)*time.Millisecond > maxWaitFor {
+		return zero, invalid("timeout_ms %d is outside 0 to %d", in.TimeoutMS, maxWaitFor.Milliseconds())
+	}
+	timeout := defaultWaitFor
+	if in.TimeoutMS > 0 {
+		timeout = time.Duration(in.TimeoutMS) * time.Millisecond
+	}
+	what := describeMatch(in)
+	start := time.Now()
+	deadline := start.Add(timeout)
+	prog := newProgress(req)
+	tick := time.NewTicker(s.opts.PollInterval)
+	defer tick.Stop()
+	lastReport := start
+	for polls := 1; ; polls++ {
+		o, err := s.aciSession.Observe(ctx, &client.ObserveRequest{Desktop: in.Desktop})
+		if err != nil {
+			return zero, err
+		}
+		el := firstMatch(o.Elements, in)
+		elapsed := time.Since(start)
+		out := WaitForOutput{Polls: polls, ElapsedMS: elapsed.Milliseconds()}
+		when := "already"
+		if polls > 1 {
+			when = fmt.Sprintf("after %d ms", out.ElapsedMS)
+		}
+		if in.Gone && el == nil {
+			return textResult[WaitForOutput]{fmt.Sprintf("no %s (%s)", what, when), out}, nil
+		}
+		if !in.Gone && el != nil {
+			out.Element = el
+			return textResult[WaitForOutput]{fmt.Sprintf("%s %s %q (%s)", el.Ref, el.Role, el.Name, when), out}, nil
+		}
+		if polls == 1 || time.Since(lastReport) >= s.opts.ProgressInterval {
+			lastReport = time.Now()
+			prog.report(ctx, fmt.Sprintf("waiting for %s: %d observations in %d ms", what, polls, out.ElapsedMS))
+		}
+		if !time.Now().Before(deadline) {
+			state := "no"
+			if in.Gone {
+				state = "still a"
+			}
+			return zero, aci.Errorf(aci.CodeTimeout, "%s %s after %d ms (%d observations)", state, what, out.ElapsedMS, polls)
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return zero, ctx.Err()
+		}
+	}
+}
+
+func describeMatch(in WaitForInput) string {
+	var parts []string
+	if in.Role != "" {
+		parts = append(parts, in.Role)
+	} else {
+		parts = append(parts, "element")
+	}
+	if in.Name != "" {
+		parts = append(parts, fmt.Sprintf("named like %q", in.Name))
+	}
+	if in.Value != "" {
+		parts = append(parts, fmt.Sprintf("with a value like %q", in.Value))
+	}
+	return strings.Join(parts, " ")
+}
+
+func firstMatch(els []aci.Element, in WaitForInput) *Element {
+	for _, e := range els {
+		if in.Role != "" && !strings.EqualFold(e.Role, in.Role) {
+			continue
+		}
+		if in.Name != "" && !containsFold(e.Name, in.Name) {
+			continue
+		}
+		if in.Value != "" && !containsFold(e.Value, in.Value) {
+			continue
+		}
+		return &Element{Ref: e.Ref, Role: e.Role, Name: e.Name, Value: e.Value, States: e.States, BBox: e.BBox}
+	}
+	return nil
+}
+
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}
