@@ -129,8 +129,9 @@ type Runtime struct {
 	platform Platform
 	verbs    map[Verb]bool
 
-	inputMu sync.Mutex // serialises input runtime-wide
-	lastPtr atomic.Pointer[image.Point]
+	inputMu   sync.Mutex // serialises input runtime-wide
+	lastPtr   atomic.Pointer[image.Point]
+	lastPress pressRecord // guarded by inputMu
 
 	obsSeq  atomic.Uint64
 	execs   atomic.Int64

@@ -50,6 +50,9 @@ var cases = []testCase{
 	// Key events edit a focused entry as a person's keyboard would:
 	// BackSpace, Left, Home, End, shift+letter, and ctrl+a to select all.
 	{"KeyCombos", testKeyCombos},
+	// A click with Shift held extends the entry's selection from the caret
+	// to the click, as the core composes a click whose action holds keys.
+	{"ShiftClick", testShiftClick},
 	// Text set on the clipboard reads back unchanged, non-ASCII included.
 	{"Clipboard", testClipboard},
 	// ctrl+c in a focused entry copies its selection to the clipboard, and

@@ -69,9 +69,9 @@
 // Display, CaptureScreen, CaptureUnchanged, CaptureWindow,
 // CaptureActiveWindow and CaptureUnknownWindow check the coordinate spaces
 // of captures. PointerPosition checks where moves leave the pointer.
-// ClickButton, TypeText (ASCII, "é", "✓", "日本"...), KeyCombos and
-// ClipboardKeys drive the fixture with the Injector and read it back through
-// A11y. Clipboard is a round trip. Windows lists and activates two windows.
+// ClickButton, TypeText (ASCII, "é", "✓", "日本"...), KeyCombos,
+// ShiftClick and ClipboardKeys drive the fixture with the Injector and read
+// it back through A11y. Clipboard is a round trip. Windows lists and activates two windows.
 // SnapshotShape checks the tree's form and budgets; TreeMatchesPixels that
 // bboxes agree with what is drawn. SetValue, InvokeAction and StaleElement
 // check A11y.Do and its errors; Watch the change notifications;
