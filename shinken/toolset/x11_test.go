@@ -5,6 +5,7 @@ package toolset_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"image"
 	"net/http/httptest"
 	"strings"
@@ -124,7 +125,7 @@ func (k *xdesk) entry(text string) (image.Point, func() string) {
 // selection copies the focused entry's selection with ctrl+c until the
 // clipboard holds a text ok accepts. The copy is repeated: GTK may handle
 // keys that follow a click within a few milliseconds before the click.
-func (k *xdesk) selection(a *toolset.Anthropic, what string, ok func(string) bool) {
+func (k *xdesk) selection(what string, ok func(string) bool) {
 	k.t.Helper()
 	if err := k.c.ClipboardSet(k.ctx, ""); err != nil {
 		k.t.Fatal(err)
@@ -138,7 +139,7 @@ func (k *xdesk) selection(a *toolset.Anthropic, what string, ok func(string) boo
 			k.t.Fatalf("%s: ctrl+c copies %q", what, got)
 		}
 		<-tick.C
-		if _, err := a.Call(k.ctx, "key", json.RawMessage(`{"text": "ctrl+c"}`)); err != nil {
+		if err := k.c.Key(k.ctx, "ctrl+c"); err != nil {
 			k.t.Fatal(err)
 		}
 		var err error
@@ -172,7 +173,7 @@ func TestAnthropicOnX11(t *testing.T) {
 	// few milliseconds after a click before the click.)
 	run(use("1", "left_click", `{"coordinate": `+m(at.Sub(image.Pt(200, 0)))+`}`),
 		use("2", "left_click", `{"coordinate": `+m(at)+`, "text": "shift"}`))
-	k.selection(a, "a click, then a shift-click 200 px on selects the text between", func(sel string) bool {
+	k.selection("a click, then a shift-click 200 px on selects the text between", func(sel string) bool {
 		return len(sel) > 12 && len(sel) < len(text)-12 && strings.Contains(text, sel)
 	})
 	// Return ends the fixture, so the next one's window is the only one.
@@ -182,7 +183,7 @@ func TestAnthropicOnX11(t *testing.T) {
 	at, printed = k.entry(text)
 	run(use("1", "left_click", `{"coordinate": `+m(at.Sub(image.Pt(200, 0)))+`}`),
 		use("2", "triple_click", `{"coordinate": `+m(at)+`}`))
-	k.selection(a, "a triple click selects the whole line", func(sel string) bool { return sel == text })
+	k.selection("a triple click selects the whole line", func(sel string) bool { return sel == text })
 	run(use("3", "key", `{"text": "Return"}`))
 	printed()
 
@@ -194,4 +195,42 @@ func TestAnthropicOnX11(t *testing.T) {
 	if got := printed(); len(got) < 5 || strings.Trim(got, "x") != "" {
 		t.Fatalf("holding x for a second typed %q", got)
 	}
+}
+
+// OpenAI's batches on a real X server: a shift-click through held keys, a
+// double click and a click that make a triple click.
+func TestOpenAIOnX11(t *testing.T) {
+	k := newXDesk(t)
+	o, err := toolset.NewOpenAI(k.ctx, k.c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(actions ...string) {
+		t.Helper()
+		call := &toolset.ComputerCall{Type: "computer_call", CallID: "c"}
+		for _, a := range actions {
+			call.Actions = append(call.Actions, json.RawMessage(a))
+		}
+		if _, err := o.Run(k.ctx, call); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pt := func(p image.Point) string { return fmt.Sprintf(`"x": %d, "y": %d`, p.X, p.Y) }
+	text := strings.Repeat("abcde fghij ", 10)
+	between := func(sel string) bool { return len(sel) > 12 && len(sel) < len(text)-12 && strings.Contains(text, sel) }
+
+	at, printed := k.entry(text)
+	run(`{"type": "click", `+pt(at.Sub(image.Pt(200, 0)))+`}`,
+		`{"type": "click", "keys": ["SHIFT"], `+pt(at)+`}`)
+	k.selection("a click, then a shift-click 200 px on, selects the text between", between)
+	run(`{"type": "keypress", "keys": ["ENTER"]}`)
+	printed()
+
+	at, printed = k.entry(text)
+	run(`{"type": "click", `+pt(at.Sub(image.Pt(200, 0)))+`}`,
+		`{"type": "double_click", `+pt(at)+`}`,
+		`{"type": "click", `+pt(at)+`}`)
+	k.selection("a double click and a click at one point select the whole line", func(sel string) bool { return sel == text })
+	run(`{"type": "keypress", "keys": ["ENTER"]}`)
+	printed()
 }
