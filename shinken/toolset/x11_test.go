@@ -111,7 +111,9 @@ func (k *xdesk) entry(text string) (image.Point, func() string) {
 			k.t.Fatal(err)
 		}
 		for _, w := range ws {
-			if w.Title == "toolset-entry" && len(w.BBox) == 4 && w.Active != nil && *w.Active {
+			// This fixture's window: a window of one that just exited may
+			// linger in the list.
+			if w.Title == "toolset-entry" && w.PID == cmd.Process.Pid && len(w.BBox) == 4 && w.Active != nil && *w.Active {
 				box = image.Rect(w.BBox[0], w.BBox[1], w.BBox[0]+w.BBox[2], w.BBox[1]+w.BBox[3])
 			}
 		}
@@ -119,7 +121,15 @@ func (k *xdesk) entry(text string) (image.Point, func() string) {
 			<-tick.C
 		}
 	}
-	return centre(box).Add(image.Pt(0, 10)), func() string { return next("the entry's text") }
+	return centre(box).Add(image.Pt(0, 10)), func() string {
+		l := next("the entry's text")
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			k.t.Fatal("the fixture did not exit after printing")
+		}
+		return l
+	}
 }
 
 // selection copies the focused entry's selection with ctrl+c until the
