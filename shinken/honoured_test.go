@@ -227,3 +227,39 @@ func TestUnhonouredFieldsAreRefused(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Presses are at least 10 ms apart, and a double click starts no sooner
+// than 500 ms after the previous press, so applications count clicks as a
+// person's; a click right after a double click at the same point continues
+// the run (a triple click).
+func TestPressTiming(t *testing.T) {
+	rec, c, ctx := newRecorder(t)
+	at := aci.Px(50, 50)
+	for _, a := range []aci.Action{
+		{Verb: aci.VerbClick, Target: aci.Px(300, 300)},
+		{Verb: aci.VerbDoubleClick, Target: at},
+		{Verb: aci.VerbClick, Target: at},
+	} {
+		if _, err := c.Do(ctx, &a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events, at2 := rec.take()
+	var downs []time.Time
+	for i, e := range events {
+		if e == "down 0" {
+			downs = append(downs, at2[i])
+		}
+	}
+	if len(downs) != 4 {
+		t.Fatalf("events %q", events)
+	}
+	if gap := downs[1].Sub(downs[0]); gap < 500*time.Millisecond {
+		t.Errorf("the double click began %v after the click before it, want at least 500ms", gap)
+	}
+	for i := 2; i < 4; i++ {
+		if gap := downs[i].Sub(downs[i-1]); gap < 10*time.Millisecond {
+			t.Errorf("press %d came %v after the one before, want at least 10ms", i, gap)
+		}
+	}
+}

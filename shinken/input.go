@@ -219,12 +219,51 @@ func notches(v float64) int {
 	return int(max(-1000, min(1000, n)))
 }
 
+// Button presses are timed as a hand times them, so that toolkits count
+// clicks the way a person means them. Two presses are never closer than
+// minPressGap: a toolkit that orders presses by their millisecond
+// timestamps (GTK) does not count a third press it sees at the same
+// instant as the second. A double click begins no sooner than
+// multiClickTime after the previous press, so the application does not take
+// its first press as the end of an earlier run (GTK then sees a triple
+// click where the press was at the same spot, or a single one where it was
+// elsewhere); 500 ms outlasts the usual multi-click times (400 ms in GTK and
+// Qt, 500 ms on Windows). A triple click is a double click and then a click
+// at the same point, which continues the run.
+const (
+	minPressGap    = 10 * time.Millisecond
+	multiClickTime = 500 * time.Millisecond
+)
+
+// pressRecord is when and where the last button press was.
+type pressRecord struct {
+	at time.Time
+	p  image.Point
+}
+
+// sinceLastPress is the time since the last press, or a long time when there
+// was none.
+func (rt *Runtime) sinceLastPress() time.Duration {
+	if rt.lastPress.at.IsZero() {
+		return time.Hour
+	}
+	return time.Since(rt.lastPress.at)
+}
+
 func (rt *Runtime) pointerEvent(ctx context.Context, ev PointerEvent) error {
+	if ev.Kind == PointerDown {
+		if err := sleep(ctx, minPressGap-rt.sinceLastPress()); err != nil {
+			return err
+		}
+	}
 	if err := rt.injector.Pointer(ctx, ev); err != nil {
 		return err
 	}
 	p := image.Pt(ev.X, ev.Y)
 	rt.lastPtr.Store(&p)
+	if ev.Kind == PointerDown {
+		rt.lastPress = pressRecord{at: time.Now(), p: p}
+	}
 	return nil
 }
 
@@ -239,6 +278,11 @@ func (rt *Runtime) pointerPos(ctx context.Context) (image.Point, error) {
 }
 
 func (rt *Runtime) click(ctx context.Context, p image.Point, b Button, n int) error {
+	if n > 1 {
+		if err := sleep(ctx, multiClickTime-rt.sinceLastPress()); err != nil {
+			return err
+		}
+	}
 	if err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerMove, X: p.X, Y: p.Y}); err != nil {
 		return err
 	}

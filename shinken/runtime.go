@@ -136,8 +136,9 @@ type Runtime struct {
 	platform aci.Platform
 	verbs    map[aci.Verb]bool
 
-	inputMu sync.Mutex // serialises input runtime-wide
-	lastPtr atomic.Pointer[image.Point]
+	inputMu   sync.Mutex // serialises input runtime-wide
+	lastPtr   atomic.Pointer[image.Point]
+	lastPress pressRecord // guarded by inputMu
 
 	obsSeq  atomic.Uint64
 	execs   atomic.Int64

@@ -128,6 +128,10 @@ type Ack struct {
 //     modified drag;
 //   - presses button (left, middle, right; empty is left) on click,
 //     double_click, mouse_down, mouse_up and drag;
+//   - times presses as a hand does: at least 10 ms apart, and a
+//     double_click no sooner than 500 ms after the previous press, so the
+//     application counts its clicks afresh; a double_click followed by a
+//     click at the same point is a triple click;
 //   - holds a key action's combination for ms milliseconds before
 //     releasing it (hold_key), clamped like wait;
 //   - refuses with invalid_action any field on a verb that gives it no

@@ -68,6 +68,9 @@ var cases = []testCase{
 	// "ab"), pressed or released, and nothing is typed. A combo broken by
 	// such a name leaves no modifier held: the next text types as itself.
 	{"UnknownKeyRefused", testUnknownKeyRefused},
+	// A click with Shift held extends the entry's selection from the caret
+	// to the click, as the core composes a click whose action holds keys.
+	{"ShiftClick", testShiftClick},
 	// Text set on the clipboard reads back unchanged, non-ASCII included.
 	{"Clipboard", testClipboard},
 	// ctrl+c in a focused entry copies its selection to the clipboard, and

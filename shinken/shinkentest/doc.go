@@ -107,6 +107,9 @@
 //     backend sees it, "F36", "ab"), pressed or released, and nothing is
 //     typed. A combo broken by such a name leaves no modifier held: the next
 //     text types as itself.
+//   - ShiftClick: A click with Shift held extends the entry's selection from
+//     the caret to the click, as the core composes a click whose action holds
+//     keys.
 //   - Clipboard: Text set on the clipboard reads back unchanged, non-ASCII
 //     included.
 //   - ClipboardKeys: ctrl+c in a focused entry copies its selection to the

@@ -120,6 +120,18 @@ func (w *wire) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 	case shinken.PointerMove:
 		return w.c.Move(ctx, at)
 	case shinken.PointerDown:
+		// Keys pressed and not yet sent are held for the gesture: the
+		// mouse_down carries them, and they stay down until its mouse_up.
+		w.mu.Lock()
+		keys := ""
+		if !w.sent && len(w.held) > 0 {
+			keys, w.sent = strings.Join(w.held, "+"), true
+		}
+		w.mu.Unlock()
+		if keys != "" {
+			_, err := w.c.Do(ctx, &aci.Action{Verb: aci.VerbMouseDown, Target: at, Button: buttonNames[ev.Button], Keys: keys})
+			return err
+		}
 		return w.c.MouseDown(ctx, at, buttonNames[ev.Button])
 	case shinken.PointerUp:
 		return w.c.MouseUp(ctx, at, buttonNames[ev.Button])

@@ -409,7 +409,14 @@ func (m *anthropicMember) fields(v AnthropicVersion) []string {
 	return append(f, m.legacy...)
 }
 
-var ok = &Result{Text: "OK"}
+// done answers an action that has no result of its own: "OK", or its
+// error.
+func done(err error) (*Result, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Text: "OK"}, nil
+}
 
 func clickMember(name, what string, button aci.PointerButton, n int) *anthropicMember {
 	return &anthropicMember{
@@ -424,7 +431,7 @@ func clickMember(name, what string, button aci.PointerButton, n int) *anthropicM
 			if err != nil {
 				return nil, err
 			}
-			return ok, a.s.click(ctx, t, button, keys, n)
+			return done(a.s.click(ctx, t, button, keys, n))
 		},
 	}
 }
@@ -471,7 +478,7 @@ var anthropicMembers = []*anthropicMember{
 			if err != nil {
 				return nil, err
 			}
-			return ok, a.s.do(ctx, &aci.Action{Verb: aci.VerbDrag, Target: from, To: to, Keys: keys})
+			return done(a.s.do(ctx, &aci.Action{Verb: aci.VerbDrag, Target: from, To: to, Keys: keys}))
 		}},
 	{name: "mouse_move", required: []string{"coordinate"},
 		desc: "Move the cursor to coordinate [x, y] in the %d×%d screenshot without clicking.",
@@ -480,7 +487,7 @@ var anthropicMembers = []*anthropicMember{
 			if err != nil {
 				return nil, err
 			}
-			return ok, a.s.do(ctx, &aci.Action{Verb: aci.VerbMove, Target: t})
+			return done(a.s.do(ctx, &aci.Action{Verb: aci.VerbMove, Target: t}))
 		}},
 	mouseButton("left_mouse_down", aci.VerbMouseDown),
 	mouseButton("left_mouse_up", aci.VerbMouseUp),
@@ -521,13 +528,13 @@ var anthropicMembers = []*anthropicMember{
 				return nil, err
 			}
 			if n == 0 {
-				return ok, a.s.do(ctx, &aci.Action{Verb: aci.VerbMove, Target: act.Target})
+				return done(a.s.do(ctx, &aci.Action{Verb: aci.VerbMove, Target: act.Target}))
 			}
-			return ok, a.s.do(ctx, act)
+			return done(a.s.do(ctx, act))
 		}},
 	{name: "type", required: []string{"text"}, desc: "Type text at the keyboard focus (the screenshot is %d×%d).",
 		run: func(ctx context.Context, a *Anthropic, in *anthropicInput) (*Result, error) {
-			return ok, a.s.do(ctx, &aci.Action{Verb: aci.VerbTypeText, Text: in.Text})
+			return done(a.s.do(ctx, &aci.Action{Verb: aci.VerbTypeText, Text: in.Text}))
 		}},
 	{name: "key", required: []string{"text"}, toolset: []string{"repeat"},
 		desc: "Press a key or a +-joined combination in xdotool's syntax (\"Return\", \"ctrl+s\", \"alt+Tab\"), repeat times (1 to 100). The screenshot is %d×%d.",
@@ -543,7 +550,7 @@ var anthropicMembers = []*anthropicMember{
 			if keys == "" {
 				return nil, errors.New("toolset: key needs a key in text")
 			}
-			return ok, a.s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: strings.TrimSpace(strings.Repeat(keys+" ", n))})
+			return done(a.s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: strings.TrimSpace(strings.Repeat(keys+" ", n))}))
 		}},
 	{name: "hold_key", required: []string{"text", "duration"},
 		desc: "Hold a key or combination down for duration seconds (up to 300). The screenshot is %d×%d.",
@@ -552,7 +559,7 @@ var anthropicMembers = []*anthropicMember{
 			if err != nil {
 				return nil, err
 			}
-			return ok, a.s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: strings.TrimSpace(*in.Text), MS: ms})
+			return done(a.s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: strings.TrimSpace(*in.Text), MS: ms}))
 		}},
 	{name: "wait", required: []string{"duration"}, desc: "Wait duration seconds (up to 300). The screenshot is %d×%d.",
 		run: func(ctx context.Context, a *Anthropic, in *anthropicInput) (*Result, error) {
@@ -560,7 +567,7 @@ var anthropicMembers = []*anthropicMember{
 			if err != nil {
 				return nil, err
 			}
-			return ok, a.s.do(ctx, &aci.Action{Verb: aci.VerbWait, MS: ms})
+			return done(a.s.do(ctx, &aci.Action{Verb: aci.VerbWait, MS: ms}))
 		}},
 }
 
@@ -580,7 +587,7 @@ func mouseButton(name string, verb aci.Verb) *anthropicMember {
 				}
 				act.Target = t
 			}
-			return ok, a.s.do(ctx, act)
+			return done(a.s.do(ctx, act))
 		}}
 }
 

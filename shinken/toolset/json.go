@@ -26,8 +26,13 @@ func exact[T any](b []byte, dst []T, what string) error {
 	return nil
 }
 
-func (p *ints2) UnmarshalJSON(b []byte) error   { return exact(b, p[:], "a point [x, y]") }
-func (p *ints4) UnmarshalJSON(b []byte) error   { return exact(b, p[:], "a region [x0, y0, x1, y1]") }
+// UnmarshalJSON decodes exactly two integers.
+func (p *ints2) UnmarshalJSON(b []byte) error { return exact(b, p[:], "a point [x, y]") }
+
+// UnmarshalJSON decodes exactly four integers.
+func (p *ints4) UnmarshalJSON(b []byte) error { return exact(b, p[:], "a region [x0, y0, x1, y1]") }
+
+// UnmarshalJSON decodes exactly two numbers.
 func (p *floats2) UnmarshalJSON(b []byte) error { return exact(b, p[:], "a point [x, y]") }
 
 // objectFields returns the keys of a JSON object whose values are not null:

@@ -117,6 +117,7 @@ type BatchError struct {
 	Err    error
 }
 
+// Error says which action failed, how many were not run, and why.
 func (e *BatchError) Error() string {
 	return fmt.Sprintf("toolset: action %d (%s) failed, %d after it not executed: %v", e.Index, e.Action, e.NotRun, e.Err)
 }
