@@ -1,0 +1,16 @@
+//go:build !unix
+
+package escouade
+
+import (
+	"errors"
+	"time"
+)
+
+// engineSupported: an isolated engine needs descriptors beyond standard
+// input and output and resource limits, which this system does not give.
+const engineSupported = false
+
+const engineIsolation = "none: isolated engines need a Unix system"
+
+func limitSelf(int64, time.Duration) error { return errors.ErrUnsupported }
