@@ -113,6 +113,13 @@ type engineBoot struct {
 // reportMethod notifications. The plugin's code never writes to it.
 const (
 	reportMethod = "engine/report"
+	// readyMethod says the engine loaded the code (a module compiles for
+	// seconds when the cache is cold) and serves the plugin's lines now:
+	// the Host's timeout on initialize starts then, as for an in-process
+	// engine.
+	readyMethod = "engine/ready"
+	// engineLoadWait bounds how long an engine may take to load its code.
+	engineLoadWait = 2 * time.Minute
 	// engineStack bounds the stack of the engine's goroutines: a
 	// recursion without end is a fatal error sooner, and smaller.
 	engineStack = 256 << 20

@@ -108,6 +108,7 @@ func childScript(ctx context.Context, boot *engineBoot, code []byte, in io.Reade
 	if err != nil {
 		return fmt.Errorf("%s does not compile: %w", boot.Name, err)
 	}
+	rep.c.Notify(readyMethod, nil)
 	cfg := boot.Script
 	cfg.hard = func(why string) {
 		rep.say(slog.LevelError, "script interrupted: "+why)
@@ -134,6 +135,7 @@ func childModule(ctx context.Context, boot *engineBoot, code []byte, in io.Reade
 	if err != nil {
 		return fmt.Errorf("%s is not a module this Host can run: %w", boot.Name, err)
 	}
+	ctl.Notify(readyMethod, nil)
 	turn := newTurnWatch(boot.Turn, func(why string) { exit(exitTurn, "module interrupted: "+why) })
 	wc := &wasmCall{call: func(ctx context.Context, method string, params []byte, _ <-chan struct{}) []byte {
 		defer turn.wait()()
@@ -189,7 +191,9 @@ func (r *ctlReporter) limited(level slog.Level, msg string, attrs ...slog.Attr) 
 }
 
 // fatal says why the engine ends.
-func (r *ctlReporter) fatal(msg string) { r.send(report{Level: int(slog.LevelError), Msg: msg, Fatal: true}, nil) }
+func (r *ctlReporter) fatal(msg string) {
+	r.send(report{Level: int(slog.LevelError), Msg: msg, Fatal: true}, nil)
+}
 
 // close writes what waits, a second at most: the process is ending.
 func (r *ctlReporter) close() {

@@ -61,6 +61,8 @@ func (h *Host) scriptLauncher(m *Manifest, kind, name string, code []byte) (laun
 		if boot.Memory <= 0 {
 			boot.Memory = defaultEngineMemory
 		}
+		// The race detector's shadow grows with the memory it watches.
+		boot.Memory *= raceMemoryFactor
 		if boot.CPU <= 0 {
 			boot.CPU = defaultEngineCPU
 		}
@@ -86,6 +88,8 @@ type engineProcess struct {
 	says   *limiter // the engine's own entries
 
 	booted  chan struct{} // closed once the first line and the code are written
+	loaded  chan struct{} // closed once the engine said it loaded the code
+	ready   sync.Once
 	bootErr error
 	ctlDone chan struct{} // the control channel's reader has ended
 	exited  chan struct{}
@@ -143,6 +147,7 @@ func startEngine(inst *instance, boot *engineBoot, code []byte) (*engineProcess,
 		stderr:  &stderrWriter{j: p.j},
 		says:    newLimiter(journalRate, journalBurst),
 		booted:  make(chan struct{}),
+		loaded:  make(chan struct{}),
 		ctlDone: make(chan struct{}),
 		exited:  make(chan struct{}),
 	}
@@ -181,7 +186,27 @@ func startEngine(inst *instance, boot *engineBoot, code []byte) (*engineProcess,
 		close(e.ctlDone)
 	}()
 	go e.wait()
-	return e, nil
+	t := time.NewTimer(engineLoadWait)
+	defer t.Stop()
+	select {
+	case <-e.loaded:
+		return e, nil
+	case <-e.exited:
+		err = errors.New("the engine ended before it loaded the code")
+	case <-t.C:
+		err = fmt.Errorf("the engine did not load the code within %v", engineLoadWait)
+	case <-p.ctx.Done():
+		err = ErrClosed
+	}
+	e.kill()
+	<-e.exited // bounded: the group is killed, and wait bounds the rest
+	e.release()
+	e.mu.Lock()
+	if e.failure != "" {
+		err = errors.New(e.failure) // the engine said why: the code does not load
+	}
+	e.mu.Unlock()
+	return nil, err
 }
 
 // boot writes the first line and the code; the Host's lines wait for it.
@@ -233,8 +258,11 @@ func (e *engineProcess) wait() {
 // module's escouade.call.
 func (e *engineProcess) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	if req.Notification() {
-		if req.Method == reportMethod {
+		switch req.Method {
+		case reportMethod:
 			e.report(req.Params)
+		case readyMethod:
+			e.ready.Do(func() { close(e.loaded) })
 		}
 		return nil, nil
 	}
@@ -330,14 +358,4 @@ func (e *engineProcess) status() string {
 		how += ": " + e.failure
 	}
 	return how
-}
-
-// startFailure returns why the engine said it ended, once it has.
-func (e *engineProcess) startFailure() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.failure == "" {
-		return nil
-	}
-	return errors.New(e.failure)
 }
