@@ -68,7 +68,7 @@ func runEngine() int {
 	case "js":
 		err = childScript(ctx, boot, code, in, rep, exit)
 	case "wasm":
-		err = childModule(ctx, boot, code, in, ctl, exit)
+		err = childModule(ctx, boot, code, in, rep, exit)
 	default:
 		err = fmt.Errorf("no engine runs %q", boot.Kind)
 	}
@@ -119,7 +119,8 @@ func childScript(ctx context.Context, boot *engineBoot, code []byte, in io.Reade
 
 // childModule runs a module in the engine's process: its escouade.call
 // goes to the Host over the control channel.
-func childModule(ctx context.Context, boot *engineBoot, code []byte, in io.Reader, ctl *jsonrpc.Conn, exit func(int, string)) error {
+func childModule(ctx context.Context, boot *engineBoot, code []byte, in io.Reader, rep *ctlReporter, exit func(int, string)) error {
+	ctl := rep.c
 	cache := wazero.NewCompilationCache()
 	if boot.Cache != "" {
 		if c, err := wazero.NewCompilationCacheWithDir(boot.Cache); err == nil {
@@ -136,7 +137,10 @@ func childModule(ctx context.Context, boot *engineBoot, code []byte, in io.Reade
 		return fmt.Errorf("%s is not a module this Host can run: %w", boot.Name, err)
 	}
 	ctl.Notify(readyMethod, nil)
-	turn := newTurnWatch(boot.Turn, func(why string) { exit(exitTurn, "module interrupted: "+why) })
+	turn := newTurnWatch(boot.Turn, func(why string) {
+		rep.say(slog.LevelError, "module interrupted: "+why)
+		exit(exitTurn, "interrupted: "+why)
+	})
 	wc := &wasmCall{call: func(ctx context.Context, method string, params []byte, _ <-chan struct{}) []byte {
 		defer turn.wait()()
 		if !utf8.ValidString(method) {
