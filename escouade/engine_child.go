@@ -44,6 +44,9 @@ func runEngine() int {
 		return exitBoot
 	}
 	debug.SetMaxStack(engineStack)
+	// A fatal error (the plugin's recursion, its allocation) says what it
+	// is in a line, without the goroutines' stacks: they are the engine's.
+	debug.SetTraceback("none")
 	// The collector works harder as the bound nears, rather than let the
 	// kernel refuse memory the heap could have given back.
 	debug.SetMemoryLimit(boot.Memory / 4 * 3)
