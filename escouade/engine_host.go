@@ -77,6 +77,7 @@ func (h *Host) scriptLauncher(m *Manifest, kind, name string, code []byte) (laun
 // standard error into the journal.
 type engineProcess struct {
 	inst   *instance
+	kind   string // "js" or "wasm"
 	g      *group
 	in     *os.File // the Host's end of its stdin
 	out    *os.File // the Host's end of its stdout
@@ -143,7 +144,7 @@ func startEngine(inst *instance, boot *engineBoot, code []byte) (*engineProcess,
 		return nil, err
 	}
 	e := &engineProcess{
-		inst: inst, in: inW, out: outR, ctlIn: ctlInR, ctlOut: ctlOutW,
+		inst: inst, kind: boot.Kind, in: inW, out: outR, ctlIn: ctlInR, ctlOut: ctlOutW,
 		stderr:  &stderrWriter{j: p.j},
 		says:    newLimiter(journalRate, journalBurst),
 		booted:  make(chan struct{}),
@@ -265,6 +266,10 @@ func (e *engineProcess) handle(ctx context.Context, req *jsonrpc.Request) (any, 
 			e.ready.Do(func() { close(e.loaded) })
 		}
 		return nil, nil
+	}
+	if e.kind != "wasm" {
+		// Only a module calls the Host this way; a script has its lines.
+		return nil, jsonrpc.Errorf(int64(CodeMethodNotFound), "method not found: %s", req.Method)
 	}
 	select {
 	case <-e.inst.ready:
