@@ -63,7 +63,7 @@ func hostileOptions() *escouade.Options {
 func TestHostileScripts(t *testing.T) {
 	for _, pr := range scriptProbes {
 		t.Run(pr.name, func(t *testing.T) {
-			h, j := hookedHost(t, nil, nil, hostileOptions())
+			h, j := hookedHost(t, nil, newValidator(t), hostileOptions())
 			guard := startScript(t, h, "guard", guardJS)
 			guardPid := enginePid(t, "guard")
 			hostile := startScript(t, h, "hostile", hostileJS(pr.probe))
@@ -106,7 +106,7 @@ func TestHostileScripts(t *testing.T) {
 func TestHostileNoCPUAfterClose(t *testing.T) {
 	o := hostileOptions()
 	o.ScriptTurn = time.Hour // only Close ends it
-	h, j := hookedHost(t, nil, nil, o)
+	h, j := hookedHost(t, nil, newValidator(t), o)
 	startScript(t, h, "spin", hostileJS(`/^(a+)+(?!x)$/.test("a".repeat(40) + "b")`))
 	pid := enginePid(t, "spin")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -143,7 +143,7 @@ func TestHostileModules(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			o := hostileOptions()
 			tc.opts(o)
-			h, j := hookedHost(t, nil, nil, o)
+			h, j := hookedHost(t, nil, newValidator(t), o)
 			guard := startScript(t, h, "guard", guardJS)
 			guardPid := enginePid(t, "guard")
 			dir := writePlugin(t, "hostile", `"run":{"wasm":"plugin.wasm"},"permissions":{"events":["agent.created"]}`, nil)
@@ -233,7 +233,7 @@ func TestEngineNeedsOptIn(t *testing.T) {
 	if _, err := h.Start(context.Background(), dir); !errors.Is(err, escouade.ErrNoEngine) {
 		t.Errorf("Start = %v, want ErrNoEngine", err)
 	}
-	in, _ := hookedHost(t, nil, nil, &escouade.Options{Engine: escouade.EngineInProcess})
+	in, _ := hookedHost(t, nil, newValidator(t), &escouade.Options{Engine: escouade.EngineInProcess})
 	if _, err := in.Start(context.Background(), dir); err != nil {
 		t.Errorf("Start in-process: %v", err)
 	}
