@@ -124,6 +124,35 @@ func TestHostileNoCPUAfterClose(t *testing.T) {
 	}
 }
 
+// TestHostileCPUBound has a script burn CPU in short turns, each within
+// the turn's bound: the kernel's bound on the engine's CPU time ends it.
+func TestHostileCPUBound(t *testing.T) {
+	o := hostileOptions()
+	o.ScriptTurn = 10 * time.Second
+	o.EngineCPU = time.Second
+	h, j := hookedHost(t, nil, newValidator(t), o)
+	guard := startScript(t, h, "guard", guardJS)
+	hostile := startScript(t, h, "burn", hostileJS(`setInterval(() => { const t = Date.now(); while (Date.now() - t < 50) {} }, 0)`))
+	for life := range 2 {
+		waitFor(t, "the hostile plugin running", func() bool { return hostile.State() == escouade.StateRunning })
+		ended := len(j.find("burn", "plugin ended unasked"))
+		decide(t, h, "command")
+		waitFor(t, "the engine's end", func() bool { return len(j.find("burn", "plugin ended unasked")) > ended })
+		if life == 0 {
+			j.wait(t, "burn", "plugin restarted")
+		}
+	}
+	j.wait(t, "burn", "plugin disabled: it crashed past its budget")
+	for _, e := range j.find("burn", "plugin ended unasked") {
+		if e.attrs["status"] != "signal: killed" {
+			t.Errorf("ended %q, want killed by the kernel", e.attrs["status"])
+		}
+	}
+	if guard.State() != escouade.StateRunning {
+		t.Errorf("guard: state %s", guard.State())
+	}
+}
+
 // TestHostileModules has a module loop without end, and one allocate past
 // its engine's memory bound (its own memory cap being far above it).
 func TestHostileModules(t *testing.T) {
