@@ -108,9 +108,13 @@ type engineBoot struct {
 }
 
 // The engine's control channel: the process's descriptors 3 (to the Host)
-// and 4 (from the Host) carry JSON-RPC lines, the module's escouade.call
-// as requests named after the method, and the engine's journal entries as
-// reportMethod notifications. The plugin's code never writes to it.
+// and 4 (from the Host) carry JSON-RPC lines, requests of the engine that
+// the Host answers: the module's escouade.call, named after the method,
+// and the engine's own, named engine/*, which no module may call: its
+// journal entries (reportMethod) and that it loaded the code
+// (readyMethod). Each waits for its answer, so that what the engine says
+// just before it ends reaches the journal. The plugin's code never writes
+// to the channel.
 const (
 	reportMethod = "engine/report"
 	// readyMethod says the engine loaded the code (a module compiles for

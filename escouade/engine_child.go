@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -56,15 +58,13 @@ func runEngine() int {
 		return exitBoot
 	}
 
-	ctl := jsonrpc.NewConn(os.NewFile(4, "escouade-control-in"), os.NewFile(3, "escouade-control-out"), nil, &jsonrpc.Options{MaxLine: boot.MaxLine})
-	go ctl.Run(context.Background())
+	ctl := &ctlClient{w: os.NewFile(3, "escouade-control-out"), lr: jsonrpc.NewLineReader(os.NewFile(4, "escouade-control-in"), boot.MaxLine)}
 	rep := &ctlReporter{c: ctl}
 	// The Host's SIGTERM ends the plugin as the end of its input does.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	exit := func(status int, msg string) {
 		rep.fatal(msg)
-		rep.close()
 		os.Exit(status)
 	}
 	switch boot.Kind {
@@ -75,13 +75,11 @@ func runEngine() int {
 	default:
 		err = fmt.Errorf("no engine runs %q", boot.Kind)
 	}
-	status := 0
 	if err != nil {
 		rep.fatal(err.Error())
-		status = exitFailed
+		return exitFailed
 	}
-	rep.close()
-	return status
+	return 0
 }
 
 // readBoot reads the first line.
@@ -111,7 +109,7 @@ func childScript(ctx context.Context, boot *engineBoot, code []byte, in io.Reade
 	if err != nil {
 		return fmt.Errorf("%s does not compile: %w", boot.Name, err)
 	}
-	rep.c.Notify(readyMethod, nil)
+	rep.c.tell(readyMethod, nil)
 	cfg := boot.Script
 	cfg.hard = func(why string) {
 		rep.say(slog.LevelError, "script interrupted: "+why)
@@ -139,27 +137,28 @@ func childModule(ctx context.Context, boot *engineBoot, code []byte, in io.Reade
 	if err != nil {
 		return fmt.Errorf("%s is not a module this Host can run: %w", boot.Name, err)
 	}
-	ctl.Notify(readyMethod, nil)
+	ctl.tell(readyMethod, nil)
 	turn := newTurnWatch(boot.Turn, func(why string) {
 		rep.say(slog.LevelError, "module interrupted: "+why)
 		exit(exitTurn, "interrupted: "+why)
 	})
 	wc := &wasmCall{call: func(ctx context.Context, method string, params []byte, _ <-chan struct{}) []byte {
 		defer turn.wait()()
-		if !utf8.ValidString(method) {
-			return appendABIError(nil, errorf(CodeMethodNotFound, "method not found: the name is not UTF-8"))
+		if !utf8.ValidString(method) || strings.HasPrefix(method, "engine/") {
+			// engine/* names the engine's own calls, not the protocol's.
+			return appendABIError(nil, errorf(CodeMethodNotFound, "method not found: %q", method))
 		}
 		params, answer := abiParams(params)
 		if answer != nil {
 			return answer
 		}
-		var p any
-		if params != nil {
-			p = json.RawMessage(params)
-		}
-		res, err := ctl.Call(ctx, method, p)
-		if err != nil {
-			// The Host is gone, or ended the call: the instance ends.
+		res, err := ctl.call(method, params)
+		var je *jsonrpc.Error
+		switch {
+		case errors.As(err, &je):
+			return appendABIError(nil, &Error{Code: Code(je.Code), Message: je.Message})
+		case err != nil:
+			// The Host is gone: the instance ends.
 			panic(fmt.Errorf("escouade.call: %w", err))
 		}
 		return res
@@ -167,8 +166,75 @@ func childModule(ctx context.Context, boot *engineBoot, code []byte, in io.Reade
 	return eng.run(ctx, boot.ID, mod, in, os.Stdout, os.Stderr, wc, turn)
 }
 
+// A ctlClient is the engine's end of the control channel. A module's call
+// is synchronous, so it is written and its answer read on the caller's own
+// goroutine, blocking: two pipes crossed, and no hand-off between
+// goroutines. The Host's end is a jsonrpc.Conn; the Host only answers.
+type ctlClient struct {
+	wmu sync.Mutex // one line at a time
+	w   *os.File
+
+	rmu   sync.Mutex // one call at a time
+	lr    *jsonrpc.LineReader
+	next  int64
+	items []jsonrpc.Item
+}
+
+func (c *ctlClient) write(line []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.w.Write(line)
+	return err
+}
+
+// tell calls method with params, encoded with encoding/json, and waits
+// for the Host to have heard it: what the engine says just before it ends
+// is not lost. A Host that is gone hears nothing.
+func (c *ctlClient) tell(method string, params any) {
+	var p []byte
+	if params != nil {
+		var err error
+		if p, err = json.Marshal(params); err != nil {
+			return
+		}
+	}
+	c.call(method, p)
+}
+
+// call calls method with params (a JSON object, or nil) and returns the
+// result, or the Host's error answer as a *jsonrpc.Error.
+func (c *ctlClient) call(method string, params []byte) ([]byte, error) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	c.next++
+	id := strconv.FormatInt(c.next, 10)
+	if err := c.write(append(jsonrpc.AppendRequest(nil, c.next, method, params), '\n')); err != nil {
+		return nil, err
+	}
+	for {
+		line, err := c.lr.Next()
+		if err != nil {
+			return nil, err
+		}
+		var perr *jsonrpc.Error
+		c.items, _, perr = jsonrpc.Parse(line, c.items[:0])
+		if perr != nil {
+			return nil, perr
+		}
+		for _, it := range c.items {
+			if it.Kind != jsonrpc.KindResponse || string(it.ID) != id {
+				continue // an answer to a call given up: none is, but skip it
+			}
+			if it.Error != nil {
+				return nil, it.Error
+			}
+			return append([]byte(nil), it.Result...), nil
+		}
+	}
+}
+
 // A ctlReporter sends an engine's journal entries to the Host.
-type ctlReporter struct{ c *jsonrpc.Conn }
+type ctlReporter struct{ c *ctlClient }
 
 // A report is the params of reportMethod.
 type report struct {
@@ -186,7 +252,7 @@ func (r *ctlReporter) send(rp report, attrs []slog.Attr) {
 			rp.Attrs[a.Key] = a.Value.String()
 		}
 	}
-	r.c.Notify(reportMethod, rp)
+	r.c.tell(reportMethod, rp)
 }
 
 func (r *ctlReporter) say(level slog.Level, msg string, attrs ...slog.Attr) {
@@ -200,21 +266,6 @@ func (r *ctlReporter) limited(level slog.Level, msg string, attrs ...slog.Attr) 
 // fatal says why the engine ends.
 func (r *ctlReporter) fatal(msg string) {
 	r.send(report{Level: int(slog.LevelError), Msg: msg, Fatal: true}, nil)
-}
-
-// close writes what waits, a second at most: the process is ending.
-func (r *ctlReporter) close() {
-	done := make(chan struct{})
-	go func() {
-		r.c.Close()
-		close(done)
-	}()
-	t := time.NewTimer(time.Second)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-	}
 }
 
 // A turnWatch bounds a module's turns: the time it runs without waiting

@@ -258,13 +258,15 @@ func (e *engineProcess) wait() {
 // handle serves the control channel: the engine's reports, and the
 // module's escouade.call.
 func (e *engineProcess) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	switch req.Method {
+	case reportMethod:
+		e.report(req.Params)
+		return json.RawMessage("null"), nil
+	case readyMethod:
+		e.ready.Do(func() { close(e.loaded) })
+		return json.RawMessage("null"), nil
+	}
 	if req.Notification() {
-		switch req.Method {
-		case reportMethod:
-			e.report(req.Params)
-		case readyMethod:
-			e.ready.Do(func() { close(e.loaded) })
-		}
 		return nil, nil
 	}
 	if e.kind != "wasm" {
