@@ -118,8 +118,8 @@
 // Uint8Array of 768 MiB is allocated at once. So each run.js and run.wasm
 // plugin runs, by default (Options.Engine, EngineIsolated), in a child
 // process of its own: the program that links the Host, started again with
-// nothing of its environment but the variable that makes EngineMain run
-// the engine. A program that starts such plugins calls EngineMain first
+// nothing of its environment but the Go runtime's GODEBUG, GOMAXPROCS and
+// GORACE, and the variable that makes EngineMain run the engine. A program that starts such plugins calls EngineMain first
 // thing in main (a test binary, in TestMain); without it Start fails with
 // ErrNoEngine, and never falls back to the Host's own process.
 //

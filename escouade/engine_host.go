@@ -102,6 +102,23 @@ type engineProcess struct {
 	inOnce, outOnce sync.Once
 }
 
+// engineRuntimeVars are the variables of the Host's environment an engine
+// is given: the Go runtime's knobs, which carry no secret.
+var engineRuntimeVars = []string{"GODEBUG", "GOMAXPROCS", "GORACE"}
+
+// engineEnviron is an engine's environment: nothing of the Host's (no
+// token, no secret) but the runtime's knobs, and the variable that makes
+// EngineMain run the engine.
+func engineEnviron() []string {
+	env := []string{engineEnv + "=" + engineVersion}
+	for _, k := range engineRuntimeVars {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
 // selfPath is the program to start as an engine: on Linux the running
 // binary itself, even if its file was replaced since.
 func selfPath() (string, error) {
@@ -153,10 +170,9 @@ func startEngine(inst *instance, boot *engineBoot, code []byte) (*engineProcess,
 		exited:  make(chan struct{}),
 	}
 	cmd := &exec.Cmd{
-		Path: exe,
-		Args: []string{"escouade-engine", p.m.ID},
-		// Nothing of the Host's environment: no token, no secret.
-		Env:        []string{engineEnv + "=" + engineVersion},
+		Path:       exe,
+		Args:       []string{"escouade-engine", p.m.ID},
+		Env:        engineEnviron(),
 		Dir:        string(os.PathSeparator),
 		Stdin:      inR,
 		Stdout:     outW,
