@@ -4,9 +4,6 @@ package escouade
 
 import "time"
 
-// engineIsolation says what bounds an isolated engine's process on this
-// system.
-const engineIsolation = "CPU time (RLIMIT_CPU), set by the kernel; memory only by the runtime's soft limit, RLIMIT_AS not being enforced everywhere"
-
-// limitSelf bounds the engine's CPU time; see engineIsolation.
+// limitSelf bounds the engine's CPU time: RLIMIT_AS is not enforced on
+// every system, so memory is bounded only by the runtime's soft limit.
 func limitSelf(memory int64, cpu time.Duration) error { return limitCPU(cpu) }

@@ -10,10 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// engineIsolation says what bounds an isolated engine's process on this
-// system.
-const engineIsolation = "memory (RLIMIT_AS) and CPU time (RLIMIT_CPU), set by the kernel"
-
 // limitSelf bounds the engine's process, before it loads any plugin code:
 // its address space may grow by memory beyond what it maps now (the
 // runtime's reservations, and the race detector's shadow, are already

@@ -11,6 +11,4 @@ import (
 // input and output and resource limits, which this system does not give.
 const engineSupported = false
 
-const engineIsolation = "none: isolated engines need a Unix system"
-
 func limitSelf(int64, time.Duration) error { return errors.ErrUnsupported }

@@ -21,8 +21,16 @@ func limitCPU(cpu time.Duration) error {
 	}
 	used := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	secs := uint64((used + cpu + time.Second - 1) / time.Second)
-	if err := unix.Setrlimit(unix.RLIMIT_CPU, &unix.Rlimit{Cur: secs, Max: secs}); err != nil {
+	var rl unix.Rlimit
+	setBoth(&rl.Cur, &rl.Max, secs)
+	if err := unix.Setrlimit(unix.RLIMIT_CPU, &rl); err != nil {
 		return fmt.Errorf("RLIMIT_CPU: %w", err)
 	}
 	return nil
+}
+
+// setBoth sets a limit's soft and hard values, whatever their integer type
+// on this system.
+func setBoth[T ~int64 | ~uint64](soft, hard *T, v uint64) {
+	*soft, *hard = T(v), T(v)
 }
