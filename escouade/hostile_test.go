@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -248,6 +249,33 @@ func TestHostileStartFiles(t *testing.T) {
 	}
 	if len(h.Plugins()) != 0 {
 		t.Errorf("plugins loaded: %v", h.Plugins())
+	}
+}
+
+// TestHostileCompile has a script whose mere parsing recurses without end
+// in goja's Go code: parsed in the engine's process, it ends that process,
+// and Start fails with a reason, the Host and the other plugins untouched.
+func TestHostileCompile(t *testing.T) {
+	h, j := hookedHost(t, nil, newValidator(t), hostileOptions())
+	guard := startScript(t, h, "guard", guardJS)
+	deep := strings.Repeat("[", 2<<20) + strings.Repeat("]", 2<<20)
+	dir := writePlugin(t, "deep", `"run":{"js":"main.js"}`, map[string]string{"main.js": deep})
+	if _, err := h.Start(context.Background(), dir); err == nil {
+		t.Fatal("a script nested 2M deep started")
+	} else {
+		t.Log(err)
+	}
+	if len(j.find("deep", "stack")) == 0 {
+		t.Errorf("the journal does not say the stack overflowed; it holds:\n%s", j.dump())
+	}
+	if guard.State() != escouade.StateRunning {
+		t.Errorf("guard: state %s", guard.State())
+	}
+	if d := decide(t, h, "rm"); d.Verdict != escouade.Deny {
+		t.Errorf("Decide(rm) = %+v", d)
+	}
+	if pids := enginePids("deep"); len(pids) > 0 {
+		t.Errorf("engine processes left: %v", pids)
 	}
 }
 
