@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -86,7 +87,8 @@ type engineProcess struct {
 	ctl    *jsonrpc.Conn
 	tap    *wireTap
 	stderr *stderrWriter
-	says   *limiter // the engine's own entries
+	fatal  fatalLine // the runtime's fatal error, from its stderr
+	says   *limiter  // the engine's own entries
 
 	booted  chan struct{} // closed once the first line and the code are written
 	loaded  chan struct{} // closed once the engine said it loaded the code
@@ -176,7 +178,7 @@ func startEngine(inst *instance, boot *engineBoot, code []byte) (*engineProcess,
 		Dir:        string(os.PathSeparator),
 		Stdin:      inR,
 		Stdout:     outW,
-		Stderr:     e.stderr,
+		Stderr:     io.MultiWriter(e.stderr, &e.fatal),
 		ExtraFiles: []*os.File{ctlInW, ctlOutR},
 		WaitDelay:  p.h.opts.StopGrace,
 	}
@@ -223,6 +225,9 @@ func startEngine(inst *instance, boot *engineBoot, code []byte) (*engineProcess,
 		err = errors.New(e.failure) // the engine said why: the code does not load
 	}
 	e.mu.Unlock()
+	if f := e.fatal.String(); f != "" {
+		err = fmt.Errorf("%w: %s", err, f)
+	}
 	return nil, err
 }
 
@@ -381,4 +386,42 @@ func (e *engineProcess) status() string {
 		how += ": " + e.failure
 	}
 	return how
+}
+
+// A fatalLine keeps the first "fatal error: ..." line written to it, the
+// Go runtime's last words (a stack overflow, out of memory), so that the
+// error of a failed start can say them.
+type fatalLine struct {
+	mu      sync.Mutex
+	partial []byte
+	line    string
+}
+
+func (f *fatalLine) Write(b []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.line != "" {
+		return len(b), nil
+	}
+	for _, c := range b {
+		if c != '\n' {
+			if len(f.partial) < 256 {
+				f.partial = append(f.partial, c)
+			}
+			continue
+		}
+		if l := string(f.partial); strings.HasPrefix(l, "fatal error: ") {
+			f.line, _ = cut([]byte(l))
+			break
+		}
+		f.partial = f.partial[:0]
+	}
+	return len(b), nil
+}
+
+// String returns the line kept, "" for none.
+func (f *fatalLine) String() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.line
 }
