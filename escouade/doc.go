@@ -21,8 +21,9 @@
 // (ParseManifest; every problem names its field's path), and its program,
 // run.command, is started in its own process group, with a parent-death
 // signal, its stdout and stdin the protocol's lines and its stderr drained
-// into the journal; a module (run.wasm) or a script (run.js) is run
-// in-process (see below). The Host sends initialize, then:
+// into the journal; a module (run.wasm) or a script (run.js) is run by an
+// engine of the Host, in a process of its own (see below). The Host sends
+// initialize, then:
 //
 //   - Fact publishes a fact to the plugins that list it in
 //     permissions.events and are on for its project (a private project's
@@ -52,10 +53,10 @@
 //
 // # Plugins in WASM: run.wasm and run.js
 //
-// A plugin whose manifest says run.wasm or run.js runs inside the Host and
-// has no network, files or programs of its own: it reaches them through
-// the methods only such a plugin may call (net/*, ws/*, timer/*, fs/*,
-// proc/*), under its permissions. A plugin run by a command is answered
+// A plugin whose manifest says run.wasm or run.js runs in an engine of the
+// Host and has no network, files or programs of its own: it reaches them
+// through the methods only such a plugin may call (net/*, ws/*, timer/*,
+// fs/*, proc/*), under its permissions. A plugin run by a command is answered
 // methodNotFound for them. StartFunc follows the manifest: a RunFunc
 // started with a manifest of run.js is served as a script is, which is how
 // the fences are tested in Go.
@@ -65,8 +66,9 @@
 // journal), clocks and randomness: no folder is mounted, no variable set,
 // no socket given. Its memory is capped (Options.WASMMemoryPages), a loop
 // without end dies with its instance, and its compilation is cached on
-// disk (Options.WASMCacheDir), so that a start of the Host does not compile
-// it again; a restart of the plugin reuses the module compiled in memory.
+// disk (Options.WASMCacheDir), so that a start of the Host, or of an
+// isolated engine, does not compile it again; in-process, a restart of the
+// plugin reuses the module compiled in memory.
 // It may also call the Host synchronously, through two functions it
 // imports from the module "escouade", all values i32:
 //
@@ -106,13 +108,57 @@
 // served in order (two ws/send) waits for the first answer, as the
 // prelude does.
 //
-// goja has no memory limit, so what reaches a script is bounded, and so is
-// its time:
+// # Isolation
 //
-//   - a turn lasts Options.ScriptTurn (1 s) at most, and grows the Host's
-//     heap by Options.ScriptHeap (256 MiB) at most (the process's heap,
-//     looked at every 5 ms of a long turn): past either it is interrupted
-//     and the instance ends, a crash within the crash budget;
+// An engine runs a plugin's code, and a plugin's code can break its
+// engine: goja recurses in Go on JSON.parse("[".repeat(1e7)) or a regexp
+// nested ten million deep, and Go's stack overflow is fatal to the whole
+// process; a backtracking regexp, a join of a huge sparse array or
+// Array(2e7).fill(0) run in native code that no interrupt reaches; a
+// Uint8Array of 768 MiB is allocated at once. So each run.js and run.wasm
+// plugin runs, by default (Options.Engine, EngineIsolated), in a child
+// process of its own: the program that links the Host, started again with
+// nothing of its environment but the Go runtime's GODEBUG, GOMAXPROCS and
+// GORACE, and the variable that makes EngineMain run the engine. A program that starts such plugins calls EngineMain first
+// thing in main (a test binary, in TestMain); without it Start fails with
+// ErrNoEngine, and never falls back to the Host's own process.
+//
+// The child speaks the protocol's lines on its standard input and output,
+// exactly as a plugin run by a command does, and is watched as one: its
+// own process group, a parent-death signal, stderr into the journal. A
+// second channel (descriptors 3 and 4, JSON-RPC as well) carries a
+// module's escouade.call to the Host and the engine's journal entries
+// back; the plugin's code never writes to it. What the code does costs its
+// process alone, which is killed with its group and restarted within the
+// crash budget, then disabled past it; the other plugins and the Host do
+// not notice. Its bounds are the kernel's:
+//
+//   - memory: the process may map Options.EngineMemory (512 MiB) beyond
+//     what it holds at its start (RLIMIT_AS, on Linux); past it an
+//     allocation fails, which ends it;
+//   - CPU time: one life of the process uses Options.EngineCPU (10 min) at
+//     most (RLIMIT_CPU), and the kernel kills it there;
+//   - its stack grows to 256 MiB at most: a recursion without end is a
+//     fatal error sooner;
+//   - a turn that does not stop when interrupted (a native call) ends the
+//     process a quarter of a second later; a module's turn, the time it
+//     runs without reading its input, calling the Host or sleeping, lasts
+//     Options.ScriptTurn at most, like a script's.
+//
+// Other Unix systems get the CPU bound but not the memory bound (RLIMIT_AS
+// is not enforced everywhere); Windows has no isolated engine (Start fails
+// with an error wrapping errors.ErrUnsupported). EngineInProcess runs the
+// engines on the Host's own goroutines, as a RunFunc: it is cheaper (see
+// BENCHMARKS.md) but gives none of the above, and is meant for code as
+// trusted as the program itself, and for measuring what isolation costs.
+//
+// Whichever the engine, what reaches a script is bounded, and so is its
+// time:
+//
+//   - a turn lasts Options.ScriptTurn (1 s) at most, and grows the heap by
+//     Options.ScriptHeap (256 MiB) at most (the process's heap, looked at
+//     every 5 ms of a long turn): past either it is interrupted and the
+//     instance ends, a crash within the crash budget;
 //   - calls nest 10,000 deep at most;
 //   - a line from the Host holds 8 MiB at most, or 6 × limits.fetchBytes
 //     and 1 MiB more; a line to the Host, 8 MiB (Options.MaxLine);

@@ -40,3 +40,10 @@ func ProcPending(p *Plugin, proc int64) int {
 
 // ProcOutLimit is the bound ProcPending stays under, but for one read.
 const ProcOutLimit = maxProcOut
+
+// SetEngineLinked sets whether the program called EngineMain, and returns
+// what sets it back.
+func SetEngineLinked(v bool) (restore func()) {
+	old := engineLinked.Swap(v)
+	return func() { engineLinked.Store(old) }
+}

@@ -89,10 +89,28 @@ type Options struct {
 	// to its event loop (its top level, a callback, a handler); past it the
 	// script is interrupted and the instance ends, as a crash. 0 means 1 s.
 	ScriptTurn time.Duration
-	// ScriptHeap bounds how much the Host's heap may grow during one turn
-	// of a run.js plugin, which has no memory limit of its own; past it
-	// the script is interrupted and the instance ends. 0 means 256 MiB.
+	// ScriptHeap bounds how much the heap may grow during one turn of a
+	// run.js plugin; past it the script is interrupted and the instance
+	// ends. 0 means 256 MiB.
 	ScriptHeap int64
+
+	// Engine is where run.js and run.wasm plugins run: EngineIsolated, the
+	// zero value, in a child process each, which needs EngineMain in the
+	// program's main; EngineInProcess in the Host's process. Isolated, a
+	// run.wasm plugin's turns are bounded by ScriptTurn as a script's are:
+	// a module that runs that long without reading its input, calling the
+	// Host or sleeping is ended, as a crash.
+	Engine Engine
+	// EngineMemory bounds the memory an isolated engine's process may map
+	// beyond what it holds at its start, the kernel enforcing it (Linux:
+	// RLIMIT_AS); past it an allocation fails, which ends the process, as
+	// a crash. 0 means 512 MiB.
+	EngineMemory int64
+	// EngineCPU bounds the CPU time of one life of an isolated engine's
+	// process, the kernel enforcing it (RLIMIT_CPU, in whole seconds);
+	// past it the process is killed and the plugin restarted, as after a
+	// crash. 0 means 10 minutes.
+	EngineCPU time.Duration
 }
 
 // NetworkOptions configure the network of in-process plugins, as the
@@ -209,8 +227,10 @@ func New(opts *Options) *Host {
 
 // Start loads the plugin in dir and runs it as its manifest says: a
 // program (run.command), a WebAssembly module (run.wasm) or a script
-// (run.js) of its folder. It returns once the plugin has answered
-// initialize, or with the error that kept it from doing so.
+// (run.js) of its folder, the last two in a process of their own unless
+// Options.Engine says otherwise (see EngineMain). It returns once the
+// plugin has answered initialize, or with the error that kept it from
+// doing so.
 func (h *Host) Start(ctx context.Context, dir string) (*Plugin, error) {
 	m, err := ReadManifest(dir)
 	if err != nil {
@@ -222,13 +242,21 @@ func (h *Host) Start(ctx context.Context, dir string) (*Plugin, error) {
 		if err != nil {
 			return nil, fmt.Errorf("escouade: plugin %s: run.wasm: %w", m.ID, err)
 		}
-		return h.start(ctx, m, dir, h.wasmLauncher(m, code))
+		launch, err := h.scriptLauncher(m, "wasm", m.Run.WASM, code)
+		if err != nil {
+			return nil, err
+		}
+		return h.start(ctx, m, dir, launch)
 	case m.Run.JS != "":
 		code, err := readPluginFile(dir, m.Run.JS, maxScript)
 		if err != nil {
 			return nil, fmt.Errorf("escouade: plugin %s: run.js: %w", m.ID, err)
 		}
-		return h.start(ctx, m, dir, jsLauncher(m.Run.JS, string(code)))
+		launch, err := h.scriptLauncher(m, "js", m.Run.JS, code)
+		if err != nil {
+			return nil, err
+		}
+		return h.start(ctx, m, dir, launch)
 	}
 	return h.start(ctx, m, dir, commandLauncher(m.Run.Command))
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"shinken.dev/go/internal/jsonrpc"
@@ -132,18 +133,27 @@ func marshalResult(v any) ([]byte, error) {
 }
 
 // readPluginFile reads name in the plugin's folder dir, through os.Root,
-// up to max bytes.
+// up to max bytes. It opens without blocking and reads only a regular
+// file: a FIFO, which a plugin's program can make in its folder, would
+// block open(2) until someone writes to it, and a device read for ever.
 func readPluginFile(dir, name string, max int64) ([]byte, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	f, err := root.Open(name)
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%v)", name, fi.Mode().Type())
+	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err

@@ -209,7 +209,8 @@ func (w pipeWriter) Close() error                { w.p.closeWrite(); return nil 
 // The connection writes whole lines, in the order they were queued, so a
 // line is recognised by how it begins.
 type wireTap struct {
-	p *pipe
+	p *pipe     // the pipe into an in-process plugin, which says what it read
+	w io.Writer // or the pipe into an engine's process: what it took was read
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced at each change
@@ -244,6 +245,14 @@ func newWireTap(p *pipe) *wireTap {
 	return t
 }
 
+// newWriterTap returns a tap in front of w, the pipe into an engine's
+// process: what the pipe took counts as read. The process reads a line at
+// a time, so what it has not taken waits in the pipe's buffer, as much
+// again as the bound of proc/out at most.
+func newWriterTap(w io.Writer) *wireTap {
+	return &wireTap{w: w, start: true, changed: make(chan struct{}), waiting: map[int64]int{}, answers: map[string]chan struct{}{}}
+}
+
 // signal wakes every waiter; t.mu must be held.
 func (t *wireTap) signal() {
 	close(t.changed)
@@ -269,7 +278,12 @@ func (t *wireTap) Write(b []byte) (int, error) {
 	}
 	t.written += uint64(len(b))
 	t.mu.Unlock()
-	return t.p.write(b)
+	if t.p != nil {
+		return t.p.write(b)
+	}
+	n, err := t.w.Write(b)
+	t.consumed(n)
+	return n, err
 }
 
 // note looks at a line that begins, ending at end in the stream; t.mu must
@@ -406,7 +420,7 @@ type call struct {
 	id   []byte // the request's id, by a line; nil by escouade.call
 	// done is closed once the answer is in the plugin's hands, for a
 	// request by escouade.call: the host function has returned.
-	done chan struct{}
+	done <-chan struct{}
 }
 
 // answered returns a channel closed once the answer to c reached the

@@ -39,10 +39,13 @@ const (
 	jsStack = 10_000
 	// jsHeapEvery is how often a long turn has its heap looked at.
 	jsHeapEvery = 5 * time.Millisecond
+	// jsNativeGrace is how long an interrupted turn of an isolated script
+	// may take to stop before its process is ended.
+	jsNativeGrace = 250 * time.Millisecond
 )
 
-// jsLauncher runs the script code, named name, compiled at the first
-// start and kept for the restarts.
+// jsLauncher runs the script code, named name, in the Host's process,
+// compiled at the first start and kept for the restarts.
 func jsLauncher(name, code string) launcher {
 	compile := sync.OnceValues(func() (*goja.Program, error) { return goja.Compile(name, code, false) })
 	return func(inst *instance) (process, error) {
@@ -53,22 +56,71 @@ func jsLauncher(name, code string) launcher {
 		if err != nil {
 			return nil, fmt.Errorf("%s does not compile: %w", name, err)
 		}
+		cfg := scriptConfig(inst.p)
+		rep := journalReporter{inst.p.j}
 		return startFunc(inst, func(ctx context.Context, in io.Reader, out io.Writer) error {
-			return runScript(ctx, inst, prog, in, out)
+			return runScript(ctx, cfg, rep, prog, in, out)
 		}), nil
 	}
+}
+
+// A jsConfig is what bounds one instance of a script.
+type jsConfig struct {
+	MaxLine int           `json:"maxLine"` // a line the script writes
+	MaxIn   int           `json:"maxIn"`   // a line the script is given
+	Turn    time.Duration `json:"turn"`    // Options.ScriptTurn
+	Heap    int64         `json:"heap"`    // Options.ScriptHeap
+	// hard, when set, ends the engine's process: the way out of a turn
+	// that an interrupt does not stop (a native call that never looks).
+	hard func(why string)
+}
+
+// scriptConfig returns the bounds of p's script, as the Host's options
+// and p's manifest set them.
+func scriptConfig(p *Plugin) jsConfig {
+	cfg := jsConfig{MaxLine: p.h.opts.MaxLine, MaxIn: jsMinLine, Turn: p.h.opts.ScriptTurn, Heap: p.h.opts.ScriptHeap}
+	if cfg.MaxLine <= 0 {
+		cfg.MaxLine = inprocMaxLine
+	}
+	if fb := p.m.Limits.FetchBytes; fb > 0 {
+		cfg.MaxIn = max(cfg.MaxIn, int(6*fb)+1<<20)
+	}
+	return cfg
+}
+
+// A reporter takes an engine's journal entries: the plugin's journal when
+// the engine runs in the Host, the Host's end of the control channel when
+// it runs in a process of its own.
+type reporter interface {
+	// say writes an entry the engine decided to write.
+	say(level slog.Level, msg string, attrs ...slog.Attr)
+	// limited writes an entry the plugin caused, through the plugin's
+	// limiter.
+	limited(level slog.Level, msg string, attrs ...slog.Attr)
+}
+
+// journalReporter reports to a plugin's journal.
+type journalReporter struct{ j *journal }
+
+func (r journalReporter) say(level slog.Level, msg string, attrs ...slog.Attr) {
+	r.j.say(level, msg, attrs...)
+}
+
+func (r journalReporter) limited(level slog.Level, msg string, attrs ...slog.Attr) {
+	r.j.limited(r.j.lines, level, msg, attrs...)
 }
 
 // A jsLoop is one instance of a script: its runtime, owned by one
 // goroutine, which runs one turn at a time: the top level, then the
 // handling of each of the Host's lines, promise jobs included.
 type jsLoop struct {
-	inst    *instance
+	rep     reporter
 	vm      *goja.Runtime
 	out     io.Writer
 	maxLine int
 	turn    time.Duration
 	heap    int64
+	hard    func(why string)
 
 	mu       sync.Mutex
 	inTurn   bool
@@ -81,19 +133,16 @@ type jsLoop struct {
 
 // runScript runs a script until its input ends, ctx ends, or a turn is
 // interrupted (which ends the instance: a crash).
-func runScript(ctx context.Context, inst *instance, prog *goja.Program, in io.Reader, out io.Writer) error {
-	h := inst.p.h
+func runScript(ctx context.Context, cfg jsConfig, rep reporter, prog *goja.Program, in io.Reader, out io.Writer) error {
 	l := &jsLoop{
-		inst:     inst,
+		rep:      rep,
 		vm:       goja.New(),
 		out:      out,
-		maxLine:  h.opts.MaxLine,
-		turn:     h.opts.ScriptTurn,
-		heap:     h.opts.ScriptHeap,
+		maxLine:  cfg.MaxLine,
+		turn:     cfg.Turn,
+		heap:     cfg.Heap,
+		hard:     cfg.hard,
 		rejected: map[*goja.Promise]goja.Value{},
-	}
-	if l.maxLine <= 0 {
-		l.maxLine = inprocMaxLine
 	}
 	stop := context.AfterFunc(ctx, func() { l.vm.Interrupt("the instance ended") })
 	defer stop()
@@ -121,14 +170,10 @@ func runScript(ctx context.Context, inst *instance, prog *goja.Program, in io.Re
 	}
 	l.vm.Set("__escouade_receive", goja.Undefined())
 
-	maxIn := jsMinLine
-	if fb := inst.p.m.Limits.FetchBytes; fb > 0 {
-		maxIn = max(maxIn, int(6*fb)+1<<20)
-	}
 	lines := make(chan []byte)
 	done := make(chan struct{})
 	defer close(done)
-	go l.read(in, maxIn, lines, done)
+	go l.read(in, cfg.MaxIn, lines, done)
 	for {
 		var line []byte
 		select {
@@ -158,7 +203,7 @@ func (l *jsLoop) read(in io.Reader, max int, lines chan<- []byte, done <-chan st
 		if err != nil {
 			var tl *jsonrpc.TooLongError
 			if errors.As(err, &tl) {
-				l.inst.p.j.say(slog.LevelWarn, "a line from the Host is over what a script may take; dropped", slog.Int64("bytes", tl.Size), slog.Int("max", max))
+				l.rep.say(slog.LevelWarn, "a line from the Host is over what a script may take; dropped", slog.Int64("bytes", tl.Size), slog.Int("max", max))
 				continue
 			}
 			return
@@ -196,7 +241,7 @@ func (l *jsLoop) run(top bool, fn func() error) error {
 		l.vm.ClearInterrupt() // it came as the turn ended: the turn stands
 	}
 	for p, v := range l.rejected {
-		l.inst.p.j.limited(l.inst.p.j.lines, slog.LevelWarn, "unhandled promise rejection: "+v.String(), slog.String("stream", "script"))
+		l.rep.limited(slog.LevelWarn, "unhandled promise rejection: "+v.String(), slog.String("stream", "script"))
 		delete(l.rejected, p)
 	}
 	var ie *goja.InterruptedError
@@ -207,13 +252,13 @@ func (l *jsLoop) run(top bool, fn func() error) error {
 		if why == "" {
 			why = fmt.Sprint(ie.Value())
 		}
-		l.inst.p.j.say(slog.LevelError, "script interrupted: "+why)
+		l.rep.say(slog.LevelError, "script interrupted: "+why)
 		return fmt.Errorf("interrupted: %s", why)
 	}
 	var ex *goja.Exception
 	if errors.As(err, &ex) && !top {
 		msg, _ := cut([]byte(ex.Error()))
-		l.inst.p.j.limited(l.inst.p.j.lines, slog.LevelError, "uncaught: "+msg, slog.String("stream", "script"))
+		l.rep.limited(slog.LevelError, "uncaught: "+msg, slog.String("stream", "script"))
 		return nil
 	}
 	return err
@@ -226,6 +271,19 @@ func (l *jsLoop) interrupt(n uint64, why string) {
 	if l.inTurn && l.turnNo == n && l.why == "" {
 		l.why = why
 		l.vm.Interrupt(why)
+		if l.hard != nil {
+			// A native call (a regexp that backtracks, a join of a huge
+			// array) never looks at the interrupt: past a grace, the
+			// engine's process ends, and the call with it.
+			time.AfterFunc(jsNativeGrace, func() {
+				l.mu.Lock()
+				still := l.inTurn && l.turnNo == n
+				l.mu.Unlock()
+				if still {
+					l.hard(why + ", in a call that does not stop")
+				}
+			})
+		}
 	}
 }
 

@@ -72,7 +72,7 @@ func startJS(t *testing.T, opts *escouade.Options, id string) (*escouade.Host, *
 		map[string]string{"main.js": jsPluginSource(t)})
 	p, err := h.Start(context.Background(), dir)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v; the journal holds:\n%s", err, j.dump())
 	}
 	return h, j, p
 }

@@ -35,6 +35,7 @@ const pluginArg = "escouade-test-plugin"
 var testTemp string
 
 func TestMain(m *testing.M) {
+	escouade.EngineMain() // the isolated engines of run.js and run.wasm plugins
 	if len(os.Args) >= 3 && os.Args[1] == pluginArg {
 		os.Exit(runTestPlugin(os.Args[2], os.Args[3:]))
 	}

@@ -395,6 +395,9 @@ func (p *Plugin) startInstance(ctx context.Context) (*instance, error) {
 	}
 	if err != nil {
 		inst.finish(p.h.opts.StopGrace)
+		if f, ok := proc.(interface{ startFailure() error }); ok && f.startFailure() != nil {
+			err = f.startFailure() // the engine said why: the code does not load
+		}
 		p.j.say(slog.LevelWarn, "plugin failed to initialize", slog.String("error", err.Error()))
 		return nil, fmt.Errorf("escouade: plugin %s: initialize: %w", p.m.ID, err)
 	}

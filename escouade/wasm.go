@@ -68,10 +68,12 @@ type wasmEngine struct {
 
 type wasmKey struct{}
 
-// A wasmCall is what escouade.call knows of the module calling it: its
-// instance, and the answer kept for result.
+// A wasmCall is what escouade.call knows of the module calling it: how to
+// serve a call, and the answer kept for result.
 type wasmCall struct {
-	inst *instance
+	// call serves method with params and returns the answer; done is
+	// closed once the answer is in the module's memory.
+	call func(ctx context.Context, method string, params []byte, done <-chan struct{}) []byte
 	kept []byte
 }
 
@@ -82,15 +84,26 @@ func (h *Host) engine() (*wasmEngine, error) {
 	if h.wasm != nil {
 		return h.wasm, nil
 	}
-	ctx := context.Background()
 	cache, err := openCache(h.opts.WASMCacheDir)
 	if err != nil {
 		h.log.Warn("the WebAssembly compilation cache cannot be opened; modules are compiled at every start of the Host", slog.String("error", err.Error()))
 		cache = wazero.NewCompilationCache()
 	}
+	e, err := newWASMEngine(cache, h.opts.WASMMemoryPages)
+	if err != nil {
+		return nil, err
+	}
+	h.wasm = e
+	return e, nil
+}
+
+// newWASMEngine returns a WebAssembly runtime with its memory cap, and
+// escouade.call among its imports. It closes cache when it fails.
+func newWASMEngine(cache wazero.CompilationCache, pages uint32) (*wasmEngine, error) {
+	ctx := context.Background()
 	cfg := wazero.NewRuntimeConfig().
 		WithCompilationCache(cache).
-		WithMemoryLimitPages(h.opts.WASMMemoryPages).
+		WithMemoryLimitPages(pages).
 		// Untrusted code: a loop without end must end with its instance.
 		WithCloseOnContextDone(true)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
@@ -100,8 +113,8 @@ func (h *Host) engine() (*wasmEngine, error) {
 		return nil, err
 	}
 	i32 := api.ValueTypeI32
-	_, err = rt.NewHostModuleBuilder(abiModule).
-		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(h.abiCall), []api.ValueType{i32, i32, i32, i32, i32, i32}, []api.ValueType{i32}).
+	_, err := rt.NewHostModuleBuilder(abiModule).
+		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(abiCallFunc), []api.ValueType{i32, i32, i32, i32, i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("method_ptr", "method_len", "params_ptr", "params_len", "out_ptr", "out_cap").Export(abiCall).
 		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(abiResultFunc), []api.ValueType{i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("out_ptr", "out_cap").Export(abiResult).
@@ -111,19 +124,28 @@ func (h *Host) engine() (*wasmEngine, error) {
 		cache.Close(ctx)
 		return nil, err
 	}
-	h.wasm = &wasmEngine{rt: rt, cache: cache}
-	return h.wasm, nil
+	return &wasmEngine{rt: rt, cache: cache}, nil
 }
 
-func openCache(dir string) (wazero.CompilationCache, error) {
+// cacheDir returns the folder of the compilation cache that dir names (""
+// for the default), made if need be.
+func cacheDir(dir string) (string, error) {
 	if dir == "" {
 		base, err := os.UserCacheDir()
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		dir = filepath.Join(base, "escouade", "wasm")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+func openCache(dir string) (wazero.CompilationCache, error) {
+	dir, err := cacheDir(dir)
+	if err != nil {
 		return nil, err
 	}
 	return wazero.NewCompilationCacheWithDir(dir)
@@ -160,9 +182,16 @@ func (h *Host) wasmLauncher(m *Manifest, code []byte) launcher {
 			return nil, fmt.Errorf("%s is not a module this Host can run: %w", m.Run.WASM, err)
 		}
 		stderr := &stderrWriter{j: inst.p.j}
+		wc := &wasmCall{call: func(ctx context.Context, method string, params []byte, done <-chan struct{}) []byte {
+			answer := inst.callABI(ctx, method, params, done)
+			if h.onCall != nil {
+				h.onCall(method, answer)
+			}
+			return answer
+		}}
 		return startFunc(inst, func(ctx context.Context, in io.Reader, out io.Writer) error {
 			defer stderr.close()
-			return eng.run(ctx, inst, mod, in, out, stderr)
+			return eng.run(ctx, m.ID, mod, in, out, stderr, wc, nil)
 		}), nil
 	}
 }
@@ -170,10 +199,16 @@ func (h *Host) wasmLauncher(m *Manifest, code []byte) launcher {
 // run runs one instance of a module until it exits or ctx ends. It has
 // standard input and output (the protocol's lines), standard error (the
 // journal), clocks and randomness: no folder, no variable, no socket.
-func (e *wasmEngine) run(ctx context.Context, inst *instance, mod wazero.CompiledModule, in io.Reader, out, stderr io.Writer) error {
+//
+// turn, when set, hears when the module waits (reads its input, sleeps,
+// calls the Host) and when it runs again.
+func (e *wasmEngine) run(ctx context.Context, id string, mod wazero.CompiledModule, in io.Reader, out, stderr io.Writer, wc *wasmCall, turn *turnWatch) error {
+	if turn != nil {
+		in = turn.reader(in)
+	}
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous: a module may run in several plugins at once
-		WithArgs(inst.p.m.ID).
+		WithArgs(id).
 		WithStdin(in).
 		WithStdout(out).
 		WithStderr(stderr).
@@ -181,6 +216,7 @@ func (e *wasmEngine) run(ctx context.Context, inst *instance, mod wazero.Compile
 		WithSysNanotime().
 		// A sleep ends with the instance.
 		WithNanosleep(func(ns int64) {
+			defer turn.wait()()
 			t := time.NewTimer(time.Duration(ns))
 			defer t.Stop()
 			select {
@@ -189,8 +225,10 @@ func (e *wasmEngine) run(ctx context.Context, inst *instance, mod wazero.Compile
 			}
 		}).
 		WithRandSource(rand.Reader)
-	ctx = context.WithValue(ctx, wasmKey{}, &wasmCall{inst: inst})
+	ctx = context.WithValue(ctx, wasmKey{}, wc)
+	turn.begin()
 	m, err := e.rt.InstantiateModule(ctx, mod, cfg)
+	turn.end()
 	if m != nil {
 		m.Close(context.Background())
 	}
@@ -206,8 +244,8 @@ func (e *wasmEngine) run(ctx context.Context, inst *instance, mod wazero.Compile
 	return err
 }
 
-// abiCall is escouade.call.
-func (h *Host) abiCall(ctx context.Context, mod api.Module, stack []uint64) {
+// abiCallFunc is escouade.call.
+func abiCallFunc(ctx context.Context, mod api.Module, stack []uint64) {
 	wc, _ := ctx.Value(wasmKey{}).(*wasmCall)
 	if wc == nil {
 		panic(errors.New("escouade.call: not called by a plugin"))
@@ -220,10 +258,7 @@ func (h *Host) abiCall(ctx context.Context, mod api.Module, stack []uint64) {
 		panic(fmt.Errorf("escouade.call: out_ptr %d and out_cap %d are outside the module's memory", outPtr, outCap))
 	}
 	done := make(chan struct{})
-	answer := wc.inst.callABI(ctx, method, params, done)
-	if h.onCall != nil {
-		h.onCall(method, answer)
-	}
+	answer := wc.call(ctx, method, params, done)
 	wc.kept = nil
 	if uint64(len(answer)) <= uint64(outCap) {
 		mem.Write(outPtr, answer)
@@ -260,16 +295,10 @@ func readMem(mem api.Memory, ptr, length uint64) []byte {
 }
 
 // callABI serves a call made by escouade.call, and encodes its answer.
-func (inst *instance) callABI(ctx context.Context, method string, params []byte, done chan struct{}) []byte {
-	if len(params) == 0 {
-		params = nil
-	} else if err := jsonrpc.Validate(params); err != nil {
-		return appendABIError(nil, &Error{Code: CodeInvalidParams, Message: "invalid params: not strict JSON: " + err.Error()})
-	} else if k := jsonrpc.KindOf(params); k != jsonrpc.KindObject && k != jsonrpc.KindNull {
-		return appendABIError(nil, &Error{Code: CodeInvalidParams, Message: "invalid params: want an object"})
-	}
-	if jsonrpc.KindOf(params) == jsonrpc.KindNull {
-		params = nil
+func (inst *instance) callABI(ctx context.Context, method string, params []byte, done <-chan struct{}) []byte {
+	params, answer := abiParams(params)
+	if answer != nil {
+		return answer
 	}
 	if ms, ok := spec().methods[method]; ok && ms.toPlugin {
 		return appendABIError(nil, errorf(CodeMethodNotFound, "method not found: %s goes from the Host to the plugin", method))
@@ -297,6 +326,24 @@ func (inst *instance) callABI(ctx context.Context, method string, params []byte,
 	b = append(b, `{"result":`...)
 	b = append(b, raw...)
 	return append(b, '}')
+}
+
+// abiParams checks the params of an escouade.call: strict JSON, an object
+// or null. It returns them, nil for none, or the answer that refuses them.
+func abiParams(params []byte) ([]byte, []byte) {
+	if len(params) == 0 {
+		return nil, nil
+	}
+	if err := jsonrpc.Validate(params); err != nil {
+		return nil, appendABIError(nil, &Error{Code: CodeInvalidParams, Message: "invalid params: not strict JSON: " + err.Error()})
+	}
+	switch jsonrpc.KindOf(params) {
+	case jsonrpc.KindNull:
+		return nil, nil
+	case jsonrpc.KindObject:
+		return params, nil
+	}
+	return nil, appendABIError(nil, &Error{Code: CodeInvalidParams, Message: "invalid params: want an object"})
 }
 
 func appendABIError(b []byte, e *Error) []byte {

@@ -114,7 +114,7 @@ func startWASM(t *testing.T, opts *escouade.Options, id string) (*escouade.Host,
 // at the cap, the module dies of it, and the Host restarts it within the
 // crash budget, then disables it past the budget.
 func TestWASMMemoryCap(t *testing.T) {
-	h, j, p := startWASM(t, &escouade.Options{WASMMemoryPages: 1024, CrashBudget: 1}, "grow")
+	h, j, p := startWASM(t, &escouade.Options{WASMMemoryPages: 1024, CrashBudget: 1, ScriptTurn: 20 * time.Second}, "grow")
 	for i := range 2 {
 		waitFor(t, "the plugin running", func() bool { return p.State() == escouade.StateRunning })
 		if _, err := h.Fact(context.Background(), "agent.created", map[string]any{"mode": "grow"}, escouade.About{Project: "p"}); err != nil {

@@ -33,6 +33,7 @@ import (
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/backend/osexec"
+	"shinken.dev/go/escouade"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
@@ -55,6 +56,9 @@ type config struct {
 }
 
 func main() {
+	// The plugins' run.js and run.wasm engines are this program, started
+	// again: it becomes one here when the Host started it so.
+	escouade.EngineMain()
 	var cfg config
 	flag.StringVar(&cfg.listen, "listen", "127.0.0.1:7040", "address to serve on: host:port, or unix:/path/to/socket")
 	flag.StringVar(&cfg.token, "token", "", "bearer token clients must send (default: $SHINKEN_TOKEN, or a random one)")

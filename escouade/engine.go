@@ -1,0 +1,132 @@
+package escouade
+
+import (
+	"errors"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// Engine says where a Host runs the engines of run.js and run.wasm
+// plugins: the JavaScript interpreter and the WebAssembly runtime that
+// execute a plugin's code.
+type Engine int
+
+const (
+	// EngineIsolated, the default, runs each run.js and run.wasm plugin in
+	// a child process of its own: the program that links the Host, started
+	// again, which must call EngineMain first thing in main. Whatever the
+	// plugin's code does to its engine (a recursion that overflows the
+	// stack, a native call that never returns, an allocation without end)
+	// costs that process alone: it is killed with its process group and
+	// restarted within the crash budget. The kernel bounds its memory
+	// (Options.EngineMemory, RLIMIT_AS on Linux) and its CPU time
+	// (Options.EngineCPU, RLIMIT_CPU), and a turn that runs past
+	// Options.ScriptTurn ends the process. It needs a Unix system.
+	EngineIsolated Engine = iota
+	// EngineInProcess runs them on goroutines of the Host's own process,
+	// as a RunFunc: cheaper to start and to call, but a plugin's code can
+	// then take the whole process down (goja's recursion, a fatal stack
+	// overflow, cannot be recovered), keep a core busy after Close, and
+	// grow the Host's memory. Choose it only for plugins as trusted as the
+	// program itself, or to measure what isolation costs.
+	EngineInProcess
+)
+
+// String returns the engine's name: "isolated", "in-process".
+func (e Engine) String() string {
+	switch e {
+	case EngineIsolated:
+		return "isolated"
+	case EngineInProcess:
+		return "in-process"
+	}
+	return "Engine(?)"
+}
+
+// ErrNoEngine is the error of Start for a run.js or run.wasm plugin, when
+// its engine is to run isolated in a program that did not call EngineMain.
+// The Host never falls back to running the plugin in its own process.
+var ErrNoEngine = errors.New("escouade: run.js and run.wasm plugins run in a child process of this program, which must call escouade.EngineMain first thing in main (or set Options.Engine to EngineInProcess)")
+
+// engineEnv is the variable a Host sets, alone, in the environment of an
+// engine's process: EngineMain runs the engine when it holds engineVersion.
+const (
+	engineEnv     = "ESCOUADE_ENGINE"
+	engineVersion = "1"
+)
+
+// Defaults of the bounds of an isolated engine.
+const (
+	defaultEngineMemory = 512 << 20
+	defaultEngineCPU    = 10 * time.Minute
+)
+
+// engineLinked is set by EngineMain: the program can run engines.
+var engineLinked atomic.Bool
+
+// EngineMain turns the process into a plugin's engine when a Host started
+// it as one, and otherwise returns at once. A program that starts run.js
+// or run.wasm plugins with a Host (Options.Engine left EngineIsolated)
+// calls it first thing in main, before flags are parsed or anything is
+// started, and a test binary in TestMain:
+//
+//	func main() {
+//		escouade.EngineMain()
+//		// ... the program, its Host among the rest
+//	}
+//
+// A process started as an engine reads the plugin's code and its bounds
+// from its input, serves the plugin's lines on its standard input and
+// output, and exits when the plugin ends: EngineMain never returns to it.
+// Without the call, Start of such a plugin fails with ErrNoEngine.
+func EngineMain() {
+	engineLinked.Store(true)
+	if os.Getenv(engineEnv) != engineVersion {
+		return
+	}
+	os.Exit(runEngine())
+}
+
+// engineBoot is the first line an engine's process reads: what to run and
+// within what bounds. The code follows it, Code bytes, then the Host's
+// lines.
+type engineBoot struct {
+	Kind string `json:"kind"` // "js" or "wasm"
+	Name string `json:"name"` // the file's name in the plugin's folder
+	ID   string `json:"id"`   // the plugin's id
+	Code int    `json:"code"` // bytes of code after this line
+
+	Script jsConfig      `json:"script"` // a script's bounds
+	Turn   time.Duration `json:"turn"`   // a module's turn
+	Pages  uint32        `json:"pages"`  // a module's memory, in pages
+	Cache  string        `json:"cache"`  // a module's compilation cache; "" for none
+
+	Memory  int64         `json:"memory"`  // address space beyond what the process holds at start
+	CPU     time.Duration `json:"cpu"`     // CPU time of the process's whole life
+	MaxLine int           `json:"maxLine"` // a line of the control channel
+}
+
+// The engine's control channel: the process's descriptors 3 (to the Host)
+// and 4 (from the Host) carry JSON-RPC lines, requests of the engine that
+// the Host answers: the module's escouade.call, named after the method,
+// and the engine's own, named engine/*, which no module may call: its
+// journal entries (reportMethod) and that it loaded the code
+// (readyMethod). Each waits for its answer, so that what the engine says
+// just before it ends reaches the journal. The plugin's code never writes
+// to the channel.
+const (
+	reportMethod = "engine/report"
+	// readyMethod says the engine loaded the code (a module compiles for
+	// seconds when the cache is cold) and serves the plugin's lines now:
+	// the Host's timeout on initialize starts then, as for an in-process
+	// engine.
+	readyMethod = "engine/ready"
+	// engineLoadWait bounds how long an engine may take to load its code.
+	engineLoadWait = 2 * time.Minute
+	// engineStack bounds the stack of the engine's goroutines: a
+	// recursion without end is a fatal error sooner, and smaller.
+	engineStack = 256 << 20
+	// engineBootMax bounds the first line.
+	engineBootMax = 64 << 10
+)

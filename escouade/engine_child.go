@@ -1,0 +1,351 @@
+package escouade
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dop251/goja"
+	"github.com/tetratelabs/wazero"
+
+	"shinken.dev/go/internal/jsonrpc"
+)
+
+// Exit statuses of an engine's process, beyond 0 (the plugin ended) and 2
+// (the Go runtime's fatal errors: a stack overflow, out of memory).
+const (
+	exitFailed = 1  // the plugin's code failed: it does not load, a turn was interrupted
+	exitTurn   = 3  // a turn did not stop when interrupted: the process ended it
+	exitBoot   = 70 // the Host's first line does not hold, or the bounds cannot be set
+)
+
+// runEngine is the life of an engine's process; it returns its exit status.
+func runEngine() int {
+	os.Unsetenv(engineEnv)
+	in := bufio.NewReaderSize(os.Stdin, engineBootMax)
+	boot, err := readBoot(in)
+	if err == nil {
+		err = limitSelf(boot.Memory, boot.CPU)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "escouade engine:", err)
+		return exitBoot
+	}
+	debug.SetMaxStack(engineStack)
+	// A fatal error (the plugin's recursion, its allocation) says what it
+	// is in a line, without the goroutines' stacks: they are the engine's.
+	debug.SetTraceback("none")
+	// The collector works harder as the bound nears, rather than let the
+	// kernel refuse memory the heap could have given back.
+	debug.SetMemoryLimit(boot.Memory / 4 * 3)
+	code := make([]byte, boot.Code)
+	if _, err := io.ReadFull(in, code); err != nil {
+		fmt.Fprintln(os.Stderr, "escouade engine: the code:", err)
+		return exitBoot
+	}
+
+	ctl := &ctlClient{w: os.NewFile(3, "escouade-control-out"), lr: jsonrpc.NewLineReader(os.NewFile(4, "escouade-control-in"), boot.MaxLine)}
+	rep := &ctlReporter{c: ctl}
+	// The Host's SIGTERM ends the plugin as the end of its input does.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	exit := func(status int, msg string) {
+		rep.fatal(msg)
+		os.Exit(status)
+	}
+	switch boot.Kind {
+	case "js":
+		err = childScript(ctx, boot, code, in, rep, exit)
+	case "wasm":
+		err = childModule(ctx, boot, code, in, rep, exit)
+	default:
+		err = fmt.Errorf("no engine runs %q", boot.Kind)
+	}
+	if err != nil {
+		rep.fatal(err.Error())
+		return exitFailed
+	}
+	return 0
+}
+
+// readBoot reads the first line.
+func readBoot(in *bufio.Reader) (*engineBoot, error) {
+	line, err := in.ReadSlice('\n')
+	if err != nil {
+		return nil, fmt.Errorf("the first line: %w", err)
+	}
+	var boot engineBoot
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&boot); err != nil {
+		return nil, fmt.Errorf("the first line: %w", err)
+	}
+	if boot.Code < 0 || boot.Code > maxWASM || boot.Memory <= 0 || boot.CPU <= 0 {
+		return nil, errors.New("the first line: bounds out of range")
+	}
+	return &boot, nil
+}
+
+// childScript runs a script in the engine's process.
+func childScript(ctx context.Context, boot *engineBoot, code []byte, in io.Reader, rep *ctlReporter, exit func(int, string)) error {
+	if _, err := prelude(); err != nil {
+		return fmt.Errorf("the prelude does not compile: %w", err)
+	}
+	prog, err := goja.Compile(boot.Name, string(code), false)
+	if err != nil {
+		return fmt.Errorf("%s does not compile: %w", boot.Name, err)
+	}
+	rep.c.tell(readyMethod, nil)
+	cfg := boot.Script
+	cfg.hard = func(why string) {
+		rep.say(slog.LevelError, "script interrupted: "+why)
+		exit(exitTurn, "interrupted: "+why)
+	}
+	return runScript(ctx, cfg, rep, prog, in, os.Stdout)
+}
+
+// childModule runs a module in the engine's process: its escouade.call
+// goes to the Host over the control channel.
+func childModule(ctx context.Context, boot *engineBoot, code []byte, in io.Reader, rep *ctlReporter, exit func(int, string)) error {
+	ctl := rep.c
+	cache := wazero.NewCompilationCache()
+	if boot.Cache != "" {
+		if c, err := wazero.NewCompilationCacheWithDir(boot.Cache); err == nil {
+			cache = c
+		}
+	}
+	eng, err := newWASMEngine(cache, boot.Pages)
+	if err != nil {
+		return err
+	}
+	defer eng.close()
+	mod, err := eng.rt.CompileModule(ctx, code)
+	if err != nil {
+		return fmt.Errorf("%s is not a module this Host can run: %w", boot.Name, err)
+	}
+	ctl.tell(readyMethod, nil)
+	turn := newTurnWatch(boot.Turn, func(why string) {
+		rep.say(slog.LevelError, "module interrupted: "+why)
+		exit(exitTurn, "interrupted: "+why)
+	})
+	wc := &wasmCall{call: func(ctx context.Context, method string, params []byte, _ <-chan struct{}) []byte {
+		defer turn.wait()()
+		if !utf8.ValidString(method) || strings.HasPrefix(method, "engine/") {
+			// engine/* names the engine's own calls, not the protocol's.
+			return appendABIError(nil, errorf(CodeMethodNotFound, "method not found: %q", method))
+		}
+		params, answer := abiParams(params)
+		if answer != nil {
+			return answer
+		}
+		res, err := ctl.call(method, params)
+		var je *jsonrpc.Error
+		switch {
+		case errors.As(err, &je):
+			return appendABIError(nil, &Error{Code: Code(je.Code), Message: je.Message})
+		case err != nil:
+			// The Host is gone: the instance ends.
+			panic(fmt.Errorf("escouade.call: %w", err))
+		}
+		return res
+	}}
+	return eng.run(ctx, boot.ID, mod, in, os.Stdout, os.Stderr, wc, turn)
+}
+
+// A ctlClient is the engine's end of the control channel. A module's call
+// is synchronous, so it is written and its answer read on the caller's own
+// goroutine, blocking: two pipes crossed, and no hand-off between
+// goroutines. The Host's end is a jsonrpc.Conn; the Host only answers.
+type ctlClient struct {
+	wmu sync.Mutex // one line at a time
+	w   *os.File
+
+	rmu   sync.Mutex // one call at a time
+	lr    *jsonrpc.LineReader
+	next  int64
+	items []jsonrpc.Item
+}
+
+func (c *ctlClient) write(line []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.w.Write(line)
+	return err
+}
+
+// tell calls method with params, encoded with encoding/json, and waits
+// for the Host to have heard it: what the engine says just before it ends
+// is not lost. A Host that is gone hears nothing.
+func (c *ctlClient) tell(method string, params any) {
+	var p []byte
+	if params != nil {
+		var err error
+		if p, err = json.Marshal(params); err != nil {
+			return
+		}
+	}
+	c.call(method, p)
+}
+
+// call calls method with params (a JSON object, or nil) and returns the
+// result, or the Host's error answer as a *jsonrpc.Error.
+func (c *ctlClient) call(method string, params []byte) ([]byte, error) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	c.next++
+	id := strconv.FormatInt(c.next, 10)
+	if err := c.write(append(jsonrpc.AppendRequest(nil, c.next, method, params), '\n')); err != nil {
+		return nil, err
+	}
+	for {
+		line, err := c.lr.Next()
+		if err != nil {
+			return nil, err
+		}
+		var perr *jsonrpc.Error
+		c.items, _, perr = jsonrpc.Parse(line, c.items[:0])
+		if perr != nil {
+			return nil, perr
+		}
+		for _, it := range c.items {
+			if it.Kind != jsonrpc.KindResponse || string(it.ID) != id {
+				continue // an answer to a call given up: none is, but skip it
+			}
+			if it.Error != nil {
+				return nil, it.Error
+			}
+			return append([]byte(nil), it.Result...), nil
+		}
+	}
+}
+
+// A ctlReporter sends an engine's journal entries to the Host.
+type ctlReporter struct{ c *ctlClient }
+
+// A report is the params of reportMethod.
+type report struct {
+	Level   int               `json:"level"` // a slog.Level, as a number
+	Msg     string            `json:"msg"`
+	Limited bool              `json:"limited,omitempty"` // the plugin caused it
+	Fatal   bool              `json:"fatal,omitempty"`   // why the engine ends
+	Attrs   map[string]string `json:"attrs,omitempty"`
+}
+
+func (r *ctlReporter) send(rp report, attrs []slog.Attr) {
+	if len(attrs) > 0 {
+		rp.Attrs = make(map[string]string, len(attrs))
+		for _, a := range attrs {
+			rp.Attrs[a.Key] = a.Value.String()
+		}
+	}
+	r.c.tell(reportMethod, rp)
+}
+
+func (r *ctlReporter) say(level slog.Level, msg string, attrs ...slog.Attr) {
+	r.send(report{Level: int(level), Msg: msg}, attrs)
+}
+
+func (r *ctlReporter) limited(level slog.Level, msg string, attrs ...slog.Attr) {
+	r.send(report{Level: int(level), Msg: msg, Limited: true}, attrs)
+}
+
+// fatal says why the engine ends.
+func (r *ctlReporter) fatal(msg string) {
+	r.send(report{Level: int(slog.LevelError), Msg: msg, Fatal: true}, nil)
+}
+
+// A turnWatch bounds a module's turns: the time it runs without waiting
+// for its input, a call to the Host or a sleep. Past the limit, over is
+// called (and ends the process). A nil *turnWatch watches nothing.
+type turnWatch struct {
+	limit time.Duration
+	over  func(why string)
+
+	mu      sync.Mutex
+	running bool
+	since   time.Time
+	t       *time.Timer
+}
+
+func newTurnWatch(limit time.Duration, over func(why string)) *turnWatch {
+	if limit <= 0 {
+		return nil
+	}
+	return &turnWatch{limit: limit, over: over}
+}
+
+// begin starts a turn.
+func (w *turnWatch) begin() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.running, w.since = true, time.Now()
+	if w.t == nil {
+		w.t = time.AfterFunc(w.limit, w.fire)
+	} else {
+		w.t.Reset(w.limit)
+	}
+}
+
+// end ends a turn.
+func (w *turnWatch) end() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.running = false
+	if w.t != nil {
+		w.t.Stop()
+	}
+}
+
+// wait ends the turn, and returns what begins the next: the module waits.
+func (w *turnWatch) wait() func() {
+	w.end()
+	return w.begin
+}
+
+func (w *turnWatch) fire() {
+	w.mu.Lock()
+	if !w.running {
+		w.mu.Unlock()
+		return
+	}
+	if left := w.limit - time.Since(w.since); left > 0 {
+		w.t.Reset(left)
+		w.mu.Unlock()
+		return
+	}
+	w.mu.Unlock()
+	w.over(fmt.Sprintf("it ran past %v without waiting for its input, a call or a sleep", w.limit))
+}
+
+// reader returns r, read as a wait.
+func (w *turnWatch) reader(r io.Reader) io.Reader { return turnReader{r: r, w: w} }
+
+type turnReader struct {
+	r io.Reader
+	w *turnWatch
+}
+
+func (t turnReader) Read(b []byte) (int, error) {
+	defer t.w.wait()()
+	return t.r.Read(b)
+}
