@@ -46,7 +46,7 @@
 // # Plugins in Go
 //
 // Package plugin is the plugin's side: plugin.Serve answers the Host on a
-// program's stdin and stdout, and plugin.Connect runs the same handlers
+// program's stdin and stdout, and plugintest.Connect runs the same handlers
 // in-process against a Host (StartFunc), which is how a plugin is tested.
 // The examples below use it.
 //

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -323,7 +324,7 @@ func (mp *manifestParser) permissions(p string, raw []byte, ps *Permissions) {
 		case 0:
 			ps.Events = mp.strings(p, v)
 			for j, e := range ps.Events {
-				if !spec().facts[e] {
+				if !protocol.IsFact(e) {
 					mp.failf(fmt.Sprintf("%s[%d]", p, j), "%q is not a fact of the protocol", e)
 				}
 			}

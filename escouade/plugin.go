@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -571,7 +572,7 @@ func (inst *instance) serve(ctx context.Context, method string, params []byte, c
 	if m, ok := inprocMethods[method]; ok && p.inproc {
 		return m(ctx, c, params)
 	}
-	if ms, known := spec().methods[method]; known && !ms.toPlugin {
+	if ms, known := protocol.LookupMethod(method); known && !ms.ToPlugin {
 		return nil, errorf(CodeMethodNotFound, "method not found: %s is for plugins run in-process (run.wasm, run.js); a plugin run by a command uses its own means", method)
 	}
 	return nil, errorf(CodeMethodNotFound, "method not found: %s", method)

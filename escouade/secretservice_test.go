@@ -13,7 +13,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"shinken.dev/go/escouade"
-	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/plugin/plugintest"
 )
 
 // privateBus starts a D-Bus daemon of the test's own and returns its
@@ -144,7 +144,7 @@ func TestSecretService(t *testing.T) {
 
 	h2, _ := newHost(t, &escouade.Options{Secrets: unreachable})
 	hs2, conns2 := capture()
-	if _, err := plugin.Connect(ctx, h2, manifest(t, "jira", `,"permissions":{"secrets":["token"]}`), "", hs2); err != nil {
+	if _, err := plugintest.Connect(ctx, h2, manifest(t, "jira", `,"permissions":{"secrets":["token"]}`), "", hs2); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := (<-conns2).Secret(ctx, "token"); !errors.Is(err, escouade.ErrKeychain) {

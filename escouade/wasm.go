@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -271,7 +272,7 @@ func (inst *instance) callABI(ctx context.Context, method string, params []byte,
 	if jsonrpc.KindOf(params) == jsonrpc.KindNull {
 		params = nil
 	}
-	if ms, ok := spec().methods[method]; ok && ms.toPlugin {
+	if ms, ok := protocol.LookupMethod(method); ok && ms.ToPlugin {
 		return appendABIError(nil, errorf(CodeMethodNotFound, "method not found: %s goes from the Host to the plugin", method))
 	}
 	if t := inst.p.methodTimeout(method); t > 0 {

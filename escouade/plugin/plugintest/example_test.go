@@ -1,4 +1,4 @@
-package plugin_test
+package plugintest_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/plugin/plugintest"
 )
 
 // A plugin's test: a real Host with secrets and settings in memory, the
@@ -46,7 +47,7 @@ func ExampleConnect() {
 				settings["greeting"], f.Agent.Name, settings["loud"], token, err)
 		},
 	}
-	if _, err := plugin.Connect(ctx, h, m, "", greeter); err != nil {
+	if _, err := plugintest.Connect(ctx, h, m, "", greeter); err != nil {
 		panic(err)
 	}
 	h.Fact(ctx, "agent.created", nil, escouade.About{Agent: &escouade.Agent{ID: "a1", Name: "Ada"}})
