@@ -249,8 +249,10 @@ type Decision struct {
 	// Message says why; it is told to the agent with a refusal.
 	Message string `json:"message,omitempty"`
 	// Plugin is the id of the plugin whose answer decided, in a decision the
-	// Host combined; "" when no plugin decided (nobody answered in time, or
-	// nobody was asked). It is not part of the wire message.
+	// Host combined, or of the plugin that could not answer because it is
+	// not running (restarting, disabled); "" when no plugin decided (nobody
+	// answered in time, or nobody was asked). It is not part of the wire
+	// message.
 	Plugin string `json:"-"`
 }
 
