@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/gate"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/shinken"
 )
 
 // The hostile-plugin suite: plugins that crash, race, inject and lie, each
@@ -70,5 +74,76 @@ func TestHostileGuardPastItsBudget(t *testing.T) {
 	}
 	if d, err := h.Decide(ctx, req, escouade.About{Project: "p"}); err != nil || d.Verdict != escouade.Allow {
 		t.Fatalf("with the guard removed: %+v, %v", d, err)
+	}
+}
+
+// protocolExample is a guard written from the protocol's own example of a
+// request's input ({command: 'npm test'}): it reads input.command alone,
+// and denies what deletes files or says "forbidden".
+func protocolExample(seen chan<- escouade.PermissionRequest) plugin.Handlers {
+	return plugin.Handlers{Decide: func(_ context.Context, _ *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+		seen <- p.Request
+		command, _ := p.Request.Input["command"].(string)
+		if strings.HasPrefix(command, "rm ") || strings.Contains(command, "forbidden") {
+			return escouade.Decision{Verdict: escouade.Deny, Message: "not that"}, nil
+		}
+		return escouade.Decision{Verdict: escouade.Allow}, nil
+	}}
+}
+
+// TestHostileExecForms: through the gate, every form of exec (an argv, a
+// shell line, sh -c in either) reaches a guard written from the protocol's
+// example as one command line, with the structured argv, cwd and env; a
+// deny is a refusal the runtime reports as permission_denied.
+func TestHostileExecForms(t *testing.T) {
+	v := newValidator(t)
+	h, _ := newHost(t, &escouade.Options{Projects: escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}}})
+	seen := make(chan escouade.PermissionRequest, 1)
+	connect(t, h, v, "example", `,"permissions":{"decide":true}`, "", protocolExample(seen))
+	g := gate.New(h, &gate.Options{Project: "p", OnAsk: escouade.Allow})
+	ctx := context.Background()
+	shell := func(s string) *string { return &s }
+	tests := []struct {
+		name    string
+		verb    shinken.Verb
+		action  shinken.Action
+		command string
+		argv    []string
+		denied  bool
+	}{
+		{"argv", shinken.VerbExec, shinken.Action{Argv: []string{"npm", "test"}}, "npm test", []string{"npm", "test"}, false},
+		{"shell", shinken.VerbExec, shinken.Action{Shell: shell("npm test && echo ok")}, "npm test && echo ok", []string{"/bin/sh", "-c", "npm test && echo ok"}, false},
+		{"argv rm", shinken.VerbExec, shinken.Action{Argv: []string{"rm", "-rf", "/"}}, "rm -rf /", []string{"rm", "-rf", "/"}, true},
+		{"shell rm", shinken.VerbExec, shinken.Action{Shell: shell("rm -rf /")}, "rm -rf /", []string{"/bin/sh", "-c", "rm -rf /"}, true},
+		{"argv sh -c", shinken.VerbExec, shinken.Action{Argv: []string{"sh", "-c", "echo forbidden"}}, "sh -c 'echo forbidden'", []string{"sh", "-c", "echo forbidden"}, true},
+		{"shell sh -c", shinken.VerbExec, shinken.Action{Shell: shell(`sh -c "echo forbidden"`)}, `sh -c "echo forbidden"`, []string{"/bin/sh", "-c", `sh -c "echo forbidden"`}, true},
+		{"launch_app", shinken.VerbLaunchApp, shinken.Action{App: shell("xterm"), Args: []string{"-e", "echo forbidden"}}, "xterm -e 'echo forbidden'", []string{"xterm", "-e", "echo forbidden"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := tt.action
+			a.Verb = tt.verb
+			if tt.verb == shinken.VerbExec {
+				a.Cwd, a.Env = shell("/repo"), map[string]string{"CI": "1"}
+			}
+			err := g.Authorize(ctx, shinken.AuthRequest{Verb: tt.verb, Action: &a})
+			if tt.denied != (err != nil) {
+				t.Fatalf("Authorize = %v, denied should be %v", err, tt.denied)
+			}
+			if err != nil && !errors.Is(err, escouade.ErrRefused) {
+				t.Errorf("a refusal that is not ErrRefused: %v", err)
+			}
+			req := <-seen
+			in, err := req.Command()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if req.Kind != "command" || req.Tool != string(tt.verb) || in.Command != tt.command || !slices.Equal(in.Argv, tt.argv) {
+				t.Errorf("the plugin saw %s %s %q %q", req.Kind, req.Tool, in.Command, in.Argv)
+			}
+			if tt.verb == shinken.VerbExec && (in.Cwd != "/repo" || in.Env["CI"] != "1") {
+				t.Errorf("cwd %q env %v", in.Cwd, in.Env)
+			}
+		})
 	}
 }

@@ -101,13 +101,13 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		Logger:   log,
 		Executor: osexec.New(nil),
 	}
-	var gate *pluginGate
+	var ps *plugins
 	if cfg.plugins != "" {
-		gate, err = startPlugins(ctx, cfg, log)
+		ps, err = startPlugins(ctx, cfg, log)
 		if err != nil {
 			return err
 		}
-		opts.Authorizer = gate
+		opts.Authorizer = ps.gate
 	}
 	rt := shinken.NewRuntime(backend, opts)
 
@@ -133,8 +133,8 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	select {
 	case err := <-errc:
 		rt.Close()
-		if gate != nil {
-			gate.close()
+		if ps != nil {
+			ps.close()
 		}
 		return err
 	case <-ctx.Done():
@@ -142,8 +142,8 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	log.Info("shutting down")
 	// Plugins get their shutdown, running execs are killed, connections
 	// close with 1001; then the listener goes.
-	if gate != nil {
-		gate.close()
+	if ps != nil {
+		ps.close()
 	}
 	rt.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -261,6 +261,18 @@ func TestDaemonPluginGate(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != shinken.CodePermissionDenied || e.Detail != "no deleting files here" {
 		t.Fatalf("denied exec: %v", err)
 	}
+	// The plugin reads input.command only: every form of exec reaches it
+	// as one command line.
+	for _, a := range []*shinken.Action{
+		{Shell: ptr("rm -rf /tmp/nothing-here")},
+		{Argv: []string{"sh", "-c", "echo forbidden"}},
+		{Shell: ptr(`sh -c "echo forbidden"`)},
+		{Argv: []string{"echo", "forbidden"}, Cwd: ptr("/")},
+	} {
+		if _, err := c.Exec(ctx, a); !errors.Is(err, shinken.ErrPermissionDenied) {
+			t.Errorf("exec %+v: %v, want a refusal", a, err)
+		}
+	}
 	// An ask with no person to ask is a refusal by default.
 	if err := c.LaunchApp(ctx, "xterm"); !errors.Is(err, shinken.ErrPermissionDenied) {
 		t.Fatalf("asked launch: %v", err)
@@ -270,7 +282,7 @@ func TestDaemonPluginGate(t *testing.T) {
 	}
 	d.stop(t)
 	facts, _ := os.ReadFile(filepath.Join(pdir, "facts.log"))
-	for _, want := range []string{`request.permission {"request":{"id":`, `"tool":"exec"`, `request.answered {`, `"decision":"deny"`} {
+	for _, want := range []string{`request.permission {"request":{"id":`, `"tool":"exec"`, `"command":"sh -c 'echo forbidden'"`, `request.answered {`, `"decision":"deny"`} {
 		if !strings.Contains(string(facts), want) {
 			t.Errorf("facts.log lacks %s:\n%s", want, facts)
 		}
@@ -404,3 +416,5 @@ func TestDaemonX11(t *testing.T) {
 	}
 	d.stop(t)
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -15,6 +15,14 @@
 //		}
 //	}
 //
+// A guard (Handlers.Decide) sees every program the agent wants to run as a
+// request of kind "command" whose input.command is the whole command line,
+// one string, whatever form the agent used (an argv, a shell line, sh -c
+// in either), with the structured argv, cwd and env beside it: see
+// protocol.CommandInput, and PermissionRequest.Command to decode it. A
+// guard that cannot answer (it crashed, it is restarting, it was disabled
+// past its crash budget) counts as ask, never as absent.
+//
 // The messages, the error codes and the method table are those of package
 // protocol, the one package this one shares with the Host: a plugin built
 // with it links none of the Host's engines. Package plugintest runs the
