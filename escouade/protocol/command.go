@@ -104,7 +104,8 @@ func (r *PermissionRequest) Command() (CommandInput, error) {
 
 // QuoteCommand joins argv into one command line that a POSIX shell reads
 // back as argv: a word made only of letters, digits and -_./:=@%+, is left
-// as it is, any other is put in single quotes (a quote in it as '\”).
+// as it is, any other is put in single quotes, each quote in it closing
+// them, escaped with a backslash, and opening them again.
 func QuoteCommand(argv []string) string {
 	var b strings.Builder
 	for i, a := range argv {
