@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"unicode/utf8"
@@ -134,14 +135,15 @@ func marshalResult(v any) ([]byte, error) {
 // readPluginFile reads name in the plugin's folder dir, through os.Root,
 // up to max bytes.
 func readPluginFile(dir, name string, max int64) ([]byte, error) {
-	root, err := os.OpenRoot(dir)
+	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	f, err := root.Open(name)
+	// Non-blocking, no link, a regular file: a FIFO there does not hold
+	// Start.
+	f, _, err := openRegular(real, filepath.ToSlash(filepath.Clean(name)), false)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
