@@ -382,23 +382,6 @@ func (p *Plugin) privateRoots(ctx context.Context) []string {
 	return roots
 }
 
-// isCode reports whether rel, under the plugin's folder, is its code: the
-// file run.js or run.wasm names, or run.command's program when it lies in
-// the folder.
-func (p *Plugin) isCode(rel string) bool {
-	for _, c := range []string{p.m.Run.JS, p.m.Run.WASM} {
-		if c != "" && strings.EqualFold(filepath.ToSlash(filepath.Clean(c)), rel) {
-			return true
-		}
-	}
-	if len(p.m.Run.Command) > 0 {
-		prog := p.m.Run.Command[0]
-		if !filepath.IsAbs(prog) && strings.ContainsRune(prog, '/') && strings.EqualFold(filepath.ToSlash(filepath.Clean(prog)), rel) {
-			return true
-		}
-	}
-	return false
-}
 
 // fsError turns an error of os.Root into the protocol's: a missing path is
 // notFound, a path that escapes its root refused, anything else failed.
@@ -470,13 +453,13 @@ func fsOpenRead(ctx context.Context, c *call, params []byte, flag int) (*fsTarge
 	return t, f, nil
 }
 
-// beneath returns how fs/* opens under t's root: no root but plugin
-// reaches into a plugin's folder (one holding a plugin.json, or a loaded
-// plugin's), and the root plugin reaches into no other plugin's.
+// beneath returns how fs/* opens under t's root: no write and no root but
+// plugin reaches into a plugin's folder (one holding a plugin.json, or a
+// loaded plugin's), and the root plugin reads into no other plugin's.
 func (p *Plugin) beneath(t *fsTarget, mkdirs bool) beneathOptions {
-	o := beneathOptions{mkdirs: mkdirs, noPluginFolder: t.root.name != "plugin"}
+	o := beneathOptions{mkdirs: mkdirs, noPluginFolder: mkdirs || t.root.name != "plugin"}
 	for _, d := range p.h.pluginDirs() {
-		if t.root.name == "plugin" && d == t.root.real {
+		if !mkdirs && t.root.name == "plugin" && d == t.root.real {
 			continue
 		}
 		o.notIn = append(o.notIn, d)
@@ -549,8 +532,8 @@ func fsWrite(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	if t.linked {
 		return nil, errorf(CodeRefused, "refused: a write goes through no link: the path names %s", t.real)
 	}
-	if t.root.name == "plugin" && p.isCode(t.rel) {
-		return nil, errorf(CodeRefused, "refused: the plugin's code")
+	if t.root.name == "plugin" {
+		return nil, errorf(CodeRefused, "refused: %v", errPluginFolder)
 	}
 	flags := os.O_WRONLY | os.O_CREATE
 	if fp.append {

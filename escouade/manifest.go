@@ -354,11 +354,15 @@ func (mp *manifestParser) permissions(p string, raw []byte, ps *Permissions) {
 		case 4:
 			ps.Files = map[string]Access{}
 			mp.fields(v, p, fileRoots, 0, func(i int, p string, v []byte) {
-				switch a := Access(mp.str(p, v)); a {
-				case Read, Write:
+				switch a := Access(mp.str(p, v)); {
+				case a == Write && fileRoots[i] == "plugin":
+					// A plugin's folder holds its manifest and its code:
+					// no root ever writes there.
+					mp.failf(p, "the plugin's folder is read only: want read")
+				case a == Read, a == Write:
 					ps.Files[fileRoots[i]] = a
 				default:
-					mp.failf(p, "want read or write, not %q", a)
+					mp.failf(p, "want read or write, not %q", string(a))
 				}
 			})
 		case 5:
