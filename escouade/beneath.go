@@ -36,14 +36,13 @@ type beneathOptions struct {
 
 // Why an open under a folder is refused.
 var (
-	errLinkOnTheWay  = errors.New("a link on the way: links are followed only when the path is judged")
-	errPluginFolder  = errors.New("a plugin's folder: its manifest and its code are no root's")
-	errMoved         = errors.New("the path changed while it was opened")
-	errNotBeneath    = errors.New("the path leaves its root")
-	errNotRegular    = errors.New("not a regular file")
-	errHardLinked    = errors.New("a file with more than one name (a hard link)")
-	errBadRelative   = errors.New("not a clean relative path")
-	errDirNotAllowed = errors.New("a folder")
+	errLinkOnTheWay = errors.New("a link on the way: links are followed only when the path is judged")
+	errPluginFolder = errors.New("a plugin's folder: its manifest and its code are no root's")
+	errMoved        = errors.New("the path changed while it was opened")
+	errNotBeneath   = errors.New("the path leaves its root")
+	errNotRegular   = errors.New("not a regular file")
+	errHardLinked   = errors.New("a file with more than one name (a hard link)")
+	errBadRelative  = errors.New("not a clean relative path")
 )
 
 // openBeneath opens rel (slash-separated, clean, relative; "." for dir

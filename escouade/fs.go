@@ -382,7 +382,6 @@ func (p *Plugin) privateRoots(ctx context.Context) []string {
 	return roots
 }
 
-
 // fsError turns an error of os.Root into the protocol's: a missing path is
 // notFound, a path that escapes its root refused, anything else failed.
 func fsError(err error) error {
