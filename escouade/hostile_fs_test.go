@@ -290,3 +290,38 @@ func fmtEntries(ls map[string]any) string {
 	}
 	return strings.Join(names, ",")
 }
+
+// TestHostileEnvInjection: every variable that makes git, bash, node,
+// python, perl or make run something is refused, by an allowlist (no
+// plugin names them in permissions.env), and a program started with no
+// agent's environment gets a minimal one: not the daemon's token, not
+// ESCOUADE_*, not the Host's other variables.
+func TestHostileEnvInjection(t *testing.T) {
+	t.Setenv("SHINKEN_TOKEN", "the-daemon-token")
+	t.Setenv("ESCOUADE_SECRET", "hush")
+	v := newValidator(t)
+	h, _, _, _ := procHost(t)
+	lp := startLinePlugin(t, h, v, "inj", `,"permissions":{"commands":["git status","env","sh -c *"],"env":["MY_FLAG"]}`, "")
+	if err := lp.p.Attach(context.Background(), "k1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{
+		"GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0", "GIT_CONFIG_PARAMETERS", "GIT_SSH_COMMAND", "GIT_EXEC_PATH",
+		"BASH_ENV", "ENV", "NODE_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP", "PERL5OPT", "PERL5LIB", "MAKEFILES", "SHELLOPTS",
+		"LD_PRELOAD", "PATH", "Path", "ESCOUADE_TOKEN", "IFS", "PS4",
+	} {
+		err := lp.call("proc/spawn", map[string]any{"command": "git", "args": []string{"status"}, "agent": "k1", "env": map[string]any{k: "touch /tmp/pwned"}}, nil)
+		wantCode(t, "env "+k, err, escouade.CodeRefused)
+	}
+	out, _ := lp.run(t, map[string]any{"command": "env", "env": map[string]any{"MY_FLAG": "1", "LANG": "C.UTF-8"}})
+	for _, bad := range []string{"SHINKEN_TOKEN", "the-daemon-token", "ESCOUADE_", "GORACE"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("a program without an agent's environment got %s:\n%s", bad, out)
+		}
+	}
+	for _, want := range []string{"MY_FLAG=1", "LANG=C.UTF-8", "PATH="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the program's environment lacks %s:\n%s", want, out)
+		}
+	}
+}

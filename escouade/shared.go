@@ -3,7 +3,6 @@ package escouade
 import (
 	"bytes"
 	"log/slog"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -44,7 +43,7 @@ func startShared(p *Plugin, sp *SharedProcess) *sharedProcess {
 	s.alive = true
 	out := &portWriter{s: s}
 	cmd := &exec.Cmd{
-		Path: path, Args: sp.Command, Dir: p.dir, Env: os.Environ(),
+		Path: path, Args: sp.Command, Dir: p.dir, Env: minimalEnv(),
 		Stdout: out, Stderr: out,
 		WaitDelay: p.h.opts.StopGrace,
 	}
