@@ -147,3 +147,21 @@ func TestHostileExecForms(t *testing.T) {
 		})
 	}
 }
+
+// TestHostileFetchCutAtDeadline: a server that sends half its body and
+// then nothing is answered failed at the fetch's deadline, never success
+// with the half.
+func TestHostileFetchCutAtDeadline(t *testing.T) {
+	f := newNetFixture(t)
+	v := newValidator(t)
+	h, _ := hookedHost(t, f, nil, nil)
+	lp := startLinePlugin(t, h, v, "cut", `,"permissions":{"network":["example.com"]},"limits":{"fetchMs":200}`, "")
+	for range 5 {
+		var r fetchResult
+		err := lp.call("net/fetch", map[string]any{"url": "https://api.example.com/halfway"}, &r)
+		wantCode(t, "a body cut at the deadline", err, escouade.CodeFailed)
+		if r.Body != nil {
+			t.Fatalf("a cut body answered: %q", *r.Body)
+		}
+	}
+}
