@@ -3,7 +3,10 @@ package escouade_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -163,5 +166,34 @@ func TestHostileFetchCutAtDeadline(t *testing.T) {
 		if r.Body != nil {
 			t.Fatalf("a cut body answered: %q", *r.Body)
 		}
+	}
+}
+
+// TestHostileNameOntoTheMachine: an allowed name that resolves to one of
+// this machine's own addresses, or its on-link networks, is refused,
+// whatever the static table calls them, and nothing is dialled.
+func TestHostileNameOntoTheMachine(t *testing.T) {
+	f := newNetFixture(t)
+	v := newValidator(t)
+	h, _ := hookedHost(t, f, nil, nil)
+	lp := startLinePlugin(t, h, v, "onto", `,"permissions":{"network":["example.com"]}`, "")
+	ifAddrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range ifAddrs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ip, _ := netip.AddrFromSlice(ipn.IP)
+		name := fmt.Sprintf("h%d.example.com", i)
+		f.resolve(name, []netip.Addr{ip.Unmap()})
+		wantCode(t, "a name onto "+ip.String(), lp.call("net/fetch", map[string]any{"url": "https://" + name + "/hello"}, nil), escouade.CodeRefused)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.dialed) != 0 {
+		t.Errorf("dialled %v", f.dialed)
 	}
 }
