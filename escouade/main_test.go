@@ -201,6 +201,22 @@ func runTestPlugin(mode string, args []string) int {
 	case "sleeper":
 		signal.Ignore(syscall.SIGTERM)
 		select {}
+	case "escapees":
+		// Two children that leave the plugin's group, one by setsid, one
+		// by setpgid, and ignore SIGTERM: they must die with the plugin
+		// where its descendants are contained.
+		var pids []string
+		for _, attr := range []*syscall.SysProcAttr{{Setsid: true}, {Setpgid: true}} {
+			child := exec.Command(os.Args[0], pluginArg, "sleeper")
+			child.SysProcAttr = attr
+			if err := child.Start(); err != nil {
+				return 3
+			}
+			pids = append(pids, strconv.Itoa(child.Process.Pid))
+			go child.Wait()
+		}
+		os.WriteFile(args[0], []byte(strings.Join(pids, " ")), 0o600)
+		return serve(ctx, in, out, meekHandlers)
 	case "silent":
 		// Answers initialize, then nothing: not decide, not shutdown; and
 		// ignores the end of its input and SIGTERM.

@@ -1,0 +1,73 @@
+package escouade_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"shinken.dev/go/escouade"
+)
+
+// TestHostileEscapees: a command plugin's children that left its process
+// group (setsid, setpgid), and a proc/spawn program's that did, end with
+// the plugin where Linux contains them in a cgroup; without one, only the
+// group is promised, and the test ends the escapees itself.
+func TestHostileEscapees(t *testing.T) {
+	contained := escouade.Contained()
+	t.Logf("descendants contained by a cgroup: %v", contained)
+	v := newValidator(t)
+	h, _ := newHost(t, nil)
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	p := startCommand(t, h, v, "escapees", ``, "escapees", pidFile)
+	bystander := newSink()
+	connect(t, h, v, "bystander", `,"permissions":{"events":["ticket.report"]}`, "", bystander.handlers())
+	var pids []int
+	waitFor(t, "the escapees' pids", func() bool {
+		b, _ := os.ReadFile(pidFile)
+		pids = pids[:0]
+		for _, f := range strings.Fields(string(b)) {
+			n, _ := strconv.Atoi(f)
+			pids = append(pids, n)
+		}
+		return len(pids) == 2
+	})
+
+	// A proc/spawn program that starts a new session.
+	ph, _, _, _ := procHost(t)
+	lp := startLinePlugin(t, ph, v, "spawner", `,"permissions":{"commands":["sh -c *"]}`, "")
+	out, _ := lp.run(t, map[string]any{"command": "sh", "args": []string{"-c", "setsid sleep 300 >/dev/null 2>&1 & echo $!"}})
+	spawned, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		t.Fatalf("the spawned program said %q", out)
+	}
+	pids = append(pids, spawned)
+	for _, pid := range pids {
+		if !alive(pid) {
+			t.Fatalf("escapee %d is not running", pid)
+		}
+	}
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+
+	if err := p.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := lp.p.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if contained {
+		for _, pid := range pids {
+			waitFor(t, "escapee "+strconv.Itoa(pid)+" ended", func() bool { return !alive(pid) })
+		}
+	}
+	// The host and the other plugin carry on.
+	h.Fact(context.Background(), "ticket.report", nil, escouade.About{})
+	waitFor(t, "the bystander's fact", func() bool { return len(bystander.names()) == 1 })
+}
