@@ -197,3 +197,43 @@ func TestHostileNameOntoTheMachine(t *testing.T) {
 		t.Errorf("dialled %v", f.dialed)
 	}
 }
+
+// TestHostileStartAll: a plugin silent at initialize, two folders that
+// claim one id and a manifest that does not hold keep none of the others
+// from starting; each faulty folder is journaled and returned.
+func TestHostileStartAll(t *testing.T) {
+	h, j := newHost(t, nil)
+	good := writePlugin(t, "good", commandManifest("good"), nil)
+	mute := writePlugin(t, "mute", commandManifest("mute"), nil)
+	twinA := writePlugin(t, "twin", commandManifest("good"), nil)
+	twinB := writePlugin(t, "twin", commandManifest("good"), nil)
+	bad := writePlugin(t, "bad", `"run":{"command":["../../bin/sh"]}`, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	started, errs := h.StartAll(ctx, []string{mute, twinA, good, bad, twinB})
+	if len(started) != 1 || started[0].ID() != "good" || started[0].State() != escouade.StateRunning {
+		t.Fatalf("started %v", started)
+	}
+	failed := map[string]bool{}
+	for _, err := range errs {
+		var se *escouade.StartError
+		if !errors.As(err, &se) {
+			t.Fatalf("%v is not a StartError", err)
+		}
+		failed[se.Dir] = true
+	}
+	for _, d := range []string{mute, twinA, twinB, bad} {
+		if !failed[d] {
+			t.Errorf("%s is not among the failures: %v", d, errs)
+		}
+	}
+	if !errors.Is(errors.Join(errs...), escouade.ErrDuplicate) {
+		t.Errorf("the twins are not ErrDuplicate: %v", errs)
+	}
+	if n := len(j.find("", "plugin not started")); n != 4 {
+		t.Errorf("%d failures journaled:\n%s", n, j.dump())
+	}
+	if h.Plugin("twin") != nil || h.Plugin("mute") != nil {
+		t.Error("a faulty plugin is loaded")
+	}
+}

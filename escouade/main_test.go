@@ -201,6 +201,10 @@ func runTestPlugin(mode string, args []string) int {
 	case "sleeper":
 		signal.Ignore(syscall.SIGTERM)
 		select {}
+	case "mute":
+		// Reads everything and answers nothing, initialize included.
+		io.Copy(io.Discard, in)
+		return 0
 	case "escapees":
 		// Two children that leave the plugin's group, one by setsid, one
 		// by setpgid, and ignore SIGTERM: they must die with the plugin
