@@ -340,9 +340,10 @@ func (c *Conn) Settings(ctx context.Context, project string) (map[string]any, er
 
 // ReadFile returns a file of the plugin's folder as text: path is relative
 // to the folder, with / between its parts. A path that leaves the folder,
-// a hidden one and the manifest are protocol.ErrRefused; a missing file
-// protocol.ErrNotFound; a file over 256 KiB or not UTF-8
-// protocol.ErrFailed.
+// a hidden one, the manifest and a file with more than one name (a hard
+// link) are protocol.ErrRefused; a missing file, or one that is not a
+// regular file (a FIFO, a folder), protocol.ErrNotFound; a file over
+// 256 KiB or not UTF-8 protocol.ErrFailed.
 func (c *Conn) ReadFile(ctx context.Context, path string) (string, error) {
 	var text string
 	if err := c.Call(ctx, "files/read", map[string]string{"path": path}, &text); err != nil {
