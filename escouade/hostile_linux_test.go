@@ -2,6 +2,10 @@ package escouade_test
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -70,4 +74,25 @@ func TestHostileEscapees(t *testing.T) {
 	// The host and the other plugin carry on.
 	h.Fact(context.Background(), "ticket.report", nil, escouade.About{})
 	waitFor(t, "the bystander's fact", func() bool { return len(bystander.names()) == 1 })
+}
+
+// TestHostileSharedLiar: a launch.shared process that prints the port of
+// another server on the machine is not believed: local:shared opens only a
+// port its processes are seen to listen on.
+func TestHostileSharedLiar(t *testing.T) {
+	victim := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "the machine's secret") }))
+	defer victim.Close()
+	_, port, _ := net.SplitHostPort(victim.Listener.Addr().String())
+	v := newValidator(t)
+	h, j := hookedHost(t, nil, nil, nil)
+	exe, _ := os.Executable()
+	launch := fmt.Sprintf(`,"permissions":{"network":["local:shared"]},"launch":{"shared":{"command":[%q,%q,"shared-liar",%q],"listens":"listening on 127\\.0\\.0\\.1:([0-9]+)"}}`, exe, pluginArg, port)
+	lp := startLinePlugin(t, h, v, "liar", launch, "")
+	j.wait(t, "liar", "launch.shared: listening")
+	var r fetchResult
+	err := lp.call("net/fetch", map[string]any{"url": "http://127.0.0.1:" + port + "/"}, &r)
+	wantCode(t, "a port the shared process does not listen on", err, escouade.CodeRefused)
+	if r.Body != nil {
+		t.Fatalf("reached another server: %q", *r.Body)
+	}
 }

@@ -284,6 +284,12 @@ func runTestPlugin(mode string, args []string) int {
 			fmt.Fprintf(w, "shared %s", r.URL.Path)
 		}))
 		return 0
+	case "shared-liar":
+		// A process of launch.shared that prints a port it does not listen
+		// on (another server's), and waits.
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Printf("listening on 127.0.0.1:%s\n", args[0])
+		select {}
 	case "naive":
 		// The reference for the round trip: a plugin written the plain way,
 		// encoding/json's Decoder and Encoder on stdin and stdout.
