@@ -24,6 +24,7 @@ func TestHostileEscapees(t *testing.T) {
 	contained := escouade.Contained()
 	t.Logf("descendants contained by a cgroup: %v", contained)
 	v := newValidator(t)
+	withTranscript(t, v)
 	h, _ := newHost(t, nil)
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	p := startCommand(t, h, v, "escapees", ``, "escapees", pidFile)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -202,6 +203,7 @@ func TestHostileNameOntoTheMachine(t *testing.T) {
 // claim one id and a manifest that does not hold keep none of the others
 // from starting; each faulty folder is journaled and returned.
 func TestHostileStartAll(t *testing.T) {
+	withTranscript(t, newValidator(t))
 	h, j := newHost(t, nil)
 	good := writePlugin(t, "good", commandManifest("good"), nil)
 	mute := writePlugin(t, "mute", commandManifest("mute"), nil)
@@ -235,5 +237,34 @@ func TestHostileStartAll(t *testing.T) {
 	}
 	if h.Plugin("twin") != nil || h.Plugin("mute") != nil {
 		t.Error("a faulty plugin is loaded")
+	}
+}
+
+// TestHostileSecretsOfAnotherFolder: a folder that claims another plugin's
+// id reads none of the secrets bound to that plugin's folder.
+func TestHostileSecretsOfAnotherFolder(t *testing.T) {
+	real := writePlugin(t, "jira", commandManifest("good")+`,"permissions":{"secrets":["token"]}`, nil)
+	impostor := writePlugin(t, "jira", commandManifest("good")+`,"permissions":{"secrets":["token"]}`, nil)
+	realDir, _ := filepath.EvalSymlinks(real)
+	secrets := escouade.SecretMap{"jira@" + realDir: {"token": "t0k"}}
+	v := newValidator(t)
+	for dir, want := range map[string]string{impostor: "", real: "t0k"} {
+		h, _ := newHost(t, &escouade.Options{Secrets: secrets})
+		m, err := escouade.ReadManifest(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs, conns := capture()
+		p, err := h.StartFunc(context.Background(), m, dir, v.wrap(func(ctx context.Context, in io.Reader, out io.Writer) error {
+			return plugin.Serve(ctx, in, out, hs)
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := (<-conns).Secret(context.Background(), "token")
+		if err != nil || got != want {
+			t.Errorf("the folder %s read %q, %v; want %q", dir, got, err, want)
+		}
+		p.Stop(context.Background())
 	}
 }

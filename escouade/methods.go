@@ -54,7 +54,7 @@ func secretsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
 	if !p.secrets[key] {
 		return nil, errorf(CodeNotYours, "notYours: %q is not a key of permissions.secrets", key)
 	}
-	v, ok, err := p.h.opts.Secrets.Secret(ctx, p.m.ID, key)
+	v, ok, err := p.h.opts.Secrets.Secret(ctx, p.secretOwner(), key)
 	if err != nil {
 		p.j.say(slog.LevelWarn, "the keychain cannot be reached", slog.String("key", key), slog.String("error", err.Error()))
 		return nil, errorf(CodeKeychain, "keychain: the system's keychain cannot be reached")
@@ -63,6 +63,19 @@ func secretsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
 		return nil, nil
 	}
 	return v, nil
+}
+
+// secretOwner is whom the plugin's secrets belong to: its id and its
+// folder, links followed.
+func (p *Plugin) secretOwner() SecretOwner {
+	o := SecretOwner{ID: p.m.ID}
+	if p.dir != "" {
+		o.Dir = p.dir
+		if r, err := filepath.EvalSymlinks(p.dir); err == nil {
+			o.Dir = r
+		}
+	}
+	return o
 }
 
 func settingsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
