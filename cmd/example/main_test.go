@@ -246,6 +246,16 @@ func TestDaemonPluginGate(t *testing.T) {
 	build(t, pdir, "./testdata/policy", "policy")
 	manifest, _ := os.ReadFile("testdata/policy/plugin.json")
 	os.WriteFile(filepath.Join(pdir, "plugin.json"), manifest, 0o644)
+	// Faulty plugins beside it keep neither it nor the daemon from
+	// starting: a manifest that does not hold, two folders with one id.
+	for name, m := range map[string]string{
+		"broken": `{"id":"broken"}`,
+		"twin-a": `{"id":"twin","version":"1.0.0","protocolVersion":1,"run":{"command":["true"]}}`,
+		"twin-b": `{"id":"twin","version":"1.0.0","protocolVersion":1,"run":{"command":["true"]}}`,
+	} {
+		os.MkdirAll(filepath.Join(plugins, name), 0o755)
+		os.WriteFile(filepath.Join(plugins, name, "plugin.json"), []byte(m), 0o644)
+	}
 
 	d := start(t, bin, "-plugins", plugins, "-project", "demo")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -281,6 +291,11 @@ func TestDaemonPluginGate(t *testing.T) {
 		t.Fatalf("allowed launch: %v", err)
 	}
 	d.stop(t)
+	for _, want := range []string{"plugin not started", "broken", "twin"} {
+		if !strings.Contains(d.stderr.String(), want) {
+			t.Errorf("the log does not journal the faulty plugins (%s):\n%s", want, d.stderr)
+		}
+	}
 	facts, _ := os.ReadFile(filepath.Join(pdir, "facts.log"))
 	for _, want := range []string{`request.permission {"request":{"id":`, `"tool":"exec"`, `"command":"sh -c 'echo forbidden'"`, `request.answered {`, `"decision":"deny"`} {
 		if !strings.Contains(string(facts), want) {
