@@ -124,3 +124,15 @@ func (h *Host) pluginDirs() []string {
 	}
 	return dirs
 }
+
+// openFileIn opens the regular file name of the folder dir (links of dir
+// itself followed, none below it) for the Host's own reading: a manifest,
+// a project's .escouade.yml. A FIFO put there holds nothing up.
+func openFileIn(dir, name string) (*os.File, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	f, _, err := openRegular(real, name, false)
+	return f, err
+}

@@ -204,7 +204,12 @@
 //
 // launch.shared starts its program (a name on the PATH, an absolute path,
 // or a path inside the plugin's folder, as for run.command) with the same
-// minimal environment.
+// minimal environment, contained as below; local:shared then opens only a
+// port one of its processes is seen to listen on (on Linux, from the
+// sockets its processes hold; elsewhere the port it printed). It is a
+// native program with the user's rights, whatever runs the plugin (run.js
+// and run.wasm included): a plugin that declares one is trusted as a
+// command plugin is.
 //
 // # What ends with a plugin
 //

@@ -325,3 +325,29 @@ func TestHostileEnvInjection(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileFIFOsTheHostReads: a FIFO as a plugin's manifest, or as a
+// project's .escouade.yml, is answered at once: Start fails, settings/get
+// answers, the Host goes on.
+func TestHostileFIFOsTheHostReads(t *testing.T) {
+	v := newValidator(t)
+	root := t.TempDir()
+	syscall.Mkfifo(filepath.Join(root, ".escouade.yml"), 0o644)
+	h, _ := newHost(t, &escouade.Options{
+		Projects: escouade.ProjectMap{"fifo": {Project: escouade.Project{ID: "fifo", Name: "F"}, Root: root}},
+	})
+	dir := filepath.Join(t.TempDir(), "m")
+	os.Mkdir(dir, 0o755)
+	syscall.Mkfifo(filepath.Join(dir, escouade.ManifestName), 0o644)
+	if _, err := h.Start(context.Background(), dir); err == nil {
+		t.Error("a FIFO as the manifest started")
+	}
+	hs, conns := capture()
+	connect(t, h, v, "s", `,"contributes":{"settings":{"color":{"type":"string","default":"green"}}}`, "", hs)
+	c := <-conns
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.Settings(ctx, "fifo"); err == nil || ctx.Err() != nil {
+		t.Errorf("settings/get of a project whose .escouade.yml is a FIFO: %v (%v)", err, ctx.Err())
+	}
+}

@@ -145,9 +145,9 @@ const (
 
 // ReadManifest reads and checks the manifest in dir.
 func ReadManifest(dir string) (*Manifest, error) {
-	f, err := os.Open(filepath.Join(dir, ManifestName))
+	f, err := openFileIn(dir, ManifestName)
 	if err != nil {
-		return nil, fmt.Errorf("escouade: %w", err)
+		return nil, fmt.Errorf("escouade: %s: %w", ManifestName, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxManifest+1))

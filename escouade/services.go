@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -87,7 +86,7 @@ func (s *FileSettings) ProjectSettings(_ context.Context, project *ProjectInfo, 
 	if project.Root == "" {
 		return nil, nil
 	}
-	f, err := os.Open(filepath.Join(project.Root, ProjectFile))
+	f, err := openFileIn(project.Root, ProjectFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
