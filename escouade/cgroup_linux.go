@@ -25,7 +25,9 @@ import (
 // setpgid, a double fork), so that killing the cgroup (cgroup.kill, or
 // each process it lists) ends every descendant. Where none can be made
 // (no cgroup v2, no right to write it), the process group is what is
-// killed, and a descendant that left the group survives.
+// killed, and a descendant that left the group survives. A Host that dies
+// abruptly leaves its cgroups behind; the next Host on the machine ends
+// what they hold and removes them when it starts its first program.
 
 // A cgroup is the cgroup of one program and all it starts.
 type cgroup struct {
@@ -52,10 +54,43 @@ var cgroupParent = sync.OnceValue(func() string {
 			if unix.Access(dir, unix.W_OK) != nil {
 				return ""
 			}
+			sweepStale(dir)
 			return dir
 		}
 	}
 	return ""
+})
+
+// sweepStale ends what the cgroups of a Host that died abruptly still
+// hold (a parent-death signal reaches the programs it started, not what
+// they started), and removes them: a Host's first program sweeps them.
+func sweepStale(parent string) {
+	ents, _ := os.ReadDir(parent)
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), cgroupPrefix())
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid == os.Getpid() || unix.Kill(pid, 0) == nil || !errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
+			continue
+		}
+		c := &cgroup{dir: filepath.Join(parent, e.Name()), fd: -1}
+		c.remove()
+	}
+}
+
+// cgroupPrefix begins the names of the cgroups of the Hosts of this pid
+// namespace: a pid names a Host only in its own namespace, and Hosts of
+// other namespaces may share the parent.
+var cgroupPrefix = sync.OnceValue(func() string {
+	ns, _ := os.Readlink("/proc/self/ns/pid") // pid:[4026531836]
+	ns = strings.Trim(strings.TrimPrefix(ns, "pid:"), "[]")
+	if ns == "" {
+		ns = "0"
+	}
+	return "escouade-" + ns + "-"
 })
 
 // cgroup2Mount returns where the unified hierarchy is mounted, or "".
@@ -90,7 +125,7 @@ func newCgroup() *cgroup {
 	if parent == "" || noCgroups.Load() {
 		return nil
 	}
-	dir := filepath.Join(parent, fmt.Sprintf("escouade-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+	dir := filepath.Join(parent, fmt.Sprintf("%s%d-%d", cgroupPrefix(), os.Getpid(), cgroupSeq.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil
 	}
@@ -127,26 +162,24 @@ func (c *cgroup) kill() {
 
 // remove kills what is left and removes the cgroup, once its processes
 // have left it (the kernel moves them out as they exit, before they are
-// reaped), waiting 5 s at most on a goroutine of its own.
+// reaped), waiting 2 s at most.
 func (c *cgroup) remove() {
 	if c == nil {
 		return
 	}
 	c.once.Do(func() {
 		c.kill()
-		unix.Close(c.fd)
-		if err := os.Remove(c.dir); err == nil || !errors.Is(err, unix.EBUSY) {
-			return
+		if c.fd >= 0 {
+			unix.Close(c.fd)
 		}
-		go func() {
-			deadline := time.Now().Add(5 * time.Second)
-			for time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-				c.kill()
-				if err := os.Remove(c.dir); err == nil || !errors.Is(err, unix.EBUSY) {
-					return
-				}
+		wait := time.Millisecond
+		for deadline := time.Now().Add(2 * time.Second); ; {
+			if err := os.Remove(c.dir); err == nil || !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+				return
 			}
-		}()
+			time.Sleep(wait) // the killed are on their way out
+			wait = min(2*wait, 50*time.Millisecond)
+			c.kill()
+		}
 	})
 }

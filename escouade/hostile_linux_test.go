@@ -44,10 +44,14 @@ func TestHostileEscapees(t *testing.T) {
 	// A proc/spawn program that starts a new session.
 	ph, _, _, _ := procHost(t)
 	lp := startLinePlugin(t, ph, v, "spawner", `,"permissions":{"commands":["sh -c *"]}`, "")
-	out, _ := lp.run(t, map[string]any{"command": "sh", "args": []string{"-c", "setsid sleep 300 >/dev/null 2>&1 & echo $!"}})
-	spawned, err := strconv.Atoi(strings.TrimSpace(out))
+	var r struct{ Proc int64 }
+	if err := lp.call("proc/spawn", map[string]any{"command": "sh", "args": []string{"-c", "setsid sleep 300 >/dev/null 2>&1 & echo $!; exec sleep 300"}}, &r); err != nil {
+		t.Fatal(err)
+	}
+	n := lp.next(t, "", func(n note) bool { return n.method == "proc/out" && num(n.params["proc"]) == r.Proc })
+	spawned, err := strconv.Atoi(strings.TrimSpace(n.params["data"].(string)))
 	if err != nil {
-		t.Fatalf("the spawned program said %q", out)
+		t.Fatalf("the spawned program said %v", n.params)
 	}
 	pids = append(pids, spawned)
 	for _, pid := range pids {
@@ -60,6 +64,17 @@ func TestHostileEscapees(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
+
+	// A program that ends takes what it started with it, setsid or not.
+	out, _ := lp.run(t, map[string]any{"command": "sh", "args": []string{"-c", "setsid sleep 300 >/dev/null 2>&1 & echo $!"}})
+	orphan, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		t.Fatalf("the spawned program said %q", out)
+	}
+	t.Cleanup(func() { syscall.Kill(orphan, syscall.SIGKILL) })
+	if contained && alive(orphan) {
+		t.Errorf("the setsid child %d outlived its program's exit", orphan)
+	}
 
 	if err := p.Stop(context.Background()); err != nil {
 		t.Fatal(err)

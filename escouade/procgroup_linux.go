@@ -69,9 +69,10 @@ func (g *group) run(cmd *exec.Cmd, started chan<- error) {
 	}
 	g.mu.Lock()
 	syscall.Kill(-g.pgid, syscall.SIGKILL)
-	g.cg.remove() // and every descendant, wherever it went
+	g.cg.kill() // and every descendant, wherever it went
 	g.reaped = true
 	g.mu.Unlock()
+	g.cg.remove()
 	err := cmd.Wait()
 	g.mu.Lock()
 	g.state, g.err = cmd.ProcessState, err
