@@ -59,7 +59,7 @@ type Permissions struct {
 	// "{account}" and "local:shared".
 	Network []string
 	// Files maps a root (plugin, agent, agentRepo, agentHome, temp) to
-	// the access it has there (fs/*).
+	// the access it has there (fs/*); plugin is read only.
 	Files map[string]Access
 	// Commands are the programs it may run (proc/spawn): each entry is a
 	// program and its arguments, word for word; a last word "*" lets more
