@@ -98,30 +98,12 @@ func walkError(fd int, part string, err error) error {
 	return &os.PathError{Op: "open", Path: part, Err: err}
 }
 
-// holdsManifest reports whether the folder fd holds a plugin.json, in any
-// case of its letters: then it is a plugin's folder.
+// holdsManifest reports whether the folder fd holds a plugin.json: then
+// it is a plugin's folder. The name is the one the Host reads, so a
+// file system that ignores case finds it in any case.
 func holdsManifest(fd int) bool {
 	var st unix.Stat_t
-	if unix.Fstatat(fd, ManifestName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		return true
-	}
-	d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return true // a folder that cannot be listed is not known not to be one
-	}
-	f := os.NewFile(uintptr(d), ".")
-	defer f.Close()
-	for {
-		names, err := f.Readdirnames(256)
-		for _, n := range names {
-			if strings.EqualFold(n, ManifestName) {
-				return true
-			}
-		}
-		if err != nil || len(names) == 0 {
-			return false
-		}
-	}
+	return unix.Fstatat(fd, ManifestName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
 }
 
 // checkOpenedAt checks that f is the file at want.

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -533,6 +534,11 @@ func fsWrite(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	}
 	if t.root.name == "plugin" {
 		return nil, errorf(CodeRefused, "refused: %v", errPluginFolder)
+	}
+	if strings.EqualFold(path.Base(t.rel), ManifestName) {
+		// A manifest written anywhere would make a plugin of its folder at
+		// the next start, with the rights it names.
+		return nil, errorf(CodeRefused, "refused: a manifest (%s) is never written", ManifestName)
 	}
 	flags := os.O_WRONLY | os.O_CREATE
 	if fp.append {

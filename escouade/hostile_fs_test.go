@@ -278,6 +278,11 @@ func TestHostileManifestWrites(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(other, escouade.ManifestName)); string(b) != `{"id":"other"}` {
 		t.Errorf("another plugin's manifest was written: %s", b)
 	}
+	// Nor is a new plugin made by writing a manifest anywhere.
+	for _, path := range []string{"newplugin/plugin.json", "newplugin/Plugin.JSON", "plugin.json"} {
+		err := a.call("fs/write", params{"agent": "k1", "root": "agent", "path": path, "text": `{"id":"evil"}`}, nil)
+		wantCode(t, "fs/write "+path, err, escouade.CodeRefused)
+	}
 	if err := a.call("fs/write", params{"agent": "k1", "root": "agent", "path": "plugins-notes.txt", "text": "fine"}, nil); err != nil {
 		t.Errorf("a plain write beside the plugins: %v", err)
 	}
