@@ -176,8 +176,8 @@
 // name any file of its owner). A write goes through no link at all, and
 // its answer names the file written. No write, and no root but plugin,
 // reaches into a plugin's folder (one that holds a plugin.json, or a
-// loaded plugin's): no plugin rewrites a manifest or code, its own or
-// another's. A read holds 256 KiB (or limits.fileBytes, 4 MiB at most), a
+// loaded plugin's), and no write makes a plugin.json anywhere: no plugin
+// rewrites a manifest or code, its own or another's, or makes a plugin. A read holds 256 KiB (or limits.fileBytes, 4 MiB at most), a
 // write 4 MiB, its folders made, each write journaled; a list 4096
 // entries, links listed and never followed, hidden ones and private
 // projects' folders left out. No method makes a link.
