@@ -12,7 +12,7 @@ import (
 // names a field, and a command's input comes back the same through Map.
 // The seed corpus is testdata/fuzz/FuzzDecideParams.
 func FuzzDecideParams(f *testing.F) {
-	f.Add([]byte(`{"request":{"id":"r1","kind":"command","tool":"exec","input":{"command":"npm test","argv":["npm","test"]}},"project":{"id":"p","name":"P"}}`))
+	f.Add([]byte(`{"request":{"id":"r1","kind":"command","tool":"exec","input":{"command":"npm test","argv":["npm","test"]}},"project":{"id":"p","name":"P","private":false}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var d protocol.DecideParams
 		if err := d.UnmarshalJSON(data); err != nil {
