@@ -14,6 +14,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/plugin/plugintest"
 )
 
 func benchHost(b *testing.B) *escouade.Host {
@@ -43,7 +44,7 @@ func startBenchPlugins(b *testing.B, h *escouade.Host, n int, process bool) {
 			continue
 		}
 		m := manifest(b, id, `,"permissions":{"decide":true}`)
-		if _, err := plugin.Connect(context.Background(), h, m, "", plugin.Handlers{
+		if _, err := plugintest.Connect(context.Background(), h, m, "", plugin.Handlers{
 			Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
 				return escouade.Decision{Verdict: escouade.Allow}, nil
 			},
@@ -177,7 +178,7 @@ func BenchmarkFactsFanOut(b *testing.B) {
 	progress := make(chan struct{}, 1)
 	for i := range plugins {
 		m := manifest(b, fmt.Sprintf("sink%d", i), `,"permissions":{"events":["agent.status"]}`)
-		if _, err := plugin.Connect(context.Background(), h, m, "", plugin.Handlers{
+		if _, err := plugintest.Connect(context.Background(), h, m, "", plugin.Handlers{
 			Fact: func(ctx context.Context, c *plugin.Conn, f escouade.Fact) {
 				if counts[i].Add(1)%128 == 0 {
 					select {

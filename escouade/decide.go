@@ -15,9 +15,13 @@ import (
 // their answers: a deny wins over everything; otherwise an ask, a plugin
 // that does not answer within the method's timeout (500 ms) or answers
 // something that does not hold, means ask; otherwise, when every plugin
-// allows, allow. No plugin to ask means ask. The decision carries the
-// deciding plugin's message and id: the first to deny; else the first, by
-// id, to ask or to allow.
+// allows, allow. A plugin with permissions.decide that cannot answer
+// (crashed and waiting to restart, or disabled past its crash budget)
+// counts as ask until it is removed (Plugin.Stop): a decision fails
+// closed, and a guard that crashes never lets another plugin's allow win.
+// No plugin to ask means ask. The decision carries the deciding plugin's
+// message and id: the first to deny; else the first, by id, to ask or to
+// allow.
 //
 // about.Project is required: the protocol sends the project with every
 // request. The error is for a request that cannot be asked, never for a
@@ -35,7 +39,7 @@ func (h *Host) Decide(ctx context.Context, req PermissionRequest, about About) (
 	}
 	var deciders []*Plugin
 	for _, p := range *h.deciders.Load() {
-		if project.On(p.m.ID) && p.State() != StateDisabled {
+		if project.On(p.m.ID) {
 			deciders = append(deciders, p)
 		}
 	}
@@ -108,8 +112,11 @@ func appendDecideParams(b []byte, req *PermissionRequest, project *ProjectInfo, 
 func (p *Plugin) decide(ctx context.Context, params []byte, id string) Decision {
 	inst := p.cur.Load()
 	if inst == nil {
-		p.j.say(slog.LevelWarn, "permissions/decide: the plugin is not running; counted as ask", slog.String("request", id))
-		return Decision{Verdict: Ask}
+		state := p.State()
+		p.j.say(slog.LevelWarn, "permissions/decide: the plugin is not running; counted as ask",
+			slog.String("request", id), slog.String("state", state.String()))
+		return Decision{Verdict: Ask, Plugin: p.m.ID,
+			Message: fmt.Sprintf("the plugin %s cannot answer (%s); counted as ask", p.m.ID, state)}
 	}
 	raw, err := inst.conn.Call(ctx, "permissions/decide", json.RawMessage(params))
 	var d Decision

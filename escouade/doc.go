@@ -17,6 +17,11 @@
 // project's .escouade.yml), Projects (which plugins are on where, which
 // projects are private), Agents, a journal (a slog.Handler) and a Clock.
 //
+// StartAll starts the plugins of several folders at once: one that is slow
+// or silent at initialize, a manifest that does not hold, or two folders
+// claiming one id (both are refused) are journaled and returned, and keep
+// none of the others from starting.
+//
 // Start loads a plugin folder: its manifest, plugin.json, is parsed strictly
 // (ParseManifest; every problem names its field's path), and its program,
 // run.command, is started in its own process group, with a parent-death
@@ -29,11 +34,14 @@
 //     permissions.events and are on for its project (a private project's
 //     facts go only to plugins turned on for it), numbered by seq;
 //   - Decide asks every plugin with permissions.decide, in parallel, within
-//     500 ms: a deny wins, an ask or a silence means ask;
+//     500 ms: a deny wins, an ask or a silence means ask, and so does a
+//     plugin that cannot answer (restarting, or disabled past its crash
+//     budget) until it is stopped: a decision fails closed;
 //   - the plugins' requests are served: secrets/get (only the keys of
 //     permissions.secrets), settings/get, files/read (the plugin's own
-//     folder only, through os.Root: no .., no link out, nothing hidden, not
-//     the manifest), and log, which goes to the journal.
+//     folder only: no .., no link out, nothing hidden, not the manifest,
+//     only a regular file with one name, opened as the fences below say),
+//     and log, which goes to the journal.
 //
 // A plugin that crashes is restarted with a growing delay, and disabled
 // past its crash budget; the agents attached to it (Plugin.Attach) are
@@ -47,7 +55,7 @@
 // # Plugins in Go
 //
 // Package plugin is the plugin's side: plugin.Serve answers the Host on a
-// program's stdin and stdout, and plugin.Connect runs the same handlers
+// program's stdin and stdout, and plugintest.Connect runs the same handlers
 // in-process against a Host (StartFunc), which is how a plugin is tested.
 // The examples below use it.
 //
@@ -181,9 +189,12 @@
 // dialer, so that the address judged is the address dialled
 // (internal/ssrf): loopback, private, link-local, CGNAT, IPv4-mapped,
 // NAT64, 6to4 and Teredo, unspecified, multicast and the clouds' metadata
-// addresses are refused, and one refused answer refuses the name. No
-// redirection is followed. A fetch answers within 10 s and 1 MiB, or the
-// manifest's limits (120 s, 32 MiB at most). The proxy and TLS of
+// addresses are refused, and so are the machine's own interface addresses
+// and the networks they are on (read from the system, refreshed every
+// 2 s), whatever the table calls them; one refused answer refuses the
+// name. No redirection is followed. A fetch answers within 10 s and 1 MiB,
+// or the manifest's limits (120 s, 32 MiB at most); one whose deadline cut
+// its body is answered failed, never with the part that came. The proxy and TLS of
 // Options.Network are followed; through a proxy only the name can be
 // judged, and the journal says so. Each plugin has its own connections. A
 // stream holds 256 KiB not yet credited (net/credit), 8 at once; one that
@@ -197,23 +208,65 @@
 //
 // fs/* reach the roots permissions.files declares (plugin, temp, and the
 // agent's agent, agentRepo, agentHome, for an agent attached to the
-// plugin), read or write, through os.Root: never a .., a ~, a path that
-// links followed leaves the roots, a private project's folder for a plugin
-// not on for it, a hidden file or folder (an agent's home holds .ssh, a
-// repository .env), or the manifest. A read holds 256 KiB (or
-// limits.fileBytes, 4 MiB at most), a write 4 MiB, its folders made, each
-// write journaled; a list 4096 entries, links listed and never followed,
-// hidden ones left out. No method makes a link.
+// plugin), read or write (plugin is read only): never a .., a ~, a path
+// that links followed leaves the roots, a private project's folder for a
+// plugin not on for it, a hidden file or folder (an agent's home holds
+// .ssh, a repository .env), or a manifest. A path is judged with its links
+// followed, then what was judged is opened: under its root, by the path
+// resolved, with no link on the way (openat2 with RESOLVE_BENEATH and
+// RESOLVE_NO_SYMLINKS on Linux where the kernel has it, else one
+// O_NOFOLLOW openat per part of the path), non-blocking, and the
+// descriptor's real path is checked against it: a name swapped for a link
+// meanwhile is refused, never followed. Only a regular file is read, and
+// under the root plugin only one with a single name (a hard link there may
+// name any file of its owner). A write goes through no link at all, and
+// its answer names the file written. No write, and no root but plugin,
+// reaches into a plugin's folder (one that holds a plugin.json, or a
+// loaded plugin's), and no write makes a plugin.json anywhere: no plugin
+// rewrites a manifest or code, its own or another's, or makes a plugin. A read holds 256 KiB (or limits.fileBytes, 4 MiB at most), a
+// write 4 MiB, its folders made, each write journaled; a list 4096
+// entries, links listed and never followed, hidden ones and private
+// projects' folders left out. No method makes a link.
 //
 // proc/spawn runs a program whose name and arguments are an entry of
 // permissions.commands word for word (an entry ending in * lets more words
 // follow), found on the agent's PATH, never a path, with no shell, 4 at
 // once, each start journaled; in the agent's environment without
-// ESCOUADE_*, with env over it (ESCOUADE_*, PATH, LD_* and DYLD_* are never
-// set); in the agent's folder, a project's (not a private one the plugin
-// is off for) or the plugin's temporary folder. Its output comes as text
-// cut between characters, and the Host stops reading it while 256 KiB wait
-// to be read by the plugin; proc/exit comes after all of it, code null
-// when it was killed. proc/write fails past 1 MiB not yet read. proc/kill
-// ends its process group, and every program ends with the instance.
+// ESCOUADE_*, or, with no agent's, a minimal one of the Host's (PATH,
+// HOME, USER, LOGNAME, TMPDIR, TZ, LANG, LANGUAGE and LC_ALL, LC_CTYPE,
+// LC_MESSAGES: never a token of the program that links the Host); env is
+// set over it only for the variables of a safe set (LANG, LANGUAGE, LC_*
+// of the locale, TZ, NO_COLOR, FORCE_COLOR, CLICOLOR, COLUMNS, LINES, CI)
+// and those permissions.env names, as written: an allowlist, since git,
+// bash, node, python, perl and make each read variables that run anything
+// (GIT_CONFIG_*, BASH_ENV, NODE_OPTIONS, PYTHONPATH, PERL5OPT, MAKEFILES…);
+// PATH, LD_*, DYLD_* and ESCOUADE_* are never set. It runs in the agent's
+// folder, a project's (not a private one the plugin is off for) or the
+// plugin's temporary folder. Its output comes as text cut between
+// characters, and the Host stops reading it while 256 KiB wait to be read
+// by the plugin; proc/exit comes after all of it, code null when it was
+// killed. proc/write fails past 1 MiB not yet read. proc/kill ends its
+// process group, and every program ends with the instance.
+//
+// launch.shared starts its program (a name on the PATH, an absolute path,
+// or a path inside the plugin's folder, as for run.command) with the same
+// minimal environment, contained as below; local:shared then opens only a
+// port one of its processes is seen to listen on (on Linux, from the
+// sockets its processes hold; elsewhere the port it printed). It is a
+// native program with the user's rights, whatever runs the plugin (run.js
+// and run.wasm included): a plugin that declares one is trusted as a
+// command plugin is.
+//
+// # What ends with a plugin
+//
+// A command plugin, each program of proc/spawn and the process of
+// launch.shared run in a process group of their own, killed when they
+// end or are stopped. On Linux each is also started into a cgroup of its
+// own (cgroup v2, a child of the Host's cgroup, when the Host may make
+// one), which holds every descendant whatever it does (setsid, setpgid, a
+// double fork), and is killed with the group: nothing they started
+// outlives them; they also get a parent-death signal. Where no cgroup can
+// be made, and on other Unix systems, a descendant that left the group
+// (setsid, setpgid) survives it; on Windows only the program itself is
+// killed.
 package escouade

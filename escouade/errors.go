@@ -3,65 +3,34 @@ package escouade
 import (
 	"errors"
 	"fmt"
-	"strings"
+
+	"shinken.dev/go/escouade/protocol"
 )
 
+// The protocol's error codes and its Error type are those of package
+// protocol, named here too so that the Host's callers need only this
+// package.
+
 // A Code is an error code of the protocol (its x-errors).
-type Code int64
+type Code = protocol.Code
 
 // The protocol's error codes, as the schema's x-errors names them.
 const (
-	CodeParse          Code = -32700 // parse: a line that is not JSON
-	CodeInvalidRequest Code = -32600 // invalidRequest: a message that is not JSON-RPC 2.0
-	CodeMethodNotFound Code = -32601 // methodNotFound: a method the other side does not serve
-	CodeInvalidParams  Code = -32602 // invalidParams: parameters that do not hold
-	CodeInternal       Code = -32603 // internal: the handler failed
-	CodeNotYours       Code = -32001 // notYours: a secret that is not one of the plugin's own
-	CodeKeychain       Code = -32002 // keychain: the system's keychain cannot be reached
-	CodeRefused        Code = -32003 // refused: what the plugin may not reach
-	CodeFailed         Code = -32004 // failed: no answer in time, too big, not UTF-8
-	CodeNotFound       Code = -32005 // notFound: no such file
+	CodeParse          = protocol.CodeParse          // parse: a line that is not JSON
+	CodeInvalidRequest = protocol.CodeInvalidRequest // invalidRequest: a message that is not JSON-RPC 2.0
+	CodeMethodNotFound = protocol.CodeMethodNotFound // methodNotFound: a method the other side does not serve
+	CodeInvalidParams  = protocol.CodeInvalidParams  // invalidParams: parameters that do not hold
+	CodeInternal       = protocol.CodeInternal       // internal: the handler failed
+	CodeNotYours       = protocol.CodeNotYours       // notYours: a secret that is not one of the plugin's own
+	CodeKeychain       = protocol.CodeKeychain       // keychain: the system's keychain cannot be reached
+	CodeRefused        = protocol.CodeRefused        // refused: what the plugin may not reach
+	CodeFailed         = protocol.CodeFailed         // failed: no answer in time, too big, not UTF-8
+	CodeNotFound       = protocol.CodeNotFound       // notFound: no such file
 )
-
-var codeNames = map[Code]string{
-	CodeParse:          "parse",
-	CodeInvalidRequest: "invalidRequest",
-	CodeMethodNotFound: "methodNotFound",
-	CodeInvalidParams:  "invalidParams",
-	CodeInternal:       "internal",
-	CodeNotYours:       "notYours",
-	CodeKeychain:       "keychain",
-	CodeRefused:        "refused",
-	CodeFailed:         "failed",
-	CodeNotFound:       "notFound",
-}
-
-// String returns the code's name in the schema: "refused", "notYours".
-func (c Code) String() string {
-	if n, ok := codeNames[c]; ok {
-		return n
-	}
-	return fmt.Sprintf("Code(%d)", int64(c))
-}
 
 // An Error is an error answer of the protocol: one side refused or failed a
 // request, with a code to act on and a message naming the rule, for people.
-type Error struct {
-	Code    Code
-	Message string
-}
-
-// Error returns the message with the code's name.
-func (e *Error) Error() string {
-	return fmt.Sprintf("escouade: %s (%s)", e.Message, e.Code)
-}
-
-// Is reports whether target is an *Error with the same code, so that
-// errors.Is(err, ErrRefused) holds for every refusal whatever its message.
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
-}
+type Error = protocol.Error
 
 func errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
@@ -69,21 +38,21 @@ func errorf(code Code, format string, args ...any) *Error {
 
 // Sentinels for the protocol's error codes, to use with errors.Is.
 var (
-	ErrMethodNotFound = &Error{Code: CodeMethodNotFound, Message: "method not found"}
-	ErrInvalidParams  = &Error{Code: CodeInvalidParams, Message: "invalid params"}
-	ErrInternal       = &Error{Code: CodeInternal, Message: "internal error"}
-	ErrNotYours       = &Error{Code: CodeNotYours, Message: "not yours"}
-	ErrKeychain       = &Error{Code: CodeKeychain, Message: "keychain unreachable"}
-	ErrRefused        = &Error{Code: CodeRefused, Message: "refused"}
-	ErrFailed         = &Error{Code: CodeFailed, Message: "failed"}
-	ErrNotFound       = &Error{Code: CodeNotFound, Message: "not found"}
+	ErrMethodNotFound = protocol.ErrMethodNotFound
+	ErrInvalidParams  = protocol.ErrInvalidParams
+	ErrInternal       = protocol.ErrInternal
+	ErrNotYours       = protocol.ErrNotYours
+	ErrKeychain       = protocol.ErrKeychain
+	ErrRefused        = protocol.ErrRefused
+	ErrFailed         = protocol.ErrFailed
+	ErrNotFound       = protocol.ErrNotFound
 )
 
 // Errors of the Host's own API.
 var (
 	// ErrUnknownField is wrapped by the FieldError of a manifest field that
 	// the manifest format does not have.
-	ErrUnknownField = errors.New("escouade: unknown field")
+	ErrUnknownField = protocol.ErrUnknownField
 	// ErrNoProject is returned for a project id the Projects service does
 	// not know.
 	ErrNoProject = errors.New("escouade: no such project")
@@ -101,7 +70,7 @@ var (
 	ErrProtocolVersion = errors.New("escouade: plugin speaks another protocol version")
 	// ErrClosed is returned by a Host that was closed, and by a Plugin that
 	// was stopped.
-	ErrClosed = errors.New("escouade: closed")
+	ErrClosed = protocol.ErrClosed
 	// ErrNotRunning is returned when a plugin is asked something while it is
 	// not running (restarting, disabled).
 	ErrNotRunning = errors.New("escouade: plugin not running")
@@ -110,23 +79,4 @@ var (
 // A FieldError names the field of a manifest, or of a message's params,
 // that is wrong, by its path ("permissions.files.agentRepo",
 // "run.command[0]"), and says why.
-type FieldError struct {
-	Path string
-	Err  error
-}
-
-// Error returns the path and why, as "escouade: run.command: missing".
-func (e *FieldError) Error() string {
-	why := strings.TrimPrefix(e.Err.Error(), "escouade: ")
-	if e.Path == "" {
-		return "escouade: " + why
-	}
-	return "escouade: " + e.Path + ": " + why
-}
-
-// Unwrap returns why: ErrUnknownField for a field the format does not have.
-func (e *FieldError) Unwrap() error { return e.Err }
-
-func fieldErr(path string, format string, args ...any) *FieldError {
-	return &FieldError{Path: path, Err: fmt.Errorf(format, args...)}
-}
+type FieldError = protocol.FieldError

@@ -9,6 +9,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/plugin/plugintest"
 )
 
 // A plugin receives the facts it listed, from the projects where it is on.
@@ -32,7 +33,7 @@ func Example() {
 		panic(err)
 	}
 	got := make(chan escouade.Fact)
-	_, err = plugin.Connect(ctx, h, m, "", plugin.Handlers{
+	_, err = plugintest.Connect(ctx, h, m, "", plugin.Handlers{
 		Fact: func(ctx context.Context, c *plugin.Conn, f escouade.Fact) { got <- f },
 	})
 	if err != nil {
@@ -68,7 +69,7 @@ func ExampleHost_Decide() {
 	}
 	m, _ := escouade.ParseManifest([]byte(`{"id": "guard", "version": "1.0.0", "protocolVersion": 1,
 		"run": {"command": ["guard"]}, "permissions": {"decide": true}}`))
-	if _, err := plugin.Connect(ctx, h, m, "", guard); err != nil {
+	if _, err := plugintest.Connect(ctx, h, m, "", guard); err != nil {
 		panic(err)
 	}
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -32,7 +33,7 @@ const factVersion = 1
 // Fact never waits for a plugin: a plugin that reads too slowly misses the
 // fact, and the journal says so.
 func (h *Host) Fact(ctx context.Context, name string, data any, about About) (int64, error) {
-	if !spec().facts[name] {
+	if !protocol.IsFact(name) {
 		return 0, fmt.Errorf("%w: %q", ErrUnknownFact, name)
 	}
 	var raw []byte

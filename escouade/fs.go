@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -241,6 +242,9 @@ type fsTarget struct {
 	root fsRoot
 	rel  string // under root.real, slash-separated, links followed; "." for the root
 	real string // its real path
+	// linked: the path as written went through a link (one the agent's
+	// roots hold); a read follows it, a write is refused.
+	linked bool
 }
 
 // resolve judges what fp names, for an access of need, on the paths as
@@ -258,7 +262,7 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 		agent = a
 	}
 	roots := p.fsRoots(agent)
-	var full string
+	var full, writtenRoot, writtenRel string
 	if fp.root != "" {
 		access, ok := p.m.Permissions.Files[fp.root]
 		if !ok {
@@ -281,6 +285,7 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 			return nil, errorf(CodeRefused, "refused: %s", why)
 		}
 		full = filepath.Join(roots[i].real, filepath.FromSlash(fp.path))
+		writtenRoot, writtenRel = roots[i].name, filepath.ToSlash(filepath.Clean(filepath.FromSlash(fp.path)))
 	} else {
 		if !filepath.IsAbs(fp.path) {
 			return nil, errorf(CodeRefused, "refused: a path without a root must be absolute, under a root of the agent")
@@ -293,6 +298,7 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 			if why := pathRefusal(filepath.ToSlash(rel)); why != "" {
 				return nil, errorf(CodeRefused, "refused: %s", why)
 			}
+			writtenRoot, writtenRel = r.name, filepath.ToSlash(rel)
 		}
 	}
 	real, err := realPath(full)
@@ -320,7 +326,8 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 	if why := p.fenceRefusal(ctx, real, root, agent); why != "" {
 		return nil, errorf(CodeRefused, "refused: %s", why)
 	}
-	return &fsTarget{root: root, rel: rel, real: real}, nil
+	linked := writtenRoot != root.name || writtenRel != rel
+	return &fsTarget{root: root, rel: rel, real: real, linked: linked}, nil
 }
 
 // fenceRefusal applies the fence of private projects: a plugin not turned
@@ -333,40 +340,56 @@ func (p *Plugin) fenceRefusal(ctx context.Context, real string, root fsRoot, age
 			return "« Projet privé »: the agent works on a private project the plugin is not on for"
 		}
 	}
-	lister, ok := projects.(ProjectLister)
-	if !ok {
-		return ""
-	}
-	all, err := lister.Projects(ctx)
+	private, err := p.listPrivateRoots(ctx)
 	if err != nil {
 		return "the projects cannot be listed to judge the path"
 	}
-	for _, info := range all {
-		if info.Root == "" || !info.Private || info.On(p.m.ID) {
-			continue
-		}
-		pr, err := realPath(info.Root)
-		if err == nil && within(pr, real) {
+	for _, pr := range private {
+		if within(pr, real) {
 			return "« Projet privé »: the path is in a private project the plugin is not on for"
 		}
 	}
 	return ""
 }
 
-// open opens t's root through os.Root: whatever changes on disk after t
-// was judged, nothing is reached outside that root.
-func (t *fsTarget) open() (*os.Root, error) {
-	r, err := os.OpenRoot(t.root.real)
-	if err != nil {
-		return nil, errorf(CodeFailed, "failed: the root %s cannot be opened", t.root.name)
+// listPrivateRoots returns the real paths of the folders of the private
+// projects the plugin is not on for.
+func (p *Plugin) listPrivateRoots(ctx context.Context) ([]string, error) {
+	lister, ok := p.h.opts.Projects.(ProjectLister)
+	if !ok {
+		return nil, nil
 	}
-	return r, nil
+	all, err := lister.Projects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var roots []string
+	for _, info := range all {
+		if info.Root == "" || !info.Private || info.On(p.m.ID) {
+			continue
+		}
+		if pr, err := realPath(info.Root); err == nil {
+			roots = append(roots, pr)
+		}
+	}
+	return roots, nil
+}
+
+// privateRoots is listPrivateRoots for fs/list, which leaves them out of
+// what it lists (a listing that fails to know them lists what resolve let
+// through).
+func (p *Plugin) privateRoots(ctx context.Context) []string {
+	roots, _ := p.listPrivateRoots(ctx)
+	return roots
 }
 
 // fsError turns an error of os.Root into the protocol's: a missing path is
 // notFound, a path that escapes its root refused, anything else failed.
 func fsError(err error) error {
 	switch {
+	case errors.Is(err, errLinkOnTheWay), errors.Is(err, errPluginFolder), errors.Is(err, errMoved),
+		errors.Is(err, errNotBeneath), errors.Is(err, errBadRelative):
+		return errorf(CodeRefused, "refused: %v", err)
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return errorf(CodeNotFound, "notFound: no such file or folder")
 	case errors.Is(err, syscall.ELOOP), strings.Contains(err.Error(), "escapes"):
@@ -411,22 +434,37 @@ type fsReadResult struct {
 }
 
 // fsOpenRead parses the params of a reading fs method, resolves the path
-// for Read and opens its root: the steps fs/read, fs/stat and fs/list share.
-// The caller closes the root.
-func fsOpenRead(ctx context.Context, c *call, params []byte) (*fsTarget, *os.Root, error) {
+// for Read and opens it, with flag, under its root (openBeneath): the
+// steps fs/read, fs/stat and fs/list share. The caller closes the file.
+func fsOpenRead(ctx context.Context, c *call, params []byte, flag int) (*fsTarget, *os.File, error) {
 	fp, err := parseFsParams(params, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := c.inst.p.resolve(ctx, fp, Read)
+	p := c.inst.p
+	t, err := p.resolve(ctx, fp, Read)
 	if err != nil {
 		return nil, nil, err
 	}
-	root, err := t.open()
+	f, err := openBeneath(t.root.real, t.rel, flag, 0, p.beneath(t, false))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fsError(err)
 	}
-	return t, root, nil
+	return t, f, nil
+}
+
+// beneath returns how fs/* opens under t's root: no write and no root but
+// plugin reaches into a plugin's folder (one holding a plugin.json, or a
+// loaded plugin's), and the root plugin reads into no other plugin's.
+func (p *Plugin) beneath(t *fsTarget, mkdirs bool) beneathOptions {
+	o := beneathOptions{mkdirs: mkdirs, noPluginFolder: mkdirs || t.root.name != "plugin"}
+	for _, d := range p.h.pluginDirs() {
+		if !mkdirs && t.root.name == "plugin" && d == t.root.real {
+			continue
+		}
+		o.notIn = append(o.notIn, d)
+	}
+	return o
 }
 
 func fsRead(ctx context.Context, c *call, params []byte) (_ any, err error) {
@@ -436,16 +474,9 @@ func fsRead(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	if p.m.Limits.FileBytes > 0 {
 		limit = p.m.Limits.FileBytes
 	}
-	t, root, err := fsOpenRead(ctx, c, params)
+	t, f, err := fsOpenRead(ctx, c, params, os.O_RDONLY)
 	if err != nil {
 		return nil, err
-	}
-	defer root.Close()
-	// O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
-	// refused as what it is, not a file.
-	f, err := root.OpenFile(t.rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fsError(err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -454,6 +485,9 @@ func fsRead(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, errorf(CodeFailed, "failed: %s is not a file", filepath.Base(t.real))
+	}
+	if t.root.name == "plugin" && linkCount(fi) > 1 {
+		return nil, errorf(CodeRefused, "refused: %s", errHardLinked)
 	}
 	if fi.Size() > limit {
 		return nil, errorf(CodeFailed, "failed: the file is over %d bytes", limit)
@@ -495,21 +529,22 @@ func fsWrite(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	if t.rel == "." {
 		return nil, errorf(CodeFailed, "failed: a root is a folder, not a file")
 	}
-	root, err := t.open()
-	if err != nil {
-		return nil, err
+	if t.linked {
+		return nil, errorf(CodeRefused, "refused: a write goes through no link: the path names %s", t.real)
 	}
-	defer root.Close()
-	if dir := filepath.Dir(filepath.FromSlash(t.rel)); dir != "." {
-		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return nil, fsError(err)
-		}
+	if t.root.name == "plugin" {
+		return nil, errorf(CodeRefused, "refused: %v", errPluginFolder)
 	}
-	flags := os.O_WRONLY | os.O_CREATE | syscall.O_NONBLOCK
+	if strings.EqualFold(path.Base(t.rel), ManifestName) {
+		// A manifest written anywhere would make a plugin of its folder at
+		// the next start, with the rights it names.
+		return nil, errorf(CodeRefused, "refused: a manifest (%s) is never written", ManifestName)
+	}
+	flags := os.O_WRONLY | os.O_CREATE
 	if fp.append {
 		flags |= os.O_APPEND
 	}
-	f, err := root.OpenFile(filepath.FromSlash(t.rel), flags, 0o644)
+	f, err := openBeneath(t.root.real, t.rel, flags, 0o644, p.beneath(t, true))
 	if err != nil {
 		return nil, fsError(err)
 	}
@@ -517,6 +552,9 @@ func fsWrite(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, errorf(CodeRefused, "refused: %s is not a file", filepath.Base(t.real))
+	}
+	if linkCount(fi) > 1 {
+		return nil, errorf(CodeRefused, "refused: %s", errHardLinked)
 	}
 	if !fp.append {
 		if err := f.Truncate(0); err != nil {
@@ -544,12 +582,12 @@ type fsStatResult struct {
 
 func fsStat(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/stat", err) }()
-	t, root, err := fsOpenRead(ctx, c, params)
+	_, f, err := fsOpenRead(ctx, c, params, openForStat)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	fi, err := root.Stat(filepath.FromSlash(t.rel))
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, fsError(err)
 	}
@@ -580,25 +618,23 @@ type fsListResult struct {
 
 func fsList(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/list", err) }()
-	t, root, err := fsOpenRead(ctx, c, params)
+	t, f, err := fsOpenRead(ctx, c, params, os.O_RDONLY)
 	if err != nil {
 		return nil, err
-	}
-	defer root.Close()
-	f, err := root.OpenFile(filepath.FromSlash(t.rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fsError(err)
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.IsDir() {
 		return nil, errorf(CodeNotFound, "notFound: %s is not a folder", filepath.Base(t.real))
 	}
+	// A private project the plugin is not on for is not to be known to
+	// it: its folder is left out, as it would be refused.
+	private := c.inst.p.privateRoots(ctx)
 	res := fsListResult{Entries: []fsEntry{}}
 	for {
 		batch, err := f.ReadDir(256)
 		for _, e := range batch {
 			// Hidden entries are left out, as they are refused.
-			if strings.HasPrefix(e.Name(), ".") {
+			if strings.HasPrefix(e.Name(), ".") || slices.Contains(private, filepath.Join(t.real, e.Name())) {
 				continue
 			}
 			if len(res.Entries) == maxFsList {

@@ -15,7 +15,7 @@ import (
 // and none imports testing outside its tests.
 func TestImports(t *testing.T) {
 	forbidden := []string{"shinken.dev/go/shinken", "testing"}
-	for _, dir := range []string{".", "plugin", "../internal/jsonrpc", "../internal/ssrf"} {
+	for _, dir := range []string{".", "plugin", "protocol", "schema", "internal/fields", "../internal/jsonrpc", "../internal/ssrf"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("no Go files in %s: %v", dir, err)
@@ -38,6 +38,37 @@ func TestImports(t *testing.T) {
 					if path == bad || strings.HasPrefix(path, bad+"/") {
 						t.Errorf("%s imports %s", f, path)
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestProtocolImports keeps the protocol package, which every plugin
+// links, and the SDK to the standard library, x/sys and the JSON-RPC
+// codec.
+func TestProtocolImports(t *testing.T) {
+	allowed := map[string]bool{
+		"shinken.dev/go/escouade/internal/fields": true,
+		"shinken.dev/go/escouade/schema":          true,
+		"shinken.dev/go/escouade/protocol":        true,
+		"shinken.dev/go/internal/jsonrpc":         true,
+		"golang.org/x/sys/unix":                   true,
+	}
+	for _, dir := range []string{"protocol", "schema", "internal/fields", "plugin"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			ast, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range ast.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				if strings.Contains(strings.SplitN(path, "/", 2)[0], ".") && !allowed[path] {
+					t.Errorf("%s imports %s", f, path)
 				}
 			}
 		}

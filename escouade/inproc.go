@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"unicode/utf8"
 
 	"shinken.dev/go/internal/jsonrpc"
@@ -137,14 +137,15 @@ func marshalResult(v any) ([]byte, error) {
 // file: a FIFO, which a plugin's program can make in its folder, would
 // block open(2) until someone writes to it, and a device read for ever.
 func readPluginFile(dir, name string, max int64) ([]byte, error) {
-	root, err := os.OpenRoot(dir)
+	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	// Non-blocking, no link, a regular file: a FIFO there does not hold
+	// Start.
+	f, _, err := openRegular(real, filepath.ToSlash(filepath.Clean(name)), false)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()

@@ -100,6 +100,11 @@ func newNetFixture(t testing.TB) *netFixture {
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		<-f.done // never answers while the test runs
 	})
+	mux.HandleFunc("/halfway", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("the first half, "))
+		w.(http.Flusher).Flush()
+		<-f.done // the rest never comes while the test runs
+	})
 	mux.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
 		for _, s := range []string{"one ", "two ", "three "} {
 			io.WriteString(w, s)

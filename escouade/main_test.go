@@ -202,6 +202,26 @@ func runTestPlugin(mode string, args []string) int {
 	case "sleeper":
 		signal.Ignore(syscall.SIGTERM)
 		select {}
+	case "mute":
+		// Reads everything and answers nothing, initialize included.
+		io.Copy(io.Discard, in)
+		return 0
+	case "escapees":
+		// Two children that leave the plugin's group, one by setsid, one
+		// by setpgid, and ignore SIGTERM: they must die with the plugin
+		// where its descendants are contained.
+		var pids []string
+		for _, attr := range []*syscall.SysProcAttr{{Setsid: true}, {Setpgid: true}} {
+			child := exec.Command(os.Args[0], pluginArg, "sleeper")
+			child.SysProcAttr = attr
+			if err := child.Start(); err != nil {
+				return 3
+			}
+			pids = append(pids, strconv.Itoa(child.Process.Pid))
+			go child.Wait()
+		}
+		os.WriteFile(args[0], []byte(strings.Join(pids, " ")), 0o600)
+		return serve(ctx, in, out, meekHandlers)
 	case "silent":
 		// Answers initialize, then nothing: not decide, not shutdown; and
 		// ignores the end of its input and SIGTERM.
@@ -265,6 +285,12 @@ func runTestPlugin(mode string, args []string) int {
 			fmt.Fprintf(w, "shared %s", r.URL.Path)
 		}))
 		return 0
+	case "shared-liar":
+		// A process of launch.shared that prints a port it does not listen
+		// on (another server's), and waits.
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Printf("listening on 127.0.0.1:%s\n", args[0])
+		select {}
 	case "naive":
 		// The reference for the round trip: a plugin written the plain way,
 		// encoding/json's Decoder and Encoder on stdin and stdout.

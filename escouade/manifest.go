@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -31,6 +33,10 @@ type Manifest struct {
 	Contributes     Contributes
 	Limits          Limits
 	Launch          Launch
+	// The display fields, for people: the host shows them and acts on
+	// none. Author is the author's name, or the "name" of an object
+	// {"name", "email", "url"} as package.json writes it.
+	Name, Description, Author, Homepage string
 }
 
 // Run says how the plugin runs: exactly one field is set.
@@ -53,12 +59,17 @@ type Permissions struct {
 	// "{account}" and "local:shared".
 	Network []string
 	// Files maps a root (plugin, agent, agentRepo, agentHome, temp) to
-	// the access it has there (fs/*).
+	// the access it has there (fs/*); plugin is read only.
 	Files map[string]Access
 	// Commands are the programs it may run (proc/spawn): each entry is a
 	// program and its arguments, word for word; a last word "*" lets more
 	// arguments follow.
 	Commands []string
+	// Env are the variables, beyond a safe set (LANG, LC_*, TZ, NO_COLOR,
+	// FORCE_COLOR, CLICOLOR, COLUMNS, LINES, CI), that it may set for the
+	// programs it starts (proc/spawn's env), by name as written. PATH, LD_*,
+	// DYLD_* and ESCOUADE_* are never set.
+	Env []string
 }
 
 // Access is what may be done under a root.
@@ -134,9 +145,9 @@ const (
 
 // ReadManifest reads and checks the manifest in dir.
 func ReadManifest(dir string) (*Manifest, error) {
-	f, err := os.Open(filepath.Join(dir, ManifestName))
+	f, err := openFileIn(dir, ManifestName)
 	if err != nil {
-		return nil, fmt.Errorf("escouade: %w", err)
+		return nil, fmt.Errorf("escouade: %s: %w", ManifestName, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxManifest+1))
@@ -240,9 +251,26 @@ func (mp *manifestParser) unique(p string, list []string) {
 	}
 }
 
+// author reads the author field: a string, or an object with a name and
+// an email and a url, as package.json has it.
+func (mp *manifestParser) author(p string, v []byte) string {
+	if jsonrpc.KindOf(v) != jsonrpc.KindObject {
+		return mp.str(p, v)
+	}
+	var name string
+	mp.fields(v, p, []string{"name", "email", "url"}, 0b1, func(i int, p string, v []byte) {
+		s := mp.str(p, v)
+		if i == 0 {
+			name = s
+		}
+	})
+	return name
+}
+
 func (mp *manifestParser) manifest(raw []byte) *Manifest {
 	m := &Manifest{}
-	names := []string{"id", "version", "protocolVersion", "run", "permissions", "contributes", "limits", "launch"}
+	names := []string{"id", "version", "protocolVersion", "run", "permissions", "contributes", "limits", "launch",
+		"name", "description", "author", "homepage"}
 	mp.fields(raw, "", names, 0b1111, func(i int, p string, v []byte) {
 		switch i {
 		case 0:
@@ -272,6 +300,18 @@ func (mp *manifestParser) manifest(raw []byte) *Manifest {
 			mp.limits(p, v, &m.Limits)
 		case 7:
 			mp.launch(p, v, &m.Launch)
+		case 8:
+			m.Name = mp.str(p, v)
+		case 9:
+			m.Description = mp.str(p, v)
+		case 10:
+			m.Author = mp.author(p, v)
+		case 11:
+			if m.Homepage = mp.str(p, v); m.Homepage != "" {
+				if u, err := url.Parse(m.Homepage); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+					mp.failf(p, "%q is not an http or https address", m.Homepage)
+				}
+			}
 		}
 	})
 	return m
@@ -295,6 +335,22 @@ func (mp *manifestParser) inFolder(p, name string) {
 	}
 }
 
+// program checks argv's program: a name found on the PATH (node), an
+// absolute path, or a path inside the plugin's folder (bin/plugin), never
+// one that leaves it (../../bin/sh).
+func (mp *manifestParser) program(p string, argv []string) {
+	if len(argv) == 0 || argv[0] == "" {
+		return
+	}
+	prog := filepath.ToSlash(argv[0])
+	if !strings.Contains(prog, "/") || path.IsAbs(prog) || filepath.IsAbs(argv[0]) {
+		return
+	}
+	if c := path.Clean(prog); c == ".." || strings.HasPrefix(c, "../") || c != strings.TrimPrefix(prog, "./") {
+		mp.failf(p+"[0]", "%q must be a clean path inside the plugin's folder", argv[0])
+	}
+}
+
 func (mp *manifestParser) run(p string, raw []byte, r *Run) {
 	names := []string{"command", "wasm", "js"}
 	n := 0
@@ -303,6 +359,7 @@ func (mp *manifestParser) run(p string, raw []byte, r *Run) {
 		switch i {
 		case 0:
 			r.Command = mp.argv(p, v)
+			mp.program(p, r.Command)
 		case 1:
 			r.WASM = mp.str(p, v)
 			mp.inFolder(p, r.WASM)
@@ -317,13 +374,13 @@ func (mp *manifestParser) run(p string, raw []byte, r *Run) {
 }
 
 func (mp *manifestParser) permissions(p string, raw []byte, ps *Permissions) {
-	names := []string{"events", "decide", "secrets", "network", "files", "commands"}
+	names := []string{"events", "decide", "secrets", "network", "files", "commands", "env"}
 	mp.fields(raw, p, names, 0, func(i int, p string, v []byte) {
 		switch i {
 		case 0:
 			ps.Events = mp.strings(p, v)
 			for j, e := range ps.Events {
-				if !spec().facts[e] {
+				if !protocol.IsFact(e) {
 					mp.failf(fmt.Sprintf("%s[%d]", p, j), "%q is not a fact of the protocol", e)
 				}
 			}
@@ -353,11 +410,15 @@ func (mp *manifestParser) permissions(p string, raw []byte, ps *Permissions) {
 		case 4:
 			ps.Files = map[string]Access{}
 			mp.fields(v, p, fileRoots, 0, func(i int, p string, v []byte) {
-				switch a := Access(mp.str(p, v)); a {
-				case Read, Write:
+				switch a := Access(mp.str(p, v)); {
+				case a == Write && fileRoots[i] == "plugin":
+					// A plugin's folder holds its manifest and its code:
+					// no root ever writes there.
+					mp.failf(p, "the plugin's folder is read only: want read")
+				case a == Read, a == Write:
 					ps.Files[fileRoots[i]] = a
 				default:
-					mp.failf(p, "want read or write, not %q", a)
+					mp.failf(p, "want read or write, not %q", string(a))
 				}
 			})
 		case 5:
@@ -368,9 +429,24 @@ func (mp *manifestParser) permissions(p string, raw []byte, ps *Permissions) {
 				}
 			}
 			mp.unique(p, ps.Commands)
+		case 6:
+			ps.Env = mp.strings(p, v)
+			for j, k := range ps.Env {
+				item := fmt.Sprintf("%s[%d]", p, j)
+				switch why := neverSet(k); {
+				case !envName.MatchString(k):
+					mp.failf(item, "%q is not a variable's name: letters, digits and '_'", k)
+				case why != "":
+					mp.failf(item, "%q: %s may never be set", k, why)
+				}
+			}
+			mp.unique(p, ps.Env)
 		}
 	})
 }
+
+// envName is the shape of a variable a manifest may name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // isHostName reports whether h is a DNS name of at least two labels, in
 // lower case, without a port or a scheme.
@@ -499,6 +575,7 @@ func (mp *manifestParser) launch(p string, raw []byte, l *Launch) {
 		mp.fields(v, p, []string{"command", "listens"}, 0b11, func(i int, p string, v []byte) {
 			if i == 0 {
 				sp.Command = mp.argv(p, v)
+				mp.program(p, sp.Command)
 				return
 			}
 			sp.Listens = mp.str(p, v)

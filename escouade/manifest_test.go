@@ -68,7 +68,7 @@ func TestParseManifestRefusals(t *testing.T) {
 		manifest string
 		paths    []string // every path that must be named
 	}{
-		{"unknown top field", `{` + base + `,` + run + `,"name":"P"}`, []string{"name"}},
+		{"unknown top field", `{` + base + `,` + run + `,"names":"P"}`, []string{"names"}},
 		{"unknown fields everywhere", `{` + base + `,"run":{"command":["x"],"shell":"sh"},"permissions":{"event":[]},"limits":{"fetch":1}}`, []string{"run.shell", "permissions.event", "limits.fetch"}},
 		{"a key in another case", `{` + base + `,` + run + `,"Permissions":{}}`, []string{"Permissions"}},
 		{"missing fields", `{"id":"p"}`, []string{"version", "protocolVersion", "run"}},
@@ -93,6 +93,13 @@ func TestParseManifestRefusals(t *testing.T) {
 		{"limits past the maximum", `{` + base + `,` + run + `,"limits":{"fetchMs":120001,"fetchBytes":0,"fileBytes":4194305}}`, []string{"limits.fetchMs", "limits.fetchBytes", "limits.fileBytes"}},
 		{"bad launch", `{` + base + `,` + run + `,"launch":{"shared":{"command":["node"],"listens":"port \\d+"}}}`, []string{"launch.shared.listens"}},
 		{"launch without listens", `{` + base + `,` + run + `,"launch":{"shared":{"command":["node"]}}}`, []string{"launch.shared.listens"}},
+		{"command leaves the folder", `{` + base + `,"run":{"command":["../../bin/sh","-c","x"]}}`, []string{"run.command[0]"}},
+		{"command not clean", `{` + base + `,"run":{"command":["bin/../../sh"]}}`, []string{"run.command[0]"}},
+		{"shared leaves the folder", `{` + base + `,` + run + `,"launch":{"shared":{"command":["./../x"],"listens":"port (\\d+)"}}}`, []string{"launch.shared.command[0]"}},
+		{"plugin written", `{` + base + `,` + run + `,"permissions":{"files":{"plugin":"write"}}}`, []string{"permissions.files.plugin"}},
+		{"env never set", `{` + base + `,` + run + `,"permissions":{"env":["PATH","LD_PRELOAD","ESCOUADE_TOKEN","A=B","ok"]}}`, []string{"permissions.env[0]", "permissions.env[1]", "permissions.env[2]", "permissions.env[3]"}},
+		{"display fields checked", `{` + base + `,` + run + `,"name":1,"homepage":"javascript:x","author":{"email":"a@b"}}`, []string{"name", "homepage", "author.name"}},
+		{"other fields refused", `{` + base + `,` + run + `,"license":"MIT"}`, []string{"license"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,6 +174,21 @@ func TestParseProjectFile(t *testing.T) {
 	for _, bad := range []string{"plugins: [", "plugins:\n  a: {n: 1, n: 2}\n", "plugins:\n  a: [1]\n"} {
 		if _, err := escouade.ParseProjectFile([]byte(bad), "a"); err == nil {
 			t.Errorf("accepted %q", bad)
+		}
+	}
+}
+
+// TestManifestDisplayFields: the fields every plugin author writes are
+// accepted and kept; they change nothing the Host does.
+func TestManifestDisplayFields(t *testing.T) {
+	for _, author := range []string{`"Ada"`, `{"name":"Ada","email":"ada@example.com","url":"https://example.com"}`} {
+		m, err := escouade.ParseManifest([]byte(`{"id":"d","version":"1.0.0","protocolVersion":1,"run":{"command":["bin/d"]},
+			"name":"Display","description":"Shows fields","author":` + author + `,"homepage":"https://example.com/d"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Name != "Display" || m.Description != "Shows fields" || m.Author != "Ada" || m.Homepage != "https://example.com/d" {
+			t.Errorf("display fields %+v", m)
 		}
 	}
 }

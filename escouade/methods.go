@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -55,7 +54,7 @@ func secretsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
 	if !p.secrets[key] {
 		return nil, errorf(CodeNotYours, "notYours: %q is not a key of permissions.secrets", key)
 	}
-	v, ok, err := p.h.opts.Secrets.Secret(ctx, p.m.ID, key)
+	v, ok, err := p.h.opts.Secrets.Secret(ctx, p.secretOwner(), key)
 	if err != nil {
 		p.j.say(slog.LevelWarn, "the keychain cannot be reached", slog.String("key", key), slog.String("error", err.Error()))
 		return nil, errorf(CodeKeychain, "keychain: the system's keychain cannot be reached")
@@ -64,6 +63,19 @@ func secretsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
 		return nil, nil
 	}
 	return v, nil
+}
+
+// secretOwner is whom the plugin's secrets belong to: its id and its
+// folder, links followed.
+func (p *Plugin) secretOwner() SecretOwner {
+	o := SecretOwner{ID: p.m.ID}
+	if p.dir != "" {
+		o.Dir = p.dir
+		if r, err := filepath.EvalSymlinks(p.dir); err == nil {
+			o.Dir = r
+		}
+	}
+	return o
 }
 
 func settingsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
@@ -165,27 +177,31 @@ func filesRead(ctx context.Context, p *Plugin, params []byte) (any, error) {
 	if why := refusedPath(name); why != "" {
 		return nil, errorf(CodeRefused, "refused: %s", why)
 	}
-	if p.root == nil {
+	if p.dir == "" {
 		return nil, errorf(CodeNotFound, "notFound: the plugin has no folder")
 	}
-	f, err := p.root.Open(name)
-	if err != nil {
+	// The name is judged as written, then as it resolves, links followed:
+	// a link inside the folder to .env or to the manifest is refused as
+	// they are. What is opened is the resolved path, with no link on the
+	// way, non-blocking, and checked to be the file judged: a name swapped
+	// for a link meanwhile is refused, not followed.
+	dir, rel, why := p.resolvePluginFile(name)
+	switch {
+	case why == errNoSuchFile:
+		return nil, errorf(CodeNotFound, "notFound: no file %s in the plugin's folder", name)
+	case why != nil:
+		return nil, errorf(CodeRefused, "refused: %v", why)
+	}
+	f, fi, err := openRegular(dir, rel, true)
+	switch {
+	case errors.Is(err, errNotRegular):
+		return nil, errorf(CodeNotFound, "notFound: %s is not a file", name)
+	case errors.Is(err, errHardLinked):
+		return nil, errorf(CodeRefused, "refused: %s is %v", name, err)
+	case err != nil:
 		return nil, openError(name, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, errorf(CodeFailed, "failed: %s cannot be read", name)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errorf(CodeNotFound, "notFound: %s is not a file", name)
-	}
-	// The name was judged as written; judge what it resolves to as well,
-	// links followed: a link inside the folder to .env or to the manifest
-	// is refused as they are.
-	if why := p.refusedTarget(name, fi); why != "" {
-		return nil, errorf(CodeRefused, "refused: %s", why)
-	}
 	if fi.Size() > maxFileRead {
 		return nil, errorf(CodeFailed, "failed: %s is over 256 KiB", name)
 	}
@@ -228,30 +244,36 @@ func refusedPath(name string) string {
 	return ""
 }
 
-// refusedTarget says why the file opened as name, fi, is refused once its
-// links are followed, or "".
-func (p *Plugin) refusedTarget(name string, fi fs.FileInfo) string {
+// errNoSuchFile is resolvePluginFile's answer for a name that is not there.
+var errNoSuchFile = errors.New("no such file")
+
+// resolvePluginFile judges name once its links are followed, and returns
+// the plugin's real folder and the path of the file under it, links
+// followed.
+func (p *Plugin) resolvePluginFile(name string) (dir, rel string, why error) {
 	dir, err := filepath.EvalSymlinks(p.dir)
 	if err != nil {
-		return "the plugin's folder cannot be resolved"
+		return "", "", errors.New("the plugin's folder cannot be resolved")
 	}
 	real, err := filepath.EvalSymlinks(filepath.Join(dir, filepath.FromSlash(name)))
-	if err != nil {
-		return "a link that cannot be followed"
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return "", "", errNoSuchFile
+	case err != nil:
+		return "", "", errors.New("a link that cannot be followed")
 	}
-	rel, err := filepath.Rel(dir, real)
+	rel, err = filepath.Rel(dir, real)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return "a link that leaves the plugin's folder"
+		return "", "", errors.New("a link that leaves the plugin's folder")
 	}
-	if why := refusedPath(filepath.ToSlash(rel)); why != "" {
-		return "a link to " + why
+	rel = filepath.ToSlash(rel)
+	if rel == "." {
+		return dir, rel, nil
 	}
-	// The file opened must be the one judged: a rename in between is
-	// refused rather than raced.
-	if st, err := os.Stat(real); err != nil || !os.SameFile(st, fi) {
-		return "the file changed while it was read"
+	if why := refusedPath(rel); why != "" {
+		return "", "", errors.New("a link to " + why)
 	}
-	return ""
+	return dir, rel, nil
 }
 
 // openError turns an error of os.Root.Open into the protocol's: a missing
@@ -263,6 +285,8 @@ func openError(name string, err error) error {
 		return errorf(CodeNotFound, "notFound: no file %s in the plugin's folder", name)
 	case errors.Is(err, fs.ErrPermission):
 		return errorf(CodeFailed, "failed: %s cannot be read", name)
+	case errors.Is(err, errLinkOnTheWay), errors.Is(err, errMoved):
+		return errorf(CodeRefused, "refused: %s: %v", name, err)
 	}
 	return errorf(CodeRefused, "refused: %s leaves the plugin's folder", path.Clean(name))
 }

@@ -423,11 +423,19 @@ func netFetch(ctx context.Context, c *call, params []byte) (any, error) {
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
+	if err == nil && ctx.Err() != nil {
+		// A read cancelled at the deadline may end with no error: the body
+		// is then cut, and the answer is a failure, never a success.
+		err = ctx.Err()
+	}
 	if err != nil {
 		return nil, netError(err, limit)
 	}
 	if int64(len(data)) > maxBytes {
 		return nil, errorf(CodeFailed, "failed: the answer is over %d bytes", maxBytes)
+	}
+	if req.Method != http.MethodHead && resp.ContentLength >= 0 && int64(len(data)) != resp.ContentLength {
+		return nil, errorf(CodeFailed, "failed: the answer was cut: %d bytes of %d", len(data), resp.ContentLength)
 	}
 	res := netFetchResult{Status: resp.StatusCode, Headers: responseHeaders(resp.Header)}
 	if text, b64, ok := textOrBase64(data); ok {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -43,7 +44,6 @@ type Plugin struct {
 	h       *Host
 	m       *Manifest
 	dir     string
-	root    *os.Root // the plugin's folder, for files/read; nil when it has none
 	launch  launcher
 	j       *journal
 	secrets map[string]bool
@@ -90,11 +90,13 @@ func newPlugin(h *Host, m *Manifest, dir string, launch launcher) (*Plugin, erro
 	}
 	p.inproc = m.Run.WASM != "" || m.Run.JS != ""
 	if dir != "" {
-		root, err := os.OpenRoot(dir)
+		fi, err := os.Stat(dir)
+		if err == nil && !fi.IsDir() {
+			err = fmt.Errorf("%s is not a folder", dir)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("escouade: plugin %s: %w", m.ID, err)
 		}
-		p.root = root
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p, nil
@@ -145,12 +147,9 @@ func (p *Plugin) begin(ctx context.Context) error {
 	return nil
 }
 
-// release frees what the plugin holds beyond its instances: its folder,
-// its shared process, its network, its temporary folder.
+// release frees what the plugin holds beyond its instances: its shared
+// process, its network, its temporary folder.
 func (p *Plugin) release() {
-	if p.root != nil {
-		p.root.Close()
-	}
 	if p.shared != nil {
 		p.shared.stop()
 	}
@@ -574,7 +573,7 @@ func (inst *instance) serve(ctx context.Context, method string, params []byte, c
 	if m, ok := inprocMethods[method]; ok && p.inproc {
 		return m(ctx, c, params)
 	}
-	if ms, known := spec().methods[method]; known && !ms.toPlugin {
+	if ms, known := protocol.LookupMethod(method); known && !ms.ToPlugin {
 		return nil, errorf(CodeMethodNotFound, "method not found: %s is for plugins run in-process (run.wasm, run.js); a plugin run by a command uses its own means", method)
 	}
 	return nil, errorf(CodeMethodNotFound, "method not found: %s", method)

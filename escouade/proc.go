@@ -117,20 +117,6 @@ func commandAllowed(entries []string, words []string) bool {
 	return false
 }
 
-// envRefusal says why a variable may not be set by a plugin, or "".
-func envRefusal(key string) string {
-	k := strings.ToUpper(key)
-	switch {
-	case strings.HasPrefix(k, "ESCOUADE_"):
-		return "Escouade's own variables (ESCOUADE_*)"
-	case k == "PATH":
-		return "PATH: the program is found on the agent's PATH"
-	case strings.HasPrefix(k, "LD_"), strings.HasPrefix(k, "DYLD_"):
-		return "the loader's variables (LD_*, DYLD_*)"
-	}
-	return ""
-}
-
 // programEnv builds a program's environment: base without Escouade's
 // variables, and extra over it.
 func programEnv(base []string, extra map[string]string) []string {
@@ -240,11 +226,11 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 		return nil, errorf(CodeRefused, "refused: %q is not an entry of permissions.commands, word for word", strings.Join(words, " "))
 	}
 	for k, v := range ps.env {
-		if why := envRefusal(k); why != "" {
-			return nil, errorf(CodeRefused, "refused: env %s: %s may never be set", k, why)
-		}
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
 			return nil, fieldErr("env."+k, "not a variable's name and value")
+		}
+		if why := p.envRefusal(k); why != "" {
+			return nil, errorf(CodeRefused, "refused: env %s: %s", k, why)
 		}
 	}
 	var agent *AgentInfo
@@ -257,7 +243,7 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := os.Environ()
+	base := minimalEnv()
 	if agent != nil && agent.Env != nil {
 		base = agent.Env
 	}

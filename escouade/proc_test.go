@@ -12,7 +12,7 @@ import (
 	"shinken.dev/go/escouade"
 )
 
-const procCommands = `,"permissions":{"commands":["echo hello *","echo exact","cat","env","pwd","seq 1 500000","sleep *","sh -c *","nosuchprogram"]}`
+const procCommands = `,"permissions":{"commands":["echo hello *","echo exact","cat","env","pwd","seq 1 500000","sleep *","sh -c *","nosuchprogram"],"env":["FOO","KEEP"]}`
 
 // procHost returns a Host with an agent whose environment and folders the
 // programs get, and a private project.

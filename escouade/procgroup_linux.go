@@ -18,10 +18,30 @@ func startGroup(cmd *exec.Cmd) (*group, error) {
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	g := &group{exited: make(chan struct{})}
+	g := &group{exited: make(chan struct{}), cg: newCgroup()}
+	if g.cg != nil {
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, g.cg.fd
+	}
 	started := make(chan error, 1)
 	go g.run(cmd, started)
-	if err := <-started; err != nil {
+	err := <-started
+	if err != nil && g.cg != nil {
+		// Perhaps a kernel without clone3 into a cgroup (before 5.7): try
+		// the group alone, with a copy (a Cmd starts once), and make no
+		// more cgroups if that works.
+		g.cg.remove()
+		attr := *cmd.SysProcAttr
+		attr.UseCgroupFD, attr.CgroupFD = false, 0
+		retry := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
+			Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, ExtraFiles: cmd.ExtraFiles,
+			SysProcAttr: &attr, WaitDelay: cmd.WaitDelay, Cancel: cmd.Cancel}
+		g = &group{exited: make(chan struct{})}
+		go g.run(retry, started)
+		if err = <-started; err == nil {
+			noCgroups.Store(true)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -49,8 +69,10 @@ func (g *group) run(cmd *exec.Cmd, started chan<- error) {
 	}
 	g.mu.Lock()
 	syscall.Kill(-g.pgid, syscall.SIGKILL)
+	g.cg.kill() // and every descendant, wherever it went
 	g.reaped = true
 	g.mu.Unlock()
+	g.cg.remove()
 	err := cmd.Wait()
 	g.mu.Lock()
 	g.state, g.err = cmd.ProcessState, err
@@ -64,5 +86,8 @@ func (g *group) signal(sig syscall.Signal) {
 	defer g.mu.Unlock()
 	if !g.reaped {
 		syscall.Kill(-g.pgid, sig)
+		if sig == syscall.SIGKILL {
+			g.cg.kill()
+		}
 	}
 }

@@ -384,11 +384,11 @@ func lines(fn func([]byte)) io.Writer {
 // failingStore is a keychain that cannot be reached for one key.
 type failingStore struct{ escouade.SecretMap }
 
-func (s failingStore) Secret(ctx context.Context, plugin, key string) (string, bool, error) {
+func (s failingStore) Secret(ctx context.Context, owner escouade.SecretOwner, key string) (string, bool, error) {
 	if key == "broken" {
 		return "", false, errors.New("no bus")
 	}
-	return s.SecretMap.Secret(ctx, plugin, key)
+	return s.SecretMap.Secret(ctx, owner, key)
 }
 
 // TestHostMessagesValidate drives a plugin through every message the Host

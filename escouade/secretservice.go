@@ -12,11 +12,14 @@ import (
 // SecretService is the default SecretStore: the desktop's keychain, through
 // the freedesktop Secret Service API on the session D-Bus (GNOME Keyring,
 // KWallet, KeePassXC). A plugin's secret is the item whose attributes are
-// application=escouade, plugin=<id> and key=<key>, as
+// application=escouade, plugin=<id>, folder=<the real path of its folder>
+// and key=<key>, as
 //
-//	secret-tool store --label='Escouade: <id> <key>' application escouade plugin <id> key <key>
+//	secret-tool store --label='Escouade: <id> <key>' application escouade plugin <id> folder <dir> key <key>
 //
-// makes it. A bus that cannot be reached, a service that is not there, and
+// makes it: a folder that claims another plugin's id finds none of its
+// secrets. A plugin without a folder (started in-process) has no folder
+// attribute. A bus that cannot be reached, a service that is not there, and
 // an item that is locked are errors: the plugin is answered keychain. The
 // Host reads secrets rarely, so each lookup opens its own connection.
 type SecretService struct {
@@ -40,7 +43,7 @@ type secretValue struct {
 }
 
 // Secret implements SecretStore.
-func (s *SecretService) Secret(ctx context.Context, plugin, key string) (string, bool, error) {
+func (s *SecretService) Secret(ctx context.Context, owner SecretOwner, key string) (string, bool, error) {
 	var conn *dbus.Conn
 	var err error
 	if s.Address == "" {
@@ -53,7 +56,10 @@ func (s *SecretService) Secret(ctx context.Context, plugin, key string) (string,
 	}
 	defer conn.Close()
 	svc := conn.Object(secretsName, secretsPath)
-	attrs := map[string]string{"application": "escouade", "plugin": plugin, "key": key}
+	attrs := map[string]string{"application": "escouade", "plugin": owner.ID, "key": key}
+	if owner.Dir != "" {
+		attrs["folder"] = owner.Dir
+	}
 	var unlocked, locked []dbus.ObjectPath
 	if err := svc.CallWithContext(ctx, secretsIface+".SearchItems", 0, attrs).Store(&unlocked, &locked); err != nil {
 		return "", false, fmt.Errorf("escouade: secret service: %w", err)

@@ -13,7 +13,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"shinken.dev/go/escouade"
-	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/plugin/plugintest"
 )
 
 // privateBus starts a D-Bus daemon of the test's own and returns its
@@ -114,17 +114,17 @@ func TestSecretService(t *testing.T) {
 
 	ctx := context.Background()
 	store := &escouade.SecretService{Address: addr}
-	if v, ok, err := store.Secret(ctx, "jira", "token"); err != nil || !ok || v != "tok-é" {
+	if v, ok, err := store.Secret(ctx, escouade.SecretOwner{ID: "jira"}, "token"); err != nil || !ok || v != "tok-é" {
 		t.Errorf("Secret(token) = %q, %v, %v", v, ok, err)
 	}
-	if _, ok, err := store.Secret(ctx, "jira", "absent"); err != nil || ok {
+	if _, ok, err := store.Secret(ctx, escouade.SecretOwner{ID: "jira"}, "absent"); err != nil || ok {
 		t.Errorf("Secret(absent) = %v, %v", ok, err)
 	}
-	if _, _, err := store.Secret(ctx, "jira", "vault"); err == nil {
+	if _, _, err := store.Secret(ctx, escouade.SecretOwner{ID: "jira"}, "vault"); err == nil {
 		t.Error("a locked secret was read")
 	}
 	unreachable := &escouade.SecretService{Address: "unix:path=" + filepath.Join(t.TempDir(), "nobus")}
-	if _, _, err := unreachable.Secret(ctx, "jira", "token"); err == nil {
+	if _, _, err := unreachable.Secret(ctx, escouade.SecretOwner{ID: "jira"}, "token"); err == nil {
 		t.Error("an unreachable bus answered")
 	}
 
@@ -144,7 +144,7 @@ func TestSecretService(t *testing.T) {
 
 	h2, _ := newHost(t, &escouade.Options{Secrets: unreachable})
 	hs2, conns2 := capture()
-	if _, err := plugin.Connect(ctx, h2, manifest(t, "jira", `,"permissions":{"secrets":["token"]}`), "", hs2); err != nil {
+	if _, err := plugintest.Connect(ctx, h2, manifest(t, "jira", `,"permissions":{"secrets":["token"]}`), "", hs2); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := (<-conns2).Secret(ctx, "token"); !errors.Is(err, escouade.ErrKeychain) {

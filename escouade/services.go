@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -18,18 +17,34 @@ import (
 
 // A SecretStore keeps the plugins' secrets: the keychain.
 type SecretStore interface {
-	// Secret returns the secret kept for plugin under key; ok is false when
+	// Secret returns the secret kept for owner under key; ok is false when
 	// none is kept. An error means the store cannot be reached: the plugin
 	// is answered keychain.
-	Secret(ctx context.Context, plugin, key string) (value string, ok bool, err error)
+	Secret(ctx context.Context, owner SecretOwner, key string) (value string, ok bool, err error)
 }
 
-// SecretMap is a SecretStore in memory: plugin id, then key, to secret.
+// A SecretOwner is the plugin a secret belongs to: its id and its folder.
+// A secret is bound to both, so that a folder claiming another plugin's id
+// does not read that plugin's secrets.
+type SecretOwner struct {
+	ID  string
+	Dir string // the real path of its folder; "" for a plugin without one
+}
+
+// SecretMap is a SecretStore in memory: owner, then key, to secret. An
+// owner is written "id@/real/path/of/its/folder", bound to that folder,
+// or "id", which any folder claiming the id reads (for plugins without a
+// folder, and tests); the bound one is looked up first.
 type SecretMap map[string]map[string]string
 
 // Secret implements SecretStore.
-func (m SecretMap) Secret(_ context.Context, plugin, key string) (string, bool, error) {
-	v, ok := m[plugin][key]
+func (m SecretMap) Secret(_ context.Context, owner SecretOwner, key string) (string, bool, error) {
+	if owner.Dir != "" {
+		if v, ok := m[owner.ID+"@"+owner.Dir][key]; ok {
+			return v, true, nil
+		}
+	}
+	v, ok := m[owner.ID][key]
 	return v, ok, nil
 }
 
@@ -71,7 +86,7 @@ func (s *FileSettings) ProjectSettings(_ context.Context, project *ProjectInfo, 
 	if project.Root == "" {
 		return nil, nil
 	}
-	f, err := os.Open(filepath.Join(project.Root, ProjectFile))
+	f, err := openFileIn(project.Root, ProjectFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

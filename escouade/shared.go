@@ -3,7 +3,6 @@ package escouade
 import (
 	"bytes"
 	"log/slog"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -44,7 +43,7 @@ func startShared(p *Plugin, sp *SharedProcess) *sharedProcess {
 	s.alive = true
 	out := &portWriter{s: s}
 	cmd := &exec.Cmd{
-		Path: path, Args: sp.Command, Dir: p.dir, Env: os.Environ(),
+		Path: path, Args: sp.Command, Dir: p.dir, Env: minimalEnv(),
 		Stdout: out, Stderr: out,
 		WaitDelay: p.h.opts.StopGrace,
 	}
@@ -76,11 +75,21 @@ func startShared(p *Plugin, sp *SharedProcess) *sharedProcess {
 	return s
 }
 
-// Port returns the port the process said it listens on, while it lives.
+// Port returns the port the process said it listens on, while it lives
+// and, on Linux, while one of its processes is seen to listen there.
 func (s *sharedProcess) Port() (string, bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.port, s.alive && s.port != ""
+	port, ok, g := s.port, s.alive && s.port != "", s.g
+	s.mu.Unlock()
+	if !ok || g == nil {
+		return "", false
+	}
+	n, _ := strconv.Atoi(port)
+	if !listensOn(g, n) {
+		s.p.j.say(slog.LevelWarn, "local:shared: the shared process does not listen on the port it printed; refused", slog.String("port", port))
+		return "", false
+	}
+	return port, true
 }
 
 // line hears a line of the process's output.

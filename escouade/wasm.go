@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -300,7 +301,7 @@ func (inst *instance) callABI(ctx context.Context, method string, params []byte,
 	if answer != nil {
 		return answer
 	}
-	if ms, ok := spec().methods[method]; ok && ms.toPlugin {
+	if ms, ok := protocol.LookupMethod(method); ok && ms.ToPlugin {
 		return appendABIError(nil, errorf(CodeMethodNotFound, "method not found: %s goes from the Host to the plugin", method))
 	}
 	if t := inst.p.methodTimeout(method); t > 0 {

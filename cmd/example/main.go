@@ -122,13 +122,13 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		Logger:   log,
 		Executor: osexec.New(nil),
 	}
-	var gate *pluginGate
+	var ps *plugins
 	if cfg.plugins != "" {
-		gate, err = startPlugins(ctx, cfg, log)
+		ps, err = startPlugins(ctx, cfg, log)
 		if err != nil {
 			return err
 		}
-		opts.Authorizer = gate
+		opts.Authorizer = ps.gate
 	}
 	rt := shinken.NewRuntime(backend, opts)
 	mcpl, err := newMCPLocal(ctx, rt, token, mcpOpts)
@@ -139,8 +139,8 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if cfg.mcp == "stdio" {
 		err := serveMCPStdio(ctx, mcpl.srv, log)
 		mcpl.close()
-		if gate != nil {
-			gate.close()
+		if ps != nil {
+			ps.close()
 		}
 		rt.Close()
 		return err
@@ -171,8 +171,8 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	case err := <-errc:
 		mcpl.close()
 		rt.Close()
-		if gate != nil {
-			gate.close()
+		if ps != nil {
+			ps.close()
 		}
 		return err
 	case <-ctx.Done():
@@ -180,8 +180,8 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	log.Info("shutting down")
 	// Plugins get their shutdown, running execs are killed, connections
 	// close with 1001; then the listener goes.
-	if gate != nil {
-		gate.close()
+	if ps != nil {
+		ps.close()
 	}
 	mcpl.close()
 	rt.Close()

@@ -247,6 +247,16 @@ func TestDaemonPluginGate(t *testing.T) {
 	build(t, pdir, "./testdata/policy", "policy")
 	manifest, _ := os.ReadFile("testdata/policy/plugin.json")
 	os.WriteFile(filepath.Join(pdir, "plugin.json"), manifest, 0o644)
+	// Faulty plugins beside it keep neither it nor the daemon from
+	// starting: a manifest that does not hold, two folders with one id.
+	for name, m := range map[string]string{
+		"broken": `{"id":"broken"}`,
+		"twin-a": `{"id":"twin","version":"1.0.0","protocolVersion":1,"run":{"command":["true"]}}`,
+		"twin-b": `{"id":"twin","version":"1.0.0","protocolVersion":1,"run":{"command":["true"]}}`,
+	} {
+		os.MkdirAll(filepath.Join(plugins, name), 0o755)
+		os.WriteFile(filepath.Join(plugins, name, "plugin.json"), []byte(m), 0o644)
+	}
 
 	d := start(t, bin, "-plugins", plugins, "-project", "demo")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -262,6 +272,18 @@ func TestDaemonPluginGate(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != aci.CodePermissionDenied || e.Detail != "no deleting files here" {
 		t.Fatalf("denied exec: %v", err)
 	}
+	// The plugin reads input.command only: every form of exec reaches it
+	// as one command line.
+	for _, a := range []*aci.ExecRequest{
+		{Shell: "rm -rf /tmp/nothing-here"},
+		{Argv: []string{"sh", "-c", "echo forbidden"}},
+		{Shell: `sh -c "echo forbidden"`},
+		{Argv: []string{"echo", "forbidden"}, Dir: "/"},
+	} {
+		if _, err := c.Exec(ctx, a); !errors.Is(err, aci.ErrPermissionDenied) {
+			t.Errorf("exec %+v: %v, want a refusal", a, err)
+		}
+	}
 	// An ask with no person to ask is a refusal by default.
 	if err := c.LaunchApp(ctx, "xterm"); !errors.Is(err, aci.ErrPermissionDenied) {
 		t.Fatalf("asked launch: %v", err)
@@ -270,8 +292,13 @@ func TestDaemonPluginGate(t *testing.T) {
 		t.Fatalf("allowed launch: %v", err)
 	}
 	d.stop(t)
+	for _, want := range []string{"plugin not started", "broken", "twin"} {
+		if !strings.Contains(d.stderr.String(), want) {
+			t.Errorf("the log does not journal the faulty plugins (%s):\n%s", want, d.stderr)
+		}
+	}
 	facts, _ := os.ReadFile(filepath.Join(pdir, "facts.log"))
-	for _, want := range []string{`request.permission {"request":{"id":`, `"tool":"exec"`, `request.answered {`, `"decision":"deny"`} {
+	for _, want := range []string{`request.permission {"request":{"id":`, `"tool":"exec"`, `"command":"sh -c 'echo forbidden'"`, `request.answered {`, `"decision":"deny"`} {
 		if !strings.Contains(string(facts), want) {
 			t.Errorf("facts.log lacks %s:\n%s", want, facts)
 		}
@@ -405,3 +432,5 @@ func TestDaemonX11(t *testing.T) {
 	}
 	d.stop(t)
 }
+
+func ptr[T any](v T) *T { return &v }

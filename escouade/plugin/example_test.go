@@ -1,55 +1,53 @@
 package plugin_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
-	"log/slog"
+	"io"
+	"strings"
 
-	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/protocol"
 )
 
-// A plugin's test: a real Host with secrets and settings in memory, the
-// plugin's handlers connected without a process.
-func ExampleConnect() {
+// A guard, served on a pair of pipes as it would be on a program's stdin
+// and stdout: it judges input.command, the whole command line, which every
+// form of exec carries (see protocol.CommandInput).
+func ExampleServe() {
 	ctx := context.Background()
-	h := escouade.New(&escouade.Options{
-		Journal:  slog.DiscardHandler,
-		Secrets:  escouade.SecretMap{"greeter": {"token": "t0k"}},
-		Settings: &escouade.FileSettings{User: map[string]map[string]any{"greeter": {"greeting": "Salut"}}},
-	})
-	defer h.Close(ctx)
-	m, err := escouade.ParseManifest([]byte(`{
-		"id": "greeter", "version": "0.1.0", "protocolVersion": 1,
-		"run": {"command": ["greeter"]},
-		"permissions": {"events": ["agent.created"], "secrets": ["token"]},
-		"contributes": {"settings": {
-			"greeting": {"type": "string", "default": "Hello"},
-			"loud": {"type": "boolean", "default": false}
-		}}
-	}`))
-	if err != nil {
-		panic(err)
+	inR, inW := io.Pipe()   // the Host's lines to the plugin
+	outR, outW := io.Pipe() // the plugin's lines to the Host
+	done := make(chan error, 1)
+	go func() {
+		done <- plugin.Serve(ctx, inR, outW, plugin.Handlers{
+			Decide: func(_ context.Context, _ *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
+				in, err := p.Request.Command()
+				if err != nil {
+					return protocol.Decision{Verdict: protocol.Ask}, nil
+				}
+				if strings.HasPrefix(in.Command, "rm ") {
+					return protocol.Decision{Verdict: protocol.Deny, Message: "no rm"}, nil
+				}
+				return protocol.Decision{Verdict: protocol.Allow}, nil
+			},
+		})
+	}()
+	lines := bufio.NewReader(outR)
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"escouade":{"version":"1.0.0"},"plugin":{"id":"guard","version":"1.0.0"},"capabilities":{}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"permissions/decide","params":{"request":{"id":"r1","kind":"command","tool":"exec","input":{"command":"rm -rf /","argv":["rm","-rf","/"]}},"project":{"id":"p","name":"P","private":false}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"permissions/decide","params":{"request":{"id":"r2","kind":"command","tool":"exec","input":{"command":"npm test","argv":["/bin/sh","-c","npm test"]}},"project":{"id":"p","name":"P","private":false}}}`,
+	} {
+		fmt.Fprintln(inW, line)
+		answer, _ := lines.ReadString('\n')
+		fmt.Print(answer)
 	}
-
-	said := make(chan string)
-	greeter := plugin.Handlers{
-		Fact: func(ctx context.Context, c *plugin.Conn, f escouade.Fact) {
-			settings, err := c.Settings(ctx, "")
-			if err != nil {
-				said <- err.Error()
-				return
-			}
-			token, _, _ := c.Secret(ctx, "token")
-			_, _, err = c.Secret(ctx, "password")
-			said <- fmt.Sprintf("%s, %s! (loud: %v, token: %s, password: %v)",
-				settings["greeting"], f.Agent.Name, settings["loud"], token, err)
-		},
-	}
-	if _, err := plugin.Connect(ctx, h, m, "", greeter); err != nil {
-		panic(err)
-	}
-	h.Fact(ctx, "agent.created", nil, escouade.About{Agent: &escouade.Agent{ID: "a1", Name: "Ada"}})
-	fmt.Println(<-said)
-	// Output: Salut, Ada! (loud: false, token: t0k, password: escouade: notYours: "password" is not a key of permissions.secrets (notYours))
+	inW.Close()
+	fmt.Println(<-done)
+	// Output:
+	// {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1,"capabilities":{}}}
+	// {"jsonrpc":"2.0","id":2,"result":{"decision":"deny","message":"no rm"}}
+	// {"jsonrpc":"2.0","id":3,"result":{"decision":"allow"}}
+	// <nil>
 }

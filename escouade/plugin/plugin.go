@@ -8,16 +8,27 @@
 //		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 //		defer stop()
 //		err := plugin.Serve(ctx, os.Stdin, os.Stdout, plugin.Handlers{
-//			Fact: func(ctx context.Context, c *plugin.Conn, f escouade.Fact) { ... },
+//			Fact: func(ctx context.Context, c *plugin.Conn, f protocol.Fact) { ... },
 //		})
 //		if err != nil {
 //			os.Exit(1)
 //		}
 //	}
 //
-// Connect runs the same Handlers in-process, against a real Host and
-// without a process, so that a plugin's tests can publish facts, ask for
-// decisions and check what it did.
+// A guard (Handlers.Decide) sees every program the agent wants to run as a
+// request of kind "command" whose input.command is the whole command line,
+// one string, whatever form the agent used (an argv, a shell line, sh -c
+// in either), with the structured argv, cwd and env beside it: see
+// protocol.CommandInput, and PermissionRequest.Command to decode it. A
+// guard that cannot answer (it crashed, it is restarting, it was disabled
+// past its crash budget) counts as ask, never as absent.
+//
+// The messages, the error codes and the method table are those of package
+// protocol, the one package this one shares with the Host: a plugin built
+// with it links none of the Host's engines. Package plugintest runs the
+// same Handlers in-process, against a real Host and without a process, so
+// that a plugin's tests can publish facts, ask for decisions and check
+// what it did.
 package plugin
 
 import (
@@ -31,7 +42,7 @@ import (
 	"sync"
 	"time"
 
-	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -41,18 +52,18 @@ type Handlers struct {
 	// Initialize receives the first message and returns the plugin's
 	// capabilities, sent to the Host with the protocol version. nil: no
 	// capabilities.
-	Initialize func(ctx context.Context, c *Conn, p escouade.InitializeParams) (map[string]any, error)
+	Initialize func(ctx context.Context, c *Conn, p protocol.InitializeParams) (map[string]any, error)
 	// Fact receives the facts of permissions.events, one at a time, in the
 	// order of their seq. nil: facts are dropped.
-	Fact func(ctx context.Context, c *Conn, f escouade.Fact)
+	Fact func(ctx context.Context, c *Conn, f protocol.Fact)
 	// Decide answers permissions/decide (permissions.decide), within its
 	// timeout (500 ms): past it the Host counts it as ask. Decisions run
 	// concurrently. nil: answered methodNotFound, which the Host counts as
 	// ask.
-	Decide func(ctx context.Context, c *Conn, p escouade.DecideParams) (escouade.Decision, error)
+	Decide func(ctx context.Context, c *Conn, p protocol.DecideParams) (protocol.Decision, error)
 	// Attach receives the agents attached to the plugin, again after a
 	// restart. nil: dropped.
-	Attach func(ctx context.Context, c *Conn, a escouade.AttachParams)
+	Attach func(ctx context.Context, c *Conn, a protocol.AttachParams)
 	// Shutdown runs before the plugin answers shutdown; Serve returns when
 	// the Host then closes the plugin's input. nil: nothing to do.
 	Shutdown func(ctx context.Context, c *Conn) error
@@ -80,8 +91,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, hs Handlers) error 
 		MaxLine: maxLine,
 		Workers: workers,
 		Backlog: backlog,
-		Busy:    &jsonrpc.Error{Code: int64(escouade.CodeFailed), Message: "failed: the plugin is busy"},
-		Timeout: escouade.MethodTimeout,
+		Busy:    &jsonrpc.Error{Code: int64(protocol.CodeFailed), Message: "failed: the plugin is busy"},
+		Timeout: protocol.MethodTimeout,
 		OnEvent: c.event,
 	})
 	errc := make(chan error, 1)
@@ -95,16 +106,6 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, hs Handlers) error 
 	}
 }
 
-// Connect starts a plugin made of hs in h, in-process, with the manifest m
-// and the folder dir ("" for none): the Host runs it as it runs a command
-// plugin (initialize, facts, decisions, restarts, stop), over pipes in
-// memory instead of a process's stdio. It is how a plugin is tested.
-func Connect(ctx context.Context, h *escouade.Host, m *escouade.Manifest, dir string, hs Handlers) (*escouade.Plugin, error) {
-	return h.StartFunc(ctx, m, dir, func(ctx context.Context, in io.Reader, out io.Writer) error {
-		return Serve(ctx, in, out, hs)
-	})
-}
-
 // A Conn is the plugin's side of its connection to the Host: what handlers
 // use to call the Host back. Its methods are safe for concurrent use.
 type Conn struct {
@@ -112,7 +113,7 @@ type Conn struct {
 	rpc *jsonrpc.Conn
 
 	mu       sync.Mutex
-	init     escouade.InitializeParams
+	init     protocol.InitializeParams
 	dropped  int       // notifications dropped, not yet told
 	lastTold time.Time // when the Host was last told of drops
 }
@@ -140,7 +141,7 @@ func (c *Conn) event(ev jsonrpc.Event) {
 
 // Init returns what the Host said in initialize: its version, the
 // interface's language, its capabilities.
-func (c *Conn) Init() escouade.InitializeParams {
+func (c *Conn) Init() protocol.InitializeParams {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.init
@@ -149,7 +150,7 @@ func (c *Conn) Init() escouade.InitializeParams {
 func (c *Conn) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	switch req.Method {
 	case "initialize":
-		var p escouade.InitializeParams
+		var p protocol.InitializeParams
 		if err := p.UnmarshalJSON(req.Params); err != nil {
 			return nil, invalidParams(err)
 		}
@@ -166,7 +167,7 @@ func (c *Conn) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 				caps = got
 			}
 		}
-		return escouade.InitializeResult{ProtocolVersion: escouade.ProtocolVersion, Capabilities: caps}, nil
+		return protocol.InitializeResult{ProtocolVersion: protocol.Version, Capabilities: caps}, nil
 	case "shutdown":
 		if c.hs.Shutdown != nil {
 			if err := c.hs.Shutdown(ctx, c); err != nil {
@@ -175,7 +176,7 @@ func (c *Conn) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		}
 		return json.RawMessage("null"), nil
 	case "events/fact":
-		var f escouade.Fact
+		var f protocol.Fact
 		if err := f.UnmarshalJSON(req.Params); err != nil {
 			return nil, invalidParams(err)
 		}
@@ -187,7 +188,7 @@ func (c *Conn) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if c.hs.Decide == nil {
 			break
 		}
-		var p escouade.DecideParams
+		var p protocol.DecideParams
 		if err := p.UnmarshalJSON(req.Params); err != nil {
 			return nil, invalidParams(err)
 		}
@@ -196,7 +197,7 @@ func (c *Conn) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 			return nil, wireError(err)
 		}
 		switch d.Verdict {
-		case escouade.Allow, escouade.Deny, escouade.Ask:
+		case protocol.Allow, protocol.Deny, protocol.Ask:
 			// By hand: decisions are the requests a plugin answers most.
 			b := append(make([]byte, 0, 48+len(d.Message)), `{"decision":`...)
 			b = jsonrpc.AppendString(b, string(d.Verdict))
@@ -208,7 +209,7 @@ func (c *Conn) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		}
 		return nil, fmt.Errorf("plugin: Decide returned the verdict %q", d.Verdict)
 	case "agent/attach":
-		var a escouade.AttachParams
+		var a protocol.AttachParams
 		if err := a.UnmarshalJSON(req.Params); err != nil {
 			return nil, invalidParams(err)
 		}
@@ -217,43 +218,43 @@ func (c *Conn) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		}
 		return nil, nil
 	}
-	return nil, &jsonrpc.Error{Code: int64(escouade.CodeMethodNotFound), Message: "method not found: " + req.Method}
+	return nil, &jsonrpc.Error{Code: int64(protocol.CodeMethodNotFound), Message: "method not found: " + req.Method}
 }
 
 // invalidParams answers params that do not hold, naming every field.
 func invalidParams(err error) error {
 	msg := strings.ReplaceAll(err.Error(), "escouade: ", "")
-	return &jsonrpc.Error{Code: int64(escouade.CodeInvalidParams), Message: "invalid params: " + strings.ReplaceAll(msg, "\n", "; ")}
+	return &jsonrpc.Error{Code: int64(protocol.CodeInvalidParams), Message: "invalid params: " + strings.ReplaceAll(msg, "\n", "; ")}
 }
 
-// wireError answers a handler's *escouade.Error with its code; anything
+// wireError answers a handler's *protocol.Error with its code; anything
 // else is an internal error.
 func wireError(err error) error {
-	var e *escouade.Error
+	var e *protocol.Error
 	if errors.As(err, &e) {
 		return &jsonrpc.Error{Code: int64(e.Code), Message: e.Message}
 	}
 	return err
 }
 
-// hostError turns a call's failure into the escouade package's errors, so
-// that callers test it with errors.Is(err, escouade.ErrNotYours).
+// hostError turns a call's failure into the protocol package's errors, so
+// that callers test it with errors.Is(err, protocol.ErrNotYours).
 func hostError(method string, err error) error {
 	var e *jsonrpc.Error
 	switch {
 	case errors.As(err, &e):
-		return &escouade.Error{Code: escouade.Code(e.Code), Message: e.Message}
+		return &protocol.Error{Code: protocol.Code(e.Code), Message: e.Message}
 	case errors.Is(err, jsonrpc.ErrTimeout):
-		return &escouade.Error{Code: escouade.CodeFailed, Message: "failed: " + method + ": no answer in time"}
+		return &protocol.Error{Code: protocol.CodeFailed, Message: "failed: " + method + ": no answer in time"}
 	case errors.Is(err, jsonrpc.ErrClosed):
-		return fmt.Errorf("plugin: %s: %w", method, escouade.ErrClosed)
+		return fmt.Errorf("plugin: %s: %w", method, protocol.ErrClosed)
 	}
 	return fmt.Errorf("plugin: %s: %w", method, err)
 }
 
 // Call calls the Host's method with params (encoded with encoding/json; nil
 // for none) and decodes the result into result (nil to drop it). An error
-// answer is an *escouade.Error.
+// answer is an *protocol.Error.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
 	raw, err := c.rpc.Call(ctx, method, params)
 	if err != nil {
@@ -309,8 +310,8 @@ func (c *Conn) Batch(ctx context.Context, calls []BatchCall) error {
 
 // Secret returns the plugin's secret under key (a key of
 // permissions.secrets); ok is false when none is kept. A key outside
-// permissions.secrets is escouade.ErrNotYours; a keychain that cannot be
-// reached, escouade.ErrKeychain.
+// permissions.secrets is protocol.ErrNotYours; a keychain that cannot be
+// reached, protocol.ErrKeychain.
 func (c *Conn) Secret(ctx context.Context, key string) (value string, ok bool, err error) {
 	var v *string
 	if err := c.Call(ctx, "secrets/get", map[string]string{"key": key}, &v); err != nil {
@@ -339,9 +340,10 @@ func (c *Conn) Settings(ctx context.Context, project string) (map[string]any, er
 
 // ReadFile returns a file of the plugin's folder as text: path is relative
 // to the folder, with / between its parts. A path that leaves the folder,
-// a hidden one and the manifest are escouade.ErrRefused; a missing file
-// escouade.ErrNotFound; a file over 256 KiB or not UTF-8
-// escouade.ErrFailed.
+// a hidden one, the manifest and a file with more than one name (a hard
+// link) are protocol.ErrRefused; a missing file, or one that is not a
+// regular file (a FIFO, a folder), protocol.ErrNotFound; a file over
+// 256 KiB or not UTF-8 protocol.ErrFailed.
 func (c *Conn) ReadFile(ctx context.Context, path string) (string, error) {
 	var text string
 	if err := c.Call(ctx, "files/read", map[string]string{"path": path}, &text); err != nil {

@@ -6,7 +6,11 @@
 //
 // Names are never trusted: a name that answers a public address once and a
 // private one the next time (DNS rebinding) is judged on each answer, at
-// each dial.
+// each dial. Beside its static table of the networks no plugin reaches,
+// the package knows the machine's own addresses and on-link networks, read
+// from its interfaces and refreshed, so that a machine whose network the
+// table calls public (TEST-NET-1 in a container, a public /24) is kept
+// out as well.
 package ssrf
 
 import (
@@ -37,6 +41,8 @@ const (
 	Multicast         // 224/4, ff00::/8, and the broadcast 255.255.255.255
 	Metadata          // cloud metadata services: 169.254.169.254, 169.254.170.2, fd00:ec2::254, 100.100.100.200
 	Reserved          // 240/4, 192.0.0.0/24, 198.18.0.0/15: never a server on the internet
+	Machine           // an address of one of this machine's interfaces
+	OnLink            // in a network one of this machine's interfaces is on
 )
 
 var classNames = [...]string{
@@ -51,6 +57,8 @@ var classNames = [...]string{
 	Multicast:   "multicast or broadcast",
 	Metadata:    "cloud metadata",
 	Reserved:    "reserved",
+	Machine:     "this machine's own",
+	OnLink:      "on-link (a network this machine is on)",
 }
 
 // String names the class for a refusal's message.
@@ -66,7 +74,7 @@ func (c Class) String() string {
 // addresses are never opened.
 func (c Class) Local() bool {
 	switch c {
-	case Loopback, Private, LinkLocal, CGNAT, Mapped, Embedded:
+	case Loopback, Private, LinkLocal, CGNAT, Mapped, Embedded, Machine, OnLink:
 		return true
 	}
 	return false
@@ -98,7 +106,9 @@ var table = []struct {
 	{Reserved, mustPrefixes("240.0.0.0/4", "192.0.0.0/24", "198.18.0.0/15", "100::/64")},
 }
 
-// Classify tells the class of ip. An invalid address is Unspecified.
+// Classify tells the class of ip by the static table alone. An invalid
+// address is Unspecified. Judge also knows the machine's own addresses and
+// networks (Machine, OnLink).
 func Classify(ip netip.Addr) Class {
 	if !ip.IsValid() {
 		return Unspecified
@@ -137,10 +147,16 @@ func (e *RefusedError) Error() string {
 func (e *RefusedError) Unwrap() error { return ErrRefused }
 
 // Judge returns nil when ip may be reached, and a *RefusedError otherwise.
+// An address the static table calls public is judged again against the
+// machine's own interface addresses and the networks they are on (read
+// from the system, refreshed every 2 s): it is then Machine or OnLink.
 // local is a permit: the machine and the local network are then allowed,
 // but never the classes that no service lives at.
 func Judge(host string, ip netip.Addr, local bool) error {
 	c := Classify(ip)
+	if c == Public {
+		c = here.classify(ip.WithZone(""))
+	}
 	if c == Public || (local && c.Local()) {
 		return nil
 	}

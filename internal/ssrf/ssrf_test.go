@@ -214,3 +214,60 @@ func TestControl(t *testing.T) {
 		t.Errorf("a plain net.Dialer with Control reached loopback: %v", err)
 	}
 }
+
+// TestJudgeKnowsTheMachine: each address of the machine's interfaces, and
+// another address of each network they are on, is refused, whatever the
+// static table says of it (this machine may sit in TEST-NET-1), and opened
+// by a permit as the local network is.
+func TestJudgeKnowsTheMachine(t *testing.T) {
+	ifAddrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, a := range ifAddrs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ip, _ := netip.AddrFromSlice(ipn.IP)
+		ip = ip.Unmap()
+		ones, bits := ipn.Mask.Size()
+		if ip.Is4() && bits == 128 {
+			ones -= 96
+		}
+		p, err := ip.Prefix(ones)
+		if err != nil {
+			t.Fatal(err)
+		}
+		neighbour := p.Addr().Next()
+		if neighbour == ip {
+			neighbour = neighbour.Next()
+		}
+		for _, x := range []netip.Addr{ip, neighbour} {
+			if !p.Contains(x) {
+				continue
+			}
+			checked++
+			err := ssrf.Judge("name.example", x, false)
+			var re *ssrf.RefusedError
+			if !errors.As(err, &re) {
+				t.Errorf("%s (on %s) was not refused: %v", x, p, err)
+				continue
+			}
+			if ssrf.Classify(x) == ssrf.Public && re.Class != ssrf.Machine && re.Class != ssrf.OnLink {
+				t.Errorf("%s: class %s", x, re.Class)
+			}
+			if err := ssrf.Judge("name.example", x, true); err != nil && re.Class.Local() {
+				t.Errorf("%s with a permit: %v", x, err)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("the machine has no interface address to check")
+	}
+	t.Logf("%d addresses of the machine and its networks checked", checked)
+	if err := ssrf.Judge("name.example", netip.MustParseAddr("8.8.8.8"), false); err != nil {
+		t.Errorf("a public address far from the machine: %v", err)
+	}
+}

@@ -1,6 +1,8 @@
-// Command policy is a test Escouade plugin: it denies commands that delete
-// files, asks about xterm, allows the rest, and appends every fact it
-// receives to facts.log in its folder.
+// Command policy is a test Escouade plugin written from the protocol's own
+// example of a request's input ({command: 'npm test'}): it reads only
+// input.command, denies commands that delete files or say "forbidden",
+// asks about xterm, allows the rest, and appends every fact it receives
+// to facts.log in its folder.
 package main
 
 import (
@@ -12,8 +14,8 @@ import (
 	"strings"
 	"syscall"
 
-	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/protocol"
 )
 
 func main() {
@@ -25,20 +27,21 @@ func main() {
 	}
 	defer log.Close()
 	err = plugin.Serve(ctx, os.Stdin, os.Stdout, plugin.Handlers{
-		Fact: func(ctx context.Context, c *plugin.Conn, f escouade.Fact) {
+		Fact: func(ctx context.Context, c *plugin.Conn, f protocol.Fact) {
 			data, _ := json.Marshal(f.Data)
 			fmt.Fprintf(log, "%s %s\n", f.Name, data)
 		},
-		Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
-			in, _ := json.Marshal(p.Request.Input)
-			s := string(in)
+		Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
+			command, _ := p.Request.Input["command"].(string)
 			switch {
-			case strings.Contains(s, `"rm"`) || strings.Contains(s, "rm -"):
-				return escouade.Decision{Verdict: escouade.Deny, Message: "no deleting files here"}, nil
-			case strings.Contains(s, "xterm"):
-				return escouade.Decision{Verdict: escouade.Ask, Message: "a person should approve terminals"}, nil
+			case strings.HasPrefix(command, "rm ") || strings.Contains(command, " rm "):
+				return protocol.Decision{Verdict: protocol.Deny, Message: "no deleting files here"}, nil
+			case strings.Contains(command, "forbidden"):
+				return protocol.Decision{Verdict: protocol.Deny, Message: "nothing forbidden"}, nil
+			case strings.Contains(command, "xterm"):
+				return protocol.Decision{Verdict: protocol.Ask, Message: "a person should approve terminals"}, nil
 			}
-			return escouade.Decision{Verdict: escouade.Allow}, nil
+			return protocol.Decision{Verdict: protocol.Allow}, nil
 		},
 	})
 	if err != nil {

@@ -1,0 +1,138 @@
+package escouade
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Every file the Host opens for a plugin (files/read, fs/*, the code that
+// Start reads) is opened here: under a folder already judged, by a path
+// relative to it that was judged, with no link followed on the way (the
+// path was resolved when it was judged; a link that appears since is
+// refused, not followed), non-blocking (a FIFO does not hold open(2)),
+// and the descriptor is then checked to be where the path said. What is
+// read or written is what was judged, whatever another process swaps in
+// meanwhile.
+//
+// On Linux the open is one openat2(2) with RESOLVE_BENEATH and
+// RESOLVE_NO_SYMLINKS where the kernel has it (5.6 and later), else a
+// walk of openat(2) with O_NOFOLLOW from the folder, one part at a time;
+// the descriptor's path is read back from /proc/self/fd. On other Unix
+// systems it is the walk, and the check is that the path names the file
+// opened. Elsewhere it is os.Root, and the same check.
+
+// beneathOptions say what else an open under a folder does.
+type beneathOptions struct {
+	// mkdirs makes the folders missing on the way (fs/write).
+	mkdirs bool
+	// noPluginFolder refuses a path through a plugin's folder: a folder
+	// holding a plugin.json, the root's own included, or the folder of a
+	// loaded plugin (in notIn).
+	noPluginFolder bool
+	notIn          []string // real paths of folders nothing is opened in
+}
+
+// Why an open under a folder is refused.
+var (
+	errLinkOnTheWay = errors.New("a link on the way: links are followed only when the path is judged")
+	errPluginFolder = errors.New("a plugin's folder: its manifest and its code are no root's")
+	errMoved        = errors.New("the path changed while it was opened")
+	errNotBeneath   = errors.New("the path leaves its root")
+	errNotRegular   = errors.New("not a regular file")
+	errHardLinked   = errors.New("a file with more than one name (a hard link)")
+	errBadRelative  = errors.New("not a clean relative path")
+)
+
+// openBeneath opens rel (slash-separated, clean, relative; "." for dir
+// itself) under dir (a real path) with flag and perm, as the comment above
+// says. The caller closes the file.
+func openBeneath(dir, rel string, flag int, perm os.FileMode, o beneathOptions) (*os.File, error) {
+	rel = filepath.ToSlash(rel)
+	if rel == "" || strings.HasPrefix(rel, "/") || filepath.ToSlash(filepath.Clean(rel)) != rel {
+		return nil, errBadRelative
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if part == ".." {
+			return nil, errNotBeneath
+		}
+	}
+	want := filepath.Join(dir, filepath.FromSlash(rel))
+	for _, d := range o.notIn {
+		if within(d, want) {
+			return nil, errPluginFolder
+		}
+	}
+	f, err := openNoLinks(dir, rel, flag, perm, o)
+	if err != nil {
+		return nil, err
+	}
+	// O_PATH|O_NOFOLLOW opens a link itself rather than failing.
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, errLinkOnTheWay
+	}
+	if err := checkOpenedAt(f, want); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// openRegular opens rel under dir for reading, as a regular file with one
+// name at most when oneName is set (a hard link in a plugin's folder may
+// name any file of its owner: .env, a key).
+func openRegular(dir, rel string, oneName bool) (*os.File, os.FileInfo, error) {
+	f, err := openBeneath(dir, rel, os.O_RDONLY, 0, beneathOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fi, errNotRegular
+	}
+	if oneName && linkCount(fi) > 1 {
+		f.Close()
+		return nil, fi, errHardLinked
+	}
+	return f, fi, nil
+}
+
+// pluginDirs returns the real paths of the folders of the loaded plugins.
+func (h *Host) pluginDirs() []string {
+	h.mu.Lock()
+	dirs := make([]string, 0, len(h.plugins))
+	for _, p := range h.plugins {
+		if p.dir != "" {
+			dirs = append(dirs, p.dir)
+		}
+	}
+	h.mu.Unlock()
+	for i, d := range dirs {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			dirs[i] = r
+		}
+	}
+	return dirs
+}
+
+// openFileIn opens the regular file name of the folder dir (links of dir
+// itself followed, none below it) for the Host's own reading: a manifest,
+// a project's .escouade.yml. A FIFO put there holds nothing up.
+func openFileIn(dir, name string) (*os.File, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	f, _, err := openRegular(real, name, false)
+	return f, err
+}

@@ -1,0 +1,52 @@
+//go:build !unix
+
+package escouade
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// openNoLinks opens through os.Root, which keeps to dir whatever links
+// say; the folders on the way are looked at for a manifest by name.
+func openNoLinks(dir, rel string, flag int, perm os.FileMode, o beneathOptions) (*os.File, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if o.noPluginFolder {
+		cur := "."
+		for _, part := range append([]string{"."}, strings.Split(rel, "/")...) {
+			cur = filepath.Join(cur, part)
+			if _, err := root.Lstat(filepath.Join(cur, ManifestName)); err == nil {
+				return nil, errPluginFolder
+			}
+		}
+	}
+	if d := filepath.Dir(filepath.FromSlash(rel)); o.mkdirs && d != "." {
+		if err := root.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	return root.OpenFile(filepath.FromSlash(rel), flag, perm)
+}
+
+// checkOpenedAt checks that f is the file at want.
+func checkOpenedAt(f *os.File, want string) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	at, err := os.Lstat(want)
+	if err != nil || !os.SameFile(fi, at) {
+		return errMoved
+	}
+	return nil
+}
+
+func linkCount(os.FileInfo) uint64 { return 1 }
+
+// openForStat opens a file to stat it.
+const openForStat = os.O_RDONLY

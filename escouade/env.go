@@ -1,0 +1,73 @@
+package escouade
+
+import (
+	"os"
+	"strings"
+)
+
+// The environment of what the Host starts for a plugin (proc/spawn's
+// programs, launch.shared's process) is built by allowlist, never by
+// filtering out what is known to be dangerous: git, bash, node, python,
+// perl and make each read variables that run anything (GIT_CONFIG_*,
+// BASH_ENV, ENV, NODE_OPTIONS, PYTHONPATH, PERL5OPT, MAKEFILES,
+// GIT_SSH_COMMAND…), and the list grows with every tool.
+
+// SafeEnv are the variables any plugin may set for a program it starts
+// (proc/spawn's env), without naming them in permissions.env: they choose
+// a language, a time zone, colours and a terminal's size, and run nothing.
+var safeEnv = map[string]bool{
+	"LANG": true, "LANGUAGE": true, "LC_ALL": true, "LC_CTYPE": true, "LC_MESSAGES": true,
+	"LC_COLLATE": true, "LC_NUMERIC": true, "LC_TIME": true, "LC_MONETARY": true,
+	"TZ": true, "NO_COLOR": true, "FORCE_COLOR": true, "CLICOLOR": true,
+	"COLUMNS": true, "LINES": true, "CI": true,
+}
+
+// minimalEnvNames are the Host's variables a program gets when there is
+// no agent's environment to start from: where programs are found, who and
+// where the user is, the language and time zone. No token, no secret, no
+// ESCOUADE_*.
+var minimalEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES"}
+
+// minimalEnv returns the Host's values of minimalEnvNames.
+func minimalEnv() []string {
+	env := make([]string, 0, len(minimalEnvNames))
+	for _, k := range minimalEnvNames {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// neverSet says why a variable may never be set by a plugin, whatever its
+// manifest says, or "".
+func neverSet(key string) string {
+	k := strings.ToUpper(key)
+	switch {
+	case strings.HasPrefix(k, "ESCOUADE_"):
+		return "Escouade's own variables (ESCOUADE_*)"
+	case k == "PATH":
+		return "PATH: the program is found on the agent's PATH"
+	case strings.HasPrefix(k, "LD_"), strings.HasPrefix(k, "DYLD_"):
+		return "the loader's variables (LD_*, DYLD_*)"
+	}
+	return ""
+}
+
+// envRefusal says why the plugin may not set key for a program, or "": a
+// variable is set only when it is of the safe set or named, as written,
+// in permissions.env.
+func (p *Plugin) envRefusal(key string) string {
+	if why := neverSet(key); why != "" {
+		return why + " may never be set"
+	}
+	if safeEnv[key] {
+		return ""
+	}
+	for _, k := range p.m.Permissions.Env {
+		if k == key {
+			return ""
+		}
+	}
+	return "not a variable of permissions.env, nor of the safe set (LANG, LC_*, TZ, NO_COLOR, FORCE_COLOR, CLICOLOR, COLUMNS, LINES, CI)"
+}

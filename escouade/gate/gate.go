@@ -1,0 +1,169 @@
+// Package gate is the bridge between a Shinken runtime and an Escouade
+// Host: a Gate is the runtime's shinken.Authorizer, and asks the Host's
+// plugins whether the agent may run a program (exec) or start an
+// application (launch_app), so that a daemon does not write the
+// translation itself.
+//
+// Every request goes to the plugins in the one shape the protocol
+// defines for programs (see protocol.CommandInput): kind "command", tool
+// "exec" or "launch_app", and an input whose command is always the whole
+// command line as one string, with the structured argv, cwd and env. A
+// shell line and an argv that run the same program are seen alike, and a
+// plugin written from the protocol's example ({command: 'npm test'})
+// judges both.
+//
+// The Gate publishes request.permission before asking and
+// request.answered after, and refuses unless the plugins' combined
+// verdict is allow (or ask, when Options.OnAsk says an ask with no person
+// to ask is an allow). A plugin that cannot answer counts as ask
+// (escouade.Host.Decide), so the Gate fails closed.
+package gate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+
+	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
+	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
+)
+
+// Options configure a Gate. A nil *Options means the defaults.
+type Options struct {
+	// Project is the project every request is about; "" means "default".
+	// The Host's Projects must know it.
+	Project string
+	// OnAsk is what an ask means, there being no person to ask: escouade.Deny
+	// (the default, also for "") or escouade.Allow.
+	OnAsk escouade.Verdict
+	// Log receives a line per decision; nil means none.
+	Log *slog.Logger
+}
+
+// A Gate asks an Escouade Host's plugins whether an action may go ahead.
+// It is safe for concurrent use.
+type Gate struct {
+	host    *escouade.Host
+	project string
+	onAsk   escouade.Verdict
+	log     *slog.Logger
+	seq     atomic.Uint64
+}
+
+// New returns a Gate asking h's plugins.
+func New(h *escouade.Host, opts *Options) *Gate {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Project == "" {
+		o.Project = "default"
+	}
+	if o.OnAsk != escouade.Allow {
+		o.OnAsk = escouade.Deny
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Gate{host: h, project: o.Project, onAsk: o.OnAsk, log: o.Log}
+}
+
+// A RefusedError is the Gate's refusal: the plugins' combined decision,
+// and the request they were asked.
+type RefusedError struct {
+	Request  escouade.PermissionRequest
+	Decision escouade.Decision
+}
+
+// Error says why, as the deciding plugin worded it when it did.
+func (e *RefusedError) Error() string {
+	switch {
+	case e.Decision.Message != "":
+		return e.Decision.Message
+	case e.Decision.Verdict == escouade.Ask:
+		return "no plugin allowed it and there is no person to ask"
+	}
+	return "refused by plugin " + e.Decision.Plugin
+}
+
+// Is reports whether target is escouade.ErrRefused, so that
+// errors.Is(err, escouade.ErrRefused) holds for every refusal.
+func (e *RefusedError) Is(target error) bool { return target == escouade.ErrRefused }
+
+// Request returns the permission request the plugins are asked for req,
+// under the id id. Verbs other than exec and launch_app are an error: the
+// runtime asks its Authorizer for those two only.
+func Request(req shinken.AuthRequest, id string) (escouade.PermissionRequest, error) {
+	a := req.Action
+	if a == nil {
+		return escouade.PermissionRequest{}, fmt.Errorf("gate: a request without an action")
+	}
+	var in protocol.CommandInput
+	tool := protocol.ToolExec
+	switch req.Verb {
+	case aci.VerbExec:
+		switch {
+		case a.Shell != nil && a.Argv == nil:
+			in = protocol.ShellCommand(*a.Shell)
+		case a.Argv != nil && a.Shell == nil:
+			in = protocol.ArgvCommand(a.Argv)
+		default:
+			return escouade.PermissionRequest{}, fmt.Errorf("gate: an exec needs exactly one of argv and shell")
+		}
+		if a.Cwd != nil {
+			in.Cwd = *a.Cwd
+		}
+		if a.Env != nil {
+			in.Env = make(map[string]string, len(a.Env))
+			for k, v := range a.Env {
+				in.Env[k] = v
+			}
+		}
+	case aci.VerbLaunchApp:
+		if a.App == nil {
+			return escouade.PermissionRequest{}, fmt.Errorf("gate: a launch_app without an app")
+		}
+		tool = protocol.ToolLaunchApp
+		in = protocol.ArgvCommand(append([]string{*a.App}, a.Args...))
+	default:
+		return escouade.PermissionRequest{}, fmt.Errorf("gate: %s is not a verb the gate judges", req.Verb)
+	}
+	return escouade.PermissionRequest{ID: id, Kind: protocol.KindCommand, Tool: tool, Input: in.Map()}, nil
+}
+
+// Authorize implements shinken.Authorizer: it publishes
+// request.permission, asks the plugins, publishes request.answered, and
+// returns nil for an allow, a *RefusedError otherwise. An error of the Host
+// (an unknown project) is returned as it is, and refuses too.
+func (g *Gate) Authorize(ctx context.Context, req shinken.AuthRequest) error {
+	preq, err := Request(req, "shinken-"+strconv.FormatUint(g.seq.Add(1), 10))
+	if err != nil {
+		return err
+	}
+	about := escouade.About{Project: g.project}
+	if _, err := g.host.Fact(ctx, "request.permission", map[string]any{"request": preq}, about); err != nil {
+		g.log.Warn("fact not published", "fact", "request.permission", "err", err)
+	}
+	d, err := g.host.Decide(ctx, preq, about)
+	if err != nil {
+		return err
+	}
+	verdict := d.Verdict
+	if verdict == escouade.Ask {
+		verdict = g.onAsk
+	}
+	if _, err := g.host.Fact(ctx, "request.answered", map[string]any{
+		"id": preq.ID, "decision": string(verdict), "message": d.Message, "plugin": d.Plugin,
+	}, about); err != nil {
+		g.log.Warn("fact not published", "fact", "request.answered", "err", err)
+	}
+	g.log.Info("permission", "tool", preq.Tool, "command", preq.Input["command"], "verdict", verdict, "plugin", d.Plugin)
+	if verdict == escouade.Allow {
+		return nil
+	}
+	return &RefusedError{Request: preq, Decision: d}
+}
