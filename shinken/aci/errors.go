@@ -146,3 +146,19 @@ func isDeadline(err error) bool {
 	var t timeout
 	return errors.As(err, &t) && t.Timeout()
 }
+
+// CodeOf returns the code WireError gives err: its *Error's code,
+// CodeUnsupported for errors.ErrUnsupported, CodeTimeout for a timeout,
+// CodeBackend for anything else.
+func CodeOf(err error) Code {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return e.Code
+	case errors.Is(err, errors.ErrUnsupported):
+		return CodeUnsupported
+	case isDeadline(err):
+		return CodeTimeout
+	}
+	return CodeBackend
+}
