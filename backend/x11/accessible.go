@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jezek/xgb/xproto"
+
 	"shinken.dev/go/backend/x11/atspi"
 	"shinken.dev/go/shinken"
 )
@@ -61,7 +63,30 @@ func (a *Accessible) client(ctx context.Context) (*atspi.Client, error) {
 	}
 	a.tried = time.Now()
 	a.c, a.err = atspi.Connect(ctx, &a.opts)
+	if a.err == nil {
+		a.publishBus(a.c.Address())
+	}
 	return a.c, a.err
+}
+
+// publishBus sets the AT_SPI_BUS property of the root window to addr when
+// no other program did. Qt applications look for the accessibility bus
+// there and nowhere else; the bus launcher sets it only when built with X
+// support, and the X server drops it when its last client leaves, which
+// the Backend's own connection prevents. Failing to set it only keeps Qt
+// applications out of the tree, so errors are not reported.
+func (a *Accessible) publishBus(addr string) {
+	const name = "AT_SPI_BUS"
+	atom, err := xproto.InternAtom(a.conn, false, uint16(len(name)), name).Reply()
+	if err != nil {
+		return
+	}
+	prop, err := xproto.GetProperty(a.conn, false, a.root, atom.Atom, xproto.AtomString, 0, 1024).Reply()
+	if err != nil || prop.ValueLen > 0 {
+		return
+	}
+	xproto.ChangePropertyChecked(a.conn, xproto.PropModeReplace, a.root, atom.Atom, xproto.AtomString, 8,
+		uint32(len(addr)), []byte(addr)).Check()
 }
 
 // Snapshot implements shinken.A11y.
