@@ -160,6 +160,9 @@ type ObserveRequest struct {
 	Diff    bool          // tree_text as a diff against the previous revision
 	Settle  time.Duration // wait for the UI to be quiet this long first
 	Desktop bool          // every application, not just the active one
+	// Subtree, an element ref, renders only that element and its
+	// descendants, hidden ones included (no Diff with it).
+	Subtree string
 }
 
 // Observe takes a structured observation of the accessibility tree.
@@ -175,6 +178,9 @@ func (c *Client) Observe(ctx context.Context, req *ObserveRequest) (*Observation
 		}
 		if req.Desktop {
 			a.Scope = ScopeScreen
+		}
+		if req.Subtree != "" {
+			a.Target = Ref(req.Subtree)
 		}
 	}
 	r, err := c.Do(ctx, a)

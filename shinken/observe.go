@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"image"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +36,9 @@ type Observer struct {
 	gen      uint64               // snapshot generation
 	revision int
 	shown    []*refEntry // the previous revision's visible elements, in order
+	// partial says the last revision rendered a subtree: it is no baseline
+	// for a diff.
+	partial bool
 }
 
 // A refEntry binds one live backend node to its ref, and remembers how the
@@ -77,6 +81,9 @@ type ObserveOptions struct {
 	Settle   time.Duration // wait for this much quiet first
 	Desktop  bool          // every application, not just the active one
 	MaxNodes int           // 0: the backend's default budget
+	// Subtree, when set to a ref, renders only that element and its
+	// descendants, with nothing left out as hidden. It takes no diff.
+	Subtree string
 }
 
 // snapshot takes a snapshot and binds refs: surviving nodes keep theirs,
@@ -177,31 +184,83 @@ func (o *Observer) Observe(ctx context.Context, opts ObserveOptions) (*Observati
 	if err != nil {
 		return nil, err
 	}
+	if opts.Subtree != "" {
+		if opts.Diff {
+			return nil, Errorf(CodeInvalidAction, "observe of an element's subtree renders it whole: diff is not accepted with a target")
+		}
+		if t, entries, err = subtree(t, entries, o, opts.Subtree); err != nil {
+			return nil, err
+		}
+	}
 	o.revision++
-	r := render(t, entries, o.shown, o.revision, opts.Diff && o.revision > 1)
+	diff := opts.Diff && o.revision > 1 && !o.partial
+	r := render(t, entries, o.shown, o.revision, diff, opts.Subtree != "")
 	obs := &Observation{Revision: o.revision, Tree: "full", TreeText: r.full}
 	if r.diff != "" {
 		obs.Tree, obs.TreeText, obs.DiffOf = "diff", r.diff, o.revision-1
 	}
-	o.shown = r.shown
+	o.shown, o.partial = r.shown, opts.Subtree != ""
 	obs.Elements = make([]Element, len(t.Nodes))
 	for i := range t.Nodes {
-		n := &t.Nodes[i]
-		e := Element{
-			Ref: refName(entries[i].n), Role: n.Role, Name: n.Name, Description: n.Description, Value: n.Value,
-			States: n.States, Actions: n.Actions, Focused: n.Focused, Source: t.Source, Provenance: n.Provenance,
-			BBox: []float64{float64(n.BBox.Min.X), float64(n.BBox.Min.Y), float64(n.BBox.Dx()), float64(n.BBox.Dy())},
+		obs.Elements[i] = element(t, entries, i)
+		if t.Nodes[i].Focused {
+			obs.Focus = obs.Elements[i].Ref
 		}
-		if n.Focused {
-			obs.Focus = e.Ref
+	}
+	if diff {
+		delta := &ElementDelta{}
+		for _, i := range r.added {
+			delta.Added = append(delta.Added, obs.Elements[i])
 		}
-		obs.Elements[i] = e
+		for _, i := range r.changed {
+			delta.Changed = append(delta.Changed, obs.Elements[i])
+		}
+		for _, n := range r.removed {
+			delta.Removed = append(delta.Removed, refName(n))
+		}
+		obs.Delta = delta
 	}
 	count := len(t.Nodes)
 	obs.NodeCount = &count
 	ms := float64(time.Since(start).Microseconds()) / 1000
 	obs.CaptureMS = &ms
 	return obs, nil
+}
+
+// element is node i of t as the wire carries it.
+func element(t *Tree, entries []*refEntry, i int) Element {
+	n := &t.Nodes[i]
+	return Element{
+		Ref: refName(entries[i].n), Role: n.Role, Name: n.Name, Description: n.Description, Value: n.Value,
+		States: n.States, Actions: n.Actions, Focused: n.Focused, Source: t.Source, Provenance: n.Provenance,
+		BBox: []float64{float64(n.BBox.Min.X), float64(n.BBox.Min.Y), float64(n.BBox.Dx()), float64(n.BBox.Dy())},
+	}
+}
+
+// subtree cuts t down to the element ref and its descendants. o.mu must be
+// held.
+func subtree(t *Tree, entries []*refEntry, o *Observer, ref string) (*Tree, []*refEntry, error) {
+	e, err := o.lookup(ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	root := slices.Index(entries, e)
+	if root < 0 {
+		return nil, nil, Errorf(CodeStaleElementRef, "%s is not in the active application's tree now: observe again", ref)
+	}
+	end := root + 1
+	for end < len(t.Nodes) && t.Nodes[end].Depth > t.Nodes[root].Depth {
+		end++
+	}
+	sub := &Tree{App: t.App, Window: t.Window, Source: t.Source, Truncated: t.Truncated, TruncatedWhy: t.TruncatedWhy}
+	sub.Nodes = slices.Clone(t.Nodes[root:end])
+	for i := range sub.Nodes {
+		sub.Nodes[i].Parent -= root
+		if i == 0 {
+			sub.Nodes[i].Parent = -1
+		}
+	}
+	return sub, entries[root:end], nil
 }
 
 func (c *conn) observe(callID string, a *Action) error {
@@ -214,6 +273,12 @@ func (c *conn) observe(callID string, a *Action) error {
 	}
 	if a.SettleMS != nil {
 		opts.Settle = millis(*a.SettleMS, maxSettle)
+	}
+	if a.Target != nil {
+		if a.Target.Kind != TargetElementRef {
+			return Errorf(CodeInvalidAction, "observe takes an element_ref target (the subtree to render whole), not %s", a.Target.Kind)
+		}
+		opts.Subtree = a.Target.Ref
 	}
 	obs, err := c.obs.Observe(c.ctx, opts)
 	if err != nil {

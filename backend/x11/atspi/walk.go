@@ -286,7 +286,10 @@ func (w *walk) addCacheItems(m *message) {
 // has them. then runs once all succeeded.
 func (w *walk) fetchBase(r *rec, then func()) {
 	k := w.old(r.path)
-	useMemo := k != nil && k.haveRole && !w.ev.allDirty && !w.ev.roleDirty[r.path]
+	// Interfaces are fixed for an object's life, but a browser's proxy for
+	// a page node being loaded can first answer with none: a remembered
+	// node without Component is read again.
+	useMemo := k != nil && k.haveRole && k.ifs&hasComponent != 0 && !w.ev.allDirty && !w.ev.roleDirty[r.path]
 	left, failed := 4, false
 	if useMemo {
 		left = 2
