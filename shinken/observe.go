@@ -47,6 +47,8 @@ type refEntry struct {
 	n     int
 	id    string
 	root  string // the ID of the node's top-level ancestor (its window)
+	// parent is the node's parent in the last snapshot that saw it.
+	parent *refEntry
 	gen   uint64 // the last snapshot that saw the node
 	bbox  image.Rectangle
 	line  string // its line in revision shownAt
@@ -120,8 +122,10 @@ func (o *Observer) snapshot(ctx context.Context, desktop bool) (*Tree, []*refEnt
 		e.bbox = n.BBox
 		if n.Parent >= 0 && n.Parent < i {
 			e.root = entries[n.Parent].root
+			e.parent = entries[n.Parent]
 		} else {
 			e.root = n.ID
+			e.parent = nil
 		}
 		entries[i] = e
 	}
@@ -304,19 +308,38 @@ func (o *Observer) lookup(ref string) (*refEntry, error) {
 	return e, nil
 }
 
-// center returns the centre of the visible part of ref's element, from a
-// fresh snapshot so that a moved element is clicked where it is now.
+// center returns the centre of the visible part of ref's element. A
+// backend that is a Locator says where the element is now (scrolled into
+// view, clipped to its window and viewports); otherwise a fresh snapshot
+// does, so that a moved element is clicked where it is now.
 func (o *Observer) center(ctx context.Context, ref string) (image.Point, error) {
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	if _, err := o.lookup(ref); err != nil {
+	e, err := o.lookup(ref)
+	if err != nil {
+		o.mu.Unlock()
 		return image.Point{}, err
 	}
+	if loc, ok := o.a11y.(Locator); ok {
+		var ancestors []string
+		for a := e.parent; a != nil && len(ancestors) < maxAncestors; a = a.parent {
+			ancestors = append(ancestors, a.id)
+		}
+		o.mu.Unlock()
+		box, err := loc.Locate(ctx, e.id, ancestors)
+		if err != nil {
+			if errors.Is(err, ErrStaleElementRef) {
+				o.forget(e)
+				return image.Point{}, Errorf(CodeStaleElementRef, "%s is gone: observe again", ref)
+			}
+			return image.Point{}, refErr(err, e.id, ref)
+		}
+		return o.visibleCenter(ctx, ref, box)
+	}
+	defer o.mu.Unlock()
 	if _, _, err := o.snapshot(ctx, false); err != nil {
 		return image.Point{}, err
 	}
-	e, err := o.lookup(ref)
-	if err != nil {
+	if e, err = o.lookup(ref); err != nil {
 		return image.Point{}, err
 	}
 	if e.gen != o.gen {
@@ -328,16 +351,33 @@ func (o *Observer) center(ctx context.Context, ref string) (image.Point, error) 
 			return image.Point{}, err
 		}
 	}
-	box := e.bbox
+	return o.visibleCenter(ctx, ref, e.bbox)
+}
+
+// maxAncestors bounds the ancestors handed to a Locator.
+const maxAncestors = 64
+
+// visibleCenter clips box to the screen and returns its centre.
+func (o *Observer) visibleCenter(ctx context.Context, ref string, box image.Rectangle) (image.Point, error) {
 	if o.capturer != nil {
 		if d, err := o.capturer.Display(ctx); err == nil {
 			box = box.Intersect(image.Rect(0, 0, d.W, d.H))
 		}
 	}
 	if box.Empty() {
-		return image.Point{}, Errorf(CodeElementNotActionable, "%s has no visible area on the screen", ref)
+		return image.Point{}, Errorf(CodeElementNotActionable, "%s has no visible part on the screen, even scrolled into view", ref)
 	}
 	return image.Pt((box.Min.X+box.Max.X)/2, (box.Min.Y+box.Max.Y)/2), nil
+}
+
+// forget evicts e's ref for good.
+func (o *Observer) forget(e *refEntry) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.refOf[e.id] == e {
+		delete(o.refOf, e.id)
+		delete(o.byRef, e.n)
+	}
 }
 
 // do performs an element operation on a ref target.
@@ -356,15 +396,10 @@ func (o *Observer) do(ctx context.Context, t *Target, act ElementAction) error {
 	}
 	if err := o.a11y.Do(ctx, e.id, act); err != nil {
 		if errors.Is(err, ErrStaleElementRef) {
-			o.mu.Lock()
-			if o.refOf[e.id] == e {
-				delete(o.refOf, e.id)
-				delete(o.byRef, e.n)
-			}
-			o.mu.Unlock()
+			o.forget(e)
 			return Errorf(CodeStaleElementRef, "%s is gone: observe again", t.Ref)
 		}
-		return err
+		return refErr(err, e.id, t.Ref)
 	}
 	return nil
 }

@@ -2,6 +2,9 @@ package x11
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"image"
 	"sync"
 	"time"
 
@@ -98,13 +101,85 @@ func (a *Accessible) Snapshot(ctx context.Context, opts shinken.SnapshotOptions)
 	return c.Snapshot(ctx, opts)
 }
 
-// Do implements shinken.A11y.
+// Do implements shinken.A11y. A set_value the node cannot take through its
+// interfaces (a browser's field; a field with no editable text) is typed:
+// the node is focused, its text selected (ctrl+a) and replaced by typing,
+// then read back.
 func (a *Accessible) Do(ctx context.Context, id string, act shinken.ElementAction) error {
 	c, err := a.client(ctx)
 	if err != nil {
 		return err
 	}
-	return c.Do(ctx, id, act)
+	err = c.Do(ctx, id, act)
+	if act.Op != shinken.OpSetValue || !errors.Is(err, atspi.ErrNeedsTyping) {
+		return err
+	}
+	return a.typeValue(ctx, c, id, act.Text, err)
+}
+
+// typeValue sets a field's text from the keyboard and checks it took;
+// first is why its interfaces could not.
+func (a *Accessible) typeValue(ctx context.Context, c *atspi.Client, id, text string, first error) error {
+	fail := func(step string, err error) error {
+		return fmt.Errorf("%w: set_value on %s: %v; then %s: %v", shinken.ErrElementNotActionable, id, first, step, err)
+	}
+	if err := c.Focus(ctx, id); err != nil {
+		return fail("focusing it", err)
+	}
+	for _, k := range []shinken.KeyEvent{{Key: "Control_L", Down: true}, {Key: "a", Down: true}, {Key: "a"}, {Key: "Control_L"}} {
+		if err := a.Key(ctx, k); err != nil {
+			return fail("selecting its text with ctrl+a", err)
+		}
+	}
+	var err error
+	if text == "" {
+		err = a.Key(ctx, shinken.KeyEvent{Key: "BackSpace", Down: true})
+		if err == nil {
+			err = a.Key(ctx, shinken.KeyEvent{Key: "BackSpace"})
+		}
+	} else {
+		err = a.Type(ctx, text)
+	}
+	if err != nil {
+		return fail("typing", err)
+	}
+	// The application reads the keyboard on its own loop: poll briefly.
+	limit := time.Now().Add(typedReadBack)
+	got := ""
+	for {
+		got, err = c.Text(ctx, id)
+		if err != nil {
+			return fail("reading it back", err)
+		}
+		if got == text {
+			return nil
+		}
+		if time.Now().After(limit) {
+			break
+		}
+		t := time.NewTimer(10 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("%w: set_value on %s: %v; focused it, selected all (ctrl+a) and typed %q, but it reads %q",
+		shinken.ErrElementNotActionable, id, first, text, got)
+}
+
+// typedReadBack bounds how long typed text may take to show in a field.
+const typedReadBack = time.Second
+
+// Locate implements shinken.Locator: element verbs on the pointer find
+// their element's visible part in a few calls, scrolled into view.
+func (a *Accessible) Locate(ctx context.Context, id string, ancestors []string) (image.Rectangle, error) {
+	c, err := a.client(ctx)
+	if err != nil {
+		return image.Rectangle{}, err
+	}
+	return c.Locate(ctx, id, ancestors)
 }
 
 // Watch implements shinken.ChangeWatcher. Without a bus it reports no

@@ -31,7 +31,11 @@ func parseID(id string) (bus, path string, ok bool) {
 // (EditableText.SetTextContents) or sets a Value (Value.CurrentValue, the
 // text parsed as a number; a node with both, such as a spin button, takes a
 // number through Value), then reads the node back: an application that
-// kept another value yields a *NotAppliedError.
+// kept another value yields a *NotAppliedError. On a combo box that is not
+// editable, OpSetValue selects the option whose name is the text. A field
+// that cannot take its value through its interfaces faithfully (no
+// editable text nor value, or a browser page's field) yields an error
+// wrapping [ErrNeedsTyping].
 func (c *Client) Do(ctx context.Context, id string, act shinken.ElementAction) error {
 	if c.closed() {
 		return errClientClosed
@@ -51,7 +55,17 @@ func (c *Client) Do(ctx context.Context, id string, act shinken.ElementAction) e
 		n := &node{c: c, ctx: ctx, conn: conn, dest: dest, path: path, id: id, deadline: deadline}
 		var states stateSet
 		var ifs ifaceSet
+		var role uint32
 		err := n.run(func(p *pipeline, fail func(error)) {
+			p.call(call(dest, path, ifAccessible, "GetRole"), func(m *message, err error) {
+				if err == nil {
+					var d *decoder
+					if d, err = expect(m, "u"); err == nil {
+						role = d.u32()
+					}
+				}
+				fail(err)
+			})
 			p.call(call(dest, path, ifAccessible, "GetState"), func(m *message, err error) {
 				if err == nil {
 					var d *decoder
@@ -79,6 +93,15 @@ func (c *Client) Do(ctx context.Context, id string, act shinken.ElementAction) e
 		}
 		if act.Op == shinken.OpInvoke {
 			return n.invoke(ifs, act.Action)
+		}
+		if role == roleComboBox && !states.has(stateEditable) {
+			return n.selectOption(act.Text)
+		}
+		if n.browser() && ifs&hasValue == 0 {
+			return fmt.Errorf("%w: %s is a browser's field", ErrNeedsTyping, id)
+		}
+		if ifs&(hasEditableText|hasValue) == 0 {
+			return fmt.Errorf("%w: %s has neither editable text nor a value", ErrNeedsTyping, id)
 		}
 		return n.setValue(ifs, act.Text)
 	})

@@ -45,6 +45,8 @@ type memo struct {
 	// oneByOne says the bridge has no Properties.GetAll: Qt's reads a
 	// second argument GetAll does not have, and answers garbage or crashes.
 	oneByOne bool
+	// browser says the application is a web browser (Gecko, Chromium).
+	browser bool
 
 	// The fields below are written by the event handler.
 	mu           sync.Mutex

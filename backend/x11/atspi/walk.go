@@ -149,6 +149,7 @@ func (w *walk) run() (*appTree, error) {
 					// and every state change; others are not trusted to.
 					w.m.geometry = strings.EqualFold(toolkit, "gtk") && strings.HasPrefix(version, "3.")
 					w.m.oneByOne = strings.EqualFold(toolkit, "qt")
+					w.m.browser = strings.EqualFold(toolkit, "gecko") || strings.EqualFold(toolkit, "chromium")
 				}
 			}
 		}
