@@ -51,7 +51,8 @@ func (c *Client) withNode(ctx context.Context, id string, fn func(n *node) error
 	return err
 }
 
-// Focus gives the node id the keyboard focus (Component.GrabFocus).
+// Focus gives the node id the keyboard focus (Component.GrabFocus) and
+// waits until the node reports it.
 func (c *Client) Focus(ctx context.Context, id string) error {
 	return c.withNode(ctx, id, func(n *node) error {
 		var ok bool
@@ -69,7 +70,28 @@ func (c *Client) Focus(ctx context.Context, id string) error {
 		if err == nil && !ok {
 			err = fmt.Errorf("%w: %s refused the focus", shinken.ErrElementNotActionable, id)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		// The toolkit moves the focus on its loop: keys sent before it
+		// did would land in the previously focused field.
+		focused := n.waitFor(func() bool {
+			var has bool
+			n.run(func(p *pipeline, fail func(error)) {
+				p.call(call(n.dest, n.path, ifAccessible, "GetState"), func(m *message, err error) {
+					if err == nil {
+						if d, err := expect(m, "au"); err == nil {
+							has = readStates(d).has(stateFocused)
+						}
+					}
+				})
+			})
+			return has
+		})
+		if !focused {
+			return fmt.Errorf("%w: %s accepted the focus but never showed it", shinken.ErrElementNotActionable, id)
+		}
+		return nil
 	})
 }
 

@@ -1,0 +1,22 @@
+package realapps
+
+import (
+	"regexp"
+	"strconv"
+)
+
+var refPattern = regexp.MustCompile(`\be[1-9][0-9]*\b`)
+
+// renumber replaces refs by e1, e2... in order of first appearance, so that
+// a golden does not depend on how many refs were minted before.
+func renumber(text string) string {
+	seen := map[string]string{}
+	return refPattern.ReplaceAllStringFunc(text, func(r string) string {
+		if n, ok := seen[r]; ok {
+			return n
+		}
+		n := "e" + strconv.Itoa(len(seen)+1)
+		seen[r] = n
+		return n
+	})
+}
