@@ -44,15 +44,15 @@ type Observer struct {
 // A refEntry binds one live backend node to its ref, and remembers how the
 // previous revision rendered it, so a diff needs no map of lines.
 type refEntry struct {
-	n     int
-	id    string
-	root  string // the ID of the node's top-level ancestor (its window)
+	n    int
+	id   string
+	root string // the ID of the node's top-level ancestor (its window)
 	// parent is the node's parent in the last snapshot that saw it.
 	parent *refEntry
-	gen   uint64 // the last snapshot that saw the node
-	bbox  image.Rectangle
-	line  string // its line in revision shownAt
-	shown int    // the last revision that rendered a line for it
+	gen    uint64 // the last snapshot that saw the node
+	bbox   image.Rectangle
+	line   string // its line in revision shownAt
+	shown  int    // the last revision that rendered a line for it
 }
 
 // NewObserver returns an engine over b's A11y (and its ChangeWatcher and

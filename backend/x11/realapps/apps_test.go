@@ -38,4 +38,3 @@ func (d *desk) qt(title string) *atspitest.App {
 	return d.sess.LaunchEnv(d.t, []string{"QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1"}, py,
 		"../atspi/testdata/qtform.py", title)
 }
-
