@@ -52,7 +52,7 @@ func (c *Client) withNode(ctx context.Context, id string, fn func(n *node) error
 }
 
 // Focus gives the node id the keyboard focus (Component.GrabFocus) and
-// waits until the node reports it.
+// waits, briefly, until the node reports it.
 func (c *Client) Focus(ctx context.Context, id string) error {
 	return c.withNode(ctx, id, func(n *node) error {
 		var ok bool
@@ -75,7 +75,9 @@ func (c *Client) Focus(ctx context.Context, id string) error {
 		}
 		// The toolkit moves the focus on its loop: keys sent before it
 		// did would land in the previously focused field.
-		focused := n.waitFor(func() bool {
+		// Firefox may never report it on a page field: the read-back
+		// after typing is what proves the value.
+		n.waitFor(func() bool {
 			var has bool
 			n.run(func(p *pipeline, fail func(error)) {
 				p.call(call(n.dest, n.path, ifAccessible, "GetState"), func(m *message, err error) {
@@ -88,9 +90,6 @@ func (c *Client) Focus(ctx context.Context, id string) error {
 			})
 			return has
 		})
-		if !focused {
-			return fmt.Errorf("%w: %s accepted the focus but never showed it", shinken.ErrElementNotActionable, id)
-		}
 		return nil
 	})
 }
