@@ -44,7 +44,8 @@ import (
 //     punctuation (list bullets, separators) gets none either.
 //   - A label whose text is the name of a control beside it gets no line:
 //     the control carries the name.
-//   - A Value equal to the name is left out; object-replacement characters
+//   - A Value equal to the name is left out (a list item's bullet ignored),
+//     and so is one made only of punctuation; object-replacement characters
 //     (U+FFFC, which browsers put where an embedded object sits) are
 //     removed from names and values.
 //   - Elements outside their window or the viewport of the page or
@@ -228,6 +229,7 @@ func makePlan(t *Tree, all bool) *plan {
 		p.name[i], p.value[i] = clean(n.Name), clean(n.Value)
 		if n.Role == "list item" {
 			p.name[i] = strings.TrimSpace(strings.TrimLeft(p.name[i], "•◦▪‣-"))
+			p.value[i] = strings.TrimSpace(strings.TrimLeft(p.value[i], "•◦▪‣-"))
 		}
 		if p.value[i] == p.name[i] || wordless(p.value[i]) && !interactive(n) {
 			p.value[i] = ""
