@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -197,6 +198,22 @@ func (n *node) selectOption(text string) error {
 		}
 	}
 	tried := []string{}
+	// A combo box named after its current option (Qt's) must take the new
+	// option's name: an option selected in the popup alone is not picked.
+	boxName := func() string {
+		var name string
+		n.run(func(p *pipeline, fail func(error)) {
+			p.call(getProperty(n.dest, n.path, ifAccessible, "Name"), func(m *message, err error) {
+				if err == nil {
+					if d, err := expect(m, "v"); err == nil && readVariant(d) == "s" {
+						name = strings.TrimSpace(d.str())
+					}
+				}
+			})
+		})
+		return name
+	}
+	namedByOption := slices.ContainsFunc(opts, func(x option) bool { return x.name != "" && x.name == boxName() })
 	selected := func() bool {
 		var ok bool
 		n.run(func(p *pipeline, fail func(error)) {
@@ -208,7 +225,7 @@ func (n *node) selectOption(text string) error {
 				}
 			})
 		})
-		return ok
+		return ok && (!namedByOption || boxName() == o.name)
 	}
 	var done bool
 	err := n.run(func(p *pipeline, fail func(error)) {

@@ -1,0 +1,60 @@
+package realapps
+
+import (
+	"strings"
+	"testing"
+
+	"shinken.dev/go/shinken"
+)
+
+// TestQt drives a Qt 5 form (../atspi/testdata/qtform.py) by refs: Qt
+// joins the accessibility bus and its tree is read like GTK's.
+func TestQt(t *testing.T) {
+	d := newDesk(t)
+	app := d.qt("Qt form")
+	ctx := ctxT(t)
+	obs := d.observe("the Qt form", func(o *shinken.Observation) bool { return ref(o, "push button", "Submit") != "" })
+	checkInteractiveLines(t, obs)
+	golden(t, "qt-form.txt", renumber(obs.TreeText))
+
+	if err := d.c.SetValue(ctx, ref(obs, "text", "Name"), "Ada Lovelace"); err != nil {
+		t.Fatalf("set_value Name: %v", err)
+	}
+	if err := d.c.Click(ctx, shinken.Ref(ref(obs, "text", "Email"))); err != nil {
+		t.Fatal(err)
+	}
+	d.observe("the email field focused", func(o *shinken.Observation) bool {
+		e := element(o, ref(obs, "text", "Email"))
+		return e != nil && e.Focused
+	})
+	if err := d.c.TypeText(ctx, "ada@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	// A Qt combo box's option selected through AT-SPI does not become its
+	// current one: set_value says so rather than acking.
+	if err := d.c.SetValue(ctx, ref(obs, "combo box", "Red"), "Blue"); err == nil || !strings.Contains(err.Error(), "still not selected") {
+		t.Fatalf("set_value on the Qt combo box: %v, want a refusal saying what was tried", err)
+	}
+	if err := d.c.SetValue(ctx, ref(obs, "spin button", "Count"), "7"); err != nil {
+		t.Fatalf("set_value on the spin box: %v", err)
+	}
+	if err := d.c.Click(ctx, shinken.Ref(ref(obs, "check box", "Subscribe"))); err != nil {
+		t.Fatal(err)
+	}
+	d.observe("the check box checked", func(o *shinken.Observation) bool {
+		e := element(o, ref(obs, "check box", "Subscribe"))
+		return e != nil && hasState(e, "checked")
+	})
+	if err := d.c.Click(ctx, shinken.Ref(ref(obs, "push button", "Submit"))); err != nil {
+		t.Fatal(err)
+	}
+	d.observe("the form submitted", func(o *shinken.Observation) bool { return ref(o, "label", "submitted") != "" })
+	// The form prints its values before it shows "submitted".
+	want := "name=Ada Lovelace\nemail=ada@example.com\ncolour=Red\ncount=7\nlevel=0\nsubscribe=True\nsize=small\n"
+	if got := app.Stdout(); got != want {
+		t.Fatalf("the form printed %q, want %q", got, want)
+	}
+	if !strings.Contains(obs.TreeText, "hidden: ") {
+		t.Errorf("the list's rows below its edge are not counted as hidden:\n%s", obs.TreeText)
+	}
+}
