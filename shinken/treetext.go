@@ -310,7 +310,8 @@ func makePlan(t *Tree, all bool) *plan {
 		n := &nodes[i]
 		q := parent(i)
 		c := image.Rectangle{}
-		if q >= 0 {
+		if q >= 0 && nodes[q].Role != "combo box" {
+			// A combo box's popup lies outside its window.
 			c = clip[q]
 		}
 		if p.kind[i] == lineSkip {

@@ -13,7 +13,9 @@ func TestQt(t *testing.T) {
 	d := newDesk(t)
 	app := d.qt("Qt form")
 	ctx := ctxT(t)
-	obs := d.observe("the Qt form", func(o *shinken.Observation) bool { return ref(o, "push button", "Submit") != "" })
+	obs := d.observe("the Qt form", func(o *shinken.Observation) bool {
+		return ref(o, "push button", "Submit") != "" && strings.Contains(o.TreeText, `filler (active) "Qt form"`)
+	})
 	checkInteractiveLines(t, obs)
 	golden(t, "qt-form.txt", renumber(obs.TreeText))
 
