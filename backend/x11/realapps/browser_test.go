@@ -8,11 +8,12 @@ import (
 	"shinken.dev/go/shinken"
 )
 
-// formReady says the form page is observed whole: its Send button, and the
-// first rows of its long list.
+// formReady says the form page is observed whole and laid out: its Send
+// button, the first rows of its long list, and the Edge button placed
+// across the viewport's bottom edge.
 func formReady(o *shinken.Observation) bool {
 	return ref(o, "push button", "Send") != "" && strings.Contains(o.TreeText, `"Row 1"`) &&
-		strings.Contains(o.TreeText, `"Edge"`)
+		strings.Contains(o.TreeText, `push button (partly offscreen) "Edge"`)
 }
 
 // TestChromium and TestFirefox drive the form page (testdata/form.html) as

@@ -135,7 +135,9 @@ func golden(t *testing.T, name, text string) {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
 	if string(want) != text {
-		t.Errorf("tree_text differs from %s (run with -update after checking it):\n%s", path, text)
+		got := filepath.Join(os.TempDir(), "realapps-"+name)
+		os.WriteFile(got, []byte(text), 0o644)
+		t.Errorf("tree_text differs from %s (run with -update after checking it; got in %s):\n%s", path, got, text)
 	}
 }
 
