@@ -188,7 +188,10 @@ func (o *Observer) Observe(ctx context.Context, opts ObserveOptions) (*Observati
 	if err != nil {
 		return nil, err
 	}
+	var common *[]string
 	if opts.Subtree != "" {
+		all := commonActions(t, nil)
+		common = &all
 		if opts.Diff {
 			return nil, Errorf(CodeInvalidAction, "observe of an element's subtree renders it whole: diff is not accepted with a target")
 		}
@@ -198,7 +201,7 @@ func (o *Observer) Observe(ctx context.Context, opts ObserveOptions) (*Observati
 	}
 	o.revision++
 	diff := opts.Diff && o.revision > 1 && !o.partial
-	r := render(t, entries, o.shown, o.revision, diff, opts.Subtree != "")
+	r := render(t, entries, o.shown, o.revision, diff, opts.Subtree != "", common)
 	obs := &Observation{Revision: o.revision, Tree: "full", TreeText: r.full}
 	if r.diff != "" {
 		obs.Tree, obs.TreeText, obs.DiffOf = "diff", r.diff, o.revision-1

@@ -175,9 +175,35 @@ func wordless(s string) bool {
 	return true
 }
 
+// commonActions returns the actions nearly every node with actions
+// carries, among the nodes not skipped (kind nil: all of them).
+func commonActions(t *Tree, kind []lineKind) []string {
+	count := map[string]int{}
+	acting := 0
+	for i := range t.Nodes {
+		if (kind == nil || kind[i] != lineSkip) && len(t.Nodes[i].Actions) > 0 {
+			acting++
+			for _, a := range t.Nodes[i].Actions {
+				count[a]++
+			}
+		}
+	}
+	var common []string
+	if acting >= commonMin {
+		for a, c := range count {
+			if float64(c) >= commonShare*float64(acting) {
+				common = append(common, a)
+			}
+		}
+		slices.Sort(common)
+	}
+	return common
+}
+
 // makePlan applies the rules of the package documentation to t. With all
-// set, nothing is left out as hidden.
-func makePlan(t *Tree, all bool) *plan {
+// set, nothing is left out as hidden. common, when not nil, gives the
+// common actions (those of the whole tree t was cut from).
+func makePlan(t *Tree, all bool, common *[]string) *plan {
 	nodes := t.Nodes
 	p := &plan{kind: make([]lineKind, len(nodes)), name: make([]string, len(nodes)),
 		value: make([]string, len(nodes)), mark: make([]string, len(nodes)), own: make([][]string, len(nodes))}
@@ -205,24 +231,10 @@ func makePlan(t *Tree, all bool) *plan {
 			p.left++
 		}
 	}
-	// Common actions: those nearly every node with actions carries.
-	count := map[string]int{}
-	acting := 0
-	for i := range nodes {
-		if p.kind[i] != lineSkip && len(nodes[i].Actions) > 0 {
-			acting++
-			for _, a := range nodes[i].Actions {
-				count[a]++
-			}
-		}
-	}
-	if acting >= commonMin {
-		for a, c := range count {
-			if float64(c) >= commonShare*float64(acting) {
-				p.common = append(p.common, a)
-			}
-		}
-		slices.Sort(p.common)
+	if common != nil {
+		p.common = *common
+	} else {
+		p.common = commonActions(t, p.kind)
 	}
 	for i := range nodes {
 		n := &nodes[i]
@@ -359,12 +371,12 @@ type rendered struct {
 // render renders t in full and, when diff is set, as a diff against the
 // revision rev-1 whose shown elements are prev. Each element's entry keeps
 // the line it was given, so the next diff compares against it. With all
-// set, hidden subtrees are rendered too.
-func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff, all bool) rendered {
+// set, hidden subtrees are rendered too; common is as for makePlan.
+func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff, all bool, common *[]string) rendered {
 	var r rendered
 	var b, d strings.Builder
 	b.Grow(len(t.Nodes) * 32)
-	pl := makePlan(t, all)
+	pl := makePlan(t, all, common)
 	if t.App == "" && t.Window == "" {
 		b.WriteString("# desktop")
 	} else {
@@ -530,7 +542,7 @@ func appendStates(b []byte, n *Node, mark string) []byte {
 		if !has(n, "enabled") && !has(n, "sensitive") && n.Role != "application" {
 			add("disabled")
 		}
-		if !has(n, "showing") && !has(n, "visible") {
+		if !has(n, "showing") {
 			add("hidden")
 		}
 	}
