@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jezek/xgb/xproto"
 
@@ -151,7 +153,7 @@ func (a *Accessible) typeValue(ctx context.Context, c *atspi.Client, id, text st
 		if err != nil {
 			return fail("reading it back", err)
 		}
-		if got == text {
+		if got == text || masked(got, text) {
 			return nil
 		}
 		if time.Now().After(limit) {
@@ -205,4 +207,15 @@ func (a *Accessible) Close() error {
 		c.Close()
 	}
 	return a.Backend.Close()
+}
+
+// masked reports whether got is what a password field shows for text: one
+// mask character per character.
+func masked(got, text string) bool {
+	n := utf8.RuneCountInString(text)
+	if got == "" || utf8.RuneCountInString(got) != n {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(got)
+	return strings.ContainsRune("●•*∗", r) && strings.Count(got, string(r)) == n
 }

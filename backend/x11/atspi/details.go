@@ -26,6 +26,9 @@ func (w *walk) details(order []*rec) {
 		if r.ifs&hasAction != 0 {
 			w.fetchActions(r)
 		}
+		if r.name == "" && namedByLabel[roleName(r.role)] {
+			w.labelledBy(r)
+		}
 		switch {
 		case r.ifs&hasValue != 0:
 			w.p.call(getProperty(w.dest, r.path, ifValue, "CurrentValue"), func(m *message, err error) {

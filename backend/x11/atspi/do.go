@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"shinken.dev/go/shinken"
 )
@@ -248,7 +249,7 @@ func (n *node) setValue(ifs ifaceSet, text string) error {
 				}
 				fail(err)
 			})
-		}, func(got string) bool { return got == text })
+		}, func(got string) bool { return got == text || masked(got, text) })
 	case ifs&hasValue != 0:
 		v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -310,4 +311,17 @@ func (n *node) readBack(want string, read func(p *pipeline, got *string, fail fu
 			return n.ctx.Err()
 		}
 	}
+}
+
+// masked reports whether got is what a password field shows for text: one
+// mask character per character.
+func masked(got, text string) bool {
+	if got == "" || utf8.RuneCountInString(got) != utf8.RuneCountInString(text) {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(got)
+	if !strings.ContainsRune("●•*∗", r) {
+		return false
+	}
+	return strings.Count(got, string(r)) == utf8.RuneCountInString(got)
 }

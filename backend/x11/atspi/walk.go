@@ -194,6 +194,7 @@ func (w *walk) run() (*appTree, error) {
 		return nil, err
 	}
 	w.remember(order)
+	w.nameBesideLabels(order)
 
 	t := &appTree{bus: w.bus, name: root.name}
 	index := make(map[string]int, len(order))
