@@ -111,7 +111,7 @@ var interactiveRoles = map[string]bool{
 }
 
 // textRoles are the roles of plain text runs.
-var textRoles = map[string]bool{"static": true, "text": true, "label": false, "paragraph": false}
+var textRoles = map[string]bool{"static": true, "text": true, "label": true}
 
 // clipRoles bound what their descendants can show.
 var clipRoles = map[string]bool{

@@ -106,17 +106,69 @@ func (a *Accessible) Snapshot(ctx context.Context, opts shinken.SnapshotOptions)
 // Do implements shinken.A11y. A set_value the node cannot take through its
 // interfaces (a browser's field; a field with no editable text) is typed:
 // the node is focused, its text selected (ctrl+a) and replaced by typing,
-// then read back.
+// then read back. A combo box whose popup holds the option highlighted but
+// not taken (Qt's) gets Return.
 func (a *Accessible) Do(ctx context.Context, id string, act shinken.ElementAction) error {
 	c, err := a.client(ctx)
 	if err != nil {
 		return err
 	}
 	err = c.Do(ctx, id, act)
-	if act.Op != shinken.OpSetValue || !errors.Is(err, atspi.ErrNeedsTyping) {
+	var popup *atspi.PopupOpenError
+	switch {
+	case act.Op != shinken.OpSetValue:
 		return err
+	case errors.As(err, &popup):
+		return a.takeOption(ctx, c, popup)
+	case errors.Is(err, atspi.ErrNeedsTyping):
+		return a.typeValue(ctx, c, id, act.Text, err)
 	}
-	return a.typeValue(ctx, c, id, act.Text, err)
+	return err
+}
+
+// takeOption moves the keyboard focus of a combo box's open popup to the
+// option (Down or Up from the current one) and presses Return, then checks
+// that the box took it; else Escape closes the popup.
+func (a *Accessible) takeOption(ctx context.Context, c *atspi.Client, popup *atspi.PopupOpenError) error {
+	press := func(key string) error {
+		if err := a.Key(ctx, shinken.KeyEvent{Key: key, Down: true}); err != nil {
+			return err
+		}
+		return a.Key(ctx, shinken.KeyEvent{Key: key})
+	}
+	key, moves := "Down", popup.Moves
+	if moves < 0 {
+		key, moves = "Up", -moves
+	}
+	for range moves {
+		if err := press(key); err != nil {
+			return fmt.Errorf("%w: %v; then pressing %s: %v", shinken.ErrElementNotActionable, popup, key, err)
+		}
+	}
+	if err := press("Return"); err != nil {
+		return fmt.Errorf("%w: %v; then pressing Return: %v", shinken.ErrElementNotActionable, popup, err)
+	}
+	limit := time.Now().Add(typedReadBack)
+	for {
+		name, err := c.Name(ctx, popup.ID)
+		if err != nil {
+			return fmt.Errorf("%w: %v; then reading it back: %v", shinken.ErrElementNotActionable, popup, err)
+		}
+		if name == popup.Option {
+			return nil
+		}
+		if time.Now().After(limit) {
+			press("Escape")
+			return fmt.Errorf("%w: %v; then moving %d rows and pressing Return, but it shows %q", shinken.ErrElementNotActionable, popup, popup.Moves, name)
+		}
+		t := time.NewTimer(10 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
 }
 
 // typeValue sets a field's text from the keyboard and checks it took;

@@ -198,8 +198,9 @@ func (n *node) selectOption(text string) error {
 		}
 	}
 	tried := []string{}
-	// A combo box named after its current option (Qt's) must take the new
-	// option's name: an option selected in the popup alone is not picked.
+	// A combo box named after its current option (GTK's, Qt's; nameless
+	// while none is) must take the new option's name: an option selected
+	// in the popup alone is not picked.
 	boxName := func() string {
 		var name string
 		n.run(func(p *pipeline, fail func(error)) {
@@ -213,8 +214,12 @@ func (n *node) selectOption(text string) error {
 		})
 		return name
 	}
-	namedByOption := slices.ContainsFunc(opts, func(x option) bool { return x.name != "" && x.name == boxName() })
+	before := boxName()
+	namedByOption := before == "" || slices.ContainsFunc(opts, func(x option) bool { return x.name == before })
 	selected := func() bool {
+		if namedByOption {
+			return boxName() == o.name
+		}
 		var ok bool
 		n.run(func(p *pipeline, fail func(error)) {
 			p.call(call(n.dest, o.path, ifAccessible, "GetState"), func(m *message, err error) {
@@ -225,7 +230,7 @@ func (n *node) selectOption(text string) error {
 				}
 			})
 		})
-		return ok && (!namedByOption || boxName() == o.name)
+		return ok
 	}
 	var done bool
 	err := n.run(func(p *pipeline, fail func(error)) {
@@ -251,8 +256,82 @@ func (n *node) selectOption(text string) error {
 			return nil
 		}
 	}
+	// Open the popup (the box's first action) and pick the option in it,
+	// as a user would.
+	if err := n.invoke(hasAction, ""); err == nil {
+		showing := func() bool {
+			var ok bool
+			n.run(func(p *pipeline, fail func(error)) {
+				p.call(call(n.dest, o.path, ifAccessible, "GetState"), func(m *message, err error) {
+					if err == nil {
+						if d, err := expect(m, "au"); err == nil {
+							ok = readStates(d).has(stateShowing)
+						}
+					}
+				})
+			})
+			return ok
+		}
+		n.waitFor(showing)
+		if err := on.invoke(hasAction, ""); err == nil {
+			tried = append(tried, "opening the box and the option's first action")
+			if n.waitFor(selected) {
+				return nil
+			}
+			if namedByOption {
+				// Qt highlights the option in the open popup and waits
+				// for a key to take it.
+				moves := 0
+				for i, x := range opts {
+					if x.parent == o.parent && x.name == before {
+						moves = pick - i
+					}
+				}
+				return &PopupOpenError{ID: n.id, Option: o.name, Moves: moves, Tried: strings.Join(tried, ", then ")}
+			}
+		}
+	}
 	return fmt.Errorf("%w: %s: option %q is still not selected after %s", shinken.ErrElementNotActionable, n.id, want,
-		strings.Join(tried, " and "))
+		strings.Join(tried, ", then "))
+}
+
+// A PopupOpenError reports a combo box left with its popup open and the
+// option selected in it but not taken: the toolkit waits for the keyboard
+// to move to it and take it. It wraps [shinken.ErrElementNotActionable].
+type PopupOpenError struct {
+	ID     string // the combo box
+	Option string // the option wanted
+	// Moves is how many rows down (up when negative) the option lies from
+	// the box's current one, where the popup's keyboard focus is.
+	Moves int
+	Tried string // what was tried
+}
+
+// Error says what was tried.
+func (e *PopupOpenError) Error() string {
+	return fmt.Sprintf("atspi: %s: option %q is selected in the open popup, not taken, after %s", e.ID, e.Option, e.Tried)
+}
+
+// Unwrap returns [shinken.ErrElementNotActionable].
+func (e *PopupOpenError) Unwrap() error { return shinken.ErrElementNotActionable }
+
+// Name returns the node's accessible name.
+func (c *Client) Name(ctx context.Context, id string) (string, error) {
+	var name string
+	err := c.withNode(ctx, id, func(n *node) error {
+		return n.run(func(p *pipeline, fail func(error)) {
+			p.call(getProperty(n.dest, n.path, ifAccessible, "Name"), func(m *message, err error) {
+				if err == nil {
+					var d *decoder
+					if d, err = expect(m, "v"); err == nil && readVariant(d) == "s" {
+						name = strings.TrimSpace(d.str())
+					}
+				}
+				fail(err)
+			})
+		})
+	})
+	return name, err
 }
 
 // waitFor polls ok for at most readBackWait.
