@@ -25,7 +25,8 @@ import (
 // compacted:
 //   - One line per element: ref, role, (states), "name", Value:"…", Actions:….
 //     Children are indented two spaces under their parent.
-//   - Hidden and non-showing subtrees (no "showing" state) get no lines: a
+//   - Hidden and non-showing subtrees (no "showing" state; on AT-SPI, no
+//     state at all) get no lines: a
 //     browser's chrome hides dozens of panels, a scrolled list hundreds of
 //     rows. The options of a combo box are kept, since picking one is what
 //     the box is for. A trailer line counts what was left out; observe with
@@ -213,7 +214,10 @@ func makePlan(t *Tree, all bool, common *[]string) *plan {
 		}
 		return -1
 	}
-	// Hidden subtrees, except a combo box's options.
+	// Hidden subtrees, except a combo box's options. On AT-SPI every live
+	// node has states (enabled, sensitive at least): one with none is not
+	// on screen (Chromium's unused toolbar buttons).
+	stateless := t.Source == SourceATSPI
 	inCombo := make([]bool, len(nodes))
 	for i := range nodes {
 		n := &nodes[i]
@@ -223,7 +227,7 @@ func makePlan(t *Tree, all bool, common *[]string) *plan {
 			p.kind[i] = lineSkip
 		case has(n, "defunct"):
 			p.kind[i] = lineSkip
-		case !all && hidden(n) && !(q >= 0 && inCombo[q]) && !n.Focused:
+		case !all && (hidden(n) || stateless && len(n.States) == 0) && !(q >= 0 && inCombo[q]) && !n.Focused:
 			p.kind[i] = lineSkip
 		}
 		inCombo[i] = n.Role == "combo box" || (q >= 0 && inCombo[q])

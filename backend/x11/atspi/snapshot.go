@@ -39,7 +39,7 @@ func (c *Client) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (*s
 	if err != nil {
 		return nil, err
 	}
-	tree := &shinken.Tree{}
+	tree := &shinken.Tree{Source: shinken.SourceATSPI}
 	var cuts []string
 	if opts.Scope == shinken.TreeDesktop {
 		cuts = c.snapshotDesktop(ctx, tree, apps, maxNodes, maxDepth)

@@ -124,7 +124,7 @@ var interactiveRoles = map[string]bool{"link": true, "push button": true, "entry
 
 // checkInteractiveLines checks that every showing interactive element has
 // a line of its own in tree_text.
-func checkInteractiveLines(t *testing.T, obs *shinken.Observation) {
+func checkInteractiveLines(t testing.TB, obs *shinken.Observation) {
 	t.Helper()
 	for _, e := range obs.Elements {
 		if interactiveRoles[e.Role] && hasState(&e, "showing") && !hasState(&e, "defunct") &&

@@ -33,13 +33,15 @@ const waitFor = 30 * time.Second
 // A desk is a private desktop served by a runtime, and an agent's
 // connection to it through a schema-validating proxy.
 type desk struct {
-	t    *testing.T
+	t    testing.TB
 	sess *atspitest.Session
 	b    *x11.Accessible
 	c    *shinken.Client
+	// firstMS is the capture_ms of the desk's first observation.
+	firstMS *float64
 }
 
-func newDesk(t *testing.T) *desk {
+func newDesk(t testing.TB) *desk {
 	t.Helper()
 	sess := atspitest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
@@ -70,7 +72,7 @@ func newDesk(t *testing.T) *desk {
 	return &desk{t: t, sess: sess, b: b, c: c}
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	t.Cleanup(cancel)
 	return ctx
@@ -84,6 +86,9 @@ func (d *desk) observe(what string, ok func(*shinken.Observation) bool) *shinken
 	var last *shinken.Observation
 	for {
 		obs, err := d.c.Observe(ctx, &shinken.ObserveRequest{Settle: 50 * time.Millisecond})
+		if err == nil && d.firstMS == nil {
+			d.firstMS = obs.CaptureMS
+		}
 		if err == nil && ok(obs) {
 			return obs
 		}
@@ -141,7 +146,7 @@ func golden(t *testing.T, name, text string) {
 	}
 }
 
-func testdata(t *testing.T, name string) string {
+func testdata(t testing.TB, name string) string {
 	p, err := filepath.Abs(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
