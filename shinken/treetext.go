@@ -26,7 +26,8 @@ import (
 //   - One line per element: ref, role, (states), "name", Value:"…", Actions:….
 //     Children are indented two spaces under their parent.
 //   - Hidden and non-showing subtrees (no "showing" state; on AT-SPI, no
-//     state at all) get no lines: a
+//     state at all, but for an
+//     application's root) get no lines: a
 //     browser's chrome hides dozens of panels, a scrolled list hundreds of
 //     rows. The options of a combo box are kept, since picking one is what
 //     the box is for. A trailer line counts what was left out; observe with
@@ -51,7 +52,10 @@ import (
 //     removed from names and values.
 //   - Elements outside their window or the viewport of the page or
 //     scrolling container that holds them are marked "offscreen", those cut
-//     by its edge "partly offscreen".
+//     by its edge (less than four fifths of them inside) "partly
+//     offscreen". On AT-SPI a named, showing node without extents under one
+//     with extents is offscreen too: GTK gives rows scrolled out of view
+//     none.
 //   - Every interactive element (links, buttons, entries, check and radio
 //     boxes, combo boxes and their options, tabs, menu items, sliders, spin
 //     buttons) keeps its line and its ref.
@@ -93,7 +97,7 @@ var quietStates = map[string]bool{
 	"selectable": true, "opaque": true, "resizable": true, "can focus": true, "transient": true,
 	"has tooltip": true, "vertical": true, "horizontal": true, "supports autocompletion": true,
 	"selectable text": true, "has popup": true, "collapsed": false, "checkable": true,
-	"manages descendants": true, "is default": true,
+	"manages descendants": true, "is default": true, "single line": true,
 }
 
 // keptRoles keep their line when anonymous: their role is the information.
@@ -153,7 +157,9 @@ func interactive(n *Node) bool {
 	case "text":
 		return has(n, "editable")
 	case "list item", "table cell":
-		return has(n, "selectable")
+		// A row or cell is picked by its text: a nameless one (an icon
+		// column, a row holding cells) folds into its children.
+		return has(n, "selectable") && clean(n.Name) != ""
 	}
 	return false
 }
@@ -227,7 +233,7 @@ func makePlan(t *Tree, all bool, common *[]string) *plan {
 			p.kind[i] = lineSkip
 		case has(n, "defunct"):
 			p.kind[i] = lineSkip
-		case !all && (hidden(n) || stateless && len(n.States) == 0) && !(q >= 0 && inCombo[q]) && !n.Focused:
+		case !all && (hidden(n) || stateless && q >= 0 && len(n.States) == 0) && !(q >= 0 && inCombo[q]) && !n.Focused:
 			p.kind[i] = lineSkip
 		}
 		inCombo[i] = n.Role == "combo box" || (q >= 0 && inCombo[q])
@@ -334,12 +340,17 @@ func makePlan(t *Tree, all bool, common *[]string) *plan {
 			continue
 		}
 		box := n.BBox
+		if box.Empty() && stateless && q >= 0 && p.name[i] != "" && (p.mark[q] == "offscreen" || !nodes[q].BBox.Empty() && !c.Empty()) {
+			// AT-SPI toolkits give a showing node scrolled out of its
+			// view no extents (GTK's tree rows).
+			p.mark[i] = "offscreen"
+		}
 		if !box.Empty() {
 			if !c.Empty() {
 				switch {
 				case !box.Overlaps(c):
 					p.mark[i] = "offscreen"
-				case !box.In(c):
+				case area(box.Intersect(c)) < partlyShown*area(box):
 					p.mark[i] = "partly offscreen"
 				}
 			}
@@ -355,6 +366,13 @@ func makePlan(t *Tree, all bool, common *[]string) *plan {
 	}
 	return p
 }
+
+// partlyShown is the share of an element's area under which it is marked
+// partly offscreen: cells whose text spills a few pixels past their column
+// are not.
+const partlyShown = 0.8
+
+func area(r image.Rectangle) float64 { return float64(r.Dx()) * float64(r.Dy()) }
 
 // scrolls reports whether a node scrolls its content (a browser's
 // scrollable element).

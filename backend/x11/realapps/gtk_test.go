@@ -57,3 +57,50 @@ func TestZenityForm(t *testing.T) {
 		t.Fatalf("zenity printed %q, want %q", got, want)
 	}
 }
+
+// TestGtk3Demo reads gtk3-demo's window and drives it by refs: pick a demo
+// in the tree, switch the notebook to its source, scroll the tree and read
+// the demos that come into view.
+func TestGtk3Demo(t *testing.T) {
+	d := newDesk(t)
+	d.sess.Launch(t, "gtk3-demo")
+	ctx := ctxT(t)
+	obs := d.observe("gtk3-demo", func(o *shinken.Observation) bool {
+		return strings.Contains(o.TreeText, `"Application Class"`) && strings.Contains(o.TreeText, `(active) "Application Class"`)
+	})
+	checkInteractiveLines(t, obs)
+	golden(t, "gtk3-demo.txt", renumber(obs.TreeText))
+
+	src := ref(obs, "page tab", "Source")
+	if src == "" {
+		t.Fatalf("no Source tab in\n%s", obs.TreeText)
+	}
+	if err := d.c.Click(ctx, shinken.Ref(src)); err != nil {
+		t.Fatalf("click the Source tab: %v", err)
+	}
+	d.observe("the Source tab selected", func(o *shinken.Observation) bool {
+		e := element(o, src)
+		return e != nil && hasState(e, "selected")
+	})
+	tree := ""
+	for _, e := range obs.Elements {
+		if e.Role == "tree table" {
+			tree = e.Ref
+		}
+	}
+	if tree == "" {
+		t.Fatalf("no tree table in\n%s", obs.TreeText)
+	}
+	before := d.observe("the tree", func(*shinken.Observation) bool { return true }).TreeText
+	if err := d.c.Scroll(ctx, shinken.Ref(tree), 0, 10); err != nil {
+		t.Fatalf("scroll the tree: %v", err)
+	}
+	d.observe("demos scrolled into view", func(o *shinken.Observation) bool {
+		for _, l := range strings.Split(o.TreeText, "\n") {
+			if strings.Contains(l, "table cell") && !strings.Contains(l, "offscreen") && !strings.Contains(before, l[strings.Index(l, " ")+1:]) {
+				return true
+			}
+		}
+		return false
+	})
+}
