@@ -328,6 +328,7 @@ func makePlan(t *Tree, all bool, common *[]string) *plan {
 	}
 	// Offscreen marks, against the window and the viewports above.
 	clip := make([]image.Rectangle, len(nodes))
+	away := make([]bool, len(nodes)) // no extents, under a node scrolled away
 	for i := range nodes {
 		n := &nodes[i]
 		q := parent(i)
@@ -340,10 +341,13 @@ func makePlan(t *Tree, all bool, common *[]string) *plan {
 			continue
 		}
 		box := n.BBox
-		if box.Empty() && stateless && q >= 0 && p.name[i] != "" && (p.mark[q] == "offscreen" || !nodes[q].BBox.Empty() && !c.Empty()) {
+		if box.Empty() && stateless && q >= 0 && (away[q] || !nodes[q].BBox.Empty() && !c.Empty()) {
 			// AT-SPI toolkits give a showing node scrolled out of its
-			// view no extents (GTK's tree rows).
-			p.mark[i] = "offscreen"
+			// view no extents (GTK's tree rows), nor its children.
+			away[i] = true
+			if p.name[i] != "" {
+				p.mark[i] = "offscreen"
+			}
 		}
 		if !box.Empty() {
 			if !c.Empty() {
