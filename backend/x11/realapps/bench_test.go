@@ -67,7 +67,10 @@ func benchTreeBytes(b *testing.B, d *desk) {
 	if err != nil {
 		atspitest.Missing(b, "node")
 	}
-	ctx := ctxT(b)
+	// Playwright starts a browser per snapshot: more than ctxT allows for
+	// a few iterations.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
 	var ours, theirs int
 	for b.Loop() {
 		obs, err := d.c.Observe(ctx, nil)
