@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"image"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,18 +38,23 @@ type Observer struct {
 	gen      uint64               // snapshot generation
 	revision int
 	shown    []*refEntry // the previous revision's visible elements, in order
+	// partial says the last revision rendered a subtree: it is no baseline
+	// for a diff.
+	partial bool
 }
 
 // A refEntry binds one live backend node to its ref, and remembers how the
 // previous revision rendered it, so a diff needs no map of lines.
 type refEntry struct {
-	n     int
-	id    string
-	root  string // the ID of the node's top-level ancestor (its window)
-	gen   uint64 // the last snapshot that saw the node
-	bbox  image.Rectangle
-	line  string // its line in revision shownAt
-	shown int    // the last revision that rendered a line for it
+	n    int
+	id   string
+	root string // the ID of the node's top-level ancestor (its window)
+	// parent is the node's parent in the last snapshot that saw it.
+	parent *refEntry
+	gen    uint64 // the last snapshot that saw the node
+	bbox   image.Rectangle
+	line   string // its line in revision shownAt
+	shown  int    // the last revision that rendered a line for it
 }
 
 // NewObserver returns an engine over b's A11y (and its ChangeWatcher and
@@ -79,6 +85,9 @@ type ObserveOptions struct {
 	Settle   time.Duration // wait for this much quiet first
 	Desktop  bool          // every application, not just the active one
 	MaxNodes int           // 0: the backend's default budget
+	// Subtree, when set to a ref, renders only that element and its
+	// descendants, with nothing left out as hidden. It takes no diff.
+	Subtree string
 }
 
 // snapshot takes a snapshot and binds refs: surviving nodes keep theirs,
@@ -115,8 +124,10 @@ func (o *Observer) snapshot(ctx context.Context, desktop bool) (*Tree, []*refEnt
 		e.bbox = n.BBox
 		if n.Parent >= 0 && n.Parent < i {
 			e.root = entries[n.Parent].root
+			e.parent = entries[n.Parent]
 		} else {
 			e.root = n.ID
+			e.parent = nil
 		}
 		entries[i] = e
 	}
@@ -179,31 +190,86 @@ func (o *Observer) Observe(ctx context.Context, opts ObserveOptions) (*aci.Obser
 	if err != nil {
 		return nil, err
 	}
+	var common *[]string
+	if opts.Subtree != "" {
+		all := commonActions(t, nil)
+		common = &all
+		if opts.Diff {
+			return nil, aci.Errorf(aci.CodeInvalidAction, "observe of an element's subtree renders it whole: diff is not accepted with a target")
+		}
+		if t, entries, err = subtree(t, entries, o, opts.Subtree); err != nil {
+			return nil, err
+		}
+	}
 	o.revision++
-	r := render(t, entries, o.shown, o.revision, opts.Diff && o.revision > 1)
+	diff := opts.Diff && o.revision > 1 && !o.partial
+	r := render(t, entries, o.shown, o.revision, diff, opts.Subtree != "", common)
 	obs := &aci.Observation{Revision: o.revision, Tree: "full", TreeText: r.full}
 	if r.diff != "" {
 		obs.Tree, obs.TreeText, obs.DiffOf = "diff", r.diff, o.revision-1
 	}
-	o.shown = r.shown
+	o.shown, o.partial = r.shown, opts.Subtree != ""
 	obs.Elements = make([]aci.Element, len(t.Nodes))
 	for i := range t.Nodes {
-		n := &t.Nodes[i]
-		e := aci.Element{
-			Ref: refName(entries[i].n), Role: n.Role, Name: n.Name, Description: n.Description, Value: n.Value,
-			States: n.States, Actions: n.Actions, Focused: n.Focused, Source: t.Source, Provenance: n.Provenance,
-			BBox: []float64{float64(n.BBox.Min.X), float64(n.BBox.Min.Y), float64(n.BBox.Dx()), float64(n.BBox.Dy())},
+		obs.Elements[i] = element(t, entries, i)
+		if t.Nodes[i].Focused {
+			obs.Focus = obs.Elements[i].Ref
 		}
-		if n.Focused {
-			obs.Focus = e.Ref
+	}
+	if diff {
+		delta := &aci.ElementDelta{}
+		for _, i := range r.added {
+			delta.Added = append(delta.Added, obs.Elements[i])
 		}
-		obs.Elements[i] = e
+		for _, i := range r.changed {
+			delta.Changed = append(delta.Changed, obs.Elements[i])
+		}
+		for _, n := range r.removed {
+			delta.Removed = append(delta.Removed, refName(n))
+		}
+		obs.Delta = delta
 	}
 	count := len(t.Nodes)
 	obs.NodeCount = &count
 	ms := float64(time.Since(start).Microseconds()) / 1000
 	obs.CaptureMS = &ms
 	return obs, nil
+}
+
+// element is node i of t as the wire carries it.
+func element(t *Tree, entries []*refEntry, i int) aci.Element {
+	n := &t.Nodes[i]
+	return aci.Element{
+		Ref: refName(entries[i].n), Role: n.Role, Name: n.Name, Description: n.Description, Value: n.Value,
+		States: n.States, Actions: n.Actions, Focused: n.Focused, Source: t.Source, Provenance: n.Provenance,
+		BBox: []float64{float64(n.BBox.Min.X), float64(n.BBox.Min.Y), float64(n.BBox.Dx()), float64(n.BBox.Dy())},
+	}
+}
+
+// subtree cuts t down to the element ref and its descendants. o.mu must be
+// held.
+func subtree(t *Tree, entries []*refEntry, o *Observer, ref string) (*Tree, []*refEntry, error) {
+	e, err := o.lookup(ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	root := slices.Index(entries, e)
+	if root < 0 {
+		return nil, nil, aci.Errorf(aci.CodeStaleElementRef, "%s is not in the active application's tree now: observe again", ref)
+	}
+	end := root + 1
+	for end < len(t.Nodes) && t.Nodes[end].Depth > t.Nodes[root].Depth {
+		end++
+	}
+	sub := &Tree{App: t.App, Window: t.Window, Source: t.Source, Truncated: t.Truncated, TruncatedWhy: t.TruncatedWhy}
+	sub.Nodes = slices.Clone(t.Nodes[root:end])
+	for i := range sub.Nodes {
+		sub.Nodes[i].Parent -= root
+		if i == 0 {
+			sub.Nodes[i].Parent = -1
+		}
+	}
+	return sub, entries[root:end], nil
 }
 
 func (c *conn) observe(callID string, a *aci.Action) error {
@@ -216,6 +282,12 @@ func (c *conn) observe(callID string, a *aci.Action) error {
 	}
 	if a.SettleMS != nil {
 		opts.Settle = millis(*a.SettleMS, maxSettle)
+	}
+	if a.Target != nil {
+		if a.Target.Kind != aci.TargetElementRef {
+			return aci.Errorf(aci.CodeInvalidAction, "observe takes an element_ref target (the subtree to render whole), not %s", a.Target.Kind)
+		}
+		opts.Subtree = a.Target.Ref
 	}
 	obs, err := c.obs.Observe(c.ctx, opts)
 	if err != nil {
@@ -241,19 +313,38 @@ func (o *Observer) lookup(ref string) (*refEntry, error) {
 	return e, nil
 }
 
-// center returns the centre of the visible part of ref's element, from a
-// fresh snapshot so that a moved element is clicked where it is now.
+// center returns the centre of the visible part of ref's element. A
+// backend that is a Locator says where the element is now (scrolled into
+// view, clipped to its window and viewports); otherwise a fresh snapshot
+// does, so that a moved element is clicked where it is now.
 func (o *Observer) center(ctx context.Context, ref string) (image.Point, error) {
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	if _, err := o.lookup(ref); err != nil {
+	e, err := o.lookup(ref)
+	if err != nil {
+		o.mu.Unlock()
 		return image.Point{}, err
 	}
+	if loc, ok := o.a11y.(Locator); ok {
+		var ancestors []string
+		for a := e.parent; a != nil && len(ancestors) < maxAncestors; a = a.parent {
+			ancestors = append(ancestors, a.id)
+		}
+		o.mu.Unlock()
+		box, err := loc.Locate(ctx, e.id, ancestors)
+		if err != nil {
+			if errors.Is(err, aci.ErrStaleElementRef) {
+				o.forget(e)
+				return image.Point{}, aci.Errorf(aci.CodeStaleElementRef, "%s is gone: observe again", ref)
+			}
+			return image.Point{}, refErr(err, e.id, ref)
+		}
+		return o.visibleCenter(ctx, ref, box)
+	}
+	defer o.mu.Unlock()
 	if _, _, err := o.snapshot(ctx, false); err != nil {
 		return image.Point{}, err
 	}
-	e, err := o.lookup(ref)
-	if err != nil {
+	if e, err = o.lookup(ref); err != nil {
 		return image.Point{}, err
 	}
 	if e.gen != o.gen {
@@ -265,16 +356,33 @@ func (o *Observer) center(ctx context.Context, ref string) (image.Point, error) 
 			return image.Point{}, err
 		}
 	}
-	box := e.bbox
+	return o.visibleCenter(ctx, ref, e.bbox)
+}
+
+// maxAncestors bounds the ancestors handed to a Locator.
+const maxAncestors = 64
+
+// visibleCenter clips box to the screen and returns its centre.
+func (o *Observer) visibleCenter(ctx context.Context, ref string, box image.Rectangle) (image.Point, error) {
 	if o.capturer != nil {
 		if d, err := o.capturer.Display(ctx); err == nil {
 			box = box.Intersect(image.Rect(0, 0, d.W, d.H))
 		}
 	}
 	if box.Empty() {
-		return image.Point{}, aci.Errorf(aci.CodeElementNotActionable, "%s has no visible area on the screen", ref)
+		return image.Point{}, aci.Errorf(aci.CodeElementNotActionable, "%s has no visible part on the screen, even scrolled into view", ref)
 	}
 	return image.Pt((box.Min.X+box.Max.X)/2, (box.Min.Y+box.Max.Y)/2), nil
+}
+
+// forget evicts e's ref for good.
+func (o *Observer) forget(e *refEntry) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.refOf[e.id] == e {
+		delete(o.refOf, e.id)
+		delete(o.byRef, e.n)
+	}
 }
 
 // do performs an element operation on a ref target.
@@ -293,15 +401,10 @@ func (o *Observer) do(ctx context.Context, t *aci.Target, act ElementAction) err
 	}
 	if err := o.a11y.Do(ctx, e.id, act); err != nil {
 		if errors.Is(err, aci.ErrStaleElementRef) {
-			o.mu.Lock()
-			if o.refOf[e.id] == e {
-				delete(o.refOf, e.id)
-				delete(o.byRef, e.n)
-			}
-			o.mu.Unlock()
+			o.forget(e)
 			return aci.Errorf(aci.CodeStaleElementRef, "%s is gone: observe again", t.Ref)
 		}
-		return withRef(err, e.id, t.Ref)
+		return refErr(err, e.id, t.Ref)
 	}
 	return nil
 }

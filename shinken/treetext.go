@@ -1,10 +1,14 @@
 package shinken
 
 import (
+	"image"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"shinken.dev/go/shinken/aci"
 )
 
 // tree_text, the legible rendering of an accessibility tree for a model.
@@ -18,20 +22,50 @@ import (
 //	other windows: "Form"
 //	focus: e2
 //
-// Rules, chosen to keep it short without losing anything an agent acts on:
+// Rules, chosen to keep it short without losing anything an agent acts on.
+// The elements array always carries every node whole; only the text is
+// compacted:
 //   - One line per element: ref, role, (states), "name", Value:"…", Actions:….
 //     Children are indented two spaces under their parent.
+//   - Hidden and non-showing subtrees (no "showing" state; on AT-SPI, no
+//     state at all, but for an
+//     application's root) get no lines: a
+//     browser's chrome hides dozens of panels, a scrolled list hundreds of
+//     rows. The options of a combo box are kept, since picking one is what
+//     the box is for. A trailer line counts what was left out; observe with
+//     an element_ref target renders that element's subtree with nothing
+//     left out.
+//   - Actions that nearly every node with actions carries (Chromium gives
+//     every node doDefault and showContextMenu, Firefox gives its chrome
+//     click) are named once in a header line and left off the element
+//     lines. Defunct nodes get no line.
+//   - Anonymous containers (no name, no value, no action of their own, not
+//     focused, not interactive) get no line: their children are shown at
+//     their depth. Tables, rows, lists, menus and tab lists keep their line.
+//   - A node without a name whose children are only text takes their text
+//     as its name, and the text children get no line; a text child that
+//     only repeats its parent's name gets no line; text made only of
+//     punctuation (list bullets, separators) gets none either.
+//   - A label whose text is the name of a control beside it gets no line:
+//     the control carries the name.
+//   - A Value equal to the name is left out (a list item's bullet ignored),
+//     and so is one made only of punctuation; object-replacement characters
+//     (U+FFFC, which browsers put where an embedded object sits) are
+//     removed from names and values.
+//   - Elements outside their window or the viewport of the page or
+//     scrolling container that holds them are marked "offscreen", those cut
+//     by its edge (less than four fifths of them inside) "partly
+//     offscreen". On AT-SPI a named, showing node without extents under one
+//     with extents is offscreen too: GTK gives rows scrolled out of view
+//     none.
+//   - Every interactive element (links, buttons, entries, check and radio
+//     boxes, combo boxes and their options, tabs, menu items, sliders, spin
+//     buttons) keeps its line and its ref.
 //   - States that carry no information are left out: enabled, sensitive,
 //     showing, visible, focusable, selectable and the like are the norm, so
-//     only their absence is shown ("disabled", "hidden"); "editable" and
-//     "single line" are the norm for text fields ("read only" is shown).
-//   - Unnamed layout containers (panel, filler, scroll pane...) with no
-//     value and no actions get no line: their children are shown at their
-//     depth. They keep their refs and stay in the elements array.
-//   - Names and values longer than maxField characters are cut with "…";
-//     the elements array carries them whole.
-//   - Actions equal to the role's obvious one are still listed: they are
-//     what invoke_action takes.
+//     only their absence is shown ("disabled"); "editable" and "single
+//     line" are the norm for text fields ("read only" is shown).
+//   - Names and values longer than maxField characters are cut with "…".
 //   - The trailer names the focused element ("focus: none" without one).
 //
 // Diff form (observe with diff=true, against the previous revision):
@@ -43,13 +77,20 @@ import (
 //	focus: e2
 //
 // "~" marks a changed line, "+" an added one; removed refs are summarised in
-// one line as ranges. An unchanged tree renders "(no changes since rev N)".
+// one line as ranges. An element that lost its line (hidden, scrolled out)
+// counts as removed. An unchanged tree renders "(no changes since rev N)".
 // A diff longer than half the full rendering (and more than diffMinBudget
-// lines) falls back to the full form.
+// lines) falls back to the full form. The observation's delta lists the
+// same elements: added ("+"), changed ("~") and removed refs.
 
 const (
 	maxField      = 80
 	diffMinBudget = 12
+	// An action is common, named once in the header, when at least
+	// commonShare of the shown nodes carry it and they are at least
+	// commonMin.
+	commonShare = 0.9
+	commonMin   = 20
 )
 
 // quietStates are the norm: shown by their absence, never by presence.
@@ -57,30 +98,313 @@ var quietStates = map[string]bool{
 	"enabled": true, "sensitive": true, "showing": true, "visible": true, "focusable": true,
 	"selectable": true, "opaque": true, "resizable": true, "can focus": true, "transient": true,
 	"has tooltip": true, "vertical": true, "horizontal": true, "supports autocompletion": true,
-	"selectable text": true, "has popup": true, "collapsed": false,
+	"selectable text": true, "has popup": true, "collapsed": false, "checkable": true,
+	"manages descendants": true, "is default": true, "single line": true,
 }
 
-// layoutRoles are folded away when they have no name, value or actions.
-var layoutRoles = map[string]bool{
-	"panel": true, "filler": true, "scroll pane": true, "viewport": true, "section": true,
-	"layered pane": true, "split pane": true, "glass pane": true, "root pane": true,
-	"internal frame": false, "grouping": true, "unknown": true, "redundant object": true,
-	"form": false, "box": true, "tool bar": false, "invalid": true,
+// keptRoles keep their line when anonymous: their role is the information.
+var keptRoles = map[string]bool{
+	"table": true, "table row": true, "list": true, "list box": true, "tree": true, "tree table": true,
+	"menu": true, "menu bar": true, "page tab list": true, "dialog": true, "alert": true,
+}
+
+// interactiveRoles always keep their line and their ref.
+var interactiveRoles = map[string]bool{
+	"link": true, "push button": true, "toggle button": true, "entry": true, "password text": true,
+	"check box": true, "radio button": true, "combo box": true, "menu item": true,
+	"check menu item": true, "radio menu item": true, "page tab": true, "slider": true,
+	"spin button": true, "tree item": true, "scroll bar": true, "push button menu": true,
+	"toggle": true, "switch": true, "option": true,
+}
+
+// textRoles are the roles of plain text runs.
+var textRoles = map[string]bool{"static": true, "text": true, "label": true}
+
+// clipRoles bound what their descendants can show.
+var clipRoles = map[string]bool{
+	"frame": true, "window": true, "dialog": true, "document web": true, "document frame": true,
+	"scroll pane": true, "viewport": true,
+}
+
+// A line's fate in the text.
+type lineKind uint8
+
+const (
+	lineShow lineKind = iota
+	lineFold          // no line; its children are shown at its depth
+	lineSkip          // no line, nor any for its subtree
+)
+
+// A plan says how each node of a tree is rendered.
+type plan struct {
+	kind   []lineKind
+	name   []string
+	value  []string
+	mark   []string // "offscreen", "partly offscreen" or ""
+	own    [][]string
+	common []string // actions left off every line
+	left   int      // nodes left out as hidden
+}
+
+func has(n *Node, s string) bool { return slices.Contains(n.States, s) }
+
+// hidden reports whether a node is known not to be showing.
+func hidden(n *Node) bool { return len(n.States) > 0 && !has(n, "showing") }
+
+func interactive(n *Node) bool {
+	if interactiveRoles[n.Role] {
+		return true
+	}
+	switch n.Role {
+	case "text":
+		return has(n, "editable")
+	case "list item", "table cell":
+		// A row or cell is picked by its text: a nameless one (an icon
+		// column, a row holding cells) folds into its children.
+		return has(n, "selectable") && clean(n.Name) != ""
+	}
+	return false
+}
+
+// clean removes object-replacement characters and surrounding space.
+func clean(s string) string {
+	if strings.ContainsRune(s, '\uFFFC') {
+		s = strings.ReplaceAll(s, "\uFFFC", "")
+	}
+	return strings.TrimSpace(s)
+}
+
+// wordless reports whether s has no letter and no digit.
+func wordless(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// commonActions returns the actions nearly every node with actions
+// carries, among the nodes not skipped (kind nil: all of them).
+func commonActions(t *Tree, kind []lineKind) []string {
+	count := map[string]int{}
+	acting := 0
+	for i := range t.Nodes {
+		if (kind == nil || kind[i] != lineSkip) && len(t.Nodes[i].Actions) > 0 {
+			acting++
+			for _, a := range t.Nodes[i].Actions {
+				count[a]++
+			}
+		}
+	}
+	var common []string
+	if acting >= commonMin {
+		for a, c := range count {
+			if float64(c) >= commonShare*float64(acting) {
+				common = append(common, a)
+			}
+		}
+		slices.Sort(common)
+	}
+	return common
+}
+
+// makePlan applies the rules of the package documentation to t. With all
+// set, nothing is left out as hidden. common, when not nil, gives the
+// common actions (those of the whole tree t was cut from).
+func makePlan(t *Tree, all bool, common *[]string) *plan {
+	nodes := t.Nodes
+	p := &plan{kind: make([]lineKind, len(nodes)), name: make([]string, len(nodes)),
+		value: make([]string, len(nodes)), mark: make([]string, len(nodes)), own: make([][]string, len(nodes))}
+	parent := func(i int) int {
+		if q := nodes[i].Parent; q >= 0 && q < i {
+			return q
+		}
+		return -1
+	}
+	// Hidden subtrees, except a combo box's options. On AT-SPI every live
+	// node has states (enabled, sensitive at least): one with none is not
+	// on screen (Chromium's unused toolbar buttons).
+	stateless := t.Source == aci.SourceATSPI
+	inCombo := make([]bool, len(nodes))
+	for i := range nodes {
+		n := &nodes[i]
+		q := parent(i)
+		switch {
+		case q >= 0 && p.kind[q] == lineSkip:
+			p.kind[i] = lineSkip
+		case has(n, "defunct"):
+			p.kind[i] = lineSkip
+		case !all && (hidden(n) || stateless && q >= 0 && len(n.States) == 0) && !(q >= 0 && inCombo[q]) && !n.Focused:
+			p.kind[i] = lineSkip
+		}
+		inCombo[i] = n.Role == "combo box" || (q >= 0 && inCombo[q])
+		if p.kind[i] == lineSkip {
+			p.left++
+		}
+	}
+	if common != nil {
+		p.common = *common
+	} else {
+		p.common = commonActions(t, p.kind)
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		p.name[i], p.value[i] = clean(n.Name), clean(n.Value)
+		if n.Role == "list item" {
+			p.name[i] = strings.TrimSpace(strings.TrimLeft(p.name[i], "•◦▪‣-"))
+			p.value[i] = strings.TrimSpace(strings.TrimLeft(p.value[i], "•◦▪‣-"))
+		}
+		if p.value[i] == p.name[i] || wordless(p.value[i]) && !interactive(n) {
+			p.value[i] = ""
+		}
+		if len(p.common) == 0 {
+			p.own[i] = n.Actions
+			continue
+		}
+		for _, a := range n.Actions {
+			if !slices.Contains(p.common, a) {
+				p.own[i] = append(p.own[i], a)
+			}
+		}
+	}
+	// Children, for the bottom-up rules.
+	kids := make([][]int, len(nodes))
+	for i := range nodes {
+		if q := parent(i); q >= 0 && p.kind[i] != lineSkip {
+			kids[q] = append(kids[q], i)
+		}
+	}
+	textLeaf := func(i int) bool {
+		n := &nodes[i]
+		return textRoles[n.Role] && len(kids[i]) == 0 && len(p.own[i]) == 0 && !n.Focused && !interactive(n)
+	}
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if p.kind[i] == lineSkip || len(kids[i]) == 0 {
+			continue
+		}
+		allText := true
+		for _, k := range kids[i] {
+			if !textLeaf(k) {
+				allText = false
+			}
+		}
+		if p.name[i] == "" && allText {
+			var words []string
+			for _, k := range kids[i] {
+				if !wordless(p.name[k]) {
+					words = append(words, p.name[k])
+				}
+			}
+			p.name[i] = strings.Join(words, " ")
+			if p.value[i] == p.name[i] {
+				p.value[i] = ""
+			}
+		}
+		for _, k := range kids[i] {
+			if textLeaf(k) && (wordless(p.name[k]) || p.name[i] != "" && strings.Contains(p.name[i], p.name[k])) {
+				p.kind[k] = lineFold
+			}
+		}
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		if p.kind[i] != lineShow {
+			continue
+		}
+		anonymous := p.name[i] == "" && p.value[i] == "" && len(p.own[i]) == 0 && !n.Focused
+		if anonymous && !interactive(n) && !keptRoles[n.Role] {
+			p.kind[i] = lineFold
+			continue
+		}
+		if n.Role == "label" && p.name[i] != "" && len(p.own[i]) == 0 {
+			if q := parent(i); q >= 0 {
+				for _, k := range kids[q] {
+					if k != i && interactive(&nodes[k]) && p.name[k] == p.name[i] {
+						p.kind[i] = lineFold
+						break
+					}
+				}
+			}
+		}
+	}
+	// Offscreen marks, against the window and the viewports above.
+	clip := make([]image.Rectangle, len(nodes))
+	away := make([]bool, len(nodes)) // no extents, under a node scrolled away
+	for i := range nodes {
+		n := &nodes[i]
+		q := parent(i)
+		c := image.Rectangle{}
+		if q >= 0 && nodes[q].Role != "combo box" {
+			// A combo box's popup lies outside its window.
+			c = clip[q]
+		}
+		if p.kind[i] == lineSkip {
+			continue
+		}
+		box := n.BBox
+		if box.Empty() && stateless && q >= 0 && (away[q] || !nodes[q].BBox.Empty() && !c.Empty()) {
+			// AT-SPI toolkits give a showing node scrolled out of its
+			// view no extents (GTK's tree rows), nor its children.
+			away[i] = true
+			if p.name[i] != "" {
+				p.mark[i] = "offscreen"
+			}
+		}
+		if !box.Empty() {
+			if !c.Empty() {
+				switch {
+				case !box.Overlaps(c):
+					p.mark[i] = "offscreen"
+				case area(box.Intersect(c)) < partlyShown*area(box):
+					p.mark[i] = "partly offscreen"
+				}
+			}
+			if clipRoles[n.Role] || q >= 0 && parent(q) < 0 || scrolls(n) {
+				if c.Empty() {
+					c = box
+				} else {
+					c = c.Intersect(box)
+				}
+			}
+		}
+		clip[i] = c
+	}
+	return p
+}
+
+// partlyShown is the share of an element's area under which it is marked
+// partly offscreen: cells whose text spills a few pixels past their column
+// are not.
+const partlyShown = 0.8
+
+func area(r image.Rectangle) float64 { return float64(r.Dx()) * float64(r.Dy()) }
+
+// scrolls reports whether a node scrolls its content (a browser's
+// scrollable element).
+func scrolls(n *Node) bool {
+	return slices.ContainsFunc(n.Actions, func(a string) bool { return strings.HasPrefix(a, "scroll") })
 }
 
 type rendered struct {
 	full  string
 	diff  string      // empty when no diff was asked for, or it was too long
 	shown []*refEntry // the elements that got a line, in order
+	// added and changed index the nodes whose lines are new or changed
+	// since rev-1; removed lists the refs that lost their line.
+	added, changed []int
+	removed        []int
 }
 
 // render renders t in full and, when diff is set, as a diff against the
 // revision rev-1 whose shown elements are prev. Each element's entry keeps
-// the line it was given, so the next diff compares against it.
-func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff bool) rendered {
+// the line it was given, so the next diff compares against it. With all
+// set, hidden subtrees are rendered too; common is as for makePlan.
+func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff, all bool, common *[]string) rendered {
 	var r rendered
 	var b, d strings.Builder
-	b.Grow(len(t.Nodes) * 48)
+	b.Grow(len(t.Nodes) * 32)
+	pl := makePlan(t, all, common)
 	if t.App == "" && t.Window == "" {
 		b.WriteString("# desktop")
 	} else {
@@ -95,6 +419,11 @@ func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff bool) 
 	if t.Truncated {
 		b.WriteString("# truncated: ")
 		b.WriteString(t.TruncatedWhy)
+		b.WriteByte('\n')
+	}
+	if len(pl.common) > 0 {
+		b.WriteString("# most elements also have actions (not repeated below): ")
+		b.WriteString(strings.Join(pl.common, ","))
 		b.WriteByte('\n')
 	}
 	if diff {
@@ -120,12 +449,12 @@ func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff bool) 
 		if n.Focused {
 			focus = refName(e.n)
 		}
-		if folded(n) {
+		if pl.kind[i] != lineShow {
 			level[i] = lv
 			continue
 		}
 		level[i] = lv + 1
-		line = appendLine(line[:0], n, e.n)
+		line = appendLine(line[:0], n, e.n, pl, i)
 		for range lv {
 			b.WriteString("  ")
 		}
@@ -135,8 +464,10 @@ func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff bool) 
 		switch {
 		case e.shown != rev-1:
 			mark = "+ "
+			r.added = append(r.added, i)
 		case e.line != string(line): // compared without allocating
 			mark = "~ "
+			r.changed = append(r.changed, i)
 		}
 		if mark != "" {
 			e.line = string(line)
@@ -160,25 +491,29 @@ func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff bool) 
 		}
 		b.WriteByte('\n')
 	}
+	if pl.left > 0 {
+		b.WriteString("hidden: ")
+		b.WriteString(strconv.Itoa(pl.left))
+		b.WriteString(" elements not shown (observe with an element_ref target shows its subtree whole)\n")
+	}
 	trailer := "focus: none"
 	if focus != "" {
 		trailer = "focus: " + focus
 	}
 	b.WriteString(trailer)
 	r.full = b.String()
+	for _, e := range prev {
+		if e.shown != rev {
+			r.removed = append(r.removed, e.n)
+		}
+	}
+	slices.Sort(r.removed)
 	if !diff {
 		return r
 	}
-	var removed []int
-	for _, e := range prev {
-		if e.shown != rev {
-			removed = append(removed, e.n)
-		}
-	}
-	if len(removed) > 0 {
-		slices.Sort(removed)
+	if len(r.removed) > 0 {
 		d.WriteString("- removed: ")
-		d.WriteString(refRanges(removed))
+		d.WriteString(refRanges(r.removed))
 		d.WriteByte('\n')
 		changes++
 	}
@@ -195,27 +530,23 @@ func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff bool) 
 	return r
 }
 
-func folded(n *Node) bool {
-	return layoutRoles[n.Role] && n.Name == "" && n.Value == "" && len(n.Actions) == 0 && !n.Focused
-}
-
-func appendLine(b []byte, n *Node, ref int) []byte {
+func appendLine(b []byte, n *Node, ref int, pl *plan, i int) []byte {
 	b = append(b, 'e')
 	b = strconv.AppendInt(b, int64(ref), 10)
 	b = append(b, ' ')
 	b = append(b, n.Role...)
-	b = appendStates(b, n)
-	if n.Name != "" {
+	b = appendStates(b, n, pl.mark[i])
+	if name := pl.name[i]; name != "" {
 		b = append(b, ' ')
-		b = strconv.AppendQuote(b, cut(n.Name))
+		b = strconv.AppendQuote(b, cut(name))
 	}
-	if n.Value != "" {
+	if v := pl.value[i]; v != "" {
 		b = append(b, " Value:"...)
-		b = strconv.AppendQuote(b, cut(n.Value))
+		b = strconv.AppendQuote(b, cut(v))
 	}
-	if len(n.Actions) > 0 {
+	if acts := pl.own[i]; len(acts) > 0 {
 		b = append(b, " Actions:"...)
-		for i, a := range n.Actions {
+		for i, a := range acts {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -225,8 +556,7 @@ func appendLine(b []byte, n *Node, ref int) []byte {
 	return b
 }
 
-func appendStates(b []byte, n *Node) []byte {
-	has := func(s string) bool { return slices.Contains(n.States, s) }
+func appendStates(b []byte, n *Node, mark string) []byte {
 	start := len(b)
 	add := func(s string) {
 		if len(b) == start {
@@ -237,21 +567,25 @@ func appendStates(b []byte, n *Node) []byte {
 		b = append(b, s...)
 	}
 	if len(n.States) > 0 {
-		if !has("enabled") && !has("sensitive") {
+		if !has(n, "enabled") && !has(n, "sensitive") && n.Role != "application" {
 			add("disabled")
 		}
-		if !has("showing") && !has("visible") {
+		if !has(n, "showing") {
 			add("hidden")
 		}
 	}
+	if mark != "" {
+		add(mark)
+	}
 	isText := n.Role == "text" || n.Role == "entry" || n.Role == "password text"
-	if isText && len(n.States) > 0 && !has("editable") {
+	if isText && len(n.States) > 0 && !has(n, "editable") {
 		add("read only")
 	}
 	for _, s := range n.States {
 		switch {
 		case quietStates[s]:
 		case isText && (s == "editable" || s == "single line"):
+		case s == "read only" && (isText || n.Role == "label" || n.Role == "static"):
 		default:
 			add(s)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,11 +66,19 @@ func TestEverydayWidgetsThroughRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`menu bar`, `menu "File"`, `menu item (hidden) "About Settings"`, `password text "Password"`,
+	for _, want := range []string{`menu bar`, `menu "File"`, `password text "Password"`,
 		`combo box "Language" Value:"English"`, `panel "Theme"`, `radio button (checked) "Light"`, `scroll pane "Permissions"`} {
 		if !strings.Contains(obs.TreeText, want) {
 			t.Errorf("the tree has no %s:\n%s", want, obs.TreeText)
 		}
+	}
+	// A closed menu's items are hidden: left out of the text, counted in its
+	// trailer, and still in the elements with their state.
+	if strings.Contains(obs.TreeText, "About Settings") || !strings.Contains(obs.TreeText, "hidden: ") {
+		t.Errorf("a closed menu's items show in the tree text:\n%s", obs.TreeText)
+	}
+	if e := obs.Find("menu item", "About Settings"); e == nil || !slices.Contains(e.States, "hidden") && slices.Contains(e.States, "showing") {
+		t.Errorf("the elements lack the hidden menu item: %+v", e)
 	}
 	if err := conn.Click(ctx, aci.Ref(refOf(t, obs, "password text", "Password"))); err != nil {
 		t.Fatal(err)

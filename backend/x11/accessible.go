@@ -2,8 +2,15 @@ package x11
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"image"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	"github.com/jezek/xgb/xproto"
 
 	"shinken.dev/go/backend/x11/atspi"
 	"shinken.dev/go/shinken"
@@ -79,7 +86,30 @@ func (a *Accessible) client(ctx context.Context) (*atspi.Client, error) {
 	}
 	a.tried = time.Now()
 	a.c, a.err = atspi.Connect(ctx, &a.opts)
+	if a.err == nil {
+		a.publishBus(a.c.Address())
+	}
 	return a.c, a.err
+}
+
+// publishBus sets the AT_SPI_BUS property of the root window to addr when
+// no other program did. Qt applications look for the accessibility bus
+// there and nowhere else; the bus launcher sets it only when built with X
+// support, and the X server drops it when its last client leaves, which
+// the Backend's own connection prevents. Failing to set it only keeps Qt
+// applications out of the tree, so errors are not reported.
+func (a *Accessible) publishBus(addr string) {
+	const name = "AT_SPI_BUS"
+	atom, err := xproto.InternAtom(a.conn, false, uint16(len(name)), name).Reply()
+	if err != nil {
+		return
+	}
+	prop, err := xproto.GetProperty(a.conn, false, a.root, atom.Atom, xproto.AtomString, 0, 1024).Reply()
+	if err != nil || prop.ValueLen > 0 {
+		return
+	}
+	xproto.ChangePropertyChecked(a.conn, xproto.PropModeReplace, a.root, atom.Atom, xproto.AtomString, 8,
+		uint32(len(addr)), []byte(addr)).Check()
 }
 
 // Snapshot implements shinken.A11y.
@@ -91,13 +121,137 @@ func (a *Accessible) Snapshot(ctx context.Context, opts shinken.SnapshotOptions)
 	return c.Snapshot(ctx, opts)
 }
 
-// Do implements shinken.A11y.
+// Do implements shinken.A11y. A set_value the node cannot take through its
+// interfaces (a browser's field; a field with no editable text) is typed:
+// the node is focused, its text selected (ctrl+a) and replaced by typing,
+// then read back. A combo box whose popup holds the option highlighted but
+// not taken (Qt's) gets Return.
 func (a *Accessible) Do(ctx context.Context, id string, act shinken.ElementAction) error {
 	c, err := a.client(ctx)
 	if err != nil {
 		return err
 	}
-	return c.Do(ctx, id, act)
+	err = c.Do(ctx, id, act)
+	var popup *atspi.PopupOpenError
+	switch {
+	case act.Op != shinken.OpSetValue:
+		return err
+	case errors.As(err, &popup):
+		return a.takeOption(ctx, c, popup)
+	case errors.Is(err, atspi.ErrNeedsTyping):
+		return a.typeValue(ctx, c, id, act.Text, err)
+	}
+	return err
+}
+
+// takeOption moves the keyboard focus of a combo box's open popup to the
+// option (Down or Up from the current one) and presses Return, then checks
+// that the box took it; else Escape closes the popup.
+func (a *Accessible) takeOption(ctx context.Context, c *atspi.Client, popup *atspi.PopupOpenError) error {
+	press := func(key string) error {
+		if err := a.Key(ctx, shinken.KeyEvent{Key: key, Down: true}); err != nil {
+			return err
+		}
+		return a.Key(ctx, shinken.KeyEvent{Key: key})
+	}
+	key, moves := "Down", popup.Moves
+	if moves < 0 {
+		key, moves = "Up", -moves
+	}
+	for range moves {
+		if err := press(key); err != nil {
+			return fmt.Errorf("%w: %v; then pressing %s: %v", aci.ErrElementNotActionable, popup, key, err)
+		}
+	}
+	if err := press("Return"); err != nil {
+		return fmt.Errorf("%w: %v; then pressing Return: %v", aci.ErrElementNotActionable, popup, err)
+	}
+	limit := time.Now().Add(typedReadBack)
+	for {
+		name, err := c.Name(ctx, popup.ID)
+		if err != nil {
+			return fmt.Errorf("%w: %v; then reading it back: %v", aci.ErrElementNotActionable, popup, err)
+		}
+		if name == popup.Option {
+			return nil
+		}
+		if time.Now().After(limit) {
+			press("Escape")
+			return fmt.Errorf("%w: %v; then moving %d rows and pressing Return, but it shows %q", aci.ErrElementNotActionable, popup, popup.Moves, name)
+		}
+		t := time.NewTimer(10 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
+// typeValue sets a field's text from the keyboard and checks it took;
+// first is why its interfaces could not.
+func (a *Accessible) typeValue(ctx context.Context, c *atspi.Client, id, text string, first error) error {
+	fail := func(step string, err error) error {
+		return fmt.Errorf("%w: set_value on %s: %v; then %s: %v", aci.ErrElementNotActionable, id, first, step, err)
+	}
+	if err := c.Focus(ctx, id); err != nil {
+		return fail("focusing it", err)
+	}
+	for _, k := range []shinken.KeyEvent{{Key: "Control_L", Down: true}, {Key: "a", Down: true}, {Key: "a"}, {Key: "Control_L"}} {
+		if err := a.Key(ctx, k); err != nil {
+			return fail("selecting its text with ctrl+a", err)
+		}
+	}
+	var err error
+	if text == "" {
+		err = a.Key(ctx, shinken.KeyEvent{Key: "BackSpace", Down: true})
+		if err == nil {
+			err = a.Key(ctx, shinken.KeyEvent{Key: "BackSpace"})
+		}
+	} else {
+		err = a.Type(ctx, text)
+	}
+	if err != nil {
+		return fail("typing", err)
+	}
+	// The application reads the keyboard on its own loop: poll briefly.
+	limit := time.Now().Add(typedReadBack)
+	got := ""
+	for {
+		got, err = c.Text(ctx, id)
+		if err != nil {
+			return fail("reading it back", err)
+		}
+		if got == text || masked(got, text) {
+			return nil
+		}
+		if time.Now().After(limit) {
+			break
+		}
+		t := time.NewTimer(10 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("%w: set_value on %s: %v; focused it, selected all (ctrl+a) and typed %q, but it reads %q",
+		aci.ErrElementNotActionable, id, first, text, got)
+}
+
+// typedReadBack bounds how long typed text may take to show in a field.
+const typedReadBack = time.Second
+
+// Locate implements shinken.Locator: element verbs on the pointer find
+// their element's visible part in a few calls, scrolled into view.
+func (a *Accessible) Locate(ctx context.Context, id string, ancestors []string) (image.Rectangle, error) {
+	c, err := a.client(ctx)
+	if err != nil {
+		return image.Rectangle{}, err
+	}
+	return c.Locate(ctx, id, ancestors)
 }
 
 // Watch implements shinken.ChangeWatcher. Without a bus it reports no
@@ -123,4 +277,15 @@ func (a *Accessible) Close() error {
 		c.Close()
 	}
 	return a.Backend.Close()
+}
+
+// masked reports whether got is what a password field shows for text: one
+// mask character per character.
+func masked(got, text string) bool {
+	n := utf8.RuneCountInString(text)
+	if got == "" || utf8.RuneCountInString(got) != n {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(got)
+	return strings.ContainsRune("●•*∗", r) && strings.Count(got, string(r)) == n
 }

@@ -162,6 +162,9 @@ type ObserveRequest struct {
 	Diff    bool          // tree_text as a diff against the previous revision
 	Settle  time.Duration // wait for the UI to be quiet this long first
 	Desktop bool          // every application, not just the active one
+	// Subtree, an element ref, renders only that element and its
+	// descendants, hidden ones included (no Diff with it).
+	Subtree string
 }
 
 // Observe takes a structured observation of the accessibility tree.
@@ -177,6 +180,9 @@ func (c *Client) Observe(ctx context.Context, req *ObserveRequest) (*aci.Observa
 		}
 		if req.Desktop {
 			a.Scope = aci.ScopeScreen
+		}
+		if req.Subtree != "" {
+			a.Target = aci.Ref(req.Subtree)
 		}
 	}
 	r, err := c.Do(ctx, a)

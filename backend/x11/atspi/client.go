@@ -182,6 +182,10 @@ func Connect(ctx context.Context, opts *Options) (*Client, error) {
 	return c, nil
 }
 
+// Address returns the address of the accessibility bus the Client is
+// connected to.
+func (c *Client) Address() string { return c.busAddr }
+
 // Close disconnects from the bus and from every application, and closes
 // the channels of every Watch. It waits for the goroutines it started.
 func (c *Client) Close() error {
@@ -362,11 +366,15 @@ func (c *Client) dialApp(ctx context.Context, a *app) (*wireConn, string, error)
 		switch {
 		case err == nil:
 		case errors.As(err, &de):
-			ce := &CallError{Name: de.Name}
-			if ce.gone() {
-				return nil, "", ce
+			// Any error reply means no peer-to-peer address: Qt 5 and 6
+			// answer UnknownObject because their bridge lacks the method,
+			// not because they quit. Only a name without an owner is gone.
+			switch de.Name {
+			case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
+				"org.freedesktop.DBus.Error.Disconnected":
+				return nil, "", &CallError{Name: de.Name}
 			}
-			addr = "" // an application without peer-to-peer support
+			addr = ""
 		default:
 			if ctx.Err() != nil {
 				return nil, "", ctx.Err()

@@ -26,6 +26,9 @@ func (w *walk) details(order []*rec) {
 		if r.ifs&hasAction != 0 {
 			w.fetchActions(r)
 		}
+		if r.name == "" && namedByLabel[roleName(r.role)] {
+			w.labelledBy(r)
+		}
 		switch {
 		case r.ifs&hasValue != 0:
 			w.p.call(getProperty(w.dest, r.path, ifValue, "CurrentValue"), func(m *message, err error) {
@@ -55,7 +58,9 @@ func (w *walk) details(order []*rec) {
 
 // geometry reads r's extents, reusing remembered ones where nothing says
 // they changed, then its children's. Nothing under a node that is not
-// showing, or that has no area, is on screen, so nothing there is asked.
+// showing is on screen, so nothing there is asked. A node with no area
+// still has its children read: popups and menus hang under zero-size
+// parents (Firefox's open <select> options under its combo box).
 //
 // An event about a node (BoundsChanged, ChildrenChanged, a geometric
 // StateChanged) makes the walk read that node again, and its subtree too
@@ -70,9 +75,6 @@ func (w *walk) geometry(r *rec, stale, read bool) {
 	dirty := w.ev.geomDirty[r.path]
 	k := w.old(r.path)
 	descend := func(stale bool) {
-		if r.ifs&hasComponent != 0 && r.bbox.Empty() && r.depth > 0 {
-			return
-		}
 		kids := w.kids[r.path]
 		if !stale && len(kids) > 0 && w.m.geometry && scrolls(r) {
 			// Scrolled content moves without telling: read the first
@@ -137,7 +139,9 @@ func (w *walk) extents(r *rec, then func()) {
 // one GetName call per action, so they are asked of one node per distinct
 // localised list and shared with every node that has the same list.
 func (w *walk) fetchActions(r *rec) {
-	if k := w.old(r.path); k != nil && k.haveActions {
+	// An empty list is asked again: browsers fill a loading page's
+	// actions in after its nodes appear.
+	if k := w.old(r.path); k != nil && k.haveActions && len(k.actions) > 0 {
 		r.actions, r.haveActs = k.actions, true
 		return
 	}

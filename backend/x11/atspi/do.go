@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
@@ -32,7 +33,11 @@ func parseID(id string) (bus, path string, ok bool) {
 // (EditableText.SetTextContents) or sets a Value (Value.CurrentValue, the
 // text parsed as a number; a node with both, such as a spin button, takes a
 // number through Value), then reads the node back: an application that
-// kept another value yields a *NotAppliedError.
+// kept another value yields a *NotAppliedError. On a combo box that is not
+// editable, OpSetValue selects the option whose name is the text. A field
+// that cannot take its value through its interfaces faithfully (no
+// editable text nor value, or a browser page's field) yields an error
+// wrapping [ErrNeedsTyping].
 func (c *Client) Do(ctx context.Context, id string, act shinken.ElementAction) error {
 	if c.closed() {
 		return errClientClosed
@@ -52,7 +57,17 @@ func (c *Client) Do(ctx context.Context, id string, act shinken.ElementAction) e
 		n := &node{c: c, ctx: ctx, conn: conn, dest: dest, path: path, id: id, deadline: deadline}
 		var states stateSet
 		var ifs ifaceSet
+		var role uint32
 		err := n.run(func(p *pipeline, fail func(error)) {
+			p.call(call(dest, path, ifAccessible, "GetRole"), func(m *message, err error) {
+				if err == nil {
+					var d *decoder
+					if d, err = expect(m, "u"); err == nil {
+						role = d.u32()
+					}
+				}
+				fail(err)
+			})
 			p.call(call(dest, path, ifAccessible, "GetState"), func(m *message, err error) {
 				if err == nil {
 					var d *decoder
@@ -80,6 +95,15 @@ func (c *Client) Do(ctx context.Context, id string, act shinken.ElementAction) e
 		}
 		if act.Op == shinken.OpInvoke {
 			return n.invoke(ifs, act.Action)
+		}
+		if role == roleComboBox && !states.has(stateEditable) {
+			return n.selectOption(act.Text)
+		}
+		if n.browser() && ifs&hasValue == 0 {
+			return fmt.Errorf("%w: %s is a browser's field", ErrNeedsTyping, id)
+		}
+		if ifs&(hasEditableText|hasValue) == 0 {
+			return fmt.Errorf("%w: %s has neither editable text nor a value", ErrNeedsTyping, id)
 		}
 		return n.setValue(ifs, act.Text)
 	})
@@ -226,7 +250,7 @@ func (n *node) setValue(ifs ifaceSet, text string) error {
 				}
 				fail(err)
 			})
-		}, func(got string) bool { return got == text })
+		}, func(got string) bool { return got == text || masked(got, text) })
 	case ifs&hasValue != 0:
 		v, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
@@ -288,4 +312,17 @@ func (n *node) readBack(want string, read func(p *pipeline, got *string, fail fu
 			return n.ctx.Err()
 		}
 	}
+}
+
+// masked reports whether got is what a password field shows for text: one
+// mask character per character.
+func masked(got, text string) bool {
+	if got == "" || utf8.RuneCountInString(got) != utf8.RuneCountInString(text) {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(got)
+	if !strings.ContainsRune("●•*∗", r) {
+		return false
+	}
+	return strings.Count(got, string(r)) == utf8.RuneCountInString(got)
 }

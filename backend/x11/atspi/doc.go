@@ -37,6 +37,31 @@
 // takes 7 to 8 ms where a plain pyatspi walk of role, name, states and
 // extents takes 70 to 110 ms; a first snapshot takes 20 to 35 ms.
 //
+// # Toolkits
+//
+// Qt 5 and 6 answer Application.GetApplicationBusAddress with an error
+// (no peer-to-peer socket: they are read through the bus) and crash on
+// Properties.GetAll, so their nodes' properties are asked one by one. They
+// join the accessibility bus only when the X root window carries
+// AT_SPI_BUS, which the X11 backend publishes when the bus launcher did
+// not, or when started with QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1. A field
+// with an empty name takes the name of the label its relations name
+// (LABELLED_BY), else of the label beside it on its row.
+//
+// # Element verbs
+//
+// [Client.Do] invokes actions and sets values. A combo box that is not
+// editable takes a value by option name: Selection.SelectChild, else the
+// option's action, else opening the popup and taking the option (GTK);
+// Qt leaves the option selected in the open popup, which the X11 backend
+// takes with the keyboard ([PopupOpenError]). A browser's page field, or a
+// field with no editable text or value, answers [ErrNeedsTyping], and the
+// X11 backend focuses it ([Client.Focus]), selects its text, types and
+// reads it back ([Client.Text]). [Client.Locate] says where a node can be
+// clicked without walking its application: its extents and its
+// ancestors' in one round trip, after Component.ScrollTo when it is not
+// wholly visible.
+//
 // # Budgets and failures
 //
 // Each application is read under its own timeout ([Options.AppTimeout])

@@ -42,6 +42,11 @@ type memo struct {
 	// geometry says whether extents may be reused: the toolkit reports
 	// geometry changes. toolkitKnown says whether it was asked.
 	geometry, toolkitKnown bool
+	// oneByOne says the bridge has no Properties.GetAll: Qt's reads a
+	// second argument GetAll does not have, and answers garbage or crashes.
+	oneByOne bool
+	// browser says the application is a web browser (Gecko, Chromium).
+	browser bool
 
 	// The fields below are written by the event handler.
 	mu           sync.Mutex

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
 
 // parallelApps bounds how many applications are read at once.
@@ -39,7 +40,7 @@ func (c *Client) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (*s
 	if err != nil {
 		return nil, err
 	}
-	tree := &shinken.Tree{}
+	tree := &shinken.Tree{Source: aci.SourceATSPI}
 	var cuts []string
 	if opts.Scope == shinken.TreeDesktop {
 		cuts = c.snapshotDesktop(ctx, tree, apps, maxNodes, maxDepth)

@@ -148,6 +148,8 @@ func (w *walk) run() (*appTree, error) {
 					// GTK 3 reports every allocation change (BoundsChanged)
 					// and every state change; others are not trusted to.
 					w.m.geometry = strings.EqualFold(toolkit, "gtk") && strings.HasPrefix(version, "3.")
+					w.m.oneByOne = strings.EqualFold(toolkit, "qt")
+					w.m.browser = strings.EqualFold(toolkit, "gecko") || strings.EqualFold(toolkit, "chromium")
 				}
 			}
 		}
@@ -192,6 +194,7 @@ func (w *walk) run() (*appTree, error) {
 		return nil, err
 	}
 	w.remember(order)
+	w.nameBesideLabels(order)
 
 	t := &appTree{bus: w.bus, name: root.name}
 	index := make(map[string]int, len(order))
@@ -285,7 +288,10 @@ func (w *walk) addCacheItems(m *message) {
 // has them. then runs once all succeeded.
 func (w *walk) fetchBase(r *rec, then func()) {
 	k := w.old(r.path)
-	useMemo := k != nil && k.haveRole && !w.ev.allDirty && !w.ev.roleDirty[r.path]
+	// Interfaces are fixed for an object's life, but a browser's proxy for
+	// a page node being loaded can first answer with none: a remembered
+	// node without Component is read again.
+	useMemo := k != nil && k.haveRole && k.ifs&hasComponent != 0 && !w.ev.allDirty && !w.ev.roleDirty[r.path]
 	left, failed := 4, false
 	if useMemo {
 		left = 2
@@ -316,21 +322,46 @@ func (w *walk) fetchBase(r *rec, then func()) {
 		}
 		done(err)
 	})
-	w.p.call(getAllProperties(w.dest, r.path, ifAccessible), func(m *message, err error) {
-		if err == nil {
-			var d *decoder
-			if d, err = expect(m, "a{sv}"); err == nil {
-				p := readAccessibleProps(d)
-				if err = d.err; err == nil {
-					r.name, r.desc, r.childCount = p.name, p.desc, p.childCount
-					if p.parentBus == w.bus && p.parent != pathNull && p.parent != r.path && r.parent == "" {
-						r.parent = p.parent
+	setParent := func(bus, parent string) {
+		if bus == w.bus && parent != pathNull && parent != r.path && r.parent == "" {
+			r.parent = parent
+		}
+	}
+	if w.m.oneByOne {
+		left += 3
+		get := func(prop, sig string, read func(d *decoder)) {
+			w.p.call(getProperty(w.dest, r.path, ifAccessible, prop), func(m *message, err error) {
+				if err == nil {
+					var d *decoder
+					if d, err = expect(m, "v"); err == nil {
+						if got := readVariant(d); got == sig {
+							read(d)
+						}
+						err = d.err
+					}
+				}
+				done(err)
+			})
+		}
+		get("Name", "s", func(d *decoder) { r.name = d.str() })
+		get("Description", "s", func(d *decoder) { r.desc = d.str() })
+		get("ChildCount", "i", func(d *decoder) { r.childCount = d.i32() })
+		get("Parent", "(so)", func(d *decoder) { setParent(d.ref()) })
+	} else {
+		w.p.call(getAllProperties(w.dest, r.path, ifAccessible), func(m *message, err error) {
+			if err == nil {
+				var d *decoder
+				if d, err = expect(m, "a{sv}"); err == nil {
+					p := readAccessibleProps(d)
+					if err = d.err; err == nil {
+						r.name, r.desc, r.childCount = p.name, p.desc, p.childCount
+						setParent(p.parentBus, p.parent)
 					}
 				}
 			}
-		}
-		done(err)
-	})
+			done(err)
+		})
+	}
 	if useMemo {
 		return
 	}

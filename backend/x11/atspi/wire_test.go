@@ -113,6 +113,38 @@ type ref struct {
 	Path dbus.ObjectPath
 }
 
+// relation is one entry of Accessible.GetRelationSet's a(ua(so)).
+type relation struct {
+	Kind    uint32
+	Targets []ref
+}
+
+func TestReadLabelledBy(t *testing.T) {
+	for _, c := range []struct {
+		rels []relation
+		want string
+	}{
+		{[]relation{{1, []ref{{":1.7", "/x"}}}, {relationLabelledBy, []ref{{":1.9", "/other"}, {":1.7", "/l"}}}}, "/l"},
+		{[]relation{{relationLabelledBy, []ref{{":1.7", pathNull}}}}, ""},
+		{nil, ""},
+	} {
+		for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+			w := &wireConn{r: bufio.NewReader(bytes.NewReader(reply(t, order, 1, c.rels)))}
+			m, err := w.readMessage()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := expect(m, "a(ua(so))")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readLabelledBy(d, ":1.7"); got != c.want {
+				t.Errorf("%v: got %q, want %q", c.rels, got, c.want)
+			}
+		}
+	}
+}
+
 func TestDecodeReplies(t *testing.T) {
 	type gtkItem struct {
 		Self, App, Parent ref
@@ -253,6 +285,7 @@ func FuzzReadMessage(f *testing.F) {
 	f.Add(reply(f, binary.LittleEndian, 1, []ref{{":1.7", "/a"}}))
 	f.Add(reply(f, binary.BigEndian, 1, map[string]dbus.Variant{"Name": dbus.MakeVariant("x")}))
 	f.Add(reply(f, binary.LittleEndian, 1, dbus.MakeVariant(dbus.MakeVariant(int32(1)))))
+	f.Add(reply(f, binary.BigEndian, 1, []relation{{1, []ref{{":1.7", "/x"}}}, {relationLabelledBy, []ref{{":1.7", "/l"}}}}))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		w := &wireConn{r: bufio.NewReader(bytes.NewReader(raw))}
 		m, err := w.readMessage()
@@ -268,6 +301,7 @@ func FuzzReadMessage(f *testing.F) {
 			func(d *decoder) { readIfaces(d) },
 			func(d *decoder) { readExtents(d) },
 			func(d *decoder) { readVariantFloat(d) },
+			func(d *decoder) { readLabelledBy(d, ":1.7") },
 			func(d *decoder) { newWalk(nil, ":1.7", "", 10, 10, &memo{}).addCacheItems(m) },
 		} {
 			d := m.body
