@@ -18,7 +18,15 @@
 //     and the structured-observation engine ([Observer]: stable e<N> refs,
 //     tree_text, diffs, settle) are done here once, for every backend.
 //   - The [Client]: typed methods for every verb and query, a screenshot
-//     cache, screencasts composited into whole frames, streamed exec.
+//     cache, screencasts composited into whole frames, streamed exec, and
+//     [Client.WaitFor] an element to appear, disappear or change.
+//
+// Actions are settled: every request observes the effects of every action
+// acked before it. The Runtime acks an input action only once the
+// backend's [Settler] says the UI has handled it and is quiet (bounded by
+// [RuntimeOptions.SettleCap]), so an agent that acts and then looks, with
+// no sleep, never sees the past. settle.go says why the wait happens before
+// the ack; [RuntimeOptions.OnSettle] reports each settle for metrics.
 //
 // Backends live in their own packages: backend/headless (a pure-software
 // desktop to unit-test agents against), backend/x11 (a real X server), and
