@@ -106,6 +106,7 @@ type settleState struct {
 	wake     chan struct{} // signalled on each change, capacity 1
 	next     uint32        // barrier and ping ids
 	waiting  map[uint32]chan struct{}
+	pinged   map[uint32]xproto.Window // the window each pending ping went to
 	profiles map[xproto.Window]windowProfile
 	wm       chan struct{} // closed when the window manager sets our frame extents
 
@@ -144,6 +145,7 @@ func (st *settleState) init(b *Backend) {
 	st.area = int(b.screen.WidthInPixels) * int(b.screen.HeightInPixels)
 	st.sources = map[sourceKey]*source{}
 	st.waiting = map[uint32]chan struct{}{}
+	st.pinged = map[uint32]xproto.Window{}
 	st.profiles = map[xproto.Window]windowProfile{}
 	st.wake = make(chan struct{}, 1)
 	names := []string{"_SHINKEN_SETTLE", "WM_PROTOCOLS", "_NET_WM_PING", "_NET_REQUEST_FRAME_EXTENTS"}
@@ -238,14 +240,36 @@ func (st *settleState) clientMessage(e xproto.ClientMessageEvent) bool {
 	default:
 		return false
 	}
+	st.release(id)
+	return true
+}
+
+// release ends the wait for id. st.mu must not be held.
+func (st *settleState) release(id uint32) {
 	st.mu.Lock()
 	ch := st.waiting[id]
 	delete(st.waiting, id)
+	delete(st.pinged, id)
 	st.mu.Unlock()
 	if ch != nil {
 		close(ch)
 	}
-	return true
+}
+
+// destroyed ends the waits for pongs from w, which is gone.
+func (st *settleState) destroyed(w xproto.Window) {
+	st.mu.Lock()
+	var ids []uint32
+	for id, pw := range st.pinged {
+		if pw == w {
+			ids = append(ids, id)
+		}
+	}
+	delete(st.profiles, w)
+	st.mu.Unlock()
+	for _, id := range ids {
+		st.release(id)
+	}
 }
 
 // expect registers a reply id. st.mu must not be held.
@@ -265,6 +289,7 @@ func (st *settleState) forget(ids []uint32) {
 	defer st.mu.Unlock()
 	for _, id := range ids {
 		delete(st.waiting, id)
+		delete(st.pinged, id)
 	}
 }
 
@@ -412,6 +437,16 @@ func (b *Backend) profile(w xproto.Window) windowProfile {
 func (b *Backend) sendPing(w xproto.Window) (uint32, chan struct{}) {
 	st := &b.settle
 	id, ch := st.expect()
+	st.mu.Lock()
+	st.pinged[id] = w
+	st.mu.Unlock()
+	// A window destroyed before it answers (a click on its Close button)
+	// never will: its DestroyNotify, which this mask brings us, ends the
+	// wait instead.
+	if xproto.ChangeWindowAttributesChecked(b.conn, w, xproto.CwEventMask, []uint32{xproto.EventMaskStructureNotify}).Check() != nil {
+		st.release(id) // gone already
+		return id, ch
+	}
 	ev := xproto.ClientMessageEvent{Format: 32, Window: w, Type: st.protocols,
 		Data: xproto.ClientMessageDataUnionData32New([]uint32{uint32(st.ping), id, uint32(w), 0, 0})}
 	xproto.SendEvent(b.conn, false, w, 0, string(ev.Bytes()))
