@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"shinken.dev/go/backend/headless"
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 )
 
@@ -23,7 +24,8 @@ func waitRig(t *testing.T) (*shinken.Client, map[string]string) {
 	rt := shinken.NewRuntime(desk, &shinken.RuntimeOptions{Token: "t"})
 	srv := httptest.NewServer(rt)
 	t.Cleanup(func() { srv.Close(); rt.Close() })
-	c, err := shinken.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &shinken.DialOptions{Token: "t"})
+	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	c, err := shinken.Dial(ctx, proxy.URL, &shinken.DialOptions{Token: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

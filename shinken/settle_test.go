@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"shinken.dev/go/backend/headless"
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 )
 
@@ -34,7 +35,8 @@ func settleRig(t *testing.T, b shinken.Backend, onSettle func(shinken.SettleInfo
 	rt := shinken.NewRuntime(b, &shinken.RuntimeOptions{Token: "t", OnSettle: onSettle})
 	srv := httptest.NewServer(rt)
 	t.Cleanup(func() { srv.Close(); rt.Close() })
-	c, err := shinken.Dial(t.Context(), "ws"+strings.TrimPrefix(srv.URL, "http"), &shinken.DialOptions{Token: "t"})
+	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	c, err := shinken.Dial(t.Context(), proxy.URL, &shinken.DialOptions{Token: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 )
 
@@ -24,7 +25,9 @@ func testSettled(s *suite) {
 	srv := httptest.NewServer(rt)
 	defer srv.Close()
 	defer rt.Close()
-	c, err := shinken.Dial(s.ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &shinken.DialOptions{Token: "conformance"})
+	// Every message the runtime sends is checked against the schema.
+	proxy := schematest.NewProxy(s.t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	c, err := shinken.Dial(s.ctx, proxy.URL, &shinken.DialOptions{Token: "conformance"})
 	s.check(err, "dial the runtime")
 	defer c.Close()
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"shinken.dev/go/backend/x11/atspi/atspitest"
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 )
 
@@ -34,7 +35,8 @@ func (r *rig) naiveClient() *shinken.Client {
 		Token: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv := httptest.NewServer(rt)
 	r.t.Cleanup(func() { srv.Close(); rt.Close() })
-	c, err := shinken.Dial(r.ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &shinken.DialOptions{Token: "t"})
+	proxy := schematest.NewProxy(r.t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	c, err := shinken.Dial(r.ctx, proxy.URL, &shinken.DialOptions{Token: "t"})
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -1,9 +1,13 @@
 package settled
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"path/filepath"
 	"testing"
+
+	"shinken.dev/go/shinken"
 )
 
 const pageA = `<!doctype html>
@@ -94,8 +98,19 @@ func TestChromiumLinkThenObserve(t *testing.T) {
 		r.clickAt(link)
 		o = r.observe()
 		if find(o, "link", to) == nil || find(o, "heading", heading) == nil {
-			t.Fatalf("round %d: after following %q the tree shows no %q (stale):\n%s", i, from, heading, o.TreeText)
+			t.Fatalf("round %d: after following %q the tree shows no %q (stale) but %s; %s", i, from, heading, pageState(o), r.lateBy("heading", heading))
 		}
 	}
 	t.Log(summary(r.takeSettles()))
+}
+
+// pageState describes the documents and headings of o.
+func pageState(o *shinken.Observation) string {
+	var parts []string
+	for _, e := range o.Elements {
+		if e.Role == "document web" || e.Role == "heading" {
+			parts = append(parts, fmt.Sprintf("%s %q %v", e.Role, e.Name, e.States))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
