@@ -3,8 +3,8 @@ package settled
 import (
 	"fmt"
 	"os"
-	"strings"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"shinken.dev/go/shinken"
