@@ -14,6 +14,7 @@ import (
 	"github.com/jezek/xgb/damage"
 	"github.com/jezek/xgb/xproto"
 
+	"shinken.dev/go/backend/x11/atspi"
 	"shinken.dev/go/shinken"
 )
 
@@ -99,16 +100,20 @@ type settleState struct {
 	browserQuiet time.Duration
 	area         int // the screen's, in pixels
 
-	mu       sync.Mutex
-	sources  map[sourceKey]*source
-	windows  [pastWindows][2]time.Time // earlier settles, [start, end]
-	nwin     int
-	wake     chan struct{} // signalled on each change, capacity 1
-	next     uint32        // barrier and ping ids
-	waiting  map[uint32]chan struct{}
-	pinged   map[uint32]xproto.Window // the window each pending ping went to
-	profiles map[xproto.Window]windowProfile
-	wm       chan struct{} // closed when the window manager sets our frame extents
+	mu      sync.Mutex
+	sources map[sourceKey]*source
+	windows [pastWindows][2]time.Time // earlier settles, [start, end]
+	nwin    int
+	wake    chan struct{} // signalled on each change, capacity 1
+	next    uint32        // barrier and ping ids
+	waiting map[uint32]chan struct{}
+	pinged  map[uint32]xproto.Window // the window each pending ping went to
+
+	// Documents: see a11yEvent.
+	loading               map[string]time.Time
+	lastBusy, lastDefunct time.Time
+	profiles              map[xproto.Window]windowProfile
+	wm                    chan struct{} // closed when the window manager sets our frame extents
 
 	// wmInput says the input since the last settle may concern the window
 	// manager: a button or a key, not text typed or a pointer move.
@@ -146,6 +151,7 @@ func (st *settleState) init(b *Backend) {
 	st.sources = map[sourceKey]*source{}
 	st.waiting = map[uint32]chan struct{}{}
 	st.pinged = map[uint32]xproto.Window{}
+	st.loading = map[string]time.Time{}
 	st.profiles = map[xproto.Window]windowProfile{}
 	st.wake = make(chan struct{}, 1)
 	names := []string{"_SHINKEN_SETTLE", "WM_PROTOCOLS", "_NET_WM_PING", "_NET_REQUEST_FRAME_EXTENTS"}
@@ -189,11 +195,53 @@ func (st *settleState) damageEvent(b *Backend, e damage.NotifyEvent) bool {
 	return true
 }
 
-// A11yEvent records an AT-SPI object event as a change. sender, path,
-// member and detail identify its source. [Backend.WithAccessibility] feeds
-// it; it is exported for programs that read AT-SPI events themselves.
-func (b *Backend) A11yEvent(sender, path, member, detail string) {
-	b.settle.record(sourceKey{event: sender + "\x00" + path + "\x00" + member + "\x00" + detail}, 0, time.Now())
+// a11yEvent records an AT-SPI object event as a change, and follows the
+// documents that load: a browser's document that StateChanged "busy" to 1
+// is loading until it changes back to 0, and one that went "defunct" was
+// replaced by a navigation, whose new document has yet to say busy.
+func (st *settleState) a11yEvent(e atspi.Event) {
+	now := time.Now()
+	if e.Member == "StateChanged" {
+		switch e.Detail {
+		case "busy":
+			st.mu.Lock()
+			key := e.Sender + "\x00" + e.Path
+			if e.Value != 0 {
+				if len(st.loading) < maxSources {
+					st.loading[key] = now
+				}
+			} else {
+				delete(st.loading, key)
+			}
+			st.lastBusy = now
+			st.mu.Unlock()
+		case "defunct":
+			if e.Value != 0 {
+				st.mu.Lock()
+				st.lastDefunct = now
+				st.mu.Unlock()
+			}
+		}
+	}
+	st.record(sourceKey{event: e.Sender + "\x00" + e.Path + "\x00" + e.Member + "\x00" + e.Detail}, 0, now)
+}
+
+// navigating reports whether a browser's page is loading, as far as its
+// events since start tell: a document went busy and has not come back,
+// or one was replaced and its successor has said nothing yet.
+func (st *settleState) navigating(start time.Time) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for k, t := range st.loading {
+		if t.Before(start.Add(-keepHistory)) {
+			delete(st.loading, k) // a load that never said it ended
+			continue
+		}
+		if !t.Before(start) {
+			return true
+		}
+	}
+	return !st.lastDefunct.Before(start) && st.lastBusy.Before(st.lastDefunct)
 }
 
 func (st *settleState) record(k sourceKey, area int, t time.Time) {
@@ -516,6 +564,16 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 				return b.capped(ctx, start)
 			}
 			if st.lastChange(start).After(last) {
+				continue
+			}
+			if browser && st.navigating(start) {
+				// Quiet, but a page is on its way: wait for its next
+				// change, or the cap.
+				select {
+				case <-st.wake:
+				case <-ctx.Done():
+					return b.capped(ctx, start)
+				}
 				continue
 			}
 			rep.Outcome = shinken.SettleQuiet
