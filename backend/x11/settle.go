@@ -43,7 +43,10 @@ import (
 //     ([Options.SettleQuiet], default 30 ms) after the pongs, where a change
 //     is a DAMAGE rectangle (from a raw-rectangles DAMAGE object on the
 //     root) or, with [Backend.WithAccessibility], any AT-SPI object event
-//     (focus and other states, text, children, bounds, caret).
+//     (focus and other states, text, children, bounds, caret); and, when a
+//     browser got the input, no page on its way: a document that went busy
+//     and has not come back, or one replaced by a navigation whose new
+//     document has said nothing yet, holds the settle.
 //
 // The Runtime's cap (shinken.RuntimeOptions.SettleCap) bounds the whole
 // wait; a page load holds it up to the cap, a click on nothing costs about
@@ -113,7 +116,7 @@ type settleState struct {
 	loading               map[string]time.Time
 	lastBusy, lastDefunct time.Time
 	profiles              map[xproto.Window]windowProfile
-	wm                    chan struct{} // closed when the window manager sets our frame extents
+	wm                    []chan struct{} // closed when the window manager sets our frame extents
 
 	// wmInput says the input since the last settle may concern the window
 	// manager: a button or a key, not text typed or a pointer move.
@@ -373,7 +376,11 @@ func (b *Backend) wmBarrier() chan struct{} {
 	}
 	ch := make(chan struct{})
 	st.mu.Lock()
-	st.wm = ch
+	if len(st.wm) >= 16 {
+		// Waits the window manager never answered ended at their cap.
+		st.wm = slices.Delete(st.wm, 0, 1)
+	}
+	st.wm = append(st.wm, ch)
 	st.mu.Unlock()
 	ev := xproto.ClientMessageEvent{Format: 32, Window: b.win, Type: st.extents,
 		Data: xproto.ClientMessageDataUnionData32New([]uint32{0, 0, 0, 0, 0})}
@@ -385,10 +392,10 @@ func (b *Backend) wmBarrier() chan struct{} {
 // frameExtents takes the window manager's answer to wmBarrier.
 func (st *settleState) frameExtents() {
 	st.mu.Lock()
-	ch := st.wm
+	chans := st.wm
 	st.wm = nil
 	st.mu.Unlock()
-	if ch != nil {
+	for _, ch := range chans {
 		close(ch)
 	}
 }
