@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"shinken.dev/go/shinken"
 )
@@ -72,7 +73,9 @@ func TestChromiumCheckboxThenScreenshot(t *testing.T) {
 		r.clickAt(box)
 		s := r.shot()
 		if s.Hash == prev {
-			t.Fatalf("round %d: the screenshot after the click shows the old pixels (stale)", i)
+			time.Sleep(500 * time.Millisecond) // diagnosis of a failure only
+			t.Fatalf("round %d: the screenshot after the click shows the old pixels (stale); half a second later the pixels differ: %v, and the box reads %v",
+				i, r.shot().Hash != prev, find(r.observe(), "check box", "Accept the terms").States)
 		}
 		prev = s.Hash
 	}
