@@ -37,6 +37,13 @@
 // server), backend/robotgo (cgo, macOS and Windows too), and backend/osexec
 // (the OS executor every backend shares).
 //
+// Actions are settled: every request observes the effects of every action
+// acked before it. The Runtime acks an input action only once the
+// backend's [Settler] says the UI has handled it and is quiet (bounded by
+// [RuntimeOptions.SettleCap]), so an agent that acts and then looks, with
+// no sleep, never sees the past. settle.go says why the wait happens before
+// the ack; [RuntimeOptions.OnSettle] reports each settle for metrics.
+//
 // Gestures are composed here from the backends' primitive events, so every
 // backend honours the same fields (see aci.Action): keys held during a click,
 // double click, right click, drag, scroll or mouse_down, the button of a

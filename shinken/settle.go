@@ -2,6 +2,7 @@ package shinken
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"shinken.dev/go/shinken/aci"
@@ -108,8 +109,10 @@ func (rt *Runtime) settle(ctx context.Context, start time.Time, callID string, v
 		}
 	}
 	r.Took = time.Since(start)
-	rt.log.Debug("settled", "call_id", callID, "verb", v, "outcome", r.Outcome, "took", r.Took,
-		"changes", r.Changes, "ambient", r.Ambient)
+	if rt.log.Enabled(ctx, slog.LevelDebug) {
+		rt.log.Debug("settled", "call_id", callID, "verb", v, "outcome", r.Outcome, "took", r.Took,
+			"changes", r.Changes, "ambient", r.Ambient)
+	}
 	if f := rt.opts.OnSettle; f != nil {
 		f(SettleInfo{Verb: v, CallID: callID, SettleReport: r})
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"shinken.dev/go/backend/headless"
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
@@ -36,7 +37,8 @@ func settleRig(t *testing.T, b shinken.Backend, onSettle func(shinken.SettleInfo
 	rt := shinken.NewRuntime(b, &shinken.RuntimeOptions{Token: "t", OnSettle: onSettle})
 	srv := httptest.NewServer(rt)
 	t.Cleanup(func() { srv.Close(); rt.Close() })
-	c, err := client.Dial(t.Context(), "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: "t"})
+	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	c, err := client.Dial(t.Context(), proxy.URL, &client.DialOptions{Token: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

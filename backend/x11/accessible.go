@@ -58,7 +58,7 @@ func (b *Backend) WithAccessibility(opts *atspi.Options) *Accessible {
 	// Every object event is a change the settle waits out.
 	user := a.opts.OnEvent
 	a.opts.OnEvent = func(e atspi.Event) {
-		b.A11yEvent(e.Sender, e.Path, e.Member, e.Detail)
+		b.settle.a11yEvent(e)
 		if user != nil {
 			user(e)
 		}

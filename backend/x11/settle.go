@@ -14,6 +14,7 @@ import (
 	"github.com/jezek/xgb/damage"
 	"github.com/jezek/xgb/xproto"
 
+	"shinken.dev/go/backend/x11/atspi"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
@@ -43,7 +44,10 @@ import (
 //     ([Options.SettleQuiet], default 30 ms) after the pongs, where a change
 //     is a DAMAGE rectangle (from a raw-rectangles DAMAGE object on the
 //     root) or, with [Backend.WithAccessibility], any AT-SPI object event
-//     (focus and other states, text, children, bounds, caret).
+//     (focus and other states, text, children, bounds, caret); and, when a
+//     browser got the input, no page on its way: a document that went busy
+//     and has not come back, or one replaced by a navigation whose new
+//     document has said nothing yet, holds the settle.
 //
 // The Runtime's cap (shinken.RuntimeOptions.SettleCap) bounds the whole
 // wait; a page load holds it up to the cap, a click on nothing costs about
@@ -100,15 +104,20 @@ type settleState struct {
 	browserQuiet time.Duration
 	area         int // the screen's, in pixels
 
-	mu       sync.Mutex
-	sources  map[sourceKey]*source
-	windows  [pastWindows][2]time.Time // earlier settles, [start, end]
-	nwin     int
-	wake     chan struct{} // signalled on each change, capacity 1
-	next     uint32        // barrier and ping ids
-	waiting  map[uint32]chan struct{}
-	profiles map[xproto.Window]windowProfile
-	wm       chan struct{} // closed when the window manager sets our frame extents
+	mu      sync.Mutex
+	sources map[sourceKey]*source
+	windows [pastWindows][2]time.Time // earlier settles, [start, end]
+	nwin    int
+	wake    chan struct{} // signalled on each change, capacity 1
+	next    uint32        // barrier and ping ids
+	waiting map[uint32]chan struct{}
+	pinged  map[uint32]xproto.Window // the window each pending ping went to
+
+	// Documents: see a11yEvent.
+	loading               map[string]time.Time
+	lastBusy, lastDefunct time.Time
+	profiles              map[xproto.Window]windowProfile
+	wm                    []chan struct{} // closed when the window manager sets our frame extents
 
 	// wmInput says the input since the last settle may concern the window
 	// manager: a button or a key, not text typed or a pointer move.
@@ -145,6 +154,8 @@ func (st *settleState) init(b *Backend) {
 	st.area = int(b.screen.WidthInPixels) * int(b.screen.HeightInPixels)
 	st.sources = map[sourceKey]*source{}
 	st.waiting = map[uint32]chan struct{}{}
+	st.pinged = map[uint32]xproto.Window{}
+	st.loading = map[string]time.Time{}
 	st.profiles = map[xproto.Window]windowProfile{}
 	st.wake = make(chan struct{}, 1)
 	names := []string{"_SHINKEN_SETTLE", "WM_PROTOCOLS", "_NET_WM_PING", "_NET_REQUEST_FRAME_EXTENTS"}
@@ -188,11 +199,53 @@ func (st *settleState) damageEvent(b *Backend, e damage.NotifyEvent) bool {
 	return true
 }
 
-// A11yEvent records an AT-SPI object event as a change. sender, path,
-// member and detail identify its source. [Backend.WithAccessibility] feeds
-// it; it is exported for programs that read AT-SPI events themselves.
-func (b *Backend) A11yEvent(sender, path, member, detail string) {
-	b.settle.record(sourceKey{event: sender + "\x00" + path + "\x00" + member + "\x00" + detail}, 0, time.Now())
+// a11yEvent records an AT-SPI object event as a change, and follows the
+// documents that load: a browser's document that StateChanged "busy" to 1
+// is loading until it changes back to 0, and one that went "defunct" was
+// replaced by a navigation, whose new document has yet to say busy.
+func (st *settleState) a11yEvent(e atspi.Event) {
+	now := time.Now()
+	if e.Member == "StateChanged" {
+		switch e.Detail {
+		case "busy":
+			st.mu.Lock()
+			key := e.Sender + "\x00" + e.Path
+			if e.Value != 0 {
+				if len(st.loading) < maxSources {
+					st.loading[key] = now
+				}
+			} else {
+				delete(st.loading, key)
+			}
+			st.lastBusy = now
+			st.mu.Unlock()
+		case "defunct":
+			if e.Value != 0 {
+				st.mu.Lock()
+				st.lastDefunct = now
+				st.mu.Unlock()
+			}
+		}
+	}
+	st.record(sourceKey{event: e.Sender + "\x00" + e.Path + "\x00" + e.Member + "\x00" + e.Detail}, 0, now)
+}
+
+// navigating reports whether a browser's page is loading, as far as its
+// events since start tell: a document went busy and has not come back,
+// or one was replaced and its successor has said nothing yet.
+func (st *settleState) navigating(start time.Time) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for k, t := range st.loading {
+		if t.Before(start.Add(-keepHistory)) {
+			delete(st.loading, k) // a load that never said it ended
+			continue
+		}
+		if !t.Before(start) {
+			return true
+		}
+	}
+	return !st.lastDefunct.Before(start) && st.lastBusy.Before(st.lastDefunct)
 }
 
 func (st *settleState) record(k sourceKey, area int, t time.Time) {
@@ -239,14 +292,36 @@ func (st *settleState) clientMessage(e xproto.ClientMessageEvent) bool {
 	default:
 		return false
 	}
+	st.release(id)
+	return true
+}
+
+// release ends the wait for id. st.mu must not be held.
+func (st *settleState) release(id uint32) {
 	st.mu.Lock()
 	ch := st.waiting[id]
 	delete(st.waiting, id)
+	delete(st.pinged, id)
 	st.mu.Unlock()
 	if ch != nil {
 		close(ch)
 	}
-	return true
+}
+
+// destroyed ends the waits for pongs from w, which is gone.
+func (st *settleState) destroyed(w xproto.Window) {
+	st.mu.Lock()
+	var ids []uint32
+	for id, pw := range st.pinged {
+		if pw == w {
+			ids = append(ids, id)
+		}
+	}
+	delete(st.profiles, w)
+	st.mu.Unlock()
+	for _, id := range ids {
+		st.release(id)
+	}
 }
 
 // expect registers a reply id. st.mu must not be held.
@@ -266,6 +341,7 @@ func (st *settleState) forget(ids []uint32) {
 	defer st.mu.Unlock()
 	for _, id := range ids {
 		delete(st.waiting, id)
+		delete(st.pinged, id)
 	}
 }
 
@@ -301,7 +377,11 @@ func (b *Backend) wmBarrier() chan struct{} {
 	}
 	ch := make(chan struct{})
 	st.mu.Lock()
-	st.wm = ch
+	if len(st.wm) >= 16 {
+		// Waits the window manager never answered ended at their cap.
+		st.wm = slices.Delete(st.wm, 0, 1)
+	}
+	st.wm = append(st.wm, ch)
 	st.mu.Unlock()
 	ev := xproto.ClientMessageEvent{Format: 32, Window: b.win, Type: st.extents,
 		Data: xproto.ClientMessageDataUnionData32New([]uint32{0, 0, 0, 0, 0})}
@@ -313,10 +393,10 @@ func (b *Backend) wmBarrier() chan struct{} {
 // frameExtents takes the window manager's answer to wmBarrier.
 func (st *settleState) frameExtents() {
 	st.mu.Lock()
-	ch := st.wm
+	chans := st.wm
 	st.wm = nil
 	st.mu.Unlock()
-	if ch != nil {
+	for _, ch := range chans {
 		close(ch)
 	}
 }
@@ -413,6 +493,16 @@ func (b *Backend) profile(w xproto.Window) windowProfile {
 func (b *Backend) sendPing(w xproto.Window) (uint32, chan struct{}) {
 	st := &b.settle
 	id, ch := st.expect()
+	st.mu.Lock()
+	st.pinged[id] = w
+	st.mu.Unlock()
+	// A window destroyed before it answers (a click on its Close button)
+	// never will: its DestroyNotify, which this mask brings us, ends the
+	// wait instead.
+	if xproto.ChangeWindowAttributesChecked(b.conn, w, xproto.CwEventMask, []uint32{xproto.EventMaskStructureNotify}).Check() != nil {
+		st.release(id) // gone already
+		return id, ch
+	}
 	ev := xproto.ClientMessageEvent{Format: 32, Window: w, Type: st.protocols,
 		Data: xproto.ClientMessageDataUnionData32New([]uint32{uint32(st.ping), id, uint32(w), 0, 0})}
 	xproto.SendEvent(b.conn, false, w, 0, string(ev.Bytes()))
@@ -482,6 +572,16 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 				return b.capped(ctx, start)
 			}
 			if st.lastChange(start).After(last) {
+				continue
+			}
+			if browser && st.navigating(start) {
+				// Quiet, but a page is on its way: wait for its next
+				// change, or the cap.
+				select {
+				case <-st.wake:
+				case <-ctx.Done():
+					return b.capped(ctx, start)
+				}
 				continue
 			}
 			rep.Outcome = shinken.SettleQuiet

@@ -269,6 +269,8 @@ func (b *Backend) eventLoop() {
 			}
 		case xproto.ClientMessageEvent:
 			b.settle.clientMessage(e)
+		case xproto.DestroyNotifyEvent:
+			b.settle.destroyed(e.Window)
 		}
 	}
 }

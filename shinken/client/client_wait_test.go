@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"shinken.dev/go/backend/headless"
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
@@ -25,7 +26,8 @@ func waitRig(t *testing.T) (*client.Client, map[string]string) {
 	rt := shinken.NewRuntime(desk, &shinken.RuntimeOptions{Token: "t"})
 	srv := httptest.NewServer(rt)
 	t.Cleanup(func() { srv.Close(); rt.Close() })
-	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: "t"})
+	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	c, err := client.Dial(ctx, proxy.URL, &client.DialOptions{Token: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

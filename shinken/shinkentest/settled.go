@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
@@ -26,7 +27,9 @@ func testSettled(s *suite) {
 	srv := httptest.NewServer(rt)
 	defer srv.Close()
 	defer rt.Close()
-	c, err := client.Dial(s.ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: "conformance"})
+	// Every message the runtime sends is checked against the schema.
+	proxy := schematest.NewProxy(s.t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	c, err := client.Dial(s.ctx, proxy.URL, &client.DialOptions{Token: "conformance"})
 	s.check(err, "dial the runtime")
 	defer c.Close()
 

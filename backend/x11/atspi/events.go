@@ -8,6 +8,7 @@ type Event struct {
 	Path   string // the object's path
 	Member string // "StateChanged", "TextChanged"...
 	Detail string // the signal's first argument: "focused", "insert"...
+	Value  int    // its second (detail1): 1 or 0 for a StateChanged
 }
 
 func firstString(body []any) (string, bool) {
@@ -16,4 +17,17 @@ func firstString(body []any) (string, bool) {
 	}
 	s, ok := body[0].(string)
 	return s, ok
+}
+
+func secondInt(body []any) int {
+	if len(body) < 2 {
+		return 0
+	}
+	switch v := body[1].(type) {
+	case int32:
+		return int(v)
+	case uint32:
+		return int(v)
+	}
+	return 0
 }

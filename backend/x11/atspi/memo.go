@@ -154,7 +154,7 @@ func (c *Client) onSignal(sig *dbus.Signal) {
 	}
 	if f := c.opts.OnEvent; f != nil {
 		detail, _ := firstString(sig.Body)
-		f(Event{Sender: sig.Sender, Path: string(sig.Path), Member: member, Detail: detail})
+		f(Event{Sender: sig.Sender, Path: string(sig.Path), Member: member, Detail: detail, Value: secondInt(sig.Body)})
 	}
 	if !watchedSignals[member] {
 		return

@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"shinken.dev/go/backend/x11/atspi/atspitest"
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
@@ -36,7 +38,8 @@ func (r *rig) naiveClient() *client.Client {
 		Token: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	srv := httptest.NewServer(rt)
 	r.t.Cleanup(func() { srv.Close(); rt.Close() })
-	c, err := client.Dial(r.ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: "t"})
+	proxy := schematest.NewProxy(r.t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	c, err := client.Dial(r.ctx, proxy.URL, &client.DialOptions{Token: "t"})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -73,24 +76,29 @@ const fixedSleep = 2 * time.Second
 // length. Each iteration acts once each way and checks, with the very
 // next screenshot, that the action shows (stale otherwise).
 func BenchmarkSettle(b *testing.B) {
-	b.Run("gtk-button", func(b *testing.B) {
+	fixture := func(b *testing.B) *rig {
 		r := newRig(b, false)
 		python := atspitest.Python(b, "gi")
 		_, file, _, _ := runtime.Caller(0)
 		r.sess.Launch(b, python, filepath.Join(filepath.Dir(file), "..", "atspi", "testdata", "fixture.py"), "settle-bench")
+		return r
+	}
+	b.Run("gtk-button", func(b *testing.B) {
+		r := fixture(b)
 		_, button := r.waitElement("push button", "Press me")
+		clicks := 0
 		benchScenario(b, r, func(c *client.Client) error {
+			clicks++
 			return c.Click(r.ctx, aci.Px(button.BBox[0]+button.BBox[2]/2, button.BBox[1]+button.BBox[3]/2))
+		}, func(o *aci.Observation) bool {
+			return find(o, "label", strconv.Itoa(clicks)) != nil
 		})
 	})
 	b.Run("gtk-keypress", func(b *testing.B) {
-		r := newRig(b, false)
-		python := atspitest.Python(b, "gi")
-		_, file, _, _ := runtime.Caller(0)
-		r.sess.Launch(b, python, filepath.Join(filepath.Dir(file), "..", "atspi", "testdata", "fixture.py"), "settle-bench")
+		r := fixture(b)
 		_, entry := r.waitElement("text", "")
 		r.clickAt(entry)
-		n := 0
+		n, text := 0, ""
 		benchScenario(b, r, func(c *client.Client) error {
 			n++
 			if n%10 == 0 {
@@ -99,23 +107,38 @@ func BenchmarkSettle(b *testing.B) {
 				if err := c.Key(r.ctx, "ctrl+a BackSpace"); err != nil {
 					return err
 				}
+				text = ""
 			}
-			return c.Key(r.ctx, string(rune('a'+n%26)))
+			k := string(rune('a' + n%26))
+			text += k
+			return c.Key(r.ctx, k)
+		}, func(o *aci.Observation) bool {
+			e := find(o, "text", "")
+			return e != nil && e.Value == text
 		})
 	})
 	b.Run("chromium-checkbox", func(b *testing.B) {
 		r := chromium(b)
 		_, box := r.waitElement("check box", "Accept the terms")
+		checked := has(box.States, "checked")
 		benchScenario(b, r, func(c *client.Client) error {
+			checked = !checked
 			return c.Click(r.ctx, aci.Px(box.BBox[0]+box.BBox[2]/2, box.BBox[1]+box.BBox[3]/2))
+		}, func(o *aci.Observation) bool {
+			e := find(o, "check box", "Accept the terms")
+			return e != nil && has(e.States, "checked") == checked
 		})
 	})
 }
 
-func benchScenario(b *testing.B, r *rig, act func(c *client.Client) error) {
+// benchScenario runs act through the settling runtime and through the
+// naive one in turn. shows reports whether an observation shows every
+// action so far: after the naive turn it is polled (setup, untimed) so
+// that each settled turn starts from a screen that shows the past.
+func benchScenario(b *testing.B, r *rig, act func(c *client.Client) error, shows func(*aci.Observation) bool) {
 	naive := r.naiveClient()
 	var settled, looped []time.Duration
-	staleSettled, staleNaive := 0, 0
+	staleSettled, staleTree, staleNaive := 0, 0, 0
 	last, err := naiveWait(r.ctx, r.c)
 	if err != nil {
 		b.Fatal(err)
@@ -138,7 +161,10 @@ func benchScenario(b *testing.B, r *rig, act func(c *client.Client) error) {
 		}
 		if s.Hash == last.Hash {
 			staleSettled++
+		} else if !shows(r.observe()) {
+			staleTree++
 		}
+		r.takeSettles()
 		last = s
 
 		// Naive: acked at once, then screenshots until two match.
@@ -154,18 +180,18 @@ func benchScenario(b *testing.B, r *rig, act func(c *client.Client) error) {
 		if s.Hash == last.Hash {
 			staleNaive++
 		}
-		// The naive wait may have ended before the UI did: a settled
-		// no-op (the pointer moved where it is) waits that out, so the
+		// The naive wait may have ended before the UI did: wait, untimed,
+		// until the tree shows the action and the screen is still, so the
 		// next settled action is judged against what the screen shows.
-		p, err := r.desk.PointerPosition(r.ctx)
-		if err != nil {
+		b.StopTimer()
+		for !shows(r.observe()) {
+			time.Sleep(10 * time.Millisecond) // setup between measured turns
+		}
+		if last, err = naiveWait(r.ctx, r.c); err != nil {
 			b.Fatal(err)
 		}
-		if err := r.c.Move(r.ctx, aci.Px(float64(p.X), float64(p.Y))); err != nil {
-			b.Fatal(err)
-		}
-		last = r.shot()
 		r.takeSettles()
+		b.StartTimer()
 	}
 	b.StopTimer()
 	p := func(d []time.Duration, q int) time.Duration {
@@ -181,7 +207,8 @@ func benchScenario(b *testing.B, r *rig, act func(c *client.Client) error) {
 	b.ReportMetric(float64(np50)/float64(sp50), "naive/settle-p50")
 	b.ReportMetric(float64(fixedSleep)/float64(sp50), "sleep2s/settle-p50")
 	b.ReportMetric(float64(staleSettled), "stale-settled")
+	b.ReportMetric(float64(staleTree), "stale-settled-tree")
 	b.ReportMetric(float64(staleNaive), "stale-naive")
-	b.Logf("N=%d settled p50 %v p95 %v stale %d; naive p50 %v p95 %v stale %d",
-		b.N, sp50, sp95, staleSettled, np50, np95, staleNaive)
+	b.Logf("N=%d settled p50 %v p95 %v stale %d (screenshot) %d (tree); naive p50 %v p95 %v stale %d (screenshot)",
+		b.N, sp50, sp95, staleSettled, staleTree, np50, np95, staleNaive)
 }

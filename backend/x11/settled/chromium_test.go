@@ -1,9 +1,14 @@
 package settled
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"shinken.dev/go/shinken/aci"
 )
 
 const pageA = `<!doctype html>
@@ -68,7 +73,9 @@ func TestChromiumCheckboxThenScreenshot(t *testing.T) {
 		r.clickAt(box)
 		s := r.shot()
 		if s.Hash == prev {
-			t.Fatalf("round %d: the screenshot after the click shows the old pixels (stale)", i)
+			time.Sleep(500 * time.Millisecond) // diagnosis of a failure only
+			t.Fatalf("round %d: the screenshot after the click shows the old pixels (stale); half a second later the pixels differ: %v, and the box reads %v",
+				i, r.shot().Hash != prev, find(r.observe(), "check box", "Accept the terms").States)
 		}
 		prev = s.Hash
 	}
@@ -94,8 +101,19 @@ func TestChromiumLinkThenObserve(t *testing.T) {
 		r.clickAt(link)
 		o = r.observe()
 		if find(o, "link", to) == nil || find(o, "heading", heading) == nil {
-			t.Fatalf("round %d: after following %q the tree shows no %q (stale):\n%s", i, from, heading, o.TreeText)
+			t.Fatalf("round %d: after following %q the tree shows no %q (stale) but %s; %s", i, from, heading, pageState(o), r.lateBy("heading", heading))
 		}
 	}
 	t.Log(summary(r.takeSettles()))
+}
+
+// pageState describes the documents and headings of o.
+func pageState(o *aci.Observation) string {
+	var parts []string
+	for _, e := range o.Elements {
+		if e.Role == "document web" || e.Role == "heading" {
+			parts = append(parts, fmt.Sprintf("%s %q %v", e.Role, e.Name, e.States))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

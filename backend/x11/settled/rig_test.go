@@ -196,3 +196,16 @@ func (r *rig) later(role, name string) string {
 	}
 	return fmt.Sprintf("half a second later it reads %v", e.States)
 }
+
+// lateBy says how long after a failed check an element matching role and
+// name showed up, polling (a diagnosis of a failure only).
+func (r *rig) lateBy(role, name string) string {
+	start := time.Now()
+	for time.Since(start) < 3*time.Second {
+		if find(r.observe(), role, name) != nil {
+			return fmt.Sprintf("it showed %v later", time.Since(start).Round(time.Millisecond))
+		}
+		time.Sleep(5 * time.Millisecond) // diagnosis of a failure only
+	}
+	return "it never showed"
+}
