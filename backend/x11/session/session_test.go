@@ -85,7 +85,6 @@ func partPID(t *testing.T, s *session.Session, name string) int {
 	return 0
 }
 
-
 // countPIDs counts the session processes whose argv[0] ends with name.
 func countPIDs(t *testing.T, s *session.Session, name string) int {
 	t.Helper()
