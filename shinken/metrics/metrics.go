@@ -77,7 +77,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		observeNodes: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "shinken_observe_nodes",
 			Help: "Accessibility snapshot sizes, in nodes.", Buckets: prometheus.ExponentialBuckets(16, 2, 10)}),
 		exec: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shinken_exec_duration_seconds",
-			Help: "Commands run, by how they ended (exited, signaled, timed_out, spawn_failed).",
+			Help:    "Commands run, by how they ended (exited, signaled, timed_out, spawn_failed).",
 			Buckets: []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 300, 600}}, []string{"outcome"}),
 		castFrames: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shinken_screencast_frames_total",
 			Help: "Screencast frames queued, by kind (key or delta)."}, []string{"kind"}),
