@@ -45,6 +45,7 @@ type conn struct {
 
 	closeOnce sync.Once
 	open      atomic.Bool  // the hello was accepted
+	over      atomic.Bool  // serve has returned
 	active    atomic.Int64 // unix nanoseconds of the last read or write, for keepAlive
 
 	held map[Button]bool // buttons pressed by mouse_down; touched by the input lane only
@@ -97,6 +98,7 @@ type closeErr struct {
 func (e *closeErr) Error() string { return fmt.Sprintf("close %d: %s", e.code, e.reason) }
 
 func (c *conn) serve(parent context.Context) {
+	defer c.finish()
 	ws := c.ws
 	ws.SetReadLimit(c.rt.opts.ReadLimit)
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))

@@ -67,8 +67,37 @@ func (rt *Runtime) Drain(ctx context.Context) error {
 			err = ctx.Err()
 		}
 	}
+	// The last replies are queued; the close frame must not overtake them.
+	rt.mu.Lock()
+	live := make([]*conn, 0, len(rt.live))
+	for c := range rt.live {
+		live = append(live, c)
+	}
+	rt.mu.Unlock()
+	for _, c := range live {
+		c.waitFlushed(ctx)
+	}
 	rt.Close()
+	if err == nil {
+		err = ctx.Err()
+	}
 	return err
+}
+
+// waitFlushed waits until the writer has sent everything queued, the
+// connection is over, or ctx ends.
+func (c *conn) waitFlushed(ctx context.Context) {
+	stop := context.AfterFunc(ctx, func() {
+		c.qmu.Lock()
+		c.qcond.Broadcast()
+		c.qmu.Unlock()
+	})
+	defer stop()
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	for c.queued > 0 && ctx.Err() == nil && !c.over.Load() {
+		c.qcond.Wait()
+	}
 }
 
 // Draining reports whether Drain (or Close) has been called: a readiness
@@ -161,3 +190,11 @@ func (c *conn) keepAlive() {
 
 // touch records traffic on the connection, for keepAlive.
 func (c *conn) touch() { c.active.Store(time.Now().UnixNano()) }
+
+// finish marks the connection over, waking waitFlushed.
+func (c *conn) finish() {
+	c.over.Store(true)
+	c.qmu.Lock()
+	c.qcond.Broadcast()
+	c.qmu.Unlock()
+}

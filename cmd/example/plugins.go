@@ -21,6 +21,7 @@ type pluginGate struct {
 	onAsk   string
 	log     *slog.Logger
 	seq     atomic.Uint64
+	decided func(verdict string) // told of every decision, for metrics; may be nil
 }
 
 // startPlugins starts every plugin in cfg.plugins: each subfolder holding
@@ -90,6 +91,9 @@ func (g *pluginGate) Authorize(ctx context.Context, req shinken.AuthRequest) err
 	d, err := g.host.Decide(ctx, preq, about)
 	if err != nil {
 		return err
+	}
+	if g.decided != nil {
+		g.decided(string(d.Verdict))
 	}
 	verdict := d.Verdict
 	if verdict == escouade.Ask {

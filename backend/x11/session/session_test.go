@@ -128,7 +128,9 @@ func xprop(t *testing.T, s *session.Session, prop string) string {
 func TestDesktop(t *testing.T) {
 	ch, on := events()
 	s := start(t, &session.Options{Width: 800, Height: 600, OnEvent: on, Apps: [][]string{{"sleep", "300"}}})
-	if err := s.Ready(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if s.SessionBus == "" || s.A11yBus() == "" || !strings.HasPrefix(s.Display, ":") {
@@ -154,7 +156,7 @@ func TestDesktop(t *testing.T) {
 	if !slices.Equal(e.Restarted, []session.Part{session.PartX, session.PartWindowManager, session.PartA11yBus}) {
 		t.Fatalf("restarted %v", e.Restarted)
 	}
-	if err := s.Ready(); err != nil {
+	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if out := xprop(t, s, "AT_SPI_BUS"); !strings.Contains(out, "unix:") {
