@@ -214,7 +214,10 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	} else {
 		fmt.Fprintf(out, "token: from %s\n", cfg.tokenFile)
 	}
-	if pageURL != "" {
+	switch {
+	case pageURL != "" && cfg.tokenFile != "":
+		fmt.Fprintf(out, "page:  %s (add #token=TOKEN)\n", pageURL)
+	case pageURL != "":
 		fmt.Fprintf(out, "page:  %s#token=%s\n", pageURL, token)
 	}
 
