@@ -231,7 +231,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		runErr = errors.New("the desktop failed for good")
 		log.Error("desktop gave up: exiting", "err", runErr)
 	case <-ctx.Done():
-		log.Info("draining", "timeout", cfg.drainTimeout)
+		log.Info("shutting down: draining", "timeout", cfg.drainTimeout)
 	}
 	// Not ready at once, no new session; the calls in flight finish (up to
 	// -drain-timeout), the sessions close with 1001; then the plugins get
