@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 )
 
@@ -358,9 +359,10 @@ func TestTokenFile(t *testing.T) {
 // awaitToken dials with token until the daemon has taken it.
 func awaitToken(t *testing.T, ctx context.Context, d *daemon, token string) *shinken.Client {
 	t.Helper()
+	proxy := schematest.NewProxy(t, strings.TrimSuffix(d.aci, pathACI))
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := shinken.Dial(ctx, d.aci, &shinken.DialOptions{Token: token})
+		c, err := shinken.Dial(ctx, proxy.URL+pathACI, &shinken.DialOptions{Token: token})
 		if err == nil {
 			return c
 		}

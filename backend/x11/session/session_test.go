@@ -175,6 +175,32 @@ func TestDesktop(t *testing.T) {
 	if out := xprop(t, s, "_NET_SUPPORTING_WM_CHECK"); !strings.Contains(out, "window id") {
 		t.Fatalf("no window manager after the restart: %s", out)
 	}
+
+	// The session bus comes back at its address, with a new accessibility
+	// bus on it.
+	syscall.Kill(sessionBusPID(t, s), syscall.SIGKILL)
+	e = await(t, ch, session.PartSessionBus, session.EventRestarted)
+	if !slices.Equal(e.Restarted, []session.Part{session.PartSessionBus, session.PartA11yBus}) {
+		t.Fatalf("restarted %v", e.Restarted)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sessionBusPID finds the session's own dbus-daemon (the accessibility
+// bus has another).
+func sessionBusPID(t *testing.T, s *session.Session) int {
+	t.Helper()
+	pids, _ := s.Processes()
+	for _, pid := range pids {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if strings.Contains(string(cmdline), "dbus-daemon\x00--session") {
+			return pid
+		}
+	}
+	t.Fatal("no session dbus-daemon")
+	return 0
 }
 
 // TestBudget kills the window manager more often than the budget allows:
