@@ -51,8 +51,8 @@ func (s *Session) spawn(name string, cmd *exec.Cmd, supervised bool) (*proc, err
 	}
 	cmd.Env = append(cmd.Env, MarkerVar+"="+s.Marker)
 	cmd.Stderr = p.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := s.startCmd(cmd); err != nil {
 		return nil, fmt.Errorf("session: starting %s: %w", name, err)
 	}
 	go func() {

@@ -10,7 +10,11 @@
 // budget; every exit and restart is logged and reported. Close takes every
 // process of the session down, including the ones its processes started
 // (applications, D-Bus activated services): they all carry a marker in
-// their environment, and whatever still carries it is killed.
+// their environment, and whatever still carries it is killed. A daemon
+// killed outright (SIGKILL) takes the parts down with it through a
+// parent-death signal, except what they started themselves (the
+// accessibility bus's own dbus-daemon, applications): under a container or
+// a VM, its end takes those.
 //
 // A daemon uses it like this:
 //
@@ -156,7 +160,8 @@ type Session struct {
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 	exits  chan *proc
-	superv chan struct{} // closed when the supervisor has returned
+	superv chan struct{}     // closed when the supervisor has returned
+	spawns chan spawnRequest // to the spawner; closed by Close
 
 	mu       sync.Mutex
 	parts    []*part // in start order
@@ -246,7 +251,9 @@ func Start(ctx context.Context, opts *Options) (*Session, error) {
 		exits:      make(chan *proc),
 		superv:     make(chan struct{}),
 		done:       make(chan struct{}),
+		spawns:     make(chan spawnRequest),
 	}
+	go spawner(s.spawns)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	ok := false
 	defer func() {
@@ -423,6 +430,7 @@ func (s *Session) close() error {
 		}
 		time.Sleep(5 * time.Millisecond) // waiting for the kernel to reap; nothing to select on
 	}
+	close(s.spawns)
 	if rmErr := os.RemoveAll(s.dir); rmErr != nil && err == nil {
 		err = fmt.Errorf("session: %w", rmErr)
 	}

@@ -221,8 +221,63 @@ func TestBudget(t *testing.T) {
 // TestMissing names the program that is missing.
 func TestMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, err := session.Start(context.Background(), nil)
+	_, err := session.Start(context.Background(), &session.Options{NoAccessibility: true})
 	if !errors.Is(err, session.ErrNotInstalled) || !strings.Contains(err.Error(), "Xvfb") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestParentDeath kills a process running a session outright (no Close):
+// the session's processes die with it. Not the accessibility bus's own
+// dbus-daemon, which at-spi-bus-launcher starts without a parent-death
+// signal: a session without it is checked.
+func TestParentDeath(t *testing.T) {
+	if os.Getenv("SESSION_HELPER") == "1" {
+		s, err := session.Start(context.Background(), &session.Options{NoAccessibility: true})
+		if err != nil {
+			os.Exit(2)
+		}
+		os.Stdout.WriteString(s.Marker + "\n")
+		select {} // until killed
+	}
+	if _, err := exec.LookPath("Xvfb"); err != nil && os.Getenv("CI") != "true" {
+		t.Skip("skipping: Xvfb not installed")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestParentDeath$")
+	cmd.Env = append(os.Environ(), "SESSION_HELPER=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, 64)
+	n, _ := out.Read(line)
+	marker := strings.TrimSpace(string(line[:n]))
+	if marker == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("the helper started no session")
+	}
+	probe := &session.Session{Marker: marker}
+	if pids, _ := probe.Processes(); len(pids) < 3 {
+		t.Fatalf("session processes %v, want Xvfb, openbox and dbus-daemon", pids)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids, _ := probe.Processes()
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range pids {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("processes %v outlived the killed daemon", pids)
+		}
+		time.Sleep(5 * time.Millisecond) // waiting for the kernel; nothing to select on
 	}
 }
