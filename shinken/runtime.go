@@ -22,7 +22,8 @@ const Version = "0.1.0"
 type RuntimeOptions struct {
 	// Token is the bearer token a hello must carry. It is required on every
 	// TCP connection: with an empty Token, TCP clients are refused. Over a
-	// unix socket an empty Token admits every client.
+	// unix socket an empty Token admits every client. SetToken replaces it
+	// while the Runtime serves.
 	Token string
 	// Name is the server name in the welcome; default "shinken".
 	Name string
@@ -358,7 +359,8 @@ func (rt *Runtime) Serve(l net.Listener) error {
 
 // Close closes every connection with 1001 (going away), kills every exec
 // the runtime started, stops every screencast, and waits for the work to
-// end. It is safe to call more than once.
+// end. It is safe to call more than once. Drain is the gentle form, which
+// lets the calls in flight finish first.
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()
 	if !rt.closed.CompareAndSwap(false, true) {
