@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -44,6 +45,9 @@ type conn struct {
 	obs *Observer // structured observation state of this session
 
 	closeOnce sync.Once
+	open      atomic.Bool  // the hello was accepted
+	over      atomic.Bool  // serve has returned
+	active    atomic.Int64 // unix nanoseconds of the last read or write, for keepAlive
 
 	held map[Button][]string // buttons pressed by mouse_down, with the keys held until their mouse_up; touched by the input lane only
 
@@ -78,6 +82,9 @@ func newConn(rt *Runtime, ws *websocket.Conn, remote string, unix bool) *conn {
 		slots:  make(chan struct{}, maxInFlight),
 	}
 	c.obs = NewObserver(rt.backend)
+	if rt.opts.Recorder != nil {
+		c.obs.onSettle = func(d time.Duration) { rt.record(RuntimeEvent{Kind: EventSettle, Duration: d}) }
+	}
 	c.qcond = sync.NewCond(&c.qmu)
 	c.held = map[Button][]string{}
 	return c
@@ -92,6 +99,7 @@ type closeErr struct {
 func (e *closeErr) Error() string { return fmt.Sprintf("close %d: %s", e.code, e.reason) }
 
 func (c *conn) serve(parent context.Context) {
+	defer c.finish()
 	ws := c.ws
 	ws.SetReadLimit(c.rt.opts.ReadLimit)
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
@@ -108,6 +116,17 @@ func (c *conn) serve(parent context.Context) {
 	if !c.handshake() {
 		return
 	}
+	c.open.Store(true)
+	c.rt.record(RuntimeEvent{Kind: EventSessionOpened})
+	defer c.rt.record(RuntimeEvent{Kind: EventSessionClosed})
+	c.touch()
+	keepAliveDone := make(chan struct{})
+	go func() {
+		defer close(keepAliveDone)
+		if c.rt.opts.KeepAlive > 0 {
+			c.keepAlive()
+		}
+	}()
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -135,6 +154,7 @@ func (c *conn) serve(parent context.Context) {
 		code, reason = ce.code, ce.reason
 	}
 	c.closeWS(code, reason)
+	<-keepAliveDone
 }
 
 // closeWS starts the close handshake once.
@@ -144,13 +164,23 @@ func (c *conn) closeWS(code websocket.StatusCode, reason string) {
 
 // handshake reads the hello, checks it and answers with the welcome.
 func (c *conn) handshake() bool {
+	var timedOut atomic.Bool
 	timer := time.AfterFunc(c.rt.opts.HandshakeTimeout, func() {
+		timedOut.Store(true)
 		c.closeWS(websocket.StatusPolicyViolation, "no hello within the handshake timeout")
 	})
 	defer timer.Stop()
 	typ, data, err := c.ws.Read(context.Background())
 	if err != nil {
+		if timedOut.Load() {
+			c.rt.record(RuntimeEvent{Kind: EventHelloRefused, Outcome: "timeout"})
+		}
 		c.ws.CloseNow()
+		return false
+	}
+	refuse := func(outcome string, reason string) bool {
+		c.rt.record(RuntimeEvent{Kind: EventHelloRefused, Outcome: outcome})
+		c.ws.Close(websocket.StatusPolicyViolation, reason)
 		return false
 	}
 	// Not c.ctx: a shutdown that cancels it mid-write would make the
@@ -158,23 +188,19 @@ func (c *conn) handshake() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), c.rt.opts.WriteTimeout)
 	defer cancel()
 	if typ != websocket.MessageText {
-		c.ws.Close(websocket.StatusPolicyViolation, "the first message must be a text hello")
-		return false
+		return refuse("bad_hello", "the first message must be a text hello")
 	}
 	m, err := aci.Unmarshal(data)
 	if err != nil {
-		c.ws.Close(websocket.StatusPolicyViolation, truncateReason("bad hello: "+err.Error()))
-		return false
+		return refuse("bad_hello", truncateReason("bad hello: "+err.Error()))
 	}
 	hello, ok := m.(*aci.Hello)
 	if !ok {
-		c.ws.Close(websocket.StatusPolicyViolation, "the first message must be a hello, not "+m.MessageType())
-		return false
+		return refuse("bad_hello", "the first message must be a hello, not "+m.MessageType())
 	}
 	if !c.rt.tokenOK(hello.Token, c.unix) {
 		c.log.Warn("hello refused: bad token", "client", hello.Client.Name)
-		c.ws.Close(websocket.StatusPolicyViolation, "unauthorized: bad or missing token")
-		return false
+		return refuse("unauthorized", "unauthorized: bad or missing token")
 	}
 	c.binary = hello.Accept != nil && hello.Accept.BinaryFrames
 	w := &aci.Welcome{Server: aci.ServerInfo{Name: c.rt.opts.Name, Version: aci.Version, Platform: c.rt.platform}, Capabilities: c.rt.caps}
@@ -218,6 +244,7 @@ func (c *conn) readLoop() {
 			return
 		}
 		typ, data, err := c.ws.Read(context.Background())
+		c.touch()
 		if err != nil {
 			var ce websocket.CloseError
 			switch {
@@ -268,11 +295,22 @@ func (c *conn) dispatch(data []byte) bool {
 	case *aci.Ping:
 		c.send(&aci.Pong{T: m.T})
 	case *aci.Query:
+		if !c.rt.admit() {
+			c.fail(m.CallID, "query", "", errDraining)
+			return true
+		}
 		c.goWork(func() { c.query(m) })
 	case *aci.ActionMsg:
 		v := m.Action.Verb
 		if !c.rt.verbs[v] {
-			c.fail(m.CallID, "action", v, aci.Errorf(aci.CodeUnsupportedVerb, "%s is not supported by this runtime's backend", v))
+			err := aci.Errorf(aci.CodeUnsupportedVerb, "%s is not supported by this runtime's backend", v)
+			c.rt.recordAction(v, time.Now(), err)
+			c.fail(m.CallID, "action", v, err)
+			return true
+		}
+		if !c.rt.admit() {
+			c.rt.recordAction(v, time.Now(), errDraining)
+			c.fail(m.CallID, "action", v, errDraining)
 			return true
 		}
 		// Mutations, and the screencast switches, keep this client's order:
@@ -281,6 +319,7 @@ func (c *conn) dispatch(data []byte) bool {
 			select {
 			case c.input <- m:
 			case <-c.ctx.Done():
+				c.rt.callDone()
 				return false
 			}
 			return true
@@ -309,17 +348,19 @@ func peekVerb(data []byte) (aci.Verb, bool) {
 	return aci.Verb(v), aci.Verb(v) == aci.VerbExec && string(stream) == "true"
 }
 
-// goWork runs f on its own goroutine, at most maxInFlight at once: past
-// that the reader waits, which pushes back on the client.
+// goWork runs the call f on its own goroutine, at most maxInFlight at
+// once: past that the reader waits, which pushes back on the client. The
+// call was admitted (Runtime.admit); it is counted out when f returns.
 func (c *conn) goWork(f func()) {
 	select {
 	case c.slots <- struct{}{}:
 	case <-c.ctx.Done():
+		c.rt.callDone()
 		return
 	}
 	c.work.Add(1)
 	go func() {
-		defer func() { <-c.slots; c.work.Done() }()
+		defer func() { <-c.slots; c.work.Done(); c.rt.callDone() }()
 		defer c.recover()
 		f()
 	}()
@@ -343,9 +384,11 @@ func (c *conn) recover() {
 func (c *conn) inputLoop() {
 	for m := range c.input {
 		if c.ctx.Err() != nil {
+			c.rt.callDone()
 			continue // drain
 		}
 		func() {
+			defer c.rt.callDone()
 			defer c.recover()
 			c.act(m)
 		}()
@@ -359,6 +402,9 @@ func (c *conn) send(m aci.Message) bool {
 	if err != nil {
 		c.log.Error("encode failed", "type", m.MessageType(), "err", err)
 		return false
+	}
+	if len(data) > c.rt.opts.MaxMessage {
+		return c.sendTooLarge(m, len(data))
 	}
 	return c.enqueue(outgoing{typ: websocket.MessageText, data: data})
 }
@@ -425,6 +471,7 @@ func (c *conn) write(o outgoing) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), c.rt.opts.WriteTimeout)
 	defer cancel()
 	err := c.ws.Write(ctx, o.typ, o.data)
+	c.touch()
 	c.account(-len(o.data))
 	if o.done != nil {
 		o.done()
@@ -515,6 +562,7 @@ func (c *conn) act(m *aci.ActionMsg) {
 	}
 	start := time.Now()
 	var err error
+	defer func() { c.rt.recordAction(a.Verb, start, err) }()
 	switch a.Verb {
 	case aci.VerbScreenshot:
 		err = c.screenshot(m.CallID, a)
@@ -543,10 +591,11 @@ func (c *conn) act(m *aci.ActionMsg) {
 			return
 		}
 	case aci.VerbExec:
-		c.exec(m.CallID, a)
+		err = c.exec(m.CallID, a)
 		return
 	case aci.VerbClipboardGet:
-		text, err := c.rt.clipboard.ClipboardText(c.ctx)
+		var text string
+		text, err = c.rt.clipboard.ClipboardText(c.ctx)
 		if err == nil && len(text) > c.rt.opts.MaxClipboard {
 			err = aci.Errorf(aci.CodeTooLarge, "the clipboard holds %d bytes of text; at most %d are returned", len(text), c.rt.opts.MaxClipboard)
 		}

@@ -15,7 +15,9 @@ import (
 
 // exec runs the exec verb: buffered (one result holding an ExecResult) or
 // streamed (an ack, exec_output chunks, then exactly one exec_exit).
-func (c *conn) exec(callID string, a *aci.Action) {
+// exec runs the command and answers it. It returns the error the call was
+// refused or failed with, nil when the command ran (whatever its exit).
+func (c *conn) exec(callID string, a *aci.Action) error {
 	rt := c.rt
 	streamed := a.Stream != nil && *a.Stream
 	failSpawn := func(err error) {
@@ -36,12 +38,12 @@ func (c *conn) exec(callID string, a *aci.Action) {
 	}
 	if err := rt.authorize(c.ctx, c, a); err != nil {
 		refuse(err)
-		return
+		return err
 	}
 	release, err := c.reserveExec()
 	if err != nil {
 		refuse(err)
-		return
+		return err
 	}
 	// The slot is freed before the final reply is sent, so that a client
 	// that starts its next exec on that reply finds it free.
@@ -77,18 +79,21 @@ func (c *conn) exec(callID string, a *aci.Action) {
 		}
 		free()
 		failSpawn(err)
-		return
+		rt.record(RuntimeEvent{Kind: EventExec, Outcome: "spawn_failed"})
+		return err
 	}
 	if streamed {
 		c.streamExec(callID, p, start, free)
-		return
+		return nil
 	}
 	res, err := Collect(p, rt.opts.Exec.OutputBudget)
 	if err != nil && c.ctx.Err() == nil && !res.Status.TimedOut {
 		c.log.Info("exec output error", "call_id", callID, "err", err)
 	}
 	free()
+	rt.record(RuntimeEvent{Kind: EventExec, Outcome: execOutcome(res.Status), Duration: time.Since(start)})
 	c.result(callID, execResult(res, start))
+	return nil
 }
 
 // reserveExec takes an exec slot on this connection and on the runtime.
@@ -272,6 +277,7 @@ func (c *conn) streamExec(callID string, p Process, start time.Time, free func()
 	st, _ := p.Wait()
 	code, sig := exitFields(st)
 	free()
+	rt.record(RuntimeEvent{Kind: EventExec, Outcome: execOutcome(st), Duration: time.Since(start)})
 	c.send(&aci.ExecExit{Cause: callID, ExitCode: code, Signal: sig, TimedOut: st.TimedOut, DurationMS: durMS(st, start), Truncated: truncated})
 }
 

@@ -30,6 +30,7 @@ type Observer struct {
 	a11y     A11y
 	watcher  ChangeWatcher
 	capturer Capturer
+	onSettle func(time.Duration) // told how long each settle waited; may be nil
 
 	mu       sync.Mutex
 	next     int                  // last minted ref number
@@ -156,6 +157,10 @@ func (o *Observer) snapshot(ctx context.Context, desktop bool) (*Tree, []*refEnt
 func (o *Observer) settle(ctx context.Context, d time.Duration) {
 	if d <= 0 || o.watcher == nil {
 		return
+	}
+	if o.onSettle != nil {
+		start := time.Now()
+		defer func() { o.onSettle(time.Since(start)) }()
 	}
 	d = min(d, maxSettle)
 	ctx, cancel := context.WithTimeout(ctx, maxSettleTotal)
@@ -292,6 +297,9 @@ func (c *conn) observe(callID string, a *aci.Action) error {
 	obs, err := c.obs.Observe(c.ctx, opts)
 	if err != nil {
 		return err
+	}
+	if obs.NodeCount != nil && obs.CaptureMS != nil {
+		c.rt.record(RuntimeEvent{Kind: EventObserve, Nodes: *obs.NodeCount, Duration: time.Duration(*obs.CaptureMS * float64(time.Millisecond))})
 	}
 	obs.ObsID = c.rt.nextObsID()
 	obs.Cause = callID

@@ -20,7 +20,8 @@ import (
 type RuntimeOptions struct {
 	// Token is the bearer token a hello must carry. It is required on every
 	// TCP connection: with an empty Token, TCP clients are refused. Over a
-	// unix socket an empty Token admits every client.
+	// unix socket an empty Token admits every client. SetToken replaces it
+	// while the Runtime serves.
 	Token string
 	// Name is the server name in the welcome; default "shinken".
 	Name string
@@ -76,6 +77,20 @@ type RuntimeOptions struct {
 	// settle waited for, on the goroutine that acks the action: keep it
 	// short (count it, observe a histogram).
 	OnSettle func(SettleInfo)
+	// Recorder, when set, is told of every session, action, screenshot,
+	// observation, exec and screencast frame, for metrics (see Recorder).
+	Recorder Recorder
+	// KeepAlive is how long a session may stay idle (nothing read or
+	// written) before the runtime pings the client, so that routers do not
+	// drop it and a vanished client is found; default 25 s, below common
+	// router idle timeouts (30 to 60 s). Negative disables the pings.
+	KeepAlive time.Duration
+	// MaxMessage caps one outgoing message; default 16 MiB, what common
+	// WebSocket routers pass. A reply that would be larger is answered
+	// with ok=false and the code too_large instead (ask for a smaller
+	// image with max_long_edge or jpeg); a screencast frame that would be
+	// larger is skipped.
+	MaxMessage int
 }
 
 // ExecOptions configure the exec verb. Zero fields take their defaults.
@@ -155,6 +170,10 @@ type Runtime struct {
 
 	casts  *castRegistry
 	frames shapeCache
+
+	token   atomic.Pointer[string] // the current token; see SetToken
+	drainMu sync.Mutex
+	drain   drainState
 }
 
 // NewRuntime returns a Runtime serving b. See [Backend] for how b's
@@ -197,6 +216,11 @@ func NewRuntime(b Backend, opts *RuntimeOptions) *Runtime {
 	if o.ReadLimit <= 0 {
 		o.ReadLimit = 16 << 20
 	}
+	if o.KeepAlive == 0 {
+		o.KeepAlive = 25 * time.Second
+	}
+	defaultInt(&o.MaxMessage, 16<<20)
+	rt.token.Store(&o.Token)
 	if o.MaxQueuedBytes <= 0 {
 		o.MaxQueuedBytes = 32 << 20
 	}
@@ -297,6 +321,11 @@ func (rt *Runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt.conns.Add(1)
 	rt.mu.Unlock()
 	defer rt.conns.Done()
+	if rt.Draining() {
+		rt.record(RuntimeEvent{Kind: EventHelloRefused, Outcome: "draining"})
+		http.Error(w, "shinken: runtime draining", http.StatusServiceUnavailable)
+		return
+	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: rt.opts.OriginPatterns})
 	if err != nil {
 		rt.log.Debug("websocket accept failed", "remote", r.RemoteAddr, "err", err)
@@ -343,7 +372,8 @@ func (rt *Runtime) Serve(l net.Listener) error {
 
 // Close closes every connection with 1001 (going away), kills every exec
 // the runtime started, stops every screencast, and waits for the work to
-// end. It is safe to call more than once.
+// end. It is safe to call more than once. Drain is the gentle form, which
+// lets the calls in flight finish first.
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()
 	if !rt.closed.CompareAndSwap(false, true) {
@@ -360,11 +390,12 @@ func (rt *Runtime) Close() error {
 // tokenOK compares in constant time: both sides are hashed first so that not
 // even the token's length leaks through timing.
 func (rt *Runtime) tokenOK(got string, unix bool) bool {
-	if rt.opts.Token == "" {
+	token := *rt.token.Load()
+	if token == "" {
 		return unix
 	}
 	a := sha256.Sum256([]byte(got))
-	b := sha256.Sum256([]byte(rt.opts.Token))
+	b := sha256.Sum256([]byte(token))
 	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 

@@ -35,6 +35,7 @@ type env struct {
 	rt    *shinken.Runtime
 	desk  *headless.Desktop
 	url   string // through the validating proxy
+	srv   string // the runtime's own ws:// URL, bypassing the proxy
 	proxy *schematest.Proxy
 }
 
@@ -63,7 +64,7 @@ func newEnv(t *testing.T, opts *shinken.RuntimeOptions) *env {
 		srv.Close()
 	})
 	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	return &env{rt: rt, desk: desk, url: proxy.URL + "/aci", proxy: proxy}
+	return &env{rt: rt, desk: desk, url: proxy.URL + "/aci", proxy: proxy, srv: "ws" + strings.TrimPrefix(srv.URL, "http")}
 }
 
 func (e *env) dial(t *testing.T, opts *client.DialOptions) *client.Client {

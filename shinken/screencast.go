@@ -308,11 +308,19 @@ func (s *castStream) tick(ctx context.Context, c *conn) error {
 		return err
 	}
 	img := sh.img
+	if len(msg.data) > rt.opts.MaxMessage {
+		return aci.Errorf(aci.CodeTooLarge, "a %d-byte frame is over the %d-byte message cap", len(msg.data), rt.opts.MaxMessage)
+	}
 	s.inflight.Store(true)
 	msg.done = func() { s.inflight.Store(false) }
 	if !c.enqueue(msg) {
 		return nil
 	}
+	kind := "delta"
+	if key {
+		kind = "key"
+	}
+	rt.record(RuntimeEvent{Kind: EventScreencastFrame, Outcome: kind, Bytes: len(msg.data)})
 	s.delivered = img
 	s.lastHash, s.haveHash = h, true
 	s.needKey = false

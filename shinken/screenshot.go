@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -168,10 +169,21 @@ func (c *conn) capture(callID string, scope aci.Scope, format aci.ImageFormat, q
 	if c.binary {
 		headroom = aci.FrameHeadroom
 	}
+	encStart := time.Now()
 	buf, err := rt.encode(s.img, format, quality, headroom)
 	if err != nil {
 		return err
 	}
+	encoded := time.Since(encStart)
+	size, wire := len(buf.B)-headroom, len(buf.B)-headroom
+	if !c.binary {
+		wire = base64.StdEncoding.EncodedLen(size)
+	}
+	if wire+aci.FrameHeadroom > rt.opts.MaxMessage {
+		buf.Release()
+		return aci.Errorf(aci.CodeTooLarge, "the %s image is %d bytes, which the %d-byte message cap does not take: ask for a smaller max_long_edge, or jpeg", format, size, rt.opts.MaxMessage)
+	}
+	rt.record(RuntimeEvent{Kind: EventScreenshot, Outcome: string(format), Bytes: size, Duration: encoded})
 	if scope == "" {
 		scope = aci.ScopeScreen
 	}

@@ -260,3 +260,45 @@ func TestCaptureErrors(t *testing.T) {
 		t.Fatalf("after Close: %v", err)
 	}
 }
+
+// TestActiveWindowFallback: with no window manager, the active window is
+// the top-level window holding the focus, else the topmost mapped one.
+func TestActiveWindowFallback(t *testing.T) {
+	s := newSession(t, &xvfb.Options{Width: 320, Height: 240, NoWM: true}, nil)
+	ctx := ctxT(t)
+	low := s.window(windowSpec{r: image.Rect(10, 10, 110, 90), bg: color.RGBA{200, 0, 0, 255}, title: "low"})
+	s.window(windowSpec{r: image.Rect(150, 40, 250, 140), bg: color.RGBA{0, 0, 200, 255}, title: "high"})
+	activeTitle := func() string {
+		t.Helper()
+		ws, err := s.b.Windows(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		title := ""
+		for _, w := range ws {
+			if w.Active {
+				if title != "" {
+					t.Fatalf("two active windows: %+v", ws)
+				}
+				title = w.Title
+			}
+		}
+		return title
+	}
+	// Nothing focused: the topmost mapped window.
+	if got := activeTitle(); got != "high" {
+		t.Fatalf("active %q, want the topmost, high", got)
+	}
+	f, err := s.b.Capture(ctx, aci.ScopeActiveWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Source.Dx() != 100 || f.Source.Min.X != 150 {
+		t.Fatalf("active window capture of %v, want high's rectangle", f.Source)
+	}
+	// The focus decides over the stacking order.
+	xproto.SetInputFocusChecked(s.client, xproto.InputFocusPointerRoot, low, xproto.TimeCurrentTime).Check()
+	if got := activeTitle(); got != "low" {
+		t.Fatalf("active %q, want the focused, low", got)
+	}
+}

@@ -99,17 +99,70 @@ func (b *Backend) windowRect(ctx context.Context, id xproto.Window) (image.Recta
 }
 
 // activeWindow returns the active top-level window, 0 when there is none:
-// _NET_ACTIVE_WINDOW when a window manager keeps it, else the top-level
-// window holding the input focus.
+// _NET_ACTIVE_WINDOW when a window manager names one; else (no window
+// manager, or one that has not named an active window yet, as openbox does
+// for a moment after a window maps) the top-level window holding the input
+// focus; else the topmost mapped one.
 func (b *Backend) activeWindow() (xproto.Window, error) {
 	r, err := xproto.GetProperty(b.conn, false, b.root, b.atoms.netActiveWindow, xproto.AtomWindow, 0, 1).Reply()
 	if err != nil {
 		return 0, fmt.Errorf("x11: reading the active window: %w", err)
 	}
 	if r.Format == 32 && len(r.Value) >= 4 {
-		return xproto.Window(xgb.Get32(r.Value)), nil
+		if w := xproto.Window(xgb.Get32(r.Value)); w != 0 {
+			return w, nil
+		}
 	}
-	return b.focusedTopLevel()
+	clients, err := b.clientWindows()
+	if err != nil || len(clients) == 0 {
+		return 0, err
+	}
+	// A client window is a child of the root, or sits in its window
+	// manager's frame, which is.
+	byTop := make(map[xproto.Window]xproto.Window, len(clients))
+	for _, c := range clients {
+		if top := b.topLevelOf(c); top != 0 {
+			byTop[top] = c
+		}
+	}
+	viewable := func(w xproto.Window) bool {
+		a, err := xproto.GetWindowAttributes(b.conn, w).Reply()
+		return err == nil && a.MapState == xproto.MapStateViewable
+	}
+	focus, err := b.focusedTopLevel()
+	if err != nil {
+		return 0, err
+	}
+	if c, ok := byTop[focus]; ok && viewable(c) {
+		return c, nil
+	}
+	tree, err := xproto.QueryTree(b.conn, b.root).Reply()
+	if err != nil {
+		return 0, fmt.Errorf("x11: listing windows: %w", err)
+	}
+	// Children come in stacking order, bottom first.
+	for i := len(tree.Children) - 1; i >= 0; i-- {
+		if c, ok := byTop[tree.Children[i]]; ok && viewable(c) {
+			return c, nil
+		}
+	}
+	return 0, nil
+}
+
+// topLevelOf returns the child of the root that holds w (w itself when it
+// is one), or 0 when w is gone.
+func (b *Backend) topLevelOf(w xproto.Window) xproto.Window {
+	for w != 0 && w != b.root {
+		t, err := xproto.QueryTree(b.conn, w).Reply()
+		if err != nil {
+			return 0
+		}
+		if t.Parent == b.root {
+			return w
+		}
+		w = t.Parent
+	}
+	return 0
 }
 
 // focusedTopLevel returns the child of the root that holds the focus.

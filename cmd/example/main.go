@@ -13,9 +13,9 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,42 +28,65 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/backend/osexec"
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/metrics"
 )
 
 //go:embed page
 var pageFS embed.FS
 
 type config struct {
-	listen   string
-	token    string
-	backend  string
-	size     string
-	plugins  string
-	project  string
-	onAsk    string
-	logLevel string
-	mcp      string // "" or "stdio"
-	remote   string // with -mcp stdio: the ACI URL of the runtime to serve
-	mcpSize  string // the model's screen for the MCP computer tools, WxH
+	listen        string
+	token         string
+	tokenFile     string
+	backend       string
+	session       bool
+	apps          stringList
+	size          string
+	plugins       string
+	project       string
+	onAsk         string
+	logLevel      string
+	metricsListen string
+	drainTimeout  time.Duration
+	keepAlive     time.Duration
+	maxMessage    int
+	probe         string
+	mcp           string // "" or "stdio"
+	remote        string // with -mcp stdio: the ACI URL of the runtime to serve
+	mcpSize       string // the model's screen for the MCP computer tools, WxH
 }
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ", ") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func main() {
 	// The plugins' run.js and run.wasm engines are this program, started
 	// again: it becomes one here when the Host started it so.
 	escouade.EngineMain()
 	var cfg config
-	flag.StringVar(&cfg.listen, "listen", "127.0.0.1:7040", "address to serve on: host:port, or unix:/path/to/socket")
-	flag.StringVar(&cfg.token, "token", "", "bearer token clients must send (default: $SHINKEN_TOKEN, or a random one)")
-	flag.StringVar(&cfg.backend, "backend", "headless", "desktop to serve: headless, x11 (uses $DISPLAY) or robotgo (needs -tags robotgo)")
-	flag.StringVar(&cfg.size, "size", "1280x800", "headless screen size, WxH")
+	flag.StringVar(&cfg.listen, "listen", "127.0.0.1:7040", "address to serve on: host:port, unix:/path/to/socket or vsock:PORT")
+	flag.StringVar(&cfg.token, "token", "", "bearer token clients must send (default: -token-file, $SHINKEN_TOKEN, or a random one)")
+	flag.StringVar(&cfg.tokenFile, "token-file", "", "read the token from this file, and again whenever it changes (checked every second, and on SIGHUP); sessions opened with an old token are closed")
+	flag.StringVar(&cfg.backend, "backend", "headless", "desktop to serve: headless, x11 (uses $DISPLAY, or -session) or robotgo (needs -tags robotgo)")
+	flag.BoolVar(&cfg.session, "session", false, "with -backend x11: start and supervise the daemon's own desktop (Xvfb, openbox, a session D-Bus, the AT-SPI bus) of -size")
+	flag.Var(&cfg.apps, "app", "with -session: a program to start on the desktop once it is ready, as a command line split at spaces (repeatable)")
+	flag.StringVar(&cfg.size, "size", "1280x800", "screen size, WxH, of the headless desktop or of the -session desktop")
 	flag.StringVar(&cfg.plugins, "plugins", "", "folder whose subfolders holding a plugin.json are Escouade plugins; they gate exec and launch_app")
 	flag.StringVar(&cfg.project, "project", "", "project name the plugins are told about")
 	flag.StringVar(&cfg.onAsk, "on-ask", "deny", "what a plugin's \"ask\", or its silence, means with no person to ask: allow or deny")
@@ -71,7 +94,19 @@ func main() {
 	flag.StringVar(&cfg.mcp, "mcp", "", "stdio: serve MCP on standard input and output instead of listening (MCP is always served at /mcp on the listener)")
 	flag.StringVar(&cfg.mcpSize, "mcp-screen", "1024x768", "the screen the MCP computer tools show the model, WxH: screenshots fit in it, coordinates are read in it")
 	flag.StringVar(&cfg.remote, "remote", "", "with -mcp stdio: serve MCP for the runtime at this ACI URL (ws://host:port/aci, with -token) instead of a local backend")
+	flag.StringVar(&cfg.metricsListen, "metrics-listen", "", "serve "+pathMetrics+" on this host:port, without a token (default: on -listen, with the ACI token as a bearer token)")
+	flag.DurationVar(&cfg.drainTimeout, "drain-timeout", 20*time.Second, "on SIGTERM, how long calls in flight may take to finish before the sessions are closed")
+	flag.DurationVar(&cfg.keepAlive, "keepalive", 25*time.Second, "ping a session idle this long, below the routers' idle timeouts; 0 disables")
+	flag.IntVar(&cfg.maxMessage, "max-message", 16<<20, "largest message sent, in bytes; a larger reply is a too_large error")
+	flag.StringVar(&cfg.probe, "probe", "", "probe mode, for exec probes: GET this URL (such as http://127.0.0.1:7040"+pathReadyz+"), exit 0 on 200 and 1 otherwise")
 	flag.Parse()
+	if cfg.probe != "" {
+		if err := probe(context.Background(), cfg.probe, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "example:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(context.Background(), cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "example:", err)
 		os.Exit(1)
@@ -87,14 +122,12 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if cfg.onAsk != "allow" && cfg.onAsk != "deny" {
 		return fmt.Errorf("-on-ask must be allow or deny, not %q", cfg.onAsk)
 	}
-	token := cfg.token
-	if token == "" {
-		token = os.Getenv("SHINKEN_TOKEN")
+	if cfg.session && cfg.backend != "x11" {
+		return fmt.Errorf("-session needs -backend x11")
 	}
-	if token == "" {
-		b := make([]byte, 16)
-		rand.Read(b)
-		token = hex.EncodeToString(b)
+	token, err := initialToken(cfg)
+	if err != nil {
+		return err
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
@@ -110,30 +143,66 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		return runRemoteMCP(ctx, cfg.remote, token, mcpOpts)
 	}
 
-	backend, closeBackend, err := openBackend(ctx, cfg)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := metrics.New(reg)
+
+	// A desktop restart (of -session) swaps a new backend in; until the
+	// daemon serves, there is nothing to swap.
+	var current atomic.Pointer[served]
+	swap := func(open func() (desktop, error)) {
+		srv := current.Load()
+		if srv == nil {
+			return
+		}
+		srv.swapStarted()
+		d, err := open()
+		if err != nil {
+			log.Error("reopening the desktop failed: not ready", "err", err)
+			return
+		}
+		srv.swap(d)
+		log.Info("desktop reopened: the sessions on the old one were closed")
+	}
+	desk, stopDesktop, failed, err := openBackend(ctx, cfg, log, swap, m.Restart)
 	if err != nil {
 		return err
 	}
-	defer closeBackend()
+	defer stopDesktop()
 
-	opts := &shinken.RuntimeOptions{
-		Token:    token,
-		Name:     "shinken-example",
-		Logger:   log,
-		Executor: osexec.New(nil),
+	keepAlive := cfg.keepAlive
+	if keepAlive <= 0 {
+		keepAlive = -1
+	}
+	opts := shinken.RuntimeOptions{
+		Token:      token,
+		Name:       "shinken-example",
+		Logger:     log,
+		Executor:   osexec.New(nil),
+		Recorder:   m,
+		KeepAlive:  keepAlive,
+		MaxMessage: cfg.maxMessage,
 	}
 	var ps *plugins
 	if cfg.plugins != "" {
-		ps, err = startPlugins(ctx, cfg, log)
+		ps, err = startPlugins(ctx, cfg, log, func(_ escouade.PermissionRequest, d escouade.Decision) { m.Decision(string(d.Verdict)) })
 		if err != nil {
+			desk.close()
 			return err
 		}
 		opts.Authorizer = ps.gate
 	}
-	rt := shinken.NewRuntime(backend, opts)
-	mcpl, err := newMCPLocal(ctx, rt, token, mcpOpts)
+	srv := newServed(desk, opts, log)
+	current.Store(srv)
+	defer srv.closeDesktop()
+	if cfg.tokenFile != "" {
+		go watchToken(ctx, cfg.tokenFile, token, srv.setToken, log)
+	}
+	mcpl, err := newMCPLocal(ctx, srv, token, mcpOpts)
 	if err != nil {
-		rt.Close()
+		if ps != nil {
+			ps.close()
+		}
 		return err
 	}
 	if cfg.mcp == "stdio" {
@@ -142,7 +211,6 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		if ps != nil {
 			ps.close()
 		}
-		rt.Close()
 		return err
 	}
 
@@ -152,60 +220,96 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	page, _ := fs.Sub(pageFS, "page")
 	mux := http.NewServeMux()
-	mux.Handle("/aci", rt)
+	mux.Handle(pathACI, srv)
+	mux.HandleFunc(pathHealthz, healthz)
+	mux.HandleFunc(pathReadyz, srv.readyz)
+	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	var metricsSrv *http.Server
+	if cfg.metricsListen != "" {
+		ml, err := net.Listen("tcp", cfg.metricsListen)
+		if err != nil {
+			l.Close()
+			return fmt.Errorf("-metrics-listen: %w", err)
+		}
+		mmux := http.NewServeMux()
+		mmux.Handle(pathMetrics, metricsHandler)
+		metricsSrv = &http.Server{Handler: mmux, ReadHeaderTimeout: 10 * time.Second}
+		go metricsSrv.Serve(ml)
+		fmt.Fprintf(out, "metrics: http://%s%s\n", ml.Addr(), pathMetrics)
+	} else {
+		mux.Handle(pathMetrics, bearer(srv.token, metricsHandler))
+	}
 	mux.Handle("/mcp", mcpl.srv.Handler(token))
 	mux.Handle("/", http.FileServerFS(page))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	fmt.Fprintf(out, "shinken example %s serving the %s desktop\n", aci.Version, cfg.backend)
 	fmt.Fprintf(out, "ACI:   %s\n", aciURL)
 	fmt.Fprintf(out, "MCP:   %s\n", mcpURL(aciURL))
-	fmt.Fprintf(out, "token: %s\n", token)
-	if pageURL != "" {
+	if cfg.tokenFile == "" {
+		fmt.Fprintf(out, "token: %s\n", token)
+	} else {
+		fmt.Fprintf(out, "token: from %s\n", cfg.tokenFile)
+	}
+	switch {
+	case pageURL != "" && cfg.tokenFile != "":
+		fmt.Fprintf(out, "page:  %s (add #token=TOKEN)\n", pageURL)
+	case pageURL != "":
 		fmt.Fprintf(out, "page:  %s#token=%s\n", pageURL, token)
 	}
 
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(l) }()
+	go func() { errc <- httpSrv.Serve(l) }()
+	var runErr error
 	select {
 	case err := <-errc:
-		mcpl.close()
-		rt.Close()
-		if ps != nil {
-			ps.close()
-		}
-		return err
+		runErr = err
+	case <-failed:
+		runErr = errors.New("the desktop failed for good")
+		log.Error("desktop gave up: exiting", "err", runErr)
 	case <-ctx.Done():
+		log.Info("shutting down: draining", "timeout", cfg.drainTimeout)
 	}
-	log.Info("shutting down")
-	// Plugins get their shutdown, running execs are killed, connections
-	// close with 1001; then the listener goes.
+	// Not ready at once, no new session; the calls in flight finish (up to
+	// -drain-timeout), the sessions close with 1001; then the MCP sessions
+	// and the plugins get their shutdown, the desktop stops, and the
+	// listeners go.
+	srv.drain(cfg.drainTimeout)
+	mcpl.close()
 	if ps != nil {
 		ps.close()
 	}
-	mcpl.close()
-	rt.Close()
+	srv.closeDesktop()
+	stopDesktop()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	if metricsSrv != nil {
+		metricsSrv.Shutdown(sctx)
 	}
-	return nil
+	if err := httpSrv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) && runErr == nil {
+		runErr = err
+	}
+	if errors.Is(runErr, http.ErrServerClosed) {
+		runErr = nil
+	}
+	log.Info("stopped")
+	return runErr
 }
 
-// listen opens the listener and names the URLs to print.
-func listen(addr string) (l net.Listener, aci, page string, err error) {
-	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
-		os.Remove(path)
-		l, err = net.Listen("unix", path)
-		return l, "unix:" + path + " (path /aci)", "", err
-	}
-	l, err = net.Listen("tcp", addr)
-	if err != nil {
-		return nil, "", "", err
-	}
-	host := l.Addr().String()
-	return l, "ws://" + host + "/aci", "http://" + host + "/", nil
+// bearer serves h only to requests with the current token as a bearer
+// token, compared in constant time.
+func bearer(token func() string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		want := token()
+		a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+		if !ok || want == "" || subtle.ConstantTimeCompare(a[:], b[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func parseSize(s string) (int, int, error) {
@@ -218,24 +322,33 @@ func parseSize(s string) (int, int, error) {
 	return w, h, nil
 }
 
-func openBackend(ctx context.Context, cfg config) (shinken.Backend, func(), error) {
+// openBackend opens the desktop -backend names. stop ends what the desktop
+// runs on (the -session X session) once the backend is closed; failed is
+// closed if that gives up for good.
+func openBackend(ctx context.Context, cfg config, log *slog.Logger, swap func(func() (desktop, error)), restarted func(string)) (d desktop, stop func(), failed <-chan struct{}, err error) {
+	nothing := func() {}
 	switch cfg.backend {
 	case "headless":
 		w, h, err := parseSize(cfg.size)
 		if err != nil {
-			return nil, nil, err
+			return d, nil, nil, err
 		}
-		d := headless.New(&headless.Options{Width: w, Height: h})
+		desk := headless.New(&headless.Options{Width: w, Height: h})
 		for _, app := range []string{"notes", "form"} {
-			if err := d.Launch(ctx, app, nil); err != nil {
-				return nil, nil, err
+			if err := desk.Launch(ctx, app, nil); err != nil {
+				return d, nil, nil, err
 			}
 		}
-		return d, func() {}, nil
+		return desktop{backend: desk, close: nothing}, nothing, nil, nil
 	case "x11":
-		return openX11(ctx)
+		if cfg.session {
+			return openSession(ctx, cfg, log, swap, restarted)
+		}
+		b, closeB, err := openX11(ctx)
+		return desktop{backend: b, close: closeB}, nothing, nil, err
 	case "robotgo":
-		return openRobotgo(ctx)
+		b, closeB, err := openRobotgo(ctx)
+		return desktop{backend: b, close: closeB}, nothing, nil, err
 	}
-	return nil, nil, fmt.Errorf("-backend %q: want headless, x11 or robotgo", cfg.backend)
+	return d, nil, nil, fmt.Errorf("-backend %q: want headless, x11 or robotgo", cfg.backend)
 }

@@ -133,7 +133,7 @@ func dial(t *testing.T, ctx context.Context, d *daemon) *client.Client {
 func TestDaemon(t *testing.T) {
 	dir := t.TempDir()
 	bin := build(t, dir, ".", "example")
-	d := start(t, bin, "-size", "1024x768")
+	d := start(t, bin, "-size", "1024x768", "-drain-timeout", "500ms")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := dial(t, ctx, d)
@@ -222,7 +222,8 @@ func TestDaemon(t *testing.T) {
 		t.Fatalf("the form was not filled as driven:\n%s", after.TreeText)
 	}
 
-	// A connection open at SIGTERM is closed with 1001.
+	// A command still running when the drain's deadline passes is killed,
+	// and its connection closed with 1001.
 	st, err := c.ExecStream(ctx, &aci.ExecRequest{Argv: []string{"sleep", "100"}})
 	if err != nil {
 		t.Fatal(err)

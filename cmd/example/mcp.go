@@ -13,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/client"
 	"shinken.dev/go/shinken/mcpserver"
 )
@@ -41,7 +40,7 @@ type mcpLocal struct {
 
 // newMCPLocal serves rt to an in-process ACI session and puts an MCP server
 // on it.
-func newMCPLocal(ctx context.Context, rt *shinken.Runtime, token string, opts mcpserver.Options) (*mcpLocal, error) {
+func newMCPLocal(ctx context.Context, rt http.Handler, token string, opts mcpserver.Options) (*mcpLocal, error) {
 	m := &mcpLocal{pipes: newPipeListener(), done: make(chan struct{})}
 	m.http = &http.Server{Handler: rt, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug)}
 	go func() {

@@ -22,7 +22,8 @@ type plugins struct {
 // startPlugins starts every plugin in cfg.plugins: each subfolder holding
 // a plugin.json. A plugin that does not start is journaled and left out;
 // the others and the daemon run.
-func startPlugins(ctx context.Context, cfg config, log *slog.Logger) (*plugins, error) {
+// onDecision, when set, is told of every decision.
+func startPlugins(ctx context.Context, cfg config, log *slog.Logger, onDecision func(escouade.PermissionRequest, escouade.Decision)) (*plugins, error) {
 	project := cfg.project
 	if project == "" {
 		project = "default"
@@ -34,7 +35,7 @@ func startPlugins(ctx context.Context, cfg config, log *slog.Logger) (*plugins, 
 	})
 	ps := &plugins{
 		host: host,
-		gate: gate.New(host, &gate.Options{Project: project, OnAsk: escouade.Verdict(cfg.onAsk), Log: log}),
+		gate: gate.New(host, &gate.Options{Project: project, OnAsk: escouade.Verdict(cfg.onAsk), Log: log, OnDecision: onDecision}),
 		log:  log,
 	}
 	dirs, err := escouade.FindPlugins(cfg.plugins)

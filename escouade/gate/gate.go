@@ -42,6 +42,11 @@ type Options struct {
 	OnAsk escouade.Verdict
 	// Log receives a line per decision; nil means none.
 	Log *slog.Logger
+	// OnDecision, when set, is told of each request and the plugins'
+	// combined decision (before OnAsk gives an ask its meaning), for
+	// metrics or a session feed. It runs on the deciding goroutine: keep it
+	// short.
+	OnDecision func(escouade.PermissionRequest, escouade.Decision)
 }
 
 // A Gate asks an Escouade Host's plugins whether an action may go ahead.
@@ -52,6 +57,7 @@ type Gate struct {
 	onAsk   escouade.Verdict
 	log     *slog.Logger
 	seq     atomic.Uint64
+	decided func(escouade.PermissionRequest, escouade.Decision)
 }
 
 // New returns a Gate asking h's plugins.
@@ -69,7 +75,7 @@ func New(h *escouade.Host, opts *Options) *Gate {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Gate{host: h, project: o.Project, onAsk: o.OnAsk, log: o.Log}
+	return &Gate{host: h, project: o.Project, onAsk: o.OnAsk, log: o.Log, decided: o.OnDecision}
 }
 
 // A RefusedError is the Gate's refusal: the plugins' combined decision,
@@ -151,6 +157,9 @@ func (g *Gate) Authorize(ctx context.Context, req shinken.AuthRequest) error {
 	d, err := g.host.Decide(ctx, preq, about)
 	if err != nil {
 		return err
+	}
+	if g.decided != nil {
+		g.decided(preq, d)
 	}
 	verdict := d.Verdict
 	if verdict == escouade.Ask {

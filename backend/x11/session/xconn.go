@@ -1,4 +1,4 @@
-package xvfb
+package session
 
 import (
 	"encoding/binary"

@@ -1,0 +1,375 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+)
+
+// A part is one supervised process of the session.
+type part struct {
+	name  Part
+	needs []Part
+	// start starts the process and returns once it answers.
+	start func(ctx context.Context) (*proc, error)
+	// alive, when set, checks that the running process still answers;
+	// without it a part is alive while its process runs.
+	alive func() bool
+
+	proc     *proc
+	restarts []time.Time
+}
+
+// A proc is one started process.
+type proc struct {
+	name    string
+	cmd     *exec.Cmd
+	stderr  *limitedWriter
+	done    chan struct{}
+	stopped bool // set (under Session.mu) when the session stops it on purpose
+	part    *part
+}
+
+// spawn starts cmd in its own process group with the session marker,
+// keeping its stderr for error messages. A supervised proc reports its exit
+// to the supervisor.
+func (s *Session) spawn(name string, cmd *exec.Cmd, supervised bool) (*proc, error) {
+	p := &proc{name: name, cmd: cmd, stderr: &limitedWriter{max: 16 << 10}, done: make(chan struct{})}
+	if cmd.Env == nil {
+		cmd.Env = s.Env()
+	}
+	cmd.Env = append(cmd.Env, MarkerVar+"="+s.Marker)
+	cmd.Stderr = p.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := s.startCmd(cmd); err != nil {
+		return nil, fmt.Errorf("session: starting %s: %w", name, err)
+	}
+	go func() {
+		cmd.Wait()
+		close(p.done)
+		if supervised {
+			select {
+			case s.exits <- p:
+			case <-s.ctx.Done():
+			}
+		}
+	}()
+	return p, nil
+}
+
+// stop asks p's process group to end, then kills it if it lingers.
+func (p *proc) stop() {
+	pgid := p.cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(3 * time.Second):
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		<-p.done
+	}
+	// Anything left in the group (a child that ignored SIGTERM) goes too.
+	syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+func (p *proc) stderrText() string { return strings.TrimSpace(p.stderr.String()) }
+
+func (p *proc) running() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// startPart starts p and records its process; a process that started but
+// did not get ready is stopped.
+func (s *Session) startPart(ctx context.Context, p *part) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	pr, err := p.start(ctx)
+	if pr != nil {
+		pr.part = p
+		if err != nil {
+			s.mu.Lock()
+			pr.stopped = true
+			s.mu.Unlock()
+			pr.stop()
+		}
+	}
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("session: %s not ready after %v: %w", p.name, s.opts.Timeout, err)
+		}
+		return err
+	}
+	s.mu.Lock()
+	p.proc = pr
+	s.mu.Unlock()
+	return nil
+}
+
+// waitLine waits for the first line a part writes on a pipe, which it
+// writes once it is ready.
+func waitLine(ctx context.Context, pr *proc, r *os.File) (string, error) {
+	got := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(r).ReadString('\n')
+		got <- strings.TrimSpace(line)
+	}()
+	select {
+	case line := <-got:
+		if line == "" {
+			return "", fmt.Errorf("session: %s exited: %s", pr.name, pr.stderrText())
+		}
+		return line, nil
+	case <-pr.done:
+		return "", fmt.Errorf("session: %s exited: %s", pr.name, pr.stderrText())
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	// The reader goroutine ends when the process, holding the pipe's write
+	// end, is stopped: the caller stops it on error.
+}
+
+// startX starts Xvfb. The first time it picks a free display number, which
+// it writes on a pipe once it accepts connections; a restart asks for the
+// same number again, so the session's clients find it where they left it.
+func (s *Session) startX(ctx context.Context) (*proc, error) {
+	auth := filepath.Join(s.dir, "server.auth")
+	if err := os.WriteFile(auth, xauthEntry(s.Cookie, ""), 0o600); err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	defer r.Close()
+	screen := fmt.Sprintf("%dx%dx%d", s.opts.Width, s.opts.Height, s.opts.Depth)
+	args := []string{"-displayfd", "3", "-screen", "0", screen, "-nolisten", "tcp", "-noreset", "-auth", auth}
+	if s.number != "" {
+		// A server killed outright leaves its socket and lock behind;
+		// Xvfb takes over a stale lock but not a stale socket.
+		os.Remove("/tmp/.X11-unix/X" + s.number)
+		args = append([]string{":" + s.number}, args...)
+	}
+	cmd := exec.Command("Xvfb", args...)
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.Env = os.Environ()
+	pr, err := s.spawn(string(PartX), cmd, true)
+	w.Close()
+	if err != nil {
+		return nil, err
+	}
+	number, err := waitLine(ctx, pr, r)
+	if err != nil {
+		return pr, err
+	}
+	if _, err := strconv.Atoi(number); err != nil {
+		return pr, fmt.Errorf("session: Xvfb reported display %q: %s", number, pr.stderrText())
+	}
+	if s.number == "" {
+		s.number = number
+		s.Display = ":" + number
+		s.Xauthority = filepath.Join(s.dir, "Xauthority")
+		if err := os.WriteFile(s.Xauthority, xauthEntry(s.Cookie, number), 0o600); err != nil {
+			return pr, fmt.Errorf("session: %w", err)
+		}
+	}
+	return pr, nil
+}
+
+// xAlive checks that the X server accepts a connection.
+func (s *Session) xAlive() bool {
+	c, err := dial(s.Display, s.Cookie)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// startBus starts the session D-Bus on a fixed socket path, so a restarted
+// bus has the address the session's clients were given.
+func (s *Session) startBus(ctx context.Context) (*proc, error) {
+	os.Remove(s.busPath)
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	defer r.Close()
+	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--nopidfile", "--nosyslog",
+		"--address="+s.SessionBus, "--print-address=3")
+	cmd.ExtraFiles = []*os.File{w}
+	pr, err := s.spawn(string(PartSessionBus), cmd, true)
+	w.Close()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := waitLine(ctx, pr, r); err != nil {
+		return pr, err
+	}
+	if s.opts.NoAccessibility {
+		return pr, nil
+	}
+	// Services the bus starts on demand (GTK apps start a portal) keep
+	// their sockets in the session and stay out of the accessibility tree.
+	conn, err := dbus.Connect(s.SessionBus, dbus.WithContext(ctx))
+	if err != nil {
+		return pr, fmt.Errorf("session: session bus: %w", err)
+	}
+	defer conn.Close()
+	err = conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.UpdateActivationEnvironment", 0,
+		map[string]string{"XDG_RUNTIME_DIR": s.RuntimeDir, "NO_AT_BRIDGE": "1"}).Err
+	if err != nil {
+		return pr, fmt.Errorf("session: session bus: %w", err)
+	}
+	return pr, nil
+}
+
+// busAlive checks that the session bus accepts a connection.
+func (s *Session) busAlive() bool {
+	c, err := net.DialTimeout("unix", s.busPath, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// startWM starts the window manager and waits until it manages windows. An
+// EWMH window manager announces itself (_NET_SUPPORTING_WM_CHECK) before its
+// main loop runs, and a request that reaches it in between can sit
+// unhandled until some later event wakes it. So readiness is proven with a
+// probe window that must get mapped, while a root property is touched to
+// wake the window manager.
+func (s *Session) startWM(ctx context.Context) (*proc, error) {
+	argv := s.opts.WindowManager
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = s.dir
+	pr, err := s.spawn(string(PartWindowManager), cmd, true)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := dial(s.Display, s.Cookie)
+	if err != nil {
+		return pr, fmt.Errorf("session: waiting for the window manager: %w", err)
+	}
+	defer conn.Close()
+	go func() { // xgb stalls unless its events are read
+		for {
+			if ev, err := conn.WaitForEvent(); ev == nil && err == nil {
+				return
+			}
+		}
+	}()
+	var probe *probeWindow
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if probe == nil {
+			running, err := wmRunning(conn)
+			if err != nil {
+				return pr, fmt.Errorf("session: waiting for the window manager: %w", err)
+			}
+			if running {
+				if probe, err = newProbe(conn); err != nil {
+					return pr, fmt.Errorf("session: waiting for the window manager: %w", err)
+				}
+				defer probe.destroy()
+			}
+		}
+		if probe != nil {
+			mapped, err := probe.mapped()
+			if err != nil {
+				return pr, fmt.Errorf("session: waiting for the window manager: %w", err)
+			}
+			if mapped {
+				return pr, nil
+			}
+			probe.poke()
+		}
+		select {
+		case <-pr.done:
+			return pr, fmt.Errorf("session: %s exited: %s", argv[0], pr.stderrText())
+		case <-ctx.Done():
+			return pr, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// launcherPaths are where distributions install at-spi-bus-launcher.
+var launcherPaths = []string{
+	"/usr/libexec/at-spi-bus-launcher",
+	"/usr/lib/at-spi2-core/at-spi-bus-launcher",
+	"/usr/lib/at-spi2/at-spi-bus-launcher",
+	"/usr/lib/x86_64-linux-gnu/at-spi2-core/at-spi-bus-launcher",
+	"/usr/lib/aarch64-linux-gnu/at-spi2-core/at-spi-bus-launcher",
+}
+
+func findLauncher() string {
+	if p, err := exec.LookPath("at-spi-bus-launcher"); err == nil {
+		return p
+	}
+	for _, p := range launcherPaths {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// startA11y starts the accessibility bus launcher and waits until it owns
+// org.a11y.Bus and answers GetAddress.
+func (s *Session) startA11y(ctx context.Context, launcher string) (*proc, error) {
+	cmd := exec.Command(launcher, "--launch-immediately")
+	env := s.Env()
+	cmd.Env = append(env, "NO_AT_BRIDGE=1")
+	pr, err := s.spawn(string(PartA11yBus), cmd, true)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := dbus.Connect(s.SessionBus, dbus.WithContext(ctx))
+	if err != nil {
+		return pr, fmt.Errorf("session: session bus: %w", err)
+	}
+	defer conn.Close()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var owned bool
+		err := conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.NameHasOwner", 0, "org.a11y.Bus").Store(&owned)
+		if err != nil {
+			return pr, fmt.Errorf("session: waiting for the accessibility bus: %w", err)
+		}
+		if owned {
+			var addr string
+			err := conn.Object("org.a11y.Bus", "/org/a11y/bus").CallWithContext(ctx, "org.a11y.Bus.GetAddress", 0).Store(&addr)
+			if err == nil && addr != "" {
+				s.mu.Lock()
+				s.a11yAddr = addr
+				s.mu.Unlock()
+				return pr, nil
+			}
+		}
+		select {
+		case <-pr.done:
+			return pr, fmt.Errorf("session: at-spi-bus-launcher exited: %s", pr.stderrText())
+		case <-ctx.Done():
+			return pr, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}

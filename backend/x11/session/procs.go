@@ -1,0 +1,84 @@
+package session
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+)
+
+// marked lists the processes whose environment holds MarkerVar=marker.
+func marked(marker string) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	want := []byte(MarkerVar + "=" + marker + "\x00")
+	self := os.Getpid()
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(append([]byte{0}, env...), append([]byte{0}, want...)) {
+			continue
+		}
+		if zombie(pid) {
+			continue // dead already; its parent reaps it
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
+func zombie(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// The state follows the parenthesised command name, which may hold spaces.
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X'
+}
+
+// xauthEntry encodes one Xauthority entry for any address (FamilyWild) and
+// display number (empty means any).
+func xauthEntry(cookie []byte, number string) []byte {
+	var b bytes.Buffer
+	field := func(s []byte) {
+		binary.Write(&b, binary.BigEndian, uint16(len(s)))
+		b.Write(s)
+	}
+	binary.Write(&b, binary.BigEndian, uint16(0xffff))
+	field(nil)
+	field([]byte(number))
+	field([]byte("MIT-MAGIC-COOKIE-1"))
+	field(cookie)
+	return b.Bytes()
+}
+
+// limitedWriter keeps the first max bytes written to it, for error messages.
+type limitedWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	max int
+}
+
+func (w *limitedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if room := w.max - w.buf.Len(); room > 0 {
+		w.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (w *limitedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}

@@ -1,0 +1,458 @@
+// Package session starts and supervises a private X desktop for a runtime
+// to serve: an Xvfb server (with -noreset, so root properties such as
+// AT_SPI_BUS survive the last client), a window manager, a session D-Bus and
+// the AT-SPI accessibility bus, each started only once the parts it needs
+// answer, and each proven ready by asking it, never by sleeping.
+//
+// While the session runs, a part that dies is restarted with the parts that
+// depend on it (the window manager and the accessibility bus need the X
+// server; the accessibility bus needs the session bus), within a restart
+// budget; every exit and restart is logged and reported. Close takes every
+// process of the session down, including the ones its processes started
+// (applications, D-Bus activated services): they all carry a marker in
+// their environment, and whatever still carries it is killed. A daemon
+// killed outright (SIGKILL) takes the parts down with it through a
+// parent-death signal, except what they started themselves (the
+// accessibility bus's own dbus-daemon, applications): under a container or
+// a VM, its end takes those.
+//
+// A daemon uses it like this:
+//
+//	s, err := session.Start(ctx, &session.Options{Width: 1920, Height: 1080})
+//	if err != nil { ... }
+//	defer s.Close()
+//	b, err := x11.Open(ctx, &x11.Options{Display: s.Display, Xauthority: s.Xauthority,
+//		SessionBus: s.SessionBus, LaunchEnv: s.AppEnv()})
+//
+// It runs on Linux and needs the programs Xvfb, a window manager (openbox
+// by default), dbus-daemon and at-spi-bus-launcher (Debian: xvfb openbox
+// dbus-x11 at-spi2-core).
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrNotInstalled is wrapped by Start when a program the session needs is
+// not installed. The error text names the program.
+var ErrNotInstalled = errors.New("session: program not installed")
+
+// ErrClosed is returned by Ready once the session is closed.
+var ErrClosed = errors.New("session: closed")
+
+// MarkerVar is the environment variable that tags every process of a
+// session. Close kills whatever still carries the session's value, which is
+// how processes started by the session's processes (D-Bus activation,
+// applications) are found once their parent is gone.
+const MarkerVar = "SHINKEN_XVFB_SESSION"
+
+// Part names one process of the session.
+type Part string
+
+// The parts of a session, in the order they start.
+const (
+	PartX             Part = "Xvfb"
+	PartWindowManager Part = "window-manager"
+	PartSessionBus    Part = "session-bus"
+	PartA11yBus       Part = "a11y-bus"
+)
+
+// Options configure a session. A nil *Options means the defaults.
+type Options struct {
+	// Width and Height are the screen size in pixels; 0 means 1280×800.
+	Width, Height int
+	// Depth is the screen depth; 0 means 24.
+	Depth int
+	// WindowManager is the argv of the window manager; nil means
+	// {"openbox", "--sm-disable"}. It must be an EWMH window manager: it
+	// is ready once it has announced itself and mapped a probe window.
+	WindowManager []string
+	// NoWindowManager starts no window manager.
+	NoWindowManager bool
+	// NoSessionBus starts no session D-Bus (and so no accessibility bus).
+	NoSessionBus bool
+	// NoAccessibility starts no AT-SPI bus and leaves the applications'
+	// accessibility bridges off.
+	NoAccessibility bool
+	// Apps are started (each an argv, with AppEnv) once the desktop is
+	// ready, and again after the X server had to be restarted. They are
+	// not restarted when they exit by themselves.
+	Apps [][]string
+	// Timeout bounds how long each part may take to get ready; 0 means 15 s.
+	Timeout time.Duration
+	// MaxRestarts is how many times one part may be restarted within
+	// RestartWindow before the session gives up (see Session.Done); 0
+	// means 5, a negative value means a dead part is never restarted.
+	MaxRestarts int
+	// RestartWindow is the period MaxRestarts counts over; 0 means 10 min.
+	RestartWindow time.Duration
+	// Logger receives a record for every exit, restart and give-up; nil
+	// means slog.Default().
+	Logger *slog.Logger
+	// OnEvent, when set, is called with every Event, from the session's
+	// supervising goroutine: it must return quickly.
+	OnEvent func(Event)
+}
+
+// EventKind says what happened to a part.
+type EventKind string
+
+// The kinds of Event.
+const (
+	// EventExited: the part died and the session is not ready until it is
+	// restarted.
+	EventExited EventKind = "exited"
+	// EventRestarted: the part (and the parts that need it) runs again and
+	// the session is ready.
+	EventRestarted EventKind = "restarted"
+	// EventGaveUp: the part died more often than the budget allows, or
+	// could not be started again; the session stays down (Done is closed).
+	EventGaveUp EventKind = "gave-up"
+)
+
+// An Event reports a change in a part of a running session.
+type Event struct {
+	Part Part
+	Kind EventKind
+	// Err says why the part exited or could not be restarted.
+	Err error
+	// Restarted lists the parts started again, in order, for EventRestarted:
+	// the part that died and those that depend on it.
+	Restarted []Part
+}
+
+// A Session is a running desktop. Its exported fields are fixed once Start
+// returns: a restarted part comes back at the same address.
+type Session struct {
+	// Display is the display name to connect to, such as ":3".
+	Display string
+	// Xauthority is the path of an authority file holding the session's
+	// MIT-MAGIC-COOKIE-1; the server admits no client without it.
+	Xauthority string
+	// Cookie is the session's 16-byte MIT-MAGIC-COOKIE-1.
+	Cookie []byte
+	// SessionBus is the address of the session D-Bus, or "" without one.
+	SessionBus string
+	// RuntimeDir is the session's XDG_RUNTIME_DIR, where the accessibility
+	// bus and the applications' sockets live.
+	RuntimeDir string
+	// Marker is the value of MarkerVar in the session's environment.
+	Marker string
+
+	opts    Options
+	log     *slog.Logger
+	dir     string
+	number  string // display number, kept across restarts of the server
+	busPath string
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	exits  chan *proc
+	superv chan struct{}     // closed when the supervisor has returned
+	spawns chan spawnRequest // to the spawner; closed by Close
+
+	mu       sync.Mutex
+	parts    []*part // in start order
+	notReady error   // why the session is not ready, nil when it is
+	failed   error   // set when the supervisor gave up
+	done     chan struct{}
+	a11yAddr string
+	apps     []*proc
+
+	once sync.Once
+	err  error
+}
+
+// Start starts a session and waits until every part is ready. The caller
+// must Close it, also when ctx ends; on error nothing is left running.
+func Start(ctx context.Context, opts *Options) (*Session, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Width == 0 {
+		o.Width = 1280
+	}
+	if o.Height == 0 {
+		o.Height = 800
+	}
+	if o.Depth == 0 {
+		o.Depth = 24
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 15 * time.Second
+	}
+	if o.MaxRestarts == 0 {
+		o.MaxRestarts = 5
+	}
+	if o.RestartWindow <= 0 {
+		o.RestartWindow = 10 * time.Minute
+	}
+	if o.WindowManager == nil {
+		o.WindowManager = []string{"openbox", "--sm-disable"}
+	}
+	if o.NoSessionBus {
+		o.NoAccessibility = true
+	}
+	if o.Width < 1 || o.Height < 1 || o.Width > 32767 || o.Height > 32767 {
+		return nil, fmt.Errorf("session: bad screen size %dx%d", o.Width, o.Height)
+	}
+	if !o.NoWindowManager && len(o.WindowManager) == 0 {
+		return nil, errors.New("session: empty WindowManager argv")
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	need := []string{"Xvfb"}
+	if !o.NoWindowManager {
+		need = append(need, o.WindowManager[0])
+	}
+	if !o.NoSessionBus {
+		need = append(need, "dbus-daemon")
+	}
+	for _, name := range need {
+		if _, err := exec.LookPath(name); err != nil {
+			return nil, fmt.Errorf("%w: %s", ErrNotInstalled, name)
+		}
+	}
+	launcher := ""
+	if !o.NoAccessibility {
+		if launcher = findLauncher(); launcher == "" {
+			return nil, fmt.Errorf("%w: at-spi-bus-launcher (Debian package at-spi2-core)", ErrNotInstalled)
+		}
+	}
+
+	dir, err := os.MkdirTemp("", "shinken-session-")
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	random := make([]byte, 24)
+	rand.Read(random)
+	s := &Session{
+		Cookie:     random[:16],
+		Marker:     hex.EncodeToString(random[16:]),
+		RuntimeDir: filepath.Join(dir, "run"),
+		opts:       o,
+		log:        log.With("session", hex.EncodeToString(random[16:20])),
+		dir:        dir,
+		exits:      make(chan *proc),
+		superv:     make(chan struct{}),
+		done:       make(chan struct{}),
+		spawns:     make(chan spawnRequest),
+	}
+	go spawner(s.spawns)
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	ok := false
+	defer func() {
+		if !ok {
+			close(s.superv)
+			s.Close()
+		}
+	}()
+	if err := os.Mkdir(s.RuntimeDir, 0o700); err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+
+	s.parts = append(s.parts, &part{name: PartX, start: s.startX, alive: s.xAlive})
+	if !o.NoWindowManager {
+		s.parts = append(s.parts, &part{name: PartWindowManager, needs: []Part{PartX}, start: s.startWM})
+	}
+	if !o.NoSessionBus {
+		s.busPath = filepath.Join(dir, "bus")
+		s.SessionBus = "unix:path=" + s.busPath
+		s.parts = append(s.parts, &part{name: PartSessionBus, start: s.startBus, alive: s.busAlive})
+	}
+	if !o.NoAccessibility {
+		s.parts = append(s.parts, &part{name: PartA11yBus, needs: []Part{PartX, PartSessionBus},
+			start: func(ctx context.Context) (*proc, error) { return s.startA11y(ctx, launcher) }})
+	}
+
+	// Start's own context bounds the first start; Close cancels s.ctx.
+	sctx, stop := context.WithCancel(s.ctx)
+	defer stop()
+	unwatch := context.AfterFunc(ctx, stop)
+	defer unwatch()
+	for _, p := range s.parts {
+		if err := s.startPart(sctx, p); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("session: %w", ctx.Err())
+			}
+			return nil, err
+		}
+	}
+	s.startApps()
+	go s.supervise()
+	ok = true
+	return s, nil
+}
+
+// Env returns the environment for a client of the session: the process's
+// own environment with DISPLAY, XAUTHORITY, DBUS_SESSION_BUS_ADDRESS (when
+// there is a bus), XDG_RUNTIME_DIR and the session marker set.
+func (s *Session) Env() []string {
+	return s.env(false)
+}
+
+// AppEnv returns the environment for an application on the desktop: Env,
+// plus (unless Options.NoAccessibility) the variables that turn the GTK and
+// Qt accessibility bridges on, and settings kept in memory.
+func (s *Session) AppEnv() []string {
+	return s.env(!s.opts.NoAccessibility)
+}
+
+func (s *Session) env(a11y bool) []string {
+	set := []string{"DISPLAY=" + s.Display, "XAUTHORITY=" + s.Xauthority, MarkerVar + "=" + s.Marker,
+		"XDG_RUNTIME_DIR=" + s.RuntimeDir}
+	if s.SessionBus != "" {
+		set = append(set, "DBUS_SESSION_BUS_ADDRESS="+s.SessionBus)
+	}
+	if a11y {
+		set = append(set, "GTK_MODULES=gail:atk-bridge", "GSETTINGS_BACKEND=memory", "GDK_BACKEND=x11",
+			"QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1", "QT_ACCESSIBILITY=1")
+	}
+	drop := map[string]bool{"NO_AT_BRIDGE": a11y, "AT_SPI_BUS_ADDRESS": true}
+	for _, kv := range set {
+		k, _, _ := strings.Cut(kv, "=")
+		drop[k] = true
+	}
+	env := make([]string, 0, len(os.Environ())+len(set))
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	return append(env, set...)
+}
+
+// Command returns a command that runs name as an application of the
+// session (with AppEnv), in its own process group. Close kills it if it is
+// still running.
+func (s *Session) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = s.AppEnv()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// Processes returns the ids of the live processes that carry the session
+// marker: the session's own and everything started from it.
+func (s *Session) Processes() ([]int, error) {
+	return marked(s.Marker)
+}
+
+// A11yBus returns the address of the accessibility bus, "" without one. It
+// may change when the accessibility bus is restarted.
+func (s *Session) A11yBus() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.a11yAddr
+}
+
+// Ready returns nil when every part runs, or an error naming the part that
+// is down (being restarted, or given up on).
+func (s *Session) Ready() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx.Err() != nil {
+		return ErrClosed
+	}
+	if s.failed != nil {
+		return s.failed
+	}
+	return s.notReady
+}
+
+// Done is closed when the session has given up on a part (see
+// Options.MaxRestarts); Err then says why.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Err returns why the session gave up, or nil.
+func (s *Session) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
+}
+
+// Close stops the session: supervision first, then the parts in reverse
+// order, then whatever else still carries the session marker. It waits
+// until they are gone and removes the session's files. It is safe to call
+// more than once.
+func (s *Session) Close() error {
+	s.once.Do(func() { s.err = s.close() })
+	return s.err
+}
+
+func (s *Session) close() error {
+	s.cancel()
+	<-s.superv
+	s.mu.Lock()
+	parts, apps := s.parts, s.apps
+	s.mu.Unlock()
+	for _, a := range apps {
+		a.stop()
+	}
+	for i := len(parts) - 1; i >= 0; i-- {
+		if p := parts[i].proc; p != nil {
+			p.stop()
+		}
+	}
+	var err error
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pids, scanErr := marked(s.Marker)
+		if scanErr != nil {
+			err = scanErr
+			break
+		}
+		if len(pids) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			err = fmt.Errorf("session: processes %v survived the session", pids)
+			break
+		}
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(5 * time.Millisecond) // waiting for the kernel to reap; nothing to select on
+	}
+	close(s.spawns)
+	if rmErr := os.RemoveAll(s.dir); rmErr != nil && err == nil {
+		err = fmt.Errorf("session: %w", rmErr)
+	}
+	return err
+}
+
+// startApps starts Options.Apps, logging those that fail.
+func (s *Session) startApps() {
+	for _, argv := range s.opts.Apps {
+		if len(argv) == 0 {
+			continue
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = s.AppEnv()
+		cmd.Dir = s.RuntimeDir
+		p, err := s.spawn("app "+argv[0], cmd, false)
+		if err != nil {
+			s.log.Warn("startup app failed", "argv", argv, "err", err)
+			continue
+		}
+		s.mu.Lock()
+		s.apps = append(s.apps, p)
+		s.mu.Unlock()
+	}
+}

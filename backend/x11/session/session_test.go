@@ -1,0 +1,283 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"shinken.dev/go/backend/x11/session"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// start starts a session for t, failing (never skipping) under CI=true
+// when a program is missing.
+func start(t *testing.T, o *session.Options) *session.Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := session.Start(ctx, o)
+	if errors.Is(err, session.ErrNotInstalled) && os.Getenv("CI") != "true" {
+		t.Skipf("skipping: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+		if pids, err := s.Processes(); err != nil || len(pids) > 0 {
+			t.Errorf("session processes left after Close: %v %v", pids, err)
+		}
+	})
+	return s
+}
+
+// events collects a session's events on a channel.
+func events() (chan session.Event, func(session.Event)) {
+	ch := make(chan session.Event, 64)
+	return ch, func(e session.Event) { ch <- e }
+}
+
+// await waits for an event of kind for part.
+func await(t *testing.T, ch chan session.Event, part session.Part, kind session.EventKind) session.Event {
+	t.Helper()
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case e := <-ch:
+			if e.Part == part && e.Kind == kind {
+				return e
+			}
+			t.Logf("event %+v", e)
+		case <-timeout:
+			t.Fatalf("no %s event for %s", kind, part)
+		}
+	}
+}
+
+// partPID finds the pid of the session process whose command line starts
+// with name.
+func partPID(t *testing.T, s *session.Session, name string) int {
+	t.Helper()
+	pids, err := s.Processes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
+		if strings.HasSuffix(argv0, name) {
+			return pid
+		}
+	}
+	t.Fatalf("no %s among the session's processes %v", name, pids)
+	return 0
+}
+
+// countPIDs counts the session processes whose argv[0] ends with name.
+func countPIDs(t *testing.T, s *session.Session, name string) int {
+	t.Helper()
+	pids, err := s.Processes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, pid := range pids {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
+		if strings.HasSuffix(argv0, name) {
+			n++
+		}
+	}
+	return n
+}
+
+// xprop reads a root property through the session's environment.
+func xprop(t *testing.T, s *session.Session, prop string) string {
+	t.Helper()
+	if _, err := exec.LookPath("xprop"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("xprop not installed (CI=true: X tests must run)")
+		}
+		t.Skip("skipping: xprop not installed")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := s.Command(ctx, "xprop", "-root", prop).CombinedOutput()
+	if err != nil {
+		t.Fatalf("xprop: %v: %s", err, out)
+	}
+	return string(out)
+}
+
+// TestDesktop starts the whole desktop, checks each part answers, kills
+// the X server and then the window manager and sees both come back (with
+// the parts that need them) at the same addresses, and that a startup app
+// is started again with the X server and killed by Close.
+func TestDesktop(t *testing.T) {
+	ch, on := events()
+	s := start(t, &session.Options{Width: 800, Height: 600, OnEvent: on, Apps: [][]string{{"sleep", "300"}}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s.SessionBus == "" || s.A11yBus() == "" || !strings.HasPrefix(s.Display, ":") {
+		t.Fatalf("display %q bus %q a11y %q", s.Display, s.SessionBus, s.A11yBus())
+	}
+	if out := xprop(t, s, "AT_SPI_BUS"); !strings.Contains(out, "unix:") {
+		t.Fatalf("no AT_SPI_BUS on the root: %s", out)
+	}
+	if out := xprop(t, s, "_NET_SUPPORTING_WM_CHECK"); !strings.Contains(out, "window id") {
+		t.Fatalf("no window manager: %s", out)
+	}
+	if !slices.Contains(s.AppEnv(), "GTK_MODULES=gail:atk-bridge") {
+		t.Fatal("AppEnv does not turn the GTK accessibility bridge on")
+	}
+	if n := countPIDs(t, s, "sleep"); n != 1 {
+		t.Fatalf("%d startup apps running", n)
+	}
+
+	syscall.Kill(partPID(t, s, "Xvfb"), syscall.SIGKILL)
+	// The first death noticed may be the window manager's, which lost its
+	// server; the restart starts from the server either way.
+	e := await(t, ch, session.PartX, session.EventRestarted)
+	if !slices.Equal(e.Restarted, []session.Part{session.PartX, session.PartWindowManager, session.PartA11yBus}) {
+		t.Fatalf("restarted %v", e.Restarted)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if out := xprop(t, s, "AT_SPI_BUS"); !strings.Contains(out, "unix:") {
+		t.Fatalf("no AT_SPI_BUS on the restarted server: %s", out)
+	}
+	if n := countPIDs(t, s, "sleep"); n != 2 {
+		t.Fatalf("%d startup apps after the restart, want the first and a new one", n)
+	}
+
+	syscall.Kill(partPID(t, s, "openbox"), syscall.SIGKILL)
+	await(t, ch, session.PartWindowManager, session.EventExited)
+	e = await(t, ch, session.PartWindowManager, session.EventRestarted)
+	if !slices.Equal(e.Restarted, []session.Part{session.PartWindowManager}) {
+		t.Fatalf("restarted %v", e.Restarted)
+	}
+	if out := xprop(t, s, "_NET_SUPPORTING_WM_CHECK"); !strings.Contains(out, "window id") {
+		t.Fatalf("no window manager after the restart: %s", out)
+	}
+
+	// The session bus comes back at its address, with a new accessibility
+	// bus on it.
+	syscall.Kill(sessionBusPID(t, s), syscall.SIGKILL)
+	e = await(t, ch, session.PartSessionBus, session.EventRestarted)
+	if !slices.Equal(e.Restarted, []session.Part{session.PartSessionBus, session.PartA11yBus}) {
+		t.Fatalf("restarted %v", e.Restarted)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sessionBusPID finds the session's own dbus-daemon (the accessibility
+// bus has another).
+func sessionBusPID(t *testing.T, s *session.Session) int {
+	t.Helper()
+	pids, _ := s.Processes()
+	for _, pid := range pids {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if strings.Contains(string(cmdline), "dbus-daemon\x00--session") {
+			return pid
+		}
+	}
+	t.Fatal("no session dbus-daemon")
+	return 0
+}
+
+// TestBudget kills the window manager more often than the budget allows:
+// the session gives up, says why, and Close still leaves nothing.
+func TestBudget(t *testing.T) {
+	ch, on := events()
+	s := start(t, &session.Options{NoSessionBus: true, MaxRestarts: 1, OnEvent: on})
+	syscall.Kill(partPID(t, s, "openbox"), syscall.SIGKILL)
+	await(t, ch, session.PartWindowManager, session.EventRestarted)
+	syscall.Kill(partPID(t, s, "openbox"), syscall.SIGKILL)
+	await(t, ch, session.PartWindowManager, session.EventGaveUp)
+	<-s.Done()
+	if err := s.Ready(); err == nil || !strings.Contains(err.Error(), "window-manager") {
+		t.Fatalf("Ready after giving up: %v", err)
+	}
+}
+
+// TestMissing names the program that is missing.
+func TestMissing(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := session.Start(context.Background(), &session.Options{NoAccessibility: true})
+	if !errors.Is(err, session.ErrNotInstalled) || !strings.Contains(err.Error(), "Xvfb") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// TestParentDeath kills a process running a session outright (no Close):
+// the session's processes die with it. Not the accessibility bus's own
+// dbus-daemon, which at-spi-bus-launcher starts without a parent-death
+// signal: a session without it is checked.
+func TestParentDeath(t *testing.T) {
+	if os.Getenv("SESSION_HELPER") == "1" {
+		s, err := session.Start(context.Background(), &session.Options{NoAccessibility: true})
+		if err != nil {
+			os.Exit(2)
+		}
+		os.Stdout.WriteString(s.Marker + "\n")
+		select {} // until killed
+	}
+	if _, err := exec.LookPath("Xvfb"); err != nil && os.Getenv("CI") != "true" {
+		t.Skip("skipping: Xvfb not installed")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestParentDeath$")
+	cmd.Env = append(os.Environ(), "SESSION_HELPER=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, 64)
+	n, _ := out.Read(line)
+	marker := strings.TrimSpace(string(line[:n]))
+	if marker == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("the helper started no session")
+	}
+	probe := &session.Session{Marker: marker}
+	if pids, _ := probe.Processes(); len(pids) < 3 {
+		t.Fatalf("session processes %v, want Xvfb, openbox and dbus-daemon", pids)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids, _ := probe.Processes()
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range pids {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("processes %v outlived the killed daemon", pids)
+		}
+		time.Sleep(5 * time.Millisecond) // waiting for the kernel; nothing to select on
+	}
+}

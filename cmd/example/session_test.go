@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"shinken.dev/go/backend/x11/session"
+	"shinken.dev/go/shinken/client"
+)
+
+// need fails (under CI=true) or skips the test when a program is missing.
+func need(t *testing.T, programs ...string) {
+	t.Helper()
+	for _, p := range programs {
+		if _, err := exec.LookPath(p); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is not installed (CI=true: X tests must run)", p)
+			}
+			t.Skipf("skipping: %s is not installed", p)
+		}
+	}
+}
+
+// children returns the pids of pid's children, by their argv[0]'s base name.
+func children(t *testing.T, pid int) map[string]int {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	out := map[string]int{}
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		fields := strings.Fields(string(stat[i+2:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) || fields[0] == "Z" {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
+		out[argv0[strings.LastIndexByte(argv0, '/')+1:]] = child
+	}
+	return out
+}
+
+// marker returns the session marker in pid's environment.
+func marker(t *testing.T, pid int) string {
+	t.Helper()
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if v, ok := strings.CutPrefix(kv, session.MarkerVar+"="); ok {
+			return v
+		}
+	}
+	t.Fatalf("process %d carries no session marker", pid)
+	return ""
+}
+
+// marked counts the live processes carrying the marker.
+func marked(marker string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err == nil && bytes.Contains(env, []byte(session.MarkerVar+"="+marker)) {
+			stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] != 'Z' {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// awaitDip polls /readyz until it has seen 503 and then 200 again; it
+// reports whether the 503 was seen (a fast restart can fall between polls).
+func (d *daemon) awaitDip(t *testing.T, mustSee bool) bool {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	seen := false
+	for time.Now().Before(deadline) {
+		code, reason := d.readyz(t)
+		if code == http.StatusServiceUnavailable {
+			if !seen {
+				t.Logf("/readyz 503: %s", reason)
+			}
+			seen = true
+		}
+		if code == http.StatusOK && (seen || !mustSee) {
+			return seen
+		}
+		time.Sleep(2 * time.Millisecond) // polling a probe, as a kubelet does
+	}
+	t.Fatalf("/readyz did not dip and come back (seen 503: %v)\n%s", seen, d.stderr)
+	return false
+}
+
+// TestSessionDaemon runs the daemon with its own desktop: it becomes
+// ready, a GTK app launched through the ACI shows in observe, killing the
+// X server and then the window manager is survived (restarted, /readyz
+// down then up), and SIGTERM leaves no X, D-Bus, AT-SPI or app process.
+func TestSessionDaemon(t *testing.T) {
+	need(t, "Xvfb", "openbox", "dbus-daemon", "zenity")
+	bin := build(t, t.TempDir(), ".", "example")
+	d := start(t, bin, "-backend", "x11", "-session", "-size", "1024x768", "-app", "sleep 600")
+	d.awaitReady(t, http.StatusOK, 60*time.Second)
+	kids := children(t, d.cmd.Process.Pid)
+	for _, want := range []string{"Xvfb", "openbox", "dbus-daemon", "at-spi-bus-launcher", "sleep"} {
+		if kids[want] == 0 {
+			t.Fatalf("no %s among the daemon's children %v", want, kids)
+		}
+	}
+	mark := marker(t, kids["Xvfb"])
+
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	c := dial(t, ctx, d)
+	if err := c.LaunchApp(ctx, "zenity", "--entry", "--title", "Fleet", "--text", "Sandbox name?"); err != nil {
+		t.Fatal(err)
+	}
+	awaitElement(t, ctx, c, "push button", "OK")
+	c.Close()
+
+	syscall.Kill(kids["Xvfb"], syscall.SIGKILL)
+	d.awaitDip(t, true)
+	c = dial(t, ctx, d)
+	if _, err := c.Screenshot(ctx, nil); err != nil {
+		t.Fatalf("screenshot after the X server's restart: %v", err)
+	}
+	if err := c.LaunchApp(ctx, "zenity", "--info", "--title", "Again", "--text", "Back"); err != nil {
+		t.Fatal(err)
+	}
+	awaitElement(t, ctx, c, "push button", "OK")
+
+	syscall.Kill(children(t, d.cmd.Process.Pid)["openbox"], syscall.SIGKILL)
+	d.awaitDip(t, false)
+	awaitRestart(t, d, "window-manager")
+	if _, err := c.Screenshot(ctx, nil); err != nil {
+		t.Fatalf("screenshot after the window manager's restart: %v", err)
+	}
+	c.Close()
+	if got := sample(families(t, mustGet(t, d, pathMetrics)), "shinken_desktop_restarts_total", map[string]string{"part": "Xvfb"}); got != 1 {
+		t.Errorf("X server restarts counted: %v", got)
+	}
+
+	d.stop(t)
+	if left := marked(mark); len(left) > 0 {
+		t.Fatalf("processes of the desktop left after SIGTERM: %v", left)
+	}
+}
+
+func mustGet(t *testing.T, d *daemon, path string) string {
+	t.Helper()
+	code, body := d.get(t, path, "tok")
+	if code != 200 {
+		t.Fatalf("GET %s: %d %s", path, code, body)
+	}
+	return body
+}
+
+// awaitRestart waits until /metrics counts a restart of part.
+func awaitRestart(t *testing.T, d *daemon, part string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for sample(families(t, mustGet(t, d, pathMetrics)), "shinken_desktop_restarts_total", map[string]string{"part": part}) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no restart of %s counted\n%s", part, d.stderr)
+		}
+		time.Sleep(10 * time.Millisecond) // polling an endpoint
+	}
+}
+
+// awaitElement observes until an element with role and name shows.
+func awaitElement(t *testing.T, ctx context.Context, c *client.Client, role, name string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		obs, err := c.Observe(ctx, &client.ObserveRequest{Settle: 50 * time.Millisecond})
+		if err == nil {
+			for _, el := range obs.Elements {
+				if el.Role == role && el.Name == name {
+					return
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s %q in the tree", role, name)
+}

@@ -1,0 +1,201 @@
+package shinken
+
+import (
+	"context"
+	"time"
+
+	"github.com/coder/websocket"
+	"shinken.dev/go/shinken/aci"
+)
+
+// drainState counts the calls being handled, so that Drain can wait for
+// them. Guarded by Runtime.drainMu.
+type drainState struct {
+	draining bool
+	inflight int
+	quiet    chan struct{} // closed when inflight drops to 0 during a drain
+}
+
+// admit counts a new call in, or reports false while draining.
+func (rt *Runtime) admit() bool {
+	rt.drainMu.Lock()
+	defer rt.drainMu.Unlock()
+	if rt.drain.draining {
+		return false
+	}
+	rt.drain.inflight++
+	return true
+}
+
+// callDone counts a call out.
+func (rt *Runtime) callDone() {
+	rt.drainMu.Lock()
+	defer rt.drainMu.Unlock()
+	rt.drain.inflight--
+	if rt.drain.inflight == 0 && rt.drain.quiet != nil {
+		close(rt.drain.quiet)
+		rt.drain.quiet = nil
+	}
+}
+
+// errDraining answers the calls that arrive during a drain.
+var errDraining = aci.Errorf(aci.CodeClosed, "the runtime is draining: it takes no new calls")
+
+// Drain shuts the Runtime down gently, for a SIGTERM: from the moment it is
+// called, Draining reports true, a new connection is refused with HTTP 503
+// (a hello never gets through), and a call arriving on an open session is
+// answered with ok=false and the code "closed". Drain then waits until the
+// calls already being handled have been answered (a streamed exec, until
+// it exits), or until ctx ends, and closes the Runtime as Close does: every
+// session gets 1001 (going away). It returns ctx's error when the deadline
+// cut the wait short.
+func (rt *Runtime) Drain(ctx context.Context) error {
+	rt.drainMu.Lock()
+	rt.drain.draining = true
+	var quiet chan struct{}
+	if rt.drain.inflight > 0 {
+		if rt.drain.quiet == nil {
+			rt.drain.quiet = make(chan struct{})
+		}
+		quiet = rt.drain.quiet
+	}
+	rt.drainMu.Unlock()
+	var err error
+	if quiet != nil {
+		select {
+		case <-quiet:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	// The last replies are queued; the close frame must not overtake them.
+	rt.mu.Lock()
+	live := make([]*conn, 0, len(rt.live))
+	for c := range rt.live {
+		live = append(live, c)
+	}
+	rt.mu.Unlock()
+	for _, c := range live {
+		c.waitFlushed(ctx)
+	}
+	rt.Close()
+	if err == nil {
+		err = ctx.Err()
+	}
+	return err
+}
+
+// waitFlushed waits until the writer has sent everything queued, the
+// connection is over, or ctx ends.
+func (c *conn) waitFlushed(ctx context.Context) {
+	stop := context.AfterFunc(ctx, func() {
+		c.qmu.Lock()
+		c.qcond.Broadcast()
+		c.qmu.Unlock()
+	})
+	defer stop()
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	for c.queued > 0 && ctx.Err() == nil && !c.over.Load() {
+		c.qcond.Wait()
+	}
+}
+
+// Draining reports whether Drain (or Close) has been called: a readiness
+// probe should then say not ready.
+func (rt *Runtime) Draining() bool {
+	rt.drainMu.Lock()
+	defer rt.drainMu.Unlock()
+	return rt.drain.draining || rt.closed.Load()
+}
+
+// Sessions returns the number of open sessions (connections whose hello
+// was accepted).
+func (rt *Runtime) Sessions() int {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	n := 0
+	for c := range rt.live {
+		if c.open.Load() {
+			n++
+		}
+	}
+	return n
+}
+
+// SetToken replaces the token a hello must carry, without a restart: from
+// the call on, only the new token opens a session, and every open session
+// (opened with the old token) is closed with 1008 and the reason "token
+// changed". An empty token refuses every TCP client, as in
+// RuntimeOptions.Token.
+func (rt *Runtime) SetToken(token string) {
+	rt.token.Store(&token)
+	rt.mu.Lock()
+	var open []*conn
+	for c := range rt.live {
+		if c.open.Load() {
+			open = append(open, c)
+		}
+	}
+	rt.mu.Unlock()
+	for _, c := range open {
+		c.end(websocket.StatusPolicyViolation, "token changed")
+	}
+}
+
+// end closes the session with code: in-flight work is cancelled and the
+// close handshake starts, which ends the reader.
+func (c *conn) end(code websocket.StatusCode, reason string) {
+	c.cancel(&closeErr{code, reason})
+	c.closeWS(code, reason)
+}
+
+// keepAlive pings the client whenever the connection has been idle for
+// RuntimeOptions.KeepAlive, so that routers and load balancers between
+// them do not drop it as idle, and a client that no longer answers is
+// found: a ping unanswered within WriteTimeout closes the connection.
+func (c *conn) keepAlive() {
+	every := c.rt.opts.KeepAlive
+	t := time.NewTimer(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		idle := time.Since(time.Unix(0, c.active.Load()))
+		if idle < every {
+			t.Reset(every - idle)
+			continue
+		}
+		// Not c.ctx: cancelling the context of a ping makes the WebSocket
+		// library drop the connection without its close frame.
+		ctx, cancel := context.WithTimeout(context.Background(), c.rt.opts.WriteTimeout)
+		err := c.ws.Ping(ctx)
+		cancel()
+		if err != nil {
+			if c.ctx.Err() == nil {
+				// A peer that answers no ping answers no close handshake
+				// either: drop the connection, which ends the reader.
+				c.log.Info("keepalive ping unanswered: dropping the connection", "err", err)
+				c.cancel(&closeErr{websocket.StatusGoingAway, "keepalive ping unanswered"})
+				c.closeOnce.Do(func() { c.ws.CloseNow() })
+			}
+			return
+		}
+		c.touch()
+		t.Reset(every)
+	}
+}
+
+// touch records traffic on the connection, for keepAlive.
+func (c *conn) touch() { c.active.Store(time.Now().UnixNano()) }
+
+// finish marks the connection over, waking waitFlushed.
+func (c *conn) finish() {
+	c.over.Store(true)
+	c.qmu.Lock()
+	c.qcond.Broadcast()
+	c.qmu.Unlock()
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package shinken_test
+
+const raceEnabled = false
