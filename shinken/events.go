@@ -41,8 +41,9 @@ const (
 	// wire error code), Duration (from the start of its handling to its
 	// reply; for a streamed exec, to its exit).
 	EventAction
-	// EventSettle: the runtime waited for the UI to be quiet before an
-	// observation. Duration is the wait.
+	// EventSettle: the runtime waited for the UI to be quiet: after an
+	// input action, before its ack (Verb, Outcome the SettleOutcome), or
+	// for an observation's settle_ms (no Verb). Duration is the wait.
 	EventSettle
 	// EventScreenshot: a screenshot was encoded and sent. Bytes is the
 	// image's size, Duration the encoding time, Outcome the format.

@@ -113,6 +113,7 @@ func (rt *Runtime) settle(ctx context.Context, start time.Time, callID string, v
 		rt.log.Debug("settled", "call_id", callID, "verb", v, "outcome", r.Outcome, "took", r.Took,
 			"changes", r.Changes, "ambient", r.Ambient)
 	}
+	rt.record(RuntimeEvent{Kind: EventSettle, Verb: v, Outcome: string(r.Outcome), Duration: r.Took})
 	if f := rt.opts.OnSettle; f != nil {
 		f(SettleInfo{Verb: v, CallID: callID, SettleReport: r})
 	}
