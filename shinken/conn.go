@@ -47,6 +47,11 @@ type conn struct {
 
 	held map[Button]bool // buttons pressed by mouse_down; touched by the input lane only
 
+	// id and client name the session in the feed; settleRep is the settle
+	// of the input lane's last action, for the feed.
+	id, client string
+	settleRep  SettleReport
+
 	// queued counts the bytes waiting in out. The reader reads no new
 	// request while it is over the runtime's MaxQueuedBytes, so a client
 	// that stops reading its replies stops being served, instead of
@@ -80,6 +85,7 @@ func newConn(rt *Runtime, ws *websocket.Conn, remote string, unix bool) *conn {
 	c.obs = NewObserver(rt.backend)
 	c.qcond = sync.NewCond(&c.qmu)
 	c.held = map[Button]bool{}
+	c.id = fmt.Sprintf("s%d", rt.sessions.Add(1))
 	return c
 }
 
@@ -186,6 +192,7 @@ func (c *conn) handshake() bool {
 		c.ws.CloseNow()
 		return false
 	}
+	c.client = hello.Client.Name
 	c.log = c.log.With("client", hello.Client.Name)
 	c.log.Debug("session open", "binary", c.binary)
 	return true
@@ -511,6 +518,13 @@ func (c *conn) act(m *aci.ActionMsg) {
 	defer c.recoverCall(m.CallID, "action", a.Verb)
 	start := time.Now()
 	var err error
+	var answered time.Time
+	if c.rt.opts.Feed != nil {
+		if a.Verb.Mutating() {
+			c.settleRep = SettleReport{} // the input lane's own
+		}
+		defer func() { c.feedAction(m, start, answered, err) }()
+	}
 	switch a.Verb {
 	case aci.VerbScreenshot:
 		err = c.screenshot(m.CallID, a)
@@ -542,7 +556,8 @@ func (c *conn) act(m *aci.ActionMsg) {
 		c.exec(m.CallID, a)
 		return
 	case aci.VerbClipboardGet:
-		text, err := c.rt.clipboard.ClipboardText(c.ctx)
+		var text string
+		text, err = c.rt.clipboard.ClipboardText(c.ctx)
 		if err == nil && len(text) > c.rt.opts.MaxClipboard {
 			err = aci.Errorf(aci.CodeTooLarge, "the clipboard holds %d bytes of text; at most %d are returned", len(text), c.rt.opts.MaxClipboard)
 		}
@@ -560,6 +575,7 @@ func (c *conn) act(m *aci.ActionMsg) {
 		c.fail(m.CallID, "action", a.Verb, err)
 		return
 	}
+	answered = time.Now()
 	c.ack(m.CallID)
 	c.log.Debug("action", "call_id", m.CallID, "verb", a.Verb, "took", time.Since(start))
 	if a.Observe != nil && a.Verb.Mutating() {

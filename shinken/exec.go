@@ -77,10 +77,12 @@ func (c *conn) exec(callID string, a *aci.Action) {
 		}
 		free()
 		failSpawn(err)
+		c.feedExec(callID, a, start, nil, err)
 		return
 	}
 	if streamed {
-		c.streamExec(callID, p, start, free)
+		code := c.streamExec(callID, p, start, free)
+		c.feedExec(callID, a, start, code, nil)
 		return
 	}
 	res, err := Collect(p, rt.opts.Exec.OutputBudget)
@@ -88,7 +90,9 @@ func (c *conn) exec(callID string, a *aci.Action) {
 		c.log.Info("exec output error", "call_id", callID, "err", err)
 	}
 	free()
-	c.result(callID, execResult(res, start))
+	r := execResult(res, start)
+	c.result(callID, r)
+	c.feedExec(callID, a, start, r.ExitCode, nil)
 }
 
 // reserveExec takes an exec slot on this connection and on the runtime.
@@ -234,7 +238,8 @@ func durMS(st ExitStatus, start time.Time) float64 {
 // connection's queue before the next is read, so a slow client stops the
 // reading of the child's pipe, and the child pauses on a full pipe: memory
 // stays bounded.
-func (c *conn) streamExec(callID string, p Process, start time.Time, free func()) {
+// It returns the exit code, nil when the process did not exit by itself.
+func (c *conn) streamExec(callID string, p Process, start time.Time, free func()) *int {
 	rt := c.rt
 	var seq uint64
 	var total int64
@@ -263,7 +268,7 @@ func (c *conn) streamExec(callID string, p Process, start time.Time, free func()
 			if !c.sendExecChunk(callID, seq, name, data[:n]) {
 				p.Kill()
 				p.Wait()
-				return
+				return nil
 			}
 			seq++
 			data = data[n:]
@@ -273,6 +278,7 @@ func (c *conn) streamExec(callID string, p Process, start time.Time, free func()
 	code, sig := exitFields(st)
 	free()
 	c.send(&aci.ExecExit{Cause: callID, ExitCode: code, Signal: sig, TimedOut: st.TimedOut, DurationMS: durMS(st, start), Truncated: truncated})
+	return code
 }
 
 func (c *conn) sendExecChunk(callID string, seq uint64, channel string, data []byte) bool {

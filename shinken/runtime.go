@@ -76,6 +76,10 @@ type RuntimeOptions struct {
 	// settle waited for, on the goroutine that acks the action: keep it
 	// short (count it, observe a histogram).
 	OnSettle func(SettleInfo)
+	// Feed, when set, receives an [Event] for every action, observation,
+	// exec run and takeover of every session (see [Feed]). Publishing
+	// never blocks the runtime.
+	Feed *Feed
 }
 
 // ExecOptions configure the exec verb. Zero fields take their defaults.
@@ -137,11 +141,13 @@ type Runtime struct {
 	verbs    map[aci.Verb]bool
 
 	inputMu sync.Mutex // serialises input runtime-wide
+	held    *hold      // a person's takeover; guarded by inputMu
 	lastPtr atomic.Pointer[image.Point]
 
-	obsSeq  atomic.Uint64
-	execs   atomic.Int64
-	encodes atomic.Uint64 // images encoded, for tests and metrics
+	obsSeq   atomic.Uint64
+	sessions atomic.Uint64 // numbers the sessions for the feed
+	execs    atomic.Int64
+	encodes  atomic.Uint64 // images encoded, for tests and metrics
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
