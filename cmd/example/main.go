@@ -96,11 +96,13 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	defer closeBackend()
 
+	feed := shinken.NewFeed()
 	opts := &shinken.RuntimeOptions{
 		Token:    token,
 		Name:     "shinken-example",
 		Logger:   log,
 		Executor: osexec.New(nil),
+		Feed:     feed,
 	}
 	var gate *pluginGate
 	if cfg.plugins != "" {
@@ -108,7 +110,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		opts.Authorizer = gate
+		opts.Authorizer = reportDecisions(gate, feed)
 	}
 	rt := shinken.NewRuntime(backend, opts)
 
@@ -119,6 +121,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	page, _ := fs.Sub(pageFS, "page")
 	mux := http.NewServeMux()
 	mux.Handle("/aci", rt)
+	mux.Handle("/inspect", &inspector{rt: rt, feed: feed, token: token, log: log, ctx: ctx})
 	mux.Handle("/", http.FileServerFS(page))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
