@@ -49,9 +49,17 @@ type config struct {
 	project  string
 	onAsk    string
 	logLevel string
+	record   string
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "export" {
+		if err := exportMain(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "example:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var cfg config
 	flag.StringVar(&cfg.listen, "listen", "127.0.0.1:7040", "address to serve on: host:port, or unix:/path/to/socket")
 	flag.StringVar(&cfg.token, "token", "", "bearer token clients must send (default: $SHINKEN_TOKEN, or a random one)")
@@ -60,6 +68,7 @@ func main() {
 	flag.StringVar(&cfg.plugins, "plugins", "", "folder whose subfolders holding a plugin.json are Escouade plugins; they gate exec and launch_app")
 	flag.StringVar(&cfg.project, "project", "", "project name the plugins are told about")
 	flag.StringVar(&cfg.onAsk, "on-ask", "deny", "what a plugin's \"ask\", or its silence, means with no person to ask: allow or deny")
+	flag.StringVar(&cfg.record, "record", "", "record the session (screen, actions, trees) to this file; replay it in the page, export it with \"example export\"")
 	flag.StringVar(&cfg.logLevel, "log", "info", "log level: debug, info, warn or error")
 	flag.Parse()
 	if err := run(context.Background(), cfg, os.Stdout); err != nil {
@@ -113,6 +122,13 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		opts.Authorizer = reportDecisions(gate, feed)
 	}
 	rt := shinken.NewRuntime(backend, opts)
+	if cfg.record != "" {
+		stopRecording, err := startRecording(ctx, cfg.record, backend, feed, log)
+		if err != nil {
+			return err
+		}
+		defer stopRecording()
+	}
 
 	l, aciURL, pageURL, err := listen(cfg.listen)
 	if err != nil {

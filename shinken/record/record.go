@@ -261,7 +261,8 @@ type Options struct {
 }
 
 // Record records the screen of c and the events of sub to w until ctx
-// ends or sub is closed, then flushes. Frames that do not change cost
+// ends or sub is closed, then records the events still buffered and the
+// screen once more, and flushes. Frames that do not change cost
 // nothing; the events' times are their own.
 func Record(ctx context.Context, w io.Writer, c shinken.Capturer, sub *shinken.Subscription, opts *Options) error {
 	fps := 5.0
@@ -275,7 +276,7 @@ func Record(ctx context.Context, w io.Writer, c shinken.Capturer, sub *shinken.S
 	rw := NewWriter(w, time.Now(), wo)
 	tick := time.NewTicker(time.Duration(float64(time.Second) / fps))
 	defer tick.Stop()
-	capture := func() error {
+	capture := func(ctx context.Context) error {
 		f, err := c.Capture(ctx, aci.ScopeScreen)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -285,18 +286,41 @@ func Record(ctx context.Context, w io.Writer, c shinken.Capturer, sub *shinken.S
 		}
 		return rw.Frame(time.Now(), f.Image)
 	}
-	err := capture()
+	// finish keeps the events already published and the screen as it is
+	// at the end.
+	finish := func() error {
+	drain:
+		for {
+			select {
+			case e, ok := <-sub.Events():
+				if !ok {
+					break drain
+				}
+				rw.Event(e)
+			default:
+				break drain
+			}
+		}
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := capture(fctx); err != nil {
+			rw.Flush()
+			return err
+		}
+		return rw.Flush()
+	}
+	err := capture(ctx)
 	for err == nil {
 		select {
 		case <-ctx.Done():
-			return rw.Flush()
+			return finish()
 		case e, ok := <-sub.Events():
 			if !ok {
-				return rw.Flush()
+				return finish()
 			}
 			err = rw.Event(e)
 		case <-tick.C:
-			err = capture()
+			err = capture(ctx)
 		}
 	}
 	rw.Flush()
