@@ -18,7 +18,8 @@ import (
 )
 
 // typingMinute records a simulated minute of typing in the notes app
-// (1280×800, a character every 200 ms, 5 frames a second).
+// (1280×800, a character every 200 ms, a line break every 40, 5 frames a
+// second).
 func typingMinute(b *testing.B) []byte {
 	ctx := context.Background()
 	d := headless.New(nil)
@@ -30,7 +31,11 @@ func typingMinute(b *testing.B) []byte {
 	w := record.NewWriter(&buf, start, nil)
 	text := []rune("The quick brown fox jumps over the lazy dog; ")
 	for i := range 300 {
-		d.Type(ctx, string(text[i%len(text)]))
+		ch := string(text[i%len(text)])
+		if i%40 == 39 {
+			ch = "\n"
+		}
+		d.Type(ctx, ch)
 		f, _ := d.Capture(ctx, aci.ScopeScreen)
 		if err := w.Frame(start.Add(time.Duration(i)*200*time.Millisecond), f.Image); err != nil {
 			b.Fatal(err)

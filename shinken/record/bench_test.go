@@ -15,9 +15,11 @@ import (
 
 // minute records one simulated minute at 5 frames a second of the notes
 // app on a 1280×800 desktop, typing a character every frame (60 words a
-// minute) or idle, with one action event per typed character. It returns
-// the recording and the number of frames that changed.
-func minute(b *testing.B, typing bool) ([]byte, int) {
+// minute; a line break every 40 characters unless scrolling, when the line
+// grows past the box and scrolls sideways, redrawing its whole width each
+// character) or idle, with one action event per typed character. It
+// returns the recording and the number of frames that changed.
+func minute(b *testing.B, typing, scrolling bool) ([]byte, int) {
 	ctx := context.Background()
 	d := headless.New(nil)
 	if err := d.Launch(ctx, "notes", nil); err != nil {
@@ -31,7 +33,11 @@ func minute(b *testing.B, typing bool) ([]byte, int) {
 	for i := range 300 {
 		at := start.Add(time.Duration(i) * 200 * time.Millisecond)
 		if typing {
-			if err := d.Type(ctx, string(text[i%len(text)])); err != nil {
+			ch := string(text[i%len(text)])
+			if !scrolling && i%40 == 39 {
+				ch = "\n"
+			}
+			if err := d.Type(ctx, ch); err != nil {
 				b.Fatal(err)
 			}
 			w.Event(shinken.Event{Kind: shinken.EventAction, Verb: "type_text", OK: true, AckMS: 0.1, Time: at})
@@ -55,12 +61,12 @@ func minute(b *testing.B, typing bool) ([]byte, int) {
 // frame whole (a PNG at the default level): the metric "vs-whole-frames"
 // is our size over its.
 func BenchmarkRecordMinute(b *testing.B) {
-	for _, mode := range []string{"typing", "idle"} {
+	for _, mode := range []string{"typing", "typing-scrolling", "idle"} {
 		b.Run(mode, func(b *testing.B) {
 			var rec []byte
 			var changed int
 			for b.Loop() {
-				rec, changed = minute(b, mode == "typing")
+				rec, changed = minute(b, mode != "idle", mode == "typing-scrolling")
 			}
 			// The reference's size: each changed frame as a whole PNG.
 			p := record.NewPlayer(bytes.NewReader(rec))
