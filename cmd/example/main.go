@@ -169,7 +169,12 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		// Shutdown waits 5 s for connections that never sent a request
+		// (a browser's preconnects); the sessions are already closed.
+		srv.Close()
 	}
 	return nil
 }
