@@ -99,7 +99,9 @@ func TestInspectorPage(t *testing.T) {
 		b.key(string(r), true)
 	}
 	b.click(at(submit.BBox))
-	b.waitFor(`inspector.latencies.length >= 16`)
+	// Every click and key was sent (moves are thinned to one per 30 ms)
+	// and answered.
+	b.waitFor(`inspector.latencies.length >= 14 && inspector.pending.size === 0`)
 	obs, err = agent.Observe(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
