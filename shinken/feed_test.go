@@ -1,10 +1,15 @@
 package shinken_test
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"shinken.dev/go/backend/headless"
 
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
@@ -213,5 +218,46 @@ func TestTakeover(t *testing.T) {
 	}
 	if _, held := e.rt.HeldBy(); held {
 		t.Error("still held after release")
+	}
+}
+
+// settleCounter is the headless desktop with a Settler that counts.
+type settleCounter struct {
+	*headless.Desktop
+	n atomic.Int32
+}
+
+func (s *settleCounter) Settle(ctx context.Context, start time.Time, limit time.Duration) (shinken.SettleReport, error) {
+	s.n.Add(1)
+	return shinken.SettleReport{Outcome: shinken.SettleQuiet}, nil
+}
+
+// TestTakeoverSettlesOnRelease: the person's input is settled once, when
+// they hand back, so that the agent's next action sees its effects.
+func TestTakeoverSettlesOnRelease(t *testing.T) {
+	d := &settleCounter{Desktop: headless.New(nil)}
+	rt := shinken.NewRuntime(d, &shinken.RuntimeOptions{Token: "t", Logger: slog.New(slog.DiscardHandler)})
+	defer rt.Close()
+	tk, err := rt.TakeOver("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := tk.Type(t.Context(), "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := d.n.Load(); n != 0 {
+		t.Errorf("%d settles before the hand back", n)
+	}
+	tk.Release()
+	if n := d.n.Load(); n != 1 {
+		t.Errorf("%d settles after the hand back, want 1", n)
+	}
+	// A takeover with no input has nothing to settle.
+	tk, _ = rt.TakeOver("")
+	tk.Release()
+	if n := d.n.Load(); n != 1 {
+		t.Errorf("%d settles after an empty takeover", n)
 	}
 }

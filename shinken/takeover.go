@@ -47,6 +47,7 @@ type Takeover struct {
 	mu       sync.Mutex
 	released bool
 	buttons  map[Button]bool // pressed and not yet released
+	first    time.Time       // the first input, for the settle on Release
 }
 
 // TakeOver marks the input as held by a person named by, from now until
@@ -103,6 +104,9 @@ func (t *Takeover) run(f func() error) error {
 	}
 	t.rt.inputMu.Lock()
 	defer t.rt.inputMu.Unlock()
+	if t.first.IsZero() {
+		t.first = time.Now()
+	}
 	return f()
 }
 
@@ -137,7 +141,10 @@ func (t *Takeover) Keys(ctx context.Context, expr string) error {
 }
 
 // Release hands the input back: buttons the person left pressed are
-// released, agent input is accepted again, and an [EventTakeover] with
+// released, the UI is settled (the backend's [Settler] waits until it has
+// handled the person's input, so the agent's next action sees its
+// effects; the person's own input is not settled event by event), agent
+// input is accepted again, and an [EventTakeover] with
 // Held false is published. It is safe to call more than once.
 func (t *Takeover) Release() {
 	t.mu.Lock()
@@ -157,6 +164,13 @@ func (t *Takeover) Release() {
 		}
 		if err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerUp, X: p.X, Y: p.Y, Button: b}); err != nil {
 			rt.log.Warn("releasing a held button failed", "err", err)
+		}
+	}
+	// The agent's next action must see the UI after the person's input,
+	// as after any acked action (see settle.go).
+	if rt.settler != nil && !t.first.IsZero() {
+		if _, err := rt.settler.Settle(ctx, t.first, rt.opts.SettleCap); err != nil {
+			rt.log.Warn("settling the person's input failed", "err", err)
 		}
 	}
 	by := rt.held.by
