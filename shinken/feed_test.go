@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"shinken.dev/go/backend/headless"
-
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
