@@ -71,6 +71,15 @@ func TestInspectorPage(t *testing.T) {
 	}
 	b.call("Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": 1, "y": 1}, nil)
 	b.eval(`document.getElementById("marks").click()`, nil)
+	// Set-of-marks: each interactive element's ref on a purple label at
+	// its top-left corner.
+	var marked bool
+	b.eval(fmt.Sprintf(`(() => { const o = document.getElementById("overlay"), s = o.width / inspector.screen.w;
+		const p = o.getContext("2d").getImageData(Math.round(%g * s) + 1, Math.round(%g * s) + 1, 1, 1).data;
+		return p[3] > 200 && p[0] > 150 && p[2] > 150 && p[1] < 150; })()`, name.BBox[0], name.BBox[1]), &marked)
+	if !marked {
+		t.Errorf("the marks draw no label at %s's corner", name.Ref)
+	}
 
 	// Take over: the agent is refused, the person's input drives the desktop.
 	var take rect
