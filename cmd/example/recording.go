@@ -35,7 +35,9 @@ func startRecording(ctx context.Context, path string, b shinken.Backend, feed *s
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := record.Record(ctx, f, c, sub, nil); err != nil {
+		// The page's own screencast and observes are not the session's.
+		keep := func(e shinken.Event) bool { return e.Client != "shinken-page" }
+		if err := record.Record(ctx, f, c, sub, &record.Options{Keep: keep}); err != nil {
 			log.Error("recording stopped", "err", err)
 		}
 	}()

@@ -258,6 +258,8 @@ type Options struct {
 	FPS float64
 	// Writer configures the Writer.
 	Writer *WriterOptions
+	// Keep, when set, says which events to record; default all.
+	Keep func(shinken.Event) bool
 }
 
 // Record records the screen of c and the events of sub to w until ctx
@@ -267,6 +269,10 @@ type Options struct {
 func Record(ctx context.Context, w io.Writer, c shinken.Capturer, sub *shinken.Subscription, opts *Options) error {
 	fps := 5.0
 	var wo *WriterOptions
+	keep := func(shinken.Event) bool { return true }
+	if opts != nil && opts.Keep != nil {
+		keep = opts.Keep
+	}
 	if opts != nil {
 		if opts.FPS > 0 {
 			fps = min(opts.FPS, 60)
@@ -296,7 +302,9 @@ func Record(ctx context.Context, w io.Writer, c shinken.Capturer, sub *shinken.S
 				if !ok {
 					break drain
 				}
-				rw.Event(e)
+				if keep(e) {
+					rw.Event(e)
+				}
 			default:
 				break drain
 			}
@@ -318,7 +326,9 @@ func Record(ctx context.Context, w io.Writer, c shinken.Capturer, sub *shinken.S
 			if !ok {
 				return finish()
 			}
-			err = rw.Event(e)
+			if keep(e) {
+				err = rw.Event(e)
+			}
 		case <-tick.C:
 			err = capture(ctx)
 		}
