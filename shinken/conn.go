@@ -51,6 +51,11 @@ type conn struct {
 
 	held map[Button][]string // buttons pressed by mouse_down, with the keys held until their mouse_up; touched by the input lane only
 
+	// id and client name the session in the feed; settleRep is the settle
+	// of the input lane's last action, for the feed.
+	id, client string
+	settleRep  SettleReport
+
 	// queued counts the bytes waiting in out. The reader reads no new
 	// request while it is over the runtime's MaxQueuedBytes, so a client
 	// that stops reading its replies stops being served, instead of
@@ -87,6 +92,7 @@ func newConn(rt *Runtime, ws *websocket.Conn, remote string, unix bool) *conn {
 	}
 	c.qcond = sync.NewCond(&c.qmu)
 	c.held = map[Button][]string{}
+	c.id = fmt.Sprintf("s%d", rt.sessions.Add(1))
 	return c
 }
 
@@ -212,6 +218,7 @@ func (c *conn) handshake() bool {
 		c.ws.CloseNow()
 		return false
 	}
+	c.client = hello.Client.Name
 	c.log = c.log.With("client", hello.Client.Name)
 	c.log.Debug("session open", "binary", c.binary)
 	return true
@@ -563,6 +570,13 @@ func (c *conn) act(m *aci.ActionMsg) {
 	start := time.Now()
 	var err error
 	defer func() { c.rt.recordAction(a.Verb, start, err) }()
+	var answered time.Time
+	if c.rt.opts.Feed != nil {
+		if a.Verb.Mutating() {
+			c.settleRep = SettleReport{} // the input lane's own
+		}
+		defer func() { c.feedAction(m, start, answered, err) }()
+	}
 	switch a.Verb {
 	case aci.VerbScreenshot:
 		err = c.screenshot(m.CallID, a)
@@ -613,6 +627,7 @@ func (c *conn) act(m *aci.ActionMsg) {
 		c.fail(m.CallID, "action", a.Verb, err)
 		return
 	}
+	answered = time.Now()
 	c.ack(m.CallID)
 	c.log.Debug("action", "call_id", m.CallID, "verb", a.Verb, "took", time.Since(start))
 	if a.Observe != nil && a.Verb.Mutating() {

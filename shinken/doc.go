@@ -22,6 +22,15 @@
 // structured observation engine ([Observer]: stable e<N> element refs,
 // tree_text, diffs, settle).
 //
+// # Watching and taking over
+//
+// [RuntimeOptions.Feed] publishes every session's actions (outcome, ack
+// and settle times), observations and exec runs to a [Feed]'s subscribers,
+// never waiting for them; package shinken/record keeps them, with the
+// screen, in one file. [Runtime.TakeOver] lets a person hold the input:
+// the agent's mutating actions are refused with permission_denied until
+// the [Takeover] is released.
+//
 // # Writing a backend
 //
 // A backend is any value implementing some of the small interfaces in this

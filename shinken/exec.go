@@ -80,10 +80,12 @@ func (c *conn) exec(callID string, a *aci.Action) error {
 		free()
 		failSpawn(err)
 		rt.record(RuntimeEvent{Kind: EventExec, Outcome: "spawn_failed"})
+		c.feedExec(callID, a, start, nil, err)
 		return err
 	}
 	if streamed {
-		c.streamExec(callID, p, start, free)
+		code := c.streamExec(callID, p, start, free)
+		c.feedExec(callID, a, start, code, nil)
 		return nil
 	}
 	res, err := Collect(p, rt.opts.Exec.OutputBudget)
@@ -92,7 +94,9 @@ func (c *conn) exec(callID string, a *aci.Action) error {
 	}
 	free()
 	rt.record(RuntimeEvent{Kind: EventExec, Outcome: execOutcome(res.Status), Duration: time.Since(start)})
-	c.result(callID, execResult(res, start))
+	r := execResult(res, start)
+	c.result(callID, r)
+	c.feedExec(callID, a, start, r.ExitCode, nil)
 	return nil
 }
 
@@ -239,7 +243,8 @@ func durMS(st ExitStatus, start time.Time) float64 {
 // connection's queue before the next is read, so a slow client stops the
 // reading of the child's pipe, and the child pauses on a full pipe: memory
 // stays bounded.
-func (c *conn) streamExec(callID string, p Process, start time.Time, free func()) {
+// It returns the exit code, nil when the process did not exit by itself.
+func (c *conn) streamExec(callID string, p Process, start time.Time, free func()) *int {
 	rt := c.rt
 	var seq uint64
 	var total int64
@@ -268,7 +273,7 @@ func (c *conn) streamExec(callID string, p Process, start time.Time, free func()
 			if !c.sendExecChunk(callID, seq, name, data[:n]) {
 				p.Kill()
 				p.Wait()
-				return
+				return nil
 			}
 			seq++
 			data = data[n:]
@@ -279,6 +284,7 @@ func (c *conn) streamExec(callID string, p Process, start time.Time, free func()
 	free()
 	rt.record(RuntimeEvent{Kind: EventExec, Outcome: execOutcome(st), Duration: time.Since(start)})
 	c.send(&aci.ExecExit{Cause: callID, ExitCode: code, Signal: sig, TimedOut: st.TimedOut, DurationMS: durMS(st, start), Truncated: truncated})
+	return code
 }
 
 func (c *conn) sendExecChunk(callID string, seq uint64, channel string, data []byte) bool {

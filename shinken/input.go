@@ -23,20 +23,23 @@ func (c *conn) mutate(callID string, a *aci.Action) (rerr error) {
 		if err := rt.authorize(ctx, c, a); err != nil {
 			return err
 		}
-		return rt.settled(ctx, callID, a.Verb, func() error { return rt.launcher.Launch(ctx, *a.App, a.Args) })
+		return rt.settled(ctx, callID, a.Verb, &c.settleRep, func() error { return rt.launcher.Launch(ctx, *a.App, a.Args) })
 	case aci.VerbClipboardSet:
 		if len(*a.Text) > rt.opts.MaxClipboard {
 			return aci.Errorf(aci.CodeTooLarge, "clipboard_set of %d bytes; at most %d", len(*a.Text), rt.opts.MaxClipboard)
 		}
+		if err := rt.refuseHeld(a.Verb); err != nil {
+			return err
+		}
 		return rt.clipboard.SetClipboardText(ctx, *a.Text)
 	case aci.VerbActivateWindow:
-		return rt.settled(ctx, callID, a.Verb, func() error { return rt.activate(ctx, a) })
+		return rt.settled(ctx, callID, a.Verb, &c.settleRep, func() error { return rt.activate(ctx, a) })
 	case aci.VerbInvokeAction:
-		return rt.settled(ctx, callID, a.Verb, func() error {
+		return rt.settled(ctx, callID, a.Verb, &c.settleRep, func() error {
 			return c.obs.do(ctx, a.Target, ElementAction{Op: OpInvoke, Action: invokeName(a)})
 		})
 	case aci.VerbSetValue:
-		return rt.settled(ctx, callID, a.Verb, func() error {
+		return rt.settled(ctx, callID, a.Verb, &c.settleRep, func() error {
 			return c.obs.do(ctx, a.Target, ElementAction{Op: OpSetValue, Text: *a.Text})
 		})
 	}
@@ -62,10 +65,13 @@ func (c *conn) mutate(callID string, a *aci.Action) (rerr error) {
 	}
 	rt.inputMu.Lock()
 	defer rt.inputMu.Unlock()
+	if err := rt.refuseHeld(a.Verb); err != nil {
+		return err
+	}
 	// Settled before the lock is released (see settle.go).
 	start := time.Now()
 	defer func() {
-		if err := rt.settle(ctx, start, callID, a.Verb); rerr == nil {
+		if err := rt.settle(ctx, start, callID, a.Verb, &c.settleRep); rerr == nil {
 			rerr = err
 		}
 	}()

@@ -304,6 +304,7 @@ func (c *conn) observe(callID string, a *aci.Action) error {
 	obs.ObsID = c.rt.nextObsID()
 	obs.Cause = callID
 	c.send(obs)
+	c.feedObservation(obs)
 	return nil
 }
 

@@ -91,6 +91,10 @@ type RuntimeOptions struct {
 	// image with max_long_edge or jpeg); a screencast frame that would be
 	// larger is skipped.
 	MaxMessage int
+	// Feed, when set, receives an [Event] for every action, observation,
+	// exec run and takeover of every session (see [Feed]). Publishing
+	// never blocks the runtime.
+	Feed *Feed
 }
 
 // ExecOptions configure the exec verb. Zero fields take their defaults.
@@ -152,12 +156,14 @@ type Runtime struct {
 	verbs    map[aci.Verb]bool
 
 	inputMu   sync.Mutex // serialises input runtime-wide
+	held      *hold      // a person's takeover; guarded by inputMu
 	lastPtr   atomic.Pointer[image.Point]
 	lastPress pressRecord // guarded by inputMu
 
-	obsSeq  atomic.Uint64
-	execs   atomic.Int64
-	encodes atomic.Uint64 // images encoded, for tests and metrics
+	obsSeq   atomic.Uint64
+	sessions atomic.Uint64 // numbers the sessions for the feed
+	execs    atomic.Int64
+	encodes  atomic.Uint64 // images encoded, for tests and metrics
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc

@@ -98,8 +98,9 @@ func settleCap(d time.Duration) time.Duration {
 }
 
 // settle waits for the backend to settle the input injected since start,
-// logs and reports it. The caller holds the input lock.
-func (rt *Runtime) settle(ctx context.Context, start time.Time, callID string, v aci.Verb) error {
+// logs and reports it, also into rep when it is not nil. The caller holds
+// the input lock.
+func (rt *Runtime) settle(ctx context.Context, start time.Time, callID string, v aci.Verb, rep *SettleReport) error {
 	r := SettleReport{Outcome: SettleSync}
 	if rt.settler != nil {
 		var err error
@@ -114,6 +115,9 @@ func (rt *Runtime) settle(ctx context.Context, start time.Time, callID string, v
 			"changes", r.Changes, "ambient", r.Ambient)
 	}
 	rt.record(RuntimeEvent{Kind: EventSettle, Verb: v, Outcome: string(r.Outcome), Duration: r.Took})
+	if rep != nil {
+		*rep = r
+	}
 	if f := rt.opts.OnSettle; f != nil {
 		f(SettleInfo{Verb: v, CallID: callID, SettleReport: r})
 	}
@@ -121,13 +125,17 @@ func (rt *Runtime) settle(ctx context.Context, start time.Time, callID string, v
 }
 
 // settled runs f, an element or window operation, with the input lock
-// held, and settles what it did.
-func (rt *Runtime) settled(ctx context.Context, callID string, v aci.Verb, f func() error) error {
+// held, and settles what it did into rep. Input held by a person refuses
+// it.
+func (rt *Runtime) settled(ctx context.Context, callID string, v aci.Verb, rep *SettleReport, f func() error) error {
 	rt.inputMu.Lock()
 	defer rt.inputMu.Unlock()
+	if err := rt.refuseHeld(v); err != nil {
+		return err
+	}
 	start := time.Now()
 	err := f()
-	if serr := rt.settle(ctx, start, callID, v); err == nil {
+	if serr := rt.settle(ctx, start, callID, v, rep); err == nil {
 		err = serr
 	}
 	return err

@@ -67,6 +67,7 @@ type config struct {
 	mcp           string // "" or "stdio"
 	remote        string // with -mcp stdio: the ACI URL of the runtime to serve
 	mcpSize       string // the model's screen for the MCP computer tools, WxH
+	record        string // a file to record the session to
 }
 
 // stringList is a repeatable flag.
@@ -79,6 +80,13 @@ func main() {
 	// The plugins' run.js and run.wasm engines are this program, started
 	// again: it becomes one here when the Host started it so.
 	escouade.EngineMain()
+	if len(os.Args) > 1 && os.Args[1] == "export" {
+		if err := exportMain(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "example:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var cfg config
 	flag.StringVar(&cfg.listen, "listen", "127.0.0.1:7040", "address to serve on: host:port, unix:/path/to/socket or vsock:PORT")
 	flag.StringVar(&cfg.token, "token", "", "bearer token clients must send (default: -token-file, $SHINKEN_TOKEN, or a random one)")
@@ -90,6 +98,7 @@ func main() {
 	flag.StringVar(&cfg.plugins, "plugins", "", "folder whose subfolders holding a plugin.json are Escouade plugins; they gate exec and launch_app")
 	flag.StringVar(&cfg.project, "project", "", "project name the plugins are told about")
 	flag.StringVar(&cfg.onAsk, "on-ask", "deny", "what a plugin's \"ask\", or its silence, means with no person to ask: allow or deny")
+	flag.StringVar(&cfg.record, "record", "", "record the session (screen, actions, trees) to this file; replay it in the page, export it with \"example export\"")
 	flag.StringVar(&cfg.logLevel, "log", "info", "log level: debug, info, warn or error")
 	flag.StringVar(&cfg.mcp, "mcp", "", "stdio: serve MCP on standard input and output instead of listening (MCP is always served at /mcp on the listener)")
 	flag.StringVar(&cfg.mcpSize, "mcp-screen", "1024x768", "the screen the MCP computer tools show the model, WxH: screenshots fit in it, coordinates are read in it")
@@ -174,7 +183,9 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if keepAlive <= 0 {
 		keepAlive = -1
 	}
+	feed := shinken.NewFeed()
 	opts := shinken.RuntimeOptions{
+		Feed:       feed,
 		Token:      token,
 		Name:       "shinken-example",
 		Logger:     log,
@@ -190,13 +201,20 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 			desk.close()
 			return err
 		}
-		opts.Authorizer = ps.gate
+		opts.Authorizer = reportDecisions(ps.gate, feed)
 	}
 	srv := newServed(desk, opts, log)
 	current.Store(srv)
 	defer srv.closeDesktop()
 	if cfg.tokenFile != "" {
 		go watchToken(ctx, cfg.tokenFile, token, srv.setToken, log)
+	}
+	if cfg.record != "" {
+		stopRecording, err := startRecording(ctx, cfg.record, desk.backend, feed, log)
+		if err != nil {
+			return err
+		}
+		defer stopRecording()
 	}
 	mcpl, err := newMCPLocal(ctx, srv, token, mcpOpts)
 	if err != nil {
@@ -221,6 +239,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	page, _ := fs.Sub(pageFS, "page")
 	mux := http.NewServeMux()
 	mux.Handle(pathACI, srv)
+	mux.Handle("/inspect", &inspector{rt: srv.current, feed: feed, token: srv.token, log: log, ctx: ctx})
 	mux.HandleFunc(pathHealthz, healthz)
 	mux.HandleFunc(pathReadyz, srv.readyz)
 	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
@@ -286,8 +305,13 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if metricsSrv != nil {
 		metricsSrv.Shutdown(sctx)
 	}
-	if err := httpSrv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) && runErr == nil {
-		runErr = err
+	if err := httpSrv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		// Shutdown waits 5 s for connections that never sent a request
+		// (a browser's preconnects); the sessions are already closed.
+		httpSrv.Close()
+		if !errors.Is(err, context.DeadlineExceeded) && runErr == nil {
+			runErr = err
+		}
 	}
 	if errors.Is(runErr, http.ErrServerClosed) {
 		runErr = nil

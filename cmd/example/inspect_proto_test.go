@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"shinken.dev/go/backend/headless"
+	"shinken.dev/go/shinken"
+)
+
+// inspectRig serves /inspect for a headless desktop in memory.
+func inspectRig(t testing.TB) (*shinken.Runtime, *headless.Desktop, string) {
+	t.Helper()
+	desk := headless.New(nil)
+	if err := desk.Launch(context.Background(), "form", nil); err != nil {
+		t.Fatal(err)
+	}
+	feed := shinken.NewFeed()
+	rt := shinken.NewRuntime(desk, &shinken.RuntimeOptions{Token: "tok", Feed: feed, Logger: slog.New(slog.DiscardHandler)})
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := httptest.NewServer(&inspector{rt: func() *shinken.Runtime { return rt }, feed: feed, token: func() string { return "tok" }, log: slog.New(slog.DiscardHandler), ctx: ctx})
+	t.Cleanup(func() { cancel(); srv.Close(); rt.Close() })
+	return rt, desk, "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+type pageConn struct {
+	t  testing.TB
+	ws *websocket.Conn
+}
+
+func dialInspect(t testing.TB, url, token string) *pageConn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.CloseNow() })
+	p := &pageConn{t: t, ws: ws}
+	p.send(map[string]any{"type": "hello", "token": token})
+	return p
+}
+
+func (p *pageConn) send(v any) {
+	p.t.Helper()
+	var data []byte
+	if s, ok := v.(string); ok {
+		data = []byte(s)
+	} else {
+		data, _ = json.Marshal(v)
+	}
+	if err := p.ws.Write(context.Background(), websocket.MessageText, data); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// next returns the next message of type typ, skipping feed events.
+func (p *pageConn) next(typ string) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		_, data, err := p.ws.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		json.Unmarshal(data, &m)
+		if m["type"] == typ {
+			return m, nil
+		}
+	}
+}
+
+func TestInspectProtocol(t *testing.T) {
+	rt, desk, url := inspectRig(t)
+	bad := dialInspect(t, url, "wrong")
+	if _, err := bad.next("welcome"); websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+		t.Errorf("a wrong token: %v", err)
+	}
+
+	p := dialInspect(t, url, "tok")
+	if m, err := p.next("welcome"); err != nil || m["held"] != false {
+		t.Fatalf("welcome %v, %v", m, err)
+	}
+	// Input before a takeover, and bad messages, are refused; the session
+	// stays up.
+	for _, msg := range []string{
+		`{"type":"type","id":1,"text":"x"}`,
+		`{"type":"nope"}`,
+		`{"type":"pointer","kind":"fly","x":1,"y":1}`,
+		`{"type":"pointer","kind":"move","x":-5,"y":1}`,
+		`{"type":"keys","keys":"ctrl+frob"}`,
+		`{"type":"take","Type":"take"}`,
+		`{"type":"take","by":"a","by":"b"}`,
+		`not json`,
+	} {
+		p.send(msg)
+		m, err := p.next("error")
+		if err != nil || m["error"] == "" {
+			t.Errorf("%s: %v %v", msg, m, err)
+		}
+	}
+	p.send(map[string]any{"type": "take", "by": "ada"})
+	if m, err := p.next("held"); err != nil || m["held"] != true || m["by"] != "ada" {
+		t.Fatalf("take: %v %v", m, err)
+	}
+	if m, err := p.next("event"); err != nil || m["event"].(map[string]any)["kind"] != "takeover" {
+		t.Errorf("the takeover's feed event: %v %v", m, err)
+	}
+	// A second page cannot take it too.
+	p2 := dialInspect(t, url, "tok")
+	p2.next("welcome")
+	p2.send(map[string]any{"type": "take"})
+	if m, err := p2.next("error"); err != nil || !strings.Contains(m["error"].(string), "already held by ada") {
+		t.Errorf("a second take: %v %v", m, err)
+	}
+	p.send(map[string]any{"type": "type", "id": 7, "text": "日本"})
+	if m, err := p.next("done"); err != nil || m["id"] != 7.0 {
+		t.Fatalf("type: %v %v", m, err)
+	}
+	tree, err := desk.Snapshot(context.Background(), shinken.SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range tree.Nodes {
+		found = found || n.Value == "日本"
+	}
+	if !found {
+		t.Error("the text typed through /inspect is in no node")
+	}
+	// A page that leaves hands back.
+	p.ws.Close(websocket.StatusNormalClosure, "")
+	for {
+		m, err := p2.next("event")
+		if err != nil {
+			t.Fatalf("no hand back after the page left: %v", err)
+		}
+		if e := m["event"].(map[string]any); e["kind"] == "takeover" && e["held"] == nil {
+			break
+		}
+	}
+	p2.send(map[string]any{"type": "take"})
+	if m, err := p2.next("held"); err != nil || m["held"] != true {
+		t.Errorf("take after the first page left: %v %v", m, err)
+	}
+	if _, err := rt.TakeOver("x"); !errors.Is(err, shinken.ErrInputHeld) {
+		t.Errorf("TakeOver while a page holds: %v", err)
+	}
+}
+
+// FuzzDecodeInspect: any message gives a message or a typed error.
+func FuzzDecodeInspect(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"hello","token":"t"}`, `{"type":"take","by":"Ada"}`, `{"type":"hand_back"}`,
+		`{"type":"pointer","id":1,"kind":"down","x":10,"y":20,"button":"left"}`,
+		`{"type":"pointer","id":2,"kind":"scroll","x":1,"y":2,"dy":-3}`,
+		`{"type":"type","id":3,"text":"é✓日本"}`, `{"type":"keys","id":4,"keys":"ctrl+shift+t"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := decodeInspect(data)
+		if err != nil {
+			var ie *errInspect
+			if !errors.As(err, &ie) && !strings.Contains(err.Error(), ":") {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		if m.Type == "" {
+			t.Fatal("a message without a type was accepted")
+		}
+	})
+}
