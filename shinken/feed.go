@@ -46,7 +46,7 @@ const (
 type Event struct {
 	// Seq numbers the events of one Feed from 1, in publishing order.
 	Seq  uint64    `json:"seq"`
-	Kind FeedKind `json:"kind"`
+	Kind FeedKind  `json:"kind"`
 	Time time.Time `json:"time"`
 	// Session names the connection ("s1", "s2"...); Client is the name
 	// its hello gave.
