@@ -433,5 +433,3 @@ func TestDaemonX11(t *testing.T) {
 	}
 	d.stop(t)
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -69,13 +69,6 @@ func newWire(t *testing.T, real shinken.Backend) *wire {
 	return &wire{real: real, c: Serve(t, real, nil)}
 }
 
-// has reports whether the real backend implements T, so a case skips in
-// the wire run exactly when it skips in the direct one.
-func wireHas[T any](w *wire) bool {
-	_, ok := w.real.(T)
-	return ok
-}
-
 func (w *wire) shot(ctx context.Context, scope aci.Scope) (*client.Shot, error) {
 	return w.c.Screenshot(ctx, &client.ScreenshotRequest{Scope: scope, Format: aci.FormatPNG})
 }
