@@ -190,7 +190,7 @@ type Tree struct {
 	Source aci.ElementSource
 }
 
-// ElementOp says what [A11y.Do] does to a node.
+// ElementOp says what [A11y.Perform] does to a node.
 type ElementOp uint8
 
 // Element operations.
@@ -210,10 +210,10 @@ type ElementAction struct {
 // the core's job, one engine for every backend.
 type A11y interface {
 	Snapshot(ctx context.Context, opts SnapshotOptions) (*Tree, error)
-	// Do performs act on the node whose ID is id. A node that is gone is an
+	// Perform performs act on the node whose ID is id. A node that is gone is an
 	// error wrapping ErrStaleElementRef; an unknown action wraps ErrNoSuchAction;
 	// a node that cannot take the operation wraps ErrElementNotActionable.
-	Do(ctx context.Context, id string, act ElementAction) error
+	Perform(ctx context.Context, id string, act ElementAction) error
 }
 
 // A ChangeWatcher reports accessibility changes, so an observation can wait

@@ -233,7 +233,7 @@ func BenchmarkScreencastTyping(b *testing.B) {
 	tree, _ := desk.Snapshot(ctx, shinken.SnapshotOptions{})
 	for _, n := range tree.Nodes {
 		if n.Role == "text" {
-			desk.Do(ctx, n.ID, shinken.ElementAction{Op: shinken.OpInvoke})
+			desk.Perform(ctx, n.ID, shinken.ElementAction{Op: shinken.OpInvoke})
 			c.Click(ctx, aci.Px(float64(n.BBox.Min.X+5), float64(n.BBox.Min.Y+5)))
 			break
 		}

@@ -22,7 +22,7 @@ func (c *conn) exec(callID string, a *aci.Action) error {
 	streamed := a.Stream != nil && *a.Stream
 	failSpawn := func(err error) {
 		if streamed {
-			c.send(&aci.ExecExit{Cause: callID, ExitCode: nil, Error: aci.WireError(err)})
+			c.send(&aci.ExecExit{CallID: callID, ExitCode: nil, Error: aci.WireError(err)})
 			return
 		}
 		c.fail(callID, "action", aci.VerbExec, err)
@@ -283,18 +283,18 @@ func (c *conn) streamExec(callID string, p Process, start time.Time, free func()
 	code, sig := exitFields(st)
 	free()
 	rt.record(RuntimeEvent{Kind: EventExec, Outcome: execOutcome(st), Duration: time.Since(start)})
-	c.send(&aci.ExecExit{Cause: callID, ExitCode: code, Signal: sig, TimedOut: st.TimedOut, DurationMS: durMS(st, start), Truncated: truncated})
+	c.send(&aci.ExecExit{CallID: callID, ExitCode: code, Signal: sig, TimedOut: st.TimedOut, DurationMS: durMS(st, start), Truncated: truncated})
 	return code
 }
 
 func (c *conn) sendExecChunk(callID string, seq uint64, channel string, data []byte) bool {
 	if c.binary {
-		hdr := &aci.BinaryExecOutputHeader{Cause: callID, Seq: seq, Channel: channel, Data: aci.ByteRange{Off: 0, Len: len(data)}}
+		hdr := &aci.BinaryExecOutputHeader{CallID: callID, Seq: seq, Channel: channel, Data: aci.ByteRange{Off: 0, Len: len(data)}}
 		frame, err := aci.AppendBinaryFrame(make([]byte, 0, len(data)+128), hdr, data)
 		if err != nil {
 			return false
 		}
 		return c.enqueue(outgoing{typ: websocket.MessageBinary, data: frame})
 	}
-	return c.send(&aci.ExecOutput{Cause: callID, Seq: seq, Channel: channel, DataB64: base64.StdEncoding.EncodeToString(data)})
+	return c.send(&aci.ExecOutput{CallID: callID, Seq: seq, Channel: channel, DataB64: base64.StdEncoding.EncodeToString(data)})
 }

@@ -233,7 +233,7 @@ func (c *conn) feedObservation(obs *aci.Observation) {
 	if c.rt.opts.Feed == nil {
 		return
 	}
-	e := Event{Kind: FeedObservation, CallID: obs.Cause, Verb: string(aci.VerbObserve), OK: true,
+	e := Event{Kind: FeedObservation, CallID: obs.CallID, Verb: string(aci.VerbObserve), OK: true,
 		Revision: obs.Revision, Bytes: len(obs.TreeText), TreeText: obs.TreeText}
 	if obs.NodeCount != nil {
 		e.Nodes = *obs.NodeCount

@@ -12,8 +12,8 @@ func (c *conn) sendTooLarge(m aci.Message, n int) bool {
 	case *aci.Result:
 		return c.send(&aci.Result{CallID: m.CallID, OK: false, Error: aci.WireError(err)})
 	case *aci.Observation:
-		if m.Cause != "" && m.Stream == "" {
-			return c.send(&aci.Ack{CallID: m.Cause, OK: false, Error: aci.WireError(err)})
+		if m.CallID != "" && m.Stream == "" {
+			return c.send(&aci.Ack{CallID: m.CallID, OK: false, Error: aci.WireError(err)})
 		}
 	}
 	return false

@@ -302,7 +302,7 @@ func (c *conn) observe(callID string, a *aci.Action) error {
 		c.rt.record(RuntimeEvent{Kind: EventObserve, Nodes: *obs.NodeCount, Duration: time.Duration(*obs.CaptureMS * float64(time.Millisecond))})
 	}
 	obs.ObsID = c.rt.nextObsID()
-	obs.Cause = callID
+	obs.CallID = callID
 	c.send(obs)
 	c.feedObservation(obs)
 	return nil
@@ -408,7 +408,7 @@ func (o *Observer) do(ctx context.Context, t *aci.Target, act ElementAction) err
 	if err != nil {
 		return err
 	}
-	if err := o.a11y.Do(ctx, e.id, act); err != nil {
+	if err := o.a11y.Perform(ctx, e.id, act); err != nil {
 		if errors.Is(err, aci.ErrStaleElementRef) {
 			o.forget(e)
 			return aci.Errorf(aci.CodeStaleElementRef, "%s is gone: observe again", t.Ref)

@@ -281,7 +281,7 @@ func (f *fakeA11y) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (
 	return &shinken.Tree{App: "fake", Window: "w", Nodes: append([]shinken.Node(nil), f.nodes...)}, nil
 }
 
-func (f *fakeA11y) Do(ctx context.Context, id string, act shinken.ElementAction) error {
+func (f *fakeA11y) Perform(ctx context.Context, id string, act shinken.ElementAction) error {
 	return aci.ErrNoSuchAction
 }
 

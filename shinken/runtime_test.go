@@ -571,7 +571,7 @@ func TestObserveAfterAct(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Ack == nil || !rep.Ack.OK || rep.Observation == nil || rep.Observation.Cause != rep.Ack.CallID || len(rep.Image) == 0 {
+	if rep.Ack == nil || !rep.Ack.OK || rep.Observation == nil || rep.Observation.CallID != rep.Ack.CallID || len(rep.Image) == 0 {
 		t.Fatalf("reply %+v", rep)
 	}
 	if rep.Observation.Display.Delivered.W != 320 {

@@ -159,7 +159,7 @@ func (c *conn) capture(callID string, scope aci.Scope, format aci.ImageFormat, q
 	}
 	obsID := rt.nextObsID()
 	if ifNoneMatch != "" && ifNoneMatch == hash {
-		c.send(&aci.Observation{ObsID: obsID, Cause: callID, NotModified: true, FrameHash: hash, Pointer: ptr})
+		c.send(&aci.Observation{ObsID: obsID, CallID: callID, NotModified: true, FrameHash: hash, Pointer: ptr})
 		return nil
 	}
 	if format == "" {
@@ -191,7 +191,7 @@ func (c *conn) capture(callID string, scope aci.Scope, format aci.ImageFormat, q
 	img := buf.B[headroom:]
 	if c.binary {
 		hdr := &aci.BinaryFrameHeader{
-			ObsID: obsID, Cause: callID, Display: &s.space, FrameHash: hash, Pointer: ptr,
+			ObsID: obsID, CallID: callID, Display: &s.space, FrameHash: hash, Pointer: ptr,
 			Image: &aci.BinaryImage{Off: 0, Len: len(img), W: w, H: h, Scope: scope, Format: format},
 		}
 		frame, err := aci.PutFrameHeader(buf.B, headroom, hdr)
@@ -205,7 +205,7 @@ func (c *conn) capture(callID string, scope aci.Scope, format aci.ImageFormat, q
 	ref := base64.StdEncoding.EncodeToString(img)
 	buf.Release()
 	c.send(&aci.Observation{
-		ObsID: obsID, Cause: callID, Display: &s.space, FrameHash: hash, Pointer: ptr,
+		ObsID: obsID, CallID: callID, Display: &s.space, FrameHash: hash, Pointer: ptr,
 		Image: &aci.ImageRef{Ref: ref, W: w, H: h, Scope: scope, Format: format},
 	})
 	return nil

@@ -21,7 +21,7 @@ func (s *staticTree) Snapshot(context.Context, shinken.SnapshotOptions) (*shinke
 	return &t, nil
 }
 
-func (s *staticTree) Do(context.Context, string, shinken.ElementAction) error { return nil }
+func (s *staticTree) Perform(context.Context, string, shinken.ElementAction) error { return nil }
 
 var showing = []string{"enabled", "sensitive", "showing", "visible"}
 

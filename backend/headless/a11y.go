@@ -160,7 +160,7 @@ func widgetNode(c control) shinken.Node {
 	return n
 }
 
-// Do implements shinken.A11y. Buttons take "click", check boxes "toggle",
+// Perform implements shinken.A11y. Buttons take "click", check boxes "toggle",
 // entries "activate" (Return: the default button), list items "activate"
 // (select), radio buttons "click" (check), combo boxes "press" (open or
 // close the list), menus "click" (open or close), menu items "click" (run
@@ -169,7 +169,7 @@ func widgetNode(c control) shinken.Node {
 // box take the text of the item or option to select. While a modal dialog
 // is open, the widgets of the window under it refuse every action with
 // ErrElementNotActionable, as they refuse the pointer and the keyboard.
-func (d *Desktop) Do(ctx context.Context, id string, act shinken.ElementAction) error {
+func (d *Desktop) Perform(ctx context.Context, id string, act shinken.ElementAction) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -220,22 +220,22 @@ func TestList(t *testing.T) {
 	if one := u.find("list item", "one"); slices.Contains(one.States, "showing") {
 		t.Fatalf("item one is scrolled out but showing: %+v", one)
 	}
-	if err := u.d.Do(u.ctx, list.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "one"}); err != nil {
+	if err := u.d.Perform(u.ctx, list.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "one"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := u.d.Do(u.ctx, u.find("list item", "four").ID, shinken.ElementAction{Op: shinken.OpInvoke}); err != nil {
+	if err := u.d.Perform(u.ctx, u.find("list item", "four").ID, shinken.ElementAction{Op: shinken.OpInvoke}); err != nil {
 		t.Fatal(err)
 	}
 	if got := a.list.Selected(); got != 3 {
 		t.Fatalf("selected %d after set_value one and activate four; want 3", got)
 	}
-	err := u.d.Do(u.ctx, list.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "seven"})
+	err := u.d.Perform(u.ctx, list.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "seven"})
 	if !errors.Is(err, aci.ErrElementNotActionable) {
 		t.Fatalf("set_value of a missing item: %v", err)
 	}
 	old := u.find("list item", "two").ID
 	a.list.SetItems("alpha", "beta")
-	err = u.d.Do(u.ctx, old, shinken.ElementAction{Op: shinken.OpInvoke})
+	err = u.d.Perform(u.ctx, old, shinken.ElementAction{Op: shinken.OpInvoke})
 	if !errors.Is(err, aci.ErrStaleElementRef) {
 		t.Fatalf("an item removed by SetItems: %v, want stale", err)
 	}
@@ -260,15 +260,15 @@ func TestDoErrors(t *testing.T) {
 		{"bogus", shinken.ElementAction{Op: shinken.OpInvoke}, aci.ErrStaleElementRef},
 		{a.ok.ID(), shinken.ElementAction{Op: 99}, aci.ErrInvalidAction},
 	} {
-		if err := u.d.Do(u.ctx, c.id, c.act); !errors.Is(err, c.want) {
+		if err := u.d.Perform(u.ctx, c.id, c.act); !errors.Is(err, c.want) {
 			t.Errorf("Do(%s, %+v) = %v, want %v", c.id, c.act, err, c.want)
 		}
 	}
-	if err := u.d.Do(u.ctx, a.entry.ID(), shinken.ElementAction{Op: shinken.OpInvoke, Action: "activate"}); err != nil || a.clicks != 1 {
+	if err := u.d.Perform(u.ctx, a.entry.ID(), shinken.ElementAction{Op: shinken.OpInvoke, Action: "activate"}); err != nil || a.clicks != 1 {
 		t.Fatalf("activating the entry: %v, %d clicks of the default button", err, a.clicks)
 	}
 	a.win.Close()
-	err := u.d.Do(u.ctx, a.ok.ID(), shinken.ElementAction{Op: shinken.OpInvoke})
+	err := u.d.Perform(u.ctx, a.ok.ID(), shinken.ElementAction{Op: shinken.OpInvoke})
 	if !errors.Is(err, aci.ErrStaleElementRef) {
 		t.Fatalf("a button of a closed window: %v, want stale", err)
 	}

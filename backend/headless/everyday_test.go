@@ -51,7 +51,7 @@ func (u *ui) children(role, name string) []shinken.Node {
 // do runs an element action on the node with role and name.
 func (u *ui) do(role, name string, act shinken.ElementAction) error {
 	u.t.Helper()
-	return u.d.Do(u.ctx, u.find(role, name).ID, act)
+	return u.d.Perform(u.ctx, u.find(role, name).ID, act)
 }
 
 func has(n shinken.Node, state string) bool { return slices.Contains(n.States, state) }

@@ -128,7 +128,7 @@ func ExampleDesktop_Register() {
 
 // Accessible actions reach widgets without the pointer, and fail with the
 // protocol's error codes.
-func ExampleDesktop_Do() {
+func ExampleDesktop_Perform() {
 	ctx := context.Background()
 	d := headless.New(nil)
 	if err := d.Launch(ctx, "form", nil); err != nil {
@@ -138,14 +138,14 @@ func ExampleDesktop_Do() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := d.Do(ctx, box.ID, shinken.ElementAction{Op: shinken.OpInvoke, Action: "toggle"}); err != nil {
+	if err := d.Perform(ctx, box.ID, shinken.ElementAction{Op: shinken.OpInvoke, Action: "toggle"}); err != nil {
 		log.Fatal(err)
 	}
 	box, _ = findNode(ctx, d, "check box", "Subscribe to the newsletter")
 	fmt.Println(box.States)
-	err = d.Do(ctx, box.ID, shinken.ElementAction{Op: shinken.OpInvoke, Action: "scroll"})
+	err = d.Perform(ctx, box.ID, shinken.ElementAction{Op: shinken.OpInvoke, Action: "scroll"})
 	fmt.Println(errors.Is(err, aci.ErrNoSuchAction))
-	err = d.Do(ctx, "w9999", shinken.ElementAction{Op: shinken.OpInvoke})
+	err = d.Perform(ctx, "w9999", shinken.ElementAction{Op: shinken.OpInvoke})
 	fmt.Println(aci.WireError(err))
 	// Output:
 	// [enabled sensitive showing visible focusable checked]
@@ -192,7 +192,7 @@ func ExampleWindow_AddComboBox() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := d.Do(ctx, plan.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "Pro"}); err != nil {
+	if err := d.Perform(ctx, plan.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "Pro"}); err != nil {
 		log.Fatal(err)
 	}
 	tree, err := d.Snapshot(ctx, shinken.SnapshotOptions{})

@@ -121,17 +121,17 @@ func (a *Accessible) Snapshot(ctx context.Context, opts shinken.SnapshotOptions)
 	return c.Snapshot(ctx, opts)
 }
 
-// Do implements shinken.A11y. A set_value the node cannot take through its
+// Perform implements shinken.A11y. A set_value the node cannot take through its
 // interfaces (a browser's field; a field with no editable text) is typed:
 // the node is focused, its text selected (ctrl+a) and replaced by typing,
 // then read back. A combo box whose popup holds the option highlighted but
 // not taken (Qt's) gets Return.
-func (a *Accessible) Do(ctx context.Context, id string, act shinken.ElementAction) error {
+func (a *Accessible) Perform(ctx context.Context, id string, act shinken.ElementAction) error {
 	c, err := a.client(ctx)
 	if err != nil {
 		return err
 	}
-	err = c.Do(ctx, id, act)
+	err = c.Perform(ctx, id, act)
 	var popup *atspi.PopupOpenError
 	switch {
 	case act.Op != shinken.OpSetValue:

@@ -21,7 +21,7 @@ func BenchmarkDecodeClick(b *testing.B) {
 }
 
 func observation100() []byte {
-	obs := &aci.Observation{ObsID: "o1", Cause: "c1", Tree: "full", TreeText: "app notes", Revision: 3, Focus: "e4"}
+	obs := &aci.Observation{ObsID: "o1", CallID: "c1", Tree: "full", TreeText: "app notes", Revision: 3, Focus: "e4"}
 	n := 100
 	obs.NodeCount = &n
 	for i := range n {

@@ -280,7 +280,7 @@ func TestBinaryFrame(t *testing.T) {
 	}
 	schematest.Valid(t, "BinaryFrameHeader", frame[4:4+binary.LittleEndian.Uint32(frame)])
 
-	x := &aci.BinaryExecOutputHeader{Cause: "c", Seq: 1, Channel: "stdout", Data: aci.ByteRange{Len: 4}}
+	x := &aci.BinaryExecOutputHeader{CallID: "c", Seq: 1, Channel: "stdout", Data: aci.ByteRange{Len: 4}}
 	frame, _ = aci.AppendBinaryFrame(nil, x, []byte{0xff, 0, 1, 2})
 	m, payload, err = aci.DecodeBinaryFrame(frame)
 	if err != nil {

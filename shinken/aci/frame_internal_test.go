@@ -13,7 +13,7 @@ func TestPutFrameHeader(t *testing.T) {
 	payload := []byte("\x89PNG image bytes")
 	for _, cause := range []string{"c1", strings.Repeat("c", 2*FrameHeadroom)} {
 		buf := append(make([]byte, FrameHeadroom), payload...)
-		hdr := &BinaryFrameHeader{ObsID: "o1", Cause: cause,
+		hdr := &BinaryFrameHeader{ObsID: "o1", CallID: cause,
 			Image: &BinaryImage{Off: 0, Len: len(payload), W: 1, H: 1, Scope: ScopeScreen, Format: FormatPNG}}
 		frame, err := PutFrameHeader(buf, FrameHeadroom, hdr)
 		if err != nil {
@@ -24,7 +24,7 @@ func TestPutFrameHeader(t *testing.T) {
 			t.Fatalf("cause of %d bytes: %v", len(cause), err)
 		}
 		got := m.(*BinaryFrameHeader)
-		if got.Cause != cause || got.ObsID != "o1" || !bytes.Equal(ByteRange{Off: got.Image.Off, Len: got.Image.Len}.Bytes(p), payload) {
+		if got.CallID != cause || got.ObsID != "o1" || !bytes.Equal(ByteRange{Off: got.Image.Off, Len: got.Image.Len}.Bytes(p), payload) {
 			t.Errorf("cause of %d bytes: decoded %+v, payload %q", len(cause), got, ByteRange{Off: got.Image.Off, Len: got.Image.Len}.Bytes(p))
 		}
 		want, _ := AppendBinaryFrame(nil, hdr, payload)

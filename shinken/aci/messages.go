@@ -224,7 +224,7 @@ type ActionBatch struct {
 // structured observation or a not_modified answer.
 type Observation struct {
 	ObsID   string           `json:"obs_id" wire:"required"`
-	Cause   string           `json:"cause,omitempty"`
+	CallID  string           `json:"cause,omitempty"` // the call_id it answers: the wire names it "cause"
 	Stream  string           `json:"stream,omitempty"`
 	Seq     *uint64          `json:"seq,omitempty"`
 	Display *CoordinateSpace `json:"display,omitempty"`
@@ -312,7 +312,7 @@ type CoordinateSize struct {
 
 // ExecOutput is one chunk of a streamed exec's output, in text form.
 type ExecOutput struct {
-	Cause   string `json:"cause" wire:"required"`
+	CallID  string `json:"cause" wire:"required"` // the call_id it answers: the wire names it "cause"
 	Seq     uint64 `json:"seq" wire:"required"`
 	Channel string `json:"channel" wire:"required"` // "stdout" or "stderr"
 	DataB64 string `json:"data_b64" wire:"required"`
@@ -320,7 +320,7 @@ type ExecOutput struct {
 
 // ExecExit ends a streamed exec.
 type ExecExit struct {
-	Cause      string  `json:"cause" wire:"required"`
+	CallID     string  `json:"cause" wire:"required"`     // the call_id it answers: the wire names it "cause"
 	ExitCode   *int    `json:"exit_code" wire:"required"` // nil: killed or never spawned
 	Signal     *int    `json:"signal,omitempty"`
 	TimedOut   bool    `json:"timed_out" wire:"required"`
@@ -345,7 +345,7 @@ type ExecResult struct {
 // Observation whose image or tiles point into the payload by offset.
 type BinaryFrameHeader struct {
 	ObsID     string           `json:"obs_id" wire:"required"`
-	Cause     string           `json:"cause,omitempty"`
+	CallID    string           `json:"cause,omitempty"` // the call_id it answers: the wire names it "cause"
 	Stream    string           `json:"stream,omitempty"`
 	Seq       *uint64          `json:"seq,omitempty"`
 	Display   *CoordinateSpace `json:"display,omitempty"`
@@ -377,7 +377,7 @@ type BinaryTile struct {
 
 // BinaryExecOutputHeader is the JSON header of a binary exec-output frame.
 type BinaryExecOutputHeader struct {
-	Cause   string    `json:"cause" wire:"required"`
+	CallID  string    `json:"cause" wire:"required"` // the call_id it answers: the wire names it "cause"
 	Seq     uint64    `json:"seq" wire:"required"`
 	Channel string    `json:"channel" wire:"required"`
 	Data    ByteRange `json:"data" wire:"required"`

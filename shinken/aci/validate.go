@@ -370,7 +370,7 @@ func (m *Observation) Validate() error {
 		switch {
 		case m.FrameHash == "":
 			return invalid(c, "$", "not_modified requires \"frame_hash\"")
-		case m.Cause == "":
+		case m.CallID == "":
 			return invalid(c, "$", "not_modified requires \"cause\"")
 		case m.Image != nil || m.Tiles != nil:
 			return invalid(c, "$", "not_modified carries no image or tiles")

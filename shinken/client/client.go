@@ -376,16 +376,16 @@ func (c *Client) readLoop(s *session) {
 				continue
 			}
 			s.sawRefs(m)
-			s.deliver(m.Cause, reply{obs: m}, true)
+			s.deliver(m.CallID, reply{obs: m}, true)
 		case *aci.ExecOutput:
 			data, err := base64.StdEncoding.DecodeString(m.DataB64)
 			if err == nil {
-				s.execChunk(m.Cause, m.Seq, m.Channel, data)
+				s.execChunk(m.CallID, m.Seq, m.Channel, data)
 			}
 		case *aci.ExecExit:
 			s.mu.Lock()
-			x := s.execs[m.Cause]
-			delete(s.execs, m.Cause)
+			x := s.execs[m.CallID]
+			delete(s.execs, m.CallID)
 			s.mu.Unlock()
 			if x != nil {
 				var err error
@@ -419,9 +419,9 @@ func (c *Client) binaryFrame(s *session, data []byte) {
 			c.castFrame(nil, h, payload)
 			return
 		}
-		s.deliver(h.Cause, reply{bin: h, payload: payload}, true)
+		s.deliver(h.CallID, reply{bin: h, payload: payload}, true)
 	case *aci.BinaryExecOutputHeader:
-		s.execChunk(h.Cause, h.Seq, h.Channel, h.Data.Bytes(payload))
+		s.execChunk(h.CallID, h.Seq, h.Channel, h.Data.Bytes(payload))
 	}
 }
 
@@ -568,7 +568,7 @@ func (rep *Reply) take(r reply) error {
 		}
 	case r.bin != nil:
 		h := r.bin
-		rep.Observation = &aci.Observation{ObsID: h.ObsID, Cause: h.Cause, Display: h.Display, FrameHash: h.FrameHash, Pointer: h.Pointer}
+		rep.Observation = &aci.Observation{ObsID: h.ObsID, CallID: h.CallID, Display: h.Display, FrameHash: h.FrameHash, Pointer: h.Pointer}
 		if h.Image != nil {
 			rep.Observation.Image = &aci.ImageRef{W: h.Image.W, H: h.Image.H, Scope: h.Image.Scope, Format: h.Image.Format}
 			rep.Image = aci.ByteRange{Off: h.Image.Off, Len: h.Image.Len}.Bytes(r.payload)

@@ -68,9 +68,7 @@ func Example() {
 	// Output:
 	// # app "form" window "Form" rev 1
 	// e1 frame (active) "Form" Actions:activate
-	//   e2 label "Name"
 	//   e3 text (focused) "Name" Actions:activate
-	//   e4 label "Email"
 	//   e5 text "Email" Actions:activate
 	//   e6 check box "Subscribe to the newsletter" Actions:toggle
 	//   e7 push button "Submit" Actions:click

@@ -92,7 +92,7 @@ var cases = []testCase{
 	// invoke_action with no action name runs the button's first action;
 	// an action the node lacks fails with ErrNoSuchAction.
 	{"InvokeAction", testInvokeAction},
-	// An ID the backend never issued is stale: Do fails with
+	// An ID the backend never issued is stale: Perform fails with
 	// ErrStaleElementRef rather than acting on some other node.
 	{"StaleElement", testStaleElement},
 	// Watch delivers a value after an accessible change, and closes its
@@ -590,7 +590,7 @@ func testSetValue(s *suite) {
 	a := need[shinken.A11y](s)
 	app := s.open()
 	for _, text := range []string{"set by the suite ✓", ""} {
-		s.check(a.Do(s.ctx, app.Entry, shinken.ElementAction{Op: shinken.OpSetValue, Text: text}), "set_value %q", text)
+		s.check(a.Perform(s.ctx, app.Entry, shinken.ElementAction{Op: shinken.OpSetValue, Text: text}), "set_value %q", text)
 		s.waitEntry(app, text, fmt.Sprintf("set_value %q", text))
 	}
 }
@@ -598,9 +598,9 @@ func testSetValue(s *suite) {
 func testInvokeAction(s *suite) {
 	a := need[shinken.A11y](s)
 	app := s.open()
-	s.check(a.Do(s.ctx, app.Button, shinken.ElementAction{Op: shinken.OpInvoke}), "invoking the button's first action")
+	s.check(a.Perform(s.ctx, app.Button, shinken.ElementAction{Op: shinken.OpInvoke}), "invoking the button's first action")
 	s.waitActivations(app, 1, "invoke_action")
-	err := a.Do(s.ctx, app.Button, shinken.ElementAction{Op: shinken.OpInvoke, Action: "shinkentest-no-such-action"})
+	err := a.Perform(s.ctx, app.Button, shinken.ElementAction{Op: shinken.OpInvoke, Action: "shinkentest-no-such-action"})
 	if !errors.Is(err, aci.ErrNoSuchAction) {
 		s.t.Fatalf("invoking an action the button lacks: err = %v, want ErrNoSuchAction", err)
 	}
@@ -612,10 +612,10 @@ func testStaleElement(s *suite) {
 	if s.real != nil {
 		id = "e999999" // a well-formed ref the runtime never minted
 	}
-	err := a.Do(s.ctx, id, shinken.ElementAction{Op: shinken.OpInvoke})
+	err := a.Perform(s.ctx, id, shinken.ElementAction{Op: shinken.OpInvoke})
 	if !errors.Is(err, aci.ErrStaleElementRef) {
-		s.check(err, "Do on an ID never issued")
-		s.t.Fatalf("Do on an ID never issued: err = %v, want ErrStaleElementRef", err)
+		s.check(err, "Perform on an ID never issued")
+		s.t.Fatalf("Perform on an ID never issued: err = %v, want ErrStaleElementRef", err)
 	}
 }
 
@@ -627,7 +627,7 @@ func testWatch(s *suite) {
 	defer cancel()
 	ch := w.Watch(ctx)
 	drain(ch)
-	s.check(a.Do(s.ctx, app.Entry, shinken.ElementAction{Op: shinken.OpSetValue, Text: "changed"}), "set_value")
+	s.check(a.Perform(s.ctx, app.Entry, shinken.ElementAction{Op: shinken.OpSetValue, Text: "changed"}), "set_value")
 	timer := time.NewTimer(s.opts.Timeout)
 	defer timer.Stop()
 	select {

@@ -126,8 +126,8 @@
 //     back.
 //   - InvokeAction: invoke_action with no action name runs the button's first
 //     action; an action the node lacks fails with ErrNoSuchAction.
-//   - StaleElement: An ID the backend never issued is stale: Do fails with
-//     ErrStaleElementRef rather than acting on some other node.
+//   - StaleElement: An ID the backend never issued is stale: Perform fails
+//     with ErrStaleElementRef rather than acting on some other node.
 //   - Watch: Watch delivers a value after an accessible change, and closes its
 //     channel when its context is done.
 //   - LaunchUnknownApp: Launching an application that does not exist fails

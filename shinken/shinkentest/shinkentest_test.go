@@ -93,8 +93,8 @@ func (b *broken) Key(ctx context.Context, ev shinken.KeyEvent) error {
 	return b.Desktop.Key(ctx, ev)
 }
 
-func (b *broken) Do(ctx context.Context, id string, act shinken.ElementAction) error {
-	err := b.Desktop.Do(ctx, id, act)
+func (b *broken) Perform(ctx context.Context, id string, act shinken.ElementAction) error {
+	err := b.Desktop.Perform(ctx, id, act)
 	if b.bug == "errors-swallowed" {
 		return nil
 	}

@@ -189,7 +189,7 @@ func (w *wire) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (*shi
 	return t, nil
 }
 
-func (w *wire) Do(ctx context.Context, ref string, act shinken.ElementAction) error {
+func (w *wire) Perform(ctx context.Context, ref string, act shinken.ElementAction) error {
 	if act.Op == shinken.OpSetValue {
 		return w.c.SetValue(ctx, ref, act.Text)
 	}

@@ -180,7 +180,7 @@ func TestZenityEntry(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 	const name = "Ada Lovelace ✓"
-	if err := c.Do(ctx, entry.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: name}); err != nil {
+	if err := c.Perform(ctx, entry.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: name}); err != nil {
 		t.Fatalf("set_value: %v", err)
 	}
 	after := waitTree(t, c, shinken.SnapshotOptions{Scope: shinken.TreeActiveApp}, "the entry's new value", func(tr *shinken.Tree) bool {
@@ -190,11 +190,11 @@ func TestZenityEntry(t *testing.T) {
 	if e := editable(after); e.ID != entry.ID {
 		t.Errorf("the entry's ID changed from %s to %s", entry.ID, e.ID)
 	}
-	err := c.Do(ctx, ok.ID, shinken.ElementAction{Op: shinken.OpInvoke, Action: "no-such-action"})
+	err := c.Perform(ctx, ok.ID, shinken.ElementAction{Op: shinken.OpInvoke, Action: "no-such-action"})
 	if !errors.Is(err, aci.ErrNoSuchAction) {
 		t.Fatalf("an unknown action: err = %v, want ErrNoSuchAction", err)
 	}
-	if err := c.Do(ctx, ok.ID, shinken.ElementAction{Op: shinken.OpInvoke, Action: "click"}); err != nil {
+	if err := c.Perform(ctx, ok.ID, shinken.ElementAction{Op: shinken.OpInvoke, Action: "click"}); err != nil {
 		t.Fatalf("invoking OK: %v", err)
 	}
 	select {
@@ -205,7 +205,7 @@ func TestZenityEntry(t *testing.T) {
 	if got := z.Stdout(); got != name+"\n" {
 		t.Fatalf("zenity printed %q, want %q", got, name+"\n")
 	}
-	err = c.Do(ctx, ok.ID, shinken.ElementAction{Op: shinken.OpInvoke})
+	err = c.Perform(ctx, ok.ID, shinken.ElementAction{Op: shinken.OpInvoke})
 	if !errors.Is(err, aci.ErrStaleElementRef) {
 		t.Fatalf("invoking a node of an app that quit: err = %v, want ErrStaleElementRef", err)
 	}
@@ -359,10 +359,10 @@ func TestBusRouted(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
-	if err := c.Do(ctx, entry.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "via the bus"}); err != nil {
+	if err := c.Perform(ctx, entry.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "via the bus"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Do(ctx, ok.ID, shinken.ElementAction{Op: shinken.OpInvoke}); err != nil {
+	if err := c.Perform(ctx, ok.ID, shinken.ElementAction{Op: shinken.OpInvoke}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -396,7 +396,7 @@ func TestConcurrentSnapshots(t *testing.T) {
 				case 1:
 					_, err = c.Snapshot(ctx, shinken.SnapshotOptions{Scope: shinken.TreeActiveApp, MaxNodes: 20})
 				default:
-					err = c.Do(ctx, entry.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: fmt.Sprint(i, j)})
+					err = c.Perform(ctx, entry.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: fmt.Sprint(i, j)})
 				}
 			}
 			errs <- err

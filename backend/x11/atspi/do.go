@@ -27,7 +27,7 @@ func parseID(id string) (bus, path string, ok bool) {
 	return id[:i], id[i+1:], true
 }
 
-// Do implements [shinken.A11y]. OpInvoke runs Action.DoAction with the
+// Perform implements [shinken.A11y]. OpInvoke runs Action.DoAction with the
 // index of the action whose machine name (Action.GetName) is act.Action,
 // or the first action. OpSetValue replaces the text of an editable text
 // (EditableText.SetTextContents) or sets a Value (Value.CurrentValue, the
@@ -38,7 +38,7 @@ func parseID(id string) (bus, path string, ok bool) {
 // that cannot take its value through its interfaces faithfully (no
 // editable text nor value, or a browser page's field) yields an error
 // wrapping [ErrNeedsTyping].
-func (c *Client) Do(ctx context.Context, id string, act shinken.ElementAction) error {
+func (c *Client) Perform(ctx context.Context, id string, act shinken.ElementAction) error {
 	if c.closed() {
 		return errClientClosed
 	}

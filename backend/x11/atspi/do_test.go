@@ -43,7 +43,7 @@ func TestElementVerbs(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
-	do := func(n *shinken.Node, act shinken.ElementAction) error { return c.Do(ctx, n.ID, act) }
+	do := func(n *shinken.Node, act shinken.ElementAction) error { return c.Perform(ctx, n.ID, act) }
 	set := func(text string) shinken.ElementAction {
 		return shinken.ElementAction{Op: shinken.OpSetValue, Text: text}
 	}
@@ -92,7 +92,7 @@ func TestElementVerbs(t *testing.T) {
 	// IDs that name nothing are stale.
 	for _, id := range []string{"never-issued", ":1.999:/org/a11y/atspi/accessible/1",
 		slider.Provenance["bus"].(string) + ":/org/a11y/atspi/accessible/999999"} {
-		if err := c.Do(ctx, id, shinken.ElementAction{Op: shinken.OpInvoke}); !errors.Is(err, aci.ErrStaleElementRef) {
+		if err := c.Perform(ctx, id, shinken.ElementAction{Op: shinken.OpInvoke}); !errors.Is(err, aci.ErrStaleElementRef) {
 			t.Errorf("Do(%q): err = %v, want ErrStaleElementRef", id, err)
 		}
 	}

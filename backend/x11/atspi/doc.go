@@ -50,7 +50,7 @@
 //
 // # Element verbs
 //
-// [Client.Do] invokes actions and sets values. A combo box that is not
+// [Client.Perform] invokes actions and sets values. A combo box that is not
 // editable takes a value by option name: Selection.SelectChild, else the
 // option's action, else opening the popup and taking the option (GTK);
 // Qt leaves the option selected in the open popup, which the X11 backend

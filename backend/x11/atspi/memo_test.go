@@ -132,7 +132,7 @@ func TestGeometryFollowsChanges(t *testing.T) {
 	if bar == nil || row == nil || row.BBox.Empty() {
 		t.Fatalf("no vertical scroll bar or visible row 3:\n%s", dump(tree))
 	}
-	if err := c.Do(ctx, bar.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "600"}); err != nil {
+	if err := c.Perform(ctx, bar.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "600"}); err != nil {
 		t.Fatalf("scrolling: %v", err)
 	}
 	agree("scrolling", func(tr *shinken.Tree) bool {

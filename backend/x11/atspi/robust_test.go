@@ -237,7 +237,7 @@ func TestWatch(t *testing.T) {
 	}
 	dctx, dcancel := context.WithTimeout(context.Background(), waitFor)
 	defer dcancel()
-	if err := c.Do(dctx, entry.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "changed"}); err != nil {
+	if err := c.Perform(dctx, entry.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "changed"}); err != nil {
 		t.Fatal(err)
 	}
 	select {
