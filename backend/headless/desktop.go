@@ -26,7 +26,7 @@
 // CJK (kana, Hangul, the common ideographs), so typed text shows on screen
 // as the tree reports it (fonts/README.md lists what they hold). Key names
 // are the X11 backend's: an X keysym name or a single character; any other
-// name is refused with shinken.ErrInvalidAction, as X11 refuses it.
+// name is refused with aci.ErrInvalidAction, as X11 refuses it.
 //
 // A *Desktop implements shinken.Capturer, Injector, A11y, ChangeWatcher,
 // Clipboard, Windows, Launcher and PointerReporter. It runs no commands: pair
@@ -169,7 +169,7 @@ func (d *Desktop) Register(name string, build func(*Window)) {
 
 // Launch implements shinken.Launcher: it opens a new window of the
 // registered application app, which can read args with Window.Args. An
-// unknown name is an error wrapping shinken.ErrNoSuchApp.
+// unknown name is an error wrapping aci.ErrNoSuchApp.
 func (d *Desktop) Launch(ctx context.Context, app string, args []string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -356,7 +356,7 @@ func (d *Desktop) Activate(ctx context.Context, id uint64) error {
 
 // CloseWindow closes the window whose id is id, as its title bar's close
 // button does. An unknown window is an error wrapping
-// shinken.ErrNoSuchWindow.
+// aci.ErrNoSuchWindow.
 func (d *Desktop) CloseWindow(ctx context.Context, id uint64) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -10,7 +10,7 @@ import "image"
 // when its focused widget does not use the key), w takes no input: a click
 // on w raises the dialog instead, activating w activates the dialog, and
 // the accessible actions of w's widgets fail with
-// shinken.ErrElementNotActionable. Closing w closes the dialog first. A
+// aci.ErrElementNotActionable. Closing w closes the dialog first. A
 // dialog opened over a window that already has one opens over that dialog;
 // one opened over a window not on screen (still being built, or closed)
 // is closed at once.

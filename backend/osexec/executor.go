@@ -50,7 +50,7 @@ type Options struct {
 	// long-lived program launches it (launch_app) instead.
 	KeepBackground bool
 	// MaxProcesses is how many processes may run at once; Start refuses
-	// more with an error wrapping shinken.ErrTooManyExecs. A process counts
+	// more with an error wrapping aci.ErrTooManyExecs. A process counts
 	// until it has ended and its output has been read or discarded (Wait
 	// and Collect do both). The default is DefaultMaxProcesses
 	// (64); a negative value means no limit.
@@ -121,10 +121,10 @@ func (e *Executor) Running() int { return int(e.running.Load()) }
 //
 // A request that sets both or neither of Argv and Shell, or an environment
 // variable name with "=" in it, is an error wrapping
-// shinken.ErrInvalidAction. A command that cannot be started (no such
-// program, bad directory) is an error wrapping shinken.ErrExecSpawnFailed
+// aci.ErrInvalidAction. A command that cannot be started (no such
+// program, bad directory) is an error wrapping aci.ErrExecSpawnFailed
 // whose text carries the system's reason. A request past MaxProcesses wraps
-// shinken.ErrTooManyExecs. A request's Timeout of 0 means the default
+// aci.ErrTooManyExecs. A request's Timeout of 0 means the default
 // timeout, and every timeout is clamped to MaxTimeout.
 func (e *Executor) Start(ctx context.Context, req aci.ExecRequest) (shinken.Process, error) {
 	if err := ctx.Err(); err != nil {

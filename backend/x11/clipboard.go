@@ -67,7 +67,7 @@ func (b *Backend) chunk() int {
 // SetClipboardText makes text the CLIPBOARD selection. The backend owns the
 // selection and serves it (TARGETS, TIMESTAMP, UTF8_STRING, TEXT, STRING,
 // incrementally when large) until another client takes it. Text over the
-// size limit is an error wrapping shinken.ErrTooLarge.
+// size limit is an error wrapping aci.ErrTooLarge.
 func (b *Backend) SetClipboardText(ctx context.Context, text string) error {
 	if err := b.check(ctx); err != nil {
 		return err
@@ -209,7 +209,7 @@ func (c *clipboard) lost(e xproto.SelectionClearEvent) {
 
 // ClipboardText returns the text of the CLIPBOARD selection, asking its
 // owner for UTF8_STRING, then STRING. An empty or non-text clipboard reads
-// as "". Text over the size limit is an error wrapping shinken.ErrTooLarge.
+// as "". Text over the size limit is an error wrapping aci.ErrTooLarge.
 func (b *Backend) ClipboardText(ctx context.Context) (string, error) {
 	if err := b.check(ctx); err != nil {
 		return "", err

@@ -50,7 +50,7 @@ func (l *launchedApps) running() []int {
 // with args passed verbatim (no shell). The app runs detached, in a session
 // of its own with no terminal, from the user's home directory, on this
 // display and the session bus, and outlives the Backend. A program that cannot be found or run is an error
-// wrapping shinken.ErrNoSuchApp.
+// wrapping aci.ErrNoSuchApp.
 func (b *Backend) Launch(ctx context.Context, app string, args []string) error {
 	if err := b.check(ctx); err != nil {
 		return err

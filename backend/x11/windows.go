@@ -21,7 +21,7 @@ import (
 const activationTimeout = time.Second
 
 // noSuchWindow turns the X errors that mean "that window is gone" into an
-// error wrapping shinken.ErrNoSuchWindow.
+// error wrapping aci.ErrNoSuchWindow.
 func noSuchWindow(id xproto.Window, err error) error {
 	switch err.(type) {
 	case xproto.WindowError, xproto.DrawableError, xproto.MatchError:

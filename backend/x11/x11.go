@@ -33,8 +33,8 @@ import (
 )
 
 // Errors of this package. Errors that map to a wire code wrap the shinken
-// sentinels instead (shinken.ErrNoSuchWindow, shinken.ErrNoSuchApp,
-// shinken.ErrTooLarge, shinken.ErrClosed).
+// sentinels instead (aci.ErrNoSuchWindow, aci.ErrNoSuchApp,
+// aci.ErrTooLarge, aci.ErrClosed).
 var (
 	// ErrConnect is wrapped by Open when the display cannot be reached or
 	// refuses the connection.

@@ -274,8 +274,9 @@ func TestMetrics(t *testing.T) {
 		labels map[string]string
 		n      float64
 	}{
-		{"shinken_sessions_open", nil, 1},
-		{"shinken_sessions_total", nil, 1},
+		// The test's session and the daemon's own, behind /mcp.
+		{"shinken_sessions_open", nil, 2},
+		{"shinken_sessions_total", nil, 2},
 		{"shinken_hellos_refused_total", map[string]string{"reason": "unauthorized"}, 1},
 		{"shinken_action_duration_seconds", map[string]string{"verb": "screenshot", "outcome": "ok"}, 2},
 		{"shinken_action_duration_seconds", map[string]string{"verb": "observe", "outcome": "ok"}, 1},

@@ -216,7 +216,13 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		}
 		defer stopRecording()
 	}
-	mcpl, err := newMCPLocal(ctx, srv, token, mcpOpts)
+	// MCP drives the desktop through an ACI session of its own, which needs
+	// the token: with -token-file and no token yet (a warm pool's sandbox
+	// before its claim), /mcp answers 503 until the daemon restarts.
+	var mcpl *mcpLocal
+	if token != "" || cfg.mcp == "stdio" {
+		mcpl, err = newMCPLocal(ctx, srv, token, mcpOpts)
+	}
 	if err != nil {
 		if ps != nil {
 			ps.close()
@@ -258,7 +264,13 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	} else {
 		mux.Handle(pathMetrics, bearer(srv.token, metricsHandler))
 	}
-	mux.Handle("/mcp", mcpl.srv.Handler(token))
+	if mcpl != nil {
+		mux.Handle("/mcp", mcpl.srv.Handler(token))
+	} else {
+		mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "MCP is served once the daemon starts with a token", http.StatusServiceUnavailable)
+		})
+	}
 	mux.Handle("/", http.FileServerFS(page))
 	httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
@@ -294,7 +306,9 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	// and the plugins get their shutdown, the desktop stops, and the
 	// listeners go.
 	srv.drain(cfg.drainTimeout)
-	mcpl.close()
+	if mcpl != nil {
+		mcpl.close()
+	}
 	if ps != nil {
 		ps.close()
 	}

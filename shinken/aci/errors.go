@@ -70,7 +70,7 @@ func Errorf(code Code, format string, args ...any) *Error {
 }
 
 // Sentinels, one per code, for errors.Is. Backends wrap them to say what went
-// wrong: fmt.Errorf("%w: widget 7 is gone", shinken.ErrStaleElementRef).
+// wrong: fmt.Errorf("%w: widget 7 is gone", aci.ErrStaleElementRef).
 var (
 	ErrInvalidMessage       = &Error{Code: CodeInvalidMessage}
 	ErrInvalidAction        = &Error{Code: CodeInvalidAction}

@@ -5,7 +5,7 @@
 // (github.com/modelcontextprotocol/go-sdk); [Server.MCP] hands out the
 // SDK's server for anything this package does not do.
 //
-// A Server drives one [shinken.Client], local or remote. Serve it on any
+// A Server drives one [client.Client], local or remote. Serve it on any
 // MCP transport: [Server.Run] with &mcp.StdioTransport{} for a client that
 // starts the program, or [Server.Handler] for streamable HTTP behind a
 // bearer token.

@@ -6,7 +6,7 @@
 // hands each tool call to it, and sends back what it returns, with no glue
 // of their own:
 //
-//	a, _ := toolset.NewAnthropic(ctx, c, nil) // c: a *shinken.Client
+//	a, _ := toolset.NewAnthropic(ctx, c, nil) // c: a *client.Client
 //	// tools: [a.Definition()]
 //	results, _ := a.Turn(ctx, toolUses) // the tool_use blocks of one response
 //	// the next user message: results

@@ -149,7 +149,7 @@ type app struct {
 
 // Connect finds the accessibility bus, connects to it, turns accessibility
 // on and registers for the events [Client.Watch] reports. When there is no
-// usable bus the error wraps [shinken.ErrA11yUnavailable] and says why.
+// usable bus the error wraps [aci.ErrA11yUnavailable] and says why.
 func Connect(ctx context.Context, opts *Options) (*Client, error) {
 	o := opts.withDefaults()
 	addr, session, err := findBus(ctx, &o)

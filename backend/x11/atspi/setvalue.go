@@ -27,7 +27,7 @@ const (
 // faithfully (a browser's text field, whose page scripts never see text
 // set through EditableText; a field with no editable text at all): the
 // caller may focus the node and type instead. It wraps
-// [shinken.ErrElementNotActionable].
+// [aci.ErrElementNotActionable].
 var ErrNeedsTyping = fmt.Errorf("%w: atspi: the value must be typed", aci.ErrElementNotActionable)
 
 // withNode runs fn on the node id with its application's connection.
@@ -297,7 +297,7 @@ func (n *node) selectOption(text string) error {
 
 // A PopupOpenError reports a combo box left with its popup open and the
 // option selected in it but not taken: the toolkit waits for the keyboard
-// to move to it and take it. It wraps [shinken.ErrElementNotActionable].
+// to move to it and take it. It wraps [aci.ErrElementNotActionable].
 type PopupOpenError struct {
 	ID     string // the combo box
 	Option string // the option wanted
@@ -312,7 +312,7 @@ func (e *PopupOpenError) Error() string {
 	return fmt.Sprintf("atspi: %s: option %q is selected in the open popup, not taken, after %s", e.ID, e.Option, e.Tried)
 }
 
-// Unwrap returns [shinken.ErrElementNotActionable].
+// Unwrap returns [aci.ErrElementNotActionable].
 func (e *PopupOpenError) Unwrap() error { return aci.ErrElementNotActionable }
 
 // Name returns the node's accessible name.

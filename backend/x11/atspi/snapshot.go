@@ -24,7 +24,7 @@ const parallelApps = 8
 // registry's order, each under its own root. An application that hangs or
 // dies during the walk is left out and the tree is marked truncated; the
 // others are still returned. Only the accessibility bus itself failing is
-// an error (wrapping [shinken.ErrA11yUnavailable]).
+// an error (wrapping [aci.ErrA11yUnavailable]).
 func (c *Client) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (*shinken.Tree, error) {
 	if c.closed() {
 		return nil, errClientClosed
