@@ -1,4 +1,4 @@
-package shinken_test
+package client_test
 
 import (
 	"context"
