@@ -414,7 +414,9 @@ func TestDropMidExec(t *testing.T) {
 // TestShutdownKillsExecs sends SIGTERM to the daemon while execs run: it
 // must exit cleanly, having killed their process groups.
 func TestShutdownKillsExecs(t *testing.T) {
-	d := startDaemon(t)
+	// The drain lets calls in flight finish up to -drain-timeout; these
+	// never would, so a short one: then the runtime kills them.
+	d := startDaemon(t, "-drain-timeout", "500ms")
 	w, _ := dialWire(t, d, nil)
 	w.act("a", map[string]any{"verb": "exec", "shell": "sleep 310 & sleep 311; echo never", "stream": true})
 	w.act("b", map[string]any{"verb": "exec", "argv": []string{"sleep", "312"}})
