@@ -57,7 +57,14 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Is reports whether target is an *Error with the same code and, when the
 // target has one, the same detail.
+//
+// An Error whose code is CodeUnsupported also matches errors.ErrUnsupported,
+// so a caller tests for "cannot be done here" the same way whether the error
+// came from a backend in-process or over the wire.
 func (e *Error) Is(target error) bool {
+	if target == errors.ErrUnsupported {
+		return e.Code == CodeUnsupported
+	}
 	t, ok := target.(*Error)
 	return ok && t.Code == e.Code && (t.Detail == "" || t.Detail == e.Detail)
 }

@@ -1,6 +1,7 @@
 package aci_test
 
 import (
+	"errors"
 	"testing"
 
 	"shinken.dev/go/shinken/aci"
@@ -38,5 +39,17 @@ func TestFind(t *testing.T) {
 	}
 	if all := o.FindAll("", ""); len(all) != 5 {
 		t.Errorf("FindAll of everything: %d elements", len(all))
+	}
+}
+
+// A wire error with the unsupported code matches errors.ErrUnsupported, as
+// the backend's error it came from did.
+func TestUnsupportedMatchesErrUnsupported(t *testing.T) {
+	err := aci.ParseWireError("unsupported: no clipboard here")
+	if !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("%v does not match errors.ErrUnsupported", err)
+	}
+	if errors.Is(aci.ParseWireError("backend: broken"), errors.ErrUnsupported) {
+		t.Error("a backend error matches errors.ErrUnsupported")
 	}
 }
