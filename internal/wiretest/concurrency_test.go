@@ -370,10 +370,15 @@ func TestDropMidExec(t *testing.T) {
 			w.act("flood", map[string]any{"verb": "exec", "argv": []string{"yes"}, "stream": true})
 			w.act("bufsh", map[string]any{"verb": "exec", "shell": "sleep 303 & sleep 304 & wait"})
 			var groups []int
-			poll(t, 15*time.Second, "4 execs running", func() bool {
+			poll(t, 15*time.Second, "4 execs running, each leading its own process group", func() bool {
 				kids := children(d.pid)
 				groups = groups[:0]
 				for _, k := range kids {
+					// Between fork and exec a child is still in the
+					// daemon's group; wait until it leads its own.
+					if k.pgid != k.pid {
+						return false
+					}
 					groups = append(groups, k.pgid)
 				}
 				return len(kids) == 4
