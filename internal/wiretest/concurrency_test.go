@@ -426,9 +426,12 @@ func TestShutdownKillsExecs(t *testing.T) {
 	w.act("a", map[string]any{"verb": "exec", "shell": "sleep 310 & sleep 311; echo never", "stream": true})
 	w.act("b", map[string]any{"verb": "exec", "argv": []string{"sleep", "312"}})
 	var groups []int
-	poll(t, 15*time.Second, "2 execs running", func() bool {
+	poll(t, 15*time.Second, "2 execs running, each leading its own process group", func() bool {
 		groups = groups[:0]
 		for _, k := range children(d.pid) {
+			if k.pgid != k.pid {
+				return false // forked, not yet in its own group
+			}
 			groups = append(groups, k.pgid)
 		}
 		return len(groups) == 2
