@@ -39,6 +39,9 @@ type proc struct {
 	done    chan struct{}
 	stopped bool // set (under Session.mu) when the session stops it on purpose
 	part    *part
+	// release, when set, frees what the session holds for the process (the
+	// accessibility bus's name on the session bus) once it is stopped.
+	release func()
 }
 
 // spawn starts cmd in its own process group with the session marker,
@@ -80,6 +83,9 @@ func (p *proc) stop() {
 	}
 	// Anything left in the group (a child that ignored SIGTERM) goes too.
 	syscall.Kill(-pgid, syscall.SIGKILL)
+	if p.release != nil {
+		p.release()
+	}
 }
 
 func (p *proc) stderrText() string { return strings.TrimSpace(p.stderr.String()) }
@@ -303,70 +309,6 @@ func (s *Session) startWM(ctx context.Context) (*proc, error) {
 		select {
 		case <-pr.done:
 			return pr, fmt.Errorf("session: %s exited: %s", argv[0], pr.stderrText())
-		case <-ctx.Done():
-			return pr, ctx.Err()
-		case <-tick.C:
-		}
-	}
-}
-
-// launcherPaths are where distributions install at-spi-bus-launcher.
-var launcherPaths = []string{
-	"/usr/libexec/at-spi-bus-launcher",
-	"/usr/lib/at-spi2-core/at-spi-bus-launcher",
-	"/usr/lib/at-spi2/at-spi-bus-launcher",
-	"/usr/lib/x86_64-linux-gnu/at-spi2-core/at-spi-bus-launcher",
-	"/usr/lib/aarch64-linux-gnu/at-spi2-core/at-spi-bus-launcher",
-}
-
-func findLauncher() string {
-	if p, err := exec.LookPath("at-spi-bus-launcher"); err == nil {
-		return p
-	}
-	for _, p := range launcherPaths {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
-// startA11y starts the accessibility bus launcher and waits until it owns
-// org.a11y.Bus and answers GetAddress.
-func (s *Session) startA11y(ctx context.Context, launcher string) (*proc, error) {
-	cmd := exec.Command(launcher, "--launch-immediately")
-	env := s.Env()
-	cmd.Env = append(env, "NO_AT_BRIDGE=1")
-	pr, err := s.spawn(string(PartA11yBus), cmd, true)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := dbus.Connect(s.SessionBus, dbus.WithContext(ctx))
-	if err != nil {
-		return pr, fmt.Errorf("session: session bus: %w", err)
-	}
-	defer conn.Close()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		var owned bool
-		err := conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.NameHasOwner", 0, "org.a11y.Bus").Store(&owned)
-		if err != nil {
-			return pr, fmt.Errorf("session: waiting for the accessibility bus: %w", err)
-		}
-		if owned {
-			var addr string
-			err := conn.Object("org.a11y.Bus", "/org/a11y/bus").CallWithContext(ctx, "org.a11y.Bus.GetAddress", 0).Store(&addr)
-			if err == nil && addr != "" {
-				s.mu.Lock()
-				s.a11yAddr = addr
-				s.mu.Unlock()
-				return pr, nil
-			}
-		}
-		select {
-		case <-pr.done:
-			return pr, fmt.Errorf("session: at-spi-bus-launcher exited: %s", pr.stderrText())
 		case <-ctx.Done():
 			return pr, ctx.Err()
 		case <-tick.C:

@@ -10,11 +10,18 @@
 // budget; every exit and restart is logged and reported. Close takes every
 // process of the session down, including the ones its processes started
 // (applications, D-Bus activated services): they all carry a marker in
-// their environment, and whatever still carries it is killed. A daemon
-// killed outright (SIGKILL) takes the parts down with it through a
-// parent-death signal, except what they started themselves (the
-// accessibility bus's own dbus-daemon, applications): under a container or
-// a VM, its end takes those.
+// their environment, and whatever still carries it is killed.
+//
+// A daemon killed outright (SIGKILL) takes the parts down with it through
+// a parent-death signal. That is why the session starts the accessibility
+// bus's dbus-daemon itself, with at-spi2's configuration, and publishes its
+// address as at-spi-bus-launcher would (org.a11y.Bus on the session bus,
+// AT_SPI_BUS on the X root window): the launcher's own dbus-daemon is its
+// child, which no parent-death signal reaches. What the buses start on
+// demand (the accessibility registry, portals) ends when its bus does. The
+// startup apps get the signal too; applications started otherwise (with
+// Command, or by an agent) are Close's to find by the marker, or the
+// container's or VM's to end.
 //
 // A daemon uses it like this:
 //
@@ -25,8 +32,8 @@
 //		SessionBus: s.SessionBus, LaunchEnv: s.AppEnv()})
 //
 // It runs on Linux and needs the programs Xvfb, a window manager (openbox
-// by default), dbus-daemon and at-spi-bus-launcher (Debian: xvfb openbox
-// dbus-x11 at-spi2-core).
+// by default), dbus-daemon and at-spi2's bus configuration and registry
+// (Debian: xvfb openbox dbus-x11 at-spi2-core).
 package session
 
 import (
@@ -228,10 +235,10 @@ func Start(ctx context.Context, opts *Options) (*Session, error) {
 			return nil, fmt.Errorf("%w: %s", ErrNotInstalled, name)
 		}
 	}
-	launcher := ""
+	a11yConfig := ""
 	if !o.NoAccessibility {
-		if launcher = findLauncher(); launcher == "" {
-			return nil, fmt.Errorf("%w: at-spi-bus-launcher (Debian package at-spi2-core)", ErrNotInstalled)
+		if a11yConfig = findA11yConfig(); a11yConfig == "" {
+			return nil, fmt.Errorf("%w: at-spi2's accessibility.conf (Debian package at-spi2-core)", ErrNotInstalled)
 		}
 	}
 
@@ -277,7 +284,7 @@ func Start(ctx context.Context, opts *Options) (*Session, error) {
 	}
 	if !o.NoAccessibility {
 		s.parts = append(s.parts, &part{name: PartA11yBus, needs: []Part{PartX, PartSessionBus},
-			start: func(ctx context.Context) (*proc, error) { return s.startA11y(ctx, launcher) }})
+			start: func(ctx context.Context) (*proc, error) { return s.startA11y(ctx, a11yConfig) }})
 	}
 
 	// Start's own context bounds the first start; Close cancels s.ctx.

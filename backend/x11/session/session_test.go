@@ -1,10 +1,12 @@
 package session_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/godbus/dbus/v5"
 	"go.uber.org/goleak"
 
 	"shinken.dev/go/backend/x11/session"
@@ -227,18 +230,14 @@ func TestMissing(t *testing.T) {
 	}
 }
 
-// TestParentDeath kills a process running a session outright (no Close):
-// the session's processes die with it. Not the accessibility bus's own
-// dbus-daemon, which at-spi-bus-launcher starts without a parent-death
-// signal: a session without it is checked.
+// TestParentDeath kills a process running a whole session outright (no
+// Close), with the accessibility registry activated: every process of the
+// session (Xvfb, openbox, both dbus-daemons, at-spi2-registryd, a startup
+// app) dies with it.
 func TestParentDeath(t *testing.T) {
 	if os.Getenv("SESSION_HELPER") == "1" {
-		s, err := session.Start(context.Background(), &session.Options{NoAccessibility: true})
-		if err != nil {
-			os.Exit(2)
-		}
-		os.Stdout.WriteString(s.Marker + "\n")
-		select {} // until killed
+		parentDeathHelper()
+		return
 	}
 	if _, err := exec.LookPath("Xvfb"); err != nil && os.Getenv("CI") != "true" {
 		t.Skip("skipping: Xvfb not installed")
@@ -249,35 +248,103 @@ func TestParentDeath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	line := make([]byte, 64)
-	n, _ := out.Read(line)
-	marker := strings.TrimSpace(string(line[:n]))
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	marker := strings.TrimSpace(line)
 	if marker == "" {
 		cmd.Process.Kill()
 		cmd.Wait()
-		t.Fatal("the helper started no session")
+		t.Fatalf("the helper started no session: %s", stderr.String())
 	}
 	probe := &session.Session{Marker: marker}
-	if pids, _ := probe.Processes(); len(pids) < 3 {
-		t.Fatalf("session processes %v, want Xvfb, openbox and dbus-daemon", pids)
+	names := processNames(t, probe)
+	for _, want := range []string{"Xvfb", "openbox", "dbus-daemon", "at-spi2-registryd", "sleep"} {
+		if names[want] == 0 {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no %s among the session's processes %v", want, names)
+		}
+	}
+	if names["dbus-daemon"] != 2 {
+		t.Errorf("%d dbus-daemons, want the session bus and the accessibility bus", names["dbus-daemon"])
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		pids, _ := probe.Processes()
 		if len(pids) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
+			left := processNames(t, probe)
 			for _, pid := range pids {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
-			t.Fatalf("processes %v outlived the killed daemon", pids)
+			t.Fatalf("processes %v outlived the killed daemon", left)
 		}
 		time.Sleep(5 * time.Millisecond) // waiting for the kernel; nothing to select on
 	}
+}
+
+// parentDeathHelper is TestParentDeath's daemon: it starts a session,
+// wakes the accessibility registry, prints the marker and waits to be
+// killed.
+func parentDeathHelper() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := session.Start(ctx, &session.Options{Apps: [][]string{{"sleep", "600"}}})
+	if err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		os.Exit(2)
+	}
+	conn, err := dbus.Connect(s.A11yBus())
+	if err == nil {
+		err = conn.Object("org.a11y.atspi.Registry", "/org/a11y/atspi/accessible/root").
+			CallWithContext(ctx, "org.freedesktop.DBus.Peer.Ping", 0).Err
+	}
+	if err != nil {
+		os.Stderr.WriteString("waking the registry: " + err.Error() + "\n")
+		os.Exit(2)
+	}
+	// The startup app may not have been forked yet when Start returns.
+	for countMarked(s, "sleep") == 0 {
+		time.Sleep(5 * time.Millisecond) // waiting for a fork; nothing to select on
+	}
+	os.Stdout.WriteString(s.Marker + "\n")
+	select {} // until killed
+}
+
+// processNames counts the session's live processes by argv[0]'s base name.
+func processNames(t *testing.T, s *session.Session) map[string]int {
+	t.Helper()
+	pids, err := s.Processes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, pid := range pids {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
+		out[filepath.Base(argv0)]++
+	}
+	return out
+}
+
+// countMarked counts the session's processes whose argv[0] ends with name.
+func countMarked(s *session.Session, name string) int {
+	pids, _ := s.Processes()
+	n := 0
+	for _, pid := range pids {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
+		if strings.HasSuffix(argv0, name) {
+			n++
+		}
+	}
+	return n
 }
