@@ -29,10 +29,11 @@ type Accessible struct {
 
 	opts atspi.Options
 
-	mu    sync.Mutex
-	c     *atspi.Client
-	err   error
-	tried time.Time
+	mu     sync.Mutex
+	c      *atspi.Client
+	err    error
+	tried  time.Time
+	a11yOn bool // a bus was connected once (see CheckAccessibility)
 }
 
 // retryA11y is how long a failed connection to the accessibility bus is

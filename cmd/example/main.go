@@ -382,8 +382,8 @@ func openBackend(ctx context.Context, cfg config, log *slog.Logger, swap func(fu
 		if cfg.session {
 			return openSession(ctx, cfg, log, swap, restarted)
 		}
-		b, closeB, err := openX11(ctx)
-		return desktop{backend: b, close: closeB}, nothing, nil, err
+		d, err := openX11(ctx)
+		return d, nothing, nil, err
 	case "robotgo":
 		b, closeB, err := openRobotgo(ctx)
 		return desktop{backend: b, close: closeB}, nothing, nil, err

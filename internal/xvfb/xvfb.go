@@ -4,8 +4,8 @@
 // Close, including the ones those processes started.
 //
 // It is the test-shaped face of package backend/x11/session: no
-// accessibility bus unless asked, and no restarts, so a part that dies
-// stays dead where a test can see it. It knows nothing of the testing
+// accessibility bus unless asked, and no restarts unless asked, so a part
+// that dies stays dead where a test can see it. It knows nothing of the testing
 // package; xvfbtest wraps it for tests.
 package xvfb
 
@@ -33,6 +33,8 @@ type Options struct {
 	Depth         int           // screen depth; 0 means 24
 	NoWM          bool          // true runs no window manager; default starts openbox
 	SessionBus    bool          // true starts a session dbus-daemon; default none
+	Accessibility bool          // true starts the AT-SPI bus too (and the session bus); default none
+	Restart       bool          // true restarts a part that dies, as a daemon's session does; default a dead part stays dead
 	Timeout       time.Duration // how long each program may take to get ready; 0 means 15 s
 }
 
@@ -49,10 +51,14 @@ func Start(ctx context.Context, opts *Options) (*Server, error) {
 	if opts != nil {
 		o = *opts
 	}
+	restarts := -1
+	if o.Restart {
+		restarts = 0 // the session's default budget
+	}
 	s, err := session.Start(ctx, &session.Options{
 		Width: o.Width, Height: o.Height, Depth: o.Depth, Timeout: o.Timeout,
-		NoWindowManager: o.NoWM, NoSessionBus: !o.SessionBus, NoAccessibility: true,
-		MaxRestarts: -1, Logger: slog.New(slog.DiscardHandler),
+		NoWindowManager: o.NoWM, NoSessionBus: !o.SessionBus && !o.Accessibility, NoAccessibility: !o.Accessibility,
+		MaxRestarts: restarts, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		return nil, err

@@ -4,13 +4,17 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/godbus/dbus/v5"
 
 	"shinken.dev/go/backend/x11/atspi"
+	"shinken.dev/go/backend/x11/session"
 	"shinken.dev/go/shinken"
 )
 
@@ -117,4 +121,43 @@ func hasNode(tree *shinken.Tree, role, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestA11yBusRestart kills the accessibility bus: it is started again at
+// its address and published again (the name taken over from the dead
+// bus's connection), and the session answers.
+func TestA11yBusRestart(t *testing.T) {
+	ch, on := events()
+	s := start(t, &session.Options{NoWindowManager: true, OnEvent: on})
+	addr := s.A11yBus()
+	for range 2 {
+		syscall.Kill(a11yBusPID(t, s), syscall.SIGKILL)
+		e := await(t, ch, session.PartA11yBus, session.EventRestarted)
+		if !slices.Equal(e.Restarted, []session.Part{session.PartA11yBus}) {
+			t.Fatalf("restarted %v", e.Restarted)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if err := s.Check(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		if got := s.A11yBus(); got == "" || strings.SplitN(got, ",", 2)[0] != strings.SplitN(addr, ",", 2)[0] {
+			t.Fatalf("the bus moved from %q to %q", addr, got)
+		}
+	}
+}
+
+// a11yBusPID finds the accessibility bus: the dbus-daemon with at-spi2's
+// configuration.
+func a11yBusPID(t *testing.T, s *session.Session) int {
+	t.Helper()
+	pids, _ := s.Processes()
+	for _, pid := range pids {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if strings.Contains(string(cmdline), "dbus-daemon\x00") && strings.Contains(string(cmdline), "accessibility.conf") {
+			return pid
+		}
+	}
+	t.Fatal("no accessibility bus")
+	return 0
 }

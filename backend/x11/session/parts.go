@@ -54,6 +54,9 @@ func (s *Session) spawn(name string, cmd *exec.Cmd, supervised bool) (*proc, err
 	}
 	cmd.Env = append(cmd.Env, MarkerVar+"="+s.Marker)
 	cmd.Stderr = p.stderr
+	// What a part starts (a bus activates services) inherits its stderr and
+	// may outlive it: the part's exit must not wait for theirs.
+	cmd.WaitDelay = 100 * time.Millisecond
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := s.startCmd(cmd); err != nil {
 		return nil, fmt.Errorf("session: starting %s: %w", name, err)

@@ -1,0 +1,47 @@
+package x11
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"shinken.dev/go/backend/x11/atspi"
+	"shinken.dev/go/shinken/aci"
+)
+
+// CheckAccessibility says whether the accessibility tree can be read, for a
+// readiness probe. Accessibility is on once the Accessible has connected to
+// an AT-SPI bus: on first use, or on this call, which looks for the bus as
+// a first use would (at most every few seconds). While no bus was ever
+// found, accessibility is off and there is nothing to check: it returns
+// nil. Once on, the bus must answer, which one round trip to its registry
+// checks (see [atspi.Client.Ping]). A bus that went away is looked for
+// again on the next use; until one answers, CheckAccessibility returns an
+// error wrapping [aci.ErrA11yUnavailable] that says why.
+func (a *Accessible) CheckAccessibility(ctx context.Context) error {
+	c, err := a.client(ctx)
+	if err != nil {
+		a.mu.Lock()
+		on := a.a11yOn
+		a.mu.Unlock()
+		if errors.Is(err, aci.ErrClosed) || on {
+			return err
+		}
+		return nil
+	}
+	a.mu.Lock()
+	a.a11yOn = true
+	a.mu.Unlock()
+	err = c.Ping(ctx)
+	if errors.Is(err, atspi.ErrBusLost) {
+		// Forget the dead connection, so that the next use finds the bus
+		// again; and say why until then.
+		a.mu.Lock()
+		if a.c == c {
+			a.c, a.err, a.tried = nil, err, time.Now()
+		}
+		a.mu.Unlock()
+		c.Close()
+	}
+	return err
+}
