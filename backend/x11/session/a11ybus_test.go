@@ -161,3 +161,26 @@ func a11yBusPID(t *testing.T, s *session.Session) int {
 	t.Fatal("no accessibility bus")
 	return 0
 }
+
+// TestNoLauncherActivated asks a session bus with no accessibility bus
+// on it for org.a11y.Bus: the call fails rather than have the bus start
+// at-spi-bus-launcher, whose own dbus-daemon would outlive a daemon killed
+// outright.
+func TestNoLauncherActivated(t *testing.T) {
+	s := start(t, &session.Options{NoWindowManager: true, NoAccessibility: true})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := dbus.Connect(s.SessionBus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var addr string
+	err = conn.Object("org.a11y.Bus", "/org/a11y/bus").CallWithContext(ctx, "org.a11y.Bus.GetAddress", 0).Store(&addr)
+	if err == nil {
+		t.Fatalf("GetAddress answered %q in a session without accessibility", addr)
+	}
+	if n := countMarked(s, "at-spi-bus-launcher"); n != 0 {
+		t.Fatalf("%d at-spi-bus-launcher started", n)
+	}
+}

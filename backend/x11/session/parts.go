@@ -218,7 +218,11 @@ func (s *Session) startBus(ctx context.Context) (*proc, error) {
 		return nil, fmt.Errorf("session: %w", err)
 	}
 	defer r.Close()
-	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--nopidfile", "--nosyslog",
+	config, err := s.sessionBusConfig()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("dbus-daemon", config, "--nofork", "--nopidfile", "--nosyslog",
 		"--address="+s.SessionBus, "--print-address=3")
 	cmd.ExtraFiles = []*os.File{w}
 	pr, err := s.spawn(string(PartSessionBus), cmd, true)
@@ -245,6 +249,52 @@ func (s *Session) startBus(ctx context.Context) (*proc, error) {
 		return pr, fmt.Errorf("session: session bus: %w", err)
 	}
 	return pr, nil
+}
+
+// sessionConfigs are where dbus installs the session bus's configuration.
+var sessionConfigs = []string{"/usr/share/dbus-1/session.conf", "/etc/dbus-1/session.conf"}
+
+// sessionBusConfig returns the configuration flag of the session bus: the
+// standard session configuration, with one service of the session's own
+// ahead of the standard ones. Asked for org.a11y.Bus while nobody owns the
+// name (before the session publishes its accessibility bus, while that is
+// restarted, or in a session without one), a standard bus would start
+// at-spi-bus-launcher, whose own dbus-daemon no parent-death signal
+// reaches; this one answers with an error instead, and the caller finds
+// the bus once the session publishes it (GTK reads AT_SPI_BUS, Qt watches
+// the name). Without a standard configuration to include, the bus runs
+// with --session and that hole stays open.
+func (s *Session) sessionBusConfig() (string, error) {
+	std := ""
+	for _, p := range sessionConfigs {
+		if _, err := os.Stat(p); err == nil {
+			std = p
+			break
+		}
+	}
+	if std == "" {
+		return "--session", nil
+	}
+	services := filepath.Join(s.dir, "services")
+	if err := os.MkdirAll(services, 0o700); err != nil {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	service := "[D-BUS Service]\nName=" + a11yName + "\nExec=/bin/false\n"
+	if err := os.WriteFile(filepath.Join(services, a11yName+".service"), []byte(service), 0o600); err != nil {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	config := filepath.Join(s.dir, "session-bus.conf")
+	// The first service directory listed wins over the later ones.
+	xml := `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <servicedir>` + services + `</servicedir>
+  <include>` + std + `</include>
+</busconfig>
+`
+	if err := os.WriteFile(config, []byte(xml), 0o600); err != nil {
+		return "", fmt.Errorf("session: %w", err)
+	}
+	return "--config-file=" + config, nil
 }
 
 // busAlive checks that the session bus accepts a connection.

@@ -198,7 +198,7 @@ func sessionBusPID(t *testing.T, s *session.Session) int {
 	pids, _ := s.Processes()
 	for _, pid := range pids {
 		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if strings.Contains(string(cmdline), "dbus-daemon\x00--session") {
+		if strings.Contains(string(cmdline), "dbus-daemon\x00") && strings.Contains(string(cmdline), "session-bus.conf") {
 			return pid
 		}
 	}
