@@ -12,7 +12,8 @@ import (
 
 // listen opens the listener -listen names: host:port, unix:/path, or
 // vsock:PORT (any context id: the host of a Firecracker-style VM reaches
-// the guest through its vsock device), and names the URLs to print.
+// the guest through its vsock device; port 0 picks a free one), and names
+// the URLs to print.
 func listen(addr string) (l net.Listener, aci, page string, err error) {
 	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
 		os.Remove(path)
@@ -27,6 +28,10 @@ func listen(addr string) (l net.Listener, aci, page string, err error) {
 		l, err = vsock.Listen(uint32(p), nil)
 		if err != nil {
 			return nil, "", "", fmt.Errorf("-listen %s: %w (is there a vsock device?)", addr, err)
+		}
+		// Port 0 picks a free one: name the one taken.
+		if va, ok := l.Addr().(*vsock.Addr); ok {
+			port = strconv.FormatUint(uint64(va.Port), 10)
 		}
 		return l, "vsock:" + port + " (path " + pathACI + ")", "", nil
 	}

@@ -21,19 +21,27 @@ import (
 type Proxy struct {
 	URL string // ws:// URL clients dial instead of the runtime's
 
-	t       testing.TB
-	target  string
-	srv     *httptest.Server
-	wg      sync.WaitGroup
-	text    atomic.Int64
-	binary  atomic.Int64
-	invalid atomic.Int64
+	t        testing.TB
+	target   string
+	upstream *http.Client
+	srv      *httptest.Server
+	wg       sync.WaitGroup
+	text     atomic.Int64
+	binary   atomic.Int64
+	invalid  atomic.Int64
 }
 
 // NewProxy starts a validating proxy in front of target (a ws:// URL) and
 // stops it when the test ends.
 func NewProxy(t testing.TB, target string) *Proxy {
-	p := &Proxy{t: t, target: target}
+	return NewProxyVia(t, target, nil)
+}
+
+// NewProxyVia is NewProxy for a runtime reached through upstream, whose
+// transport dials the runtime's socket (a unix or vsock listener); the
+// host in target is then only a name. nil means http.DefaultClient.
+func NewProxyVia(t testing.TB, target string, upstream *http.Client) *Proxy {
+	p := &Proxy{t: t, target: target, upstream: upstream}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	p.URL = "ws" + strings.TrimPrefix(p.srv.URL, "http")
 	t.Cleanup(func() {
@@ -56,7 +64,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	down.SetReadLimit(-1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	up, _, err := websocket.Dial(ctx, p.target+r.URL.Path, nil)
+	up, _, err := websocket.Dial(ctx, p.target+r.URL.Path, &websocket.DialOptions{HTTPClient: p.upstream})
 	if err != nil {
 		down.Close(websocket.StatusInternalError, "proxy: dial runtime failed")
 		return
