@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"shinken.dev/go/backend/x11/session"
+	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 )
 
@@ -224,4 +225,92 @@ func awaitElement(t *testing.T, ctx context.Context, c *client.Client, role, nam
 		}
 	}
 	t.Fatalf("no %s %q in the tree", role, name)
+}
+
+// TestSessionDaemonKilled kills the daemon outright (SIGKILL, no drain)
+// while it serves its own desktop with an app launched through the ACI and
+// a command running: no process of the desktop (Xvfb, openbox, both
+// dbus-daemons, the accessibility registry, the startup and launched
+// apps) and not the command outlive it.
+func TestSessionDaemonKilled(t *testing.T) {
+	need(t, "Xvfb", "openbox", "dbus-daemon", "zenity")
+	bin := build(t, t.TempDir(), ".", "example")
+	d := start(t, bin, "-backend", "x11", "-session", "-size", "800x600", "-app", "sleep 600")
+	d.awaitReady(t, http.StatusOK, 60*time.Second)
+	mark := marker(t, children(t, d.cmd.Process.Pid)["Xvfb"])
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	c := dial(t, ctx, d)
+	defer c.Close()
+	if err := c.LaunchApp(ctx, "zenity", "--entry", "--title", "Killed", "--text", "Still there?"); err != nil {
+		t.Fatal(err)
+	}
+	awaitElement(t, ctx, c, "push button", "OK")
+	if _, err := c.ExecStream(ctx, &aci.ExecRequest{Argv: []string{"sleep", "777"}}); err != nil {
+		t.Fatal(err)
+	}
+	command := awaitCommand(t, "sleep\x00777\x00")
+	names := map[string]int{}
+	for _, pid := range marked(mark) {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
+		names[argv0[strings.LastIndexByte(argv0, '/')+1:]]++
+	}
+	for _, want := range []string{"Xvfb", "openbox", "dbus-daemon", "at-spi2-registryd", "sleep", "zenity"} {
+		if names[want] == 0 {
+			t.Fatalf("no %s among the desktop's processes %v", want, names)
+		}
+	}
+
+	d.cmd.Process.Kill()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		left := marked(mark)
+		if syscall.Kill(command, 0) == nil && !zombie(command) {
+			left = append(left, command)
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("processes %v outlived the killed daemon", left)
+		}
+		time.Sleep(10 * time.Millisecond) // waiting for the kernel; nothing to select on
+	}
+}
+
+// awaitCommand waits until a process runs with exactly this command line
+// (NUL-separated), and returns its pid.
+func awaitCommand(t *testing.T, cmdline string) int {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if got, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); string(got) == cmdline {
+				return pid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no process %q", cmdline)
+		}
+		time.Sleep(10 * time.Millisecond) // waiting for a fork; nothing to select on
+	}
+}
+
+// zombie reports whether pid is dead and not yet reaped (or gone).
+func zombie(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z'
 }
