@@ -204,8 +204,8 @@ func BenchmarkIdleRSS(b *testing.B) {
 				// One screenshot, so that the capture and encode buffers are
 				// part of idle.
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				aci := "ws" + strings.TrimPrefix(base, "http") + pathACI
-				first, err := client.Dial(ctx, aci, &client.DialOptions{Token: "tok"})
+				aciURL := "ws" + strings.TrimPrefix(base, "http") + pathACI
+				first, err := client.Dial(ctx, aciURL, &client.DialOptions{Token: "tok"})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -215,7 +215,7 @@ func BenchmarkIdleRSS(b *testing.B) {
 				const extra = 20
 				var cs []*client.Client
 				for range extra {
-					c, err := client.Dial(ctx, aci, &client.DialOptions{Token: "tok"})
+					c, err := client.Dial(ctx, aciURL, &client.DialOptions{Token: "tok"})
 					if err != nil {
 						b.Fatal(err)
 					}
