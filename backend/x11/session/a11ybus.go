@@ -3,10 +3,12 @@ package session
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/godbus/dbus/v5"
 	"github.com/godbus/dbus/v5/introspect"
@@ -98,8 +100,7 @@ func (s *Session) startA11y(ctx context.Context, config string) (*proc, error) {
 // publishA11y serves org.a11y.Bus on the session bus and sets AT_SPI_BUS
 // on the X root window. release gives the name up.
 func (s *Session) publishA11y(ctx context.Context, addr string) (release func(), err error) {
-	// The connection lives as long as the part, not as ctx.
-	conn, err := dbus.Connect(s.SessionBus)
+	conn, err := connectBus(ctx, s.busPath)
 	if err != nil {
 		return nil, fmt.Errorf("session: %s: session bus: %w", PartA11yBus, err)
 	}
@@ -152,3 +153,26 @@ func (s *Session) setRootBus(addr string) error {
 	return xproto.ChangePropertyChecked(c, xproto.PropModeReplace, root, atom.Atom, xproto.AtomString, 8,
 		uint32(len(addr)), []byte(addr)).Check()
 }
+
+// connectBus connects to the bus listening on the unix socket at path:
+// the dial, the authentication and Hello end at ctx's deadline, while the
+// connection lives on after ctx (as long as the part).
+func connectBus(ctx context.Context, path string) (*dbus.Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, err
+	}
+	uc := nc.(*net.UnixConn)
+	if dl, ok := ctx.Deadline(); ok {
+		uc.SetDeadline(dl)
+	}
+	conn, err := dbus.ConnectUnix(uc)
+	if err != nil {
+		uc.Close()
+		return nil, err
+	}
+	uc.SetDeadline(time.Time{})
+	return conn, nil
+}
+
