@@ -72,6 +72,28 @@ func newStdioPipes(b *testing.B) *stdioPipes {
 	return p
 }
 
+// serveStdio serves srv on the server's ends of p: through Server.Run,
+// as `-mcp stdio` does, or, with sdkTransport, on the SDK's own stdio
+// connection (MCP().Connect), which encodes images through encoding/json.
+// It returns a function that waits for the session to end.
+func serveStdio(b *testing.B, srv *mcpserver.Server, p *stdioPipes, sdkTransport bool) (wait func()) {
+	b.Helper()
+	t := &mcp.IOTransport{Reader: p.serverIn, Writer: p.serverOut}
+	if sdkTransport {
+		ss, err := srv.MCP().Connect(context.Background(), t, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return func() { ss.Wait() }
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.Run(context.Background(), t)
+	}()
+	return func() { <-done }
+}
+
 // benchEnv is benchRuntime with the Go SDK's MCP client over a stdio
 // transport: two OS pipes, newline-delimited JSON-RPC, as between a client
 // and `-mcp stdio`.
@@ -80,17 +102,14 @@ func benchEnv(b *testing.B) (*client.Client, *mcp.ClientSession) {
 	ctx := context.Background()
 	c, srv := benchRuntime(b)
 	p := newStdioPipes(b)
-	ss, err := srv.MCP().Connect(ctx, &mcp.IOTransport{Reader: p.serverIn, Writer: p.serverOut}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	wait := serveStdio(b, srv, p, false)
 	sess, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).Connect(ctx, &mcp.IOTransport{Reader: p.clientIn, Writer: p.clientOut}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
 		sess.Close()
-		ss.Wait()
+		wait()
 	})
 	return c, sess
 }
@@ -104,16 +123,13 @@ type rawClient struct {
 	id int
 }
 
-func newRawClient(b *testing.B, srv *mcpserver.Server) *rawClient {
+func newRawClient(b *testing.B, srv *mcpserver.Server, sdkTransport bool) *rawClient {
 	b.Helper()
 	p := newStdioPipes(b)
-	ss, err := srv.MCP().Connect(context.Background(), &mcp.IOTransport{Reader: p.serverIn, Writer: p.serverOut}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	wait := serveStdio(b, srv, p, sdkTransport)
 	b.Cleanup(func() {
 		p.clientOut.Close()
-		ss.Wait()
+		wait()
 		p.clientIn.Close()
 	})
 	rc := &rawClient{w: p.clientOut, r: bufio.NewReaderSize(p.clientIn, 1<<20)}
@@ -194,7 +210,9 @@ func BenchmarkLeftClick(b *testing.B) {
 // model's 1024×576, base64 in JSON) against the ACI screenshot of the same
 // size through the Client (binary frames, the PNG's bytes as they are).
 // The MCP client is the Go SDK's (its JSON decoding of the answer is
-// timed), or a raw one that reads the answer's line and decodes nothing.
+// timed), or a raw one that reads the answer's line and decodes nothing;
+// the server is served by Run, as `-mcp stdio` serves it, or for
+// comparison on the SDK's own stdio connection.
 func BenchmarkScreenshotTool(b *testing.B) {
 	ctx := context.Background()
 	aciShot := func(c *client.Client) func() error {
@@ -215,20 +233,26 @@ func BenchmarkScreenshotTool(b *testing.B) {
 		})
 		b.ReportMetric(float64(n), "png-bytes")
 	})
-	b.Run("raw-client", func(b *testing.B) {
-		c, srv := benchRuntime(b)
-		rc := newRawClient(b, srv)
-		var n int
-		pair(b, aciShot(c), func() error {
-			line, err := rc.call(`"tools/call","params":{"name":"screenshot","arguments":{}}`)
-			if err == nil && !bytes.Contains(line[:min(len(line), 200)], []byte(`"type":"image"`)) {
-				b.Fatalf("answer %.200s", line)
-			}
-			n = len(line)
-			return err
-		})
-		b.ReportMetric(float64(n), "answer-bytes")
-	})
+	raw := func(sdkTransport bool) func(b *testing.B) {
+		return func(b *testing.B) {
+			c, srv := benchRuntime(b)
+			rc := newRawClient(b, srv, sdkTransport)
+			var n int
+			pair(b, aciShot(c), func() error {
+				line, err := rc.call(`"tools/call","params":{"name":"screenshot","arguments":{}}`)
+				if err == nil && !bytes.Contains(line[:min(len(line), 200)], []byte(`"type":"image"`)) {
+					b.Fatalf("answer %.200s", line)
+				}
+				n = len(line)
+				return err
+			})
+			b.ReportMetric(float64(n), "answer-bytes")
+		}
+	}
+	b.Run("raw-client", raw(false))
+	// The same on the SDK's own stdio connection, which encodes the image
+	// through encoding/json: what Run's transport saves.
+	b.Run("raw-client-sdk-transport", raw(true))
 }
 
 // BenchmarkImageResultJSON is what base64 in JSON costs one screenshot's

@@ -103,7 +103,7 @@ func (s *Server) addComputerTools(ctx context.Context) error {
 			}
 			res := &mcp.CallToolResult{}
 			if r.Image != nil {
-				res.Content = append(res.Content, &mcp.ImageContent{Data: r.Image.Data, MIMEType: r.Image.MediaType})
+				res.Content = append(res.Content, s.imageContent(req, r.Image.Data, r.Image.MediaType))
 			}
 			if r.Text != "" || r.Image == nil {
 				res.Content = append(res.Content, &mcp.TextContent{Text: r.Text})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -60,6 +61,7 @@ type Server struct {
 	opts       Options
 	log        *slog.Logger
 	srv        *mcp.Server
+	splicers   sync.Map // *mcp.ServerSession → *imageSplicer, for the sessions Run serves on stdio
 }
 
 // New returns a Server driving the desktop of c, which stays the caller's
@@ -117,11 +119,20 @@ func (s *Server) MCP() *mcp.Server { return s.srv }
 
 // Run serves one MCP client on t (for example &mcp.StdioTransport{}) until
 // the client disconnects (nil, or the session's error) or ctx is done
-// (ctx.Err()).
+// (ctx.Err()). On an *mcp.StdioTransport or an *mcp.IOTransport, Run
+// writes the lines the SDK would, but encodes images straight into them
+// rather than through encoding/json (see "Images over stdio" in the
+// package documentation): prefer Run to connecting the SDK's server
+// yourself on these transports.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	t, sp := spliced(t)
 	ss, err := s.srv.Connect(ctx, t, nil)
 	if err != nil {
 		return err
+	}
+	if sp != nil {
+		s.splicers.Store(ss, sp)
+		defer s.splicers.Delete(ss)
 	}
 	stop := context.AfterFunc(ctx, func() { ss.Close() })
 	defer stop()
