@@ -384,7 +384,8 @@ const (
 	maxExecTimeout = time.Hour
 )
 
-// waitFor polls full observations until the condition holds.
+// waitFor waits with the Client's WaitFor, reporting its observations as
+// progress.
 func (s *Server) waitFor(ctx context.Context, req *mcp.CallToolRequest, in WaitForInput) (textResult[WaitForOutput], error) {
 	var zero textResult[WaitForOutput]
 	if in.Role == "" && in.Name == "" && in.Value == "" {
@@ -399,47 +400,48 @@ func (s *Server) waitFor(ctx context.Context, req *mcp.CallToolRequest, in WaitF
 	}
 	what := describeMatch(in)
 	start := time.Now()
-	deadline := start.Add(timeout)
 	prog := newProgress(req)
-	tick := time.NewTicker(s.opts.PollInterval)
-	defer tick.Stop()
-	lastReport := start
-	for polls := 1; ; polls++ {
-		o, err := s.aciSession.Observe(ctx, &client.ObserveRequest{Desktop: in.Desktop})
-		if err != nil {
-			return zero, err
-		}
-		el := firstMatch(o.Elements, in)
-		elapsed := time.Since(start)
-		out := WaitForOutput{Polls: polls, ElapsedMS: elapsed.Milliseconds()}
-		when := "already"
-		if polls > 1 {
-			when = fmt.Sprintf("after %d ms", out.ElapsedMS)
-		}
-		if in.Gone && el == nil {
-			return textResult[WaitForOutput]{fmt.Sprintf("no %s (%s)", what, when), out}, nil
-		}
-		if !in.Gone && el != nil {
-			out.Element = el
-			return textResult[WaitForOutput]{fmt.Sprintf("%s %s %q (%s)", el.Ref, el.Role, el.Name, when), out}, nil
-		}
-		if polls == 1 || time.Since(lastReport) >= s.opts.ProgressInterval {
-			lastReport = time.Now()
-			prog.report(ctx, fmt.Sprintf("waiting for %s: %d observations in %d ms", what, polls, out.ElapsedMS))
-		}
-		if !time.Now().Before(deadline) {
+	var polls int
+	var lastReport time.Time
+	wr := client.WaitForRequest{
+		Role: in.Role, Name: in.Name, Value: in.Value, IgnoreCase: true,
+		Until: client.WaitAppears, Timeout: timeout, Interval: s.opts.PollInterval, Desktop: in.Desktop,
+		Observed: func(n int) {
+			polls = n
+			if n == 1 || time.Since(lastReport) >= s.opts.ProgressInterval {
+				lastReport = time.Now()
+				prog.report(ctx, fmt.Sprintf("waiting for %s: %d observations in %d ms", what, n, time.Since(start).Milliseconds()))
+			}
+		},
+	}
+	if in.Gone {
+		wr.Until = client.WaitDisappears
+	}
+	el, err := s.aciSession.WaitFor(ctx, wr)
+	// The observation that ended the wait is the one after the last
+	// reported.
+	polls++
+	elapsed := time.Since(start).Milliseconds()
+	if err != nil {
+		if aci.CodeOf(err) == aci.CodeTimeout && ctx.Err() == nil {
 			state := "no"
 			if in.Gone {
 				state = "still a"
 			}
-			return zero, aci.Errorf(aci.CodeTimeout, "%s %s after %d ms (%d observations)", state, what, out.ElapsedMS, polls)
+			return zero, aci.Errorf(aci.CodeTimeout, "%s %s after %d ms (%d observations)", state, what, elapsed, polls-1)
 		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return zero, ctx.Err()
-		}
+		return zero, err
 	}
+	out := WaitForOutput{Polls: polls, ElapsedMS: elapsed}
+	when := "already"
+	if polls > 1 {
+		when = fmt.Sprintf("after %d ms", elapsed)
+	}
+	if in.Gone {
+		return textResult[WaitForOutput]{fmt.Sprintf("no %s (%s)", what, when), out}, nil
+	}
+	out.Element = &Element{Ref: el.Ref, Role: el.Role, Name: el.Name, Value: el.Value, States: el.States, BBox: el.BBox}
+	return textResult[WaitForOutput]{fmt.Sprintf("%s %s %q (%s)", el.Ref, el.Role, el.Name, when), out}, nil
 }
 
 func describeMatch(in WaitForInput) string {
@@ -456,24 +458,4 @@ func describeMatch(in WaitForInput) string {
 		parts = append(parts, fmt.Sprintf("with a value like %q", in.Value))
 	}
 	return strings.Join(parts, " ")
-}
-
-func firstMatch(els []aci.Element, in WaitForInput) *Element {
-	for _, e := range els {
-		if in.Role != "" && !strings.EqualFold(e.Role, in.Role) {
-			continue
-		}
-		if in.Name != "" && !containsFold(e.Name, in.Name) {
-			continue
-		}
-		if in.Value != "" && !containsFold(e.Value, in.Value) {
-			continue
-		}
-		return &Element{Ref: e.Ref, Role: e.Role, Name: e.Name, Value: e.Value, States: e.States, BBox: e.BBox}
-	}
-	return nil
-}
-
-func containsFold(s, sub string) bool {
-	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
 }
