@@ -95,8 +95,11 @@ func (s *Server) addComputerTools(ctx context.Context) error {
 			}
 			if err != nil {
 				var e *aci.Error
-				if !errors.As(err, &e) && ctx.Err() == nil {
-					// The toolset's own refusals are about the call's input.
+				if !errors.As(err, &e) && !errors.Is(err, errors.ErrUnsupported) && ctx.Err() == nil {
+					// Errors from the runtime carry its code, and the
+					// toolset's own failures carry theirs (internal,
+					// unsupported); the rest are its refusals of the call's
+					// input.
 					err = &aci.Error{Code: aci.CodeInvalidAction, Detail: err.Error(), Err: err}
 				}
 				return s.toolError(name, err), nil
