@@ -55,13 +55,7 @@ type CursorPosition struct {
 
 var cursorText = regexp.MustCompile(`X=(-?\d+),\s*Y=(-?\d+)`)
 
-func (s *Server) addComputerTools(ctx context.Context) error {
-	a, err := toolset.NewAnthropic(ctx, s.aciSession, &toolset.AnthropicOptions{
-		Version: toolset.ComputerToolset20260801, Width: s.opts.Screen.W, Height: s.opts.Screen.H,
-	})
-	if err != nil {
-		return fmt.Errorf("mcpserver: the Anthropic tools: %w", err)
-	}
+func (s *Server) addComputerTools(a *toolset.Anthropic) error {
 	doneSchema, err := jsonschema.For[Done](nil)
 	if err != nil {
 		return err
@@ -86,13 +80,16 @@ func (s *Server) addComputerTools(ctx context.Context) error {
 		name := m.Name
 		s.srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var r *toolset.Result
-			var err error
-			switch name {
-			case "hold_key", "wait":
-				r, err = s.long(ctx, req, a, name)
-			default:
-				r, err = a.Call(ctx, name, req.Params.Arguments)
-			}
+			err := s.run(ctx, h.readOnly, func(sess *aciSession) error {
+				var err error
+				switch name {
+				case "hold_key", "wait":
+					r, err = s.long(ctx, req, sess.a, name)
+				default:
+					r, err = sess.a.Call(ctx, name, req.Params.Arguments)
+				}
+				return err
+			})
 			if err != nil {
 				var e *aci.Error
 				if !errors.As(err, &e) && !errors.Is(err, errors.ErrUnsupported) && ctx.Err() == nil {
@@ -146,16 +143,15 @@ func (s *Server) long(ctx context.Context, req *mcp.CallToolRequest, a *toolset.
 	if name != "hold_key" || s.opts.Dial == nil {
 		return a.Call(ctx, name, req.Params.Arguments)
 	}
-	own, err := s.opts.Dial(ctx)
+	c, err := s.opts.Dial(ctx)
 	if err != nil {
-		return nil, err
+		return nil, own(err)
 	}
-	defer own.Close()
-	held, err := toolset.NewAnthropic(ctx, own, &toolset.AnthropicOptions{
-		Version: toolset.ComputerToolset20260801, Width: s.opts.Screen.W, Height: s.opts.Screen.H,
-	})
+	defer c.Close()
+	held, err := s.newSession(ctx, c)
 	if err != nil {
-		return nil, err
+		return nil, own(err)
 	}
-	return held.Call(ctx, name, req.Params.Arguments)
+	r, err := held.a.Call(ctx, name, req.Params.Arguments)
+	return r, own(err)
 }

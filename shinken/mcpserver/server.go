@@ -31,7 +31,9 @@ type Options struct {
 	// cancelling the MCP call closes it, and the runtime kills the
 	// command with its process group. Without Dial, exec runs on the
 	// Server's session and a cancelled command runs on, on the runtime,
-	// until its timeout.
+	// until its timeout. Dial also replaces the Server's session when the
+	// runtime closes it (see Server.Reconnect): a Dial that reads the
+	// runtime's current address and token follows their changes.
 	Dial func(ctx context.Context) (*client.Client, error)
 	// ProgressInterval is how often exec and wait_for report progress to a
 	// client that asked for it (besides a first report when they start);
@@ -57,18 +59,25 @@ type Size struct{ W, H int }
 // they share its ACI session: the same pointer, the same element refs and
 // the same diff baseline.
 type Server struct {
-	aciSession *client.Client
-	opts       Options
-	log        *slog.Logger
-	srv        *mcp.Server
-	splicers   sync.Map // *mcp.ServerSession → *imageSplicer, for the sessions Run serves on stdio
+	opts     Options
+	log      *slog.Logger
+	srv      *mcp.Server
+	splicers sync.Map // *mcp.ServerSession → *imageSplicer, for the sessions Run serves on stdio
+
+	redial  sync.Mutex // one renewal of the session at a time
+	mu      sync.Mutex
+	cur     *aciSession
+	dialled []*client.Client // the sessions the Server opened itself, to close
+	closed  bool
 }
 
 // New returns a Server driving the desktop of c, which stays the caller's
 // to close (after the Server is done with it). It asks the runtime for the
-// screen's size, to scale the Anthropic tools.
+// screen's size, to scale the Anthropic tools. With Options.Dial, the
+// Server replaces c by a session of its own once the runtime closes c (see
+// Reconnect).
 func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) {
-	s := &Server{aciSession: c}
+	s := &Server{}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -101,7 +110,12 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	s.srv.AddReceivingMiddleware(codeToolErrors)
-	if err := s.addComputerTools(ctx); err != nil {
+	first, err := s.newSession(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: the Anthropic tools: %w", err)
+	}
+	s.cur = first
+	if err := s.addComputerTools(first.a); err != nil {
 		return nil, err
 	}
 	s.addStructuredTools()
@@ -177,12 +191,20 @@ func RequireToken(token string, h http.Handler) http.Handler {
 var errBadToken = fmt.Errorf("%w: wrong or missing token", auth.ErrInvalidToken)
 
 // Close ends every MCP session the Server serves, so that an HTTP server
-// holding their streams can shut down. The ACI session stays the caller's
-// to close.
+// holding their streams can shut down, and the ACI sessions the Server
+// opened itself. The session given to New stays the caller's to close.
 func (s *Server) Close() error {
 	var errs []error
 	for ss := range s.srv.Sessions() {
 		errs = append(errs, ss.Close())
+	}
+	s.mu.Lock()
+	s.closed = true
+	dialled := s.dialled
+	s.dialled = nil
+	s.mu.Unlock()
+	for _, c := range dialled {
+		c.Close()
 	}
 	return errors.Join(errs...)
 }

@@ -133,13 +133,12 @@ type ExecOutput struct {
 }
 
 func (s *Server) addStructuredTools() {
-	c := s.aciSession
 	addTool(s, &mcp.Tool{
 		Name:        "observe",
 		Description: "Read the accessibility tree of the active window (or the whole desktop) as text: one element per line with its ref (e12), role, name, value, states and actions. Refs stay valid while the element lives. With diff, only what changed since the previous observe.",
 		Annotations: &mcp.ToolAnnotations{Title: "Observe the accessibility tree"},
 		InputSchema: bounded[ObserveInput](map[string]float64{"settle_ms": 2000}),
-	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, in ObserveInput) (textResult[ObserveOutput], error) {
+	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in ObserveInput) (textResult[ObserveOutput], error) {
 		if in.SettleMS < 0 {
 			return textResult[ObserveOutput]{}, invalid("settle_ms %d is negative", in.SettleMS)
 		}
@@ -158,7 +157,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "click_element",
 		Description: "Click the left button at the centre of an element, by its ref from observe.",
 		Annotations: &mcp.ToolAnnotations{Title: "Click an element"},
-	}, input, func(ctx context.Context, _ *mcp.CallToolRequest, in RefInput) (textResult[Done], error) {
+	}, input, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in RefInput) (textResult[Done], error) {
 		if err := c.Click(ctx, aci.Ref(in.Ref)); err != nil {
 			return textResult[Done]{}, err
 		}
@@ -169,7 +168,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "invoke_action",
 		Description: "Perform an element's accessibility action (click, toggle, activate...) by its ref from observe, without moving the pointer.",
 		Annotations: &mcp.ToolAnnotations{Title: "Invoke an element's action"},
-	}, input, func(ctx context.Context, _ *mcp.CallToolRequest, in InvokeInput) (textResult[Done], error) {
+	}, input, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in InvokeInput) (textResult[Done], error) {
 		if err := c.InvokeAction(ctx, in.Ref, in.Action); err != nil {
 			return textResult[Done]{}, err
 		}
@@ -183,7 +182,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "set_value",
 		Description: "Set the value or text of an element (a text field, a slider...) by its ref from observe, replacing what it held.",
 		Annotations: &mcp.ToolAnnotations{Title: "Set an element's value"},
-	}, overwrite, func(ctx context.Context, _ *mcp.CallToolRequest, in SetValueInput) (textResult[Done], error) {
+	}, overwrite, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in SetValueInput) (textResult[Done], error) {
 		if err := c.SetValue(ctx, in.Ref, in.Value); err != nil {
 			return textResult[Done]{}, err
 		}
@@ -201,7 +200,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "list_windows",
 		Description: "List the top-level windows: id, title, application, bounds and which is active.",
 		Annotations: &mcp.ToolAnnotations{Title: "List windows"},
-	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (textResult[Windows], error) {
+	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, _ struct{}) (textResult[Windows], error) {
 		ws, err := c.ListWindows(ctx)
 		if err != nil {
 			return textResult[Windows]{}, err
@@ -230,7 +229,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "activate_window",
 		Description: "Raise and focus a window, by its id from list_windows or by a substring of its title.",
 		Annotations: &mcp.ToolAnnotations{Title: "Activate a window"},
-	}, inputIdempotent, func(ctx context.Context, _ *mcp.CallToolRequest, in ActivateInput) (textResult[Done], error) {
+	}, inputIdempotent, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in ActivateInput) (textResult[Done], error) {
 		switch {
 		case in.ID != nil && in.Title != "":
 			return textResult[Done]{}, invalid("give the window's id or its title, not both")
@@ -252,7 +251,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "launch_app",
 		Description: "Start an application on the desktop. The runtime may refuse it.",
 		Annotations: &mcp.ToolAnnotations{Title: "Launch an application"},
-	}, hints{destructive: true, openWorld: true}, func(ctx context.Context, _ *mcp.CallToolRequest, in LaunchInput) (textResult[Done], error) {
+	}, hints{destructive: true, openWorld: true}, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in LaunchInput) (textResult[Done], error) {
 		if err := c.LaunchApp(ctx, in.App, in.Args...); err != nil {
 			return textResult[Done]{}, err
 		}
@@ -263,7 +262,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "clipboard_get",
 		Description: "Read the clipboard's text.",
 		Annotations: &mcp.ToolAnnotations{Title: "Read the clipboard"},
-	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (textResult[ClipboardText], error) {
+	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, _ struct{}) (textResult[ClipboardText], error) {
 		t, err := c.ClipboardGet(ctx)
 		if err != nil {
 			return textResult[ClipboardText]{}, err
@@ -275,7 +274,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "clipboard_set",
 		Description: "Put text on the clipboard, replacing what it held.",
 		Annotations: &mcp.ToolAnnotations{Title: "Set the clipboard"},
-	}, hints{destructive: true, idempotent: true}, func(ctx context.Context, _ *mcp.CallToolRequest, in ClipboardText) (textResult[Done], error) {
+	}, hints{destructive: true, idempotent: true}, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in ClipboardText) (textResult[Done], error) {
 		if err := c.ClipboardSet(ctx, in.Text); err != nil {
 			return textResult[Done]{}, err
 		}
@@ -294,7 +293,7 @@ func done(text string) textResult[Done] { return textResult[Done]{text, Done{OK:
 
 // exec runs a buffered exec; see Options.Dial for how cancellation reaches
 // the command.
-func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in ExecInput) (textResult[ExecOutput], error) {
+func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, c *client.Client, in ExecInput) (textResult[ExecOutput], error) {
 	var zero textResult[ExecOutput]
 	x := &aci.ExecRequest{Argv: in.Argv, Shell: in.Shell, Dir: in.Cwd, Env: in.Env}
 	switch {
@@ -313,16 +312,16 @@ func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in ExecInpu
 	if a := x.Action(false); a.Validate() != nil {
 		return zero, a.Validate()
 	}
-	sess := s.aciSession
+	sess, mark := c, func(err error) error { return err }
 	if s.opts.Dial != nil {
-		own, err := s.opts.Dial(ctx)
+		c, err := s.opts.Dial(ctx)
 		if err != nil {
-			return zero, err
+			return zero, own(err)
 		}
 		// Closing the session ends the command if it still runs: that is
 		// how a cancelled call reaches the runtime.
-		defer own.Close()
-		sess = own
+		defer c.Close()
+		sess, mark = c, own
 	}
 	what := in.Shell
 	if what == "" {
@@ -337,7 +336,7 @@ func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in ExecInpu
 	res, err := sess.Exec(ctx, x)
 	stop()
 	if err != nil {
-		return zero, err
+		return zero, mark(err)
 	}
 	out := ExecOutput{ExitCode: res.ExitCode, TimedOut: res.TimedOut, Stdout: res.Stdout, Stderr: res.Stderr,
 		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated, DurationMS: res.DurationMS}
@@ -386,7 +385,7 @@ const (
 
 // waitFor waits with the Client's WaitFor, reporting its observations as
 // progress.
-func (s *Server) waitFor(ctx context.Context, req *mcp.CallToolRequest, in WaitForInput) (textResult[WaitForOutput], error) {
+func (s *Server) waitFor(ctx context.Context, req *mcp.CallToolRequest, c *client.Client, in WaitForInput) (textResult[WaitForOutput], error) {
 	var zero textResult[WaitForOutput]
 	if in.Role == "" && in.Name == "" && in.Value == "" {
 		return zero, invalid("give a role, a name or a value to wait for")
@@ -417,7 +416,7 @@ func (s *Server) waitFor(ctx context.Context, req *mcp.CallToolRequest, in WaitF
 	if in.Gone {
 		wr.Until = client.WaitDisappears
 	}
-	el, err := s.aciSession.WaitFor(ctx, wr)
+	el, err := c.WaitFor(ctx, wr)
 	// The observation that ended the wait is the one after the last
 	// reported.
 	polls++
