@@ -163,9 +163,16 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 // An empty token refuses every request. An MCP session that sends nothing
 // for HTTPSessionIdle is closed (its client initialises a new one).
 func (s *Server) Handler(token string) http.Handler {
+	return s.TokenHandler(func() string { return token })
+}
+
+// TokenHandler is Handler with a token that may change: token is called
+// for every request, so a rotated token takes effect at once (an MCP
+// session goes on when its client sends the new token).
+func (s *Server) TokenHandler(token func() string) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv },
 		&mcp.StreamableHTTPOptions{Logger: sdkLogger(s.log), SessionTimeout: HTTPSessionIdle})
-	return RequireToken(token, h)
+	return requireToken(token, h)
 }
 
 // HTTPSessionIdle is how long Handler keeps an MCP session that sends
@@ -177,10 +184,14 @@ const HTTPSessionIdle = time.Hour
 // Bearer <token>" reach it; the token is compared in constant time. An
 // empty token refuses every request.
 func RequireToken(token string, h http.Handler) http.Handler {
-	want := sha256.Sum256([]byte(token))
+	return requireToken(func() string { return token }, h)
+}
+
+func requireToken(token func() string, h http.Handler) http.Handler {
 	verify := func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
-		g := sha256.Sum256([]byte(got))
-		if token == "" || subtle.ConstantTimeCompare(g[:], want[:]) != 1 {
+		t := token()
+		g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(t))
+		if t == "" || subtle.ConstantTimeCompare(g[:], w[:]) != 1 {
 			return nil, errBadToken
 		}
 		return &auth.TokenInfo{}, nil

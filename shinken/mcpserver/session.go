@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"slices"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -16,8 +17,9 @@ import (
 // aciSession is the ACI session the tools drive, with the Anthropic tools
 // scaled to its screen.
 type aciSession struct {
-	c *client.Client
-	a *toolset.Anthropic
+	c      *client.Client
+	a      *toolset.Anthropic
+	opened time.Time // when its dial completed
 }
 
 // newSession puts the Anthropic tools on c (which asks the runtime for the
@@ -29,7 +31,7 @@ func (s *Server) newSession(ctx context.Context, c *client.Client) (*aciSession,
 	if err != nil {
 		return nil, err
 	}
-	return &aciSession{c: c, a: a}, nil
+	return &aciSession{c: c, a: a, opened: time.Now()}, nil
 }
 
 // current returns the session the tools drive now.
@@ -39,13 +41,14 @@ func (s *Server) current() *aciSession {
 	return s.cur
 }
 
-// Reconnect replaces the Server's ACI session with a new one from
-// Options.Dial (an error without it): the program calls it when it knows
-// the session is about to end or has ended (it rotated the runtime's
-// token, or restarted the desktop behind it). Calls in flight on the old
-// session end as it ends; the tools run on the new one from now on. A
-// session the Server dialled itself is closed once replaced; the one given
-// to New stays the caller's.
+// Reconnect makes sure the tools run on an ACI session opened after it was
+// called: unless the Server already replaced its session since, it opens a
+// new one with Options.Dial (an error without it). A program calls it when
+// it knows the session is about to end or has ended: it rotated the
+// runtime's token, or restarted the desktop behind it. Calls in flight on
+// the old session end as it ends; the tools run on the new one from now
+// on. A session the Server dialled itself is closed once replaced; the one
+// given to New stays the caller's.
 //
 // The Server also reconnects by itself when a call finds its session
 // closed by the runtime: a reading tool's call (screenshot, observe...) is
@@ -53,7 +56,14 @@ func (s *Server) current() *aciSession {
 // error, as it may or may not have taken effect. Either way the runtime
 // numbers elements anew: refs from before are stale, observe again.
 func (s *Server) Reconnect(ctx context.Context) error {
-	_, err := s.renew(ctx, s.current())
+	asOf := time.Now()
+	s.redial.Lock()
+	cur := s.current()
+	s.redial.Unlock()
+	if cur.opened.After(asOf) {
+		return nil
+	}
+	_, err := s.renew(ctx, cur)
 	return err
 }
 
