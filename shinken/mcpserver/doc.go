@@ -87,4 +87,15 @@
 // diff after it is against what it saw). That is the desktop's nature (it
 // has one pointer and one focus); a program that wants separate diff
 // baselines gives each MCP client a Server of its own.
+//
+// The ACI session may end under the MCP sessions: the runtime's token was
+// rotated, its desktop restarted, a remote runtime came back. With
+// Options.Dial the Server opens a new one and its MCP sessions go on: a
+// program that knows of the change calls [Server.Reconnect] (then the
+// next call, whatever it is, runs on the new session); otherwise the first
+// call to find the session closed opens the new one, and is made again on
+// it if it only reads (screenshot, observe, list_windows...); an input
+// call fails with a closed error instead, since it may or may not have
+// taken effect. The runtime numbers elements per session: after a new
+// session, refs are stale until the next observe.
 package mcpserver

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -164,5 +165,53 @@ func TestReconnect(t *testing.T) {
 	m.open("form")
 	if w := ok("list_windows", map[string]any{}); !strings.Contains(w, "Form") {
 		t.Fatalf("windows of the newest desktop:\n%s", w)
+	}
+}
+
+// TestTokenHandler serves MCP over HTTP with a token that rotates: a
+// request takes the token in force when it arrives.
+func TestTokenHandler(t *testing.T) {
+	e := newEnv(t, nil)
+	var mu sync.Mutex
+	current := ""
+	hs := httptest.NewServer(e.srv.TokenHandler(func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return current
+	}))
+	defer hs.Close()
+	defer e.srv.Close()
+	status := func(token string) int {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+		req, _ := http.NewRequest("POST", hs.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	set := func(token string) {
+		mu.Lock()
+		current = token
+		mu.Unlock()
+	}
+	for _, step := range []struct {
+		current, sent string
+		want          int
+	}{
+		{"", "", http.StatusUnauthorized},
+		{"a", "a", http.StatusOK},
+		{"b", "a", http.StatusUnauthorized},
+		{"b", "b", http.StatusOK},
+	} {
+		set(step.current)
+		if got := status(step.sent); got != step.want {
+			t.Errorf("token %q in force, %q sent: %d, want %d", step.current, step.sent, got, step.want)
+		}
 	}
 }
