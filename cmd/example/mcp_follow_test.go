@@ -33,6 +33,7 @@ func TestMCPFollowsDaemon(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	srv := newServed(headlessDesktop(t, "notes", "form"), shinken.RuntimeOptions{Token: "one", Logger: log}, log)
 	defer srv.closeDesktop()
+	defer func() { srv.current().Close() }()
 	mcpd := newMCPDaemon(srv, mcpserver.Options{Logger: log})
 	m, err := mcpd.get(ctx)
 	if err != nil {
