@@ -475,7 +475,11 @@ func TestWaitFor(t *testing.T) {
 		}
 		got <- res
 	}()
-	<-e.progressed // the wait has observed the tree once, without the label
+	select {
+	case <-e.progressed: // the wait has observed the tree once, without the label
+	case res := <-got:
+		t.Fatalf("wait_for ended before the label could appear: %s", text(res))
+	}
 	e.ok(t, "click_element", map[string]any{"ref": refs["push button Submit"]})
 	res := <-got
 	if res.IsError {
