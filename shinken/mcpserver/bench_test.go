@@ -7,7 +7,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
@@ -337,4 +339,95 @@ func cpuTime() time.Duration {
 
 func reportCPU(b *testing.B, start time.Duration) {
 	b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
+// httpRawClient speaks streamable HTTP MCP with no SDK: it posts request
+// bodies and reads whole answers without decoding them.
+type httpRawClient struct {
+	url, session string
+	hc           *http.Client
+	id           int
+}
+
+func newHTTPRawClient(b *testing.B, url string) *httpRawClient {
+	b.Helper()
+	rc := &httpRawClient{url: url, hc: &http.Client{}}
+	resp, err := rc.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rc.session = resp.Header.Get("Mcp-Session-Id")
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = rc.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	return rc
+}
+
+func (rc *httpRawClient) post(body string) (*http.Response, error) {
+	req, err := http.NewRequest("POST", rc.url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	if rc.session != "" {
+		req.Header.Set("Mcp-Session-Id", rc.session)
+	}
+	return rc.hc.Do(req)
+}
+
+// call posts a tools/call and returns its whole answer.
+func (rc *httpRawClient) call(params string) ([]byte, error) {
+	rc.id++
+	resp, err := rc.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, rc.id, params))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}
+
+// BenchmarkScreenshotToolHTTP is the screenshot tool over streamable HTTP
+// on loopback, read by a raw client, against the ACI screenshot: through
+// the Server's Handler, which encodes the image straight into the answer,
+// and through the SDK's own handler of the same server, which encodes it
+// through encoding/json.
+func BenchmarkScreenshotToolHTTP(b *testing.B) {
+	ctx := context.Background()
+	for _, name := range []string{"handler", "sdk-handler"} {
+		b.Run(name, func(b *testing.B) {
+			c, srv := benchRuntime(b)
+			h := srv.Handler(token)
+			if name == "sdk-handler" {
+				h = mcpserver.RequireToken(token, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.MCP() }, nil))
+			}
+			hs := httptest.NewServer(h)
+			b.Cleanup(func() {
+				srv.Close()
+				hs.Close()
+			})
+			rc := newHTTPRawClient(b, hs.URL)
+			var n int
+			pair(b, func() error {
+				_, err := c.Screenshot(ctx, &client.ScreenshotRequest{MaxLongEdge: 1024})
+				return err
+			}, func() error {
+				body, err := rc.call(`{"name":"screenshot","arguments":{}}`)
+				if err == nil && !bytes.Contains(body[:min(len(body), 300)], []byte(`"type":"image"`)) {
+					b.Fatalf("answer %.300s", body)
+				}
+				n = len(body)
+				return err
+			})
+			b.ReportMetric(float64(n), "answer-bytes")
+		})
+	}
 }

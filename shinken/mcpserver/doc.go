@@ -40,21 +40,22 @@
 // _meta[ErrorCodeMeta] carries the code alone. Arguments that break a
 // tool's schema are refused the same way.
 //
-// # Images over stdio
+// # Images
 //
 // MCP has no binary framing: an image travels as base64 in the JSON-RPC
 // answer, a third larger than the PNG. What made it slow was not base64
 // but encoding/json around it: the SDK nests three MarshalJSON calls
 // around an image, and encoding/json re-scans the output of each one, so
 // a screenshot's hundred kilobytes of base64 were scanned three times.
-// [Server.Run] on a stdio transport keeps the image out of encoding/json:
-// the SDK encodes a tool result holding a short random placeholder, and
-// the transport's writer puts the image's base64 in its place as it
-// writes the line, which is byte for byte the line the SDK would have
-// written. Over stdio a screenshot then costs about a tenth more than the
-// ACI one (binary frames, no base64), where it cost half as much again.
-// The streamable HTTP transport (Handler) still encodes images through
-// encoding/json.
+// [Server.Run] on a stdio transport, and [Server.Handler] and
+// [Server.TokenHandler], keep the image out of encoding/json: the SDK
+// encodes a tool result holding a short random placeholder, and the
+// writer of the answer puts the image's base64 in its place as it writes
+// it, which is byte for byte the message the SDK would have written. A
+// screenshot then costs about a tenth more than the ACI one (binary
+// frames, no base64) over stdio and a fifth more over HTTP, where it cost
+// half as much again. The SDK's own transports and handlers, connected to
+// [Server.MCP] directly, still encode images through encoding/json.
 //
 // # Annotations
 //

@@ -34,8 +34,8 @@ func TestImageSplicer(t *testing.T) {
 	if !bytes.Equal(out.Bytes(), want) {
 		t.Fatalf("spliced\n%s\nwant\n%s", out.Bytes(), want)
 	}
-	if len(sp.held) != 0 || len(sp.order) != 0 {
-		t.Fatalf("%d images still held after their line", len(sp.held))
+	if len(sp.images.held) != 0 || len(sp.images.order) != 0 {
+		t.Fatalf("%d images still held after their line", len(sp.images.held))
 	}
 	// Once spliced, a marker is text like any other.
 	out.Reset()
@@ -56,11 +56,11 @@ func TestImageSplicer(t *testing.T) {
 	for range 2 * maxHeld {
 		sp.hold(img2)
 	}
-	if len(sp.held) != maxHeld || len(sp.order) != maxHeld {
-		t.Fatalf("%d images held (order %d), at most %d", len(sp.held), len(sp.order), maxHeld)
+	if len(sp.images.held) != maxHeld || len(sp.images.order) != maxHeld {
+		t.Fatalf("%d images held (order %d), at most %d", len(sp.images.held), len(sp.images.order), maxHeld)
 	}
 	sp.Close()
-	if len(sp.held) != 0 {
+	if len(sp.images.held) != 0 {
 		t.Fatal("Close kept the images")
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"image/png"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -141,4 +144,57 @@ func TestRunImagesSpliced(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// TestHandlerImagesSpliced checks that the Server's HTTP handler, which
+// encodes images straight into the messages it writes, delivers the same
+// images as the SDK's own handler of the same server, and whole PNGs to
+// concurrent calls.
+func TestHandlerImagesSpliced(t *testing.T) {
+	e := newEnv(t, nil)
+	defer e.srv.Close()
+	ours := httptest.NewServer(e.srv.Handler(token))
+	defer ours.Close()
+	theirs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return e.srv.MCP() }, nil))
+	defer theirs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	connect := func(url string) *mcp.ClientSession {
+		t.Helper()
+		hc := &http.Client{Transport: bearer{token, http.DefaultTransport}}
+		sess, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sess
+	}
+	a, b := connect(ours.URL), connect(theirs.URL)
+	defer a.Close()
+	defer b.Close()
+	image := func(sess *mcp.ClientSession, name string, args map[string]any) []byte {
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		data := res.Content[0].(*mcp.ImageContent).Data
+		if _, err := png.Decode(bytes.NewReader(data)); err != nil {
+			t.Errorf("%s: the image is no PNG: %v", name, err)
+		}
+		return data
+	}
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{{"screenshot", map[string]any{}}, {"zoom", map[string]any{"region": []int{0, 0, 200, 100}}}} {
+		if x, y := image(a, c.name, c.args), image(b, c.name, c.args); !bytes.Equal(x, y) {
+			t.Fatalf("%s: %d bytes through the Server's handler, %d through the SDK's", c.name, len(x), len(y))
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Go(func() { image(a, "zoom", map[string]any{"region": []int{0, 0, 100 + i, 100}}) })
+	}
+	wg.Wait()
 }

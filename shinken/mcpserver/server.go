@@ -63,6 +63,8 @@ type Server struct {
 	log      *slog.Logger
 	srv      *mcp.Server
 	splicers sync.Map // *mcp.ServerSession → *imageSplicer, for the sessions Run serves on stdio
+	// The images of answers to the Server's HTTP handler not yet written.
+	httpImages heldImages
 
 	redial  sync.Mutex // one renewal of the session at a time
 	mu      sync.Mutex
@@ -135,8 +137,8 @@ func (s *Server) MCP() *mcp.Server { return s.srv }
 // the client disconnects (nil, or the session's error) or ctx is done
 // (ctx.Err()). On an *mcp.StdioTransport or an *mcp.IOTransport, Run
 // writes the lines the SDK would, but encodes images straight into them
-// rather than through encoding/json (see "Images over stdio" in the
-// package documentation): prefer Run to connecting the SDK's server
+// rather than through encoding/json (see "Images" in the package
+// documentation): prefer Run to connecting the SDK's server
 // yourself on these transports.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	t, sp := spliced(t)
@@ -169,10 +171,16 @@ func (s *Server) Handler(token string) http.Handler {
 // TokenHandler is Handler with a token that may change: token is called
 // for every request, so a rotated token takes effect at once (an MCP
 // session goes on when its client sends the new token).
+//
+// As Run on stdio, the handler encodes images straight into the messages
+// it writes rather than through encoding/json.
 func (s *Server) TokenHandler(token func() string) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv },
 		&mcp.StreamableHTTPOptions{Logger: sdkLogger(s.log), SessionTimeout: HTTPSessionIdle})
-	return requireToken(token, h)
+	spliced := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&imageResponseWriter{ResponseWriter: w, images: &s.httpImages}, r)
+	})
+	return requireToken(token, map[string]any{heldImagesKey: &s.httpImages}, spliced)
 }
 
 // HTTPSessionIdle is how long Handler keeps an MCP session that sends
@@ -184,17 +192,19 @@ const HTTPSessionIdle = time.Hour
 // Bearer <token>" reach it; the token is compared in constant time. An
 // empty token refuses every request.
 func RequireToken(token string, h http.Handler) http.Handler {
-	return requireToken(func() string { return token }, h)
+	return requireToken(func() string { return token }, nil, h)
 }
 
-func requireToken(token func() string, h http.Handler) http.Handler {
+// requireToken is RequireToken with a token that may change; the requests
+// it lets through carry extra in their TokenInfo.
+func requireToken(token func() string, extra map[string]any, h http.Handler) http.Handler {
 	verify := func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
 		t := token()
 		g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(t))
 		if t == "" || subtle.ConstantTimeCompare(g[:], w[:]) != 1 {
 			return nil, errBadToken
 		}
-		return &auth.TokenInfo{}, nil
+		return &auth.TokenInfo{Extra: extra}, nil
 	}
 	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 }
