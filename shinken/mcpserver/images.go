@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -38,10 +39,14 @@ import (
 // base64 has no padding and cannot run into what follows it.
 const markerBytes = 18
 
-// maxHeld bounds the images a session holds for answers not yet written
-// (an answer is written as soon as its tool returns, so a few at most are
-// ever held); past it the oldest is dropped.
-const maxHeld = 64
+// An answer is written as soon as its tool returns, so an image is held
+// for moments; one whose answer was never written (its client left) is
+// dropped after maxHeldAge, or when maxHeld images are held, the oldest
+// first.
+const (
+	maxHeldAge = time.Minute
+	maxHeld    = 1024
+)
 
 // maxLineBuffer bounds the buffer an imageSplicer keeps between lines.
 const maxLineBuffer = 8 << 20
@@ -50,7 +55,12 @@ const maxLineBuffer = 8 << 20
 type heldImages struct {
 	mu    sync.Mutex
 	held  map[string][]byte // marker → the image's bytes
-	order []string          // markers, oldest first
+	order []heldMarker      // oldest first
+}
+
+type heldMarker struct {
+	marker string
+	at     time.Time
 }
 
 // hold keeps data for the next line that carries the returned placeholder
@@ -64,12 +74,13 @@ func (h *heldImages) hold(data []byte) []byte {
 	if h.held == nil {
 		h.held = map[string][]byte{}
 	}
-	if len(h.order) >= maxHeld {
-		delete(h.held, h.order[0])
+	now := time.Now()
+	for len(h.order) > 0 && (len(h.order) >= maxHeld || now.Sub(h.order[0].at) > maxHeldAge) {
+		delete(h.held, h.order[0].marker)
 		h.order = h.order[1:]
 	}
 	h.held[marker] = data
-	h.order = append(h.order, marker)
+	h.order = append(h.order, heldMarker{marker, now})
 	return placeholder
 }
 
@@ -90,8 +101,8 @@ func (h *heldImages) splice(buf, p []byte) ([]byte, bool) {
 	}
 	var found []splice
 	for _, m := range h.order {
-		if i := bytes.Index(p, []byte(m)); i >= 0 {
-			found = append(found, splice{i, m})
+		if i := bytes.Index(p, []byte(m.marker)); i >= 0 {
+			found = append(found, splice{i, m.marker})
 		}
 	}
 	if len(found) == 0 {
@@ -109,7 +120,7 @@ func (h *heldImages) splice(buf, p []byte) ([]byte, bool) {
 		buf = base64.StdEncoding.AppendEncode(buf, h.held[f.marker])
 		last = f.at + len(f.marker)
 		delete(h.held, f.marker)
-		h.order = slices.DeleteFunc(h.order, func(m string) bool { return m == f.marker })
+		h.order = slices.DeleteFunc(h.order, func(m heldMarker) bool { return m.marker == f.marker })
 	}
 	return append(buf, p[last:]...), true
 }
