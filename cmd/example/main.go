@@ -218,10 +218,11 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	// MCP drives the desktop through an ACI session of its own, which needs
 	// the token: with -token-file and no token yet (a warm pool's sandbox
-	// before its claim), /mcp answers 503 until the daemon restarts.
+	// before its claim), it opens once the token appears.
+	mcpd := newMCPDaemon(srv, mcpOpts)
 	var mcpl *mcpLocal
 	if token != "" || cfg.mcp == "stdio" {
-		mcpl, err = newMCPLocal(ctx, srv, token, mcpOpts)
+		mcpl, err = mcpd.get(ctx)
 	}
 	if err != nil {
 		if ps != nil {
@@ -231,7 +232,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	if cfg.mcp == "stdio" {
 		err := serveMCPStdio(ctx, mcpl.srv, log)
-		mcpl.close()
+		mcpd.close()
 		if ps != nil {
 			ps.close()
 		}
@@ -264,13 +265,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	} else {
 		mux.Handle(pathMetrics, bearer(srv.token, metricsHandler))
 	}
-	if mcpl != nil {
-		mux.Handle("/mcp", mcpl.srv.Handler(token))
-	} else {
-		mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "MCP is served once the daemon starts with a token", http.StatusServiceUnavailable)
-		})
-	}
+	mux.Handle("/mcp", mcpd)
 	mux.Handle("/", http.FileServerFS(page))
 	httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
@@ -306,9 +301,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	// and the plugins get their shutdown, the desktop stops, and the
 	// listeners go.
 	srv.drain(cfg.drainTimeout)
-	if mcpl != nil {
-		mcpl.close()
-	}
+	mcpd.close()
 	if ps != nil {
 		ps.close()
 	}

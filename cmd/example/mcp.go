@@ -32,24 +32,27 @@ import (
 // mcpLocal is an MCP server over the daemon's own Runtime.
 type mcpLocal struct {
 	srv     *mcpserver.Server
+	handler http.Handler // /mcp
 	session *client.Client
 	pipes   *pipeListener
 	http    *http.Server
 	done    chan struct{}
 }
 
-// newMCPLocal serves rt to an in-process ACI session and puts an MCP server
-// on it.
-func newMCPLocal(ctx context.Context, rt http.Handler, token string, opts mcpserver.Options) (*mcpLocal, error) {
+// newMCPLocal serves the daemon's Runtime to an in-process ACI session and
+// puts an MCP server on it. The session follows the daemon: after a token
+// change or a desktop restart the MCP server reconnects, with the current
+// token, to the current Runtime, and its MCP sessions go on.
+func newMCPLocal(ctx context.Context, served *served, opts mcpserver.Options) (*mcpLocal, error) {
 	m := &mcpLocal{pipes: newPipeListener(), done: make(chan struct{})}
-	m.http = &http.Server{Handler: rt, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug)}
+	m.http = &http.Server{Handler: served, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug)}
 	go func() {
 		defer close(m.done)
 		m.http.Serve(m.pipes)
 	}()
-	dopts := &client.DialOptions{Token: token, Name: "shinken-mcp", HTTPClient: &http.Client{Transport: &http.Transport{DialContext: m.pipes.DialContext}}}
+	hc := &http.Client{Transport: &http.Transport{DialContext: m.pipes.DialContext}}
 	dial := func(ctx context.Context) (*client.Client, error) {
-		return client.Dial(ctx, "ws://shinken.invalid/aci", dopts)
+		return client.Dial(ctx, "ws://shinken.invalid/aci", &client.DialOptions{Token: served.token(), Name: "shinken-mcp", HTTPClient: hc})
 	}
 	c, err := dial(ctx)
 	if err != nil {
@@ -63,6 +66,16 @@ func newMCPLocal(ctx context.Context, rt http.Handler, token string, opts mcpser
 		m.close()
 		return nil, err
 	}
+	m.handler = m.srv.TokenHandler(served.token)
+	log := opts.Logger
+	served.follow(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := m.srv.Reconnect(ctx); err != nil {
+			// The next tool call tries again.
+			log.Debug("mcp: reconnecting the in-process ACI session", "err", err)
+		}
+	})
 	return m, nil
 }
 
@@ -77,6 +90,70 @@ func (m *mcpLocal) close() {
 	}
 	m.http.Close()
 	<-m.done
+}
+
+// mcpDaemon is the daemon's MCP server, opened at the first need once the
+// daemon has a token: a daemon started with -token-file before its token
+// exists (a warm sandbox before its claim) serves /mcp as soon as the
+// token appears. It serves /mcp: with no token every request is refused,
+// as a hello is.
+type mcpDaemon struct {
+	served *served
+	opts   mcpserver.Options
+	refuse http.Handler
+
+	mu     sync.Mutex
+	local  *mcpLocal
+	closed bool
+}
+
+func newMCPDaemon(served *served, opts mcpserver.Options) *mcpDaemon {
+	return &mcpDaemon{served: served, opts: opts, refuse: mcpserver.RequireToken("", http.NotFoundHandler())}
+}
+
+// get returns the MCP server, opening it if need be.
+func (d *mcpDaemon) get(ctx context.Context) (*mcpLocal, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case d.closed:
+		return nil, errors.New("mcp: the daemon is shutting down")
+	case d.local == nil:
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		m, err := newMCPLocal(ctx, d.served, d.opts)
+		if err != nil {
+			return nil, err
+		}
+		d.local = m
+	}
+	return d.local, nil
+}
+
+// ServeHTTP serves /mcp.
+func (d *mcpDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if d.served.token() == "" {
+		d.refuse.ServeHTTP(w, r)
+		return
+	}
+	m, err := d.get(r.Context())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	m.handler.ServeHTTP(w, r)
+}
+
+// close closes the MCP server, if it was opened; call it before the
+// Runtime closes.
+func (d *mcpDaemon) close() {
+	d.mu.Lock()
+	m := d.local
+	d.closed = true
+	d.mu.Unlock()
+	if m != nil {
+		m.close()
+	}
 }
 
 // serveMCPStdio serves MCP on stdin and stdout until the client leaves or

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,11 +39,12 @@ type served struct {
 	opts shinken.RuntimeOptions // every Runtime's; Token follows setToken
 	log  *slog.Logger
 
-	mu       sync.Mutex
-	rt       *shinken.Runtime
-	desk     desktop
-	swapping bool // a new desktop is being opened
-	draining bool
+	mu        sync.Mutex
+	rt        *shinken.Runtime
+	desk      desktop
+	swapping  bool // a new desktop is being opened
+	draining  bool
+	followers []func() // see follow
 }
 
 func newServed(d desktop, opts shinken.RuntimeOptions, log *slog.Logger) *served {
@@ -70,6 +72,25 @@ func (s *served) setToken(token string) {
 	rt := s.rt
 	s.mu.Unlock()
 	rt.SetToken(token)
+	s.changed()
+}
+
+// follow has f called after every token change and desktop swap, once the
+// new token or Runtime serves: the daemon's own sessions (MCP's) reconnect
+// from it. On a swap f runs before the old Runtime closes its sessions.
+func (s *served) follow(f func()) {
+	s.mu.Lock()
+	s.followers = append(s.followers, f)
+	s.mu.Unlock()
+}
+
+func (s *served) changed() {
+	s.mu.Lock()
+	fs := slices.Clone(s.followers)
+	s.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // token returns the current token.
@@ -101,6 +122,7 @@ func (s *served) swap(d desktop) {
 	s.desk = d
 	s.swapping = false
 	s.mu.Unlock()
+	s.changed()
 	old.Close()
 	oldDesk.close()
 }

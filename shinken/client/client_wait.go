@@ -24,18 +24,25 @@ const (
 )
 
 // A WaitForRequest describes what [Client.WaitFor] waits for. An element
-// matches when its role is Role (any role when Role is "") and its name
-// contains Name (any name when Name is "").
+// matches when its role is Role (any role when Role is ""), its name
+// contains Name and its value contains Value (any when "").
 type WaitForRequest struct {
 	Role  string
 	Name  string
-	Until WaitCondition
+	Value string
+	// IgnoreCase compares Role, Name and Value ignoring case.
+	IgnoreCase bool
+	Until      WaitCondition
 	// Timeout bounds the wait; 0 means 10 s.
 	Timeout time.Duration
 	// Interval is the pause between two observations; 0 means 50 ms.
 	Interval time.Duration
 	// Desktop looks at every application, not just the active one.
 	Desktop bool
+	// Observed, when set, is called after each observation that does not
+	// end the wait, with the number of observations taken so far: a
+	// caller reports progress from it.
+	Observed func(n int)
 }
 
 // WaitFor observes until req's condition holds and returns the element
@@ -60,7 +67,8 @@ func (c *Client) WaitFor(ctx context.Context, req WaitForRequest) (*aci.Element,
 	observeReq := &ObserveRequest{Desktop: req.Desktop}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	for first := true; ; first = false {
+	for n := 1; ; n++ {
+		first := n == 1
 		obs, err := c.Observe(wctx, observeReq)
 		if err != nil {
 			if wctx.Err() != nil && ctx.Err() == nil {
@@ -91,6 +99,9 @@ func (c *Client) WaitFor(ctx context.Context, req WaitForRequest) (*aci.Element,
 				return now, nil
 			}
 		}
+		if req.Observed != nil {
+			req.Observed(n)
+		}
 		observeReq.Diff = true
 		timer.Reset(min(interval, time.Until(deadline)))
 		select {
@@ -108,16 +119,36 @@ func (c *Client) WaitFor(ctx context.Context, req WaitForRequest) (*aci.Element,
 func (r *WaitForRequest) match(obs *aci.Observation) *aci.Element {
 	for i := range obs.Elements {
 		e := &obs.Elements[i]
-		if (r.Role == "" || e.Role == r.Role) && strings.Contains(e.Name, r.Name) {
+		if r.matches(e.Role, r.Role, true) && r.matches(e.Name, r.Name, false) && r.matches(e.Value, r.Value, false) {
 			return e
 		}
 	}
 	return nil
 }
 
+// matches compares a field with what r asks of it: equal (whole) or
+// containing it, ignoring case when r says so; "" matches anything.
+func (r *WaitForRequest) matches(field, want string, whole bool) bool {
+	switch {
+	case want == "":
+		return true
+	case whole && r.IgnoreCase:
+		return strings.EqualFold(field, want)
+	case whole:
+		return field == want
+	case r.IgnoreCase:
+		return strings.Contains(strings.ToLower(field), strings.ToLower(want))
+	}
+	return strings.Contains(field, want)
+}
+
 func (r *WaitForRequest) describe() string {
 	what := map[WaitCondition]string{WaitAppears: "appears", WaitDisappears: "disappears", WaitChanges: "changes"}[r.Until]
-	return "an element with role " + quoteOrAny(r.Role) + " and a name containing " + quoteOrAny(r.Name) + " " + what
+	value := ""
+	if r.Value != "" {
+		value = " and a value containing " + quoteOrAny(r.Value)
+	}
+	return "an element with role " + quoteOrAny(r.Role) + " and a name containing " + quoteOrAny(r.Name) + value + " " + what
 }
 
 func quoteOrAny(s string) string {

@@ -123,3 +123,29 @@ func TestWaitForNothingToWatch(t *testing.T) {
 		t.Fatalf("err = %v, want invalid_action", err)
 	}
 }
+
+// TestWaitForValue matches an element by its value, ignoring case when
+// asked, and reports each observation that does not end the wait.
+func TestWaitForValue(t *testing.T) {
+	c, ref := waitRig(t)
+	ctx := t.Context()
+	if err := c.SetValue(ctx, ref["text Email"], "Ada@Example.com"); err != nil {
+		t.Fatal(err)
+	}
+	e, err := c.WaitFor(ctx, client.WaitForRequest{Role: "TEXT", Value: "ada@example", IgnoreCase: true})
+	if err != nil || e == nil || e.Ref != ref["text Email"] {
+		t.Fatalf("by value, ignoring case: %+v, %v", e, err)
+	}
+	var seen []int
+	e, err = c.WaitFor(ctx, client.WaitForRequest{Role: "text", Value: "ada@example", Timeout: 100 * time.Millisecond,
+		Interval: time.Millisecond, Observed: func(n int) { seen = append(seen, n) }})
+	if !errors.Is(err, aci.ErrTimeout) || e != nil {
+		t.Fatalf("case kept: %+v, %v; want a timeout", e, err)
+	}
+	if len(seen) < 2 || seen[0] != 1 || seen[1] != 2 {
+		t.Fatalf("observed %v, want 1, 2...", seen)
+	}
+	if !strings.Contains(err.Error(), `a value containing "ada@example"`) {
+		t.Fatalf("timeout %q does not say what it waited for", err)
+	}
+}

@@ -7,7 +7,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
@@ -72,6 +74,28 @@ func newStdioPipes(b *testing.B) *stdioPipes {
 	return p
 }
 
+// serveStdio serves srv on the server's ends of p: through Server.Run,
+// as `-mcp stdio` does, or, with sdkTransport, on the SDK's own stdio
+// connection (MCP().Connect), which encodes images through encoding/json.
+// It returns a function that waits for the session to end.
+func serveStdio(b *testing.B, srv *mcpserver.Server, p *stdioPipes, sdkTransport bool) (wait func()) {
+	b.Helper()
+	t := &mcp.IOTransport{Reader: p.serverIn, Writer: p.serverOut}
+	if sdkTransport {
+		ss, err := srv.MCP().Connect(context.Background(), t, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return func() { ss.Wait() }
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.Run(context.Background(), t)
+	}()
+	return func() { <-done }
+}
+
 // benchEnv is benchRuntime with the Go SDK's MCP client over a stdio
 // transport: two OS pipes, newline-delimited JSON-RPC, as between a client
 // and `-mcp stdio`.
@@ -80,17 +104,14 @@ func benchEnv(b *testing.B) (*client.Client, *mcp.ClientSession) {
 	ctx := context.Background()
 	c, srv := benchRuntime(b)
 	p := newStdioPipes(b)
-	ss, err := srv.MCP().Connect(ctx, &mcp.IOTransport{Reader: p.serverIn, Writer: p.serverOut}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	wait := serveStdio(b, srv, p, false)
 	sess, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).Connect(ctx, &mcp.IOTransport{Reader: p.clientIn, Writer: p.clientOut}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
 		sess.Close()
-		ss.Wait()
+		wait()
 	})
 	return c, sess
 }
@@ -104,16 +125,13 @@ type rawClient struct {
 	id int
 }
 
-func newRawClient(b *testing.B, srv *mcpserver.Server) *rawClient {
+func newRawClient(b *testing.B, srv *mcpserver.Server, sdkTransport bool) *rawClient {
 	b.Helper()
 	p := newStdioPipes(b)
-	ss, err := srv.MCP().Connect(context.Background(), &mcp.IOTransport{Reader: p.serverIn, Writer: p.serverOut}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	wait := serveStdio(b, srv, p, sdkTransport)
 	b.Cleanup(func() {
 		p.clientOut.Close()
-		ss.Wait()
+		wait()
 		p.clientIn.Close()
 	})
 	rc := &rawClient{w: p.clientOut, r: bufio.NewReaderSize(p.clientIn, 1<<20)}
@@ -194,7 +212,9 @@ func BenchmarkLeftClick(b *testing.B) {
 // model's 1024×576, base64 in JSON) against the ACI screenshot of the same
 // size through the Client (binary frames, the PNG's bytes as they are).
 // The MCP client is the Go SDK's (its JSON decoding of the answer is
-// timed), or a raw one that reads the answer's line and decodes nothing.
+// timed), or a raw one that reads the answer's line and decodes nothing;
+// the server is served by Run, as `-mcp stdio` serves it, or for
+// comparison on the SDK's own stdio connection.
 func BenchmarkScreenshotTool(b *testing.B) {
 	ctx := context.Background()
 	aciShot := func(c *client.Client) func() error {
@@ -215,20 +235,26 @@ func BenchmarkScreenshotTool(b *testing.B) {
 		})
 		b.ReportMetric(float64(n), "png-bytes")
 	})
-	b.Run("raw-client", func(b *testing.B) {
-		c, srv := benchRuntime(b)
-		rc := newRawClient(b, srv)
-		var n int
-		pair(b, aciShot(c), func() error {
-			line, err := rc.call(`"tools/call","params":{"name":"screenshot","arguments":{}}`)
-			if err == nil && !bytes.Contains(line[:min(len(line), 200)], []byte(`"type":"image"`)) {
-				b.Fatalf("answer %.200s", line)
-			}
-			n = len(line)
-			return err
-		})
-		b.ReportMetric(float64(n), "answer-bytes")
-	})
+	raw := func(sdkTransport bool) func(b *testing.B) {
+		return func(b *testing.B) {
+			c, srv := benchRuntime(b)
+			rc := newRawClient(b, srv, sdkTransport)
+			var n int
+			pair(b, aciShot(c), func() error {
+				line, err := rc.call(`"tools/call","params":{"name":"screenshot","arguments":{}}`)
+				if err == nil && !bytes.Contains(line[:min(len(line), 200)], []byte(`"type":"image"`)) {
+					b.Fatalf("answer %.200s", line)
+				}
+				n = len(line)
+				return err
+			})
+			b.ReportMetric(float64(n), "answer-bytes")
+		}
+	}
+	b.Run("raw-client", raw(false))
+	// The same on the SDK's own stdio connection, which encodes the image
+	// through encoding/json: what Run's transport saves.
+	b.Run("raw-client-sdk-transport", raw(true))
 }
 
 // BenchmarkImageResultJSON is what base64 in JSON costs one screenshot's
@@ -313,4 +339,95 @@ func cpuTime() time.Duration {
 
 func reportCPU(b *testing.B, start time.Duration) {
 	b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
+// httpRawClient speaks streamable HTTP MCP with no SDK: it posts request
+// bodies and reads whole answers without decoding them.
+type httpRawClient struct {
+	url, session string
+	hc           *http.Client
+	id           int
+}
+
+func newHTTPRawClient(b *testing.B, url string) *httpRawClient {
+	b.Helper()
+	rc := &httpRawClient{url: url, hc: &http.Client{}}
+	resp, err := rc.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rc.session = resp.Header.Get("Mcp-Session-Id")
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = rc.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	return rc
+}
+
+func (rc *httpRawClient) post(body string) (*http.Response, error) {
+	req, err := http.NewRequest("POST", rc.url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	if rc.session != "" {
+		req.Header.Set("Mcp-Session-Id", rc.session)
+	}
+	return rc.hc.Do(req)
+}
+
+// call posts a tools/call and returns its whole answer.
+func (rc *httpRawClient) call(params string) ([]byte, error) {
+	rc.id++
+	resp, err := rc.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, rc.id, params))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
+}
+
+// BenchmarkScreenshotToolHTTP is the screenshot tool over streamable HTTP
+// on loopback, read by a raw client, against the ACI screenshot: through
+// the Server's Handler, which encodes the image straight into the answer,
+// and through the SDK's own handler of the same server, which encodes it
+// through encoding/json.
+func BenchmarkScreenshotToolHTTP(b *testing.B) {
+	ctx := context.Background()
+	for _, name := range []string{"handler", "sdk-handler"} {
+		b.Run(name, func(b *testing.B) {
+			c, srv := benchRuntime(b)
+			h := srv.Handler(token)
+			if name == "sdk-handler" {
+				h = mcpserver.RequireToken(token, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.MCP() }, nil))
+			}
+			hs := httptest.NewServer(h)
+			b.Cleanup(func() {
+				srv.Close()
+				hs.Close()
+			})
+			rc := newHTTPRawClient(b, hs.URL)
+			var n int
+			pair(b, func() error {
+				_, err := c.Screenshot(ctx, &client.ScreenshotRequest{MaxLongEdge: 1024})
+				return err
+			}, func() error {
+				body, err := rc.call(`{"name":"screenshot","arguments":{}}`)
+				if err == nil && !bytes.Contains(body[:min(len(body), 300)], []byte(`"type":"image"`)) {
+					b.Fatalf("answer %.300s", body)
+				}
+				n = len(body)
+				return err
+			})
+			b.ReportMetric(float64(n), "answer-bytes")
+		})
+	}
 }

@@ -55,13 +55,7 @@ type CursorPosition struct {
 
 var cursorText = regexp.MustCompile(`X=(-?\d+),\s*Y=(-?\d+)`)
 
-func (s *Server) addComputerTools(ctx context.Context) error {
-	a, err := toolset.NewAnthropic(ctx, s.aciSession, &toolset.AnthropicOptions{
-		Version: toolset.ComputerToolset20260801, Width: s.opts.Screen.W, Height: s.opts.Screen.H,
-	})
-	if err != nil {
-		return fmt.Errorf("mcpserver: the Anthropic tools: %w", err)
-	}
+func (s *Server) addComputerTools(a *toolset.Anthropic) error {
 	doneSchema, err := jsonschema.For[Done](nil)
 	if err != nil {
 		return err
@@ -86,24 +80,30 @@ func (s *Server) addComputerTools(ctx context.Context) error {
 		name := m.Name
 		s.srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var r *toolset.Result
-			var err error
-			switch name {
-			case "hold_key", "wait":
-				r, err = s.long(ctx, req, a, name)
-			default:
-				r, err = a.Call(ctx, name, req.Params.Arguments)
-			}
+			err := s.run(ctx, h.readOnly, func(sess *aciSession) error {
+				var err error
+				switch name {
+				case "hold_key", "wait":
+					r, err = s.long(ctx, req, sess.a, name)
+				default:
+					r, err = sess.a.Call(ctx, name, req.Params.Arguments)
+				}
+				return err
+			})
 			if err != nil {
 				var e *aci.Error
-				if !errors.As(err, &e) && ctx.Err() == nil {
-					// The toolset's own refusals are about the call's input.
+				if !errors.As(err, &e) && !errors.Is(err, errors.ErrUnsupported) && ctx.Err() == nil {
+					// Errors from the runtime carry its code, and the
+					// toolset's own failures carry theirs (internal,
+					// unsupported); the rest are its refusals of the call's
+					// input.
 					err = &aci.Error{Code: aci.CodeInvalidAction, Detail: err.Error(), Err: err}
 				}
 				return s.toolError(name, err), nil
 			}
 			res := &mcp.CallToolResult{}
 			if r.Image != nil {
-				res.Content = append(res.Content, &mcp.ImageContent{Data: r.Image.Data, MIMEType: r.Image.MediaType})
+				res.Content = append(res.Content, s.imageContent(req, r.Image.Data, r.Image.MediaType))
 			}
 			if r.Text != "" || r.Image == nil {
 				res.Content = append(res.Content, &mcp.TextContent{Text: r.Text})
@@ -143,16 +143,15 @@ func (s *Server) long(ctx context.Context, req *mcp.CallToolRequest, a *toolset.
 	if name != "hold_key" || s.opts.Dial == nil {
 		return a.Call(ctx, name, req.Params.Arguments)
 	}
-	own, err := s.opts.Dial(ctx)
+	c, err := s.opts.Dial(ctx)
 	if err != nil {
-		return nil, err
+		return nil, own(err)
 	}
-	defer own.Close()
-	held, err := toolset.NewAnthropic(ctx, own, &toolset.AnthropicOptions{
-		Version: toolset.ComputerToolset20260801, Width: s.opts.Screen.W, Height: s.opts.Screen.H,
-	})
+	defer c.Close()
+	held, err := s.newSession(ctx, c)
 	if err != nil {
-		return nil, err
+		return nil, own(err)
 	}
-	return held.Call(ctx, name, req.Params.Arguments)
+	r, err := held.a.Call(ctx, name, req.Params.Arguments)
+	return r, own(err)
 }

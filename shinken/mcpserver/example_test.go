@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -141,4 +142,61 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.next.RoundTrip(r)
+}
+
+// Keep an MCP session across a rotation of the runtime's token: the
+// Server's Dial reads the token in force, and the program that rotates it
+// tells the Server to reconnect, so the next call, an input one included,
+// runs on a session opened with the new token.
+func ExampleServer_Reconnect() {
+	ctx := context.Background()
+	desk := headless.New(nil)
+	desk.Launch(ctx, "form", nil)
+	var mu sync.Mutex
+	token := "first"
+	rt := shinken.NewRuntime(desk, &shinken.RuntimeOptions{Token: token})
+	hs := httptest.NewServer(rt)
+	defer hs.Close()
+	defer rt.Close()
+	dial := func(ctx context.Context) (*client.Client, error) {
+		mu.Lock()
+		t := token
+		mu.Unlock()
+		return client.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), &client.DialOptions{Token: t})
+	}
+	c, err := dial(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	srv, err := mcpserver.New(ctx, c, &mcpserver.Options{Dial: dial})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := srv.MCP().Connect(ctx, st, nil); err != nil {
+		log.Fatal(err)
+	}
+	sess, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+
+	// The rotation closes every session opened with the old token.
+	mu.Lock()
+	token = "second"
+	mu.Unlock()
+	rt.SetToken("second")
+	if err := srv.Reconnect(ctx); err != nil {
+		log.Fatal(err)
+	}
+	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "left_click", Arguments: map[string]any{"coordinate": []int{100, 100}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.IsError, res.Content[0].(*mcp.TextContent).Text)
+	// Output:
+	// false OK
 }

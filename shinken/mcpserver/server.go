@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -30,7 +31,9 @@ type Options struct {
 	// cancelling the MCP call closes it, and the runtime kills the
 	// command with its process group. Without Dial, exec runs on the
 	// Server's session and a cancelled command runs on, on the runtime,
-	// until its timeout.
+	// until its timeout. Dial also replaces the Server's session when the
+	// runtime closes it (see Server.Reconnect): a Dial that reads the
+	// runtime's current address and token follows their changes.
 	Dial func(ctx context.Context) (*client.Client, error)
 	// ProgressInterval is how often exec and wait_for report progress to a
 	// client that asked for it (besides a first report when they start);
@@ -56,17 +59,27 @@ type Size struct{ W, H int }
 // they share its ACI session: the same pointer, the same element refs and
 // the same diff baseline.
 type Server struct {
-	aciSession *client.Client
-	opts       Options
-	log        *slog.Logger
-	srv        *mcp.Server
+	opts     Options
+	log      *slog.Logger
+	srv      *mcp.Server
+	splicers sync.Map // *mcp.ServerSession → *imageSplicer, for the sessions Run serves on stdio
+	// The images of answers to the Server's HTTP handler not yet written.
+	httpImages heldImages
+
+	redial  sync.Mutex // one renewal of the session at a time
+	mu      sync.Mutex
+	cur     *aciSession
+	dialled []*client.Client // the sessions the Server opened itself, to close
+	closed  bool
 }
 
 // New returns a Server driving the desktop of c, which stays the caller's
 // to close (after the Server is done with it). It asks the runtime for the
-// screen's size, to scale the Anthropic tools.
+// screen's size, to scale the Anthropic tools. With Options.Dial, the
+// Server replaces c by a session of its own once the runtime closes c (see
+// Reconnect).
 func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) {
-	s := &Server{aciSession: c}
+	s := &Server{}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -99,7 +112,12 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	s.srv.AddReceivingMiddleware(codeToolErrors)
-	if err := s.addComputerTools(ctx); err != nil {
+	first, err := s.newSession(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: the Anthropic tools: %w", err)
+	}
+	s.cur = first
+	if err := s.addComputerTools(first.a); err != nil {
 		return nil, err
 	}
 	s.addStructuredTools()
@@ -117,11 +135,20 @@ func (s *Server) MCP() *mcp.Server { return s.srv }
 
 // Run serves one MCP client on t (for example &mcp.StdioTransport{}) until
 // the client disconnects (nil, or the session's error) or ctx is done
-// (ctx.Err()).
+// (ctx.Err()). On an *mcp.StdioTransport or an *mcp.IOTransport, Run
+// writes the lines the SDK would, but encodes images straight into them
+// rather than through encoding/json (see "Images" in the package
+// documentation): prefer Run to connecting the SDK's server
+// yourself on these transports.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	t, sp := spliced(t)
 	ss, err := s.srv.Connect(ctx, t, nil)
 	if err != nil {
 		return err
+	}
+	if sp != nil {
+		s.splicers.Store(ss, sp)
+		defer s.splicers.Delete(ss)
 	}
 	stop := context.AfterFunc(ctx, func() { ss.Close() })
 	defer stop()
@@ -138,9 +165,22 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 // An empty token refuses every request. An MCP session that sends nothing
 // for HTTPSessionIdle is closed (its client initialises a new one).
 func (s *Server) Handler(token string) http.Handler {
+	return s.TokenHandler(func() string { return token })
+}
+
+// TokenHandler is Handler with a token that may change: token is called
+// for every request, so a rotated token takes effect at once (an MCP
+// session goes on when its client sends the new token).
+//
+// As Run on stdio, the handler encodes images straight into the messages
+// it writes rather than through encoding/json.
+func (s *Server) TokenHandler(token func() string) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv },
 		&mcp.StreamableHTTPOptions{Logger: sdkLogger(s.log), SessionTimeout: HTTPSessionIdle})
-	return RequireToken(token, h)
+	spliced := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&imageResponseWriter{ResponseWriter: w, images: &s.httpImages}, r)
+	})
+	return requireToken(token, map[string]any{heldImagesKey: &s.httpImages}, spliced)
 }
 
 // HTTPSessionIdle is how long Handler keeps an MCP session that sends
@@ -152,13 +192,19 @@ const HTTPSessionIdle = time.Hour
 // Bearer <token>" reach it; the token is compared in constant time. An
 // empty token refuses every request.
 func RequireToken(token string, h http.Handler) http.Handler {
-	want := sha256.Sum256([]byte(token))
+	return requireToken(func() string { return token }, nil, h)
+}
+
+// requireToken is RequireToken with a token that may change; the requests
+// it lets through carry extra in their TokenInfo.
+func requireToken(token func() string, extra map[string]any, h http.Handler) http.Handler {
 	verify := func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
-		g := sha256.Sum256([]byte(got))
-		if token == "" || subtle.ConstantTimeCompare(g[:], want[:]) != 1 {
+		t := token()
+		g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(t))
+		if t == "" || subtle.ConstantTimeCompare(g[:], w[:]) != 1 {
 			return nil, errBadToken
 		}
-		return &auth.TokenInfo{}, nil
+		return &auth.TokenInfo{Extra: extra}, nil
 	}
 	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 }
@@ -166,12 +212,20 @@ func RequireToken(token string, h http.Handler) http.Handler {
 var errBadToken = fmt.Errorf("%w: wrong or missing token", auth.ErrInvalidToken)
 
 // Close ends every MCP session the Server serves, so that an HTTP server
-// holding their streams can shut down. The ACI session stays the caller's
-// to close.
+// holding their streams can shut down, and the ACI sessions the Server
+// opened itself. The session given to New stays the caller's to close.
 func (s *Server) Close() error {
 	var errs []error
 	for ss := range s.srv.Sessions() {
 		errs = append(errs, ss.Close())
+	}
+	s.mu.Lock()
+	s.closed = true
+	dialled := s.dialled
+	s.dialled = nil
+	s.mu.Unlock()
+	for _, c := range dialled {
+		c.Close()
 	}
 	return errors.Join(errs...)
 }

@@ -459,3 +459,49 @@ func TestConcurrentCalls(t *testing.T) {
 		t.Error(s)
 	}
 }
+
+// TestWaitFor waits for what a later action causes, reporting progress
+// meanwhile, and matches values ignoring case.
+func TestWaitFor(t *testing.T) {
+	e := newEnv(t, nil)
+	refs := e.refs(t)
+	e.ok(t, "set_value", map[string]any{"ref": refs["text Name"], "value": "Ada"})
+	got := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := e.sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait_for", Meta: mcp.Meta{"progressToken": "w"},
+			Arguments: map[string]any{"role": "LABEL", "name": "submitted: ada", "timeout_ms": 60000}})
+		if err != nil {
+			res = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+		}
+		got <- res
+	}()
+	select {
+	case <-e.progressed: // the wait has observed the tree once, without the label
+	case res := <-got:
+		t.Fatalf("wait_for ended before the label could appear: %s", text(res))
+	}
+	e.ok(t, "click_element", map[string]any{"ref": refs["push button Submit"]})
+	res := <-got
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	var out mcpserver.WaitForOutput
+	structured(t, res, &out)
+	if out.Element == nil || !strings.HasPrefix(out.Element.Name, "Submitted: Ada") || out.Polls < 2 || !strings.Contains(text(res), " (after ") {
+		t.Fatalf("wait_for answered %q, %+v", text(res), out)
+	}
+	if p := e.progressMessages(); len(p) == 0 || !strings.HasPrefix(p[0], `waiting for LABEL named like "submitted: ada": 1 observations`) {
+		t.Fatalf("progress %q", p)
+	}
+
+	e.ok(t, "set_value", map[string]any{"ref": refs["text Email"], "value": "Ada@Example.com"})
+	res = e.call(t, "wait_for", map[string]any{"value": "ADA@EXAMPLE"})
+	structured(t, res, &out)
+	if out.Element == nil || out.Element.Ref != refs["text Email"] || out.Polls != 1 || !strings.HasSuffix(text(res), "(already)") {
+		t.Fatalf("wait_for by value answered %q, %+v", text(res), out)
+	}
+	s := e.fails(t, "wait_for", map[string]any{"name": "email", "gone": true, "timeout_ms": 30}, aci.CodeTimeout)
+	if !strings.Contains(s, "still a element named like") || !strings.Contains(s, "observations)") {
+		t.Fatalf("timeout text %q", s)
+	}
+}

@@ -133,13 +133,12 @@ type ExecOutput struct {
 }
 
 func (s *Server) addStructuredTools() {
-	c := s.aciSession
 	addTool(s, &mcp.Tool{
 		Name:        "observe",
 		Description: "Read the accessibility tree of the active window (or the whole desktop) as text: one element per line with its ref (e12), role, name, value, states and actions. Refs stay valid while the element lives. With diff, only what changed since the previous observe.",
 		Annotations: &mcp.ToolAnnotations{Title: "Observe the accessibility tree"},
 		InputSchema: bounded[ObserveInput](map[string]float64{"settle_ms": 2000}),
-	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, in ObserveInput) (textResult[ObserveOutput], error) {
+	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in ObserveInput) (textResult[ObserveOutput], error) {
 		if in.SettleMS < 0 {
 			return textResult[ObserveOutput]{}, invalid("settle_ms %d is negative", in.SettleMS)
 		}
@@ -158,7 +157,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "click_element",
 		Description: "Click the left button at the centre of an element, by its ref from observe.",
 		Annotations: &mcp.ToolAnnotations{Title: "Click an element"},
-	}, input, func(ctx context.Context, _ *mcp.CallToolRequest, in RefInput) (textResult[Done], error) {
+	}, input, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in RefInput) (textResult[Done], error) {
 		if err := c.Click(ctx, aci.Ref(in.Ref)); err != nil {
 			return textResult[Done]{}, err
 		}
@@ -169,7 +168,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "invoke_action",
 		Description: "Perform an element's accessibility action (click, toggle, activate...) by its ref from observe, without moving the pointer.",
 		Annotations: &mcp.ToolAnnotations{Title: "Invoke an element's action"},
-	}, input, func(ctx context.Context, _ *mcp.CallToolRequest, in InvokeInput) (textResult[Done], error) {
+	}, input, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in InvokeInput) (textResult[Done], error) {
 		if err := c.InvokeAction(ctx, in.Ref, in.Action); err != nil {
 			return textResult[Done]{}, err
 		}
@@ -183,7 +182,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "set_value",
 		Description: "Set the value or text of an element (a text field, a slider...) by its ref from observe, replacing what it held.",
 		Annotations: &mcp.ToolAnnotations{Title: "Set an element's value"},
-	}, overwrite, func(ctx context.Context, _ *mcp.CallToolRequest, in SetValueInput) (textResult[Done], error) {
+	}, overwrite, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in SetValueInput) (textResult[Done], error) {
 		if err := c.SetValue(ctx, in.Ref, in.Value); err != nil {
 			return textResult[Done]{}, err
 		}
@@ -201,7 +200,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "list_windows",
 		Description: "List the top-level windows: id, title, application, bounds and which is active.",
 		Annotations: &mcp.ToolAnnotations{Title: "List windows"},
-	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (textResult[Windows], error) {
+	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, _ struct{}) (textResult[Windows], error) {
 		ws, err := c.ListWindows(ctx)
 		if err != nil {
 			return textResult[Windows]{}, err
@@ -230,7 +229,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "activate_window",
 		Description: "Raise and focus a window, by its id from list_windows or by a substring of its title.",
 		Annotations: &mcp.ToolAnnotations{Title: "Activate a window"},
-	}, inputIdempotent, func(ctx context.Context, _ *mcp.CallToolRequest, in ActivateInput) (textResult[Done], error) {
+	}, inputIdempotent, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in ActivateInput) (textResult[Done], error) {
 		switch {
 		case in.ID != nil && in.Title != "":
 			return textResult[Done]{}, invalid("give the window's id or its title, not both")
@@ -252,7 +251,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "launch_app",
 		Description: "Start an application on the desktop. The runtime may refuse it.",
 		Annotations: &mcp.ToolAnnotations{Title: "Launch an application"},
-	}, hints{destructive: true, openWorld: true}, func(ctx context.Context, _ *mcp.CallToolRequest, in LaunchInput) (textResult[Done], error) {
+	}, hints{destructive: true, openWorld: true}, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in LaunchInput) (textResult[Done], error) {
 		if err := c.LaunchApp(ctx, in.App, in.Args...); err != nil {
 			return textResult[Done]{}, err
 		}
@@ -263,7 +262,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "clipboard_get",
 		Description: "Read the clipboard's text.",
 		Annotations: &mcp.ToolAnnotations{Title: "Read the clipboard"},
-	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (textResult[ClipboardText], error) {
+	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, _ struct{}) (textResult[ClipboardText], error) {
 		t, err := c.ClipboardGet(ctx)
 		if err != nil {
 			return textResult[ClipboardText]{}, err
@@ -275,7 +274,7 @@ func (s *Server) addStructuredTools() {
 		Name:        "clipboard_set",
 		Description: "Put text on the clipboard, replacing what it held.",
 		Annotations: &mcp.ToolAnnotations{Title: "Set the clipboard"},
-	}, hints{destructive: true, idempotent: true}, func(ctx context.Context, _ *mcp.CallToolRequest, in ClipboardText) (textResult[Done], error) {
+	}, hints{destructive: true, idempotent: true}, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in ClipboardText) (textResult[Done], error) {
 		if err := c.ClipboardSet(ctx, in.Text); err != nil {
 			return textResult[Done]{}, err
 		}
@@ -294,7 +293,7 @@ func done(text string) textResult[Done] { return textResult[Done]{text, Done{OK:
 
 // exec runs a buffered exec; see Options.Dial for how cancellation reaches
 // the command.
-func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in ExecInput) (textResult[ExecOutput], error) {
+func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, c *client.Client, in ExecInput) (textResult[ExecOutput], error) {
 	var zero textResult[ExecOutput]
 	x := &aci.ExecRequest{Argv: in.Argv, Shell: in.Shell, Dir: in.Cwd, Env: in.Env}
 	switch {
@@ -313,16 +312,16 @@ func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in ExecInpu
 	if a := x.Action(false); a.Validate() != nil {
 		return zero, a.Validate()
 	}
-	sess := s.aciSession
+	sess, mark := c, func(err error) error { return err }
 	if s.opts.Dial != nil {
-		own, err := s.opts.Dial(ctx)
+		c, err := s.opts.Dial(ctx)
 		if err != nil {
-			return zero, err
+			return zero, own(err)
 		}
 		// Closing the session ends the command if it still runs: that is
 		// how a cancelled call reaches the runtime.
-		defer own.Close()
-		sess = own
+		defer c.Close()
+		sess, mark = c, own
 	}
 	what := in.Shell
 	if what == "" {
@@ -337,7 +336,7 @@ func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, in ExecInpu
 	res, err := sess.Exec(ctx, x)
 	stop()
 	if err != nil {
-		return zero, err
+		return zero, mark(err)
 	}
 	out := ExecOutput{ExitCode: res.ExitCode, TimedOut: res.TimedOut, Stdout: res.Stdout, Stderr: res.Stderr,
 		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated, DurationMS: res.DurationMS}
@@ -384,8 +383,9 @@ const (
 	maxExecTimeout = time.Hour
 )
 
-// waitFor polls full observations until the condition holds.
-func (s *Server) waitFor(ctx context.Context, req *mcp.CallToolRequest, in WaitForInput) (textResult[WaitForOutput], error) {
+// waitFor waits with the Client's WaitFor, reporting its observations as
+// progress.
+func (s *Server) waitFor(ctx context.Context, req *mcp.CallToolRequest, c *client.Client, in WaitForInput) (textResult[WaitForOutput], error) {
 	var zero textResult[WaitForOutput]
 	if in.Role == "" && in.Name == "" && in.Value == "" {
 		return zero, invalid("give a role, a name or a value to wait for")
@@ -399,47 +399,48 @@ func (s *Server) waitFor(ctx context.Context, req *mcp.CallToolRequest, in WaitF
 	}
 	what := describeMatch(in)
 	start := time.Now()
-	deadline := start.Add(timeout)
 	prog := newProgress(req)
-	tick := time.NewTicker(s.opts.PollInterval)
-	defer tick.Stop()
-	lastReport := start
-	for polls := 1; ; polls++ {
-		o, err := s.aciSession.Observe(ctx, &client.ObserveRequest{Desktop: in.Desktop})
-		if err != nil {
-			return zero, err
-		}
-		el := firstMatch(o.Elements, in)
-		elapsed := time.Since(start)
-		out := WaitForOutput{Polls: polls, ElapsedMS: elapsed.Milliseconds()}
-		when := "already"
-		if polls > 1 {
-			when = fmt.Sprintf("after %d ms", out.ElapsedMS)
-		}
-		if in.Gone && el == nil {
-			return textResult[WaitForOutput]{fmt.Sprintf("no %s (%s)", what, when), out}, nil
-		}
-		if !in.Gone && el != nil {
-			out.Element = el
-			return textResult[WaitForOutput]{fmt.Sprintf("%s %s %q (%s)", el.Ref, el.Role, el.Name, when), out}, nil
-		}
-		if polls == 1 || time.Since(lastReport) >= s.opts.ProgressInterval {
-			lastReport = time.Now()
-			prog.report(ctx, fmt.Sprintf("waiting for %s: %d observations in %d ms", what, polls, out.ElapsedMS))
-		}
-		if !time.Now().Before(deadline) {
+	var polls int
+	var lastReport time.Time
+	wr := client.WaitForRequest{
+		Role: in.Role, Name: in.Name, Value: in.Value, IgnoreCase: true,
+		Until: client.WaitAppears, Timeout: timeout, Interval: s.opts.PollInterval, Desktop: in.Desktop,
+		Observed: func(n int) {
+			polls = n
+			if n == 1 || time.Since(lastReport) >= s.opts.ProgressInterval {
+				lastReport = time.Now()
+				prog.report(ctx, fmt.Sprintf("waiting for %s: %d observations in %d ms", what, n, time.Since(start).Milliseconds()))
+			}
+		},
+	}
+	if in.Gone {
+		wr.Until = client.WaitDisappears
+	}
+	el, err := c.WaitFor(ctx, wr)
+	// The observation that ended the wait is the one after the last
+	// reported.
+	polls++
+	elapsed := time.Since(start).Milliseconds()
+	if err != nil {
+		if aci.CodeOf(err) == aci.CodeTimeout && ctx.Err() == nil {
 			state := "no"
 			if in.Gone {
 				state = "still a"
 			}
-			return zero, aci.Errorf(aci.CodeTimeout, "%s %s after %d ms (%d observations)", state, what, out.ElapsedMS, polls)
+			return zero, aci.Errorf(aci.CodeTimeout, "%s %s after %d ms (%d observations)", state, what, elapsed, polls-1)
 		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return zero, ctx.Err()
-		}
+		return zero, err
 	}
+	out := WaitForOutput{Polls: polls, ElapsedMS: elapsed}
+	when := "already"
+	if polls > 1 {
+		when = fmt.Sprintf("after %d ms", elapsed)
+	}
+	if in.Gone {
+		return textResult[WaitForOutput]{fmt.Sprintf("no %s (%s)", what, when), out}, nil
+	}
+	out.Element = &Element{Ref: el.Ref, Role: el.Role, Name: el.Name, Value: el.Value, States: el.States, BBox: el.BBox}
+	return textResult[WaitForOutput]{fmt.Sprintf("%s %s %q (%s)", el.Ref, el.Role, el.Name, when), out}, nil
 }
 
 func describeMatch(in WaitForInput) string {
@@ -456,24 +457,4 @@ func describeMatch(in WaitForInput) string {
 		parts = append(parts, fmt.Sprintf("with a value like %q", in.Value))
 	}
 	return strings.Join(parts, " ")
-}
-
-func firstMatch(els []aci.Element, in WaitForInput) *Element {
-	for _, e := range els {
-		if in.Role != "" && !strings.EqualFold(e.Role, in.Role) {
-			continue
-		}
-		if in.Name != "" && !containsFold(e.Name, in.Name) {
-			continue
-		}
-		if in.Value != "" && !containsFold(e.Value, in.Value) {
-			continue
-		}
-		return &Element{Ref: e.Ref, Role: e.Role, Name: e.Name, Value: e.Value, States: e.States, BBox: e.BBox}
-	}
-	return nil
-}
-
-func containsFold(s, sub string) bool {
-	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
 )
 
 // ErrorCodeMeta is the _meta key of a failed tool call's result that
@@ -58,11 +59,11 @@ type textResult[Out any] struct {
 	out  Out
 }
 
-// addTool registers a tool whose handler returns a text and a structured
-// value of type Out, described by Out's schema. A failure becomes a tool
-// error carrying the ACI error code. The input schema is In's, or
-// t.InputSchema when set.
-func addTool[In, Out any](s *Server, t *mcp.Tool, h hints, fn func(ctx context.Context, req *mcp.CallToolRequest, in In) (textResult[Out], error)) {
+// addTool registers a tool whose handler, given the current ACI session,
+// returns a text and a structured value of type Out, described by Out's
+// schema. A failure becomes a tool error carrying the ACI error code. The
+// input schema is In's, or t.InputSchema when set.
+func addTool[In, Out any](s *Server, t *mcp.Tool, h hints, fn func(ctx context.Context, req *mcp.CallToolRequest, c *client.Client, in In) (textResult[Out], error)) {
 	t.Annotations = h.annotations(t.Annotations.Title)
 	schema, err := jsonschema.For[Out](nil)
 	if err != nil {
@@ -70,7 +71,12 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h hints, fn func(ctx context.C
 	}
 	t.OutputSchema = schema
 	mcp.AddTool(s.srv, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
-		r, err := fn(ctx, req, in)
+		var r textResult[Out]
+		err := s.run(ctx, h.readOnly, func(sess *aciSession) error {
+			var err error
+			r, err = fn(ctx, req, sess.c, in)
+			return err
+		})
 		if err != nil {
 			return s.toolError(t.Name, err), nil, nil
 		}

@@ -110,7 +110,7 @@ func (s *screen) screenshot(ctx context.Context) (*Image, error) {
 		}
 	}
 	if shot.Width != sc.Image.X || shot.Height != sc.Image.Y {
-		return nil, fmt.Errorf("toolset: the runtime delivered %d×%d, expected %d×%d", shot.Width, shot.Height, sc.Image.X, sc.Image.Y)
+		return nil, fmt.Errorf("%w: toolset: the runtime delivered %d×%d, expected %d×%d", aci.ErrInternal, shot.Width, shot.Height, sc.Image.X, sc.Image.Y)
 	}
 	if !s.pad || sc.Model == sc.Image {
 		return &Image{Data: shot.Data, MediaType: "image/png", Width: shot.Width, Height: shot.Height}, nil
@@ -149,7 +149,7 @@ func (s *screen) zoom(ctx context.Context, region image.Rectangle) (*Image, erro
 		return nil, err
 	}
 	if full.Rect.Dx() != sc.Screen.X || full.Rect.Dy() != sc.Screen.Y {
-		return nil, fmt.Errorf("toolset: the runtime delivered the screen at %d×%d, not its native %d×%d", full.Rect.Dx(), full.Rect.Dy(), sc.Screen.X, sc.Screen.Y)
+		return nil, fmt.Errorf("%w: toolset: the runtime delivered the screen at %d×%d, not its native %d×%d", aci.ErrInternal, full.Rect.Dx(), full.Rect.Dy(), sc.Screen.X, sc.Screen.Y)
 	}
 	r := sc.RectToScreen(region)
 	crop := image.NewRGBA(image.Rect(0, 0, r.Dx(), r.Dy()))
@@ -194,7 +194,7 @@ func (s *screen) cursor(ctx context.Context) (image.Point, error) {
 		return image.Point{}, err
 	}
 	if shot.Pointer == nil {
-		return image.Point{}, errors.New("toolset: the runtime does not report the pointer's position")
+		return image.Point{}, fmt.Errorf("toolset: the runtime does not report the pointer's position: %w", errors.ErrUnsupported)
 	}
 	return *shot.Pointer, nil
 }
@@ -202,7 +202,7 @@ func (s *screen) cursor(ctx context.Context) (image.Point, error) {
 func decodeRGBA(data []byte) (*image.RGBA, error) {
 	img, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("toolset: decoding a screenshot: %w", err)
+		return nil, fmt.Errorf("%w: toolset: decoding a screenshot: %w", aci.ErrInternal, err)
 	}
 	if rgba, ok := img.(*image.RGBA); ok && rgba.Rect.Min == (image.Point{}) {
 		return rgba, nil
@@ -216,7 +216,7 @@ func decodeRGBA(data []byte) (*image.RGBA, error) {
 func encode(img *image.RGBA) (*Image, error) {
 	data, err := imaging.EncodePNG(nil, img)
 	if err != nil {
-		return nil, fmt.Errorf("toolset: encoding an image: %w", err)
+		return nil, fmt.Errorf("%w: toolset: encoding an image: %w", aci.ErrInternal, err)
 	}
 	return &Image{Data: data, MediaType: "image/png", Width: img.Rect.Dx(), Height: img.Rect.Dy()}, nil
 }
