@@ -228,10 +228,11 @@ func TestUnhonouredFieldsAreRefused(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// Presses are at least 10 ms apart, and a double click starts no sooner
-// than 500 ms after the previous press, so applications count clicks as a
-// person's; a click right after a double click at the same point continues
-// the run (a triple click).
+// A double click starts no sooner than 500 ms after the previous press, so
+// applications count clicks as a person's; a click right after a double
+// click at the same point continues the run (a triple click) and is not
+// held back. (Backends whose applications need presses spaced in time, as
+// X11's, space them themselves.)
 func TestPressTiming(t *testing.T) {
 	rec, c, ctx := newRecorder(t)
 	at := aci.Px(50, 50)
@@ -257,9 +258,7 @@ func TestPressTiming(t *testing.T) {
 	if gap := downs[1].Sub(downs[0]); gap < 500*time.Millisecond {
 		t.Errorf("the double click began %v after the click before it, want at least 500ms", gap)
 	}
-	for i := 2; i < 4; i++ {
-		if gap := downs[i].Sub(downs[i-1]); gap < 10*time.Millisecond {
-			t.Errorf("press %d came %v after the one before, want at least 10ms", i, gap)
-		}
+	if gap := downs[3].Sub(downs[2]); gap >= 500*time.Millisecond {
+		t.Errorf("the click after the double click was held back %v: it continues the run", gap)
 	}
 }

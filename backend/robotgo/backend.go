@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-vgo/robotgo"
 
@@ -52,6 +53,9 @@ type Backend struct {
 		p  [2]int
 		ok bool
 	}
+	// lastPress is when the last button press was sent. Guarded by
+	// robotgoMu.
+	lastPress time.Time
 
 	closed    atomic.Bool
 	closeOnce sync.Once

@@ -9,6 +9,7 @@ import (
 	"image"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-vgo/robotgo"
@@ -103,6 +104,9 @@ func (kp keyPress) toggle(down bool) error {
 	return robotgo.KeyToggle(kp.name, "up")
 }
 
+// minPressGap is the least time between two button presses.
+const minPressGap = 10 * time.Millisecond
+
 // Pointer implements [shinken.Injector]. Coordinates are device pixels;
 // on macOS, where robotgo moves by points, a move lands on the point that
 // holds the pixel.
@@ -118,6 +122,22 @@ func (b *Backend) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 	}
 	robotgoMu.Lock()
 	defer robotgoMu.Unlock()
+	if ev.Kind == shinken.PointerDown {
+		// The desktop stamps events in milliseconds; a toolkit that orders
+		// presses by their stamps does not count a press at the same
+		// instant as the one before, so presses are spaced as a hand
+		// spaces them.
+		if wait := minPressGap - time.Since(b.lastPress); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			}
+		}
+		b.lastPress = time.Now()
+	}
 	p := toPoints(image.Pt(ev.X, ev.Y), b.unit)
 	robotgo.Move(p.X, p.Y)
 	b.lastMove.p, b.lastMove.ok = [2]int{ev.X, ev.Y}, true

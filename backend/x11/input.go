@@ -33,8 +33,36 @@ func (b *Backend) inputReady(ctx context.Context) error {
 
 // buttonState remembers the buttons held down, to release them at Close.
 type buttonState struct {
-	mu   sync.Mutex
-	held map[byte]bool
+	mu        sync.Mutex
+	held      map[byte]bool
+	lastPress time.Time
+}
+
+// minPressGap is the least time between two button presses. X servers
+// stamp events in milliseconds, and a toolkit that orders presses by those
+// stamps (GTK) does not count a third press it sees at the same instant as
+// the second: presses of a triple click, or of clicks sent back to back,
+// are spaced as a hand spaces them.
+const minPressGap = 10 * time.Millisecond
+
+// pace waits until a press may follow the previous one, then records it.
+func (s *buttonState) pace(ctx context.Context) error {
+	s.mu.Lock()
+	wait := minPressGap - time.Since(s.lastPress)
+	s.mu.Unlock()
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	s.mu.Lock()
+	s.lastPress = time.Now()
+	s.mu.Unlock()
+	return nil
 }
 
 func (s *buttonState) set(button byte, down bool) {
@@ -77,6 +105,11 @@ func (b *Backend) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 		button = 3
 	default:
 		return fmt.Errorf("%w: unknown button %d", aci.ErrInvalidAction, ev.Button)
+	}
+	if ev.Kind == shinken.PointerDown {
+		if err := b.buttons.pace(ctx); err != nil {
+			return err
+		}
 	}
 	x, y := clamp16(ev.X), clamp16(ev.Y)
 	b.settle.wmInput.Store(ev.Kind != shinken.PointerMove || b.settle.wmInput.Load())

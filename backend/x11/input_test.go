@@ -54,6 +54,7 @@ func TestPointerButtons(t *testing.T) {
 		button byte
 		x, y   int16
 	}
+	var pressedAt []xproto.Timestamp
 	next := func() ev {
 		e := s.nextEvent("a button event", func(e xgb.Event) bool {
 			switch e.(type) {
@@ -63,6 +64,7 @@ func TestPointerButtons(t *testing.T) {
 			return false
 		})
 		if p, ok := e.(xproto.ButtonPressEvent); ok {
+			pressedAt = append(pressedAt, p.Time)
 			return ev{true, byte(p.Detail), p.EventX, p.EventY}
 		}
 		r := e.(xproto.ButtonReleaseEvent)
@@ -83,6 +85,14 @@ func TestPointerButtons(t *testing.T) {
 		}
 		if got := next(); got != (ev{false, c.want, 51, 62}) {
 			t.Fatalf("release: %+v", got)
+		}
+	}
+	// Presses sent back to back reach the apps spaced as a hand spaces
+	// them: the server's millisecond stamps of two presses never match
+	// (GTK drops a press stamped with the previous one's millisecond).
+	for i := 1; i < len(pressedAt); i++ {
+		if gap := pressedAt[i] - pressedAt[i-1]; gap < 9 {
+			t.Errorf("press %d stamped %d ms after the one before, want about 10 ms or more", i, gap)
 		}
 	}
 	for _, c := range []struct {

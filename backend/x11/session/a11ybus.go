@@ -175,4 +175,3 @@ func connectBus(ctx context.Context, path string) (*dbus.Conn, error) {
 	uc.SetDeadline(time.Time{})
 	return conn, nil
 }
-
