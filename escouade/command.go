@@ -59,7 +59,7 @@ func startCommand(p *Plugin, argv []string) (*command, error) {
 		Path:   path,
 		Args:   argv,
 		Dir:    p.dir,
-		Env:    os.Environ(),
+		Env:    commandEnv(p.m),
 		Stdin:  inR,
 		Stdout: outW,
 		// Not an *os.File: exec drains it on a goroutine of its own, always,

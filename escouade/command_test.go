@@ -33,7 +33,11 @@ func startCommand(t *testing.T, h *escouade.Host, v *validator, id, fields, mode
 // end, once every plugin has stopped.
 func withTranscript(t *testing.T, v *validator) (check func()) {
 	dir := t.TempDir()
-	t.Setenv("ESCOUADE_TEST_TRANSCRIPT", dir)
+	control := filepath.Join(testTemp, transcriptFile)
+	if err := os.WriteFile(control, []byte(dir), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(control) })
 	var once sync.Once
 	check = func() {
 		once.Do(func() {

@@ -26,7 +26,11 @@
 // (ParseManifest; every problem names its field's path), and its program,
 // run.command, is started in its own process group, with a parent-death
 // signal, its stdout and stdin the protocol's lines and its stderr drained
-// into the journal; a module (run.wasm) or a script (run.js) is run by an
+// into the journal, in a minimal environment: the Host's PATH, HOME, USER,
+// LOGNAME, TMPDIR, TZ, LANG, LANGUAGE, LC_ALL, LC_CTYPE and LC_MESSAGES,
+// the Go runtime's GODEBUG, GOMAXPROCS and GORACE, and the Host's values
+// of the variables its permissions.env names; never a token or secret of
+// the program that links the Host, nor ESCOUADE_*; a module (run.wasm) or a script (run.js) is run by an
 // engine of the Host, in a process of its own (see below). The Host sends
 // initialize, then:
 //
