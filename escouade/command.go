@@ -69,7 +69,7 @@ func startCommand(p *Plugin, argv []string) (*command, error) {
 		// up Wait.
 		WaitDelay: p.h.opts.StopGrace,
 	}
-	c.g, err = startGroup(cmd)
+	c.g, err = startGroup(cmd, true)
 	inR.Close() // the child holds its own copies
 	outW.Close()
 	if err != nil {
@@ -85,13 +85,7 @@ func startCommand(p *Plugin, argv []string) (*command, error) {
 func (c *command) wait() {
 	<-c.g.done()
 	c.stderr.close()
-	how := "exited"
-	switch state, err := c.g.result(); {
-	case state != nil:
-		how = state.String()
-	case err != nil:
-		how = err.Error()
-	}
+	how := c.g.result().how
 	c.mu.Lock()
 	c.how = how
 	c.mu.Unlock()

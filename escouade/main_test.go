@@ -293,6 +293,15 @@ func runTestPlugin(run, mode string, args []string) int {
 		}
 		os.WriteFile(args[1], []byte(strconv.Itoa(childOf(os.Getpid()))), 0o600)
 		select {}
+	case "host-contained":
+		// A Host in a process of its own that holds its programs' descendants
+		// as args[0] says (see SetContainment), for the test of its death.
+		escouade.SetContainment(args[0])
+		h := escouade.New(&escouade.Options{Secrets: escouade.SecretMap{}, Journal: slog.DiscardHandler})
+		if _, err := h.Start(ctx, args[1]); err != nil {
+			return 5
+		}
+		select {}
 	case "shared-server":
 		// The process of launch.shared: an HTTP server on 127.0.0.1 that
 		// says its port.
