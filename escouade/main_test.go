@@ -43,6 +43,11 @@ func TestMain(m *testing.M) {
 		_, run, _ := strings.Cut(os.Args[1], "=")
 		os.Exit(runTestPlugin(run, os.Args[2], os.Args[3:]))
 	}
+	// ESCOUADE_TEST_CONTAINMENT=shepherd (or group) runs every test with
+	// the programs' descendants held that way, rather than by a cgroup.
+	if mode := os.Getenv("ESCOUADE_TEST_CONTAINMENT"); mode != "" {
+		escouade.SetContainment(mode)
+	}
 	// Plugins built with -race would otherwise sleep a second at exit,
 	// waiting for reports: past a test's StopGrace.
 	os.Setenv("GORACE", "atexit_sleep_ms=0")

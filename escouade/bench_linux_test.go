@@ -1,0 +1,93 @@
+package escouade_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"shinken.dev/go/escouade"
+)
+
+// BenchmarkContainedStart starts a command plugin (this test binary, to
+// its answer to initialize) and stops it (shutdown, its end, the sweep of
+// what it left), held three ways, interleaved in one loop so that each
+// sees the same machine: by its process group alone (the reference), by a
+// cgroup, and by a shepherd. It reports each way's medians and their
+// ratios to the group's.
+func BenchmarkContainedStart(b *testing.B) {
+	modes := []string{"group", "auto", "shepherd"}
+	defer escouade.SetContainment("auto")()
+	for _, mode := range modes {
+		restore := escouade.SetContainment(mode)
+		got := escouade.Containment()
+		restore()
+		if (mode == "auto") != (got == "cgroup") {
+			b.Fatalf("no cgroup on this machine: mode %s holds by %q", mode, got)
+		}
+	}
+	h := benchHost(b)
+	dir := writePlugin(b, "contained", commandManifest("bench"), nil)
+	ctx := context.Background()
+	starts := map[string][]time.Duration{}
+	stops := map[string][]time.Duration{}
+	var pss, rss []int64 // KiB, of each shepherd
+	b.ResetTimer()
+	for range b.N {
+		for _, mode := range modes {
+			escouade.SetContainment(mode)
+			t0 := time.Now()
+			p, err := h.Start(ctx, dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			t1 := time.Now()
+			if mode == "shepherd" {
+				for _, pid := range shepherdPids() {
+					pss = append(pss, procKiB(pid, "smaps_rollup", "Pss:"))
+					rss = append(rss, residentKiB(pid))
+				}
+				t1 = time.Now()
+			}
+			if err := p.Stop(ctx); err != nil {
+				b.Fatal(err)
+			}
+			starts[mode] = append(starts[mode], t1.Sub(t0))
+			stops[mode] = append(stops[mode], time.Since(t1))
+		}
+	}
+	b.StopTimer()
+	median := func(ds []time.Duration) float64 {
+		slices.Sort(ds)
+		return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
+	}
+	name := map[string]string{"group": "group", "auto": "cgroup", "shepherd": "shepherd"}
+	for _, mode := range modes {
+		b.ReportMetric(median(starts[mode]), name[mode]+"-start-ms")
+		b.ReportMetric(median(stops[mode]), name[mode]+"-stop-ms")
+	}
+	if len(pss) > 0 {
+		slices.Sort(pss)
+		slices.Sort(rss)
+		b.ReportMetric(float64(pss[len(pss)/2])/1024, "shepherd-PSS-MiB")
+		b.ReportMetric(float64(rss[len(rss)/2])/1024, "shepherd-RSS-MiB")
+	}
+	for _, mode := range modes[1:] {
+		b.ReportMetric(median(starts[mode])/median(starts["group"]), name[mode]+"/group-start")
+	}
+}
+
+// shepherdPids returns the pids of this process's shepherds.
+func shepherdPids() []int {
+	var pids []int
+	for _, pid := range testProcesses() {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if strings.HasPrefix(string(b), "escouade-shepherd\x00") && isBelow(pid, os.Getpid()) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
