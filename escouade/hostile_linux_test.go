@@ -38,7 +38,7 @@ func hostileEscapees(t *testing.T, mode string) {
 	if contained != (mode != "group") {
 		t.Fatalf("containment %q in mode %s", escouade.Containment(), mode)
 	}
-	before := len(testProcesses())
+	before := len(processesBelow(os.Getpid()))
 	v := newValidator(t)
 	withTranscript(t, v)
 	h, _ := newHost(t, nil)
@@ -109,7 +109,7 @@ func hostileEscapees(t *testing.T, mode string) {
 	if contained {
 		// No process of this binary is left from the plugin: not an
 		// escapee, not a shepherd.
-		waitFor(t, "the plugin's processes gone", func() bool { return len(testProcesses()) <= before })
+		waitFor(t, "the plugin's processes gone", func() bool { return len(processesBelow(os.Getpid())) <= before })
 	}
 }
 
@@ -141,16 +141,7 @@ func TestHostDeathSweepsEscapees(t *testing.T) {
 		}
 	})
 	// The plugin, its shepherd and its two escapees, below the Host.
-	below := func() []int {
-		var ps []int
-		for _, pid := range testProcesses() {
-			if pid != host.Process.Pid && isBelow(pid, host.Process.Pid) {
-				ps = append(ps, pid)
-			}
-		}
-		return ps
-	}
-	held := below()
+	held := processesBelow(host.Process.Pid)
 	if len(held) != 4 {
 		t.Fatalf("below the Host: %v, want the shepherd, the plugin and two escapees", held)
 	}
@@ -159,6 +150,18 @@ func TestHostDeathSweepsEscapees(t *testing.T) {
 	for _, pid := range held {
 		waitFor(t, "process "+strconv.Itoa(pid)+" ended with its Host", func() bool { return !alive(pid) })
 	}
+}
+
+// processesBelow returns the live processes of this test binary below
+// ancestor.
+func processesBelow(ancestor int) []int {
+	var below []int
+	for _, pid := range testProcesses() {
+		if isBelow(pid, ancestor) {
+			below = append(below, pid)
+		}
+	}
+	return below
 }
 
 // isBelow reports whether pid is a descendant of ancestor.
