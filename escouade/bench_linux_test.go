@@ -3,6 +3,7 @@ package escouade_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -90,4 +91,39 @@ func shepherdPids() []int {
 		}
 	}
 	return pids
+}
+
+// BenchmarkContainedSpawn runs a small native program by proc/spawn
+// (sh -c true, from the spawn to proc/exit), held the three ways of
+// BenchmarkContainedStart, interleaved: what a shepherd adds to a program
+// that costs little itself.
+func BenchmarkContainedSpawn(b *testing.B) {
+	modes := []string{"group", "auto", "shepherd"}
+	defer escouade.SetContainment("auto")()
+	h, _ := hookedHost(b, nil, nil, &escouade.Options{Journal: slog.DiscardHandler})
+	lp := startLinePlugin(b, h, nil, "spawner", `,"permissions":{"commands":["sh -c *"]}`, "")
+	runs := map[string][]time.Duration{}
+	b.ResetTimer()
+	for range b.N {
+		for _, mode := range modes {
+			escouade.SetContainment(mode)
+			t0 := time.Now()
+			if _, code := lp.run(b, map[string]any{"command": "sh", "args": []string{"-c", "true"}}); code != 0.0 {
+				b.Fatalf("code %v", code)
+			}
+			runs[mode] = append(runs[mode], time.Since(t0))
+		}
+	}
+	b.StopTimer()
+	median := func(ds []time.Duration) float64 {
+		slices.Sort(ds)
+		return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
+	}
+	name := map[string]string{"group": "group", "auto": "cgroup", "shepherd": "shepherd"}
+	for _, mode := range modes {
+		b.ReportMetric(median(runs[mode]), name[mode]+"-ms")
+	}
+	for _, mode := range modes[1:] {
+		b.ReportMetric(median(runs[mode])/median(runs["group"]), name[mode]+"/group")
+	}
 }
