@@ -89,8 +89,6 @@ type shepherd struct {
 	booted chan struct{} // closed once boot returned
 
 	lifeOnce sync.Once
-	mu       sync.Mutex
-	end      *shepherdReply // how the program ended, once said
 }
 
 // shepherded returns the command that starts target under a shepherd, and
