@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"shinken.dev/go/internal/jsonrpc"
 )
 
 // Where no cgroup can be made, a program that may start others (a command
@@ -183,11 +185,47 @@ func (s *shepherd) next() (*shepherdReply, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseShepherdReply(line)
+}
+
+// parseShepherdReply decodes a line of a shepherd, strictly, and checks
+// that what it says can be so.
+func parseShepherdReply(line []byte) (*shepherdReply, error) {
+	if err := jsonrpc.Validate(line); err != nil {
+		return nil, fmt.Errorf("a line of the shepherd: %w", err)
+	}
 	var r shepherdReply
-	if err := json.Unmarshal(line, &r); err != nil {
-		return nil, err
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("a line of the shepherd: %w", err)
+	}
+	if r.Pid < 0 || r.Code < 0 || r.Code > 255 || r.Signal < 0 || r.Signal > 64 {
+		return nil, errors.New("a line of the shepherd: out of range")
 	}
 	return &r, nil
+}
+
+// readShepherdBoot reads the shepherd's first line, strictly: a program
+// to start, with its arguments.
+func readShepherdBoot(r *bufio.Reader) (*shepherdBoot, error) {
+	line, err := r.ReadSlice('\n')
+	if err != nil {
+		return nil, fmt.Errorf("the shepherd's first line: %w", err)
+	}
+	if err := jsonrpc.Validate(line); err != nil {
+		return nil, fmt.Errorf("the shepherd's first line: %w", err)
+	}
+	var boot shepherdBoot
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&boot); err != nil {
+		return nil, fmt.Errorf("the shepherd's first line: %w", err)
+	}
+	if boot.Path == "" || len(boot.Args) == 0 {
+		return nil, errors.New("the shepherd's first line: no program")
+	}
+	return &boot, nil
 }
 
 // kill asks the shepherd to kill everything below it now.
@@ -249,16 +287,10 @@ func runShepherd() int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fail(fmt.Errorf("the shepherd cannot be a subreaper: %w", err))
 	}
-	lines := bufio.NewReaderSize(io.LimitReader(life, shepherdBootMax), 64<<10)
-	var boot shepherdBoot
-	line, err := lines.ReadBytes('\n')
-	if err == nil {
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(&boot)
-	}
-	if err != nil || len(boot.Args) == 0 {
-		return fail(fmt.Errorf("the shepherd's first line: %v", err))
+	lines := bufio.NewReaderSize(life, shepherdBootMax)
+	boot, err := readShepherdBoot(lines)
+	if err != nil {
+		return fail(err)
 	}
 	proc, err := os.StartProcess(boot.Path, boot.Args, &os.ProcAttr{
 		Dir:   boot.Dir,
