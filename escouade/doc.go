@@ -30,9 +30,9 @@
 // LOGNAME, TMPDIR, TZ, LANG, LANGUAGE, LC_ALL, LC_CTYPE and LC_MESSAGES,
 // the Go runtime's GODEBUG, GOMAXPROCS and GORACE, and the Host's values
 // of the variables its permissions.env names; never a token or secret of
-// the program that links the Host, nor ESCOUADE_*; a module (run.wasm) or a script (run.js) is run by an
-// engine of the Host, in a process of its own (see below). The Host sends
-// initialize, then:
+// the program that links the Host, nor ESCOUADE_*; a module (run.wasm) or
+// a script (run.js) is run by an engine of the Host, in a process of its
+// own (see below). The Host sends initialize, then:
 //
 //   - Fact publishes a fact to the plugins that list it in
 //     permissions.events and are on for its project (a private project's
