@@ -227,6 +227,15 @@ func runTestPlugin(run, mode string, args []string) int {
 			return 3
 		}
 		return serve(ctx, in, out, meekHandlers)
+	case "parricide":
+		// Once initialized, kills its parent: its shepherd, where one
+		// holds it.
+		hs := meekHandlers
+		hs.Initialize = func(context.Context, *plugin.Conn, escouade.InitializeParams) (map[string]any, error) {
+			time.AfterFunc(50*time.Millisecond, func() { syscall.Kill(os.Getppid(), syscall.SIGKILL) })
+			return nil, nil
+		}
+		return serve(ctx, in, out, hs)
 	case "mute":
 		// Reads everything and answers nothing, initialize included.
 		io.Copy(io.Discard, in)

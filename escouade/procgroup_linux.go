@@ -135,6 +135,10 @@ func (g *group) run(cmd *exec.Cmd, started chan<- error) {
 		<-g.sh.booted // the boot's read of the replies is over
 		if said := g.sh.ended(); said != nil {
 			end = said.ending() // the program's, not the shepherd's
+		} else {
+			// Something killed the shepherd before it could sweep (the
+			// program or a descendant: they have the user's rights).
+			end = ending{how: "its shepherd was killed (" + end.how + "): what it started may outlive it"}
 		}
 	}
 	g.mu.Lock()

@@ -79,6 +79,10 @@ type shepherdReply struct {
 	Ended  bool   `json:"ended,omitempty"`
 	Code   int    `json:"code,omitempty"`   // its exit status, when it exited
 	Signal int    `json:"signal,omitempty"` // the signal that killed it, or 0
+	// Left counts the processes below the shepherd that it could not
+	// kill within shepherdWait (another user's: a setuid program), left
+	// to the system when it exits.
+	Left int `json:"left,omitempty"`
 }
 
 // A shepherd is the Host's side of one shepherd process.
@@ -200,7 +204,7 @@ func parseShepherdReply(line []byte) (*shepherdReply, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("a line of the shepherd: %w", err)
 	}
-	if r.Pid < 0 || r.Code < 0 || r.Code > 255 || r.Signal < 0 || r.Signal > 64 {
+	if r.Pid < 0 || r.Code < 0 || r.Code > 255 || r.Signal < 0 || r.Signal > 64 || r.Left < 0 {
 		return nil, errors.New("a line of the shepherd: out of range")
 	}
 	return &r, nil
@@ -253,10 +257,14 @@ func (s *shepherd) ended() *shepherdReply {
 
 // ending is how a shepherd's program ended, as its reply says.
 func (r *shepherdReply) ending() ending {
+	end := ending{exited: true, code: r.Code, how: "exit status " + strconv.Itoa(r.Code)}
 	if r.Signal != 0 {
-		return ending{how: "signal: " + syscall.Signal(r.Signal).String()}
+		end = ending{how: "signal: " + syscall.Signal(r.Signal).String()}
 	}
-	return ending{exited: true, code: r.Code, how: "exit status " + strconv.Itoa(r.Code)}
+	if r.Left > 0 {
+		end.how += fmt.Sprintf("; %d processes it started could not be killed (another user's), and outlive it", r.Left)
+	}
+	return end
 }
 
 // runShepherd is the life of a shepherd's process; it returns its exit
@@ -348,14 +356,16 @@ func runShepherd() int {
 			ended = sig == syscall.SIGUSR1
 		}
 	}
-	sweep(noChild)
+	// Within half the Host's wait, so that the shepherd says what is left
+	// before the Host gives up on it.
+	left := sweep(noChild, time.Now().Add(shepherdWait/2))
 	select {
 	case ws = <-programEnded: // killed by the sweep
 	default:
 	}
-	end := shepherdReply{Ended: true, Code: ws.ExitStatus()}
+	end := shepherdReply{Ended: true, Code: ws.ExitStatus(), Left: left}
 	if ws.Signaled() {
-		end = shepherdReply{Ended: true, Signal: int(ws.Signal())}
+		end = shepherdReply{Ended: true, Signal: int(ws.Signal()), Left: left}
 	}
 	say(end)
 	return 0
@@ -364,23 +374,29 @@ func runShepherd() int {
 // sweep kills every process below the shepherd until it has no child left
 // (noChild closed): a subreaper without a child has no descendant, since
 // each orphan below it is adopted by it. A fork that races a pass is
-// caught by the next one.
-func sweep(noChild <-chan struct{}) {
+// caught by the next one. Past deadline it gives up on what it cannot
+// kill (another user's process: a setuid program), and returns how many
+// processes are left below.
+func sweep(noChild <-chan struct{}, deadline time.Time) (left int) {
 	pause := time.Millisecond
 	for {
 		select {
 		case <-noChild:
-			return
+			return 0
 		default:
 		}
-		for _, pid := range descendants(os.Getpid()) {
+		below := descendants(os.Getpid())
+		if time.Now().After(deadline) {
+			return len(below)
+		}
+		for _, pid := range below {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 		t := time.NewTimer(pause)
 		select {
 		case <-noChild:
 			t.Stop()
-			return
+			return 0
 		case <-t.C: // the killed are on their way out, or a fork raced us
 		}
 		pause = min(2*pause, 20*time.Millisecond)

@@ -2,6 +2,7 @@ package escouade_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,4 +68,26 @@ func TestShepherdSaysHowItEnded(t *testing.T) {
 	}
 	lp.p.Stop(context.Background())
 	waitFor(t, "no shepherd left", func() bool { return len(processesBelow(os.Getpid())) <= before })
+}
+
+// TestShepherdKilled: a program that kills its shepherd ends with it (its
+// parent-death signal), the journal says that what it started may outlive
+// it, and the Host carries on.
+func TestShepherdKilled(t *testing.T) {
+	defer escouade.SetContainment("shepherd")()
+	before := len(processesBelow(os.Getpid()))
+	v := newValidator(t)
+	withTranscript(t, v)
+	h, j := newHost(t, &escouade.Options{CrashBudget: 1})
+	p := startCommand(t, h, v, "parricide", "", "parricide")
+	waitFor(t, "the journal says the shepherd was killed", func() bool {
+		for _, e := range j.find("parricide", "plugin ended unasked") {
+			if strings.Contains(fmt.Sprint(e.attrs["status"]), "its shepherd was killed") {
+				return true
+			}
+		}
+		return false
+	})
+	p.Stop(context.Background())
+	waitFor(t, "no process of the plugin left", func() bool { return len(processesBelow(os.Getpid())) <= before })
 }
