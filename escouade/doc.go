@@ -284,12 +284,14 @@
 //     setpgid or not; when the program ends, when the Host stops it, and
 //     when the Host dies (the shepherd's lifeline, a pipe, ends; a
 //     parent-death signal comes too), the shepherd kills everything below
-//     it and sweeps what it adopts until nothing is left, then exits. It
-//     costs a start of the program that links the Host (see BENCHMARKS.md)
-//     and a few MiB of memory per program. A descendant that kills its
-//     shepherd (it runs with the user's rights) leaves its escapees to the
-//     process group's fate, which a cgroup would not. Without EngineMain
-//     there is no shepherd, and the group is all there is.
+//     it and sweeps what it adopts until nothing is left, then exits (a
+//     process it may not kill, another user's, is given up on after 5 s,
+//     and the journal says so). It costs a start of the program that links
+//     the Host (see BENCHMARKS.md) and about 8 MiB of memory per program.
+//     A descendant that kills its shepherd (it runs with the user's
+//     rights) leaves its escapees to the process group's fate, which a
+//     cgroup would not; the journal says so. Without EngineMain there is
+//     no shepherd, and the group is all there is.
 //   - Other Unix systems: the process group; a descendant that left it
 //     (setsid, setpgid) survives it, and a Host that dies abruptly leaves
 //     its programs to notice their closed input.
