@@ -83,6 +83,8 @@ type shepherdReply struct {
 	// kill within shepherdWait (another user's: a setuid program), left
 	// to the system when it exits.
 	Left int `json:"left,omitempty"`
+	// Alive says the program itself is among them.
+	Alive bool `json:"alive,omitempty"`
 }
 
 // A shepherd is the Host's side of one shepherd process.
@@ -261,6 +263,9 @@ func (r *shepherdReply) ending() ending {
 	if r.Signal != 0 {
 		end = ending{how: "signal: " + syscall.Signal(r.Signal).String()}
 	}
+	if r.Alive {
+		end = ending{how: "it could not be killed (another user's process: a setuid program)"}
+	}
 	if r.Left > 0 {
 		end.how += fmt.Sprintf("; %d processes it started could not be killed (another user's), and outlive it", r.Left)
 	}
@@ -345,11 +350,11 @@ func runShepherd() int {
 	}()
 
 	var ws syscall.WaitStatus
-	ended := false
+	reaped, ended := false, false
 	for !ended {
 		select {
 		case ws = <-programEnded:
-			ended = true
+			reaped, ended = true, true
 		case <-lifeEnded:
 			ended = true
 		case sig := <-sigs:
@@ -359,12 +364,18 @@ func runShepherd() int {
 	// Within half the Host's wait, so that the shepherd says what is left
 	// before the Host gives up on it.
 	left := sweep(noChild, time.Now().Add(shepherdWait/2))
-	select {
-	case ws = <-programEnded: // killed by the sweep
-	default:
+	if !reaped {
+		select {
+		case ws = <-programEnded: // killed by the sweep
+			reaped = true
+		default:
+		}
 	}
 	end := shepherdReply{Ended: true, Code: ws.ExitStatus(), Left: left}
-	if ws.Signaled() {
+	switch {
+	case !reaped:
+		end = shepherdReply{Ended: true, Left: left, Alive: true}
+	case ws.Signaled():
 		end = shepherdReply{Ended: true, Signal: int(ws.Signal()), Left: left}
 	}
 	say(end)
