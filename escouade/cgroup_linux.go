@@ -24,8 +24,8 @@ import (
 // starts lands in it too, and stays there whatever it does (setsid,
 // setpgid, a double fork), so that killing the cgroup (cgroup.kill, or
 // each process it lists) ends every descendant. Where none can be made
-// (no cgroup v2, no right to write it), the process group is what is
-// killed, and a descendant that left the group survives. A Host that dies
+// (no cgroup v2, no right to write it), a shepherd holds them instead
+// (shepherd_linux.go). A Host that dies
 // abruptly leaves its cgroups behind; the next Host on the machine ends
 // what they hold and removes them when it starts its first program.
 

@@ -59,7 +59,7 @@ func startCommand(p *Plugin, argv []string) (*command, error) {
 		Path:   path,
 		Args:   argv,
 		Dir:    p.dir,
-		Env:    os.Environ(),
+		Env:    commandEnv(p.m),
 		Stdin:  inR,
 		Stdout: outW,
 		// Not an *os.File: exec drains it on a goroutine of its own, always,
@@ -69,7 +69,7 @@ func startCommand(p *Plugin, argv []string) (*command, error) {
 		// up Wait.
 		WaitDelay: p.h.opts.StopGrace,
 	}
-	c.g, err = startGroup(cmd)
+	c.g, err = startGroup(cmd, true)
 	inR.Close() // the child holds its own copies
 	outW.Close()
 	if err != nil {
@@ -85,13 +85,7 @@ func startCommand(p *Plugin, argv []string) (*command, error) {
 func (c *command) wait() {
 	<-c.g.done()
 	c.stderr.close()
-	how := "exited"
-	switch state, err := c.g.result(); {
-	case state != nil:
-		how = state.String()
-	case err != nil:
-		how = err.Error()
-	}
+	how := c.g.result().how
 	c.mu.Lock()
 	c.how = how
 	c.mu.Unlock()

@@ -33,7 +33,11 @@ func startCommand(t *testing.T, h *escouade.Host, v *validator, id, fields, mode
 // end, once every plugin has stopped.
 func withTranscript(t *testing.T, v *validator) (check func()) {
 	dir := t.TempDir()
-	t.Setenv("ESCOUADE_TEST_TRANSCRIPT", dir)
+	control := filepath.Join(testTemp, transcriptFile)
+	if err := os.WriteFile(control, []byte(dir), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(control) })
 	var once sync.Once
 	check = func() {
 		once.Do(func() {
@@ -215,8 +219,12 @@ func pidIn(t *testing.T, path string) int {
 }
 
 func TestChildrenDieWithTheGroup(t *testing.T) {
-	for _, how := range []string{"stop", "crash"} {
+	for _, how := range []string{"stop", "crash", "stop-shepherd", "crash-shepherd"} {
 		t.Run(how, func(t *testing.T) {
+			how, shepherd := strings.CutSuffix(how, "-shepherd")
+			if shepherd {
+				defer escouade.SetContainment("shepherd")()
+			}
 			v := newValidator(t)
 			h, j := newHost(t, &escouade.Options{Projects: projects(), CrashBudget: 1})
 			pidFile := filepath.Join(t.TempDir(), "pid")
@@ -227,7 +235,7 @@ func TestChildrenDieWithTheGroup(t *testing.T) {
 			p := startCommand(t, h, v, "kids", ``, "children", args...)
 			child := pidIn(t, pidFile)
 			if how == "stop" {
-				waitFor(t, "the child has its own child", func() bool { return len(testProcesses()) >= 3 })
+				waitFor(t, "the child has its own child", func() bool { return childOf(child) != 0 })
 				if err := p.Stop(context.Background()); err != nil {
 					t.Fatal(err)
 				}

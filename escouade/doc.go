@@ -26,9 +26,13 @@
 // (ParseManifest; every problem names its field's path), and its program,
 // run.command, is started in its own process group, with a parent-death
 // signal, its stdout and stdin the protocol's lines and its stderr drained
-// into the journal; a module (run.wasm) or a script (run.js) is run by an
-// engine of the Host, in a process of its own (see below). The Host sends
-// initialize, then:
+// into the journal, in a minimal environment: the Host's PATH, HOME, USER,
+// LOGNAME, TMPDIR, TZ, LANG, LANGUAGE, LC_ALL, LC_CTYPE and LC_MESSAGES,
+// the Go runtime's GODEBUG, GOMAXPROCS and GORACE, and the Host's values
+// of the variables its permissions.env names; never a token or secret of
+// the program that links the Host, nor ESCOUADE_*; a module (run.wasm) or
+// a script (run.js) is run by an engine of the Host, in a process of its
+// own (see below). The Host sends initialize, then:
 //
 //   - Fact publishes a fact to the plugins that list it in
 //     permissions.events and are on for its project (a private project's
@@ -261,12 +265,38 @@
 //
 // A command plugin, each program of proc/spawn and the process of
 // launch.shared run in a process group of their own, killed when they
-// end or are stopped. On Linux each is also started into a cgroup of its
-// own (cgroup v2, a child of the Host's cgroup, when the Host may make
-// one), which holds every descendant whatever it does (setsid, setpgid, a
-// double fork), and is killed with the group: nothing they started
-// outlives them; they also get a parent-death signal. Where no cgroup can
-// be made, and on other Unix systems, a descendant that left the group
-// (setsid, setpgid) survives it; on Windows only the program itself is
-// killed.
+// end or are stopped, with a parent-death signal. What else holds their
+// descendants depends on the system:
+//
+//   - Linux, where the Host may make a cgroup (cgroup v2, a child of the
+//     Host's own, writable by it): each is started into a cgroup of its
+//     own, which holds every descendant whatever it does (setsid, setpgid,
+//     a double fork) and is killed with the group: nothing they started
+//     outlives them. If the Host dies abruptly, the parent-death signal
+//     ends the program itself; what it started lives on until the next
+//     Host on the machine starts a program and kills what the dead Host's
+//     cgroups hold.
+//   - Linux, where no cgroup can be made: each is started by a shepherd,
+//     the program that links the Host started again (EngineMain runs it,
+//     as it runs the engines), which makes itself a child subreaper and
+//     starts the program with its standard input, output and error handed
+//     through untouched. Every orphan below it is adopted by it, setsid and
+//     setpgid or not; when the program ends, when the Host stops it, and
+//     when the Host dies (the shepherd's lifeline, a pipe, ends; a
+//     parent-death signal comes too), the shepherd kills everything below
+//     it and sweeps what it adopts until nothing is left, then exits (a
+//     process it may not kill, another user's, is given up on after 5 s,
+//     and the journal says so). It costs a start of the program that links
+//     the Host (see BENCHMARKS.md) and about 8 MiB of memory per program.
+//     A descendant that kills its shepherd (it runs with the user's
+//     rights) leaves its escapees to the process group's fate, which a
+//     cgroup would not; the journal says so. Without EngineMain there is
+//     no shepherd, and the group is all there is.
+//   - Other Unix systems: the process group; a descendant that left it
+//     (setsid, setpgid) survives it, and a Host that dies abruptly leaves
+//     its programs to notice their closed input.
+//   - Windows: only the program itself is killed.
+//
+// The engines of run.js and run.wasm plugins get a cgroup where one can be
+// made, never a shepherd: the code they run has no way to start a process.
 package escouade

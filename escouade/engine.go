@@ -76,12 +76,20 @@ var engineLinked atomic.Bool
 //		// ... the program, its Host among the rest
 //	}
 //
+// It also runs, in a process of its own, the shepherd of each program a
+// command plugin, proc/spawn or launch.shared starts where no cgroup can
+// hold what that program starts (see "What ends with a plugin" in the
+// package's documentation).
+//
 // A process started as an engine reads the plugin's code and its bounds
 // from its input, serves the plugin's lines on its standard input and
 // output, and exits when the plugin ends: EngineMain never returns to it.
 // Without the call, Start of such a plugin fails with ErrNoEngine.
 func EngineMain() {
 	engineLinked.Store(true)
+	if os.Getenv(shepherdEnv) == engineVersion {
+		os.Exit(runShepherd())
+	}
 	if os.Getenv(engineEnv) != engineVersion {
 		return
 	}

@@ -182,7 +182,7 @@ func startEngine(inst *instance, boot *engineBoot, code []byte) (*engineProcess,
 		ExtraFiles: []*os.File{ctlInW, ctlOutR},
 		WaitDelay:  p.h.opts.StopGrace,
 	}
-	e.g, err = startGroup(cmd)
+	e.g, err = startGroup(cmd, false) // an engine starts nothing
 	for _, f := range []*os.File{inR, outW, ctlInW, ctlOutR} {
 		f.Close() // the child holds its own copies
 	}
@@ -263,13 +263,7 @@ func (e *engineProcess) wait() {
 	case <-t.C:
 	}
 	t.Stop()
-	how := "exited"
-	switch state, err := e.g.result(); {
-	case state != nil:
-		how = state.String()
-	case err != nil:
-		how = err.Error()
-	}
+	how := e.g.result().how
 	e.mu.Lock()
 	e.how = how
 	e.mu.Unlock()

@@ -2,6 +2,7 @@ package escouade
 
 import (
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -27,6 +28,26 @@ var safeEnv = map[string]bool{
 // where the user is, the language and time zone. No token, no secret, no
 // ESCOUADE_*.
 var minimalEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES"}
+
+// commandEnv is the environment of a command plugin (run.command): the
+// minimal one, the Go runtime's knobs (GODEBUG, GOMAXPROCS, GORACE: a
+// plugin written in Go runs as the Host was told to run), and the Host's
+// values of the variables its manifest names in permissions.env, which
+// the user saw when the plugin was installed. Nothing else of the Host's:
+// no token, no secret, none of ESCOUADE_*, whatever the manifest says.
+func commandEnv(m *Manifest) []string {
+	env := minimalEnv()
+	names := append(append([]string(nil), engineRuntimeVars...), m.Permissions.Env...)
+	for _, k := range names {
+		if neverSet(k) != "" || slices.Contains(minimalEnvNames, k) {
+			continue
+		}
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
 
 // minimalEnv returns the Host's values of minimalEnvNames.
 func minimalEnv() []string {

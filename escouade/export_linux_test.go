@@ -1,5 +1,28 @@
 package escouade
 
-// Contained reports whether the programs started now get a cgroup of
-// their own, which holds every descendant.
-func Contained() bool { return cgroupParent() != "" && !noCgroups.Load() }
+// Contained reports whether the programs started now have their
+// descendants held: by a cgroup of their own, or by a shepherd.
+func Contained() bool { return Containment() != "" }
+
+// Containment says what holds the descendants of the programs started now:
+// "cgroup", "shepherd", or "" (the process group alone).
+func Containment() string {
+	mode := containment(containMode.Load())
+	switch {
+	case mode == containAuto && cgroupParent() != "" && !noCgroups.Load():
+		return "cgroup"
+	case useShepherd():
+		return "shepherd"
+	}
+	return ""
+}
+
+// SetContainment makes the programs started from now on held by what
+// mode names: "auto" (a cgroup where one can be made, else a shepherd),
+// "shepherd" (never a cgroup) or "group" (the process group alone). It
+// returns what sets it back.
+func SetContainment(mode string) (restore func()) {
+	m := map[string]containment{"auto": containAuto, "shepherd": containShepherd, "group": containGroup}[mode]
+	old := containMode.Swap(int32(m))
+	return func() { containMode.Store(old) }
+}

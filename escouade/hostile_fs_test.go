@@ -331,6 +331,56 @@ func TestHostileEnvInjection(t *testing.T) {
 	}
 }
 
+// TestHostileCommandEnv: a command plugin gets a minimal environment and
+// the variables its permissions.env names, never the Host's tokens or
+// ESCOUADE_*, whatever it names.
+func TestHostileCommandEnv(t *testing.T) {
+	t.Setenv("SHINKEN_TOKEN", "the-daemon-token")
+	t.Setenv("ESCOUADE_SECRET", "hush")
+	t.Setenv("GITHUB_TOKEN", "ghp_secret")
+	t.Setenv("NODE_OPTIONS", "--require /tmp/pwn.js")
+	t.Setenv("PLUGIN_REGION", "eu-west")
+	t.Setenv("LANG", "C.UTF-8")
+	v := newValidator(t)
+	withTranscript(t, v)
+	h, _ := newHost(t, nil)
+	dump := filepath.Join(t.TempDir(), "env")
+	p := startCommand(t, h, v, "envdump", `,"permissions":{"env":["PLUGIN_REGION"]}`, "envdump", dump)
+	defer p.Stop(context.Background())
+	var env []string
+	waitFor(t, "the plugin's environment", func() bool {
+		b, err := os.ReadFile(dump)
+		env = strings.Split(string(b), "\n")
+		return err == nil && len(b) > 0
+	})
+	got := map[string]string{}
+	for _, kv := range env {
+		k, val, _ := strings.Cut(kv, "=")
+		got[k] = val
+	}
+	for _, bad := range []string{"SHINKEN_TOKEN", "ESCOUADE_SECRET", "GITHUB_TOKEN", "NODE_OPTIONS"} {
+		if _, ok := got[bad]; ok {
+			t.Errorf("the command plugin got %s", bad)
+		}
+	}
+	for k := range got {
+		if strings.HasPrefix(k, "ESCOUADE_") {
+			t.Errorf("the command plugin got %s", k)
+		}
+	}
+	for k, want := range map[string]string{"PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME"), "LANG": "C.UTF-8", "PLUGIN_REGION": "eu-west"} {
+		if got[k] != want {
+			t.Errorf("the command plugin's %s = %q, want %q", k, got[k], want)
+		}
+	}
+	// A manifest may not name what is never passed.
+	for _, k := range []string{"ESCOUADE_SECRET", "LD_PRELOAD", "PATH"} {
+		if _, err := escouade.ParseManifest([]byte(`{"id":"x","version":"1.0.0","protocolVersion":1,"run":{"command":["x"]},"permissions":{"env":["` + k + `"]}}`)); err == nil {
+			t.Errorf("a manifest naming %s in permissions.env was accepted", k)
+		}
+	}
+}
+
 // TestHostileFIFOsTheHostReads: a FIFO as a plugin's manifest, or as a
 // project's .escouade.yml, is answered at once: Start fails, settings/get
 // answers, the Host goes on.
@@ -346,6 +396,25 @@ func TestHostileFIFOsTheHostReads(t *testing.T) {
 	syscall.Mkfifo(filepath.Join(dir, escouade.ManifestName), 0o644)
 	if _, err := h.Start(context.Background(), dir); err == nil {
 		t.Error("a FIFO as the manifest started")
+	}
+	// ReadManifest opens it non-blocking, and refuses it for what it is.
+	if _, err := escouade.ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("ReadManifest of a FIFO: %v", err)
+	}
+	// Discovery leaves it out, and StartAll starts the others.
+	parent := filepath.Dir(dir)
+	good := filepath.Join(parent, "good")
+	os.Mkdir(good, 0o755)
+	os.WriteFile(filepath.Join(good, escouade.ManifestName), []byte(`{"id":"good-one","version":"1.0.0","protocolVersion":1,`+commandManifest("good")+`}`), 0o644)
+	if dirs, err := escouade.FindPlugins(parent); err != nil || len(dirs) != 1 || dirs[0] != good {
+		t.Errorf("FindPlugins = %v, %v", dirs, err)
+	}
+	started, errs := h.StartAll(context.Background(), []string{dir, good})
+	if len(started) != 1 || started[0].ID() != "good-one" || len(errs) != 1 {
+		t.Errorf("StartAll of a FIFO's folder and a good one: %v, %v", started, errs)
+	}
+	for _, p := range started {
+		p.Stop(context.Background())
 	}
 	hs, conns := capture()
 	connect(t, h, v, "s", `,"contributes":{"settings":{"color":{"type":"string","default":"green"}}}`, "", hs)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,11 +19,26 @@ import (
 
 // TestHostileEscapees: a command plugin's children that left its process
 // group (setsid, setpgid), and a proc/spawn program's that did, end with
-// the plugin where Linux contains them in a cgroup; without one, only the
-// group is promised, and the test ends the escapees itself.
+// the plugin, held by a cgroup where one can be made (auto), and by a
+// shepherd otherwise (forced here, so that both ways are tried on a
+// machine where cgroups work); with neither, only the group is promised,
+// and the test ends the escapees itself.
 func TestHostileEscapees(t *testing.T) {
+	for _, mode := range []string{"auto", "shepherd", "group"} {
+		t.Run(mode, func(t *testing.T) {
+			defer escouade.SetContainment(mode)()
+			hostileEscapees(t, mode)
+		})
+	}
+}
+
+func hostileEscapees(t *testing.T, mode string) {
 	contained := escouade.Contained()
-	t.Logf("descendants contained by a cgroup: %v", contained)
+	t.Logf("descendants held by: %q", escouade.Containment())
+	if contained != (mode != "group") {
+		t.Fatalf("containment %q in mode %s", escouade.Containment(), mode)
+	}
+	before := len(processesBelow(os.Getpid()))
 	v := newValidator(t)
 	withTranscript(t, v)
 	h, _ := newHost(t, nil)
@@ -90,6 +106,82 @@ func TestHostileEscapees(t *testing.T) {
 	// The host and the other plugin carry on.
 	h.Fact(context.Background(), "ticket.report", nil, escouade.About{})
 	waitFor(t, "the bystander's fact", func() bool { return len(bystander.names()) == 1 })
+	if contained {
+		// No process of this binary is left from the plugin: not an
+		// escapee, not a shepherd.
+		waitFor(t, "the plugin's processes gone", func() bool { return len(processesBelow(os.Getpid())) <= before })
+	}
+}
+
+// TestHostDeathSweepsEscapees: a Host killed outright takes with it its
+// command plugin and the plugin's children that left its group, when a
+// shepherd holds them: the shepherd's lifeline ends with the Host, and it
+// sweeps what is below it.
+func TestHostDeathSweepsEscapees(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	dir := writePlugin(t, "orphans", commandManifest("escapees", pidFile), nil)
+	exe, _ := os.Executable()
+	host := exec.Command(exe, pluginArg, "host-contained", "shepherd", dir)
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	waitFor(t, "the escapees' pids", func() bool {
+		b, _ := os.ReadFile(pidFile)
+		pids = pids[:0]
+		for _, f := range strings.Fields(string(b)) {
+			n, _ := strconv.Atoi(f)
+			pids = append(pids, n)
+		}
+		return len(pids) == 2
+	})
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	// The plugin, its shepherd and its two escapees, below the Host.
+	held := processesBelow(host.Process.Pid)
+	if len(held) != 4 {
+		t.Fatalf("below the Host: %v, want the shepherd, the plugin and two escapees", held)
+	}
+	host.Process.Signal(syscall.SIGKILL)
+	host.Wait()
+	for _, pid := range held {
+		waitFor(t, "process "+strconv.Itoa(pid)+" ended with its Host", func() bool { return !alive(pid) })
+	}
+}
+
+// processesBelow returns the live processes of this test binary below
+// ancestor.
+func processesBelow(ancestor int) []int {
+	var below []int
+	for _, pid := range testProcesses() {
+		if isBelow(pid, ancestor) {
+			below = append(below, pid)
+		}
+	}
+	return below
+}
+
+// isBelow reports whether pid is a descendant of ancestor.
+func isBelow(pid, ancestor int) bool {
+	for pid > 1 {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 2 {
+			return false
+		}
+		pid, _ = strconv.Atoi(f[1])
+		if pid == ancestor {
+			return true
+		}
+	}
+	return false
 }
 
 // TestHostileSharedLiar: a launch.shared process that prints the port of

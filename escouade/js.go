@@ -125,7 +125,7 @@ type jsLoop struct {
 	mu       sync.Mutex
 	inTurn   bool
 	turnNo   uint64
-	baseline int64  // the heap when the turn's growth began to be watched
+	baseline int64  // the heap as the turn began
 	why      string // why the turn was interrupted
 
 	rejected map[*goja.Promise]goja.Value // rejections nobody handled, this turn
@@ -221,11 +221,15 @@ func (l *jsLoop) read(in io.Reader, max int, lines chan<- []byte, done <-chan st
 // script's top level); an exception of a handler is the plugin's,
 // journaled.
 func (l *jsLoop) run(top bool, fn func() error) error {
+	// The baseline is taken now (a quarter of a µs), not at the first
+	// look: on a loaded machine that look comes late, after the turn grew
+	// the heap by any amount.
+	base := heapBytes()
 	l.mu.Lock()
 	l.inTurn = true
 	l.turnNo++
 	n := l.turnNo
-	l.baseline = -1
+	l.baseline = base
 	l.mu.Unlock()
 	timer := time.AfterFunc(l.turn, func() { l.interrupt(n, fmt.Sprintf("a turn ran past %v", l.turn)) })
 	watch := time.AfterFunc(jsHeapEvery, func() { l.watchHeap(n) })
@@ -301,17 +305,15 @@ func heapBytes() int64 {
 }
 
 // watchHeap looks at the heap while turn n lasts: a turn that grows it past
-// the bound is interrupted. The first look, after jsHeapEvery, sets the
-// baseline, so that the short turns, nearly all, never pay for a look.
+// the bound, from the baseline taken as it began, is interrupted. The
+// first look comes after jsHeapEvery, so that the short turns, nearly all,
+// never pay for more than the baseline.
 func (l *jsLoop) watchHeap(n uint64) {
 	now := heapBytes()
 	l.mu.Lock()
 	if !l.inTurn || l.turnNo != n {
 		l.mu.Unlock()
 		return
-	}
-	if l.baseline < 0 {
-		l.baseline = now
 	}
 	over := now-l.baseline > l.heap
 	l.mu.Unlock()

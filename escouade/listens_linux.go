@@ -72,9 +72,12 @@ func listeningSockets(port int) map[string]bool {
 	return inodes
 }
 
-// members returns the pids of g's processes: its cgroup's, or else those
-// of its process group.
+// members returns the pids of g's processes: its cgroup's, those below its
+// shepherd, or else those of its process group.
 func (g *group) members() []int {
+	if g.sh != nil {
+		return descendants(g.pgid)
+	}
 	var pids []int
 	if g.cg != nil {
 		if b, err := os.ReadFile(filepath.Join(g.cg.dir, "cgroup.procs")); err == nil {

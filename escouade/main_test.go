@@ -36,8 +36,17 @@ var testTemp string
 
 func TestMain(m *testing.M) {
 	escouade.EngineMain() // the isolated engines of run.js and run.wasm plugins
-	if len(os.Args) >= 3 && os.Args[1] == pluginArg {
-		os.Exit(runTestPlugin(os.Args[2], os.Args[3:]))
+	if len(os.Args) >= 3 && strings.HasPrefix(os.Args[1], pluginArg) {
+		// pluginArg=<folder>: where withTranscript says which folder
+		// the plugins' transcripts go to (plugins get none of the
+		// test's environment).
+		_, run, _ := strings.Cut(os.Args[1], "=")
+		os.Exit(runTestPlugin(run, os.Args[2], os.Args[3:]))
+	}
+	// ESCOUADE_TEST_CONTAINMENT=shepherd (or group) runs every test with
+	// the programs' descendants held that way, rather than by a cgroup.
+	if mode := os.Getenv("ESCOUADE_TEST_CONTAINMENT"); mode != "" {
+		escouade.SetContainment(mode)
 	}
 	// Plugins built with -race would otherwise sleep a second at exit,
 	// waiting for reports: past a test's StopGrace.
@@ -138,12 +147,22 @@ func alive(pid int) bool {
 	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
 }
 
-// runTestPlugin is main for the plugins the tests run as processes.
-func runTestPlugin(mode string, args []string) int {
+// transcriptFile, in the run's folder, names the folder where the plugins
+// started now write their transcripts, while a test wants them.
+const transcriptFile = "transcripts"
+
+// runTestPlugin is main for the plugins the tests run as processes; run is
+// the test run's folder, or "".
+func runTestPlugin(run, mode string, args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	in, out := io.Reader(os.Stdin), io.Writer(os.Stdout)
-	if dir := os.Getenv("ESCOUADE_TEST_TRANSCRIPT"); dir != "" {
+	var dir string
+	if run != "" {
+		b, _ := os.ReadFile(filepath.Join(run, transcriptFile))
+		dir = string(b)
+	}
+	if dir != "" {
 		// Every line both ways goes to a transcript, one per process, that
 		// the test checks against the protocol's schema.
 		f, err := os.Create(filepath.Join(dir, strconv.Itoa(os.Getpid())))
@@ -202,6 +221,21 @@ func runTestPlugin(mode string, args []string) int {
 	case "sleeper":
 		signal.Ignore(syscall.SIGTERM)
 		select {}
+	case "envdump":
+		// Writes its environment to args[0], one variable a line.
+		if err := os.WriteFile(args[0], []byte(strings.Join(os.Environ(), "\n")), 0o600); err != nil {
+			return 3
+		}
+		return serve(ctx, in, out, meekHandlers)
+	case "parricide":
+		// Once initialized, kills its parent: its shepherd, where one
+		// holds it.
+		hs := meekHandlers
+		hs.Initialize = func(context.Context, *plugin.Conn, escouade.InitializeParams) (map[string]any, error) {
+			time.AfterFunc(50*time.Millisecond, func() { syscall.Kill(os.Getppid(), syscall.SIGKILL) })
+			return nil, nil
+		}
+		return serve(ctx, in, out, hs)
 	case "mute":
 		// Reads everything and answers nothing, initialize included.
 		io.Copy(io.Discard, in)
@@ -272,6 +306,15 @@ func runTestPlugin(mode string, args []string) int {
 			return 5
 		}
 		os.WriteFile(args[1], []byte(strconv.Itoa(childOf(os.Getpid()))), 0o600)
+		select {}
+	case "host-contained":
+		// A Host in a process of its own that holds its programs' descendants
+		// as args[0] says (see SetContainment), for the test of its death.
+		escouade.SetContainment(args[0])
+		h := escouade.New(&escouade.Options{Secrets: escouade.SecretMap{}, Journal: slog.DiscardHandler})
+		if _, err := h.Start(ctx, args[1]); err != nil {
+			return 5
+		}
 		select {}
 	case "shared-server":
 		// The process of launch.shared: an HTTP server on 127.0.0.1 that
@@ -534,7 +577,7 @@ func commandManifest(mode string, args ...string) string {
 	if err != nil {
 		panic(err)
 	}
-	argv := append([]string{exe, pluginArg, mode}, args...)
+	argv := append([]string{exe, pluginArg + "=" + testTemp, mode}, args...)
 	b, _ := json.Marshal(argv)
 	return `"run":{"command":` + string(b) + `}`
 }

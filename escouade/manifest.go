@@ -67,8 +67,10 @@ type Permissions struct {
 	Commands []string
 	// Env are the variables, beyond a safe set (LANG, LC_*, TZ, NO_COLOR,
 	// FORCE_COLOR, CLICOLOR, COLUMNS, LINES, CI), that it may set for the
-	// programs it starts (proc/spawn's env), by name as written. PATH, LD_*,
-	// DYLD_* and ESCOUADE_* are never set.
+	// programs it starts (proc/spawn's env), by name as written; a plugin
+	// run by a command also gets the Host's values of these variables in
+	// its own environment, which is otherwise minimal. PATH, LD_*, DYLD_*
+	// and ESCOUADE_* are never set, nor passed.
 	Env []string
 }
 

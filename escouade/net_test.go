@@ -194,7 +194,7 @@ func TestFetchShared(t *testing.T) {
 
 	// Once it ends, its port is closed.
 	pid := atoi(j.wait(t, "shared", "launch.shared: process started").attrs["pid"])
-	syscall.Kill(-pid, syscall.SIGKILL)
+	syscall.Kill(pid, syscall.SIGKILL)
 	j.wait(t, "shared", "launch.shared: the process ended")
 	wantCode(t, "after its end", lp.call("net/fetch", map[string]any{"url": "http://127.0.0.1:" + port + "/p"}, nil), escouade.CodeRefused)
 }

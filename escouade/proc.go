@@ -310,7 +310,7 @@ func (pr *program) start(path string, argv []string, dir string, env []string) e
 		return err
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Dir: dir, Env: env, Stdin: inR, Stdout: outW, Stderr: errW}
-	pr.g, err = startGroup(cmd)
+	pr.g, err = startGroup(cmd, true)
 	inR.Close()
 	outW.Close()
 	errW.Close()
@@ -351,9 +351,8 @@ func (pr *program) run() {
 	pr.stderr.Close()
 
 	var code *int
-	if state, _ := pr.g.result(); state != nil && state.Exited() {
-		n := state.ExitCode()
-		code = &n
+	if end := pr.g.result(); end.exited {
+		code = &end.code
 	}
 	r.mu.Lock()
 	delete(r.procs, pr.id)

@@ -38,7 +38,7 @@ func procHost(t *testing.T) (*escouade.Host, *journal, string, string) {
 }
 
 // run spawns a program and returns all it wrote on stdout, and its code.
-func (lp *linePlugin) run(t *testing.T, params map[string]any) (string, any) {
+func (lp *linePlugin) run(t testing.TB, params map[string]any) (string, any) {
 	t.Helper()
 	var r struct{ Proc int64 }
 	if err := lp.call("proc/spawn", params, &r); err != nil {
@@ -48,7 +48,7 @@ func (lp *linePlugin) run(t *testing.T, params map[string]any) (string, any) {
 }
 
 // output gathers what program id writes on stdout until it ends.
-func (lp *linePlugin) output(t *testing.T, id int64) (string, any) {
+func (lp *linePlugin) output(t testing.TB, id int64) (string, any) {
 	t.Helper()
 	var out strings.Builder
 	for {

@@ -13,8 +13,10 @@ import (
 // On Linux the program is also started into a cgroup of its own when one
 // can be made (see cgroup_linux.go), which holds every descendant, those
 // that left the group (setsid, setpgid) included: the cgroup is killed with
-// the group. Without one, and on other systems, a descendant that left the
-// group outlives it.
+// the group. Without one, a program that may start others is started by a
+// shepherd (see shepherd_linux.go), a subreaper that kills and sweeps
+// everything below it when the program ends. Without either, and on other
+// systems, a descendant that left the group outlives it.
 //
 // On Linux the leader is watched without being reaped, so that its group
 // is killed while its pid cannot name anything else, and it gets a
@@ -25,19 +27,46 @@ import (
 type group struct {
 	pgid   int           // the leader's pid, which names the group
 	cg     *cgroup       // every descendant, where it can be made (Linux); nil otherwise
+	sh     *shepherd     // the leader is the program's shepherd (Linux, no cgroup); nil otherwise
 	exited chan struct{} // closed once the leader is reaped and Wait returned
 
 	mu     sync.Mutex
 	reaped bool // the leader was reaped: its pid may name a stranger now
-	state  *os.ProcessState
-	err    error
+	end    ending
+}
+
+// An ending is how a group's program ended.
+type ending struct {
+	exited bool   // it exited, with code as its status; false when a signal killed it
+	code   int    // its exit status, when it exited
+	how    string // as a person reads it: "exit status 1", "signal: killed"
+}
+
+// endingOf says how a program that exec waited for ended.
+func endingOf(state *os.ProcessState, err error) ending {
+	switch {
+	case state != nil:
+		return ending{exited: state.Exited(), code: state.ExitCode(), how: state.String()}
+	case err != nil:
+		return ending{how: err.Error()}
+	}
+	return ending{how: "exited"}
 }
 
 func (g *group) done() <-chan struct{} { return g.exited }
 
-// result returns how the leader ended, once done.
-func (g *group) result() (*os.ProcessState, error) {
+// pid returns the program's pid: the leader's, or the one its shepherd
+// started.
+func (g *group) pid() int {
+	if g.sh != nil {
+		return g.sh.pid
+	}
+	return g.pgid
+}
+
+// result returns how the program ended, once done.
+func (g *group) result() ending {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.state, g.err
+	return g.end
 }

@@ -13,7 +13,7 @@ func (g *group) await(cmd *exec.Cmd, reaped func()) {
 		g.mu.Lock()
 		reaped()
 		g.reaped = true
-		g.state, g.err = cmd.ProcessState, err
+		g.end = endingOf(cmd.ProcessState, err)
 		g.mu.Unlock()
 		close(g.exited)
 	}()

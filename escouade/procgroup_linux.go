@@ -4,47 +4,103 @@ import (
 	"errors"
 	"os/exec"
 	"runtime"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
+// Containment says how the programs the Host starts hold their
+// descendants: the tests choose each way on a machine where all work.
+type containment int32
+
+const (
+	containAuto     containment = iota // a cgroup, else a shepherd, else the group alone
+	containShepherd                    // a shepherd, never a cgroup
+	containGroup                       // the process group alone
+)
+
+var containMode atomic.Int32
+
 // startGroup starts cmd in a group of its own, with a parent-death signal,
 // and waits for it on a goroutine locked to the thread that started it: the
 // signal fires when that thread ends, so it lives as long as the child.
-func startGroup(cmd *exec.Cmd) (*group, error) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
+// Its descendants are held by a cgroup where one can be made, else, when
+// the program mayFork (starts others: every program but an engine), by a
+// shepherd, where the program links EngineMain.
+func startGroup(cmd *exec.Cmd, mayFork bool) (*group, error) {
+	var cg *cgroup
+	if containment(containMode.Load()) == containAuto {
+		cg = newCgroup()
 	}
-	cmd.SysProcAttr.Setpgid = true
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	g := &group{exited: make(chan struct{}), cg: newCgroup()}
-	if g.cg != nil {
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, g.cg.fd
+	g, err := startContained(cmd, cg, mayFork)
+	if err != nil && cg != nil {
+		// Perhaps a kernel without clone3 into a cgroup (before 5.7): try
+		// without, with a copy (a Cmd starts once), and make no more
+		// cgroups if that works.
+		cg.remove()
+		retry := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
+			Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, ExtraFiles: cmd.ExtraFiles,
+			SysProcAttr: cmd.SysProcAttr, WaitDelay: cmd.WaitDelay, Cancel: cmd.Cancel}
+		if g, err = startContained(retry, nil, mayFork); err == nil {
+			noCgroups.Store(true)
+		}
+	}
+	return g, err
+}
+
+// startContained starts cmd in its own group, into cg, or under a
+// shepherd when there is no cg and the program mayFork.
+func startContained(cmd *exec.Cmd, cg *cgroup, mayFork bool) (*group, error) {
+	attr := syscall.SysProcAttr{}
+	if cmd.SysProcAttr != nil {
+		attr = *cmd.SysProcAttr
+	}
+	attr.Setpgid = true
+	attr.Pdeathsig = syscall.SIGKILL
+	attr.UseCgroupFD, attr.CgroupFD = false, 0
+	if cg != nil {
+		attr.UseCgroupFD, attr.CgroupFD = true, cg.fd
+	}
+	cmd.SysProcAttr = &attr
+	g := &group{exited: make(chan struct{}), cg: cg}
+	if cg == nil && mayFork && useShepherd() {
+		sc, sh, err := shepherded(cmd)
+		if err != nil {
+			return nil, err
+		}
+		cmd, g.sh = sc, sh
 	}
 	started := make(chan error, 1)
 	go g.run(cmd, started)
 	err := <-started
-	if err != nil && g.cg != nil {
-		// Perhaps a kernel without clone3 into a cgroup (before 5.7): try
-		// the group alone, with a copy (a Cmd starts once), and make no
-		// more cgroups if that works.
-		g.cg.remove()
-		attr := *cmd.SysProcAttr
-		attr.UseCgroupFD, attr.CgroupFD = false, 0
-		retry := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
-			Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, ExtraFiles: cmd.ExtraFiles,
-			SysProcAttr: &attr, WaitDelay: cmd.WaitDelay, Cancel: cmd.Cancel}
-		g = &group{exited: make(chan struct{})}
-		go g.run(retry, started)
-		if err = <-started; err == nil {
-			noCgroups.Store(true)
+	if g.sh != nil {
+		g.sh.started(cmd)
+		if err == nil {
+			err = g.sh.boot()
+			close(g.sh.booted)
+			if err != nil {
+				g.signal(syscall.SIGKILL)
+				<-g.exited // bounded: the shepherd is told to end, then killed
+			}
+		}
+		if err != nil {
+			g.sh.kill()
+			g.sh.reply.Close()
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	return g, nil
+}
+
+// useShepherd reports whether a program with no cgroup gets a shepherd:
+// one can be started (the program called EngineMain) and the tests did not
+// ask for the group alone.
+func useShepherd() bool {
+	return engineLinked.Load() && containment(containMode.Load()) != containGroup
 }
 
 func (g *group) run(cmd *exec.Cmd, started chan<- error) {
@@ -74,20 +130,47 @@ func (g *group) run(cmd *exec.Cmd, started chan<- error) {
 	g.mu.Unlock()
 	g.cg.remove()
 	err := cmd.Wait()
+	end := endingOf(cmd.ProcessState, err)
+	if g.sh != nil {
+		<-g.sh.booted // the boot's read of the replies is over
+		if said := g.sh.ended(); said != nil {
+			end = said.ending() // the program's, not the shepherd's
+		} else {
+			// Something killed the shepherd before it could sweep (the
+			// program or a descendant: they have the user's rights).
+			end = ending{how: "its shepherd was killed (" + end.how + "): what it started may outlive it"}
+		}
+	}
 	g.mu.Lock()
-	g.state, g.err = cmd.ProcessState, err
+	g.end = end
 	g.mu.Unlock()
 	close(g.exited)
 }
 
-// signal sends sig to the whole group, unless its leader was reaped.
+// signal sends sig to the whole group, unless its leader was reaped. A
+// shepherd's SIGKILL is a request to it, to kill and sweep everything
+// below it, and the group's kill only if it did not end within
+// shepherdWait.
 func (g *group) signal(sig syscall.Signal) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.reaped {
-		syscall.Kill(-g.pgid, sig)
-		if sig == syscall.SIGKILL {
-			g.cg.kill()
-		}
+	if g.reaped {
+		return
+	}
+	if sig == syscall.SIGKILL && g.sh != nil {
+		g.sh.kill()
+		syscall.Kill(g.pgid, syscall.SIGCONT) // a stopped shepherd sweeps too
+		time.AfterFunc(shepherdWait, func() {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			if !g.reaped {
+				syscall.Kill(-g.pgid, syscall.SIGKILL)
+			}
+		})
+		return
+	}
+	syscall.Kill(-g.pgid, sig)
+	if sig == syscall.SIGKILL {
+		g.cg.kill()
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 // startGroup starts cmd. Without process groups, only the program itself
 // can be killed.
-func startGroup(cmd *exec.Cmd) (*group, error) {
+func startGroup(cmd *exec.Cmd, _ bool) (*group, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -8,8 +8,9 @@ import (
 )
 
 // startGroup starts cmd in a group of its own and waits for it on a
-// goroutine of its own.
-func startGroup(cmd *exec.Cmd) (*group, error) {
+// goroutine of its own. Whether the program may start others makes no
+// difference here: the group is all there is.
+func startGroup(cmd *exec.Cmd, _ bool) (*group, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}

@@ -312,7 +312,7 @@ func (v *validator) abiAnswer(method string, answer []byte) {
 }
 
 // transcript checks the transcript of one plugin process, written as
-// ESCOUADE_TEST_TRANSCRIPT asks.
+// withTranscript asks.
 func (v *validator) transcript(path string) {
 	f, err := os.Open(path)
 	if err != nil {

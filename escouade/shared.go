@@ -47,7 +47,7 @@ func startShared(p *Plugin, sp *SharedProcess) *sharedProcess {
 		Stdout: out, Stderr: out,
 		WaitDelay: p.h.opts.StopGrace,
 	}
-	g, err := startGroup(cmd)
+	g, err := startGroup(cmd, true)
 	if err != nil {
 		p.j.say(slog.LevelError, "launch.shared: the process could not start", slog.String("error", err.Error()))
 		s.alive = false
@@ -57,18 +57,14 @@ func startShared(p *Plugin, sp *SharedProcess) *sharedProcess {
 	s.mu.Lock()
 	s.g, s.alive = g, true
 	s.mu.Unlock()
-	p.j.say(slog.LevelInfo, "launch.shared: process started", slog.Int("pid", g.pgid))
+	p.j.say(slog.LevelInfo, "launch.shared: process started", slog.Int("pid", g.pid()))
 	go func() {
 		<-g.done()
 		out.flush()
 		s.mu.Lock()
 		s.alive, s.port = false, ""
 		s.mu.Unlock()
-		state, _ := g.result()
-		how := "ended"
-		if state != nil {
-			how = state.String()
-		}
+		how := g.result().how
 		p.j.say(slog.LevelWarn, "launch.shared: the process ended; local:shared is closed", slog.String("status", how))
 		close(s.done)
 	}()

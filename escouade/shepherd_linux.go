@@ -1,0 +1,457 @@
+package escouade
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"shinken.dev/go/internal/jsonrpc"
+)
+
+// Where no cgroup can be made, a program that may start others (a command
+// plugin, proc/spawn's programs, launch.shared's process) is started by a
+// shepherd: the program that links the Host, started again (EngineMain
+// runs it, as it runs the engines), which makes itself a child subreaper
+// (PR_SET_CHILD_SUBREAPER) and starts the program with its standard
+// input, output and error handed straight through, no byte copied. A
+// subreaper adopts every orphan among its descendants, so a grandchild
+// that left the process group (setsid, setpgid, a double fork) stays
+// below the shepherd, where it can be found. When the program ends, when
+// the Host asks (the end of the shepherd's lifeline, a pipe only the Host
+// writes), or when the Host dies (the lifeline ends, and a parent-death
+// signal comes), the shepherd kills every process below it and sweeps what
+// it adopts until it has no child left, then tells the Host how the
+// program ended and exits: nothing the program started outlives it.
+//
+// The subreaper is the shepherd's, not the Host's: PR_SET_CHILD_SUBREAPER
+// holds for a whole process, and in the Host it would adopt the orphans of
+// everything the embedding program starts. The engines of run.js and
+// run.wasm plugins start nothing (their code has no way to) and get no
+// shepherd.
+//
+// What the shepherd cannot stop is a descendant that kills it: the
+// program runs with the user's rights, as the shepherd does. The Host then
+// kills the process group, and an escapee of a program that did that
+// survives, as it would with no shepherd. A cgroup has no such gap, which
+// is why a shepherd is used only where no cgroup can be made.
+
+// shepherdEnv is the variable a Host sets, with the engine's runtime
+// knobs and nothing else, in a shepherd's environment: EngineMain runs the
+// shepherd when it holds engineVersion.
+const shepherdEnv = "ESCOUADE_SHEPHERD"
+
+// shepherdBootMax bounds the shepherd's first line: the program's path,
+// arguments, folder and environment.
+const shepherdBootMax = 4 << 20
+
+// shepherdWait bounds how long the Host waits for a shepherd to start its
+// program, and to end once asked: a shepherd that does neither is killed
+// with its process group.
+const shepherdWait = 10 * time.Second
+
+// shepherdBoot is what a shepherd is to start, the line the Host writes
+// on its lifeline.
+type shepherdBoot struct {
+	Path string   `json:"path"`
+	Args []string `json:"args"`
+	Dir  string   `json:"dir"`
+	Env  []string `json:"env"`
+}
+
+// shepherdReply is a line of the shepherd to the Host: first the
+// program's pid, or why it could not start; last how it ended.
+type shepherdReply struct {
+	Pid    int    `json:"pid,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Ended  bool   `json:"ended,omitempty"`
+	Code   int    `json:"code,omitempty"`   // its exit status, when it exited
+	Signal int    `json:"signal,omitempty"` // the signal that killed it, or 0
+	// Left counts the processes below the shepherd that it could not
+	// kill within shepherdWait (another user's: a setuid program), left
+	// to the system when it exits.
+	Left int `json:"left,omitempty"`
+	// Alive says the program itself is among them.
+	Alive bool `json:"alive,omitempty"`
+}
+
+// A shepherd is the Host's side of one shepherd process.
+type shepherd struct {
+	target *exec.Cmd // what the shepherd starts
+	life   *os.File  // the Host's end of the lifeline; closing it is a kill
+	reply  *os.File  // the Host's end of the shepherd's lines
+	lines  *bufio.Reader
+	pid    int           // the program's, once started
+	booted chan struct{} // closed once boot returned
+
+	lifeOnce sync.Once
+}
+
+// shepherded returns the command that starts target under a shepherd, and
+// the shepherd; the caller starts the command, then calls boot.
+func shepherded(target *exec.Cmd) (*exec.Cmd, *shepherd, error) {
+	exe, err := selfPath()
+	if err != nil {
+		return nil, nil, err
+	}
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	replyR, replyW, err := os.Pipe()
+	if err != nil {
+		lifeR.Close()
+		lifeW.Close()
+		return nil, nil, err
+	}
+	env := []string{shepherdEnv + "=" + engineVersion}
+	for _, k := range engineRuntimeVars {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	attr := syscall.SysProcAttr{}
+	if target.SysProcAttr != nil {
+		attr = *target.SysProcAttr
+	}
+	// The Host's death is a sweep, not a kill: SIGKILL would leave the
+	// adopted to init.
+	attr.Pdeathsig = syscall.SIGUSR1
+	cmd := &exec.Cmd{
+		Path:        exe,
+		Args:        []string{"escouade-shepherd", target.Path},
+		Env:         env,
+		Dir:         string(os.PathSeparator),
+		Stdin:       target.Stdin,
+		Stdout:      target.Stdout,
+		Stderr:      target.Stderr,
+		ExtraFiles:  []*os.File{lifeR, replyW},
+		SysProcAttr: &attr,
+		WaitDelay:   target.WaitDelay,
+	}
+	return cmd, &shepherd{target: target, life: lifeW, reply: replyR, lines: bufio.NewReader(replyR), booted: make(chan struct{})}, nil
+}
+
+// started closes the shepherd's ends of the pipes, held by the shepherd
+// now (or by nobody, when it did not start).
+func (s *shepherd) started(cmd *exec.Cmd) {
+	for _, f := range cmd.ExtraFiles {
+		f.Close()
+	}
+}
+
+// boot gives the shepherd its program and waits for it to start.
+func (s *shepherd) boot() error {
+	env := s.target.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	line, err := json.Marshal(shepherdBoot{Path: s.target.Path, Args: s.target.Args, Dir: s.target.Dir, Env: env})
+	if err != nil {
+		return err
+	}
+	if len(line) >= shepherdBootMax {
+		return errors.New("the program's arguments and environment are too long")
+	}
+	deadline := time.Now().Add(shepherdWait)
+	s.life.SetWriteDeadline(deadline)
+	if _, err := s.life.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("the shepherd: %w", err)
+	}
+	s.reply.SetReadDeadline(deadline)
+	r, err := s.next()
+	if err != nil {
+		return fmt.Errorf("the shepherd: %w", err)
+	}
+	if r.Error != "" {
+		return errors.New(r.Error)
+	}
+	if r.Pid <= 0 {
+		return errors.New("the shepherd: no pid")
+	}
+	s.pid = r.Pid
+	return nil
+}
+
+// next reads a line of the shepherd.
+func (s *shepherd) next() (*shepherdReply, error) {
+	line, err := s.lines.ReadSlice('\n')
+	if err != nil {
+		return nil, err
+	}
+	return parseShepherdReply(line)
+}
+
+// parseShepherdReply decodes a line of a shepherd, strictly, and checks
+// that what it says can be so.
+func parseShepherdReply(line []byte) (*shepherdReply, error) {
+	if err := jsonrpc.Validate(line); err != nil {
+		return nil, fmt.Errorf("a line of the shepherd: %w", err)
+	}
+	var r shepherdReply
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("a line of the shepherd: %w", err)
+	}
+	if r.Pid < 0 || r.Code < 0 || r.Code > 255 || r.Signal < 0 || r.Signal > 64 || r.Left < 0 {
+		return nil, errors.New("a line of the shepherd: out of range")
+	}
+	return &r, nil
+}
+
+// readShepherdBoot reads the shepherd's first line, strictly: a program
+// to start, with its arguments.
+func readShepherdBoot(r *bufio.Reader) (*shepherdBoot, error) {
+	line, err := r.ReadSlice('\n')
+	if err != nil {
+		return nil, fmt.Errorf("the shepherd's first line: %w", err)
+	}
+	if err := jsonrpc.Validate(line); err != nil {
+		return nil, fmt.Errorf("the shepherd's first line: %w", err)
+	}
+	var boot shepherdBoot
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&boot); err != nil {
+		return nil, fmt.Errorf("the shepherd's first line: %w", err)
+	}
+	if boot.Path == "" || len(boot.Args) == 0 {
+		return nil, errors.New("the shepherd's first line: no program")
+	}
+	return &boot, nil
+}
+
+// kill asks the shepherd to kill everything below it now.
+func (s *shepherd) kill() { s.lifeOnce.Do(func() { s.life.Close() }) }
+
+// ended reads, once the shepherd is dead, how the program ended, and
+// releases the pipes. It returns nil when the shepherd did not say (it
+// was killed).
+func (s *shepherd) ended() *shepherdReply {
+	s.kill()
+	s.reply.SetReadDeadline(time.Now().Add(shepherdWait))
+	var end *shepherdReply
+	for {
+		r, err := s.next()
+		if err != nil {
+			break
+		}
+		if r.Ended {
+			end = r
+		}
+	}
+	s.reply.Close()
+	return end
+}
+
+// ending is how a shepherd's program ended, as its reply says.
+func (r *shepherdReply) ending() ending {
+	end := ending{exited: true, code: r.Code, how: "exit status " + strconv.Itoa(r.Code)}
+	if r.Signal != 0 {
+		end = ending{how: "signal: " + syscall.Signal(r.Signal).String()}
+	}
+	if r.Alive {
+		end = ending{how: "it could not be killed (another user's process: a setuid program)"}
+	}
+	if r.Left > 0 {
+		end.how += fmt.Sprintf("; %d processes it started could not be killed (another user's), and outlive it", r.Left)
+	}
+	return end
+}
+
+// runShepherd is the life of a shepherd's process; it returns its exit
+// status.
+func runShepherd() int {
+	os.Unsetenv(shepherdEnv)
+	// The program's parent-death signal fires when the thread that started
+	// it ends: this one, locked for the process's whole life.
+	runtime.LockOSThread()
+	// Descriptors 3 and 4 are the shepherd's alone, never the program's.
+	syscall.CloseOnExec(3)
+	syscall.CloseOnExec(4)
+	life := os.NewFile(3, "escouade-shepherd-life")
+	reply := os.NewFile(4, "escouade-shepherd-reply")
+	say := func(r shepherdReply) {
+		b, _ := json.Marshal(r)
+		reply.Write(append(b, '\n'))
+	}
+	fail := func(err error) int {
+		say(shepherdReply{Error: err.Error()})
+		return exitBoot
+	}
+
+	// SIGTERM, sent to the process group by Stop, is the program's to
+	// hear; the shepherd outlives it to sweep. SIGUSR1 is the Host's death.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fail(fmt.Errorf("the shepherd cannot be a subreaper: %w", err))
+	}
+	lines := bufio.NewReaderSize(life, shepherdBootMax)
+	boot, err := readShepherdBoot(lines)
+	if err != nil {
+		return fail(err)
+	}
+	proc, err := os.StartProcess(boot.Path, boot.Args, &os.ProcAttr{
+		Dir:   boot.Dir,
+		Env:   boot.Env,
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		return fail(err)
+	}
+	target := proc.Pid
+	proc.Release() // reaped below, with the adopted
+	say(shepherdReply{Pid: target})
+	// The program's input and output are its own: the shepherd lets go of
+	// them (its standard error stays, for the Go runtime's last words).
+	if null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
+		unix.Dup3(int(null.Fd()), 0, 0)
+		unix.Dup3(int(null.Fd()), 1, 0)
+		null.Close()
+	}
+
+	// Reap every child, the program and the adopted, until none is left.
+	programEnded := make(chan syscall.WaitStatus, 1)
+	noChild := make(chan struct{})
+	go func() {
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, 0, nil)
+			switch {
+			case errors.Is(err, syscall.EINTR):
+			case err != nil: // ECHILD: nothing below is left
+				close(noChild)
+				return
+			case pid == target:
+				programEnded <- ws
+			}
+		}
+	}()
+	// The lifeline ends when the Host asks for the kill, or dies.
+	lifeEnded := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, lines)
+		close(lifeEnded)
+	}()
+
+	var ws syscall.WaitStatus
+	reaped, ended := false, false
+	for !ended {
+		select {
+		case ws = <-programEnded:
+			reaped, ended = true, true
+		case <-lifeEnded:
+			ended = true
+		case sig := <-sigs:
+			ended = sig == syscall.SIGUSR1
+		}
+	}
+	// Within half the Host's wait, so that the shepherd says what is left
+	// before the Host gives up on it.
+	left := sweep(noChild, time.Now().Add(shepherdWait/2))
+	if !reaped {
+		select {
+		case ws = <-programEnded: // killed by the sweep
+			reaped = true
+		default:
+		}
+	}
+	end := shepherdReply{Ended: true, Code: ws.ExitStatus(), Left: left}
+	switch {
+	case !reaped:
+		end = shepherdReply{Ended: true, Left: left, Alive: true}
+	case ws.Signaled():
+		end = shepherdReply{Ended: true, Signal: int(ws.Signal()), Left: left}
+	}
+	say(end)
+	return 0
+}
+
+// sweep kills every process below the shepherd until it has no child left
+// (noChild closed): a subreaper without a child has no descendant, since
+// each orphan below it is adopted by it. A fork that races a pass is
+// caught by the next one. Past deadline it gives up on what it cannot
+// kill (another user's process: a setuid program), and returns how many
+// processes are left below.
+func sweep(noChild <-chan struct{}, deadline time.Time) (left int) {
+	pause := time.Millisecond
+	for {
+		select {
+		case <-noChild:
+			return 0
+		default:
+		}
+		below := descendants(os.Getpid())
+		if time.Now().After(deadline) {
+			return len(below)
+		}
+		for _, pid := range below {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-noChild:
+			t.Stop()
+			return 0
+		case <-t.C: // the killed are on their way out, or a fork raced us
+		}
+		pause = min(2*pause, 20*time.Millisecond)
+	}
+}
+
+// descendants returns the processes below pid, read from /proc: each
+// process's parent, followed down from pid.
+func descendants(pid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold anything, ')' included.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(stat[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(string(f[1])); err == nil {
+			children[ppid] = append(children[ppid], p)
+		}
+	}
+	var below []int
+	for next := []int{pid}; len(next) > 0; {
+		p := next[len(next)-1]
+		next = next[:len(next)-1]
+		for _, c := range children[p] {
+			below = append(below, c)
+			next = append(next, c)
+		}
+	}
+	return below
+}
