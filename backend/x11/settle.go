@@ -47,7 +47,12 @@ import (
 //     (focus and other states, text, children, bounds, caret); and, when a
 //     browser got the input, no page on its way: a document that went busy
 //     and has not come back, or one replaced by a navigation whose new
-//     document has said nothing yet, holds the settle.
+//     document has said nothing yet, holds the settle; nor a page whose
+//     tree shows a change its pixels do not: a browser reports its tree
+//     from one process and paints from another, so after an AT-SPI event
+//     that a widget shows (checked, pressed, selected, expanded, text) the
+//     settle waits for a DAMAGE rectangle over the browser's window, for
+//     up to half a second (a widget scrolled out of view never paints).
 //
 // The Runtime's cap (shinken.RuntimeOptions.SettleCap) bounds the whole
 // wait; a page load holds it up to the cap, a click on nothing costs about
@@ -81,6 +86,9 @@ const (
 	ambientRun    = 4
 	ambientFrames = 3
 	frameRun      = 40 * time.Millisecond
+	// paintWait bounds the wait for a browser to paint a change its tree
+	// already shows (an element scrolled out of view never paints).
+	paintWait = 500 * time.Millisecond
 	// maxPeriod is the longest interval of a periodic source.
 	maxPeriod = 2 * time.Second
 	// keepHistory bounds the memory of sources and settle windows.
@@ -116,8 +124,11 @@ type settleState struct {
 	// Documents: see a11yEvent.
 	loading               map[string]time.Time
 	lastBusy, lastDefunct time.Time
-	profiles              map[xproto.Window]windowProfile
-	wm                    []chan struct{} // closed when the window manager sets our frame extents
+	// lastVisual is the time of the latest AT-SPI event that says a
+	// widget changed in a way that shows (see visualEvent).
+	lastVisual time.Time
+	profiles   map[xproto.Window]windowProfile
+	wm         []chan struct{} // closed when the window manager sets our frame extents
 
 	// wmInput says the input since the last settle may concern the window
 	// manager: a button or a key, not text typed or a pointer move.
@@ -201,8 +212,10 @@ func (st *settleState) damageEvent(b *Backend, e damage.NotifyEvent) bool {
 
 // a11yEvent records an AT-SPI object event as a change, and follows the
 // documents that load: a browser's document that StateChanged "busy" to 1
-// is loading until it changes back to 0, and one that went "defunct" was
-// replaced by a navigation, whose new document has yet to say busy.
+// is loading until a document of the same application changes back to 0
+// (Firefox says so of the new document, Chromium of the same one), and
+// one that went "defunct" was replaced by a navigation, whose new document
+// has yet to say busy.
 func (st *settleState) a11yEvent(e atspi.Event) {
 	now := time.Now()
 	if e.Member == "StateChanged" {
@@ -215,7 +228,14 @@ func (st *settleState) a11yEvent(e atspi.Event) {
 					st.loading[key] = now
 				}
 			} else {
-				delete(st.loading, key)
+				// The document that finished loading may be a new one, which
+				// replaced the one that went busy (Firefox): it ends every
+				// load of its application.
+				for k := range st.loading {
+					if strings.HasPrefix(k, e.Sender+"\x00") {
+						delete(st.loading, k)
+					}
+				}
 			}
 			st.lastBusy = now
 			st.mu.Unlock()
@@ -227,7 +247,59 @@ func (st *settleState) a11yEvent(e atspi.Event) {
 			}
 		}
 	}
+	if visualEvent(e) {
+		st.mu.Lock()
+		st.lastVisual = now
+		st.mu.Unlock()
+	}
 	st.record(sourceKey{event: e.Sender + "\x00" + e.Path + "\x00" + e.Member + "\x00" + e.Detail}, 0, now)
+}
+
+// visualStates are the states whose change a widget shows on the screen.
+var visualStates = []string{"checked", "pressed", "selected", "expanded", "collapsed", "indeterminate"}
+
+// visualEvent reports whether e says that a widget changed in a way it
+// must repaint: a state it shows, or its text.
+func visualEvent(e atspi.Event) bool {
+	switch e.Member {
+	case "StateChanged":
+		return slices.Contains(visualStates, e.Detail)
+	case "TextChanged":
+		return e.Detail == "insert" || e.Detail == "delete"
+	}
+	return false
+}
+
+// painted reports whether a DAMAGE rectangle that is not ambient and
+// meets one of rects arrived at or after start.
+func (st *settleState) painted(start time.Time, rects []image.Rectangle) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for k, s := range st.sources {
+		if k.event != "" || s.at[(s.n-1)%historyLen].Before(start) {
+			continue
+		}
+		for _, r := range rects {
+			if k.rect.Overlaps(r) && !st.ambient(s, start) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unpainted returns the time of the latest visual AT-SPI event at or after
+// start when no DAMAGE meeting rects came since start, and the zero time
+// otherwise: the tree says a widget changed, the screen does not show it
+// yet.
+func (st *settleState) unpainted(start time.Time, rects []image.Rectangle) time.Time {
+	st.mu.Lock()
+	t := st.lastVisual
+	st.mu.Unlock()
+	if t.Before(start) || len(rects) == 0 || st.painted(start, rects) {
+		return time.Time{}
+	}
+	return t
 }
 
 // navigating reports whether a browser's page is loading, as far as its
@@ -403,14 +475,16 @@ func (st *settleState) frameExtents() {
 
 // pingTargets returns the windows that got the input and take
 // _NET_WM_PING, the client window under the pointer and the active one,
-// and whether one of them is a web browser's.
-func (b *Backend) pingTargets() (out []xproto.Window, browser bool) {
+// and those of them that are a web browser's.
+func (b *Backend) pingTargets() (out, browsers []xproto.Window) {
 	add := func(w xproto.Window) {
-		if w == 0 || w == b.root || w == b.win || slices.Contains(out, w) {
+		if w == 0 || w == b.root || w == b.win || slices.Contains(out, w) || slices.Contains(browsers, w) {
 			return
 		}
 		p := b.profile(w)
-		browser = browser || p.browser
+		if p.browser {
+			browsers = append(browsers, w)
+		}
 		if p.ping {
 			out = append(out, w)
 		}
@@ -421,7 +495,23 @@ func (b *Backend) pingTargets() (out []xproto.Window, browser bool) {
 	if w, err := b.activeWindow(); err == nil {
 		add(w)
 	}
-	return out, browser
+	return out, browsers
+}
+
+// rects returns the rectangles of the windows ws on the screen, leaving
+// out those gone.
+func (b *Backend) rects(ws []xproto.Window) []image.Rectangle {
+	cookies := make([]rectCookies, len(ws))
+	for i, w := range ws {
+		cookies[i] = b.rectRequests(w)
+	}
+	var out []image.Rectangle
+	for _, c := range cookies {
+		if r, err := c.rect(); err == nil && !r.Empty() {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // clientOf returns the client window of a top-level frame: the frame
@@ -538,10 +628,13 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 		return b.capped(ctx, start)
 	}
 	chans = chans[:0]
-	targets, browser := b.pingTargets()
+	targets, browsers := b.pingTargets()
+	browser := len(browsers) > 0
 	quiet := st.quiet
+	var browserRects []image.Rectangle
 	if browser {
 		quiet = max(quiet, st.browserQuiet)
+		browserRects = b.rects(browsers)
 	}
 	for _, w := range targets {
 		id, ch := b.sendPing(w)
@@ -572,6 +665,19 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 				return b.capped(ctx, start)
 			}
 			if st.lastChange(start).After(last) {
+				continue
+			}
+			if t := st.unpainted(start, browserRects); !t.IsZero() && time.Since(t) < paintWait {
+				// The page's tree changed, its pixels have not yet: a
+				// browser paints from another process than the one that
+				// reports the tree.
+				timer.Reset(time.Until(t.Add(paintWait)))
+				select {
+				case <-st.wake:
+				case <-timer.C:
+				case <-ctx.Done():
+					return b.capped(ctx, start)
+				}
 				continue
 			}
 			if browser && st.navigating(start) {

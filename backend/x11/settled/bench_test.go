@@ -117,18 +117,48 @@ func BenchmarkSettle(b *testing.B) {
 			return e != nil && e.Value == text
 		})
 	})
-	b.Run("chromium-checkbox", func(b *testing.B) {
-		r := chromium(b)
-		_, box := r.waitElement("check box", "Accept the terms")
-		checked := has(box.States, "checked")
-		benchScenario(b, r, func(c *client.Client) error {
-			checked = !checked
-			return c.Click(r.ctx, aci.Px(box.BBox[0]+box.BBox[2]/2, box.BBox[1]+box.BBox[3]/2))
-		}, func(o *aci.Observation) bool {
-			e := find(o, "check box", "Accept the terms")
-			return e != nil && has(e.States, "checked") == checked
+	browsers := []struct {
+		name string
+		open func(testing.TB) *rig
+	}{{"chromium", chromium}, {"firefox", firefox}}
+	for _, br := range browsers {
+		b.Run(br.name+"-checkbox", func(b *testing.B) {
+			r := br.open(b)
+			_, box := r.waitElement("check box", "Accept the terms")
+			checked := has(box.States, "checked")
+			benchScenario(b, r, func(c *client.Client) error {
+				checked = !checked
+				return c.Click(r.ctx, aci.Px(box.BBox[0]+box.BBox[2]/2, box.BBox[1]+box.BBox[3]/2))
+			}, func(o *aci.Observation) bool {
+				e := find(o, "check box", "Accept the terms")
+				return e != nil && has(e.States, "checked") == checked
+			})
 		})
-	})
+		b.Run(br.name+"-link", func(b *testing.B) {
+			r := br.open(b)
+			// Setup: the two links' places, from a trip to page B and back.
+			_, toB := r.waitElement("link", "Go to page B")
+			r.clickAt(toB)
+			_, toA := r.waitElement("link", "Back to page A")
+			r.clickAt(toA)
+			r.waitElement("link", "Go to page B")
+			onB := false
+			benchScenario(b, r, func(c *client.Client) error {
+				link := toB
+				if onB {
+					link = toA
+				}
+				onB = !onB
+				return c.Click(r.ctx, aci.Px(link.BBox[0]+link.BBox[2]/2, link.BBox[1]+link.BBox[3]/2))
+			}, func(o *aci.Observation) bool {
+				heading := "Page A"
+				if onB {
+					heading = "Page B"
+				}
+				return find(o, "heading", heading) != nil
+			})
+		})
+	}
 }
 
 // benchScenario runs act through the settling runtime and through the
