@@ -99,9 +99,6 @@ func TestFirefoxCheckboxThenObserve(t *testing.T) { checkboxThenObserve(t, firef
 // with Firefox.
 func TestFirefoxCheckboxThenScreenshot(t *testing.T) { checkboxThenScreenshot(t, firefox(t)) }
 
-// TestFirefoxLinkThenObserve is TestChromiumLinkThenObserve with Firefox.
-func TestFirefoxLinkThenObserve(t *testing.T) { linkThenObserve(t, firefox(t)) }
-
 func checkboxThenObserve(t *testing.T, r *rig) {
 	_, box := r.waitElement("check box", "Accept the terms")
 	checked := has(box.States, "checked")
