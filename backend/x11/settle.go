@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -88,7 +89,13 @@ const (
 	frameRun      = 40 * time.Millisecond
 	// paintWait bounds the wait for a browser to paint a change its tree
 	// already shows (an element scrolled out of view never paints).
-	paintWait = 500 * time.Millisecond
+	paintWait  = 500 * time.Millisecond
+	paintSlack = 5 * time.Millisecond
+	// idleWait bounds the wait for a browser's threads to all sleep (a
+	// page running a script without end never does), polled every
+	// idlePoll.
+	idleWait = 500 * time.Millisecond
+	idlePoll = 2 * time.Millisecond
 	// maxPeriod is the longest interval of a periodic source.
 	maxPeriod = 2 * time.Second
 	// keepHistory bounds the memory of sources and settle windows.
@@ -289,14 +296,17 @@ func (st *settleState) painted(start time.Time, rects []image.Rectangle) bool {
 }
 
 // unpainted returns the time of the latest visual AT-SPI event at or after
-// start when no DAMAGE meeting rects came since start, and the zero time
-// otherwise: the tree says a widget changed, the screen does not show it
-// yet.
+// start when no DAMAGE meeting rects came since, or since shortly before
+// (paintSlack: Chromium reports a frame and the tree it shows together,
+// and either may reach us first), and the zero time otherwise: the tree
+// says a widget changed, the screen does not show it yet. An earlier
+// paint does not count: a click's press repaints a widget before its
+// release changes it.
 func (st *settleState) unpainted(start time.Time, rects []image.Rectangle) time.Time {
 	st.mu.Lock()
 	t := st.lastVisual
 	st.mu.Unlock()
-	if t.Before(start) || len(rects) == 0 || st.painted(start, rects) {
+	if t.Before(start) || len(rects) == 0 || st.painted(max(start, t.Add(-paintSlack)), rects) {
 		return time.Time{}
 	}
 	return t
@@ -540,6 +550,7 @@ func (b *Backend) clientOf(w xproto.Window) xproto.Window {
 type windowProfile struct {
 	ping    bool // it lists _NET_WM_PING in WM_PROTOCOLS
 	browser bool // a multi-process web browser's (see browserClasses)
+	pid     int  // its _NET_WM_PID, when it is a window of this machine
 }
 
 // browserClasses are the WM_CLASS classes of web browsers, whose pong
@@ -558,10 +569,18 @@ func (b *Backend) profile(w xproto.Window) windowProfile {
 	}
 	protocols := xproto.GetProperty(b.conn, false, w, st.protocols, xproto.AtomAtom, 0, 64)
 	class := xproto.GetProperty(b.conn, false, w, xproto.AtomWmClass, xproto.AtomString, 0, 64)
+	pid := xproto.GetProperty(b.conn, false, w, b.atoms.netWMPID, xproto.AtomCardinal, 0, 1)
+	machine := xproto.GetProperty(b.conn, false, w, xproto.AtomWmClientMachine, xproto.AtomString, 0, 64)
 	r, err := protocols.Reply()
 	c, cerr := class.Reply()
-	if err != nil || cerr != nil {
+	pr, perr := pid.Reply()
+	m, merr := machine.Reply()
+	if err != nil || cerr != nil || perr != nil || merr != nil {
 		return p // gone: ask again if it shows up again
+	}
+	// A process id means something here only for a window of this machine.
+	if host, err := os.Hostname(); err == nil && string(m.Value) == host && pr.Format == 32 && len(pr.Value) >= 4 {
+		p.pid = int(xgb.Get32(pr.Value))
 	}
 	for i := 0; i+4 <= len(r.Value); i += 4 {
 		p.ping = p.ping || xproto.Atom(xgb.Get32(r.Value[i:])) == st.ping
@@ -632,10 +651,15 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 	browser := len(browsers) > 0
 	quiet := st.quiet
 	var browserRects []image.Rectangle
+	var procs []int // the browsers' processes
 	if browser {
 		quiet = max(quiet, st.browserQuiet)
 		browserRects = b.rects(browsers)
+		for _, w := range browsers {
+			procs = append(procs, procTree(b.profile(w).pid)...)
+		}
 	}
+	var idleUntil time.Time // the end of the wait for the browsers' processes to sleep
 	for _, w := range targets {
 		id, ch := b.sendPing(w)
 		ids, chans = append(ids, id), append(chans, ch)
@@ -679,6 +703,23 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 					return b.capped(ctx, start)
 				}
 				continue
+			}
+			if len(procs) > 0 && !procsAsleep(procs) {
+				if idleUntil.IsZero() {
+					idleUntil = time.Now().Add(idleWait)
+				}
+				if time.Now().Before(idleUntil) {
+					// A thread of the browser has work: the input may still
+					// be on its way to the page.
+					timer.Reset(idlePoll)
+					select {
+					case <-st.wake:
+					case <-timer.C:
+					case <-ctx.Done():
+						return b.capped(ctx, start)
+					}
+					continue
+				}
 			}
 			if browser && st.navigating(start) {
 				// Quiet, but a page is on its way: wait for its next

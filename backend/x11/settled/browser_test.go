@@ -51,7 +51,8 @@ func chromium(t testing.TB) *rig {
 }
 
 // firefoxPrefs keep a new profile's first run from opening pages or bars
-// of its own over the site.
+// of its own over the site, and from loading a new tab page in the
+// background (a process at work that the settle would wait out).
 const firefoxPrefs = `user_pref("browser.shell.checkDefaultBrowser", false);
 user_pref("browser.aboutwelcome.enabled", false);
 user_pref("browser.startup.homepage_override.mstone", "ignore");
@@ -59,6 +60,7 @@ user_pref("startup.homepage_welcome_url", "");
 user_pref("datareporting.policy.dataSubmissionEnabled", false);
 user_pref("toolkit.telemetry.reportingpolicy.firstRun", false);
 user_pref("browser.tabs.warnOnClose", false);
+user_pref("browser.newtab.preload", false);
 `
 
 // firefox starts Firefox on page A of a local site, with a new profile,

@@ -1,0 +1,115 @@
+package x11
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Idle processes: knowing that a browser's page has handled the input.
+//
+// A browser answers _NET_WM_PING from its UI process; the page is handled
+// by a renderer (Chromium) or content process (Firefox), which gets the
+// input over a socket from the UI process and reports its tree and its
+// frames back the same way. On a loaded machine that hop can take longer
+// than any quiet window, with nothing on the screen or in the tree to say
+// it is coming. What does say it is the scheduler: a message written to a
+// socket wakes the thread that reads it, which stays runnable until it has
+// handled it and whatever it queued for the next thread. So when every
+// thread of every process of the browser sleeps, the input sent to it has
+// been handled and answered (or waits on a timer, which the quiet window
+// and the paint rule cover). The settle looks for such a moment, on the
+// processes of the window's _NET_WM_PID (when the window belongs to this
+// machine) and their descendants, read from /proc.
+
+// procTree returns pid and its descendants, from the children lists of
+// /proc (the nil slice when pid is not a process of this machine's /proc).
+func procTree(pid int) []int {
+	if pid <= 0 {
+		return nil
+	}
+	out := []int{pid}
+	for i := 0; i < len(out) && len(out) < maxSources; i++ {
+		dir := "/proc/" + strconv.Itoa(out[i]) + "/task/"
+		tasks, err := os.ReadDir(dir)
+		if err != nil {
+			if i == 0 {
+				return nil
+			}
+			continue
+		}
+		for _, t := range tasks {
+			b, err := os.ReadFile(dir + t.Name() + "/children")
+			if err != nil {
+				continue
+			}
+			for _, f := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(f); err == nil {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// procsAsleep reports whether no thread of pids is runnable or in an
+// uninterruptible wait, leaving out the main thread of the first, the
+// window's process, whose pong said it dispatched the input. Processes
+// gone since are asleep.
+func procsAsleep(pids []int) bool {
+	for i, pid := range pids {
+		dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+		tasks, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, t := range tasks {
+			main := t.Name() == strconv.Itoa(pid)
+			if i == 0 && main {
+				continue // the UI thread, whose pong said it dispatched the input
+			}
+			b, err := os.ReadFile(dir + t.Name() + "/stat")
+			if err != nil {
+				continue
+			}
+			if (main || onInputPath(b)) && busyState(b) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// inputThreads are the names (as /proc truncates them to 15 bytes) of
+// the threads that carry input, frames and trees between a browser's
+// processes and to the screen, besides their main threads: Chromium's IO
+// and compositor threads, Firefox's IPC, compositor and WebRender threads.
+var inputThreads = []string{
+	"Chrome_IOThread", "Chrome_ChildIOT", "Compositor", "VizCompositorTh",
+	"IPC I/O Parent", "IPC I/O Child", "WRSceneBuilder#", "WRRenderBackend", "Renderer", "SwComposite",
+}
+
+// onInputPath reports whether a /proc stat line is one of inputThreads'.
+func onInputPath(stat []byte) bool {
+	i := bytes.IndexByte(stat, '(')
+	j := bytes.LastIndexByte(stat, ')')
+	if i < 0 || j < i {
+		return false
+	}
+	return slices.Contains(inputThreads, string(stat[i+1:j]))
+}
+
+// busyState reports whether a /proc stat line says its thread is running
+// or runnable (R) or in an uninterruptible wait (D). The state follows the
+// command name, which is in parentheses and may hold any byte.
+func busyState(stat []byte) bool {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return false
+	}
+	s := stat[i+2]
+	return s == 'R' || s == 'D'
+}
