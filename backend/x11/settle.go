@@ -53,7 +53,13 @@ import (
 //     from one process and paints from another, so after an AT-SPI event
 //     that a widget shows (checked, pressed, selected, expanded, text) the
 //     settle waits for a DAMAGE rectangle over the browser's window, for
-//     up to half a second (a widget scrolled out of view never paints).
+//     up to half a second (a widget scrolled out of view never paints);
+//  5. when a browser got the input, a moment when its processes have
+//     nothing left to do: every thread that carries input, frames and
+//     trees between them sleeps (see procidle.go), up to half a second
+//     (a page whose script never rests). A browser's renderer may not
+//     have received the input yet when the quiet window ends, on a loaded
+//     machine, and nothing but the scheduler says so.
 //
 // The Runtime's cap (shinken.RuntimeOptions.SettleCap) bounds the whole
 // wait; a page load holds it up to the cap, a click on nothing costs about
@@ -306,7 +312,14 @@ func (st *settleState) unpainted(start time.Time, rects []image.Rectangle) time.
 	st.mu.Lock()
 	t := st.lastVisual
 	st.mu.Unlock()
-	if t.Before(start) || len(rects) == 0 || st.painted(max(start, t.Add(-paintSlack)), rects) {
+	if t.Before(start) || len(rects) == 0 {
+		return time.Time{}
+	}
+	since := t.Add(-paintSlack)
+	if since.Before(start) {
+		since = start
+	}
+	if st.painted(since, rects) {
 		return time.Time{}
 	}
 	return t
