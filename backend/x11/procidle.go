@@ -55,29 +55,39 @@ func procTree(pid int) []int {
 	return out
 }
 
-// procsAsleep reports whether no thread of pids is runnable or in an
-// uninterruptible wait, leaving out the main thread of the first, the
-// window's process, whose pong said it dispatched the input. Processes
-// gone since are asleep.
-func procsAsleep(pids []int) bool {
-	for i, pid := range pids {
+// inputPath returns the /proc stat files of the threads of pids that
+// carry the input to a page and its frames and tree back: the main thread
+// of each process (the UI process's too: a pong comes once its toolkit
+// has read the input, which it then hands to the page) and those named
+// in inputThreads.
+func inputPath(pids []int) []string {
+	var out []string
+	for _, pid := range pids {
 		dir := "/proc/" + strconv.Itoa(pid) + "/task/"
 		tasks, err := os.ReadDir(dir)
 		if err != nil {
 			continue
 		}
 		for _, t := range tasks {
-			main := t.Name() == strconv.Itoa(pid)
-			if i == 0 && main {
-				continue // the UI thread, whose pong said it dispatched the input
-			}
-			b, err := os.ReadFile(dir + t.Name() + "/stat")
-			if err != nil {
+			stat := dir + t.Name() + "/stat"
+			if t.Name() == strconv.Itoa(pid) {
+				out = append(out, stat)
 				continue
 			}
-			if (main || onInputPath(b)) && busyState(b) {
-				return false
+			if b, err := os.ReadFile(stat); err == nil && onInputPath(b) {
+				out = append(out, stat)
 			}
+		}
+	}
+	return out
+}
+
+// asleep reports whether none of the threads of the stat files is
+// runnable or in an uninterruptible wait. Threads gone since are asleep.
+func asleep(stats []string) bool {
+	for _, stat := range stats {
+		if b, err := os.ReadFile(stat); err == nil && busyState(b) {
+			return false
 		}
 	}
 	return true

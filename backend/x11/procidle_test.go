@@ -29,10 +29,10 @@ func TestBusyState(t *testing.T) {
 	}
 }
 
-// TestProcsAsleep starts a sleeping child and a spinning one: the tree of
-// this process holds both, the sleeper's main thread sleeps and the
-// spinner's does not.
-func TestProcsAsleep(t *testing.T) {
+// TestInputPathAsleep starts a sleeping child and a spinning one: the
+// tree of this process holds both, the sleeper's main thread sleeps and
+// the spinner's does not.
+func TestInputPathAsleep(t *testing.T) {
 	start := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(args[0], args[1:]...)
 		if err := cmd.Start(); err != nil {
@@ -48,17 +48,23 @@ func TestProcsAsleep(t *testing.T) {
 	if !slices.Contains(tree, sleeper.Process.Pid) || !slices.Contains(tree, spinner.Process.Pid) {
 		t.Fatalf("procTree(%d) = %v, without the children %d and %d", self, tree, sleeper.Process.Pid, spinner.Process.Pid)
 	}
-	// The first pid's main thread is left out: put this process first.
-	if procsAsleep([]int{self, spinner.Process.Pid}) {
-		t.Error("a spinning child is asleep")
+	if path := inputPath([]int{spinner.Process.Pid}); len(path) != 1 || asleep(path) {
+		t.Errorf("the spinner's main thread (%v) is asleep", path)
 	}
 	// Between fork and exec, and while it loads, the sleeper runs.
+	path := inputPath([]int{sleeper.Process.Pid})
+	if len(path) != 1 {
+		t.Fatalf("the sleeper's input path is %v, not its main thread", path)
+	}
 	deadline := time.Now().Add(30 * time.Second)
-	for !procsAsleep([]int{self, sleeper.Process.Pid}) {
+	for !asleep(path) {
 		if time.Now().After(deadline) {
 			t.Fatal("a child in sleep(1) never showed asleep")
 		}
 		time.Sleep(10 * time.Millisecond) // polling a condition with a deadline
+	}
+	if !asleep([]string{"/proc/0/task/0/stat"}) {
+		t.Error("a thread gone is not asleep")
 	}
 	if procTree(-1) != nil || procTree(1<<30) != nil {
 		t.Error("procTree of no process is not empty")

@@ -101,7 +101,7 @@ const (
 	// page running a script without end never does), polled every
 	// idlePoll.
 	idleWait = 500 * time.Millisecond
-	idlePoll = 2 * time.Millisecond
+	idlePoll = 4 * time.Millisecond
 	// maxPeriod is the longest interval of a periodic source.
 	maxPeriod = 2 * time.Second
 	// keepHistory bounds the memory of sources and settle windows.
@@ -664,13 +664,15 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 	browser := len(browsers) > 0
 	quiet := st.quiet
 	var browserRects []image.Rectangle
-	var procs []int // the browsers' processes
+	var procs []string // the threads of the browsers' processes that carry the input
 	if browser {
 		quiet = max(quiet, st.browserQuiet)
 		browserRects = b.rects(browsers)
+		var pids []int
 		for _, w := range browsers {
-			procs = append(procs, procTree(b.profile(w).pid)...)
+			pids = append(pids, procTree(b.profile(w).pid)...)
 		}
+		procs = inputPath(pids)
 	}
 	var idleUntil time.Time // the end of the wait for the browsers' processes to sleep
 	for _, w := range targets {
@@ -717,7 +719,7 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 				}
 				continue
 			}
-			if len(procs) > 0 && !procsAsleep(procs) {
+			if len(procs) > 0 && !asleep(procs) {
 				if idleUntil.IsZero() {
 					idleUntil = time.Now().Add(idleWait)
 				}
