@@ -17,12 +17,18 @@ import (
 // than any quiet window, with nothing on the screen or in the tree to say
 // it is coming. What does say it is the scheduler: a message written to a
 // socket wakes the thread that reads it, which stays runnable until it has
-// handled it and whatever it queued for the next thread. So when every
-// thread of every process of the browser sleeps, the input sent to it has
-// been handled and answered (or waits on a timer, which the quiet window
-// and the paint rule cover). The settle looks for such a moment, on the
-// processes of the window's _NET_WM_PID (when the window belongs to this
-// machine) and their descendants, read from /proc.
+// handled it and woken the next thread with what it queued. So when every
+// thread on that path sleeps at once, the input has been handled and its
+// answer sent (or waits on a timer, which the quiet window and the paint
+// rule cover). The settle looks for such a moment among the threads of
+// the window's _NET_WM_PID (when the window belongs to this machine) and
+// of its descendants, read from /proc: their main threads and the threads
+// that carry messages and frames between them (see inputThreads). Other
+// threads (disk, network, timers of their own) are left out: they are
+// busy for reasons of their own, and would hold every action.
+//
+// It costs about a millisecond per settle to list the threads (Chromium's
+// nine processes), and a read of a few dozen small /proc files per poll.
 
 // procTree returns pid and its descendants, from the children lists of
 // /proc (the nil slice when pid is not a process of this machine's /proc).

@@ -165,3 +165,6 @@ func pageState(o *aci.Observation) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// TestFirefoxLinkThenObserve is TestChromiumLinkThenObserve with Firefox.
+func TestFirefoxLinkThenObserve(t *testing.T) { linkThenObserve(t, firefox(t)) }
