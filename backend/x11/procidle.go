@@ -16,19 +16,21 @@ import (
 // frames back the same way. On a loaded machine that hop can take longer
 // than any quiet window, with nothing on the screen or in the tree to say
 // it is coming. What does say it is the scheduler: a message written to a
-// socket wakes the thread that reads it, which stays runnable until it has
-// handled it and woken the next thread with what it queued. So when every
-// thread on that path sleeps at once, the input has been handled and its
-// answer sent (or waits on a timer, which the quiet window and the paint
-// rule cover). The settle looks for such a moment among the threads of
-// the window's _NET_WM_PID (when the window belongs to this machine) and
-// of its descendants, read from /proc: their main threads and the threads
-// that carry messages and frames between them (see inputThreads). Other
-// threads (disk, network, timers of their own) are left out: they are
-// busy for reasons of their own, and would hold every action.
+// socket wakes the thread that reads it, which runs until it has handled
+// it and woken the next thread with what it queued; and a page with a
+// frame to paint wakes at the next vsync tick. So when no thread on that
+// path is runnable and none has run for a frame's time (frameSpan), the
+// input has been handled, painted and reported. The settle looks for such
+// a span among the threads of the window's _NET_WM_PID (when the window
+// belongs to this machine) and of its descendants, read from /proc
+// (stat for the state, schedstat for the runs): their main threads and the
+// threads that carry messages and frames between them (see inputThreads).
+// Other threads (disk, network, timers of their own) are left out: they
+// are busy for reasons of their own, and would hold every action.
 //
 // It costs about a millisecond per settle to list the threads (Chromium's
-// nine processes), and a read of a few dozen small /proc files per poll.
+// nine processes), and a read of two small /proc files per thread listed
+// per look.
 
 // procTree returns pid and its descendants, from the children lists of
 // /proc (the nil slice when pid is not a process of this machine's /proc).
@@ -61,11 +63,11 @@ func procTree(pid int) []int {
 	return out
 }
 
-// inputPath returns the /proc stat files of the threads of pids that
-// carry the input to a page and its frames and tree back: the main thread
-// of each process (the UI process's too: a pong comes once its toolkit
-// has read the input, which it then hands to the page) and those named
-// in inputThreads.
+// inputPath returns the /proc folders of the threads of pids that carry
+// the input to a page and its frames and tree back: the main thread of
+// each process (the UI process's too: a pong comes once its toolkit has
+// read the input, which it then hands to the page) and those named in
+// inputThreads.
 func inputPath(pids []int) []string {
 	var out []string
 	for _, pid := range pids {
@@ -75,28 +77,38 @@ func inputPath(pids []int) []string {
 			continue
 		}
 		for _, t := range tasks {
-			stat := dir + t.Name() + "/stat"
+			task := dir + t.Name() + "/"
 			if t.Name() == strconv.Itoa(pid) {
-				out = append(out, stat)
+				out = append(out, task)
 				continue
 			}
-			if b, err := os.ReadFile(stat); err == nil && onInputPath(b) {
-				out = append(out, stat)
+			if b, err := os.ReadFile(task + "stat"); err == nil && onInputPath(b) {
+				out = append(out, task)
 			}
 		}
 	}
 	return out
 }
 
-// asleep reports whether none of the threads of the stat files is
-// runnable or in an uninterruptible wait. Threads gone since are asleep.
-func asleep(stats []string) bool {
-	for _, stat := range stats {
-		if b, err := os.ReadFile(stat); err == nil && busyState(b) {
-			return false
+// A threadsSample is what the threads of an input path had done at one
+// moment: each one's schedstat (time run, time waited to run, times
+// run), which changes whenever it runs.
+type threadsSample []string
+
+// sampleThreads reads the schedstat of each thread, and reports whether
+// one of them is runnable or in an uninterruptible wait right now (which
+// its schedstat does not show until it runs). Threads gone read empty.
+func sampleThreads(tasks []string) (s threadsSample, busy bool) {
+	s = make(threadsSample, len(tasks))
+	for i, task := range tasks {
+		if b, err := os.ReadFile(task + "stat"); err == nil && busyState(b) {
+			busy = true
+		}
+		if b, err := os.ReadFile(task + "schedstat"); err == nil {
+			s[i] = string(b)
 		}
 	}
-	return true
+	return s, busy
 }
 
 // inputThreads are the names (as /proc truncates them to 15 bytes) of

@@ -29,10 +29,10 @@ func TestBusyState(t *testing.T) {
 	}
 }
 
-// TestInputPathAsleep starts a sleeping child and a spinning one: the
-// tree of this process holds both, the sleeper's main thread sleeps and
-// the spinner's does not.
-func TestInputPathAsleep(t *testing.T) {
+// TestInputPathRest starts a sleeping child and a spinning one: the tree
+// of this process holds both, the sleeper's main thread rests and the
+// spinner's does not.
+func TestInputPathRest(t *testing.T) {
 	start := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(args[0], args[1:]...)
 		if err := cmd.Start(); err != nil {
@@ -48,23 +48,31 @@ func TestInputPathAsleep(t *testing.T) {
 	if !slices.Contains(tree, sleeper.Process.Pid) || !slices.Contains(tree, spinner.Process.Pid) {
 		t.Fatalf("procTree(%d) = %v, without the children %d and %d", self, tree, sleeper.Process.Pid, spinner.Process.Pid)
 	}
-	if path := inputPath([]int{spinner.Process.Pid}); len(path) != 1 || asleep(path) {
-		t.Errorf("the spinner's main thread (%v) is asleep", path)
+	if path := inputPath([]int{spinner.Process.Pid}); len(path) != 1 {
+		t.Errorf("the spinner's input path is %v, not its main thread", path)
+	} else if _, busy := sampleThreads(path); !busy {
+		t.Error("the spinner's main thread is not busy")
 	}
-	// Between fork and exec, and while it loads, the sleeper runs.
+	// Between fork and exec, and while it loads, the sleeper runs; then it
+	// rests, and its runs stay the same.
 	path := inputPath([]int{sleeper.Process.Pid})
 	if len(path) != 1 {
 		t.Fatalf("the sleeper's input path is %v, not its main thread", path)
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for !asleep(path) {
-		if time.Now().After(deadline) {
-			t.Fatal("a child in sleep(1) never showed asleep")
+	for {
+		before, busy := sampleThreads(path)
+		time.Sleep(20 * time.Millisecond) // the span the sleeper must rest
+		after, _ := sampleThreads(path)
+		if !busy && slices.Equal(before, after) && before[0] != "" {
+			break
 		}
-		time.Sleep(10 * time.Millisecond) // polling a condition with a deadline
+		if time.Now().After(deadline) {
+			t.Fatalf("a child in sleep(1) never rested: %q then %q", before, after)
+		}
 	}
-	if !asleep([]string{"/proc/0/task/0/stat"}) {
-		t.Error("a thread gone is not asleep")
+	if s, busy := sampleThreads([]string{"/proc/0/task/0/"}); busy || s[0] != "" {
+		t.Error("a thread gone is busy or has runs")
 	}
 	if procTree(-1) != nil || procTree(1<<30) != nil {
 		t.Error("procTree of no process is not empty")

@@ -54,11 +54,11 @@ import (
 //     that a widget shows (checked, pressed, selected, expanded, text) the
 //     settle waits for a DAMAGE rectangle over the browser's window, for
 //     up to half a second (a widget scrolled out of view never paints);
-//  5. when a browser got the input, a moment when its processes have
-//     nothing left to do: every thread that carries input, frames and
-//     trees between them sleeps (see procidle.go), up to half a second
-//     (a page whose script never rests). A browser's renderer may not
-//     have received the input yet when the quiet window ends, on a loaded
+//  5. when a browser got the input, its processes at rest: no thread that
+//     carries input, frames and trees between them runnable, and none run
+//     for a frame's time (see procidle.go), up to half a second (a page
+//     whose script never rests). A browser's renderer may not have
+//     received the input yet when the quiet window ends, on a loaded
 //     machine, and nothing but the scheduler says so.
 //
 // The Runtime's cap (shinken.RuntimeOptions.SettleCap) bounds the whole
@@ -102,6 +102,10 @@ const (
 	// idlePoll.
 	idleWait = 500 * time.Millisecond
 	idlePoll = 4 * time.Millisecond
+	// frameSpan is how long the threads on a browser's input path must
+	// rest: a little over a frame at 60 Hz, the pace at which a page with
+	// something to paint wakes.
+	frameSpan = 20 * time.Millisecond
 	// maxPeriod is the longest interval of a periodic source.
 	maxPeriod = 2 * time.Second
 	// keepHistory bounds the memory of sources and settle windows.
@@ -663,6 +667,11 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 	targets, browsers := b.pingTargets()
 	browser := len(browsers) > 0
 	quiet := st.quiet
+	for _, w := range targets {
+		id, ch := b.sendPing(w)
+		ids, chans = append(ids, id), append(chans, ch)
+	}
+	// While the pongs come: what a browser's settle also waits for.
 	var browserRects []image.Rectangle
 	var procs []string // the threads of the browsers' processes that carry the input
 	if browser {
@@ -674,15 +683,18 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 		}
 		procs = inputPath(pids)
 	}
-	var idleUntil time.Time // the end of the wait for the browsers' processes to sleep
-	for _, w := range targets {
-		id, ch := b.sendPing(w)
-		ids, chans = append(ids, id), append(chans, ch)
+	// The wait for the browsers' threads to rest: its end, and what they
+	// had done when last seen doing something.
+	var idleUntil, sampledAt time.Time
+	var sample threadsSample
+	if len(procs) > 0 {
+		sample, _ = sampleThreads(procs)
 	}
 	if !wait(ctx, chans) {
 		return b.capped(ctx, start)
 	}
 	handled := time.Now()
+	sampledAt = handled
 	timer := time.NewTimer(quiet)
 	defer timer.Stop()
 	for {
@@ -719,14 +731,24 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 				}
 				continue
 			}
-			if len(procs) > 0 && !asleep(procs) {
+			if len(procs) > 0 {
+				now := time.Now()
 				if idleUntil.IsZero() {
-					idleUntil = time.Now().Add(idleWait)
+					idleUntil = now.Add(idleWait)
 				}
-				if time.Now().Before(idleUntil) {
-					// A thread of the browser has work: the input may still
-					// be on its way to the page.
-					timer.Reset(idlePoll)
+				runs, busy := sampleThreads(procs)
+				if !slices.Equal(runs, sample) {
+					sample, sampledAt = runs, now
+				}
+				if (busy || now.Sub(sampledAt) < frameSpan) && now.Before(idleUntil) {
+					// A thread of the browser has work, or had some within a
+					// frame: the input may still be on its way to the page,
+					// or its frame to the screen.
+					wait := sampledAt.Add(frameSpan).Sub(now)
+					if busy || wait < idlePoll {
+						wait = idlePoll
+					}
+					timer.Reset(wait)
 					select {
 					case <-st.wake:
 					case <-timer.C:
