@@ -17,10 +17,11 @@ import (
 // than any quiet window, with nothing on the screen or in the tree to say
 // it is coming. What does say it is the scheduler: a message written to a
 // socket wakes the thread that reads it, which runs until it has handled
-// it and woken the next thread with what it queued; and a page with a
-// frame to paint wakes at the next vsync tick. So when no thread on that
-// path is runnable and none has run for a frame's time (frameSpan), the
-// input has been handled, painted and reported. The settle looks for such
+// it and woken the next thread with what it queued. So when no thread on
+// that path is runnable and none has run for a short span (frameSpan),
+// the input has been handed along the whole path and handled (a frame
+// waiting for the next vsync tick is left to the quiet window and the
+// paint rule). The settle looks for such
 // a span among the threads of the window's _NET_WM_PID (when the window
 // belongs to this machine) and of its descendants, read from /proc
 // (stat for the state, schedstat for the runs): their main threads and the
@@ -63,14 +64,28 @@ func procTree(pid int) []int {
 	return out
 }
 
-// inputPath returns the /proc folders of the threads of pids that carry
-// the input to a page and its frames and tree back: the main thread of
-// each process (the UI process's too: a pong comes once its toolkit has
-// read the input, which it then hands to the page) and those named in
-// inputThreads.
-func inputPath(pids []int) []string {
-	var out []string
-	for _, pid := range pids {
+// An inputPath is the threads of a browser that carry the input to a page
+// and its frames and tree back: the main thread of each process (the UI
+// process's too: a pong comes once its toolkit has read the input, which
+// it then hands to the page) and those named in inputThreads, as /proc
+// folders. Those of the UI process's main and IO threads are only looked
+// at for work to do now: they keep busy with the tree's events and the
+// bus after the page is done; the others must also have rested for a
+// frame's time.
+type inputPath struct {
+	tasks []string
+	rest  []bool
+}
+
+// uiThreads are the IO threads of a browser's UI process, by name.
+var uiThreads = []string{"Chrome_IOThread", "IPC I/O Parent"}
+
+// add adds to p the input path of the browser whose UI process is root.
+func (p *inputPath) add(root int) {
+	for i, pid := range procTree(root) {
+		if helperProcess(pid) {
+			continue
+		}
 		dir := "/proc/" + strconv.Itoa(pid) + "/task/"
 		tasks, err := os.ReadDir(dir)
 		if err != nil {
@@ -79,30 +94,62 @@ func inputPath(pids []int) []string {
 		for _, t := range tasks {
 			task := dir + t.Name() + "/"
 			if t.Name() == strconv.Itoa(pid) {
-				out = append(out, task)
+				p.tasks, p.rest = append(p.tasks, task), append(p.rest, i > 0)
 				continue
 			}
-			if b, err := os.ReadFile(task + "stat"); err == nil && onInputPath(b) {
-				out = append(out, task)
+			b, err := os.ReadFile(task + "stat")
+			if err != nil || !slices.Contains(inputThreads, threadName(b)) {
+				continue
 			}
+			p.tasks, p.rest = append(p.tasks, task), append(p.rest, i > 0 || !slices.Contains(uiThreads, threadName(b)))
 		}
 	}
-	return out
 }
 
-// A threadsSample is what the threads of an input path had done at one
-// moment: each one's schedstat (time run, time waited to run, times
-// run), which changes whenever it runs.
+// helperProcess reports whether pid is one of a browser's processes that
+// neither handle a page nor put its frames on the screen, whose threads
+// wake for reasons of their own: Chromium's utility (network, storage,
+// audio), zygote and broker processes, Firefox's media, socket, utility,
+// fork-server and plugin processes (the last word of their command line)
+// and its extensions' process.
+func helperProcess(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	for _, a := range args {
+		switch a {
+		case "--type=utility", "--type=zygote", "--type=broker":
+			return true
+		}
+	}
+	switch args[len(args)-1] {
+	case "rdd", "socket", "utility", "forkserver", "gmplugin":
+		return len(args) > 1
+	}
+	// Firefox runs its extensions in a content process of their own.
+	name, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	return err == nil && strings.TrimSpace(string(name)) == "WebExtensions"
+}
+
+// A threadsSample is what the threads of an input path that must rest
+// had done at one moment: each one's schedstat (time run, time waited to
+// run, times run), which changes whenever it runs.
 type threadsSample []string
 
-// sampleThreads reads the schedstat of each thread, and reports whether
-// one of them is runnable or in an uninterruptible wait right now (which
-// its schedstat does not show until it runs). Threads gone read empty.
-func sampleThreads(tasks []string) (s threadsSample, busy bool) {
-	s = make(threadsSample, len(tasks))
-	for i, task := range tasks {
+// sample reads the schedstat of each thread that must rest, and reports
+// whether one of the path's threads is runnable or in an uninterruptible
+// wait right now (which its schedstat does not show until it runs).
+// Threads gone read empty.
+func (p inputPath) sample() (s threadsSample, busy bool) {
+	s = make(threadsSample, len(p.tasks))
+	for i, task := range p.tasks {
 		if b, err := os.ReadFile(task + "stat"); err == nil && busyState(b) {
 			busy = true
+		}
+		if !p.rest[i] {
+			continue
 		}
 		if b, err := os.ReadFile(task + "schedstat"); err == nil {
 			s[i] = string(b)
@@ -120,14 +167,14 @@ var inputThreads = []string{
 	"IPC I/O Parent", "IPC I/O Child", "WRSceneBuilder#", "WRRenderBackend", "Renderer", "SwComposite",
 }
 
-// onInputPath reports whether a /proc stat line is one of inputThreads'.
-func onInputPath(stat []byte) bool {
+// threadName returns the name in a /proc stat line.
+func threadName(stat []byte) string {
 	i := bytes.IndexByte(stat, '(')
 	j := bytes.LastIndexByte(stat, ')')
 	if i < 0 || j < i {
-		return false
+		return ""
 	}
-	return slices.Contains(inputThreads, string(stat[i+1:j]))
+	return string(stat[i+1 : j])
 }
 
 // busyState reports whether a /proc stat line says its thread is running

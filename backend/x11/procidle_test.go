@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -24,8 +25,8 @@ func TestBusyState(t *testing.T) {
 			t.Errorf("busyState(%q) = %v, want %v", c.stat, got, c.busy)
 		}
 	}
-	if !onInputPath([]byte("40 (Chrome_ChildIOT) S 1")) || onInputPath([]byte("40 (DedicatedWorker) S 1")) {
-		t.Error("onInputPath tells the input threads wrongly")
+	if n := threadName([]byte("40 (Chrome_ChildIOT) S 1")); n != "Chrome_ChildIOT" {
+		t.Errorf("threadName = %q", n)
 	}
 }
 
@@ -48,22 +49,28 @@ func TestInputPathRest(t *testing.T) {
 	if !slices.Contains(tree, sleeper.Process.Pid) || !slices.Contains(tree, spinner.Process.Pid) {
 		t.Fatalf("procTree(%d) = %v, without the children %d and %d", self, tree, sleeper.Process.Pid, spinner.Process.Pid)
 	}
-	if path := inputPath([]int{spinner.Process.Pid}); len(path) != 1 {
-		t.Errorf("the spinner's input path is %v, not its main thread", path)
-	} else if _, busy := sampleThreads(path); !busy {
+	var spin inputPath
+	spin.add(spinner.Process.Pid)
+	if len(spin.tasks) != 1 || spin.rest[0] {
+		t.Errorf("the spinner's input path is %+v, not its main thread looked at for work now", spin)
+	} else if _, busy := spin.sample(); !busy {
 		t.Error("the spinner's main thread is not busy")
 	}
 	// Between fork and exec, and while it loads, the sleeper runs; then it
-	// rests, and its runs stay the same.
-	path := inputPath([]int{sleeper.Process.Pid})
-	if len(path) != 1 {
-		t.Fatalf("the sleeper's input path is %v, not its main thread", path)
+	// rests, and its runs stay the same. As a child of this process, its
+	// main thread must rest.
+	var path inputPath
+	path.add(self)
+	i := slices.Index(path.tasks, "/proc/"+strconv.Itoa(sleeper.Process.Pid)+"/task/"+strconv.Itoa(sleeper.Process.Pid)+"/")
+	if i < 0 || !path.rest[i] {
+		t.Fatalf("the sleeper's main thread is not on this process's input path, to rest: %+v", path)
 	}
+	sleep := inputPath{tasks: path.tasks[i : i+1], rest: path.rest[i : i+1]}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		before, busy := sampleThreads(path)
+		before, busy := sleep.sample()
 		time.Sleep(20 * time.Millisecond) // the span the sleeper must rest
-		after, _ := sampleThreads(path)
+		after, _ := sleep.sample()
 		if !busy && slices.Equal(before, after) && before[0] != "" {
 			break
 		}
@@ -71,8 +78,13 @@ func TestInputPathRest(t *testing.T) {
 			t.Fatalf("a child in sleep(1) never rested: %q then %q", before, after)
 		}
 	}
-	if s, busy := sampleThreads([]string{"/proc/0/task/0/"}); busy || s[0] != "" {
+	gone := inputPath{tasks: []string{"/proc/0/task/0/"}, rest: []bool{true}}
+	if s, busy := gone.sample(); busy || s[0] != "" {
 		t.Error("a thread gone is busy or has runs")
+	}
+	helper := start("sh", "-c", "sleep 60", "--type=utility")
+	if !helperProcess(helper.Process.Pid) || helperProcess(sleeper.Process.Pid) {
+		t.Error("helperProcess tells a browser's helpers wrongly")
 	}
 	if procTree(-1) != nil || procTree(1<<30) != nil {
 		t.Error("procTree of no process is not empty")

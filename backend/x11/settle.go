@@ -56,8 +56,8 @@ import (
 //     up to half a second (a widget scrolled out of view never paints);
 //  5. when a browser got the input, its processes at rest: no thread that
 //     carries input, frames and trees between them runnable, and none run
-//     for a frame's time (see procidle.go), up to half a second (a page
-//     whose script never rests). A browser's renderer may not have
+//     for 10 ms (see procidle.go), up to half a second (a page whose
+//     script never rests). A browser's renderer may not have
 //     received the input yet when the quiet window ends, on a loaded
 //     machine, and nothing but the scheduler says so.
 //
@@ -103,9 +103,13 @@ const (
 	idleWait = 500 * time.Millisecond
 	idlePoll = 4 * time.Millisecond
 	// frameSpan is how long the threads on a browser's input path must
-	// rest: a little over a frame at 60 Hz, the pace at which a page with
-	// something to paint wakes.
-	frameSpan = 20 * time.Millisecond
+	// rest: long enough that a message on its way between them shows (a
+	// thread woken to carry it runs within it), shorter than a frame at
+	// 60 Hz, since a browser's threads wake for frames and timers of their
+	// own for a while after the input; a frame waiting for its vsync is
+	// the quiet window's and the paint rule's to cover. 20 ms cost
+	// Chromium's checkbox click 150 ms p50 instead of 120.
+	frameSpan = 10 * time.Millisecond
 	// maxPeriod is the longest interval of a periodic source.
 	maxPeriod = 2 * time.Second
 	// keepHistory bounds the memory of sources and settle windows.
@@ -673,22 +677,24 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 	}
 	// While the pongs come: what a browser's settle also waits for.
 	var browserRects []image.Rectangle
-	var procs []string // the threads of the browsers' processes that carry the input
+	var path inputPath // the threads of the browsers' processes that carry the input
 	if browser {
 		quiet = max(quiet, st.browserQuiet)
 		browserRects = b.rects(browsers)
-		var pids []int
+		var roots []int
 		for _, w := range browsers {
-			pids = append(pids, procTree(b.profile(w).pid)...)
+			if pid := b.profile(w).pid; pid > 0 && !slices.Contains(roots, pid) {
+				roots = append(roots, pid)
+				path.add(pid)
+			}
 		}
-		procs = inputPath(pids)
 	}
 	// The wait for the browsers' threads to rest: its end, and what they
 	// had done when last seen doing something.
 	var idleUntil, sampledAt time.Time
 	var sample threadsSample
-	if len(procs) > 0 {
-		sample, _ = sampleThreads(procs)
+	if len(path.tasks) > 0 {
+		sample, _ = path.sample()
 	}
 	if !wait(ctx, chans) {
 		return b.capped(ctx, start)
@@ -731,12 +737,12 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 				}
 				continue
 			}
-			if len(procs) > 0 {
+			if len(path.tasks) > 0 {
 				now := time.Now()
 				if idleUntil.IsZero() {
 					idleUntil = now.Add(idleWait)
 				}
-				runs, busy := sampleThreads(procs)
+				runs, busy := path.sample()
 				if !slices.Equal(runs, sample) {
 					sample, sampledAt = runs, now
 				}

@@ -66,6 +66,27 @@ func naiveWait(ctx context.Context, c *client.Client) (*client.Shot, error) {
 	}
 }
 
+// stillScreen returns a screenshot once two taken a quarter of a second
+// apart match: the screen has caught up with the tree (setup between
+// measured turns, never between an action and its check).
+func stillScreen(r *rig) (*client.Shot, error) {
+	prev, err := r.c.Screenshot(r.ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		time.Sleep(250 * time.Millisecond) // setup between measured turns
+		s, err := r.c.Screenshot(r.ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		if s.Hash == prev.Hash {
+			return s, nil
+		}
+		prev = s
+	}
+}
+
 // fixedSleep is the best-known demo's wait before each screenshot.
 const fixedSleep = 2 * time.Second
 
@@ -212,12 +233,14 @@ func benchScenario(b *testing.B, r *rig, act func(c *client.Client) error, shows
 		}
 		// The naive wait may have ended before the UI did: wait, untimed,
 		// until the tree shows the action and the screen is still, so the
-		// next settled action is judged against what the screen shows.
+		// next settled action is judged against what the screen shows. A
+		// browser's tree can show a change before its pixels do, so still
+		// means the same pixels a while apart, not two frames in a row.
 		b.StopTimer()
 		for !shows(r.observe()) {
 			time.Sleep(10 * time.Millisecond) // setup between measured turns
 		}
-		if last, err = naiveWait(r.ctx, r.c); err != nil {
+		if last, err = stillScreen(r); err != nil {
 			b.Fatal(err)
 		}
 		r.takeSettles()
