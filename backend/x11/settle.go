@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -47,7 +48,18 @@ import (
 //     (focus and other states, text, children, bounds, caret); and, when a
 //     browser got the input, no page on its way: a document that went busy
 //     and has not come back, or one replaced by a navigation whose new
-//     document has said nothing yet, holds the settle.
+//     document has said nothing yet, holds the settle; nor a page whose
+//     tree shows a change its pixels do not: a browser reports its tree
+//     from one process and paints from another, so after an AT-SPI event
+//     that a widget shows (checked, pressed, selected, expanded, text) the
+//     settle waits for a DAMAGE rectangle over the browser's window, for
+//     up to half a second (a widget scrolled out of view never paints);
+//  5. when a browser got the input, its processes at rest: no thread that
+//     carries input, frames and trees between them runnable, and none run
+//     for 10 ms (see procidle.go), up to half a second (a page whose
+//     script never rests). A browser's renderer may not have
+//     received the input yet when the quiet window ends, on a loaded
+//     machine, and nothing but the scheduler says so.
 //
 // The Runtime's cap (shinken.RuntimeOptions.SettleCap) bounds the whole
 // wait; a page load holds it up to the cap, a click on nothing costs about
@@ -81,6 +93,23 @@ const (
 	ambientRun    = 4
 	ambientFrames = 3
 	frameRun      = 40 * time.Millisecond
+	// paintWait bounds the wait for a browser to paint a change its tree
+	// already shows (an element scrolled out of view never paints).
+	paintWait  = 500 * time.Millisecond
+	paintSlack = 5 * time.Millisecond
+	// idleWait bounds the wait for a browser's threads to all sleep (a
+	// page running a script without end never does), polled every
+	// idlePoll.
+	idleWait = 500 * time.Millisecond
+	idlePoll = 4 * time.Millisecond
+	// frameSpan is how long the threads on a browser's input path must
+	// rest: long enough that a message on its way between them shows (a
+	// thread woken to carry it runs within it), shorter than a frame at
+	// 60 Hz, since a browser's threads wake for frames and timers of their
+	// own for a while after the input; a frame waiting for its vsync is
+	// the quiet window's and the paint rule's to cover. 20 ms cost
+	// Chromium's checkbox click 150 ms p50 instead of 120.
+	frameSpan = 10 * time.Millisecond
 	// maxPeriod is the longest interval of a periodic source.
 	maxPeriod = 2 * time.Second
 	// keepHistory bounds the memory of sources and settle windows.
@@ -116,8 +145,11 @@ type settleState struct {
 	// Documents: see a11yEvent.
 	loading               map[string]time.Time
 	lastBusy, lastDefunct time.Time
-	profiles              map[xproto.Window]windowProfile
-	wm                    []chan struct{} // closed when the window manager sets our frame extents
+	// lastVisual is the time of the latest AT-SPI event that says a
+	// widget changed in a way that shows (see visualEvent).
+	lastVisual time.Time
+	profiles   map[xproto.Window]windowProfile
+	wm         []chan struct{} // closed when the window manager sets our frame extents
 
 	// wmInput says the input since the last settle may concern the window
 	// manager: a button or a key, not text typed or a pointer move.
@@ -201,8 +233,10 @@ func (st *settleState) damageEvent(b *Backend, e damage.NotifyEvent) bool {
 
 // a11yEvent records an AT-SPI object event as a change, and follows the
 // documents that load: a browser's document that StateChanged "busy" to 1
-// is loading until it changes back to 0, and one that went "defunct" was
-// replaced by a navigation, whose new document has yet to say busy.
+// is loading until a document of the same application changes back to 0
+// (Firefox says so of the new document, Chromium of the same one), and
+// one that went "defunct" was replaced by a navigation, whose new document
+// has yet to say busy.
 func (st *settleState) a11yEvent(e atspi.Event) {
 	now := time.Now()
 	if e.Member == "StateChanged" {
@@ -215,7 +249,14 @@ func (st *settleState) a11yEvent(e atspi.Event) {
 					st.loading[key] = now
 				}
 			} else {
-				delete(st.loading, key)
+				// The document that finished loading may be a new one, which
+				// replaced the one that went busy (Firefox): it ends every
+				// load of its application.
+				for k := range st.loading {
+					if strings.HasPrefix(k, e.Sender+"\x00") {
+						delete(st.loading, k)
+					}
+				}
 			}
 			st.lastBusy = now
 			st.mu.Unlock()
@@ -227,7 +268,69 @@ func (st *settleState) a11yEvent(e atspi.Event) {
 			}
 		}
 	}
+	if visualEvent(e) {
+		st.mu.Lock()
+		st.lastVisual = now
+		st.mu.Unlock()
+	}
 	st.record(sourceKey{event: e.Sender + "\x00" + e.Path + "\x00" + e.Member + "\x00" + e.Detail}, 0, now)
+}
+
+// visualStates are the states whose change a widget shows on the screen.
+var visualStates = []string{"checked", "pressed", "selected", "expanded", "collapsed", "indeterminate"}
+
+// visualEvent reports whether e says that a widget changed in a way it
+// must repaint: a state it shows, or its text.
+func visualEvent(e atspi.Event) bool {
+	switch e.Member {
+	case "StateChanged":
+		return slices.Contains(visualStates, e.Detail)
+	case "TextChanged":
+		return e.Detail == "insert" || e.Detail == "delete"
+	}
+	return false
+}
+
+// painted reports whether a DAMAGE rectangle that is not ambient and
+// meets one of rects arrived at or after start.
+func (st *settleState) painted(start time.Time, rects []image.Rectangle) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for k, s := range st.sources {
+		if k.event != "" || s.at[(s.n-1)%historyLen].Before(start) {
+			continue
+		}
+		for _, r := range rects {
+			if k.rect.Overlaps(r) && !st.ambient(s, start) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unpainted returns the time of the latest visual AT-SPI event at or after
+// start when no DAMAGE meeting rects came since, or since shortly before
+// (paintSlack: Chromium reports a frame and the tree it shows together,
+// and either may reach us first), and the zero time otherwise: the tree
+// says a widget changed, the screen does not show it yet. An earlier
+// paint does not count: a click's press repaints a widget before its
+// release changes it.
+func (st *settleState) unpainted(start time.Time, rects []image.Rectangle) time.Time {
+	st.mu.Lock()
+	t := st.lastVisual
+	st.mu.Unlock()
+	if t.Before(start) || len(rects) == 0 {
+		return time.Time{}
+	}
+	since := t.Add(-paintSlack)
+	if since.Before(start) {
+		since = start
+	}
+	if st.painted(since, rects) {
+		return time.Time{}
+	}
+	return t
 }
 
 // navigating reports whether a browser's page is loading, as far as its
@@ -403,14 +506,16 @@ func (st *settleState) frameExtents() {
 
 // pingTargets returns the windows that got the input and take
 // _NET_WM_PING, the client window under the pointer and the active one,
-// and whether one of them is a web browser's.
-func (b *Backend) pingTargets() (out []xproto.Window, browser bool) {
+// and those of them that are a web browser's.
+func (b *Backend) pingTargets() (out, browsers []xproto.Window) {
 	add := func(w xproto.Window) {
-		if w == 0 || w == b.root || w == b.win || slices.Contains(out, w) {
+		if w == 0 || w == b.root || w == b.win || slices.Contains(out, w) || slices.Contains(browsers, w) {
 			return
 		}
 		p := b.profile(w)
-		browser = browser || p.browser
+		if p.browser {
+			browsers = append(browsers, w)
+		}
 		if p.ping {
 			out = append(out, w)
 		}
@@ -421,7 +526,23 @@ func (b *Backend) pingTargets() (out []xproto.Window, browser bool) {
 	if w, err := b.activeWindow(); err == nil {
 		add(w)
 	}
-	return out, browser
+	return out, browsers
+}
+
+// rects returns the rectangles of the windows ws on the screen, leaving
+// out those gone.
+func (b *Backend) rects(ws []xproto.Window) []image.Rectangle {
+	cookies := make([]rectCookies, len(ws))
+	for i, w := range ws {
+		cookies[i] = b.rectRequests(w)
+	}
+	var out []image.Rectangle
+	for _, c := range cookies {
+		if r, err := c.rect(); err == nil && !r.Empty() {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // clientOf returns the client window of a top-level frame: the frame
@@ -450,6 +571,7 @@ func (b *Backend) clientOf(w xproto.Window) xproto.Window {
 type windowProfile struct {
 	ping    bool // it lists _NET_WM_PING in WM_PROTOCOLS
 	browser bool // a multi-process web browser's (see browserClasses)
+	pid     int  // its _NET_WM_PID, when it is a window of this machine
 }
 
 // browserClasses are the WM_CLASS classes of web browsers, whose pong
@@ -468,10 +590,18 @@ func (b *Backend) profile(w xproto.Window) windowProfile {
 	}
 	protocols := xproto.GetProperty(b.conn, false, w, st.protocols, xproto.AtomAtom, 0, 64)
 	class := xproto.GetProperty(b.conn, false, w, xproto.AtomWmClass, xproto.AtomString, 0, 64)
+	pid := xproto.GetProperty(b.conn, false, w, b.atoms.netWMPID, xproto.AtomCardinal, 0, 1)
+	machine := xproto.GetProperty(b.conn, false, w, xproto.AtomWmClientMachine, xproto.AtomString, 0, 64)
 	r, err := protocols.Reply()
 	c, cerr := class.Reply()
-	if err != nil || cerr != nil {
+	pr, perr := pid.Reply()
+	m, merr := machine.Reply()
+	if err != nil || cerr != nil || perr != nil || merr != nil {
 		return p // gone: ask again if it shows up again
+	}
+	// A process id means something here only for a window of this machine.
+	if host, err := os.Hostname(); err == nil && string(m.Value) == host && pr.Format == 32 && len(pr.Value) >= 4 {
+		p.pid = int(xgb.Get32(pr.Value))
 	}
 	for i := 0; i+4 <= len(r.Value); i += 4 {
 		p.ping = p.ping || xproto.Atom(xgb.Get32(r.Value[i:])) == st.ping
@@ -538,19 +668,39 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 		return b.capped(ctx, start)
 	}
 	chans = chans[:0]
-	targets, browser := b.pingTargets()
+	targets, browsers := b.pingTargets()
+	browser := len(browsers) > 0
 	quiet := st.quiet
-	if browser {
-		quiet = max(quiet, st.browserQuiet)
-	}
 	for _, w := range targets {
 		id, ch := b.sendPing(w)
 		ids, chans = append(ids, id), append(chans, ch)
+	}
+	// While the pongs come: what a browser's settle also waits for.
+	var browserRects []image.Rectangle
+	var path inputPath // the threads of the browsers' processes that carry the input
+	if browser {
+		quiet = max(quiet, st.browserQuiet)
+		browserRects = b.rects(browsers)
+		var roots []int
+		for _, w := range browsers {
+			if pid := b.profile(w).pid; pid > 0 && !slices.Contains(roots, pid) {
+				roots = append(roots, pid)
+				path.add(pid)
+			}
+		}
+	}
+	// The wait for the browsers' threads to rest: its end, and what they
+	// had done when last seen doing something.
+	var idleUntil, sampledAt time.Time
+	var sample threadsSample
+	if len(path.tasks) > 0 {
+		sample, _ = path.sample()
 	}
 	if !wait(ctx, chans) {
 		return b.capped(ctx, start)
 	}
 	handled := time.Now()
+	sampledAt = handled
 	timer := time.NewTimer(quiet)
 	defer timer.Stop()
 	for {
@@ -573,6 +723,46 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 			}
 			if st.lastChange(start).After(last) {
 				continue
+			}
+			if t := st.unpainted(start, browserRects); !t.IsZero() && time.Since(t) < paintWait {
+				// The page's tree changed, its pixels have not yet: a
+				// browser paints from another process than the one that
+				// reports the tree.
+				timer.Reset(time.Until(t.Add(paintWait)))
+				select {
+				case <-st.wake:
+				case <-timer.C:
+				case <-ctx.Done():
+					return b.capped(ctx, start)
+				}
+				continue
+			}
+			if len(path.tasks) > 0 {
+				now := time.Now()
+				if idleUntil.IsZero() {
+					idleUntil = now.Add(idleWait)
+				}
+				runs, busy := path.sample()
+				if !slices.Equal(runs, sample) {
+					sample, sampledAt = runs, now
+				}
+				if (busy || now.Sub(sampledAt) < frameSpan) && now.Before(idleUntil) {
+					// A thread of the browser has work, or had some within a
+					// frame: the input may still be on its way to the page,
+					// or its frame to the screen.
+					wait := sampledAt.Add(frameSpan).Sub(now)
+					if busy || wait < idlePoll {
+						wait = idlePoll
+					}
+					timer.Reset(wait)
+					select {
+					case <-st.wake:
+					case <-timer.C:
+					case <-ctx.Done():
+						return b.capped(ctx, start)
+					}
+					continue
+				}
 			}
 			if browser && st.navigating(start) {
 				// Quiet, but a page is on its way: wait for its next

@@ -63,6 +63,7 @@ type config struct {
 	drainTimeout  time.Duration
 	keepAlive     time.Duration
 	maxMessage    int
+	settleCap     time.Duration
 	probe         string
 	mcp           string // "" or "stdio"
 	remote        string // with -mcp stdio: the ACI URL of the runtime to serve
@@ -107,6 +108,7 @@ func main() {
 	flag.DurationVar(&cfg.drainTimeout, "drain-timeout", 20*time.Second, "on SIGTERM, how long calls in flight may take to finish before the sessions are closed")
 	flag.DurationVar(&cfg.keepAlive, "keepalive", 25*time.Second, "ping a session idle this long, below the routers' idle timeouts; 0 disables")
 	flag.IntVar(&cfg.maxMessage, "max-message", 16<<20, "largest message sent, in bytes; a larger reply is a too_large error")
+	flag.DurationVar(&cfg.settleCap, "settle-cap", 0, "the longest an input action's ack waits for the UI to handle it and fall quiet (a page load); 0 means 1.5s, other values are clamped to 50ms..10s")
 	flag.StringVar(&cfg.probe, "probe", "", "probe mode, for exec probes: GET this URL (such as http://127.0.0.1:7040"+pathReadyz+"), exit 0 on 200 and 1 otherwise")
 	flag.Parse()
 	if cfg.probe != "" {
@@ -130,6 +132,9 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	if cfg.onAsk != "allow" && cfg.onAsk != "deny" {
 		return fmt.Errorf("-on-ask must be allow or deny, not %q", cfg.onAsk)
+	}
+	if cfg.settleCap < 0 {
+		return fmt.Errorf("-settle-cap must not be negative, not %v", cfg.settleCap)
 	}
 	if cfg.session && cfg.backend != "x11" {
 		return fmt.Errorf("-session needs -backend x11")
@@ -193,6 +198,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		Recorder:   m,
 		KeepAlive:  keepAlive,
 		MaxMessage: cfg.maxMessage,
+		SettleCap:  cfg.settleCap,
 	}
 	var ps *plugins
 	if cfg.plugins != "" {

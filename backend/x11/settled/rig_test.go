@@ -111,10 +111,11 @@ func find(o *aci.Observation, role, name string) *aci.Element {
 // waitElement observes until an element matching role and name shows, in
 // the same place twice in a row (a window manager places a new window
 // after it maps), for the setup of a scenario (never between an action and
-// its check).
+// its check). The deadline is generous: a browser's first start on a
+// loaded machine takes tens of seconds.
 func (r *rig) waitElement(role, name string) (*aci.Observation, *aci.Element) {
 	r.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	var last []float64

@@ -27,16 +27,22 @@ const pageB = `<!doctype html>
 <p><a href="a.html">Back to page A</a></p>
 </body></html>`
 
-// chromium starts Chromium on page A of a local site, with its
-// accessibility tree exposed, and returns the rig.
-func chromium(t testing.TB) *rig {
-	r := newRig(t, true)
+// site writes the local site, pages A and B, and returns its folder.
+func site(t testing.TB) string {
 	dir := t.TempDir()
 	for name, page := range map[string]string{"a.html": pageA, "b.html": pageB} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(page), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return dir
+}
+
+// chromium starts Chromium on page A of a local site, with its
+// accessibility tree exposed, and returns the rig.
+func chromium(t testing.TB) *rig {
+	r := newRig(t, true)
+	dir := site(t)
 	r.sess.Launch(t, "chromium", "--no-sandbox", "--no-first-run", "--no-default-browser-check",
 		"--disable-gpu", "--force-renderer-accessibility", "--disable-features=Translate",
 		"--password-store=basic", "--user-data-dir="+filepath.Join(dir, "profile"),
@@ -44,10 +50,58 @@ func chromium(t testing.TB) *rig {
 	return r
 }
 
+// firefoxPrefs keep a new profile's first run from opening pages or bars
+// of its own over the site, and from loading a new tab page in the
+// background (a process at work that the settle would wait out).
+const firefoxPrefs = `user_pref("browser.shell.checkDefaultBrowser", false);
+user_pref("browser.aboutwelcome.enabled", false);
+user_pref("browser.startup.homepage_override.mstone", "ignore");
+user_pref("startup.homepage_welcome_url", "");
+user_pref("datareporting.policy.dataSubmissionEnabled", false);
+user_pref("toolkit.telemetry.reportingpolicy.firstRun", false);
+user_pref("browser.tabs.warnOnClose", false);
+user_pref("browser.newtab.preload", false);
+`
+
+// firefox starts Firefox on page A of a local site, with a new profile,
+// and returns the rig.
+func firefox(t testing.TB) *rig {
+	r := newRig(t, true)
+	dir := site(t)
+	profile := filepath.Join(dir, "profile")
+	if err := os.Mkdir(profile, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(profile, "user.js"), []byte(firefoxPrefs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.sess.LaunchEnv(t, []string{"MOZ_CRASHREPORTER_DISABLE=1", "GNOME_ACCESSIBILITY=1"}, "firefox-esr",
+		"--no-remote", "--new-instance", "--profile", profile, "--width", "1000", "--height", "700",
+		"file://"+filepath.Join(dir, "a.html"))
+	return r
+}
+
 // TestChromiumCheckboxThenObserve clicks a checkbox on a page and
 // observes at once: the tree reads the new state, every time.
-func TestChromiumCheckboxThenObserve(t *testing.T) {
-	r := chromium(t)
+func TestChromiumCheckboxThenObserve(t *testing.T) { checkboxThenObserve(t, chromium(t)) }
+
+// TestChromiumCheckboxThenScreenshot clicks the checkbox and takes a
+// screenshot at once: it differs from the one before, every time.
+func TestChromiumCheckboxThenScreenshot(t *testing.T) { checkboxThenScreenshot(t, chromium(t)) }
+
+// TestChromiumLinkThenObserve follows a link to another page and back,
+// observing at once: the tree shows the page the link led to, every time.
+func TestChromiumLinkThenObserve(t *testing.T) { linkThenObserve(t, chromium(t)) }
+
+// TestFirefoxCheckboxThenObserve is TestChromiumCheckboxThenObserve with
+// Firefox.
+func TestFirefoxCheckboxThenObserve(t *testing.T) { checkboxThenObserve(t, firefox(t)) }
+
+// TestFirefoxCheckboxThenScreenshot is TestChromiumCheckboxThenScreenshot
+// with Firefox.
+func TestFirefoxCheckboxThenScreenshot(t *testing.T) { checkboxThenScreenshot(t, firefox(t)) }
+
+func checkboxThenObserve(t *testing.T, r *rig) {
 	_, box := r.waitElement("check box", "Accept the terms")
 	checked := has(box.States, "checked")
 	r.takeSettles()
@@ -62,10 +116,7 @@ func TestChromiumCheckboxThenObserve(t *testing.T) {
 	t.Log(summary(r.takeSettles()))
 }
 
-// TestChromiumCheckboxThenScreenshot clicks the checkbox and takes a
-// screenshot at once: it differs from the one before, every time.
-func TestChromiumCheckboxThenScreenshot(t *testing.T) {
-	r := chromium(t)
+func checkboxThenScreenshot(t *testing.T, r *rig) {
 	_, box := r.waitElement("check box", "Accept the terms")
 	prev := r.shot().Hash
 	r.takeSettles()
@@ -82,10 +133,7 @@ func TestChromiumCheckboxThenScreenshot(t *testing.T) {
 	t.Log(summary(r.takeSettles()))
 }
 
-// TestChromiumLinkThenObserve follows a link to another page and back,
-// observing at once: the tree shows the page the link led to, every time.
-func TestChromiumLinkThenObserve(t *testing.T) {
-	r := chromium(t)
+func linkThenObserve(t *testing.T, r *rig) {
 	r.waitElement("link", "Go to page B")
 	r.takeSettles()
 	for i := range rounds {
@@ -117,3 +165,6 @@ func pageState(o *aci.Observation) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// TestFirefoxLinkThenObserve is TestChromiumLinkThenObserve with Firefox.
+func TestFirefoxLinkThenObserve(t *testing.T) { linkThenObserve(t, firefox(t)) }
