@@ -40,7 +40,7 @@ import (
 //     queued before it, so a pong says the application dispatched them
 //     (GTK, Qt; a browser's pong says its UI process did, its renderer may
 //     still be at work, so when a browser's window got the input the quiet
-//     window below is [Options.SettleQuietBrowser], default 80 ms);
+//     window below is [Options.SettleQuietBrowser], default 50 ms);
 //  4. a quiet screen and tree: no change for the quiet window
 //     ([Options.SettleQuiet], default 30 ms) after the pongs, where a change
 //     is a DAMAGE rectangle (from a raw-rectangles DAMAGE object on the
@@ -84,7 +84,7 @@ import (
 
 const (
 	defaultSettleQuiet  = 30 * time.Millisecond
-	defaultBrowserQuiet = 80 * time.Millisecond
+	defaultBrowserQuiet = 50 * time.Millisecond
 	// ambientRun is the number of arrivals at a steady pace that make a
 	// source ambient; ambientFrames, when they come at least every
 	// frameRun, as an animation's frames do (a toolkit's transition after a

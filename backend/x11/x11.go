@@ -74,7 +74,9 @@ type Options struct {
 	// browser's window (Chromium, Chrome, Firefox...), whose pong comes
 	// from its UI process while a renderer handles the page: a link
 	// followed starts its navigation tens of milliseconds after the
-	// click, with nothing to show for it meanwhile. 0 means 80 ms.
+	// click, with nothing to show for it meanwhile. 0 means 50 ms (the
+	// browser's processes are also waited for until they rest, which
+	// covers a renderer that has not seen the input yet).
 	SettleQuietBrowser time.Duration
 }
 
