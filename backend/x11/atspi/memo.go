@@ -48,11 +48,24 @@ type memo struct {
 	// browser says the application is a web browser (Gecko, Chromium).
 	browser bool
 
+	// events says the toolkit reports every change of structure, names,
+	// states and text (GTK 3, Gecko, Chromium): a repeated walk may then
+	// start from the mirror of the last one instead of reading the tree.
+	events bool
+	// last is the mirror: the nodes of the last complete walk, which a
+	// repeated walk patches where events say they changed (see mirror.go).
+	last map[string]*rec
+
 	// The fields below are written by the event handler.
 	mu           sync.Mutex
 	geomDirty    map[string]bool // nodes whose extents may have changed
 	roleDirty    map[string]bool
 	valueChanged map[string]bool // nodes whose value changed (scroll bars matter)
+	baseDirty    map[string]bool // nodes whose name, description or states changed
+	kidsDirty    map[string]bool // nodes whose children changed
+	textDirty    map[string]bool // nodes whose text or value changed
+	touched      map[string]bool // every node an event named
+	anyEvent     bool            // some event came since the last walk
 	allDirty     bool
 	// walked says a walk took the events: until then there is nothing to
 	// invalidate, and an application that is only ever probed must not
@@ -81,17 +94,27 @@ type known struct {
 // memoEvents are the events of one walk: what changed since the last.
 type memoEvents struct {
 	geomDirty, roleDirty, valueChanged map[string]bool
-	allDirty                           bool
+	baseDirty, kidsDirty, textDirty    map[string]bool
+	touched                            map[string]bool
+	anyEvent, allDirty                 bool
 }
 
 // take returns the events recorded so far and starts a new record.
 func (m *memo) take() memoEvents {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ev := memoEvents{geomDirty: m.geomDirty, roleDirty: m.roleDirty, valueChanged: m.valueChanged, allDirty: m.allDirty}
-	m.geomDirty, m.roleDirty, m.valueChanged, m.allDirty = nil, nil, nil, false
+	ev := memoEvents{geomDirty: m.geomDirty, roleDirty: m.roleDirty, valueChanged: m.valueChanged,
+		baseDirty: m.baseDirty, kidsDirty: m.kidsDirty, textDirty: m.textDirty, touched: m.touched, anyEvent: m.anyEvent, allDirty: m.allDirty}
+	m.clearEvents()
+	m.allDirty = false
 	m.walked = true
 	return ev
+}
+
+// clearEvents forgets the events recorded. m.mu must be held.
+func (m *memo) clearEvents() {
+	m.geomDirty, m.roleDirty, m.valueChanged = nil, nil, nil
+	m.baseDirty, m.kidsDirty, m.textDirty, m.touched, m.anyEvent = nil, nil, nil, nil, false
 }
 
 // dirtyAll marks everything stale, when events may have been missed.
@@ -115,32 +138,54 @@ func (m *memo) record(member, path, kind string) {
 	if !m.walked || m.allDirty {
 		return
 	}
+	m.anyEvent = true
 	mark := func(set *map[string]bool) {
 		if *set == nil {
 			*set = map[string]bool{}
 		}
 		(*set)[path] = true
 		if len(*set) > maxRecorded {
-			m.geomDirty, m.roleDirty, m.valueChanged, m.allDirty = nil, nil, nil, true
+			m.clearEvents()
+			m.allDirty = true
 		}
 	}
+	mark(&m.touched)
 	switch member {
-	case "BoundsChanged", "ChildrenChanged":
+	case "BoundsChanged":
 		mark(&m.geomDirty)
+	case "ChildrenChanged":
+		mark(&m.geomDirty)
+		mark(&m.kidsDirty)
 	case "StateChanged":
+		mark(&m.baseDirty)
 		// Toolkits spell states with dashes ("multi-line"); the table uses
 		// spaces.
 		if !nonGeometricStates[strings.ReplaceAll(kind, "-", " ")] {
 			mark(&m.geomDirty)
 		}
+	case "TextChanged":
+		// A browser's text node is named after its text.
+		mark(&m.textDirty)
+		mark(&m.baseDirty)
 	case "PropertyChange":
 		switch kind {
 		case "accessible-role":
 			mark(&m.roleDirty)
+			mark(&m.baseDirty)
 		case "accessible-value":
 			mark(&m.valueChanged)
+			mark(&m.textDirty)
+		case "accessible-parent":
+			// Where the node went is not said: read the tree again.
+			m.clearEvents()
+			m.allDirty = true
+		default: // name, description, table captions...
+			mark(&m.baseDirty)
 		}
 	}
+	// A member this table does not know (VisibleDataChanged,
+	// TextCaretMoved...) changes nothing the walk keeps but extents, which
+	// anyEvent revalidates.
 }
 
 // onSignal is the Client's godbus signal handler. godbus calls it on the
@@ -156,10 +201,9 @@ func (c *Client) onSignal(sig *dbus.Signal) {
 		detail, _ := firstString(sig.Body)
 		f(Event{Sender: sig.Sender, Path: string(sig.Path), Member: member, Detail: detail, Value: secondInt(sig.Body)})
 	}
-	if !watchedSignals[member] {
-		return
+	if watchedSignals[member] {
+		c.notify()
 	}
-	c.notify()
 	c.mu.Lock()
 	a := c.apps[sig.Sender]
 	c.mu.Unlock()

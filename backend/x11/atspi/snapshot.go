@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/godbus/dbus/v5"
+
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
@@ -75,7 +77,7 @@ func (c *Client) snapshotDesktop(ctx context.Context, tree *shinken.Tree, apps [
 			results[i].err = errSkippedHung
 			return
 		}
-		results[i].t, results[i].err = c.walkApp(ctx, a, maxNodes, maxDepth)
+		results[i].t, results[i].err = c.walkApp(ctx, a, maxNodes, maxDepth, false)
 	})
 	var cuts []string
 	for i, r := range results {
@@ -122,7 +124,7 @@ func (c *Client) snapshotActive(ctx context.Context, tree *shinken.Tree, apps []
 		return cuts
 	}
 	tree.Window = probes[pick].title()
-	t, err := c.walkApp(ctx, apps[pick], maxNodes, maxDepth)
+	t, err := c.walkApp(ctx, apps[pick], maxNodes, maxDepth, probes[pick].pinged)
 	if err != nil {
 		if why := skipReason(apps[pick], err, c.opts); why != "" {
 			cuts = append(cuts, why)
@@ -213,6 +215,8 @@ type window struct {
 type probe struct {
 	windows []window
 	err     error
+	// pinged says the windows come from the mirror, after a barrier.
+	pinged bool
 }
 
 // title names the window a TreeActiveApp snapshot is rooted at: the active
@@ -243,6 +247,9 @@ func (c *Client) probeApp(parent context.Context, a *app) probe {
 	deadline := time.Now().Add(c.opts.AppTimeout)
 	ctx, cancel := context.WithDeadline(parent, deadline)
 	defer cancel()
+	if pr, ok := c.probeMirror(ctx, a); ok {
+		return pr
+	}
 	var pr probe
 	err := c.withApp(ctx, a, func(conn *wireConn, dest string) error {
 		p := c.pipeline(ctx, conn, deadline)
@@ -339,4 +346,60 @@ func (c *Client) pidOf(ctx context.Context, a *app) int {
 	a.pid = int(p)
 	a.mu.Unlock()
 	return int(p)
+}
+
+// probeMirror reads an application's top-level windows from its mirror
+// when its events since the last walk leave them unchanged: one barrier
+// instead of two round trips. It returns false when it cannot tell.
+func (c *Client) probeMirror(ctx context.Context, a *app) (probe, bool) {
+	if c.opts.NoCache || !a.hasMirror() {
+		return probe{}, false
+	}
+	ping := c.bus.Object(a.bus, pathRoot).GoWithContext(ctx, "org.freedesktop.DBus.Peer.Ping", 0, make(chan *dbus.Call, 1))
+	select {
+	case call := <-ping.Done:
+		if call.Err != nil {
+			return probe{}, false
+		}
+	case <-ctx.Done():
+		return probe{}, false
+	}
+	select {
+	case a.sem <- struct{}{}:
+	case <-ctx.Done():
+		return probe{}, false
+	}
+	defer func() { <-a.sem }()
+	m := &a.memo
+	root := m.last[pathRoot]
+	if root == nil {
+		return probe{}, false
+	}
+	m.mu.Lock()
+	clean := !m.allDirty && !m.kidsDirty[pathRoot]
+	for _, p := range root.kids {
+		clean = clean && !m.baseDirty[p] && !m.kidsDirty[p] && !m.textDirty[p]
+	}
+	m.mu.Unlock()
+	if !clean {
+		return probe{}, false
+	}
+	pr := probe{pinged: true, windows: make([]window, 0, len(root.kids))}
+	for _, p := range root.kids {
+		if r := m.last[p]; r != nil {
+			pr.windows = append(pr.windows, window{title: r.rawName, active: r.states.has(stateActive), showing: r.states.has(stateShowing)})
+		}
+	}
+	return pr, true
+}
+
+// hasMirror reports whether the app's last walk left a mirror.
+func (a *app) hasMirror() bool {
+	select {
+	case a.sem <- struct{}{}:
+	default:
+		return false // in use: the plain probe waits its turn
+	}
+	defer func() { <-a.sem }()
+	return a.memo.events && a.memo.last != nil
 }
