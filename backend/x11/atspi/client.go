@@ -62,6 +62,15 @@ type Options struct {
 	// the one whose window AT-SPI reports "active". nil means AT-SPI's
 	// states alone decide.
 	ActivePID func(ctx context.Context) (int, error)
+	// Windows, when set, lists the display's top-level windows (an X11
+	// backend reads the window manager's client list). A TreeActiveApp
+	// snapshot then gives a window with no accessible name the title of
+	// its application's window, and lists in Tree.OtherWindows, with
+	// their ids, every other window, those of applications with no
+	// accessibility tree included: when the active application closes,
+	// the snapshot still names what remains. nil means AT-SPI alone names
+	// the windows.
+	Windows func(ctx context.Context) ([]shinken.Window, error)
 	// OnEvent, when set, receives every object event of every application,
 	// on the goroutine that reads the bus: it must return quickly and never
 	// call the Client. The X11 backend feeds its settle with it.

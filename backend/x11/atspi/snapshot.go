@@ -120,10 +120,13 @@ func (c *Client) snapshotActive(ctx context.Context, tree *shinken.Tree, apps []
 			}
 		}
 	}
+	if pick >= 0 {
+		tree.Window = probes[pick].title()
+	}
+	c.nameWindows(ctx, tree, apps, pick)
 	if pick < 0 {
 		return cuts
 	}
-	tree.Window = probes[pick].title()
 	t, err := c.walkApp(ctx, apps[pick], maxNodes, maxDepth, probes[pick].pinged)
 	if err != nil {
 		if why := skipReason(apps[pick], err, c.opts); why != "" {
@@ -346,6 +349,52 @@ func (c *Client) pidOf(ctx context.Context, a *app) int {
 	a.pid = int(p)
 	a.mu.Unlock()
 	return int(p)
+}
+
+// nameWindows completes tree's window names from Options.Windows: the
+// title of the picked application's window when AT-SPI gives it none, and
+// every other window in OtherWindows. pick is -1 when no application was
+// picked.
+func (c *Client) nameWindows(ctx context.Context, tree *shinken.Tree, apps []*app, pick int) {
+	if c.opts.Windows == nil {
+		return
+	}
+	windows, err := c.opts.Windows(ctx)
+	if err != nil {
+		return // AT-SPI's names stand
+	}
+	pid := 0
+	if pick >= 0 {
+		pid = c.pidOf(ctx, apps[pick])
+	}
+	mine := func(w shinken.Window) bool {
+		if pick < 0 {
+			return false
+		}
+		if pid > 0 && w.PID > 0 {
+			return w.PID == pid
+		}
+		return w.Title != "" && w.Title == tree.Window
+	}
+	if pick >= 0 && tree.Window == "" {
+		// The active window of the application, else its first.
+		for _, w := range windows {
+			if mine(w) && w.Title != "" && (w.Active || tree.Window == "") {
+				tree.Window = w.Title
+			}
+		}
+	}
+	var others []shinken.Window
+	for _, w := range windows {
+		if !mine(w) {
+			others = append(others, w)
+		}
+	}
+	tree.OtherWindows = others
+	tree.Others = tree.Others[:0]
+	for _, w := range others {
+		tree.Others = append(tree.Others, w.Title)
+	}
 }
 
 // probeMirror reads an application's top-level windows from its mirror
