@@ -54,7 +54,8 @@ type Options struct {
 	// NoCache makes every snapshot read every node's role, interfaces,
 	// action names and extents again. false (the default) reuses them from
 	// earlier snapshots of the same application while its events say they
-	// hold, as described in the package documentation.
+	// hold, and keeps the mirror of its tree, as described in the package
+	// documentation.
 	NoCache bool
 	// ActivePID, when set, returns the process id of the application that
 	// owns the active window (an X11 backend reads _NET_WM_PID of

@@ -30,8 +30,9 @@ import (
 //     node found elsewhere than remembered makes its subtree stale.
 //
 // Names, descriptions, states, values and the structure are read on every
-// walk: the toolkit cache serves most of them in one call, and they are
-// what an agent acts on.
+// walk of an application with no mirror (Qt, toolkits not known to report
+// their changes): the toolkit cache serves most of them in one call. The
+// mirror (mirror.go) keeps them too, for the toolkits whose events do.
 type memo struct {
 	// nodes is read and replaced by walks only, which hold the app.
 	nodes map[string]*known

@@ -57,7 +57,7 @@ func TestMirrorFollowsChanges(t *testing.T) {
 	active := shinken.SnapshotOptions{Scope: shinken.TreeActiveApp}
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
-	tree := waitTree(t, c, active, "the window", func(tr *shinken.Tree) bool {
+	waitTree(t, c, active, "the window", func(tr *shinken.Tree) bool {
 		return find(tr, "label", "status 0") != nil && len(tr.Nodes) > 1 && tr.Nodes[1].BBox.Dx() > 0
 	})
 
@@ -87,7 +87,7 @@ func TestMirrorFollowsChanges(t *testing.T) {
 			return got
 		}
 	}
-	tree = same("the start")
+	tree := same("the start")
 
 	calls := c.calls.Load()
 	if _, err := c.Snapshot(ctx, active); err != nil {
