@@ -65,6 +65,7 @@ type memo struct {
 	baseDirty    map[string]bool // nodes whose name, description or states changed
 	kidsDirty    map[string]bool // nodes whose children changed
 	textDirty    map[string]bool // nodes whose text or value changed
+	parentDirty  map[string]bool // nodes whose parent changed
 	touched      map[string]bool // every node an event named
 	anyEvent     bool            // some event came since the last walk
 	allDirty     bool
@@ -96,7 +97,7 @@ type known struct {
 type memoEvents struct {
 	geomDirty, roleDirty, valueChanged map[string]bool
 	baseDirty, kidsDirty, textDirty    map[string]bool
-	touched                            map[string]bool
+	parentDirty, touched               map[string]bool
 	anyEvent, allDirty                 bool
 }
 
@@ -105,7 +106,7 @@ func (m *memo) take() memoEvents {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ev := memoEvents{geomDirty: m.geomDirty, roleDirty: m.roleDirty, valueChanged: m.valueChanged,
-		baseDirty: m.baseDirty, kidsDirty: m.kidsDirty, textDirty: m.textDirty, touched: m.touched, anyEvent: m.anyEvent, allDirty: m.allDirty}
+		baseDirty: m.baseDirty, kidsDirty: m.kidsDirty, textDirty: m.textDirty, parentDirty: m.parentDirty, touched: m.touched, anyEvent: m.anyEvent, allDirty: m.allDirty}
 	m.clearEvents()
 	m.allDirty = false
 	m.walked = true
@@ -115,7 +116,7 @@ func (m *memo) take() memoEvents {
 // clearEvents forgets the events recorded. m.mu must be held.
 func (m *memo) clearEvents() {
 	m.geomDirty, m.roleDirty, m.valueChanged = nil, nil, nil
-	m.baseDirty, m.kidsDirty, m.textDirty, m.touched, m.anyEvent = nil, nil, nil, nil, false
+	m.baseDirty, m.kidsDirty, m.textDirty, m.parentDirty, m.touched, m.anyEvent = nil, nil, nil, nil, nil, false
 }
 
 // dirtyAll marks everything stale, when events may have been missed.
@@ -153,7 +154,10 @@ func (m *memo) record(member, path, kind string) {
 	mark(&m.touched)
 	switch member {
 	case "BoundsChanged":
+		// GTK maps a new widget with an allocation and no "showing" event:
+		// the states are read again too.
 		mark(&m.geomDirty)
+		mark(&m.baseDirty)
 	case "ChildrenChanged":
 		mark(&m.geomDirty)
 		mark(&m.kidsDirty)
@@ -177,9 +181,7 @@ func (m *memo) record(member, path, kind string) {
 			mark(&m.valueChanged)
 			mark(&m.textDirty)
 		case "accessible-parent":
-			// Where the node went is not said: read the tree again.
-			m.clearEvents()
-			m.allDirty = true
+			mark(&m.parentDirty)
 		default: // name, description, table captions...
 			mark(&m.baseDirty)
 		}

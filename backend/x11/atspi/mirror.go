@@ -11,8 +11,14 @@ import "image"
 //   - StateChanged, TextChanged, PropertyChange (name, description, role)
 //     on a node: its role, name, description, states and child count; a
 //     child count that no longer matches makes its subtree read again;
-//   - PropertyChange accessible-parent, more than maxRecorded events, a
-//     failed walk or a missed barrier: the whole tree is read again.
+//   - PropertyChange accessible-parent on a node: the subtrees of its old
+//     parent and of the nearest ancestor of its new place that the mirror
+//     holds are read again;
+//   - an event naming a node the mirror lacks: the subtree of its nearest
+//     ancestor in the mirror is read again (Chromium attaches a loaded
+//     page without a ChildrenChanged);
+//   - more than maxRecorded events, a failed walk or a missed barrier: the
+//     whole tree is read again.
 //
 // What the applications do not report is revalidated on every walk:
 //
@@ -71,6 +77,16 @@ func (w *walk) fromMirror() bool {
 			w.forgetKids(r)
 		}
 	}
+	// A node that changed parents leaves its old parent, whose subtree is
+	// read again, for a new one that attach finds.
+	for p := range w.ev.parentDirty {
+		if r := w.recs[p]; r != nil {
+			if old := w.recs[r.parent]; old != nil {
+				w.forgetKids(old)
+			}
+			delete(w.recs, p)
+		}
+	}
 	stale := func(set map[string]bool) {
 		for p := range set {
 			if r := w.recs[p]; r != nil && r.mirrored {
@@ -96,7 +112,9 @@ func (w *walk) fromMirror() bool {
 	// nearest ancestor in the mirror has its subtree read again.
 	unknown := 0
 	for p := range w.ev.touched {
-		if w.recs[p] == nil {
+		// A node of the mirror dropped above is read again with its
+		// parent's subtree.
+		if w.recs[p] == nil && (last[p] == nil || w.ev.parentDirty[p]) {
 			if unknown++; unknown > maxUnknown {
 				w.lost = true
 				break
@@ -170,11 +188,29 @@ func (w *walk) forgetKids(r *rec) {
 	r.kids, r.kidsKnown, r.childCount, r.mirrored = nil, false, -1, false
 }
 
-// refresh queues the calls that read r's role, name, description, states
-// and child count again; a node that no longer answers is left out.
+// refresh queues the calls that read r's role, name, description, states,
+// parent and child count again; a node that no longer answers is left
+// out. A node found under another parent (GTK moves a widget with no
+// event for it) has both parents' subtrees read again.
 func (w *walk) refresh(r *rec) {
-	r.mirrored, r.base = false, false
+	old := r.parent
+	r.mirrored, r.base, r.parent = false, false, ""
 	w.fetchBase(r, func() {
+		if r.parent == "" {
+			r.parent = old
+		}
+		if r.parent != old {
+			if o := w.recs[old]; o != nil {
+				w.forgetKids(o)
+			}
+			if n := w.recs[r.parent]; n != nil {
+				if n.kidsKnown {
+					w.forgetKids(n)
+				}
+			} else {
+				w.attach(r.path, 0)
+			}
+		}
 		if r.kidsKnown && (int(r.childCount) != len(r.kids) || r.states.has(stateManagesDescendants)) {
 			w.forgetKids(r)
 		}

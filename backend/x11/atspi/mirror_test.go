@@ -41,7 +41,8 @@ func firstDiff(got, want string) string {
 
 // TestMirrorFollowsChanges checks that the mirror never gives a stale
 // tree: after each change the application makes (rows added and removed,
-// names, visibility, a check box, typed text), once a Client that reads
+// names, visibility, a label moved to another parent and back, a
+// check box, typed text), once a Client that reads
 // everything afresh sees the change and the application is still, the
 // mirrored Client's very next snapshot is the same tree. It also checks
 // that a snapshot with nothing changed asks the application little.
@@ -136,6 +137,22 @@ func TestMirrorFollowsChanges(t *testing.T) {
 	until("the status hidden", showing(false))
 	press("Hide")
 	until("the status shown", showing(true))
+	parentName := func(tr *shinken.Tree, role, name string) string {
+		for _, n := range tr.Nodes {
+			if n.Role == role && n.Name == name && n.Parent >= 0 {
+				return tr.Nodes[n.Parent].ID
+			}
+		}
+		return ""
+	}
+	home := parentName(tree, "label", "status 1")
+	press("Move")
+	until("the status moved", func(tr *shinken.Tree) bool {
+		p := parentName(tr, "label", "status 1")
+		return p != "" && p != home
+	})
+	press("Move")
+	until("the status moved back", func(tr *shinken.Tree) bool { return parentName(tr, "label", "status 1") == home })
 	check := find(tree, "check box", "Check")
 	if check == nil {
 		t.Fatalf("no check box:\n%s", dump(tree))

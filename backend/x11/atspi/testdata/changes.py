@@ -1,7 +1,8 @@
 # A window that changes itself when its buttons are pressed, for the tests
 # of the mirror (a repeated snapshot that reads only what changed): "Add"
 # appends a row, "Remove" removes the last, "Rename" renames the window and
-# the status label, "Hide" hides or shows the status label; a check box and
+# the status label, "Hide" hides or shows the status label, "Move" moves
+# it into the rows' box or back; a check box and
 # an entry change their state and text as usual; a grid of 30 labels
 # stays as it is.
 import gi
@@ -38,7 +39,14 @@ def hide(_):
     status.set_visible(not status.get_visible())
 
 
-for name, fn in (("Add", add), ("Remove", remove), ("Rename", rename), ("Hide", hide)):
+def move(_):
+    # The status label moves between the main box and the end of the rows.
+    parent = status.get_parent()
+    parent.remove(status)
+    (rows if parent is box else box).pack_start(status, False, False, 0)
+
+
+for name, fn in (("Add", add), ("Remove", remove), ("Rename", rename), ("Hide", hide), ("Move", move)):
     b = Gtk.Button(label=name)
     b.connect("clicked", fn)
     box.pack_start(b, False, False, 0)
