@@ -97,6 +97,20 @@ func (c *Client) snapshotDesktop(ctx context.Context, tree *shinken.Tree, apps [
 // the active window into tree, lists the others' showing windows in
 // tree.Others, and returns the reasons the tree is incomplete.
 func (c *Client) snapshotActive(ctx context.Context, tree *shinken.Tree, apps []*app, maxNodes, maxDepth int) []string {
+	// The window list is read from the display while the applications
+	// are probed.
+	var windows []shinken.Window
+	var windowsErr error
+	listed := make(chan struct{})
+	if c.opts.Windows != nil {
+		go func() {
+			defer close(listed)
+			windows, windowsErr = c.opts.Windows(ctx)
+		}()
+	} else {
+		close(listed)
+	}
+	defer func() { <-listed }()
 	probes := make([]probe, len(apps))
 	c.each(ctx, apps, func(i int, a *app) { probes[i] = c.probeApp(ctx, a) })
 	if ctx.Err() != nil {
@@ -123,7 +137,10 @@ func (c *Client) snapshotActive(ctx context.Context, tree *shinken.Tree, apps []
 	if pick >= 0 {
 		tree.Window = probes[pick].title()
 	}
-	c.nameWindows(ctx, tree, apps, pick)
+	<-listed
+	if c.opts.Windows != nil && windowsErr == nil {
+		c.nameWindows(ctx, tree, windows, apps, pick)
+	}
 	if pick < 0 {
 		return cuts
 	}
@@ -351,18 +368,11 @@ func (c *Client) pidOf(ctx context.Context, a *app) int {
 	return int(p)
 }
 
-// nameWindows completes tree's window names from Options.Windows: the
-// title of the picked application's window when AT-SPI gives it none, and
-// every other window in OtherWindows. pick is -1 when no application was
-// picked.
-func (c *Client) nameWindows(ctx context.Context, tree *shinken.Tree, apps []*app, pick int) {
-	if c.opts.Windows == nil {
-		return
-	}
-	windows, err := c.opts.Windows(ctx)
-	if err != nil {
-		return // AT-SPI's names stand
-	}
+// nameWindows completes tree's window names from the display's windows
+// (Options.Windows): the title of the picked application's window when
+// AT-SPI gives it none, and every other window in OtherWindows. pick is -1
+// when no application was picked.
+func (c *Client) nameWindows(ctx context.Context, tree *shinken.Tree, windows []shinken.Window, apps []*app, pick int) {
 	pid := 0
 	if pick >= 0 {
 		pid = c.pidOf(ctx, apps[pick])
