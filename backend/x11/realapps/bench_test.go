@@ -22,7 +22,8 @@ import (
 // models, observe's capture_ms (first and repeated) against a pyatspi walk
 // of the same window, and a click by ref against a click at the same point.
 
-// BenchmarkChromium runs the three comparisons on the form page.
+// BenchmarkChromium runs the three comparisons on the form page, and times
+// the observation that follows an action.
 func BenchmarkChromium(b *testing.B) {
 	d := newDesk(b)
 	d.chromium("form.html")
@@ -31,6 +32,7 @@ func BenchmarkChromium(b *testing.B) {
 	b.Run("observe", func(b *testing.B) { benchObserve(b, d, obs) })
 	b.Run("pyatspi", func(b *testing.B) { benchPyatspi(b, d, "Chromium", "Shinken form") })
 	b.Run("click", func(b *testing.B) { benchClick(b, d, ref(obs, "push button", "Send")) })
+	b.Run("observe_changed", func(b *testing.B) { benchObserveChanged(b, d, ref(obs, "check box", "Gift wrap")) })
 }
 
 // BenchmarkFirefox compares observe with pyatspi on the form page.
@@ -115,6 +117,30 @@ func benchObserve(b *testing.B, d *desk, first *aci.Observation) {
 	b.ReportMetric(*d.firstMS, "first-ms")
 	b.ReportMetric(total/float64(n), "repeat-ms")
 	b.ReportMetric(float64(len(first.Elements)), "nodes")
+}
+
+// benchObserveChanged toggles a check box by ref, then observes, and
+// reports the observation's capture_ms: what the look after an action
+// costs, when the application's events name what changed.
+func benchObserveChanged(b *testing.B, d *desk, ref string) {
+	ctx := ctxT(b)
+	var total float64
+	checked := false
+	for b.Loop() {
+		if err := d.c.Click(ctx, aci.Ref(ref)); err != nil {
+			b.Fatal(err)
+		}
+		checked = !checked
+		obs, err := d.c.Observe(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if e := element(obs, ref); e == nil || hasState(e, "checked") != checked {
+			b.Fatalf("the observation after the click does not show the check box checked=%v", checked)
+		}
+		total += *obs.CaptureMS
+	}
+	b.ReportMetric(total/float64(b.N), "observe-ms")
 }
 
 // benchPyatspi runs the pyatspi baseline walk of the window b.N times in
