@@ -8,35 +8,40 @@ import "image"
 // reads again only what the events since then name:
 //
 //   - ChildrenChanged on a node: its whole subtree is read again;
-//   - StateChanged, TextChanged, PropertyChange (name, description, role)
-//     on a node: its role, name, description, states and child count; a
-//     child count that no longer matches makes its subtree read again;
+//   - StateChanged, TextChanged, BoundsChanged, PropertyChange (name,
+//     description, role) on a node: its role, name, description, states,
+//     parent and child count; a child count that no longer matches makes
+//     its subtree read again, a parent that changed both parents'
+//     subtrees;
 //   - PropertyChange accessible-parent on a node: the subtrees of its old
 //     parent and of the nearest ancestor of its new place that the mirror
 //     holds are read again;
 //   - an event naming a node the mirror lacks: the subtree of its nearest
 //     ancestor in the mirror is read again (Chromium attaches a loaded
 //     page without a ChildrenChanged);
-//   - more than maxRecorded events, a failed walk or a missed barrier: the
-//     whole tree is read again.
+//   - more than maxRecorded events, more than maxUnknown nodes to place, a
+//     failed walk or a missed barrier: the whole tree is read again.
 //
-// What the applications do not report is revalidated on every walk:
+// What the applications do not report is revalidated on every walk, in
+// the same batch of calls as the reads above (checkSentinels):
 //
-//   - the text and value of editable fields and of nodes with a Value are
-//     read again (a few calls);
-//   - extents: GTK 3 reports geometry, and the memo's sentinels cover
-//     window moves and scrolled panes (see memo.go). Browsers report
-//     neither scrolling nor layout: after any event of the application
-//     every extent is read again, and with no event at all the walk reads
-//     the top-level windows and, for every container on screen, the deepest
-//     node of its first-child chain; one of them found moved makes every
-//     extent read again. A container scrolls all its children together, so
-//     a scroll anywhere moves one of these.
+//   - the text of editable fields and the value of nodes with a Value;
+//   - the extents of the top-level windows (a window manager moves them
+//     without an event) and, for every container on screen, of the
+//     deepest node of its first-child chain. Neither browser reports
+//     scrolling, and GTK turns rows scrolled into view "showing" without
+//     an event; a container scrolls all its children together, so a
+//     scroll anywhere moves one of these nodes. One found moved, or a
+//     scroll bar whose value changed, makes the walk read the tree whole.
 //
+// With no event and nothing moved, every extent is kept. After events,
+// extents are read as without a mirror: GTK 3's where its events say
+// (memo.go), a browser's all, since a browser reports no layout change.
 // A change no event reports and no sentinel sees (a browser's layout
 // shifting the later siblings of a node, with no event, no scroll and no
-// change of the container's first child) is seen at the next event of the
-// application. [Options.NoCache] turns the mirror off.
+// change of a container's first child) is seen at the next event of the
+// application. Other toolkits (Qt) are read whole on every walk.
+// [Options.NoCache] turns the mirror off.
 
 // mirrorOf returns the nodes of a walk as the mirror keeps them: copies,
 // with their kept children in order, named before any label named them.
