@@ -185,6 +185,10 @@ func Connect(ctx context.Context, opts *Options) (*Client, error) {
 		bus.Close()
 		return nil, fmt.Errorf("%w: subscribing to %s: %v", aci.ErrA11yUnavailable, ifEventObject, err)
 	}
+	if err := bus.AddMatchSignalContext(ctx, dbus.WithMatchInterface(ifCache)); err != nil {
+		bus.Close()
+		return nil, fmt.Errorf("%w: subscribing to %s: %v", aci.ErrA11yUnavailable, ifCache, err)
+	}
 	if err := register(ctx, bus); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("%w: %v", aci.ErrA11yUnavailable, err)

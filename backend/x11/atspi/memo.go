@@ -66,6 +66,7 @@ type memo struct {
 	kidsDirty    map[string]bool // nodes whose children changed
 	textDirty    map[string]bool // nodes whose text or value changed
 	parentDirty  map[string]bool // nodes whose parent changed
+	removed      map[string]bool // nodes the toolkit's cache dropped
 	touched      map[string]bool // every node an event named
 	anyEvent     bool            // some event came since the last walk
 	allDirty     bool
@@ -97,7 +98,7 @@ type known struct {
 type memoEvents struct {
 	geomDirty, roleDirty, valueChanged map[string]bool
 	baseDirty, kidsDirty, textDirty    map[string]bool
-	parentDirty, touched               map[string]bool
+	parentDirty, removed, touched      map[string]bool
 	anyEvent, allDirty                 bool
 }
 
@@ -106,7 +107,7 @@ func (m *memo) take() memoEvents {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ev := memoEvents{geomDirty: m.geomDirty, roleDirty: m.roleDirty, valueChanged: m.valueChanged,
-		baseDirty: m.baseDirty, kidsDirty: m.kidsDirty, textDirty: m.textDirty, parentDirty: m.parentDirty, touched: m.touched, anyEvent: m.anyEvent, allDirty: m.allDirty}
+		baseDirty: m.baseDirty, kidsDirty: m.kidsDirty, textDirty: m.textDirty, parentDirty: m.parentDirty, removed: m.removed, touched: m.touched, anyEvent: m.anyEvent, allDirty: m.allDirty}
 	m.clearEvents()
 	m.allDirty = false
 	m.walked = true
@@ -116,7 +117,7 @@ func (m *memo) take() memoEvents {
 // clearEvents forgets the events recorded. m.mu must be held.
 func (m *memo) clearEvents() {
 	m.geomDirty, m.roleDirty, m.valueChanged = nil, nil, nil
-	m.baseDirty, m.kidsDirty, m.textDirty, m.parentDirty, m.touched, m.anyEvent = nil, nil, nil, nil, nil, false
+	m.baseDirty, m.kidsDirty, m.textDirty, m.parentDirty, m.removed, m.touched, m.anyEvent = nil, nil, nil, nil, nil, nil, false
 }
 
 // dirtyAll marks everything stale, when events may have been missed.
@@ -161,6 +162,8 @@ func (m *memo) record(member, path, kind string) {
 	case "ChildrenChanged":
 		mark(&m.geomDirty)
 		mark(&m.kidsDirty)
+	case "Removed":
+		mark(&m.removed)
 	case "StateChanged":
 		mark(&m.baseDirty)
 		// Toolkits spell states with dashes ("multi-line"); the table uses
@@ -196,6 +199,10 @@ func (m *memo) record(member, path, kind string) {
 // once a call made after an event returns, the event has been recorded:
 // that ordering is what makes [Client.barrier] work.
 func (c *Client) onSignal(sig *dbus.Signal) {
+	if sig.Name == ifCache+".RemoveAccessible" || sig.Name == ifCache+".AddAccessible" {
+		c.onCacheSignal(sig)
+		return
+	}
 	iface, member, ok := strings.Cut(sig.Name, ".Event.Object.")
 	if !ok || iface != "org.a11y.atspi" {
 		return
@@ -218,6 +225,41 @@ func (c *Client) onSignal(sig *dbus.Signal) {
 		kind, _ = sig.Body[0].(string)
 	}
 	a.memo.record(member, string(sig.Path), kind)
+}
+
+// onCacheSignal records a toolkit cache's RemoveAccessible (a node gone:
+// GTK removes a closed window from its cache, and sends no object event
+// for the window itself) or AddAccessible (a node created) as a change
+// of the structure around the node it names.
+func (c *Client) onCacheSignal(sig *dbus.Signal) {
+	c.mu.Lock()
+	a := c.apps[sig.Sender]
+	c.mu.Unlock()
+	if a == nil || len(sig.Body) == 0 {
+		return
+	}
+	var path string
+	switch v := sig.Body[0].(type) {
+	case []any: // (so), or the cache item whose first member is one
+		if len(v) > 0 {
+			if ref, ok := v[0].([]any); ok && len(ref) == 2 {
+				v = ref
+			}
+			if len(v) == 2 {
+				if p, ok := v[1].(dbus.ObjectPath); ok {
+					path = string(p)
+				}
+			}
+		}
+	}
+	if path == "" {
+		a.memo.dirtyAll()
+		return
+	}
+	a.memo.record("ChildrenChanged", path, "")
+	if strings.HasSuffix(sig.Name, ".RemoveAccessible") {
+		a.memo.record("Removed", path, "")
+	}
 }
 
 // signalSink adapts onSignal to godbus's SignalHandler.

@@ -1,6 +1,9 @@
 package atspi
 
-import "image"
+import (
+	"image"
+	"slices"
+)
 
 // The mirror: for toolkits whose events report every change of structure,
 // names, states and text (GTK 3, Gecko, Chromium: what screen readers rely
@@ -16,6 +19,9 @@ import "image"
 //   - PropertyChange accessible-parent on a node: the subtrees of its old
 //     parent and of the nearest ancestor of its new place that the mirror
 //     holds are read again;
+//   - Cache.RemoveAccessible of a node (GTK closes a window so, with no
+//     object event for it): its parent's subtree is read again; a
+//     Cache.AddAccessible counts as a ChildrenChanged on the node;
 //   - an event naming a node the mirror lacks: the subtree of its nearest
 //     ancestor in the mirror is read again (Chromium attaches a loaded
 //     page without a ChildrenChanged);
@@ -26,7 +32,8 @@ import "image"
 // the same batch of calls as the reads above (checkSentinels):
 //
 //   - the text of editable fields and the value of nodes with a Value;
-//   - the extents of the top-level windows (a window manager moves them
+//   - the list of top-level windows and their states (GTK may close one
+//     with no event on the application), and their extents (a window manager moves them
 //     without an event) and, for every container on screen, of the
 //     deepest node of its first-child chain. Neither browser reports
 //     scrolling, and GTK turns rows scrolled into view "showing" without
@@ -82,6 +89,16 @@ func (w *walk) fromMirror() bool {
 			w.forgetKids(r)
 		}
 	}
+	// A node the toolkit's cache dropped leaves its parent, whose subtree
+	// is read again.
+	for p := range w.ev.removed {
+		if r := w.recs[p]; r != nil {
+			if parent := w.recs[r.parent]; parent != nil {
+				w.forgetKids(parent)
+			}
+			delete(w.recs, p)
+		}
+	}
 	// A node that changed parents leaves its old parent, whose subtree is
 	// read again, for a new one that attach finds.
 	for p := range w.ev.parentDirty {
@@ -119,7 +136,7 @@ func (w *walk) fromMirror() bool {
 	for p := range w.ev.touched {
 		// A node of the mirror dropped above is read again with its
 		// parent's subtree.
-		if w.recs[p] == nil && (last[p] == nil || w.ev.parentDirty[p]) {
+		if w.recs[p] == nil && !w.ev.removed[p] && (last[p] == nil || w.ev.parentDirty[p]) {
 			if unknown++; unknown > maxUnknown {
 				w.lost = true
 				break
@@ -223,7 +240,7 @@ func (w *walk) refresh(r *rec) {
 }
 
 // checkSentinels queues the reads that catch what no event reports: the
-// extents of the top-level windows and of one chain leaf per container on
+// list of top-level windows and their states, the extents of the top-level windows and of one chain leaf per container on
 // screen (see the comment at the top of this file), and the values of
 // editable fields and of nodes with a Value. A sentinel that moved, or a
 // scroll bar whose value changed, means content moved (and, in GTK, rows
@@ -272,6 +289,46 @@ func (w *walk) checkSentinels() {
 		}
 	}
 	visit(w.recs[pathRoot])
+	// The top-level windows: a window that closed may leave no event.
+	if root := w.recs[pathRoot]; root != nil && root.kidsKnown {
+		want := root.kids
+		w.p.call(call(w.dest, pathRoot, ifAccessible, "GetChildren"), func(m *message, err error) {
+			var d *decoder
+			if err == nil {
+				d, err = expect(m, "a(so)")
+			}
+			if err != nil {
+				w.lost = true
+				return
+			}
+			var kids []string
+			readRefs(d, w.bus, func(p string) { kids = append(kids, p) })
+			if d.err != nil || !slices.Equal(kids, want) {
+				w.lost = true
+			}
+		})
+		// And their states: GTK hides a closed window with no event.
+		for _, p := range want {
+			r := w.recs[p]
+			if r == nil || !r.mirrored {
+				continue // read again above
+			}
+			was := r.states
+			w.p.call(call(w.dest, p, ifAccessible, "GetState"), func(m *message, err error) {
+				var d *decoder
+				if err == nil {
+					d, err = expect(m, "au")
+				}
+				if err != nil {
+					w.lost = true
+					return
+				}
+				if now := readStates(d); d.err != nil || now != was {
+					w.lost = true
+				}
+			})
+		}
+	}
 	for s := range sentinels {
 		w.p.call(callUint(w.dest, s.path, ifComponent, "GetExtents", coordTypeScreen), func(m *message, err error) {
 			if err != nil {

@@ -134,25 +134,43 @@ func (c *Client) snapshotActive(ctx context.Context, tree *shinken.Tree, apps []
 			}
 		}
 	}
-	if pick >= 0 {
-		tree.Window = probes[pick].title()
-	}
-	<-listed
-	if c.opts.Windows != nil && windowsErr == nil {
-		c.nameWindows(ctx, tree, windows, apps, pick)
+	named := func() {
+		<-listed
+		if c.opts.Windows != nil && windowsErr == nil {
+			c.nameWindows(ctx, tree, windows, apps, pick)
+		}
 	}
 	if pick < 0 {
+		named()
 		return cuts
 	}
+	tree.Window = probes[pick].title()
 	t, err := c.walkApp(ctx, apps[pick], maxNodes, maxDepth, probes[pick].pinged)
 	if err != nil {
+		named()
 		if why := skipReason(apps[pick], err, c.opts); why != "" {
 			cuts = append(cuts, why)
 		}
 		return cuts
 	}
+	if probes[pick].pinged {
+		// The windows came from the mirror; the walk read them again.
+		tree.Window = windowsOf(t).title()
+	}
+	named()
 	tree.App = t.name
 	return append(cuts, addNodes(tree, t, maxNodes)...)
+}
+
+// windowsOf returns the top-level windows of an application's tree.
+func windowsOf(t *appTree) probe {
+	var p probe
+	for _, n := range t.nodes {
+		if n.Depth == 1 {
+			p.windows = append(p.windows, window{title: n.Name, active: slices.Contains(n.States, "active"), showing: slices.Contains(n.States, "showing")})
+		}
+	}
+	return p
 }
 
 type walkResult struct {
@@ -267,51 +285,60 @@ func (c *Client) probeApp(parent context.Context, a *app) probe {
 	deadline := time.Now().Add(c.opts.AppTimeout)
 	ctx, cancel := context.WithDeadline(parent, deadline)
 	defer cancel()
-	if pr, ok := c.probeMirror(ctx, a); ok {
-		return pr
+	// An application with a mirror is pinged while its windows are listed:
+	// once every event it sent before is recorded, the mirror gives the
+	// windows' titles and states unless an event named them.
+	var ping *dbus.Call
+	if !c.opts.NoCache {
+		ping = c.bus.Object(a.bus, pathRoot).GoWithContext(ctx, "org.freedesktop.DBus.Peer.Ping", 0, make(chan *dbus.Call, 1))
 	}
 	var pr probe
 	err := c.withApp(ctx, a, func(conn *wireConn, dest string) error {
 		p := c.pipeline(ctx, conn, deadline)
+		var paths []string
 		var firstErr error
 		p.call(call(dest, pathRoot, ifAccessible, "GetChildren"), func(m *message, err error) {
+			var d *decoder
+			if err == nil {
+				d, err = expect(m, "a(so)")
+			}
 			if err != nil {
 				firstErr = err
 				return
 			}
-			d, err := expect(m, "a(so)")
-			if err != nil {
-				firstErr = err
-				return
-			}
-			var paths []string
 			readRefs(d, a.bus, func(p string) { paths = append(paths, p) })
-			pr.windows = make([]window, len(paths))
-			for i, path := range paths {
-				w := &pr.windows[i]
-				p.call(call(dest, path, ifAccessible, "GetState"), func(m *message, err error) {
-					if err != nil {
-						return
-					}
-					if d, err := expect(m, "au"); err == nil {
-						s := readStates(d)
-						w.active, w.showing = s.has(stateActive), s.has(stateShowing)
-					}
-				})
-				p.call(getProperty(dest, path, ifAccessible, "Name"), func(m *message, err error) {
-					if err != nil {
-						return
-					}
-					if d, err := expect(m, "v"); err == nil && readVariant(d) == "s" {
-						w.title = d.str()
-					}
-				})
-			}
 		})
 		if err := p.run(); err != nil {
 			return err
 		}
-		return firstErr
+		if firstErr != nil {
+			return firstErr
+		}
+		if ping != nil && c.windowsFromMirror(ctx, a, ping, paths, &pr) {
+			return nil
+		}
+		pr.windows = make([]window, len(paths))
+		for i, path := range paths {
+			w := &pr.windows[i]
+			p.call(call(dest, path, ifAccessible, "GetState"), func(m *message, err error) {
+				if err != nil {
+					return
+				}
+				if d, err := expect(m, "au"); err == nil {
+					s := readStates(d)
+					w.active, w.showing = s.has(stateActive), s.has(stateShowing)
+				}
+			})
+			p.call(getProperty(dest, path, ifAccessible, "Name"), func(m *message, err error) {
+				if err != nil {
+					return
+				}
+				if d, err := expect(m, "v"); err == nil && readVariant(d) == "s" {
+					w.title = d.str()
+				}
+			})
+		}
+		return p.run()
 	})
 	if err != nil && isTimeout(err) && parent.Err() == nil {
 		a.markHung(c.opts.HungBackoff)
@@ -407,58 +434,42 @@ func (c *Client) nameWindows(ctx context.Context, tree *shinken.Tree, windows []
 	}
 }
 
-// probeMirror reads an application's top-level windows from its mirror
-// when its events since the last walk leave them unchanged: one barrier
-// instead of two round trips. It returns false when it cannot tell.
-func (c *Client) probeMirror(ctx context.Context, a *app) (probe, bool) {
-	if c.opts.NoCache || !a.hasMirror() {
-		return probe{}, false
+// windowsFromMirror fills pr with the application's top-level windows
+// from its mirror, once ping is answered, when the windows are those the
+// mirror holds (paths, just listed) and no event since the last walk
+// named them; it returns false when it cannot tell. The caller holds the
+// app.
+func (c *Client) windowsFromMirror(ctx context.Context, a *app, ping *dbus.Call, paths []string, pr *probe) bool {
+	m := &a.memo
+	root := m.last[pathRoot]
+	if !m.events || root == nil || !slices.Equal(root.kids, paths) {
+		return false
 	}
-	ping := c.bus.Object(a.bus, pathRoot).GoWithContext(ctx, "org.freedesktop.DBus.Peer.Ping", 0, make(chan *dbus.Call, 1))
 	select {
 	case call := <-ping.Done:
 		if call.Err != nil {
-			return probe{}, false
+			return false
 		}
 	case <-ctx.Done():
-		return probe{}, false
-	}
-	select {
-	case a.sem <- struct{}{}:
-	case <-ctx.Done():
-		return probe{}, false
-	}
-	defer func() { <-a.sem }()
-	m := &a.memo
-	root := m.last[pathRoot]
-	if root == nil {
-		return probe{}, false
+		return false
 	}
 	m.mu.Lock()
 	clean := !m.allDirty && !m.kidsDirty[pathRoot]
-	for _, p := range root.kids {
-		clean = clean && !m.baseDirty[p] && !m.kidsDirty[p] && !m.textDirty[p]
+	for _, p := range paths {
+		clean = clean && !m.touched[p]
 	}
 	m.mu.Unlock()
 	if !clean {
-		return probe{}, false
+		return false
 	}
-	pr := probe{pinged: true, windows: make([]window, 0, len(root.kids))}
-	for _, p := range root.kids {
-		if r := m.last[p]; r != nil {
-			pr.windows = append(pr.windows, window{title: r.rawName, active: r.states.has(stateActive), showing: r.states.has(stateShowing)})
+	pr.pinged = true
+	pr.windows = make([]window, 0, len(paths))
+	for _, p := range paths {
+		r := m.last[p]
+		if r == nil {
+			return false
 		}
+		pr.windows = append(pr.windows, window{title: r.rawName, active: r.states.has(stateActive), showing: r.states.has(stateShowing)})
 	}
-	return pr, true
-}
-
-// hasMirror reports whether the app's last walk left a mirror.
-func (a *app) hasMirror() bool {
-	select {
-	case a.sem <- struct{}{}:
-	default:
-		return false // in use: the plain probe waits its turn
-	}
-	defer func() { <-a.sem }()
-	return a.memo.events && a.memo.last != nil
+	return true
 }
