@@ -36,7 +36,9 @@
 //     move when anything scrolls; the text of editable fields; values).
 //     A barrier (a Peer.Ping through the bus, whose reply comes after
 //     every event the application sent before it) makes the events of an
-//     action recorded before the snapshot that follows it. Anything the
+//     action recorded before the snapshot that follows it; the toolkit
+//     caches' AddAccessible and RemoveAccessible signals count as events
+//     too (GTK closes a window with no object event for it). Anything the
 //     mirror cannot account for (a sentinel that moved, an event naming a
 //     node it cannot place, too many events) makes the snapshot read the
 //     whole tree again. mirror.go has the rules;

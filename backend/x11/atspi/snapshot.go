@@ -277,7 +277,8 @@ func (p probe) title() string {
 }
 
 // probeApp reads an application's top-level windows: their titles and
-// states, in two round trips.
+// states, in two round trips, or one and a barrier (in parallel) when the
+// application's mirror holds them.
 func (c *Client) probeApp(parent context.Context, a *app) probe {
 	if a.hung() {
 		return probe{err: errSkippedHung}
