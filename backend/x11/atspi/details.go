@@ -272,6 +272,9 @@ func (w *walk) remember(order []*rec) {
 	}
 	if w.m.events && !w.cutBudget && !w.cutDepth {
 		w.m.last = mirrorOf(order, w.kids)
+		if root := w.m.last[pathRoot]; root != nil && w.rootListed != nil {
+			root.listed = w.rootListed
+		}
 	}
 	nodes := make(map[string]*known, len(order))
 	for _, r := range order {

@@ -56,6 +56,9 @@ type memo struct {
 	// last is the mirror: the nodes of the last complete walk, which a
 	// repeated walk patches where events say they changed (see mirror.go).
 	last map[string]*rec
+	// probed holds the windows the last plain probe read, by path, for
+	// those the mirror lacks. Probes hold the app.
+	probed map[string]window
 
 	// The fields below are written by the event handler.
 	mu           sync.Mutex

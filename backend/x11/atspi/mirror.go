@@ -62,6 +62,9 @@ func mirrorOf(order []*rec, kids map[string][]*rec) map[string]*rec {
 		}
 		c.kidsKnown = true
 		c.childCount = int32(len(c.kids))
+		if c.listed == nil {
+			c.listed = c.kids
+		}
 		c.name = r.rawName
 		m[r.path] = &c
 	}
@@ -207,7 +210,7 @@ func (w *walk) forgetKids(r *rec) {
 	for _, c := range r.kids {
 		drop(c)
 	}
-	r.kids, r.kidsKnown, r.childCount, r.mirrored = nil, false, -1, false
+	r.kids, r.kidsKnown, r.childCount, r.mirrored, r.listed = nil, false, -1, false, nil
 }
 
 // refresh queues the calls that read r's role, name, description, states,
@@ -291,7 +294,7 @@ func (w *walk) checkSentinels() {
 	visit(w.recs[pathRoot])
 	// The top-level windows: a window that closed may leave no event.
 	if root := w.recs[pathRoot]; root != nil && root.kidsKnown {
-		want := root.kids
+		want := root.listed
 		w.p.call(call(w.dest, pathRoot, ifAccessible, "GetChildren"), func(m *message, err error) {
 			var d *decoder
 			if err == nil {
@@ -308,7 +311,7 @@ func (w *walk) checkSentinels() {
 			}
 		})
 		// And their states: GTK hides a closed window with no event.
-		for _, p := range want {
+		for _, p := range root.kids {
 			r := w.recs[p]
 			if r == nil || !r.mirrored {
 				continue // read again above

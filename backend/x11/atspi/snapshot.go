@@ -339,7 +339,15 @@ func (c *Client) probeApp(parent context.Context, a *app) probe {
 				}
 			})
 		}
-		return p.run()
+		err := p.run()
+		if err == nil {
+			probed := make(map[string]window, len(paths))
+			for i, path := range paths {
+				probed[path] = pr.windows[i]
+			}
+			a.memo.probed = probed
+		}
+		return err
 	})
 	if err != nil && isTimeout(err) && parent.Err() == nil {
 		a.markHung(c.opts.HungBackoff)
@@ -443,7 +451,7 @@ func (c *Client) nameWindows(ctx context.Context, tree *shinken.Tree, windows []
 func (c *Client) windowsFromMirror(ctx context.Context, a *app, ping *dbus.Call, paths []string, pr *probe) bool {
 	m := &a.memo
 	root := m.last[pathRoot]
-	if !m.events || root == nil || !slices.Equal(root.kids, paths) {
+	if !m.events || root == nil || !slices.Equal(root.listed, paths) {
 		return false
 	}
 	select {
@@ -466,11 +474,14 @@ func (c *Client) windowsFromMirror(ctx context.Context, a *app, ping *dbus.Call,
 	pr.pinged = true
 	pr.windows = make([]window, 0, len(paths))
 	for _, p := range paths {
-		r := m.last[p]
-		if r == nil {
+		if r := m.last[p]; r != nil {
+			pr.windows = append(pr.windows, window{title: r.rawName, active: r.states.has(stateActive), showing: r.states.has(stateShowing)})
+		} else if w, ok := m.probed[p]; ok {
+			// A window the walk could not describe, as last probed.
+			pr.windows = append(pr.windows, w)
+		} else {
 			return false
 		}
-		pr.windows = append(pr.windows, window{title: r.rawName, active: r.states.has(stateActive), showing: r.states.has(stateShowing)})
 	}
 	return true
 }

@@ -72,6 +72,8 @@ type walk struct {
 	mirrored bool
 	lost     bool
 	climbed  map[string]bool
+	// rootListed is the root's child list as a full walk read it.
+	rootListed []string
 
 	// afterStructure runs between phases 3 and 4; tests use it to kill an
 	// application mid-walk.
@@ -106,6 +108,9 @@ type rec struct {
 	// label they name, "" if none.
 	labelChecked bool
 	labelPath    string
+	// listed is the node's child list as the application last gave it,
+	// nodes the walk could not describe included.
+	listed []string
 	// mirrored says the node comes from the mirror unchanged; prevBBox and
 	// prevKnown are its extents there.
 	mirrored  bool
@@ -169,6 +174,22 @@ func (w *walk) run() (*appTree, error) {
 				w.addCacheItems(m)
 			}
 		})
+		if w.m.events {
+			// The application's windows as it lists them, for the mirror's
+			// sentinels: some it lists, the walk cannot describe.
+			w.p.call(call(w.dest, pathRoot, ifAccessible, "GetChildren"), func(m *message, err error) {
+				if err != nil {
+					return
+				}
+				if d, err := expect(m, "a(so)"); err == nil {
+					var kids []string
+					readRefs(d, w.bus, func(p string) { kids = append(kids, p) })
+					if d.err == nil {
+						w.rootListed = kids
+					}
+				}
+			})
+		}
 	}
 	if !w.m.toolkitKnown {
 		// Two Gets, not GetAll: GTK's bridge fails GetAll on Application.
@@ -308,7 +329,7 @@ func (w *walk) addCacheItems(m *message) {
 			r.parent = parent
 		}
 		if withKids {
-			r.kids, r.kidsKnown = kids, true
+			r.kids, r.kidsKnown, r.listed = kids, true, kids
 			r.childCount = int32(len(kids))
 		}
 	}
@@ -500,7 +521,7 @@ func (w *walk) orderChildren(r *rec) {
 		var kids []string
 		readRefs(d, w.bus, func(p string) { kids = append(kids, p) })
 		if d.err == nil {
-			r.kids, r.kidsKnown = kids, true
+			r.kids, r.kidsKnown, r.listed = kids, true, kids
 		}
 	})
 }
@@ -548,7 +569,7 @@ func (w *walk) childrenOf(r *rec, depth int) {
 		if d.err != nil {
 			return
 		}
-		r.kids, r.kidsKnown = kids, true
+		r.kids, r.kidsKnown, r.listed = kids, true, kids
 		for i, p := range kids {
 			if w.discovered > w.maxNodes {
 				w.cutBudget = true
