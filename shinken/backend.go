@@ -181,6 +181,11 @@ type Tree struct {
 	App, Window string
 	// Others lists the titles of top-level windows outside the snapshot.
 	Others []string
+	// OtherWindows, when the backend knows them, lists the top-level
+	// windows outside the snapshot with their ids (which activate_window
+	// takes), those of applications with no accessibility tree included;
+	// tree_text then names them, title and id, instead of Others.
+	OtherWindows []Window
 	// Truncated is set when a budget, a depth cap or a timeout cut the walk;
 	// TruncatedWhy says which.
 	Truncated    bool

@@ -66,7 +66,11 @@ import (
 //     only their absence is shown ("disabled"); "editable" and "single
 //     line" are the norm for text fields ("read only" is shown).
 //   - Names and values longer than maxField characters are cut with "…".
-//   - The trailer names the focused element ("focus: none" without one).
+//   - The trailer lists the other top-level windows, with the window_id
+//     activate_window takes when the backend knows it
+//     (`other windows: "Form" (window_id 4194311)`), even those of
+//     applications with no accessibility tree, and names the focused
+//     element ("focus: none" without one).
 //
 // Diff form (observe with diff=true, against the previous revision):
 //
@@ -481,7 +485,20 @@ func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff, all b
 		e.shown = rev
 		r.shown = append(r.shown, e)
 	}
-	if len(t.Others) > 0 {
+	switch {
+	case len(t.OtherWindows) > 0:
+		b.WriteString("other windows: ")
+		for i, w := range t.OtherWindows {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(strconv.Quote(cut(w.Title)))
+			b.WriteString(" (window_id ")
+			b.WriteString(strconv.FormatUint(w.ID, 10))
+			b.WriteByte(')')
+		}
+		b.WriteByte('\n')
+	case len(t.Others) > 0:
 		b.WriteString("other windows: ")
 		for i, o := range t.Others {
 			if i > 0 {

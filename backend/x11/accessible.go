@@ -43,8 +43,10 @@ const retryA11y = 3 * time.Second
 // WithAccessibility returns b with the accessibility tree of its apps. opts
 // configures the AT-SPI client (nil means defaults); when it sets no
 // ActivePID, the active window's _NET_WM_PID is used, so that the active
-// application is the one that owns the focused window. Close the
-// Accessible rather than b: it closes both.
+// application is the one that owns the focused window, and when it sets no
+// Windows, b's window list names the windows AT-SPI does not (a window
+// with no accessible name, the windows of applications with no tree).
+// Close the Accessible rather than b: it closes both.
 func (b *Backend) WithAccessibility(opts *atspi.Options) *Accessible {
 	a := &Accessible{Backend: b}
 	if opts != nil {
@@ -52,6 +54,9 @@ func (b *Backend) WithAccessibility(opts *atspi.Options) *Accessible {
 	}
 	if a.opts.ActivePID == nil {
 		a.opts.ActivePID = b.ActivePID
+	}
+	if a.opts.Windows == nil {
+		a.opts.Windows = b.Windows
 	}
 	if a.opts.Display == "" {
 		a.opts.Display = b.display

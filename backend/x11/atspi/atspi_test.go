@@ -379,9 +379,12 @@ func TestBusRouted(t *testing.T) {
 // goroutines at once, for the race detector.
 func TestConcurrentSnapshots(t *testing.T) {
 	s := atspitest.Start(t)
-	s.Launch(t, "zenity", "--entry", "--title=Busy", "--text=Busy")
-	launchRows(t, s, "50", "listbox")
 	c := connect(t, s, nil)
+	// The rows first, so that zenity's window, mapped last, is the active
+	// one zenityEntry waits for.
+	launchRows(t, s, "50", "listbox")
+	waitTree(t, c, desktop(), "the rows", func(tr *shinken.Tree) bool { return find(tr, "label", "Row 49") != nil })
+	s.Launch(t, "zenity", "--entry", "--title=Busy", "--text=Busy")
 	_, entry, _, _, _ := zenityEntry(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()

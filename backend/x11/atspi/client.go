@@ -54,7 +54,8 @@ type Options struct {
 	// NoCache makes every snapshot read every node's role, interfaces,
 	// action names and extents again. false (the default) reuses them from
 	// earlier snapshots of the same application while its events say they
-	// hold, as described in the package documentation.
+	// hold, and keeps the mirror of its tree, as described in the package
+	// documentation.
 	NoCache bool
 	// ActivePID, when set, returns the process id of the application that
 	// owns the active window (an X11 backend reads _NET_WM_PID of
@@ -62,6 +63,15 @@ type Options struct {
 	// the one whose window AT-SPI reports "active". nil means AT-SPI's
 	// states alone decide.
 	ActivePID func(ctx context.Context) (int, error)
+	// Windows, when set, lists the display's top-level windows (an X11
+	// backend reads the window manager's client list). A TreeActiveApp
+	// snapshot then gives a window with no accessible name the title of
+	// its application's window, and lists in Tree.OtherWindows, with
+	// their ids, every other window, those of applications with no
+	// accessibility tree included: when the active application closes,
+	// the snapshot still names what remains. nil means AT-SPI alone names
+	// the windows.
+	Windows func(ctx context.Context) ([]shinken.Window, error)
 	// OnEvent, when set, receives every object event of every application,
 	// on the goroutine that reads the bus: it must return quickly and never
 	// call the Client. The X11 backend feeds its settle with it.
@@ -174,6 +184,10 @@ func Connect(ctx context.Context, opts *Options) (*Client, error) {
 	if err := bus.AddMatchSignalContext(ctx, dbus.WithMatchInterface(ifEventObject)); err != nil {
 		bus.Close()
 		return nil, fmt.Errorf("%w: subscribing to %s: %v", aci.ErrA11yUnavailable, ifEventObject, err)
+	}
+	if err := bus.AddMatchSignalContext(ctx, dbus.WithMatchInterface(ifCache)); err != nil {
+		bus.Close()
+		return nil, fmt.Errorf("%w: subscribing to %s: %v", aci.ErrA11yUnavailable, ifCache, err)
 	}
 	if err := register(ctx, bus); err != nil {
 		c.Close()

@@ -19,18 +19,36 @@ func (w *walk) details(order []*rec) {
 			w.moved[r.parent] = true
 		}
 	}
-	if len(order) > 0 {
+	switch {
+	case len(order) == 0:
+	case w.mirrored && !w.ev.anyEvent:
+		// The sentinels found nothing moved.
+		w.reuseGeometry(order[0])
+	default:
 		w.geometry(order[0], false, false)
 	}
 	for _, r := range order {
-		if r.ifs&hasAction != 0 {
+		if !r.mirrored {
+			r.rawName = r.name
+		}
+		if r.ifs&hasAction != 0 && !r.mirrored {
 			w.fetchActions(r)
 		}
 		if r.name == "" && namedByLabel[roleName(r.role)] {
-			w.labelledBy(r)
+			if l := w.recs[r.labelPath]; r.mirrored && r.labelChecked && (r.labelPath == "" || l != nil && l.base) {
+				if l != nil {
+					r.name = l.name
+				}
+			} else {
+				w.labelledBy(r)
+			}
 		}
+		editable := r.states.has(stateEditable)
 		switch {
+		case r.mirrored:
+			// Unchanged since the mirror, or read with the sentinels.
 		case r.ifs&hasValue != 0:
+			r.value = ""
 			w.p.call(getProperty(w.dest, r.path, ifValue, "CurrentValue"), func(m *message, err error) {
 				if err != nil {
 					return
@@ -41,7 +59,8 @@ func (w *walk) details(order []*rec) {
 					}
 				}
 			})
-		case r.ifs&hasEditableText != 0 || r.ifs&hasText != 0 && r.states.has(stateEditable):
+		case r.ifs&hasEditableText != 0 || editable && r.ifs&hasText != 0:
+			r.value = ""
 			w.p.call(getText(w.dest, r.path), func(m *message, err error) {
 				if err != nil {
 					return
@@ -244,10 +263,18 @@ func (w *walk) nameActions(r *rec, n int, then func(names []string, ok bool)) {
 	}
 }
 
-// remember replaces the memo's nodes with what this walk learned.
+// remember replaces the memo's nodes and mirror with what this walk
+// learned.
 func (w *walk) remember(order []*rec) {
+	w.m.last = nil
 	if w.noCache {
 		return
+	}
+	if w.m.events && !w.cutBudget && !w.cutDepth {
+		w.m.last = mirrorOf(order, w.kids)
+		if root := w.m.last[pathRoot]; root != nil && w.rootListed != nil {
+			root.listed = w.rootListed
+		}
 	}
 	nodes := make(map[string]*known, len(order))
 	for _, r := range order {

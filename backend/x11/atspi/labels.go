@@ -52,9 +52,13 @@ func (w *walk) labelledBy(r *rec) {
 			return
 		}
 		label := readLabelledBy(d, w.bus)
+		if d.err == nil {
+			r.labelChecked = true
+		}
 		if label == "" || label == r.path {
 			return
 		}
+		r.labelPath = label
 		if l := w.recs[label]; l != nil && l.base {
 			r.name = l.name
 			return

@@ -30,8 +30,9 @@ import (
 //     node found elsewhere than remembered makes its subtree stale.
 //
 // Names, descriptions, states, values and the structure are read on every
-// walk: the toolkit cache serves most of them in one call, and they are
-// what an agent acts on.
+// walk of an application with no mirror (Qt, toolkits not known to report
+// their changes): the toolkit cache serves most of them in one call. The
+// mirror (mirror.go) keeps them too, for the toolkits whose events do.
 type memo struct {
 	// nodes is read and replaced by walks only, which hold the app.
 	nodes map[string]*known
@@ -48,11 +49,29 @@ type memo struct {
 	// browser says the application is a web browser (Gecko, Chromium).
 	browser bool
 
+	// events says the toolkit reports every change of structure, names,
+	// states and text (GTK 3, Gecko, Chromium): a repeated walk may then
+	// start from the mirror of the last one instead of reading the tree.
+	events bool
+	// last is the mirror: the nodes of the last complete walk, which a
+	// repeated walk patches where events say they changed (see mirror.go).
+	last map[string]*rec
+	// probed holds the windows the last plain probe read, by path, for
+	// those the mirror lacks. Probes hold the app.
+	probed map[string]window
+
 	// The fields below are written by the event handler.
 	mu           sync.Mutex
 	geomDirty    map[string]bool // nodes whose extents may have changed
 	roleDirty    map[string]bool
 	valueChanged map[string]bool // nodes whose value changed (scroll bars matter)
+	baseDirty    map[string]bool // nodes whose name, description or states changed
+	kidsDirty    map[string]bool // nodes whose children changed
+	textDirty    map[string]bool // nodes whose text or value changed
+	parentDirty  map[string]bool // nodes whose parent changed
+	removed      map[string]bool // nodes the toolkit's cache dropped
+	touched      map[string]bool // every node an event named
+	anyEvent     bool            // some event came since the last walk
 	allDirty     bool
 	// walked says a walk took the events: until then there is nothing to
 	// invalidate, and an application that is only ever probed must not
@@ -81,17 +100,27 @@ type known struct {
 // memoEvents are the events of one walk: what changed since the last.
 type memoEvents struct {
 	geomDirty, roleDirty, valueChanged map[string]bool
-	allDirty                           bool
+	baseDirty, kidsDirty, textDirty    map[string]bool
+	parentDirty, removed, touched      map[string]bool
+	anyEvent, allDirty                 bool
 }
 
 // take returns the events recorded so far and starts a new record.
 func (m *memo) take() memoEvents {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ev := memoEvents{geomDirty: m.geomDirty, roleDirty: m.roleDirty, valueChanged: m.valueChanged, allDirty: m.allDirty}
-	m.geomDirty, m.roleDirty, m.valueChanged, m.allDirty = nil, nil, nil, false
+	ev := memoEvents{geomDirty: m.geomDirty, roleDirty: m.roleDirty, valueChanged: m.valueChanged,
+		baseDirty: m.baseDirty, kidsDirty: m.kidsDirty, textDirty: m.textDirty, parentDirty: m.parentDirty, removed: m.removed, touched: m.touched, anyEvent: m.anyEvent, allDirty: m.allDirty}
+	m.clearEvents()
+	m.allDirty = false
 	m.walked = true
 	return ev
+}
+
+// clearEvents forgets the events recorded. m.mu must be held.
+func (m *memo) clearEvents() {
+	m.geomDirty, m.roleDirty, m.valueChanged = nil, nil, nil
+	m.baseDirty, m.kidsDirty, m.textDirty, m.parentDirty, m.removed, m.touched, m.anyEvent = nil, nil, nil, nil, nil, nil, false
 }
 
 // dirtyAll marks everything stale, when events may have been missed.
@@ -115,32 +144,57 @@ func (m *memo) record(member, path, kind string) {
 	if !m.walked || m.allDirty {
 		return
 	}
+	m.anyEvent = true
 	mark := func(set *map[string]bool) {
 		if *set == nil {
 			*set = map[string]bool{}
 		}
 		(*set)[path] = true
 		if len(*set) > maxRecorded {
-			m.geomDirty, m.roleDirty, m.valueChanged, m.allDirty = nil, nil, nil, true
+			m.clearEvents()
+			m.allDirty = true
 		}
 	}
+	mark(&m.touched)
 	switch member {
-	case "BoundsChanged", "ChildrenChanged":
+	case "BoundsChanged":
+		// GTK maps a new widget with an allocation and no "showing" event:
+		// the states are read again too.
 		mark(&m.geomDirty)
+		mark(&m.baseDirty)
+	case "ChildrenChanged":
+		mark(&m.geomDirty)
+		mark(&m.kidsDirty)
+	case "Removed":
+		mark(&m.removed)
 	case "StateChanged":
+		mark(&m.baseDirty)
 		// Toolkits spell states with dashes ("multi-line"); the table uses
 		// spaces.
 		if !nonGeometricStates[strings.ReplaceAll(kind, "-", " ")] {
 			mark(&m.geomDirty)
 		}
+	case "TextChanged":
+		// A browser's text node is named after its text.
+		mark(&m.textDirty)
+		mark(&m.baseDirty)
 	case "PropertyChange":
 		switch kind {
 		case "accessible-role":
 			mark(&m.roleDirty)
+			mark(&m.baseDirty)
 		case "accessible-value":
 			mark(&m.valueChanged)
+			mark(&m.textDirty)
+		case "accessible-parent":
+			mark(&m.parentDirty)
+		default: // name, description, table captions...
+			mark(&m.baseDirty)
 		}
 	}
+	// A member this table does not know (VisibleDataChanged,
+	// TextCaretMoved...) changes nothing the walk keeps but extents, which
+	// anyEvent revalidates.
 }
 
 // onSignal is the Client's godbus signal handler. godbus calls it on the
@@ -148,6 +202,10 @@ func (m *memo) record(member, path, kind string) {
 // once a call made after an event returns, the event has been recorded:
 // that ordering is what makes [Client.barrier] work.
 func (c *Client) onSignal(sig *dbus.Signal) {
+	if sig.Name == ifCache+".RemoveAccessible" || sig.Name == ifCache+".AddAccessible" {
+		c.onCacheSignal(sig)
+		return
+	}
 	iface, member, ok := strings.Cut(sig.Name, ".Event.Object.")
 	if !ok || iface != "org.a11y.atspi" {
 		return
@@ -156,10 +214,9 @@ func (c *Client) onSignal(sig *dbus.Signal) {
 		detail, _ := firstString(sig.Body)
 		f(Event{Sender: sig.Sender, Path: string(sig.Path), Member: member, Detail: detail, Value: secondInt(sig.Body)})
 	}
-	if !watchedSignals[member] {
-		return
+	if watchedSignals[member] {
+		c.notify()
 	}
-	c.notify()
 	c.mu.Lock()
 	a := c.apps[sig.Sender]
 	c.mu.Unlock()
@@ -171,6 +228,41 @@ func (c *Client) onSignal(sig *dbus.Signal) {
 		kind, _ = sig.Body[0].(string)
 	}
 	a.memo.record(member, string(sig.Path), kind)
+}
+
+// onCacheSignal records a toolkit cache's RemoveAccessible (a node gone:
+// GTK removes a closed window from its cache, and sends no object event
+// for the window itself) or AddAccessible (a node created) as a change
+// of the structure around the node it names.
+func (c *Client) onCacheSignal(sig *dbus.Signal) {
+	c.mu.Lock()
+	a := c.apps[sig.Sender]
+	c.mu.Unlock()
+	if a == nil || len(sig.Body) == 0 {
+		return
+	}
+	var path string
+	switch v := sig.Body[0].(type) {
+	case []any: // (so), or the cache item whose first member is one
+		if len(v) > 0 {
+			if ref, ok := v[0].([]any); ok && len(ref) == 2 {
+				v = ref
+			}
+			if len(v) == 2 {
+				if p, ok := v[1].(dbus.ObjectPath); ok {
+					path = string(p)
+				}
+			}
+		}
+	}
+	if path == "" {
+		a.memo.dirtyAll()
+		return
+	}
+	a.memo.record("ChildrenChanged", path, "")
+	if strings.HasSuffix(sig.Name, ".RemoveAccessible") {
+		a.memo.record("Removed", path, "")
+	}
 }
 
 // signalSink adapts onSignal to godbus's SignalHandler.

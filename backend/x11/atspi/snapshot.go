@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/godbus/dbus/v5"
+
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
@@ -75,7 +77,7 @@ func (c *Client) snapshotDesktop(ctx context.Context, tree *shinken.Tree, apps [
 			results[i].err = errSkippedHung
 			return
 		}
-		results[i].t, results[i].err = c.walkApp(ctx, a, maxNodes, maxDepth)
+		results[i].t, results[i].err = c.walkApp(ctx, a, maxNodes, maxDepth, false)
 	})
 	var cuts []string
 	for i, r := range results {
@@ -95,6 +97,20 @@ func (c *Client) snapshotDesktop(ctx context.Context, tree *shinken.Tree, apps [
 // the active window into tree, lists the others' showing windows in
 // tree.Others, and returns the reasons the tree is incomplete.
 func (c *Client) snapshotActive(ctx context.Context, tree *shinken.Tree, apps []*app, maxNodes, maxDepth int) []string {
+	// The window list is read from the display while the applications
+	// are probed.
+	var windows []shinken.Window
+	var windowsErr error
+	listed := make(chan struct{})
+	if c.opts.Windows != nil {
+		go func() {
+			defer close(listed)
+			windows, windowsErr = c.opts.Windows(ctx)
+		}()
+	} else {
+		close(listed)
+	}
+	defer func() { <-listed }()
 	probes := make([]probe, len(apps))
 	c.each(ctx, apps, func(i int, a *app) { probes[i] = c.probeApp(ctx, a) })
 	if ctx.Err() != nil {
@@ -118,19 +134,43 @@ func (c *Client) snapshotActive(ctx context.Context, tree *shinken.Tree, apps []
 			}
 		}
 	}
+	named := func() {
+		<-listed
+		if c.opts.Windows != nil && windowsErr == nil {
+			c.nameWindows(ctx, tree, windows, apps, pick)
+		}
+	}
 	if pick < 0 {
+		named()
 		return cuts
 	}
 	tree.Window = probes[pick].title()
-	t, err := c.walkApp(ctx, apps[pick], maxNodes, maxDepth)
+	t, err := c.walkApp(ctx, apps[pick], maxNodes, maxDepth, probes[pick].pinged)
 	if err != nil {
+		named()
 		if why := skipReason(apps[pick], err, c.opts); why != "" {
 			cuts = append(cuts, why)
 		}
 		return cuts
 	}
+	if probes[pick].pinged {
+		// The windows came from the mirror; the walk read them again.
+		tree.Window = windowsOf(t).title()
+	}
+	named()
 	tree.App = t.name
 	return append(cuts, addNodes(tree, t, maxNodes)...)
+}
+
+// windowsOf returns the top-level windows of an application's tree.
+func windowsOf(t *appTree) probe {
+	var p probe
+	for _, n := range t.nodes {
+		if n.Depth == 1 {
+			p.windows = append(p.windows, window{title: n.Name, active: slices.Contains(n.States, "active"), showing: slices.Contains(n.States, "showing")})
+		}
+	}
+	return p
 }
 
 type walkResult struct {
@@ -213,6 +253,8 @@ type window struct {
 type probe struct {
 	windows []window
 	err     error
+	// pinged says the windows come from the mirror, after a barrier.
+	pinged bool
 }
 
 // title names the window a TreeActiveApp snapshot is rooted at: the active
@@ -235,7 +277,8 @@ func (p probe) title() string {
 }
 
 // probeApp reads an application's top-level windows: their titles and
-// states, in two round trips.
+// states, in two round trips, or one and a barrier (in parallel) when the
+// application's mirror holds them.
 func (c *Client) probeApp(parent context.Context, a *app) probe {
 	if a.hung() {
 		return probe{err: errSkippedHung}
@@ -243,48 +286,68 @@ func (c *Client) probeApp(parent context.Context, a *app) probe {
 	deadline := time.Now().Add(c.opts.AppTimeout)
 	ctx, cancel := context.WithDeadline(parent, deadline)
 	defer cancel()
+	// An application with a mirror is pinged while its windows are listed:
+	// once every event it sent before is recorded, the mirror gives the
+	// windows' titles and states unless an event named them.
+	var ping *dbus.Call
+	if !c.opts.NoCache {
+		ping = c.bus.Object(a.bus, pathRoot).GoWithContext(ctx, "org.freedesktop.DBus.Peer.Ping", 0, make(chan *dbus.Call, 1))
+	}
 	var pr probe
 	err := c.withApp(ctx, a, func(conn *wireConn, dest string) error {
 		p := c.pipeline(ctx, conn, deadline)
+		var paths []string
 		var firstErr error
 		p.call(call(dest, pathRoot, ifAccessible, "GetChildren"), func(m *message, err error) {
+			var d *decoder
+			if err == nil {
+				d, err = expect(m, "a(so)")
+			}
 			if err != nil {
 				firstErr = err
 				return
 			}
-			d, err := expect(m, "a(so)")
-			if err != nil {
-				firstErr = err
-				return
-			}
-			var paths []string
 			readRefs(d, a.bus, func(p string) { paths = append(paths, p) })
-			pr.windows = make([]window, len(paths))
-			for i, path := range paths {
-				w := &pr.windows[i]
-				p.call(call(dest, path, ifAccessible, "GetState"), func(m *message, err error) {
-					if err != nil {
-						return
-					}
-					if d, err := expect(m, "au"); err == nil {
-						s := readStates(d)
-						w.active, w.showing = s.has(stateActive), s.has(stateShowing)
-					}
-				})
-				p.call(getProperty(dest, path, ifAccessible, "Name"), func(m *message, err error) {
-					if err != nil {
-						return
-					}
-					if d, err := expect(m, "v"); err == nil && readVariant(d) == "s" {
-						w.title = d.str()
-					}
-				})
-			}
 		})
 		if err := p.run(); err != nil {
 			return err
 		}
-		return firstErr
+		if firstErr != nil {
+			return firstErr
+		}
+		if ping != nil && c.windowsFromMirror(ctx, a, ping, paths, &pr) {
+			return nil
+		}
+		pr.windows = make([]window, len(paths))
+		for i, path := range paths {
+			w := &pr.windows[i]
+			p.call(call(dest, path, ifAccessible, "GetState"), func(m *message, err error) {
+				if err != nil {
+					return
+				}
+				if d, err := expect(m, "au"); err == nil {
+					s := readStates(d)
+					w.active, w.showing = s.has(stateActive), s.has(stateShowing)
+				}
+			})
+			p.call(getProperty(dest, path, ifAccessible, "Name"), func(m *message, err error) {
+				if err != nil {
+					return
+				}
+				if d, err := expect(m, "v"); err == nil && readVariant(d) == "s" {
+					w.title = d.str()
+				}
+			})
+		}
+		err := p.run()
+		if err == nil {
+			probed := make(map[string]window, len(paths))
+			for i, path := range paths {
+				probed[path] = pr.windows[i]
+			}
+			a.memo.probed = probed
+		}
+		return err
 	})
 	if err != nil && isTimeout(err) && parent.Err() == nil {
 		a.markHung(c.opts.HungBackoff)
@@ -339,4 +402,86 @@ func (c *Client) pidOf(ctx context.Context, a *app) int {
 	a.pid = int(p)
 	a.mu.Unlock()
 	return int(p)
+}
+
+// nameWindows completes tree's window names from the display's windows
+// (Options.Windows): the title of the picked application's window when
+// AT-SPI gives it none, and every other window in OtherWindows. pick is -1
+// when no application was picked.
+func (c *Client) nameWindows(ctx context.Context, tree *shinken.Tree, windows []shinken.Window, apps []*app, pick int) {
+	pid := 0
+	if pick >= 0 {
+		pid = c.pidOf(ctx, apps[pick])
+	}
+	mine := func(w shinken.Window) bool {
+		if pick < 0 {
+			return false
+		}
+		if pid > 0 && w.PID > 0 {
+			return w.PID == pid
+		}
+		return w.Title != "" && w.Title == tree.Window
+	}
+	if pick >= 0 && tree.Window == "" {
+		// The active window of the application, else its first.
+		for _, w := range windows {
+			if mine(w) && w.Title != "" && (w.Active || tree.Window == "") {
+				tree.Window = w.Title
+			}
+		}
+	}
+	var others []shinken.Window
+	for _, w := range windows {
+		if !mine(w) {
+			others = append(others, w)
+		}
+	}
+	tree.OtherWindows = others
+	tree.Others = tree.Others[:0]
+	for _, w := range others {
+		tree.Others = append(tree.Others, w.Title)
+	}
+}
+
+// windowsFromMirror fills pr with the application's top-level windows
+// from its mirror, once ping is answered, when the windows are those the
+// mirror holds (paths, just listed) and no event since the last walk
+// named them; it returns false when it cannot tell. The caller holds the
+// app.
+func (c *Client) windowsFromMirror(ctx context.Context, a *app, ping *dbus.Call, paths []string, pr *probe) bool {
+	m := &a.memo
+	root := m.last[pathRoot]
+	if !m.events || root == nil || !slices.Equal(root.listed, paths) {
+		return false
+	}
+	select {
+	case call := <-ping.Done:
+		if call.Err != nil {
+			return false
+		}
+	case <-ctx.Done():
+		return false
+	}
+	m.mu.Lock()
+	clean := !m.allDirty && !m.kidsDirty[pathRoot]
+	for _, p := range paths {
+		clean = clean && !m.touched[p]
+	}
+	m.mu.Unlock()
+	if !clean {
+		return false
+	}
+	pr.pinged = true
+	pr.windows = make([]window, 0, len(paths))
+	for _, p := range paths {
+		if r := m.last[p]; r != nil {
+			pr.windows = append(pr.windows, window{title: r.rawName, active: r.states.has(stateActive), showing: r.states.has(stateShowing)})
+		} else if w, ok := m.probed[p]; ok {
+			// A window the walk could not describe, as last probed.
+			pr.windows = append(pr.windows, w)
+		} else {
+			return false
+		}
+	}
+	return true
 }

@@ -66,6 +66,15 @@ type walk struct {
 	// actions of their localised action list.
 	actionWait map[string][]*rec
 
+	// mirrored says the walk started from the mirror (mirror.go); lost
+	// that the mirror could not be patched; climbed the nodes attach
+	// asked about.
+	mirrored bool
+	lost     bool
+	climbed  map[string]bool
+	// rootListed is the root's child list as a full walk read it.
+	rootListed []string
+
 	// afterStructure runs between phases 3 and 4; tests use it to kill an
 	// application mid-walk.
 	afterStructure func(bus string)
@@ -92,6 +101,21 @@ type rec struct {
 	actions   []string
 	haveActs  bool
 	value     string
+
+	// rawName is the name before a label named the node.
+	rawName string
+	// labelChecked says the node's relations were read; labelPath is the
+	// label they name, "" if none.
+	labelChecked bool
+	labelPath    string
+	// listed is the node's child list as the application last gave it,
+	// nodes the walk could not describe included.
+	listed []string
+	// mirrored says the node comes from the mirror unchanged; prevBBox and
+	// prevKnown are its extents there.
+	mirrored  bool
+	prevBBox  image.Rectangle
+	prevKnown bool
 }
 
 // appTree is one application's part of a snapshot.
@@ -125,13 +149,48 @@ func (w *walk) old(path string) *known {
 
 // run performs the four phases.
 func (w *walk) run() (*appTree, error) {
-	// Phase 1: the cache, if the toolkit keeps one, and once per
+	// Phase 1: the mirror of the last walk where the toolkit's events keep
+	// it true, else the cache, if the toolkit keeps one, and once per
 	// application which toolkit it is.
-	w.p.call(call(w.dest, pathCache, ifCache, "GetItems"), func(m *message, err error) {
-		if err == nil {
-			w.addCacheItems(m)
+	//
+	// The events are taken before anything is read: an event that comes
+	// while the walk reads is kept for the next walk, which a mirror
+	// built from reads older than the event then corrects.
+	if w.barrier != nil {
+		w.ev = w.barrier()
+	}
+	if w.m.events && w.m.last != nil && !w.noCache && w.fromMirror() {
+		if err := w.p.run(); err != nil {
+			return nil, err
 		}
-	})
+		if w.lost {
+			w.mirrored, w.lost = false, false
+			clear(w.recs)
+		}
+	}
+	if !w.mirrored {
+		w.p.call(call(w.dest, pathCache, ifCache, "GetItems"), func(m *message, err error) {
+			if err == nil {
+				w.addCacheItems(m)
+			}
+		})
+		if w.m.events {
+			// The application's windows as it lists them, for the mirror's
+			// sentinels: some it lists, the walk cannot describe.
+			w.p.call(call(w.dest, pathRoot, ifAccessible, "GetChildren"), func(m *message, err error) {
+				if err != nil {
+					return
+				}
+				if d, err := expect(m, "a(so)"); err == nil {
+					var kids []string
+					readRefs(d, w.bus, func(p string) { kids = append(kids, p) })
+					if d.err == nil {
+						w.rootListed = kids
+					}
+				}
+			})
+		}
+	}
 	if !w.m.toolkitKnown {
 		// Two Gets, not GetAll: GTK's bridge fails GetAll on Application.
 		var toolkit, version string
@@ -150,6 +209,7 @@ func (w *walk) run() (*appTree, error) {
 					w.m.geometry = strings.EqualFold(toolkit, "gtk") && strings.HasPrefix(version, "3.")
 					w.m.oneByOne = strings.EqualFold(toolkit, "qt")
 					w.m.browser = strings.EqualFold(toolkit, "gecko") || strings.EqualFold(toolkit, "chromium")
+					w.m.events = w.m.geometry || w.m.browser
 				}
 			}
 		}
@@ -158,9 +218,6 @@ func (w *walk) run() (*appTree, error) {
 	}
 	if err := w.p.run(); err != nil {
 		return nil, err
-	}
-	if w.barrier != nil {
-		w.ev = w.barrier()
 	}
 	root := w.recs[pathRoot]
 	if root == nil || !root.base {
@@ -272,7 +329,7 @@ func (w *walk) addCacheItems(m *message) {
 			r.parent = parent
 		}
 		if withKids {
-			r.kids, r.kidsKnown = kids, true
+			r.kids, r.kidsKnown, r.listed = kids, true, kids
 			r.childCount = int32(len(kids))
 		}
 	}
@@ -415,7 +472,9 @@ func (w *walk) expand(root *rec) {
 				}
 			}
 		}
-		manages := r.states.has(stateManagesDescendants)
+		// A node of the mirror holds its children until an event says
+		// otherwise, even one that manages them.
+		manages := r.states.has(stateManagesDescendants) && !r.mirrored
 		complete := r.childCount >= 0 && int(r.childCount) == len(kids) && !manages
 		switch {
 		case r.childCount == 0 && !manages:
@@ -462,7 +521,7 @@ func (w *walk) orderChildren(r *rec) {
 		var kids []string
 		readRefs(d, w.bus, func(p string) { kids = append(kids, p) })
 		if d.err == nil {
-			r.kids, r.kidsKnown = kids, true
+			r.kids, r.kidsKnown, r.listed = kids, true, kids
 		}
 	})
 }
@@ -510,7 +569,7 @@ func (w *walk) childrenOf(r *rec, depth int) {
 		if d.err != nil {
 			return
 		}
-		r.kids, r.kidsKnown = kids, true
+		r.kids, r.kidsKnown, r.listed = kids, true, kids
 		for i, p := range kids {
 			if w.discovered > w.maxNodes {
 				w.cutBudget = true
@@ -628,8 +687,10 @@ func (w *walk) assemble(root *rec) []*rec {
 	return order
 }
 
-// walkApp walks one application under its deadline.
-func (c *Client) walkApp(parent context.Context, a *app, maxNodes, maxDepth int) (*appTree, error) {
+// walkApp walks one application under its deadline. pinged says a barrier
+// of the same snapshot (its probe) already made the application's events
+// up to now recorded.
+func (c *Client) walkApp(parent context.Context, a *app, maxNodes, maxDepth int, pinged bool) (*appTree, error) {
 	deadline := time.Now().Add(c.opts.AppTimeout)
 	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -638,7 +699,10 @@ func (c *Client) walkApp(parent context.Context, a *app, maxNodes, maxDepth int)
 	defer cancel()
 	var t *appTree
 	err := c.withApp(ctx, a, func(conn *wireConn, dest string) error {
-		ping := c.barrier(ctx, a)
+		ping := a.memo.take
+		if !pinged {
+			ping = c.barrier(ctx, a)
+		}
 		p := c.pipeline(ctx, conn, deadline)
 		w := newWalk(p, a.bus, dest, maxNodes, maxDepth, &a.memo)
 		w.noCache = c.opts.NoCache

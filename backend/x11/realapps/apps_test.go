@@ -32,9 +32,10 @@ func (d *desk) firefox(page string) {
 		"file://"+testdata(d.t, page))
 }
 
-func (d *desk) qt(title string) *atspitest.App {
+// qt starts the Qt form with PyQt5 (version "5") or PyQt6 ("6").
+func (d *desk) qt(title, version string) *atspitest.App {
 	d.t.Helper()
-	py := atspitest.Python(d.t, "PyQt5.QtWidgets")
+	py := atspitest.Python(d.t, "PyQt"+version+".QtWidgets")
 	return d.sess.LaunchEnv(d.t, []string{"QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1"}, py,
-		"../atspi/testdata/qtform.py", title)
+		"../atspi/testdata/qtform.py", title, version)
 }

@@ -7,17 +7,21 @@ import (
 	"shinken.dev/go/shinken/aci"
 )
 
-// TestQt drives a Qt 5 form (../atspi/testdata/qtform.py) by refs: Qt
-// joins the accessibility bus and its tree is read like GTK's.
-func TestQt(t *testing.T) {
+// TestQt and TestQt6 drive the Qt form (../atspi/testdata/qtform.py) by
+// refs, with Qt 5 and with Qt 6: Qt joins the accessibility bus and its
+// tree is read like GTK's.
+func TestQt(t *testing.T)  { testQt(t, "5", "qt-form.txt") }
+func TestQt6(t *testing.T) { testQt(t, "6", "qt6-form.txt") }
+
+func testQt(t *testing.T, version, goldenName string) {
 	d := newDesk(t)
-	app := d.qt("Qt form")
+	app := d.qt("Qt form", version)
 	ctx := ctxT(t)
 	obs := d.observe("the Qt form", func(o *aci.Observation) bool {
 		return ref(o, "push button", "Submit") != "" && strings.Contains(o.TreeText, `filler (active) "Qt form"`)
 	})
 	checkInteractiveLines(t, obs)
-	golden(t, "qt-form.txt", renumber(obs.TreeText))
+	golden(t, goldenName, renumber(obs.TreeText))
 
 	if err := d.c.SetValue(ctx, ref(obs, "text", "Name"), "Ada Lovelace"); err != nil {
 		t.Fatalf("set_value Name: %v", err)

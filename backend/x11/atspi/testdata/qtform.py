@@ -1,13 +1,21 @@
-"""A Qt 5 form for the accessibility tests: labelled line edits, a combo
+"""A Qt form for the accessibility tests: labelled line edits, a combo
 box, check boxes, radio buttons, a spin box, a slider, a list and buttons.
-The window title is the first argument. Submit prints the form's values on
-standard output, one "field=value" per line."""
+  qtform.py [TITLE [5|6]]
+The window title is the first argument, the Qt version the second (PyQt5,
+the default, or PyQt6). Submit prints the form's values on standard
+output, one "field=value" per line."""
 import sys
 
-from PyQt5.QtWidgets import (QApplication, QCheckBox, QComboBox, QFormLayout,
-                             QLineEdit, QListWidget, QPushButton, QRadioButton,
-                             QSlider, QSpinBox, QVBoxLayout, QWidget, QLabel)
-from PyQt5.QtCore import Qt
+if len(sys.argv) > 2 and sys.argv[2] == "6":
+    from PyQt6.QtWidgets import (QApplication, QCheckBox, QComboBox, QFormLayout,
+                                 QLineEdit, QListWidget, QPushButton, QRadioButton,
+                                 QSlider, QSpinBox, QVBoxLayout, QWidget, QLabel)
+    from PyQt6.QtCore import Qt
+else:
+    from PyQt5.QtWidgets import (QApplication, QCheckBox, QComboBox, QFormLayout,
+                                 QLineEdit, QListWidget, QPushButton, QRadioButton,
+                                 QSlider, QSpinBox, QVBoxLayout, QWidget, QLabel)
+    from PyQt5.QtCore import Qt
 
 app = QApplication(sys.argv[:1])
 w = QWidget()
@@ -25,7 +33,7 @@ form.addRow("Colour", color)
 count = QSpinBox()
 count.setRange(0, 100)
 form.addRow("Count", count)
-level = QSlider(Qt.Horizontal)
+level = QSlider(Qt.Orientation.Horizontal)
 level.setRange(0, 10)
 form.addRow("Level", level)
 subscribe = QCheckBox("Subscribe")
@@ -59,4 +67,4 @@ box.addWidget(status)
 box.addWidget(submit)
 w.resize(420, 560)
 w.show()
-sys.exit(app.exec_())
+sys.exit(app.exec())
