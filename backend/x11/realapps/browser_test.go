@@ -2,17 +2,20 @@ package realapps
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"shinken.dev/go/shinken/aci"
 )
 
-// formReady says the form page is observed whole and laid out: its Send
-// button, the first rows of its long list, and the Edge button placed
-// across the viewport's bottom edge.
+// formReady says the form page is observed whole, loaded and laid out: its
+// document no longer busy, its Send button, the first rows of its long
+// list, and the Edge button placed across the viewport's bottom edge.
 func formReady(o *aci.Observation) bool {
-	return ref(o, "push button", "Send") != "" && strings.Contains(o.TreeText, `"Row 1"`) &&
+	doc := o.Find("document web", "Shinken form")
+	return doc != nil && !slices.Contains(doc.States, "busy") &&
+		ref(o, "push button", "Send") != "" && strings.Contains(o.TreeText, `"Row 1"`) &&
 		strings.Contains(o.TreeText, `push button (partly offscreen) "Edge"`)
 }
 
