@@ -3,7 +3,15 @@ package atspi
 import (
 	"strconv"
 	"strings"
+	"time"
 )
+
+// browserGeomAge bounds how long a browser's extents are reused when no
+// event came: a browser lays a page out with no event for it (a page that
+// finished its layout after the walk that read it, content that moved
+// under no container's first child), so past this age a walk reads its
+// extents again even when nothing says they changed.
+const browserGeomAge = 500 * time.Millisecond
 
 // This file holds phase 4 of a walk: what completes the nodes kept in the
 // tree, and what the memo keeps of them for the next walk.
@@ -21,10 +29,13 @@ func (w *walk) details(order []*rec) {
 	}
 	switch {
 	case len(order) == 0:
-	case w.mirrored && !w.ev.anyEvent:
+	case w.mirrored && !w.ev.anyEvent && !(w.m.browser && time.Since(w.m.geomAt) > browserGeomAge):
 		// The sentinels found nothing moved.
 		w.reuseGeometry(order[0])
 	default:
+		if w.m.browser {
+			w.m.geomAt = time.Now()
+		}
 		w.geometry(order[0], false, false)
 	}
 	for _, r := range order {
@@ -60,17 +71,7 @@ func (w *walk) details(order []*rec) {
 				}
 			})
 		case r.ifs&hasEditableText != 0 || editable && r.ifs&hasText != 0:
-			r.value = ""
-			w.p.call(getText(w.dest, r.path), func(m *message, err error) {
-				if err != nil {
-					return
-				}
-				if d, err := expect(m, "s"); err == nil {
-					if s := d.str(); d.err == nil {
-						r.value = clip(s, maxValueBytes)
-					}
-				}
-			})
+			w.readText(r)
 		}
 	}
 }
@@ -136,6 +137,22 @@ func (w *walk) geometry(r *rec, stale, read bool) {
 
 // scrolls reports whether r's children may move on screen without any
 // event: scrolled panes, viewports and views that manage their rows.
+// readText queues the read of r's whole text as its value (clipped);
+// the value stays empty when the read fails.
+func (w *walk) readText(r *rec) {
+	r.value = ""
+	w.p.call(getText(w.dest, r.path), func(m *message, err error) {
+		if err != nil {
+			return
+		}
+		if d, err := expect(m, "s"); err == nil {
+			if s := d.str(); d.err == nil {
+				r.value = clip(s, maxValueBytes)
+			}
+		}
+	})
+}
+
 func scrolls(r *rec) bool {
 	return r.role == roleScrollPane || r.role == roleViewport || r.states.has(stateManagesDescendants)
 }

@@ -4,6 +4,7 @@ import (
 	"image"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/godbus/dbus/v5"
 )
@@ -48,6 +49,9 @@ type memo struct {
 	oneByOne bool
 	// browser says the application is a web browser (Gecko, Chromium).
 	browser bool
+	// geomAt is when a walk last read a browser's extents rather than
+	// reusing them (see browserGeomAge).
+	geomAt time.Time
 
 	// events says the toolkit reports every change of structure, names,
 	// states and text (GTK 3, Gecko, Chromium): a repeated walk may then

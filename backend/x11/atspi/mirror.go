@@ -47,7 +47,8 @@ import (
 // A change no event reports and no sentinel sees (a browser's layout
 // shifting the later siblings of a node, with no event, no scroll and no
 // change of a container's first child) is seen at the next event of the
-// application. Other toolkits (Qt) are read whole on every walk.
+// application, or at the first walk after browserGeomAge (a browser's
+// extents are not reused longer than that). Other toolkits (Qt) are read whole on every walk.
 // [Options.NoCache] turns the mirror off.
 
 // mirrorOf returns the nodes of a walk as the mirror keeps them: copies,
@@ -364,17 +365,7 @@ func (w *walk) checkSentinels() {
 				}
 			})
 		case r.states.has(stateEditable) && r.ifs&(hasEditableText|hasText) != 0:
-			r.value = ""
-			w.p.call(getText(w.dest, r.path), func(m *message, err error) {
-				if err != nil {
-					return
-				}
-				if d, err := expect(m, "s"); err == nil {
-					if s := d.str(); d.err == nil {
-						r.value = clip(s, maxValueBytes)
-					}
-				}
-			})
+			w.readText(r)
 		}
 	}
 }
