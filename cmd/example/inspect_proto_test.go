@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,28 @@ func (p *pageConn) next(typ string) (map[string]any, error) {
 	}
 }
 
+// each returns the first message of each of types, in whatever order they
+// come; other messages are skipped.
+func (p *pageConn) each(types ...string) map[string]map[string]any {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := map[string]map[string]any{}
+	for len(got) < len(types) {
+		_, data, err := p.ws.Read(ctx)
+		if err != nil {
+			p.t.Fatalf("waiting for %v (have %v): %v", types, got, err)
+		}
+		var m map[string]any
+		json.Unmarshal(data, &m)
+		typ, _ := m["type"].(string)
+		if _, seen := got[typ]; !seen && slices.Contains(types, typ) {
+			got[typ] = m
+		}
+	}
+	return got
+}
+
 func TestInspectProtocol(t *testing.T) {
 	rt, desk, url := inspectRig(t)
 	bad := dialInspect(t, url, "wrong")
@@ -109,12 +132,15 @@ func TestInspectProtocol(t *testing.T) {
 			t.Errorf("%s: %v %v", msg, m, err)
 		}
 	}
+	// The reply and the takeover's feed event come in either order: the
+	// feed is written by its own goroutine.
 	p.send(map[string]any{"type": "take", "by": "ada"})
-	if m, err := p.next("held"); err != nil || m["held"] != true || m["by"] != "ada" {
-		t.Fatalf("take: %v %v", m, err)
+	got := p.each("held", "event")
+	if m := got["held"]; m["held"] != true || m["by"] != "ada" {
+		t.Fatalf("take: %v", m)
 	}
-	if m, err := p.next("event"); err != nil || m["event"].(map[string]any)["kind"] != "takeover" {
-		t.Errorf("the takeover's feed event: %v %v", m, err)
+	if m := got["event"]; m["event"].(map[string]any)["kind"] != "takeover" {
+		t.Errorf("the takeover's feed event: %v", m)
 	}
 	// A second page cannot take it too.
 	p2 := dialInspect(t, url, "tok")
