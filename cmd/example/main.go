@@ -156,6 +156,13 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if cfg.remote != "" {
 		return runRemoteMCP(ctx, cfg.remote, token, mcpOpts)
 	}
+	if cfg.mcp == "stdio" && token == "" {
+		// MCP on stdio has no listener: the token only guards the
+		// in-process session, so until the token file appears that
+		// session takes one of its own, and follows the file's after.
+		token = randomToken()
+		log.Info("no token yet: serving MCP on stdio until the token file appears", "file", cfg.tokenFile)
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -117,17 +117,18 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestMCPStdioTokenFile rotates the token of -mcp stdio -token-file: its
-// in-process ACI session is closed with the old token and the daemon
+// TestMCPStdioTokenFile starts -mcp stdio -token-file before the file
+// exists, then rotates the token: its in-process ACI session is closed
+// with the old token and the daemon
 // reconnects it with the new one before it logs the change, so the next
 // call, an input one, works the first time.
 func TestMCPStdioTokenFile(t *testing.T) {
 	dir := t.TempDir()
 	bin := build(t, dir, ".", "example")
 	file := filepath.Join(dir, "token")
-	os.WriteFile(file, []byte("first\n"), 0o600)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	// Started before its token file exists, it serves at once.
 	cmd := exec.Command(bin, "-mcp", "stdio", "-token-file", file)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
@@ -138,7 +139,7 @@ func TestMCPStdioTokenFile(t *testing.T) {
 	defer sess.Close()
 	click := map[string]any{"coordinate": []int{500, 500}}
 	toolOK(t, ctx, sess, "left_click", click)
-	for i, token := range []string{"second", "third"} {
+	for i, token := range []string{"first", "second", "third"} {
 		os.WriteFile(file, []byte(token), 0o600)
 		cmd.Process.Signal(syscall.SIGHUP)
 		// The daemon logs the change once its sessions follow it.

@@ -42,9 +42,14 @@ func initialToken(cfg config) (string, error) {
 	if t := os.Getenv("SHINKEN_TOKEN"); t != "" {
 		return t, nil
 	}
+	return randomToken(), nil
+}
+
+// randomToken returns a new token of 128 random bits.
+func randomToken() string {
 	b := make([]byte, 16)
 	rand.Read(b)
-	return hex.EncodeToString(b), nil
+	return hex.EncodeToString(b)
 }
 
 // readToken reads a token file: its content with surrounding white space

@@ -18,7 +18,8 @@ func testQt(t *testing.T, version, goldenName string) {
 	app := d.qt("Qt form", version)
 	ctx := ctxT(t)
 	obs := d.observe("the Qt form", func(o *aci.Observation) bool {
-		return ref(o, "push button", "Submit") != "" && strings.Contains(o.TreeText, `filler (active) "Qt form"`)
+		return ref(o, "push button", "Submit") != "" && strings.Contains(o.TreeText, `filler (active) "Qt form"`) &&
+			strings.Contains(o.TreeText, `text (focused) "Name"`)
 	})
 	checkInteractiveLines(t, obs)
 	golden(t, goldenName, renumber(obs.TreeText))
