@@ -13,12 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/internal/procfs"
 )
 
 // engines are the two places a run.js or run.wasm plugin may run, which
@@ -225,7 +224,7 @@ func BenchmarkEngineMemory(b *testing.B) {
 				for range b.N {
 					h := escouade.New(&escouade.Options{Engine: e.engine, WASMCacheDir: filepath.Join(testTemp, "bench-cache"), Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{}})
 					runtime.GC()
-					before := residentKiB(os.Getpid())
+					before := procKiB(os.Getpid(), "status", "VmRSS:")
 					var ids []string
 					for i := range n {
 						id := fmt.Sprintf("mem%s%d", kind, i)
@@ -244,12 +243,12 @@ func BenchmarkEngineMemory(b *testing.B) {
 						}
 					}
 					runtime.GC()
-					total := residentKiB(os.Getpid()) - before
+					total := procKiB(os.Getpid(), "status", "VmRSS:") - before
 					var rss int64
 					for _, id := range ids {
 						for _, pid := range enginePids(id) {
 							total += procKiB(pid, "smaps_rollup", "Pss:")
-							rss += residentKiB(pid)
+							rss += procKiB(pid, "status", "VmRSS:")
 						}
 					}
 					h.Close(ctx)
@@ -261,22 +260,11 @@ func BenchmarkEngineMemory(b *testing.B) {
 	}
 }
 
-// residentKiB returns the resident set of process pid, in KiB.
-func residentKiB(pid int) int64 { return procKiB(pid, "status", "VmRSS:") }
-
-// procKiB returns the figure of the line key in /proc/pid/file, in KiB.
+// procKiB returns the figure of the line key in /proc/pid/file, in KiB
+// (0 for a process gone).
 func procKiB(pid int, file, key string) int64 {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, file))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, key); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb
-		}
-	}
-	return 0
+	kb, _ := procfs.KiB(pid, file, key)
+	return kb
 }
 
 // BenchmarkFetchOverhead compares a GET to a local TLS server with a plain

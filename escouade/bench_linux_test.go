@@ -41,7 +41,7 @@ func BenchmarkContainedStart(b *testing.B) {
 			if mode == "shepherd" {
 				for _, pid := range shepherdPids() {
 					pss = append(pss, procKiB(pid, "smaps_rollup", "Pss:"))
-					rss = append(rss, residentKiB(pid))
+					rss = append(rss, procKiB(pid, "status", "VmRSS:"))
 				}
 				t1 = time.Now()
 			}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/internal/procfs"
 )
 
 // startCommand starts this test binary as the plugin id in mode, its lines
@@ -242,7 +243,7 @@ func TestChildrenDieWithTheGroup(t *testing.T) {
 			} else {
 				j.wait(t, "kids", "ended unasked")
 			}
-			waitFor(t, "the child dies with the group", func() bool { return !alive(child) })
+			waitFor(t, "the child dies with the group", func() bool { return !procfs.Alive(child) })
 			if how == "crash" {
 				p.Stop(context.Background())
 			}
@@ -278,10 +279,10 @@ func TestParentDeathKillsPlugins(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := pidIn(t, pidFile)
-	if !alive(pid) {
+	if !procfs.Alive(pid) {
 		t.Fatal("the plugin is not running")
 	}
 	host.Process.Signal(syscall.SIGKILL)
 	host.Wait()
-	waitFor(t, "the plugin dies with its host", func() bool { return !alive(pid) })
+	waitFor(t, "the plugin dies with its host", func() bool { return !procfs.Alive(pid) })
 }

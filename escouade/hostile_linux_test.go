@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/internal/procfs"
 )
 
 // TestHostileEscapees: a command plugin's children that left its process
@@ -71,7 +72,7 @@ func hostileEscapees(t *testing.T, mode string) {
 	}
 	pids = append(pids, spawned)
 	for _, pid := range pids {
-		if !alive(pid) {
+		if !procfs.Alive(pid) {
 			t.Fatalf("escapee %d is not running", pid)
 		}
 	}
@@ -88,7 +89,7 @@ func hostileEscapees(t *testing.T, mode string) {
 		t.Fatalf("the spawned program said %q", out)
 	}
 	t.Cleanup(func() { syscall.Kill(orphan, syscall.SIGKILL) })
-	if contained && alive(orphan) {
+	if contained && procfs.Alive(orphan) {
 		t.Errorf("the setsid child %d outlived its program's exit", orphan)
 	}
 
@@ -100,7 +101,7 @@ func hostileEscapees(t *testing.T, mode string) {
 	}
 	if contained {
 		for _, pid := range pids {
-			waitFor(t, "escapee "+strconv.Itoa(pid)+" ended", func() bool { return !alive(pid) })
+			waitFor(t, "escapee "+strconv.Itoa(pid)+" ended", func() bool { return !procfs.Alive(pid) })
 		}
 	}
 	// The host and the other plugin carry on.
@@ -148,7 +149,7 @@ func TestHostDeathSweepsEscapees(t *testing.T) {
 	host.Process.Signal(syscall.SIGKILL)
 	host.Wait()
 	for _, pid := range held {
-		waitFor(t, "process "+strconv.Itoa(pid)+" ended with its Host", func() bool { return !alive(pid) })
+		waitFor(t, "process "+strconv.Itoa(pid)+" ended with its Host", func() bool { return !procfs.Alive(pid) })
 	}
 }
 
@@ -167,17 +168,11 @@ func processesBelow(ancestor int) []int {
 // isBelow reports whether pid is a descendant of ancestor.
 func isBelow(pid, ancestor int) bool {
 	for pid > 1 {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		st, err := procfs.ReadStat(pid)
 		if err != nil {
 			return false
 		}
-		s := string(stat)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) < 2 {
-			return false
-		}
-		pid, _ = strconv.Atoi(f[1])
-		if pid == ancestor {
+		if pid = st.PPID; pid == ancestor {
 			return true
 		}
 	}

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/internal/procfs"
 )
 
 // The hostile-plugin suite for the engines of run.js and run.wasm: each
@@ -77,7 +77,7 @@ func TestHostileScripts(t *testing.T) {
 					t.Errorf("life %d: Decide = %+v, want ask: the hostile plugin failed to answer", life, d)
 				}
 				waitFor(t, "the engine's end", func() bool { return len(j.find("hostile", "plugin ended unasked")) > ended })
-				waitFor(t, "the engine's process gone", func() bool { return !alive(pid) })
+				waitFor(t, "the engine's process gone", func() bool { return !procfs.Alive(pid) })
 				if life == 0 {
 					j.wait(t, "hostile", "plugin restarted")
 				}
@@ -117,7 +117,7 @@ func TestHostileNoCPUAfterClose(t *testing.T) {
 	if err := h.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if alive(pid) {
+	if procfs.Alive(pid) {
 		t.Errorf("the engine's process %d outlived Close", pid)
 	}
 	if pids := enginePids("spin"); len(pids) > 0 {
@@ -195,7 +195,7 @@ func TestHostileModules(t *testing.T) {
 					t.Fatal(err)
 				}
 				waitFor(t, "the engine's end", func() bool { return len(j.find("hostile", "plugin ended unasked")) > ended })
-				waitFor(t, "the engine's process gone", func() bool { return !alive(pid) })
+				waitFor(t, "the engine's process gone", func() bool { return !procfs.Alive(pid) })
 				if life == 0 {
 					j.wait(t, "hostile", "plugin restarted")
 				}
@@ -335,17 +335,13 @@ func enginePid(t *testing.T, id string) int {
 // children of this process.
 func enginePids(id string) []int {
 	var pids []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	all, _ := procfs.PIDs()
+	for _, pid := range all {
 		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		if err != nil || !bytes.Equal(cmdline, []byte("escouade-engine\x00"+id+"\x00")) {
 			continue
 		}
-		if alive(pid) && parentOf(pid) == os.Getpid() {
+		if procfs.Alive(pid) && parentOf(pid) == os.Getpid() {
 			pids = append(pids, pid)
 		}
 	}
@@ -354,18 +350,6 @@ func enginePids(id string) []int {
 
 // parentOf returns the parent of pid, or 0.
 func parentOf(pid int) int {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0
-	}
-	f := bytes.Fields(stat[i+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(string(f[1]))
-	return ppid
+	st, _ := procfs.ReadStat(pid)
+	return st.PPID
 }

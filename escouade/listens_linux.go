@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"shinken.dev/go/internal/procfs"
 )
 
 // listensOn reports whether a process of g (its cgroup, or else its
@@ -89,24 +91,10 @@ func (g *group) members() []int {
 			return pids
 		}
 	}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		// state ppid pgrp ...
-		if f := strings.Fields(s[i+1:]); len(f) > 2 && f[2] == strconv.Itoa(g.pgid) {
-			pids = append(pids, pid)
+	all, _ := procfs.All()
+	for _, p := range all {
+		if p.PGID == g.pgid {
+			pids = append(pids, p.PID)
 		}
 	}
 	return pids

@@ -24,6 +24,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/internal/procfs"
 )
 
 // The plugins run as processes are this test binary, run again with
@@ -94,17 +95,16 @@ func strayProcesses() []int {
 func testProcesses() []int {
 	self, _ := os.Executable()
 	var pids []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
+	all, _ := procfs.PIDs()
+	for _, pid := range all {
+		if pid == os.Getpid() {
 			continue
 		}
 		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 		if err != nil || exe != self {
 			continue
 		}
-		if alive(pid) {
+		if procfs.Alive(pid) {
 			pids = append(pids, pid)
 		}
 	}
@@ -113,38 +113,13 @@ func testProcesses() []int {
 
 // childOf returns a live child of the process ppid, or 0.
 func childOf(ppid int) int {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(ppid) && alive(pid) {
-			return pid
+	all, _ := procfs.All()
+	for _, p := range all {
+		if p.PPID == ppid && p.Live() {
+			return p.PID
 		}
 	}
 	return 0
-}
-
-// alive reports whether pid is a process that is not a zombie.
-func alive(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
 }
 
 // transcriptFile, in the run's folder, names the folder where the plugins

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/internal/procfs"
 )
 
 const procCommands = `,"permissions":{"commands":["echo hello *","echo exact","cat","env","pwd","seq 1 500000","sleep *","sh -c *","nosuchprogram"],"env":["FOO","KEEP"]}`
@@ -252,16 +253,11 @@ func TestProcOutputBackpressure(t *testing.T) {
 
 // seqRunning reports whether a seq program of this test runs.
 func seqRunning() bool {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.HasPrefix(string(cmd), "seq\x00500000") || strings.HasPrefix(string(cmd), "seq\x001\x00500000") {
-			if alive(atoi(e.Name())) {
-				return true
-			}
+	pids, _ := procfs.PIDs()
+	for _, pid := range pids {
+		args, _ := procfs.Cmdline(pid)
+		if len(args) >= 2 && args[0] == "seq" && (args[1] == "500000" || len(args) >= 3 && args[1] == "1" && args[2] == "500000") && procfs.Alive(pid) {
+			return true
 		}
 	}
 	return false
@@ -283,13 +279,13 @@ func TestProcEndsWithThePlugin(t *testing.T) {
 	for _, f := range strings.Fields(n.params["data"].(string)) {
 		pids = append(pids, atoi(f))
 	}
-	if len(pids) != 2 || !alive(pids[0]) || !alive(pids[1]) {
+	if len(pids) != 2 || !procfs.Alive(pids[0]) || !procfs.Alive(pids[1]) {
 		t.Fatalf("pids %v", pids)
 	}
 	if err := lp.p.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for _, pid := range pids {
-		waitFor(t, fmt.Sprintf("process %d gone", pid), func() bool { return !alive(pid) })
+		waitFor(t, fmt.Sprintf("process %d gone", pid), func() bool { return !procfs.Alive(pid) })
 	}
 }

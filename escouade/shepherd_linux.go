@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/internal/procfs"
 )
 
 // Where no cgroup can be made, a program that may start others (a command
@@ -414,44 +415,9 @@ func sweep(noChild <-chan struct{}, deadline time.Time) (left int) {
 	}
 }
 
-// descendants returns the processes below pid, read from /proc: each
-// process's parent, followed down from pid.
+// descendants returns the processes below pid, or none when /proc
+// cannot be read.
 func descendants(pid int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	children := map[int][]int{}
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold anything, ')' included.
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(stat[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		if ppid, err := strconv.Atoi(string(f[1])); err == nil {
-			children[ppid] = append(children[ppid], p)
-		}
-	}
-	var below []int
-	for next := []int{pid}; len(next) > 0; {
-		p := next[len(next)-1]
-		next = next[:len(next)-1]
-		for _, c := range children[p] {
-			below = append(below, c)
-			next = append(next, c)
-		}
-	}
+	below, _ := procfs.Descendants(pid)
 	return below
 }

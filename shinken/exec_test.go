@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"shinken.dev/go/internal/procfs"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
@@ -105,19 +107,10 @@ func TestExecTimeoutKillsTheGroup(t *testing.T) {
 func sleepers(t *testing.T) int {
 	t.Helper()
 	n := 0
-	pids, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, f := range pids {
-		b, err := os.ReadFile(f)
-		if err != nil || !bytes.Equal(b, []byte("sleep\x00100\x00")) {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join(filepath.Dir(f), "stat"))
-		if err != nil {
-			continue
-		}
-		// A zombie (state Z) is no survivor.
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) > 0 && fields[0] != "Z" {
+	pids, _ := procfs.PIDs()
+	for _, pid := range pids {
+		// A zombie is no survivor.
+		if args, _ := procfs.Cmdline(pid); slices.Equal(args, []string{"sleep", "100"}) && procfs.Alive(pid) {
 			n++
 		}
 	}

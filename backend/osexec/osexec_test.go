@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"shinken.dev/go/backend/osexec"
+	"shinken.dev/go/internal/procfs"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
@@ -329,11 +330,6 @@ func backgroundJob(t *testing.T, e *osexec.Executor, shell string) (p *osexec.Pr
 	return p, job, took
 }
 
-func alive(pid int) bool {
-	st, ok := readStat(pid)
-	return ok && st.state != 'Z' && st.state != 'X'
-}
-
 // TestBackgroundJobs: the command is done but a background job remains.
 // If it holds the output pipes, the wait for it is bounded by WaitDelay;
 // by default it keeps running, as a shell would leave it, and with
@@ -350,7 +346,7 @@ func TestBackgroundJobs(t *testing.T) {
 			}
 			if kill {
 				groupDies(t, p.Pid())
-			} else if !alive(job) {
+			} else if !procfs.Alive(job) {
 				t.Errorf("the background job %d was killed", job)
 			}
 		})
@@ -361,7 +357,7 @@ func TestBackgroundJobs(t *testing.T) {
 			}
 			if kill {
 				groupDies(t, p.Pid())
-			} else if !alive(job) {
+			} else if !procfs.Alive(job) {
 				t.Errorf("the background job %d was killed", job)
 			}
 		})
@@ -372,7 +368,7 @@ func TestBackgroundJobs(t *testing.T) {
 			if took > 2*waitDelay+slack {
 				t.Errorf("took %v, want at most twice WaitDelay (%v)", took, waitDelay)
 			}
-			if st, ok := readStat(job); !ok || st.pgrp == p.Pid() || !alive(job) {
+			if st, ok := readStat(job); !ok || st.PGID == p.Pid() || !procfs.Alive(job) {
 				t.Errorf("the job that left: %+v, %v; want it alive in a group of its own", st, ok)
 			}
 			if kill {
@@ -392,7 +388,7 @@ func TestSlowCallerLosesNothing(t *testing.T) {
 	p := start(t, e, argv("head", "-c", strconv.Itoa(total), "/dev/zero"))
 	waitFor(t, 10*time.Second, "the command to be reaped", func() bool {
 		st, ok := readStat(p.Pid())
-		return !ok || st.ppid != os.Getpid()
+		return !ok || st.PPID != os.Getpid()
 	})
 	// Nothing marks the moment a wrong cut would have happened: let
 	// several WaitDelays pass.
@@ -746,7 +742,7 @@ func TestNoZombies(t *testing.T) {
 	for _, p := range ps {
 		waitFor(t, 10*time.Second, "the exited child to be reaped", func() bool {
 			st, ok := readStat(p.Pid())
-			return !ok || st.ppid != os.Getpid()
+			return !ok || st.PPID != os.Getpid()
 		})
 		if st, err := p.Wait(); err != nil || st.Code != 1 {
 			t.Errorf("Wait: %+v, %v", st, err)
@@ -802,13 +798,13 @@ func TestChildDiesWithRuntime(t *testing.T) {
 		helper.Wait()
 		t.Fatalf("reading the command's pid: %v", err)
 	}
-	if st, ok := readStat(child); !ok || st.ppid != helper.Process.Pid || st.state == 'Z' {
+	if st, ok := readStat(child); !ok || st.PPID != helper.Process.Pid || st.State == 'Z' {
 		t.Fatalf("the command %d: %+v, %v; want it running under the helper", child, st, ok)
 	}
 	helper.Process.Kill()
 	helper.Wait()
 	waitFor(t, 5*time.Second, "the orphaned command to die", func() bool {
 		st, ok := readStat(child)
-		return !ok || st.state == 'Z' || st.state == 'X'
+		return !ok || st.State == 'Z' || st.State == 'X'
 	})
 }

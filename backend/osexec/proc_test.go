@@ -8,55 +8,27 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"shinken.dev/go/internal/procfs"
 )
 
-// A procStat is the part of /proc/<pid>/stat the tests look at.
-type procStat struct {
-	pid, ppid, pgrp int
-	state           byte
-}
-
-// readStat parses /proc/<pid>/stat; ok is false once the process is gone.
-func readStat(pid int) (procStat, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procStat{}, false
-	}
-	// The command name is in parentheses and may hold anything, so the
-	// fields are counted from the last closing one.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	f := strings.Fields(s[i+1:])
-	if len(f) < 3 {
-		return procStat{}, false
-	}
-	st := procStat{pid: pid, state: f[0][0]}
-	st.ppid, _ = strconv.Atoi(f[1])
-	st.pgrp, _ = strconv.Atoi(f[2])
-	return st, true
+// readStat reads pid's stat line; ok is false once the process is gone.
+func readStat(pid int) (procfs.Stat, bool) {
+	st, err := procfs.ReadStat(pid)
+	return st, err == nil
 }
 
 // allProcs lists every process the test can see.
-func allProcs() []procStat {
-	ents, _ := os.ReadDir("/proc")
-	var ps []procStat
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, ok := readStat(pid); ok {
-			ps = append(ps, st)
-		}
-	}
-	return ps
+func allProcs() []procfs.Stat {
+	all, _ := procfs.All()
+	return all
 }
 
 // liveMembers returns the processes of group pgrp that are not zombies.
-func liveMembers(pgrp int) []procStat {
-	var live []procStat
+func liveMembers(pgrp int) []procfs.Stat {
+	var live []procfs.Stat
 	for _, p := range allProcs() {
-		if p.pgrp == pgrp && p.state != 'Z' && p.state != 'X' {
+		if p.PGID == pgrp && p.Live() {
 			live = append(live, p)
 		}
 	}
@@ -65,11 +37,11 @@ func liveMembers(pgrp int) []procStat {
 
 // children returns the child processes of the test binary, zombies
 // included: after a test, there must be none.
-func children() []procStat {
-	var kids []procStat
+func children() []procfs.Stat {
+	var kids []procfs.Stat
 	me := os.Getpid()
 	for _, p := range allProcs() {
-		if p.ppid == me {
+		if p.PPID == me {
 			kids = append(kids, p)
 		}
 	}
@@ -101,7 +73,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 // blockedInSyscall reports whether pid is asleep inside system call nr.
 func blockedInSyscall(pid, nr int) bool {
 	st, ok := readStat(pid)
-	if !ok || st.state != 'S' {
+	if !ok || st.State != 'S' {
 		return false
 	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall")

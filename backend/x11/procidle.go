@@ -1,11 +1,12 @@
 package x11
 
 import (
-	"bytes"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"shinken.dev/go/internal/procfs"
 )
 
 // Idle processes: knowing that a browser's page has handled the input.
@@ -33,37 +34,6 @@ import (
 // nine processes), and a read of two small /proc files per thread listed
 // per look.
 
-// procTree returns pid and its descendants, from the children lists of
-// /proc (the nil slice when pid is not a process of this machine's /proc).
-func procTree(pid int) []int {
-	if pid <= 0 {
-		return nil
-	}
-	out := []int{pid}
-	for i := 0; i < len(out) && len(out) < maxSources; i++ {
-		dir := "/proc/" + strconv.Itoa(out[i]) + "/task/"
-		tasks, err := os.ReadDir(dir)
-		if err != nil {
-			if i == 0 {
-				return nil
-			}
-			continue
-		}
-		for _, t := range tasks {
-			b, err := os.ReadFile(dir + t.Name() + "/children")
-			if err != nil {
-				continue
-			}
-			for _, f := range strings.Fields(string(b)) {
-				if c, err := strconv.Atoi(f); err == nil {
-					out = append(out, c)
-				}
-			}
-		}
-	}
-	return out
-}
-
 // An inputPath is the threads of a browser that carry the input to a page
 // and its frames and tree back: the main thread of each process (the UI
 // process's too: a pong comes once its toolkit has read the input, which
@@ -82,7 +52,7 @@ var uiThreads = []string{"Chrome_IOThread", "IPC I/O Parent"}
 
 // add adds to p the input path of the browser whose UI process is root.
 func (p *inputPath) add(root int) {
-	for i, pid := range procTree(root) {
+	for i, pid := range procfs.Tree(root, maxSources) {
 		if helperProcess(pid) {
 			continue
 		}
@@ -98,10 +68,14 @@ func (p *inputPath) add(root int) {
 				continue
 			}
 			b, err := os.ReadFile(task + "stat")
-			if err != nil || !slices.Contains(inputThreads, threadName(b)) {
+			if err != nil {
 				continue
 			}
-			p.tasks, p.rest = append(p.tasks, task), append(p.rest, i > 0 || !slices.Contains(uiThreads, threadName(b)))
+			st, err := procfs.ParseStat(b)
+			if err != nil || !slices.Contains(inputThreads, st.Comm) {
+				continue
+			}
+			p.tasks, p.rest = append(p.tasks, task), append(p.rest, i > 0 || !slices.Contains(uiThreads, st.Comm))
 		}
 	}
 }
@@ -113,11 +87,10 @@ func (p *inputPath) add(root int) {
 // fork-server and plugin processes (the last word of their command line)
 // and its extensions' process.
 func helperProcess(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil {
+	args, err := procfs.Cmdline(pid)
+	if err != nil || len(args) == 0 {
 		return false
 	}
-	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 	for _, a := range args {
 		switch a {
 		case "--type=utility", "--type=zygote", "--type=broker":
@@ -145,8 +118,10 @@ type threadsSample []string
 func (p inputPath) sample() (s threadsSample, busy bool) {
 	s = make(threadsSample, len(p.tasks))
 	for i, task := range p.tasks {
-		if b, err := os.ReadFile(task + "stat"); err == nil && busyState(b) {
-			busy = true
+		if b, err := os.ReadFile(task + "stat"); err == nil {
+			if st, err := procfs.ParseStat(b); err == nil && st.Busy() {
+				busy = true
+			}
 		}
 		if !p.rest[i] {
 			continue
@@ -165,26 +140,4 @@ func (p inputPath) sample() (s threadsSample, busy bool) {
 var inputThreads = []string{
 	"Chrome_IOThread", "Chrome_ChildIOT", "Compositor", "VizCompositorTh",
 	"IPC I/O Parent", "IPC I/O Child", "WRSceneBuilder#", "WRRenderBackend", "Renderer", "SwComposite",
-}
-
-// threadName returns the name in a /proc stat line.
-func threadName(stat []byte) string {
-	i := bytes.IndexByte(stat, '(')
-	j := bytes.LastIndexByte(stat, ')')
-	if i < 0 || j < i {
-		return ""
-	}
-	return string(stat[i+1 : j])
-}
-
-// busyState reports whether a /proc stat line says its thread is running
-// or runnable (R) or in an uninterruptible wait (D). The state follows the
-// command name, which is in parentheses and may hold any byte.
-func busyState(stat []byte) bool {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 || i+2 >= len(stat) {
-		return false
-	}
-	s := stat[i+2]
-	return s == 'R' || s == 'D'
 }

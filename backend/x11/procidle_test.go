@@ -5,30 +5,12 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
-)
 
-func TestBusyState(t *testing.T) {
-	for _, c := range []struct {
-		stat string
-		busy bool
-	}{
-		{"12 (chromium) S 1 12 12 0", false},
-		{"12 (chromium) R 1 12 12 0", true},
-		{"12 (dd) D 1 12 12 0", true},
-		{"12 (a) R (b) S 1 12", false}, // the name is "a) R (b"
-		{"12 (odd) ", false},
-		{"garbage", false},
-	} {
-		if got := busyState([]byte(c.stat)); got != c.busy {
-			t.Errorf("busyState(%q) = %v, want %v", c.stat, got, c.busy)
-		}
-	}
-	if n := threadName([]byte("40 (Chrome_ChildIOT) S 1")); n != "Chrome_ChildIOT" {
-		t.Errorf("threadName = %q", n)
-	}
-}
+	"shinken.dev/go/internal/procfs"
+)
 
 // TestInputPathRest starts a sleeping child and a spinning one: the tree
 // of this process holds both, the sleeper's main thread rests and the
@@ -36,18 +18,20 @@ func TestBusyState(t *testing.T) {
 func TestInputPathRest(t *testing.T) {
 	start := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(args[0], args[1:]...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		// The whole group: a shell's sleep too.
+		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 		return cmd
 	}
 	sleeper := start("sleep", "60")
 	spinner := start("sh", "-c", "while :; do :; done")
 	self := os.Getpid()
-	tree := procTree(self)
+	tree := procfs.Tree(self, maxSources)
 	if !slices.Contains(tree, sleeper.Process.Pid) || !slices.Contains(tree, spinner.Process.Pid) {
-		t.Fatalf("procTree(%d) = %v, without the children %d and %d", self, tree, sleeper.Process.Pid, spinner.Process.Pid)
+		t.Fatalf("procfs.Tree(%d) = %v, without the children %d and %d", self, tree, sleeper.Process.Pid, spinner.Process.Pid)
 	}
 	var spin inputPath
 	spin.add(spinner.Process.Pid)
@@ -82,11 +66,17 @@ func TestInputPathRest(t *testing.T) {
 	if s, busy := gone.sample(); busy || s[0] != "" {
 		t.Error("a thread gone is busy or has runs")
 	}
-	helper := start("sh", "-c", "sleep 60", "--type=utility")
+	// Not "sleep 60" alone: the shell would run it in its own place.
+	helper := start("sh", "-c", "sleep 60; exit 0", "--type=utility")
+	// Start returns once the child is in execve, before the new program's
+	// arguments are in place: until then its command line reads empty.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if args, _ := procfs.Cmdline(helper.Process.Pid); len(args) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond) // waiting for the kernel; nothing to select on
+	}
 	if !helperProcess(helper.Process.Pid) || helperProcess(sleeper.Process.Pid) {
 		t.Error("helperProcess tells a browser's helpers wrongly")
-	}
-	if procTree(-1) != nil || procTree(1<<30) != nil {
-		t.Error("procTree of no process is not empty")
 	}
 }

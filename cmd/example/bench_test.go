@@ -9,12 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"shinken.dev/go/internal/procfs"
 	"shinken.dev/go/shinken/client"
 )
 
@@ -145,48 +145,26 @@ func BenchmarkColdStart(b *testing.B) {
 // rssOf returns a process's resident set size in KiB.
 func rssOf(b *testing.B, pid int) float64 {
 	b.Helper()
-	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	kb, err := procfs.KiB(pid, "status", "VmRSS:")
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			n, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			return n
-		}
-	}
-	return 0
+	return float64(kb)
 }
 
 // descendantsRSS sums the RSS of pid's descendants, in KiB.
 func descendantsRSS(b *testing.B, pid int) float64 {
 	b.Helper()
+	below, err := procfs.Descendants(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
 	total := 0.0
-	for _, child := range childPIDs(pid) {
-		total += rssOf(b, child) + descendantsRSS(b, child)
+	for _, p := range below {
+		kb, _ := procfs.KiB(p, "status", "VmRSS:") // 0 for one gone since
+		total += float64(kb)
 	}
 	return total
-}
-
-// childPIDs lists pid's children, from the parent field of /proc/*/stat.
-func childPIDs(pid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(stat, ')')
-		if f := strings.Fields(string(stat[i+2:])); len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			out = append(out, child)
-		}
-	}
-	return out
 }
 
 // BenchmarkIdleRSS measures the daemon's idle memory on headless and with

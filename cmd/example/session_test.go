@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"shinken.dev/go/backend/x11/session"
+	"shinken.dev/go/internal/procfs"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 )
@@ -49,28 +51,25 @@ func countChildren(t *testing.T, pid int, name string) int {
 
 // childrenByName returns the pids of pid's live children by argv[0]'s base name.
 func childrenByName(pid int) map[string][]int {
-	entries, _ := os.ReadDir("/proc")
+	all, _ := procfs.All()
 	out := map[string][]int{}
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+	for _, p := range all {
+		if p.PPID == pid && p.Live() {
+			name := argv0(p.PID)
+			out[name] = append(out[name], p.PID)
 		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(stat, ')')
-		fields := strings.Fields(string(stat[i+2:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) || fields[0] == "Z" {
-			continue
-		}
-		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
-		name := argv0[strings.LastIndexByte(argv0, '/')+1:]
-		out[name] = append(out[name], child)
 	}
 	return out
+}
+
+// argv0 returns the base name of the program pid runs, as its first
+// argument names it.
+func argv0(pid int) string {
+	args, _ := procfs.Cmdline(pid)
+	if len(args) == 0 {
+		return ""
+	}
+	return filepath.Base(args[0])
 }
 
 // marker returns the session marker in pid's environment.
@@ -91,19 +90,12 @@ func marker(t *testing.T, pid int) string {
 
 // marked counts the live processes carrying the marker.
 func marked(marker string) []int {
-	entries, _ := os.ReadDir("/proc")
+	all, _ := procfs.PIDs()
 	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err == nil && bytes.Contains(env, []byte(session.MarkerVar+"="+marker)) {
-			stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-			if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] != 'Z' {
-				pids = append(pids, pid)
-			}
+	for _, pid := range all {
+		env, err := os.ReadFile(procfs.Root + "/" + strconv.Itoa(pid) + "/environ")
+		if err == nil && bytes.Contains(env, []byte(session.MarkerVar+"="+marker)) && procfs.Alive(pid) {
+			pids = append(pids, pid)
 		}
 	}
 	return pids
@@ -252,9 +244,7 @@ func TestSessionDaemonKilled(t *testing.T) {
 	command := awaitCommand(t, "sleep\x00777\x00")
 	names := map[string]int{}
 	for _, pid := range marked(mark) {
-		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
-		names[argv0[strings.LastIndexByte(argv0, '/')+1:]]++
+		names[argv0(pid)]++
 	}
 	for _, want := range []string{"Xvfb", "openbox", "dbus-daemon", "at-spi2-registryd", "sleep", "zenity"} {
 		if names[want] == 0 {
@@ -266,7 +256,7 @@ func TestSessionDaemonKilled(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		left := marked(mark)
-		if syscall.Kill(command, 0) == nil && !zombie(command) {
+		if procfs.Alive(command) {
 			left = append(left, command)
 		}
 		if len(left) == 0 {
@@ -288,13 +278,9 @@ func awaitCommand(t *testing.T, cmdline string) int {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if got, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); string(got) == cmdline {
+		all, _ := procfs.PIDs()
+		for _, pid := range all {
+			if got, _ := os.ReadFile(procfs.Root + "/" + strconv.Itoa(pid) + "/cmdline"); string(got) == cmdline {
 				return pid
 			}
 		}
@@ -303,14 +289,4 @@ func awaitCommand(t *testing.T, cmdline string) int {
 		}
 		time.Sleep(10 * time.Millisecond) // waiting for a fork; nothing to select on
 	}
-}
-
-// zombie reports whether pid is dead and not yet reaped (or gone).
-func zombie(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z'
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"shinken.dev/go/internal/procfs"
 )
 
 // TestPipelinedCalls sends 600 calls on one connection without waiting for
@@ -218,7 +220,7 @@ func TestStalledReader(t *testing.T) {
 	for i := range 5 {
 		mustOK(t, healthy.do(fmt.Sprintf("warm%d", i), map[string]any{"verb": "screenshot", "format": []string{"png", "jpeg"}[i%2], "quality": 100}), "observation")
 	}
-	base, err := rssKiB(d.pid)
+	base, err := procfs.KiB(d.pid, "status", "VmRSS:")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +275,7 @@ func TestStalledReader(t *testing.T) {
 		f := healthy.do(fmt.Sprintf("h%d", i), map[string]any{"verb": "screenshot", "max_long_edge": 200})
 		mustOK(t, f, "observation")
 		worst = max(worst, time.Since(start))
-		if kb, err := rssKiB(d.pid); err == nil {
+		if kb, err := procfs.KiB(d.pid, "status", "VmRSS:"); err == nil {
 			peak = max(peak, kb)
 		}
 	}
@@ -302,7 +304,7 @@ func TestStalledReader(t *testing.T) {
 func TestStalledReaderAmplification(t *testing.T) {
 	d := startBin(t, plainBin, "-log", "warn")
 	healthy, _ := dialWire(t, d, nil)
-	base, err := rssKiB(d.pid)
+	base, err := procfs.KiB(d.pid, "status", "VmRSS:")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +345,7 @@ func TestStalledReaderAmplification(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the healthy client got no pong: %v", err)
 		}
-		if kb, err := rssKiB(d.pid); err == nil {
+		if kb, err := procfs.KiB(d.pid, "status", "VmRSS:"); err == nil {
 			peak = max(peak, kb)
 		}
 		pollWait()
@@ -376,10 +378,10 @@ func TestDropMidExec(t *testing.T) {
 				for _, k := range kids {
 					// Between fork and exec a child is still in the
 					// daemon's group; wait until it leads its own.
-					if k.pgid != k.pid {
+					if k.PGID != k.PID {
 						return false
 					}
-					groups = append(groups, k.pgid)
+					groups = append(groups, k.PGID)
 				}
 				return len(kids) == 4
 			})
@@ -429,10 +431,10 @@ func TestShutdownKillsExecs(t *testing.T) {
 	poll(t, 15*time.Second, "2 execs running, each leading its own process group", func() bool {
 		groups = groups[:0]
 		for _, k := range children(d.pid) {
-			if k.pgid != k.pid {
+			if k.PGID != k.PID {
 				return false // forked, not yet in its own group
 			}
-			groups = append(groups, k.pgid)
+			groups = append(groups, k.PGID)
 		}
 		return len(groups) == 2
 	})
@@ -482,19 +484,11 @@ func TestExecBackgroundJobOutlivesSession(t *testing.T) {
 	// The job is ours: end it whatever the outcome.
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	w.ws.Close(websocket.StatusNormalClosure, "bye")
-	alive := func() bool {
-		for _, p := range procs() {
-			if p.pid == pid && p.state != 'Z' {
-				return true
-			}
-		}
-		return false
-	}
 	deadline := time.Now().Add(5 * time.Second)
-	for alive() && time.Now().Before(deadline) {
+	for procfs.Alive(pid) && time.Now().Before(deadline) {
 		pollWait()
 	}
-	if alive() {
+	if procfs.Alive(pid) {
 		t.Errorf("pid %d, started in an exec's process group, still runs 5 s after its session closed", pid)
 	}
 }

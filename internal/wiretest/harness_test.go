@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +26,7 @@ import (
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
 
+	"shinken.dev/go/internal/procfs"
 	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken/aci"
 )
@@ -837,47 +837,12 @@ func mustFail(t testing.TB, f *frame, typ, code string) {
 	}
 }
 
-// procInfo is one line of /proc/<pid>/stat.
-type procInfo struct {
-	pid, ppid, pgid int
-	comm            string
-	state           byte
-}
-
-// procs lists the processes of the machine.
-func procs() []procInfo {
-	ents, _ := os.ReadDir("/proc")
-	var out []procInfo
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || close < open {
-			continue
-		}
-		f := strings.Fields(s[close+1:])
-		if len(f) < 3 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		pgid, _ := strconv.Atoi(f[2])
-		out = append(out, procInfo{pid: pid, ppid: ppid, pgid: pgid, comm: s[open+1 : close], state: f[0][0]})
-	}
-	return out
-}
-
 // children lists the live (not zombie) children of pid.
-func children(pid int) []procInfo {
-	var out []procInfo
-	for _, p := range procs() {
-		if p.ppid == pid && p.state != 'Z' {
+func children(pid int) []procfs.Stat {
+	all, _ := procfs.All()
+	var out []procfs.Stat
+	for _, p := range all {
+		if p.PPID == pid && p.Live() {
 			out = append(out, p)
 		}
 	}
@@ -885,28 +850,15 @@ func children(pid int) []procInfo {
 }
 
 // inGroup lists the live processes of process group pgid.
-func inGroup(pgid int) []procInfo {
-	var out []procInfo
-	for _, p := range procs() {
-		if p.pgid == pgid && p.state != 'Z' {
+func inGroup(pgid int) []procfs.Stat {
+	all, _ := procfs.All()
+	var out []procfs.Stat
+	for _, p := range all {
+		if p.PGID == pgid && p.Live() {
 			out = append(out, p)
 		}
 	}
 	return out
-}
-
-// rssKiB reads VmRSS of pid.
-func rssKiB(pid int) (int, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-		}
-	}
-	return 0, errors.New("no VmRSS")
 }
 
 // poll calls cond until it returns true or the deadline passes.

@@ -7,42 +7,33 @@ import (
 	"os"
 	"strconv"
 	"sync"
+
+	"shinken.dev/go/internal/procfs"
 )
 
 // marked lists the processes whose environment holds MarkerVar=marker.
 func marked(marker string) ([]int, error) {
-	entries, err := os.ReadDir("/proc")
+	all, err := procfs.PIDs()
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
 	want := []byte(MarkerVar + "=" + marker + "\x00")
 	self := os.Getpid()
 	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
+	for _, pid := range all {
+		if pid == self {
 			continue
 		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		env, err := os.ReadFile(procfs.Root + "/" + strconv.Itoa(pid) + "/environ")
 		if err != nil || !bytes.Contains(append([]byte{0}, env...), append([]byte{0}, want...)) {
 			continue
 		}
-		if zombie(pid) {
+		if !procfs.Alive(pid) {
 			continue // dead already; its parent reaps it
 		}
 		pids = append(pids, pid)
 	}
 	return pids, nil
-}
-
-func zombie(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	// The state follows the parenthesised command name, which may hold spaces.
-	i := bytes.LastIndexByte(stat, ')')
-	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X'
 }
 
 // xauthEntry encodes one Xauthority entry for any address (FamilyWild) and
