@@ -147,10 +147,13 @@ func (s *session) window(spec windowSpec) xproto.Window {
 		return err == nil && a.MapState == xproto.MapStateViewable
 	})
 	if !spec.override && s.wm {
-		// Managed: wait until the window manager has framed it.
-		s.waitFor("frame extents", func() bool {
+		// Managed: wait until the window manager has framed it and given
+		// it its size (openbox frames a window before it sizes it: under
+		// load a capture saw the client 1x1 in a centred frame).
+		s.waitFor("frame extents and size", func() bool {
 			r, err := xproto.GetProperty(c, false, w, s.b.atoms.netFrameExtents, xproto.AtomCardinal, 0, 4).Reply()
-			return err == nil && r.Format == 32
+			g, gerr := xproto.GetGeometry(c, xproto.Drawable(w)).Reply()
+			return err == nil && r.Format == 32 && gerr == nil && int(g.Width) == spec.r.Dx() && int(g.Height) == spec.r.Dy()
 		})
 	}
 	return w

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"shinken.dev/go/backend/x11/session"
+	"shinken.dev/go/internal/procfs"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -69,6 +70,15 @@ func await(t *testing.T, ch chan session.Event, part session.Part, kind session.
 	}
 }
 
+// argv0 returns the first argument pid was started with.
+func argv0(pid int) string {
+	args, _ := procfs.Cmdline(pid)
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
+}
+
 // partPID finds the pid of the session process whose command line starts
 // with name.
 func partPID(t *testing.T, s *session.Session, name string) int {
@@ -78,9 +88,7 @@ func partPID(t *testing.T, s *session.Session, name string) int {
 		t.Fatal(err)
 	}
 	for _, pid := range pids {
-		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
-		if strings.HasSuffix(argv0, name) {
+		if strings.HasSuffix(argv0(pid), name) {
 			return pid
 		}
 	}
@@ -97,9 +105,7 @@ func countPIDs(t *testing.T, s *session.Session, name string) int {
 	}
 	n := 0
 	for _, pid := range pids {
-		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
-		if strings.HasSuffix(argv0, name) {
+		if strings.HasSuffix(argv0(pid), name) {
 			n++
 		}
 	}
@@ -328,9 +334,7 @@ func processNames(t *testing.T, s *session.Session) map[string]int {
 	}
 	out := map[string]int{}
 	for _, pid := range pids {
-		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
-		out[filepath.Base(argv0)]++
+		out[filepath.Base(argv0(pid))]++
 	}
 	return out
 }
@@ -340,9 +344,7 @@ func countMarked(s *session.Session, name string) int {
 	pids, _ := s.Processes()
 	n := 0
 	for _, pid := range pids {
-		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
-		if strings.HasSuffix(argv0, name) {
+		if strings.HasSuffix(argv0(pid), name) {
 			n++
 		}
 	}
