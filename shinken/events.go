@@ -14,6 +14,11 @@ import (
 // once: it must be safe for concurrent use, quick, and must not block or
 // call back into the Runtime. The RuntimeEvent is a value; Record may keep
 // it.
+//
+// An action is recorded as its call ends, just after its answer is sent:
+// a client holding an answer may read metrics that do not count that
+// action yet. Once Runtime.Close has returned, every event of its
+// sessions has been recorded.
 type Recorder interface {
 	Record(e RuntimeEvent)
 }

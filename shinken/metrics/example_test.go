@@ -32,6 +32,7 @@ func Example() {
 	}
 	c.Screenshot(ctx, nil)
 	c.Close()
+	rt.Close() // its sessions' events are all recorded once it returns
 
 	mfs, _ := reg.Gather()
 	for _, mf := range mfs {
