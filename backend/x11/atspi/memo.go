@@ -173,6 +173,13 @@ func (m *memo) record(member, path, kind string) {
 		mark(&m.removed)
 	case "StateChanged":
 		mark(&m.baseDirty)
+		// A document read while it loaded (busy) may hold nodes read
+		// before their names and children were in place, with no event
+		// to come for them (Firefox): the end of the load reads its
+		// subtree again.
+		if kind == "busy" {
+			mark(&m.kidsDirty)
+		}
 		// Toolkits spell states with dashes ("multi-line"); the table uses
 		// spaces.
 		if !nonGeometricStates[strings.ReplaceAll(kind, "-", " ")] {

@@ -216,3 +216,19 @@ func TestSentinels(t *testing.T) {
 		}
 	}
 }
+
+// TestBusyRereadsSubtree: a node whose busy state changes (a document that
+// loaded) has its subtree read again; other state changes read the node
+// alone.
+func TestBusyRereadsSubtree(t *testing.T) {
+	m := &memo{walked: true}
+	m.record("StateChanged", "/doc", "busy")
+	m.record("StateChanged", "/box", "checked")
+	ev := m.take()
+	if !ev.kidsDirty["/doc"] || !ev.baseDirty["/doc"] {
+		t.Errorf("busy on /doc: kids dirty %v, base dirty %v", ev.kidsDirty, ev.baseDirty)
+	}
+	if ev.kidsDirty["/box"] || !ev.baseDirty["/box"] || ev.geomDirty["/box"] {
+		t.Errorf("checked on /box: kids %v, base %v, geometry %v", ev.kidsDirty, ev.baseDirty, ev.geomDirty)
+	}
+}
