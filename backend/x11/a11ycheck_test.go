@@ -3,14 +3,12 @@ package x11
 import (
 	"context"
 	"errors"
-	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"shinken.dev/go/backend/x11/atspi"
+	"shinken.dev/go/internal/procfs"
 	"shinken.dev/go/internal/xvfb"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
@@ -66,11 +64,8 @@ func a11yBusPID(t *testing.T, s *xvfb.Server) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pid := range pids {
-		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if strings.Contains(string(cmdline), "dbus-daemon\x00") && strings.Contains(string(cmdline), "accessibility.conf") {
-			return pid
-		}
+	if pid := procfs.Find(pids, "dbus-daemon", "/accessibility.conf"); pid != 0 {
+		return pid
 	}
 	t.Fatalf("no accessibility bus among %v", pids)
 	return 0

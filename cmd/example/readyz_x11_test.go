@@ -2,14 +2,13 @@ package main
 
 import (
 	"net/http"
-	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"shinken.dev/go/internal/procfs"
 	"shinken.dev/go/internal/xvfb"
 	"shinken.dev/go/internal/xvfb/xvfbtest"
 )
@@ -68,11 +67,8 @@ func a11yBusPID(t *testing.T, s *xvfb.Server) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pid := range pids {
-		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if strings.Contains(string(cmdline), "dbus-daemon\x00") && strings.Contains(string(cmdline), "accessibility.conf") {
-			return pid
-		}
+	if pid := procfs.Find(pids, "dbus-daemon", "/accessibility.conf"); pid != 0 {
+		return pid
 	}
 	t.Fatalf("no accessibility bus among the session's processes %v", pids)
 	return 0

@@ -215,3 +215,21 @@ func KiB(pid int, file, key string) (int64, error) {
 	}
 	return 0, fmt.Errorf("procfs: no %s in %s of process %d", key, file, pid)
 }
+
+// Find returns the first of pids that runs program (its first argument,
+// or that argument's last path element, is program) with an argument
+// ending in suffix, or 0.
+func Find(pids []int, program, suffix string) int {
+	for _, pid := range pids {
+		args, _ := Cmdline(pid)
+		if len(args) == 0 || (args[0] != program && !strings.HasSuffix(args[0], "/"+program)) {
+			continue
+		}
+		for _, a := range args[1:] {
+			if strings.HasSuffix(a, suffix) {
+				return pid
+			}
+		}
+	}
+	return 0
+}

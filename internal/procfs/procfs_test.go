@@ -116,6 +116,15 @@ func TestBelow(t *testing.T) {
 	if sleep == 0 || !slices.Contains(below, sleep) {
 		t.Fatalf("no sleep below the shell among %v", below)
 	}
+	if got := Find(below, "sh", "; wait"); got != cmd.Process.Pid {
+		t.Errorf(`Find(sh, "; wait") = %d, want the shell %d`, got, cmd.Process.Pid)
+	}
+	if got := Find(below, "sh", "no such argument"); got != 0 {
+		t.Errorf("Find of no argument = %d", got)
+	}
+	if got := Find(below, "s", "; wait"); got != 0 {
+		t.Errorf("Find of a program named by a part of its name = %d", got)
+	}
 	tree := Tree(cmd.Process.Pid, 10)
 	if !slices.Equal(tree, []int{cmd.Process.Pid, sleep}) {
 		t.Errorf("Tree = %v, want [%d %d]", tree, cmd.Process.Pid, sleep)

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +14,7 @@ import (
 
 	"shinken.dev/go/backend/x11/atspi"
 	"shinken.dev/go/backend/x11/session"
+	"shinken.dev/go/internal/procfs"
 	"shinken.dev/go/shinken"
 )
 
@@ -152,11 +152,8 @@ func TestA11yBusRestart(t *testing.T) {
 func a11yBusPID(t *testing.T, s *session.Session) int {
 	t.Helper()
 	pids, _ := s.Processes()
-	for _, pid := range pids {
-		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if strings.Contains(string(cmdline), "dbus-daemon\x00") && strings.Contains(string(cmdline), "accessibility.conf") {
-			return pid
-		}
+	if pid := procfs.Find(pids, "dbus-daemon", "/accessibility.conf"); pid != 0 {
+		return pid
 	}
 	t.Fatal("no accessibility bus")
 	return 0

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -202,11 +201,8 @@ func TestDesktop(t *testing.T) {
 func sessionBusPID(t *testing.T, s *session.Session) int {
 	t.Helper()
 	pids, _ := s.Processes()
-	for _, pid := range pids {
-		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if strings.Contains(string(cmdline), "dbus-daemon\x00") && strings.Contains(string(cmdline), "session-bus.conf") {
-			return pid
-		}
+	if pid := procfs.Find(pids, "dbus-daemon", "/session-bus.conf"); pid != 0 {
+		return pid
 	}
 	t.Fatal("no session dbus-daemon")
 	return 0
