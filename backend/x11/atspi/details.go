@@ -13,6 +13,12 @@ import (
 // extents again even when nothing says they changed.
 const browserGeomAge = 500 * time.Millisecond
 
+// browserTreeAge bounds how long a browser's mirror is patched by events
+// alone: Firefox was seen to leave a page read mid-load (controls without
+// their names, texts not yet there) with no event for what came after,
+// so past this age a walk reads the tree whole again.
+const browserTreeAge = 2 * time.Second
+
 // This file holds phase 4 of a walk: what completes the nodes kept in the
 // tree, and what the memo keeps of them for the next walk.
 
@@ -288,6 +294,9 @@ func (w *walk) remember(order []*rec) {
 		return
 	}
 	if w.m.events && !w.cutBudget && !w.cutDepth {
+		if !w.mirrored {
+			w.m.readAt = time.Now()
+		}
 		w.m.last = mirrorOf(order, w.kids)
 		if root := w.m.last[pathRoot]; root != nil && w.rootListed != nil {
 			root.listed = w.rootListed

@@ -52,6 +52,9 @@ type memo struct {
 	// geomAt is when a walk last read a browser's extents rather than
 	// reusing them (see browserGeomAge).
 	geomAt time.Time
+	// readAt is when a walk last read a browser's tree whole (see
+	// browserTreeAge).
+	readAt time.Time
 
 	// events says the toolkit reports every change of structure, names,
 	// states and text (GTK 3, Gecko, Chromium): a repeated walk may then

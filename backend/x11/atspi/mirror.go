@@ -3,6 +3,7 @@ package atspi
 import (
 	"image"
 	"slices"
+	"time"
 )
 
 // The mirror: for toolkits whose events report every change of structure,
@@ -48,7 +49,9 @@ import (
 // shifting the later siblings of a node, with no event, no scroll and no
 // change of a container's first child) is seen at the next event of the
 // application, or at the first walk after browserGeomAge (a browser's
-// extents are not reused longer than that). Other toolkits (Qt) are read whole on every walk.
+// extents are not reused longer than that). Whatever else a browser
+// leaves unreported is bounded by browserTreeAge: past it, its tree is
+// read whole. Other toolkits (Qt) are read whole on every walk.
 // [Options.NoCache] turns the mirror off.
 
 // mirrorOf returns the nodes of a walk as the mirror keeps them: copies,
@@ -78,6 +81,9 @@ func mirrorOf(order []*rec, kids map[string][]*rec) map[string]*rec {
 func (w *walk) fromMirror() bool {
 	last := w.m.last
 	if w.noCache || !w.m.events || last == nil || last[pathRoot] == nil || w.ev.allDirty {
+		return false
+	}
+	if w.m.browser && time.Since(w.m.readAt) > browserTreeAge {
 		return false
 	}
 	w.mirrored = true
