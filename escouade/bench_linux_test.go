@@ -53,14 +53,9 @@ func BenchmarkContainedStart(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	median := func(ds []time.Duration) float64 {
-		slices.Sort(ds)
-		return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
-	}
-	name := map[string]string{"group": "group", "auto": "cgroup", "shepherd": "shepherd"}
 	for _, mode := range modes {
-		b.ReportMetric(median(starts[mode]), name[mode]+"-start-ms")
-		b.ReportMetric(median(stops[mode]), name[mode]+"-stop-ms")
+		b.ReportMetric(medianMS(starts[mode]), containmentName[mode]+"-start-ms")
+		b.ReportMetric(medianMS(stops[mode]), containmentName[mode]+"-stop-ms")
 	}
 	if len(pss) > 0 {
 		slices.Sort(pss)
@@ -69,7 +64,7 @@ func BenchmarkContainedStart(b *testing.B) {
 		b.ReportMetric(float64(rss[len(rss)/2])/1024, "shepherd-RSS-MiB")
 	}
 	for _, mode := range modes[1:] {
-		b.ReportMetric(median(starts[mode])/median(starts["group"]), name[mode]+"/group-start")
+		b.ReportMetric(medianMS(starts[mode])/medianMS(starts["group"]), containmentName[mode]+"/group-start")
 	}
 }
 
@@ -107,16 +102,11 @@ func BenchmarkContainedSpawn(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	median := func(ds []time.Duration) float64 {
-		slices.Sort(ds)
-		return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
-	}
-	name := map[string]string{"group": "group", "auto": "cgroup", "shepherd": "shepherd"}
 	for _, mode := range modes {
-		b.ReportMetric(median(runs[mode]), name[mode]+"-ms")
+		b.ReportMetric(medianMS(runs[mode]), containmentName[mode]+"-ms")
 	}
 	for _, mode := range modes[1:] {
-		b.ReportMetric(median(runs[mode])/median(runs["group"]), name[mode]+"/group")
+		b.ReportMetric(medianMS(runs[mode])/medianMS(runs["group"]), containmentName[mode]+"/group")
 	}
 }
 
@@ -131,3 +121,12 @@ func containModes(b *testing.B) []string {
 	}
 	return []string{"group", "auto", "shepherd"}
 }
+
+// medianMS returns the median of ds in milliseconds (ds is sorted).
+func medianMS(ds []time.Duration) float64 {
+	slices.Sort(ds)
+	return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
+}
+
+// containmentName names each containment mode in the metrics.
+var containmentName = map[string]string{"group": "group", "auto": "cgroup", "shepherd": "shepherd"}

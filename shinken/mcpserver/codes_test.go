@@ -47,19 +47,8 @@ func TestToolErrorCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		sess.Close()
-		ss.Wait()
-	}()
+	sess, done := connectInMemory(t, ctx, srv, nil)
+	defer done()
 	code := func(name string, args map[string]any) aci.Code {
 		t.Helper()
 		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})

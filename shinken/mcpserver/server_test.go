@@ -79,12 +79,8 @@ func newEnv(t testing.TB, opts *mcpserver.Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := e.srv.MCP().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, &mcp.ClientOptions{
+	var done func()
+	e.sess, done = connectInMemory(t, ctx, e.srv, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			e.mu.Lock()
 			e.progress = append(e.progress, req.Params.Message)
@@ -95,15 +91,27 @@ func newEnv(t testing.TB, opts *mcpserver.Options) *env {
 			}
 		},
 	})
-	e.sess, err = cl.Connect(ctx, ct, nil)
+	t.Cleanup(done)
+	return e
+}
+
+// connectInMemory connects an MCP client (with opts) to srv in memory;
+// done closes the client's session and waits for the server's to end.
+func connectInMemory(t testing.TB, ctx context.Context, srv *mcpserver.Server, opts *mcp.ClientOptions) (sess *mcp.ClientSession, done func()) {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		e.sess.Close()
+	sess, err = mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, opts).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess, func() {
+		sess.Close()
 		ss.Wait()
-	})
-	return e
+	}
 }
 
 // Authorize refuses rm, or everything when denyAll is set.

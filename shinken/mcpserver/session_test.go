@@ -93,19 +93,8 @@ func TestReconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		sess.Close()
-		ss.Wait()
-	}()
+	sess, done := connectInMemory(t, ctx, srv, nil)
+	defer done()
 	call := func(name string, args map[string]any) *mcp.CallToolResult {
 		t.Helper()
 		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
