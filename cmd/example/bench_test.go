@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"shinken.dev/go/shinken/daemon"
 	"slices"
 	"strings"
 	"syscall"
@@ -45,7 +46,7 @@ func bootDaemon(b *testing.B, bin string, args ...string) (*exec.Cmd, string, ti
 	base := ""
 	for base == "" && sc.Scan() {
 		if m := urlLine.FindStringSubmatch(sc.Text()); m != nil && m[1] == "ACI" {
-			base = "http" + strings.TrimSuffix(strings.TrimPrefix(m[2], "ws"), pathACI)
+			base = "http" + strings.TrimSuffix(strings.TrimPrefix(m[2], "ws"), daemon.PathACI)
 		}
 	}
 	go func() {
@@ -58,7 +59,7 @@ func bootDaemon(b *testing.B, bin string, args ...string) (*exec.Cmd, string, ti
 		b.Fatalf("no ACI URL: %s", stderr.String())
 	}
 	for {
-		resp, err := http.Get(base + pathReadyz)
+		resp, err := http.Get(base + daemon.PathReadyz)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
@@ -182,7 +183,7 @@ func BenchmarkIdleRSS(b *testing.B) {
 				// One screenshot, so that the capture and encode buffers are
 				// part of idle.
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				aciURL := "ws" + strings.TrimPrefix(base, "http") + pathACI
+				aciURL := "ws" + strings.TrimPrefix(base, "http") + daemon.PathACI
 				first, err := client.Dial(ctx, aciURL, &client.DialOptions{Token: "tok"})
 				if err != nil {
 					b.Fatal(err)

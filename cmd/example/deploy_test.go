@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"shinken.dev/go/shinken/daemon"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,7 +99,7 @@ func TestManifests(t *testing.T) {
 	if got := at(t, c, "ports", 0, "containerPort"); got != port {
 		t.Errorf("containerPort %v, -listen port %v", got, port)
 	}
-	for probe, path := range map[string]string{"livenessProbe": pathHealthz, "readinessProbe": pathReadyz, "startupProbe": pathHealthz} {
+	for probe, path := range map[string]string{"livenessProbe": daemon.PathHealthz, "readinessProbe": daemon.PathReadyz, "startupProbe": daemon.PathHealthz} {
 		if got := at(t, c, probe, "httpGet", "path"); got != path {
 			t.Errorf("%s path %v, want %s", probe, got, path)
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"shinken.dev/go/shinken/daemon"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,12 +26,12 @@ import (
 )
 
 // httpBase is the daemon's http:// base URL.
-func (d *daemon) httpBase() string {
-	return "http" + strings.TrimSuffix(strings.TrimPrefix(d.aci, "ws"), pathACI)
+func (d *running) httpBase() string {
+	return "http" + strings.TrimSuffix(strings.TrimPrefix(d.aci, "ws"), daemon.PathACI)
 }
 
 // get fetches the daemon's path, with a bearer token unless token is "".
-func (d *daemon) get(t *testing.T, path, token string) (int, string) {
+func (d *running) get(t *testing.T, path, token string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, d.httpBase()+path, nil)
 	if token != "" {
@@ -46,10 +47,13 @@ func (d *daemon) get(t *testing.T, path, token string) (int, string) {
 }
 
 // readyz returns /readyz's status and reason.
-func (d *daemon) readyz(t *testing.T) (int, string) {
+func (d *running) readyz(t *testing.T) (int, string) {
 	t.Helper()
-	code, body := d.get(t, pathReadyz, "")
-	var r readiness
+	code, body := d.get(t, daemon.PathReadyz, "")
+	var r struct {
+		Ready  bool   `json:"ready"`
+		Reason string `json:"reason"`
+	}
 	if err := json.Unmarshal([]byte(body), &r); err != nil {
 		t.Fatalf("readyz body %q: %v", body, err)
 	}
@@ -60,7 +64,7 @@ func (d *daemon) readyz(t *testing.T) (int, string) {
 }
 
 // awaitReady polls /readyz until it answers want, and returns the reason.
-func (d *daemon) awaitReady(t *testing.T, want int, within time.Duration) string {
+func (d *running) awaitReady(t *testing.T, want int, within time.Duration) string {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -83,7 +87,7 @@ func TestHealthReadyDrain(t *testing.T) {
 	dir := t.TempDir()
 	bin := build(t, dir, ".", "example")
 	d := start(t, bin)
-	if code, body := d.get(t, pathHealthz, ""); code != 200 || !strings.Contains(body, "alive") {
+	if code, body := d.get(t, daemon.PathHealthz, ""); code != 200 || !strings.Contains(body, "alive") {
 		t.Fatalf("/healthz: %d %s", code, body)
 	}
 	if code, reason := d.readyz(t); code != 200 {
@@ -110,7 +114,7 @@ func TestHealthReadyDrain(t *testing.T) {
 	if reason := d.awaitReady(t, http.StatusServiceUnavailable, 5*time.Second); reason != "draining" {
 		t.Fatalf("/readyz reason %q, want draining", reason)
 	}
-	if code, _ := d.get(t, pathHealthz, ""); code != 200 {
+	if code, _ := d.get(t, daemon.PathHealthz, ""); code != 200 {
 		t.Fatalf("/healthz while draining: %d", code)
 	}
 	_, resp, err := websocket.Dial(ctx, d.aci, nil)
@@ -162,14 +166,14 @@ func TestProbe(t *testing.T) {
 	for _, tc := range []struct {
 		path string
 		ok   bool
-	}{{pathReadyz, true}, {pathHealthz, true}, {"/nothing-here/", false}} {
+	}{{daemon.PathReadyz, true}, {daemon.PathHealthz, true}, {"/nothing-here/", false}} {
 		out, err := exec.Command(bin, "-probe", d.httpBase()+tc.path).CombinedOutput()
 		if (err == nil) != tc.ok {
 			t.Errorf("-probe %s: %v %s", tc.path, err, out)
 		}
 	}
 	d.stop(t)
-	if out, err := exec.Command(bin, "-probe", d.httpBase()+pathReadyz).CombinedOutput(); err == nil {
+	if out, err := exec.Command(bin, "-probe", d.httpBase()+daemon.PathReadyz).CombinedOutput(); err == nil {
 		t.Errorf("-probe of a stopped daemon succeeded: %s", out)
 	}
 }
@@ -257,13 +261,13 @@ func TestMetrics(t *testing.T) {
 	}
 	cast.Stop(ctx)
 
-	if code, _ := d.get(t, pathMetrics, ""); code != http.StatusUnauthorized {
+	if code, _ := d.get(t, daemon.PathMetrics, ""); code != http.StatusUnauthorized {
 		t.Fatalf("/metrics without the token: %d", code)
 	}
-	if code, _ := d.get(t, pathMetrics, "wrong"); code != http.StatusUnauthorized {
+	if code, _ := d.get(t, daemon.PathMetrics, "wrong"); code != http.StatusUnauthorized {
 		t.Fatalf("/metrics with a wrong token: %d", code)
 	}
-	code, text := d.get(t, pathMetrics, "tok")
+	code, text := d.get(t, daemon.PathMetrics, "tok")
 	if code != 200 {
 		t.Fatalf("/metrics: %d", code)
 	}
@@ -359,12 +363,12 @@ func TestTokenFile(t *testing.T) {
 }
 
 // awaitToken dials with token until the daemon has taken it.
-func awaitToken(t *testing.T, ctx context.Context, d *daemon, token string) *client.Client {
+func awaitToken(t *testing.T, ctx context.Context, d *running, token string) *client.Client {
 	t.Helper()
-	proxy := schematest.NewProxy(t, strings.TrimSuffix(d.aci, pathACI))
+	proxy := schematest.NewProxy(t, strings.TrimSuffix(d.aci, daemon.PathACI))
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := client.Dial(ctx, proxy.URL+pathACI, &client.DialOptions{Token: token})
+		c, err := client.Dial(ctx, proxy.URL+daemon.PathACI, &client.DialOptions{Token: token})
 		if err == nil {
 			return c
 		}

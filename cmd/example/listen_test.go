@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"shinken.dev/go/shinken/daemon"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,28 +28,6 @@ import (
 // kernel's vsock loopback available (module vsock_loopback): then the ACI
 // session over vsock must run, and its failure is the test's.
 const vsockLoopbackVar = "SHINKEN_VSOCK_LOOPBACK"
-
-// TestListenVsockAddress: a bad vsock address is refused with a message
-// naming the form; a listener on port 0 names the port it took, or, on a
-// machine without a vsock device, the error says what is missing.
-func TestListenVsockAddress(t *testing.T) {
-	if _, _, _, err := listen("vsock:seven"); err == nil || !strings.Contains(err.Error(), "vsock:PORT") {
-		t.Fatalf("bad port: %v", err)
-	}
-	l, aciURL, page, err := listen("vsock:0")
-	if err != nil {
-		if !strings.Contains(err.Error(), "vsock device") {
-			t.Fatalf("vsock listen failed without saying why: %v", err)
-		}
-		t.Logf("no vsock device here (%v): the error is what is checked", err)
-		return
-	}
-	defer l.Close()
-	port := l.Addr().(*vsock.Addr).Port
-	if want := "vsock:" + strconv.FormatUint(uint64(port), 10) + " (path /aci)"; aciURL != want || page != "" {
-		t.Errorf("printed %q and page %q, want %q and none", aciURL, page, want)
-	}
-}
 
 // TestACIOverSockets runs an ACI session end to end (hello, screenshot,
 // observe, exec, every message validated against the schema) and /healthz
@@ -103,12 +82,12 @@ func TestACIOverSockets(t *testing.T) {
 }
 
 // sessionOver drives a session and /healthz through dial, then stops d.
-func sessionOver(t *testing.T, d *daemon, dial func(ctx context.Context) (net.Conn, error)) {
+func sessionOver(t *testing.T, d *running, dial func(ctx context.Context) (net.Conn, error)) {
 	t.Helper()
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return dial(ctx) }}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
-	resp, err := hc.Get("http://sandbox" + pathHealthz)
+	resp, err := hc.Get("http://sandbox" + daemon.PathHealthz)
 	if err != nil {
 		t.Fatalf("/healthz: %v", err)
 	}
@@ -119,7 +98,7 @@ func sessionOver(t *testing.T, d *daemon, dial func(ctx context.Context) (net.Co
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	proxy := schematest.NewProxyVia(t, "ws://sandbox", hc)
-	c, err := client.Dial(ctx, proxy.URL+pathACI, &client.DialOptions{Token: "tok"})
+	c, err := client.Dial(ctx, proxy.URL+daemon.PathACI, &client.DialOptions{Token: "tok"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,14 +123,14 @@ func sessionOver(t *testing.T, d *daemon, dial func(ctx context.Context) (net.Co
 
 // startListening runs the daemon on listen (a unix or vsock address,
 // which prints no page URL) and waits for its ACI line.
-func startListening(t *testing.T, bin, listen string) *daemon {
+func startListening(t *testing.T, bin, listen string) *running {
 	t.Helper()
 	cmd := exec.Command(bin, "-listen", listen, "-token", "tok")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &daemon{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	d := &running{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = d.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -24,8 +24,8 @@ import (
 	"shinken.dev/go/shinken/client"
 )
 
-// daemon is the example binary, running.
-type daemon struct {
+// running is the example binary, running.
+type running struct {
 	cmd    *exec.Cmd
 	aci    string // ws:// URL of the ACI
 	page   string // http:// URL of the page, token included
@@ -48,19 +48,19 @@ func build(t *testing.T, dir, pkg, out string) string {
 var urlLine = regexp.MustCompile(`(?m)^(ACI|page):\s+(\S+)`)
 
 // start runs the daemon with args on a free port and waits for its URLs.
-func start(t *testing.T, bin string, args ...string) *daemon {
+func start(t *testing.T, bin string, args ...string) *running {
 	t.Helper()
 	return startCmd(t, exec.Command(bin, append([]string{"-listen", "127.0.0.1:0", "-token", "tok"}, args...)...))
 }
 
 // startCmd runs the daemon command and waits for its URLs.
-func startCmd(t *testing.T, cmd *exec.Cmd) *daemon {
+func startCmd(t *testing.T, cmd *exec.Cmd) *running {
 	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &daemon{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	d := &running{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
 	cmd.Stderr = d.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func startCmd(t *testing.T, cmd *exec.Cmd) *daemon {
 }
 
 // stop sends SIGTERM and checks the clean exit.
-func (d *daemon) stop(t *testing.T) {
+func (d *running) stop(t *testing.T) {
 	t.Helper()
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -118,7 +118,7 @@ func (d *daemon) stop(t *testing.T) {
 	}
 }
 
-func dial(t *testing.T, ctx context.Context, d *daemon) *client.Client {
+func dial(t *testing.T, ctx context.Context, d *running) *client.Client {
 	t.Helper()
 	proxy := schematest.NewProxy(t, strings.TrimSuffix(d.aci, "/aci"))
 	c, err := client.Dial(ctx, proxy.URL+"/aci", &client.DialOptions{Token: "tok"})

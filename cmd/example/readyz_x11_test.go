@@ -16,7 +16,7 @@ import (
 // x11Daemon runs the daemon with -backend x11 on s's display, with s's
 // session bus (if any) and nothing else of the test's environment that
 // would point it at another bus.
-func x11Daemon(t *testing.T, bin string, s *xvfb.Server) *daemon {
+func x11Daemon(t *testing.T, bin string, s *xvfb.Server) *running {
 	t.Helper()
 	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token", "tok", "-backend", "x11")
 	for _, kv := range s.Env() {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"shinken.dev/go/shinken/daemon"
 	"strconv"
 	"strings"
 	"syscall"
@@ -103,7 +104,7 @@ func marked(marker string) []int {
 
 // awaitDip polls /readyz until it has seen 503 and then 200 again; it
 // reports whether the 503 was seen (a fast restart can fall between polls).
-func (d *daemon) awaitDip(t *testing.T, mustSee bool) bool {
+func (d *running) awaitDip(t *testing.T, mustSee bool) bool {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	seen := false
@@ -171,7 +172,7 @@ func TestSessionDaemon(t *testing.T) {
 		t.Fatalf("screenshot after the window manager's restart: %v", err)
 	}
 	c.Close()
-	if got := sample(families(t, mustGet(t, d, pathMetrics)), "shinken_desktop_restarts_total", map[string]string{"part": "Xvfb"}); got != 1 {
+	if got := sample(families(t, mustGet(t, d, daemon.PathMetrics)), "shinken_desktop_restarts_total", map[string]string{"part": "Xvfb"}); got != 1 {
 		t.Errorf("X server restarts counted: %v", got)
 	}
 
@@ -181,7 +182,7 @@ func TestSessionDaemon(t *testing.T) {
 	}
 }
 
-func mustGet(t *testing.T, d *daemon, path string) string {
+func mustGet(t *testing.T, d *running, path string) string {
 	t.Helper()
 	code, body := d.get(t, path, "tok")
 	if code != 200 {
@@ -191,10 +192,10 @@ func mustGet(t *testing.T, d *daemon, path string) string {
 }
 
 // awaitRestart waits until /metrics counts a restart of part.
-func awaitRestart(t *testing.T, d *daemon, part string) {
+func awaitRestart(t *testing.T, d *running, part string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for sample(families(t, mustGet(t, d, pathMetrics)), "shinken_desktop_restarts_total", map[string]string{"part": part}) < 1 {
+	for sample(families(t, mustGet(t, d, daemon.PathMetrics)), "shinken_desktop_restarts_total", map[string]string{"part": part}) < 1 {
 		if time.Now().After(deadline) {
 			t.Fatalf("no restart of %s counted\n%s", part, d.stderr)
 		}

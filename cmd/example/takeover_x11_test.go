@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"shinken.dev/go/shinken/daemon/daemontest"
 	"strings"
 	"testing"
 	"time"
@@ -47,12 +48,12 @@ func TestTakeoverX11(t *testing.T) {
 		}
 	}
 
-	p := dialInspect(t, strings.TrimSuffix(d.aci, "/aci")+"/inspect", "tok")
-	if _, err := p.next("welcome"); err != nil {
+	p := daemontest.DialPage(t, strings.TrimSuffix(d.aci, "/aci")+"/inspect", "tok")
+	if _, err := p.Next("welcome"); err != nil {
 		t.Fatal(err)
 	}
-	p.send(map[string]any{"type": "take", "by": "Grace"})
-	if m, err := p.next("held"); err != nil || m["held"] != true {
+	p.Send(map[string]any{"type": "take", "by": "Grace"})
+	if m, err := p.Next("held"); err != nil || m["held"] != true {
 		t.Fatalf("take: %v %v", m, err)
 	}
 	if err := c.TypeText(ctx, "agent"); !errors.Is(err, aci.ErrPermissionDenied) {
@@ -64,8 +65,8 @@ func TestTakeoverX11(t *testing.T) {
 		t.Helper()
 		id++
 		m["id"] = id
-		p.send(m)
-		if r, err := p.next("done"); err != nil || r["id"] != float64(id) {
+		p.Send(m)
+		if r, err := p.Next("done"); err != nil || r["id"] != float64(id) {
 			t.Fatalf("%v: %v %v", m, r, err)
 		}
 	}
@@ -84,11 +85,11 @@ func TestTakeoverX11(t *testing.T) {
 	if got := strings.TrimSpace(zenity.Stdout()); got != "Grace é✓日本" {
 		t.Fatalf("zenity printed %q", got)
 	}
-	p.send(map[string]any{"type": "hand_back"})
-	if m, err := p.next("held"); err != nil || m["held"] != false {
+	p.Send(map[string]any{"type": "hand_back"})
+	if m, err := p.Next("held"); err != nil || m["held"] != false {
 		t.Fatalf("hand back: %v %v", m, err)
 	}
-	p.ws.CloseNow()
+	p.WS.CloseNow()
 	c.Close()
 	d.stop(t)
 }

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
+	"shinken.dev/go/shinken/daemon/daemontest"
 	"strings"
 	"testing"
 	"time"
@@ -78,20 +79,20 @@ func BenchmarkExportMinute(b *testing.B) {
 func BenchmarkTakeoverInput(b *testing.B) {
 	_, desk, url := inspectRig(b)
 	b.Run("inspect", func(b *testing.B) {
-		p := dialInspect(b, url, "tok")
-		p.next("welcome")
-		p.send(map[string]any{"type": "take"})
-		if _, err := p.next("held"); err != nil {
+		p := daemontest.DialPage(b, url, "tok")
+		p.Next("welcome")
+		p.Send(map[string]any{"type": "take"})
+		if _, err := p.Next("held"); err != nil {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			p.send(`{"type":"type","id":1,"text":"é"}`)
-			if _, err := p.next("done"); err != nil {
+			p.Send(`{"type":"type","id":1,"text":"é"}`)
+			if _, err := p.Next("done"); err != nil {
 				b.Fatal(err)
 			}
 		}
-		p.send(map[string]any{"type": "hand_back"})
-		p.next("held")
+		p.Send(map[string]any{"type": "hand_back"})
+		p.Next("held")
 	})
 	b.Run("aci", func(b *testing.B) {
 		c := serveACI(b, desk)

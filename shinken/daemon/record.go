@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -19,29 +19,33 @@ import (
 	"shinken.dev/go/shinken/record"
 )
 
-// startRecording records the session (the screen and the feed) to path
-// until the returned stop is called.
-func startRecording(ctx context.Context, path string, b shinken.Backend, feed *shinken.Feed, log *slog.Logger) (stop func(), err error) {
-	c, ok := b.(shinken.Capturer)
+// startRecording records the sessions (the screen and the feed) to path
+// until the returned stop is called. At the stop the tree as it is then
+// is observed and recorded too, so that a replay's end shows the desktop
+// as the session left it, whoever observed last.
+func startRecording(ctx context.Context, path string, s *served, feed *shinken.Feed, log *slog.Logger) (stop func(), err error) {
+	_, _, _, d := s.state()
+	c, ok := d.Backend.(shinken.Capturer)
 	if !ok {
-		return nil, errors.New("-record: the backend captures no screen")
+		return nil, errors.New("daemon: Options.Record: the backend captures no screen")
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("-record: %w", err)
+		return nil, fmt.Errorf("daemon: Options.Record: %w", err)
 	}
-	sub := feed.Subscribe(4096)
+	// Large enough that a recorder behind by seconds of a busy session
+	// loses nothing; what it still loses is said in the file.
+	sub := feed.Subscribe(1 << 16)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		// The page's own screencast and observes are not the session's.
-		keep := func(e shinken.Event) bool { return e.Client != "shinken-page" }
-		if err := record.Record(ctx, f, c, sub, &record.Options{Keep: keep}); err != nil {
+		if err := record.Record(ctx, f, c, sub, &record.Options{Keep: recorded}); err != nil {
 			log.Error("recording stopped", "err", err)
 		}
 	}()
 	return func() {
+		publishFinalTree(s, feed, sub, log)
 		cancel()
 		<-done
 		sub.Close()
@@ -52,9 +56,10 @@ func startRecording(ctx context.Context, path string, b shinken.Backend, feed *s
 	}, nil
 }
 
-// exportMain is "example export": a recording to MP4 (through ffmpeg) or
-// to a folder of PNG frames.
-func exportMain(args []string, out io.Writer) error {
+// ExportMain is a program's "export" command: a recording (Options.Record)
+// to MP4 (through ffmpeg) or to a folder of PNG frames, as its flags
+// (-in, -out, -fps) say; what it did goes to out.
+func ExportMain(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	in := fs.String("in", "", "the recording to export")
 	dst := fs.String("out", "", "an .mp4 file (needs ffmpeg; without it, a folder of frames beside it), or a folder for PNG frames")
@@ -175,4 +180,38 @@ func exportFrames(in io.Reader, dir string) (int, error) {
 		}
 		n++
 	}
+}
+
+// recordClient names the recorder's own observation in the feed.
+const recordClient = "shinken-recording"
+
+// recorded says which feed events a recording keeps: not the page's own
+// screencast and observes, which are not the session's.
+func recorded(e shinken.Event) bool { return e.Client != "shinken-page" }
+
+// publishFinalTree observes the tree as the session left it and publishes
+// it, for the recording's end; and, when the recording's subscription lost
+// events, says so in the feed, and so in the file.
+func publishFinalTree(s *served, feed *shinken.Feed, sub *shinken.Subscription, log *slog.Logger) {
+	if n := sub.Lost(); n > 0 {
+		feed.Publish(shinken.Event{Kind: shinken.FeedObservation, Client: recordClient, OK: false,
+			Error: fmt.Sprintf("internal: the recording lost %d events of the feed", n)})
+	}
+	_, _, _, d := s.state()
+	if _, ok := d.Backend.(shinken.A11y); !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	obs, err := shinken.NewObserver(d.Backend).Observe(ctx, shinken.ObserveOptions{})
+	if err != nil {
+		log.Warn("recording: the final tree could not be observed", "err", err)
+		return
+	}
+	e := shinken.Event{Kind: shinken.FeedObservation, Client: recordClient, Verb: "observe", OK: true,
+		Revision: obs.Revision, Bytes: len(obs.TreeText), TreeText: obs.TreeText}
+	if obs.NodeCount != nil {
+		e.Nodes = *obs.NodeCount
+	}
+	feed.Publish(e)
 }

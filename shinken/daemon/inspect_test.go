@@ -1,20 +1,18 @@
-package main
+package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/daemon/daemontest"
 )
 
 // inspectRig serves /inspect for a headless desktop in memory.
@@ -32,86 +30,15 @@ func inspectRig(t testing.TB) (*shinken.Runtime, *headless.Desktop, string) {
 	return rt, desk, "ws" + strings.TrimPrefix(srv.URL, "http")
 }
 
-type pageConn struct {
-	t  testing.TB
-	ws *websocket.Conn
-}
-
-func dialInspect(t testing.TB, url, token string) *pageConn {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ws, _, err := websocket.Dial(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.CloseNow() })
-	p := &pageConn{t: t, ws: ws}
-	p.send(map[string]any{"type": "hello", "token": token})
-	return p
-}
-
-func (p *pageConn) send(v any) {
-	p.t.Helper()
-	var data []byte
-	if s, ok := v.(string); ok {
-		data = []byte(s)
-	} else {
-		data, _ = json.Marshal(v)
-	}
-	if err := p.ws.Write(context.Background(), websocket.MessageText, data); err != nil {
-		p.t.Fatal(err)
-	}
-}
-
-// next returns the next message of type typ, skipping feed events.
-func (p *pageConn) next(typ string) (map[string]any, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for {
-		_, data, err := p.ws.Read(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var m map[string]any
-		json.Unmarshal(data, &m)
-		if m["type"] == typ {
-			return m, nil
-		}
-	}
-}
-
-// each returns the first message of each of types, in whatever order they
-// come; other messages are skipped.
-func (p *pageConn) each(types ...string) map[string]map[string]any {
-	p.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	got := map[string]map[string]any{}
-	for len(got) < len(types) {
-		_, data, err := p.ws.Read(ctx)
-		if err != nil {
-			p.t.Fatalf("waiting for %v (have %v): %v", types, got, err)
-		}
-		var m map[string]any
-		json.Unmarshal(data, &m)
-		typ, _ := m["type"].(string)
-		if _, seen := got[typ]; !seen && slices.Contains(types, typ) {
-			got[typ] = m
-		}
-	}
-	return got
-}
-
 func TestInspectProtocol(t *testing.T) {
 	rt, desk, url := inspectRig(t)
-	bad := dialInspect(t, url, "wrong")
-	if _, err := bad.next("welcome"); websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+	bad := daemontest.DialPage(t, url, "wrong")
+	if _, err := bad.Next("welcome"); websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
 		t.Errorf("a wrong token: %v", err)
 	}
 
-	p := dialInspect(t, url, "tok")
-	if m, err := p.next("welcome"); err != nil || m["held"] != false {
+	p := daemontest.DialPage(t, url, "tok")
+	if m, err := p.Next("welcome"); err != nil || m["held"] != false {
 		t.Fatalf("welcome %v, %v", m, err)
 	}
 	// Input before a takeover, and bad messages, are refused; the session
@@ -126,16 +53,16 @@ func TestInspectProtocol(t *testing.T) {
 		`{"type":"take","by":"a","by":"b"}`,
 		`not json`,
 	} {
-		p.send(msg)
-		m, err := p.next("error")
+		p.Send(msg)
+		m, err := p.Next("error")
 		if err != nil || m["error"] == "" {
 			t.Errorf("%s: %v %v", msg, m, err)
 		}
 	}
 	// The reply and the takeover's feed event come in either order: the
 	// feed is written by its own goroutine.
-	p.send(map[string]any{"type": "take", "by": "ada"})
-	got := p.each("held", "event")
+	p.Send(map[string]any{"type": "take", "by": "ada"})
+	got := p.Each("held", "event")
 	if m := got["held"]; m["held"] != true || m["by"] != "ada" {
 		t.Fatalf("take: %v", m)
 	}
@@ -143,14 +70,14 @@ func TestInspectProtocol(t *testing.T) {
 		t.Errorf("the takeover's feed event: %v", m)
 	}
 	// A second page cannot take it too.
-	p2 := dialInspect(t, url, "tok")
-	p2.next("welcome")
-	p2.send(map[string]any{"type": "take"})
-	if m, err := p2.next("error"); err != nil || !strings.Contains(m["error"].(string), "already held by ada") {
+	p2 := daemontest.DialPage(t, url, "tok")
+	p2.Next("welcome")
+	p2.Send(map[string]any{"type": "take"})
+	if m, err := p2.Next("error"); err != nil || !strings.Contains(m["error"].(string), "already held by ada") {
 		t.Errorf("a second take: %v %v", m, err)
 	}
-	p.send(map[string]any{"type": "type", "id": 7, "text": "日本"})
-	if m, err := p.next("done"); err != nil || m["id"] != 7.0 {
+	p.Send(map[string]any{"type": "type", "id": 7, "text": "日本"})
+	if m, err := p.Next("done"); err != nil || m["id"] != 7.0 {
 		t.Fatalf("type: %v %v", m, err)
 	}
 	tree, err := desk.Snapshot(context.Background(), shinken.SnapshotOptions{})
@@ -165,9 +92,9 @@ func TestInspectProtocol(t *testing.T) {
 		t.Error("the text typed through /inspect is in no node")
 	}
 	// A page that leaves hands back.
-	p.ws.Close(websocket.StatusNormalClosure, "")
+	p.WS.Close(websocket.StatusNormalClosure, "")
 	for {
-		m, err := p2.next("event")
+		m, err := p2.Next("event")
 		if err != nil {
 			t.Fatalf("no hand back after the page left: %v", err)
 		}
@@ -175,8 +102,8 @@ func TestInspectProtocol(t *testing.T) {
 			break
 		}
 	}
-	p2.send(map[string]any{"type": "take"})
-	if m, err := p2.next("held"); err != nil || m["held"] != true {
+	p2.Send(map[string]any{"type": "take"})
+	if m, err := p2.Next("held"); err != nil || m["held"] != true {
 		t.Errorf("take after the first page left: %v %v", m, err)
 	}
 	if _, err := rt.TakeOver("x"); !errors.Is(err, shinken.ErrInputHeld) {

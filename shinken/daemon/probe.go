@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -9,25 +9,26 @@ import (
 	"time"
 )
 
-// probe is the -probe mode, for exec-style probes: it GETs url and
-// succeeds only on 200. The body (the reason of a 503 from /readyz) goes
-// to out.
-func probe(ctx context.Context, url string, out io.Writer) error {
+// Probe is an exec-style probe (a container's exec probe, a script's
+// health check): it GETs url (such as http://127.0.0.1:7040/readyz),
+// within 5 s, and succeeds only on 200. The body (the reason of a 503
+// from /readyz) goes to out.
+func Probe(ctx context.Context, url string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return fmt.Errorf("-probe: %w", err)
+		return fmt.Errorf("probe: %w", err)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("-probe: %w", err)
+		return fmt.Errorf("probe: %w", err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	fmt.Fprintln(out, strings.TrimSpace(string(body)))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("-probe %s: %s", url, resp.Status)
+		return fmt.Errorf("probe %s: %s", url, resp.Status)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 )
 
 // headlessDesktop is a desktop of the daemon with the apps running.
-func headlessDesktop(t *testing.T, apps ...string) desktop {
+func headlessDesktop(t testing.TB, apps ...string) Desktop {
 	t.Helper()
 	desk := headless.New(&headless.Options{Width: 1280, Height: 800})
 	for _, app := range apps {
@@ -22,7 +22,7 @@ func headlessDesktop(t *testing.T, apps ...string) desktop {
 			t.Fatal(err)
 		}
 	}
-	return desktop{backend: desk, close: func() {}}
+	return Desktop{Backend: desk}
 }
 
 // TestMCPFollowsDaemon rotates the daemon's token and swaps its desktop
@@ -77,15 +77,20 @@ func TestMCPFollowsDaemon(t *testing.T) {
 	ok("left_click", click)
 	ok("key", map[string]any{"text": "Return"})
 
-	srv.swap(headlessDesktop(t, "notes"))
+	swap(srv, headlessDesktop(t, "notes"))
 	ok("left_click", click)
 	if w := ok("list_windows", map[string]any{}); strings.Contains(w, "Form") || !strings.Contains(w, "Notes") {
 		t.Fatalf("windows after the swap:\n%s", w)
 	}
 	srv.setToken("three")
-	srv.swap(headlessDesktop(t, "form"))
+	swap(srv, headlessDesktop(t, "form"))
 	ok("type", map[string]any{"text": "x"})
 	if w := ok("list_windows", map[string]any{}); !strings.Contains(w, "Form") {
 		t.Fatalf("windows after the second swap:\n%s", w)
 	}
+}
+
+// swap swaps d into s.
+func swap(s *served, d Desktop) {
+	s.swap(func() (Desktop, error) { return d, nil }, func() {})
 }

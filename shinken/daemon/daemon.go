@@ -1,0 +1,489 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/mcpserver"
+	"shinken.dev/go/shinken/metrics"
+)
+
+// Paths the daemon serves. Each is served only when its option asks for it
+// (the ACI, /healthz and /readyz always).
+const (
+	PathACI     = "/aci"
+	PathMCP     = "/mcp"
+	PathHealthz = "/healthz"
+	PathReadyz  = "/readyz"
+	PathMetrics = "/metrics"
+	PathInspect = "/inspect"
+)
+
+// Options configure a Daemon. Every field is optional but Desktop: the zero
+// value of each means the default documented beside it.
+type Options struct {
+	// Desktop is what the daemon serves (required). Daemon.Swap replaces
+	// it while the daemon runs.
+	Desktop Desktop
+
+	// Listen lists the addresses to serve on: "host:port" (TCP),
+	// "unix:/path/to/socket" or "vsock:PORT" (any context id; port 0
+	// picks a free one). Empty means none: serve Daemon.Handler yourself.
+	Listen []string
+
+	// Token is the bearer token clients must send; with TokenFile, the
+	// token until the file holds one. With neither, the daemon makes a
+	// random one (see Daemon.Token).
+	Token string
+	// TokenFile is a file holding the token, read again every second and
+	// on SIGHUP: sessions opened with an old token are closed when it
+	// changes. A file that does not exist yet means no token (every TCP
+	// hello refused; Token, if set) until it appears. Rotate it by
+	// renaming a complete file over it (what a Kubernetes Secret mount
+	// does): a file rewritten in place may be read half-written, so it is
+	// adopted only once complete: when it ends with a newline, has not
+	// changed for TokenQuiet, or at a SIGHUP (whoever sends it says the
+	// file is written).
+	TokenFile string
+
+	// Runtime is the template of every Runtime the daemon makes (one per
+	// desktop: a Swap makes another); nil means the defaults. Its Token,
+	// Feed, Recorder and Authorizer are the daemon's: a Token or Feed set
+	// here is refused by New, an Authorizer set here is asked before the
+	// plugins'. Its Executor defaults to osexec.
+	Runtime *shinken.RuntimeOptions
+
+	// Logger receives the daemon's logs; nil means slog.Default().
+	Logger *slog.Logger
+
+	// Hosts lists the Host header values accepted besides IP literals
+	// and localhost, as host names or "*.suffix" patterns (a pod's
+	// service name: "sandbox.ns.svc", "*.ns.svc.cluster.local"); a
+	// request for another Host is refused with 403 on /aci, /mcp and
+	// /inspect, on every listener, which defeats DNS rebinding.
+	Hosts []string
+	// Origins lists the browser origins ("https://app.example.com", or
+	// patterns as Hosts takes them) allowed on /aci, /mcp and /inspect
+	// besides the daemon's own (the page's); nil means none. A request
+	// with no Origin (not a browser) passes.
+	Origins []string
+
+	// MCP, when set, serves MCP (streamable HTTP) at /mcp with the
+	// daemon's token, through an in-process ACI session.
+	MCP *mcpserver.Options
+
+	// Page serves the inspector page at / and its endpoint at /inspect:
+	// the desktop live, its tree, the feed's timeline, takeover and the
+	// replay of recordings.
+	Page bool
+
+	// Metrics, when set, serves Prometheus metrics at /metrics.
+	Metrics *MetricsOptions
+
+	// Ready are readiness checks besides the daemon's own (not draining,
+	// the desktop's Check, a captured frame); /readyz is ready when all
+	// pass. They run in the background every ReadyInterval, never per
+	// probe.
+	Ready []Check
+	// ReadyInterval is how often the checks run; 0 means 1 s.
+	ReadyInterval time.Duration
+
+	// DrainTimeout bounds how long calls in flight may take to finish at
+	// shutdown before the sessions are closed; 0 means 20 s.
+	DrainTimeout time.Duration
+	// DrainDelay is how long the daemon keeps accepting new sessions
+	// after a shutdown begins, with /readyz answering 503, so that a load
+	// balancer that removes endpoints asynchronously (Kubernetes) has seen
+	// it unready before connections are refused; 0 means none.
+	DrainDelay time.Duration
+	// NoSignals makes Run ignore SIGINT and SIGTERM; by default either
+	// begins the drain, as the end of Run's ctx does.
+	NoSignals bool
+
+	// Record, when set, is a file the session is recorded to (the screen,
+	// the actions, the trees); package record reads it, and the page
+	// replays it.
+	Record string
+
+	// Plugins, when set, are the Escouade plugins that decide what the
+	// agent may exec or launch.
+	Plugins *Plugins
+}
+
+// MetricsOptions configure /metrics.
+type MetricsOptions struct {
+	// Registry is where the daemon's metrics are registered, and what
+	// /metrics serves; nil means a new registry with the Go and process
+	// collectors.
+	Registry *prometheus.Registry
+	// Listen, when set, is a host:port to serve /metrics on without a
+	// token; by default /metrics is on the daemon's listeners, behind the
+	// token as a bearer token.
+	Listen string
+}
+
+// ErrNoDesktop is returned by New for Options with no Desktop.Backend.
+var ErrNoDesktop = errors.New("daemon: Options.Desktop.Backend is required")
+
+// A Daemon serves a desktop: the ACI, and as its Options say MCP, the
+// page, metrics, health and readiness, recording and plugins. New opens
+// it, Run serves it until it is told to stop, and then drains it.
+type Daemon struct {
+	opts    Options
+	log     *slog.Logger
+	feed    *shinken.Feed
+	metrics *metrics.Metrics
+	reg     *prometheus.Registry
+
+	served    *served
+	ready     *readiness
+	tokens    *tokenSource
+	mcp       *mcpDaemon
+	plugins   *plugins
+	handler   http.Handler
+	listeners []*listener
+	metricsL  net.Listener
+	ctx       context.Context // ends page sessions and watchers at Close
+	cancel    context.CancelFunc
+
+	closers   closers
+	closeOnce sync.Once
+	drainOnce sync.Once
+}
+
+// New opens a daemon: its token, its Runtime on opts.Desktop, plugins,
+// recording, MCP and listeners. On error, whatever it opened is closed
+// again (opts.Desktop too) and it returns the first error. ctx bounds the
+// start-up only.
+func New(ctx context.Context, opts *Options) (d *Daemon, err error) {
+	if opts == nil || opts.Desktop.Backend == nil {
+		if opts != nil && opts.Desktop.Close != nil {
+			opts.Desktop.Close()
+		}
+		return nil, ErrNoDesktop
+	}
+	d = &Daemon{opts: *opts, log: opts.Logger}
+	if d.log == nil {
+		d.log = slog.Default()
+	}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d.closers.push(d.cancel)
+	// The desktop goes last, after the plugins: its own close, or the
+	// served one's once a Runtime serves it (a Swap may have replaced it).
+	d.closers.push(func() {
+		if d.served != nil {
+			d.served.closeDesktop()
+			return
+		}
+		opts.Desktop.closeIt()
+	})
+	defer func() {
+		if err != nil {
+			d.closers.close()
+			d = nil
+		}
+	}()
+
+	rtOpts, err := runtimeOptions(opts.Runtime)
+	if err != nil {
+		return nil, err
+	}
+	d.tokens, err = newTokenSource(opts.Token, opts.TokenFile)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Metrics != nil {
+		d.reg = opts.Metrics.Registry
+		if d.reg == nil {
+			d.reg = prometheus.NewRegistry()
+			d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		}
+		d.metrics = metrics.New(d.reg)
+		rtOpts.Recorder = d.metrics
+	}
+	d.feed = shinken.NewFeed()
+	rtOpts.Feed = d.feed
+	rtOpts.Token = d.tokens.current()
+	if rtOpts.Logger == nil {
+		rtOpts.Logger = d.log
+	}
+	rtOpts.OriginPatterns = append(rtOpts.OriginPatterns, originHosts(opts.Origins)...)
+
+	if opts.Plugins != nil {
+		var onDecision func(string)
+		if d.metrics != nil {
+			onDecision = d.metrics.Decision
+		}
+		d.plugins, err = startPlugins(ctx, opts.Plugins, d.log, onDecision)
+		if err != nil {
+			return nil, err
+		}
+		d.closers.push(d.plugins.close)
+		rtOpts.Authorizer = chainAuthorizers(rtOpts.Authorizer, d.plugins.authorizer())
+	}
+	if rtOpts.Authorizer != nil {
+		rtOpts.Authorizer = reportDecisions(rtOpts.Authorizer, d.feed)
+	}
+
+	// Closed (drained) before the plugins and the desktop: it owns the
+	// sessions that run their commands.
+	d.served = newServed(opts.Desktop, rtOpts, d.log)
+	d.closers.push(d.served.closeRuntime)
+
+	if opts.Record != "" {
+		stop, err := startRecording(d.ctx, opts.Record, d.served, d.feed, d.log)
+		if err != nil {
+			return nil, err
+		}
+		d.closers.push(stop)
+	}
+
+	if opts.MCP != nil {
+		mo := *opts.MCP
+		if mo.Logger == nil {
+			mo.Logger = d.log
+		}
+		d.mcp = newMCPDaemon(d.served, mo)
+		d.closers.push(d.mcp.close)
+		if d.tokens.current() != "" {
+			if _, err := d.mcp.get(ctx); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	if opts.TokenFile != "" {
+		go d.tokens.watch(d.ctx, d.served.setToken, d.log)
+	}
+
+	d.ready = newReadiness(d.served, opts.Ready, opts.ReadyInterval, d.log)
+	d.ready.start(ctx)
+	d.closers.push(d.ready.stop)
+	d.served.onSwap = d.ready.kick
+
+	d.handler = d.routes()
+	if opts.Metrics != nil && opts.Metrics.Listen != "" {
+		ml, err := net.Listen("tcp", opts.Metrics.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("daemon: metrics listener: %w", err)
+		}
+		d.metricsL = ml
+		d.closers.push(func() { ml.Close() })
+	}
+	for _, addr := range opts.Listen {
+		l, err := listen(addr)
+		if err != nil {
+			return nil, err
+		}
+		d.listeners = append(d.listeners, l)
+		d.closers.push(func() { l.Close() })
+	}
+	return d, nil
+}
+
+// runtimeOptions is the template of the daemon's Runtimes.
+func runtimeOptions(o *shinken.RuntimeOptions) (shinken.RuntimeOptions, error) {
+	var r shinken.RuntimeOptions
+	if o != nil {
+		r = *o
+	}
+	switch {
+	case r.Token != "":
+		return r, errors.New("daemon: set the token in Options.Token or Options.TokenFile, not in Options.Runtime")
+	case r.Feed != nil:
+		return r, errors.New("daemon: Options.Runtime.Feed is the daemon's (see Daemon.Feed)")
+	case r.Recorder != nil:
+		return r, errors.New("daemon: Options.Runtime.Recorder is the daemon's (see Options.Metrics)")
+	}
+	if r.Executor == nil {
+		r.Executor = defaultExecutor()
+	}
+	return r, nil
+}
+
+// Handler returns the daemon's routes, for a server of your own: the ACI,
+// /healthz, /readyz and what the Options add.
+func (d *Daemon) Handler() http.Handler { return d.handler }
+
+// Token returns the token in force ("" while a TokenFile does not exist).
+func (d *Daemon) Token() string { return d.served.token() }
+
+// Feed returns the feed of every session's actions and observations.
+func (d *Daemon) Feed() *shinken.Feed { return d.feed }
+
+// Runtime returns the Runtime of the current desktop.
+func (d *Daemon) Runtime() *shinken.Runtime { return d.served.current() }
+
+// Metrics returns the daemon's metrics, or nil without Options.Metrics.
+func (d *Daemon) Metrics() *metrics.Metrics { return d.metrics }
+
+// MCP returns the MCP server, opening it if need be: it needs a token.
+// It fails without Options.MCP.
+func (d *Daemon) MCP(ctx context.Context) (*mcpserver.Server, error) {
+	if d.mcp == nil {
+		return nil, errors.New("daemon: no Options.MCP")
+	}
+	m, err := d.mcp.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return m.srv, nil
+}
+
+// Endpoints are the URLs of one listener.
+type Endpoints struct {
+	// ACI is the ACI's URL: ws://host:port/aci, or for a unix socket or
+	// vsock "unix:/path (path /aci)", "vsock:PORT (path /aci)".
+	ACI string
+	// MCP is /mcp's URL, when served.
+	MCP string
+	// Page is the page's URL on TCP listeners, when served.
+	Page string
+	// Metrics is /metrics' URL, when served.
+	Metrics string
+}
+
+// Endpoints returns the URLs of each listener, in the order of
+// Options.Listen.
+func (d *Daemon) Endpoints() []Endpoints {
+	var es []Endpoints
+	for _, l := range d.listeners {
+		e := Endpoints{ACI: l.url(PathACI)}
+		if d.mcp != nil {
+			e.MCP = l.httpURL(PathMCP)
+		}
+		if d.opts.Page && l.tcp {
+			e.Page = l.httpURL("/")
+		}
+		if d.metricsL != nil {
+			e.Metrics = "http://" + d.metricsL.Addr().String() + PathMetrics
+		} else if d.reg != nil {
+			e.Metrics = l.httpURL(PathMetrics)
+		}
+		es = append(es, e)
+	}
+	return es
+}
+
+// Run serves the daemon's listeners until ctx ends, SIGINT or SIGTERM
+// arrives (unless Options.NoSignals), a listener fails, or the desktop
+// fails for good (Desktop.Done); then it shuts down in this order:
+// /readyz answers 503 at once; new sessions are accepted for DrainDelay,
+// then refused; the calls in flight finish (up to DrainTimeout) and the
+// sessions close with 1001; the MCP sessions and the plugins get their
+// shutdown; the commands still running are killed; the desktop is closed;
+// the listeners go. It returns nil after a requested stop, else what
+// ended it. A Daemon runs once; Run closes it.
+func (d *Daemon) Run(ctx context.Context) error {
+	if !d.opts.NoSignals {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+	}
+	var servers []*http.Server
+	errc := make(chan error, len(d.listeners)+1)
+	serve := func(l net.Listener, h http.Handler) {
+		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(d.log.Handler(), slog.LevelDebug)}
+		servers = append(servers, s)
+		go func() { errc <- s.Serve(l) }()
+	}
+	for _, l := range d.listeners {
+		serve(l, d.handler)
+	}
+	if d.metricsL != nil {
+		mux := http.NewServeMux()
+		mux.Handle(PathMetrics, promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg}))
+		serve(d.metricsL, mux)
+	}
+	var runErr error
+	select {
+	case err := <-errc:
+		runErr = err
+	case <-d.served.failed():
+		runErr = errors.New("daemon: the desktop failed for good")
+		d.log.Error("desktop gave up: exiting", "err", runErr)
+	case <-ctx.Done():
+		d.log.Info("shutting down: draining", "timeout", d.drainTimeout())
+	}
+	d.drain()
+	d.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, s := range servers {
+		if err := s.Shutdown(sctx); err != nil {
+			// Shutdown waits for connections that never sent a request
+			// (a browser's preconnects); the sessions are closed already.
+			s.Close()
+		}
+	}
+	if errors.Is(runErr, http.ErrServerClosed) || errors.Is(runErr, net.ErrClosed) {
+		runErr = nil
+	}
+	d.log.Info("stopped")
+	return runErr
+}
+
+func (d *Daemon) drainTimeout() time.Duration {
+	if d.opts.DrainTimeout > 0 {
+		return d.opts.DrainTimeout
+	}
+	return 20 * time.Second
+}
+
+// drain makes the daemon unready, keeps accepting for DrainDelay, then
+// drains the sessions.
+func (d *Daemon) drain() {
+	d.drainOnce.Do(func() {
+		d.ready.setDraining()
+		if d.opts.DrainDelay > 0 {
+			t := time.NewTimer(d.opts.DrainDelay)
+			<-t.C
+		}
+		d.served.drain(d.drainTimeout())
+	})
+}
+
+// Close closes everything the daemon opened, in the reverse order of its
+// opening: the listeners, the readiness checks, MCP, the recording, the
+// sessions, the plugins, the desktop. Run calls it; call it yourself when
+// you do not call Run, or to stop at once without the drain's wait.
+func (d *Daemon) Close() error {
+	d.closeOnce.Do(d.closers.close)
+	return nil
+}
+
+// closers is a stack of cleanups, run last in, first out: what New opened
+// is closed in the reverse order, on its every error path and at Close.
+type closers struct {
+	mu sync.Mutex
+	fs []func()
+}
+
+func (c *closers) push(f func()) {
+	c.mu.Lock()
+	c.fs = append(c.fs, f)
+	c.mu.Unlock()
+}
+
+func (c *closers) close() {
+	c.mu.Lock()
+	fs := c.fs
+	c.fs = nil
+	c.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+}
