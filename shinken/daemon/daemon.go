@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"shinken.dev/go/internal/httpguard"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/mcpserver"
 	"shinken.dev/go/shinken/metrics"
@@ -69,16 +70,18 @@ type Options struct {
 	// Logger receives the daemon's logs; nil means slog.Default().
 	Logger *slog.Logger
 
-	// Hosts lists the Host header values accepted besides IP literals
-	// and localhost, as host names or "*.suffix" patterns (a pod's
-	// service name: "sandbox.ns.svc", "*.ns.svc.cluster.local"); a
-	// request for another Host is refused with 403 on /aci, /mcp and
-	// /inspect, on every listener, which defeats DNS rebinding.
+	// Hosts lists the names the Host header may carry on /aci, /mcp and
+	// /inspect besides the connection's own address and, on loopback,
+	// localhost: the names a Service or a proxy gives the daemon
+	// ("sandbox-0.ns.svc"; "*.example.com" for every name below it). A
+	// request for another Host is refused with 403 on every TCP listener,
+	// loopback or not, which defeats DNS rebinding.
 	Hosts []string
-	// Origins lists the browser origins ("https://app.example.com", or
-	// patterns as Hosts takes them) allowed on /aci, /mcp and /inspect
-	// besides the daemon's own (the page's); nil means none. A request
-	// with no Origin (not a browser) passes.
+	// Origins lists the browser origins ("https://app.example.com",
+	// scheme://host[:port]) allowed on /aci, /mcp and /inspect besides
+	// the daemon's own (the page's); nil means none. A request with no
+	// Origin (not a browser) passes; another site's page is refused with
+	// 403 (cross-site WebSocket hijacking, MCP's Origin rule).
 	Origins []string
 
 	// MCP, when set, serves MCP (streamable HTTP) at /mcp with the
@@ -168,14 +171,14 @@ type Daemon struct {
 // recording, MCP and listeners. On error, whatever it opened is closed
 // again (opts.Desktop too) and it returns the first error. ctx bounds the
 // start-up only.
-func New(ctx context.Context, opts *Options) (d *Daemon, err error) {
+func New(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 	if opts == nil || opts.Desktop.Backend == nil {
 		if opts != nil && opts.Desktop.Close != nil {
 			opts.Desktop.Close()
 		}
 		return nil, ErrNoDesktop
 	}
-	d = &Daemon{opts: *opts, log: opts.Logger}
+	d := &Daemon{opts: *opts, log: opts.Logger}
 	if d.log == nil {
 		d.log = slog.Default()
 	}
@@ -193,7 +196,6 @@ func New(ctx context.Context, opts *Options) (d *Daemon, err error) {
 	defer func() {
 		if err != nil {
 			d.closers.close()
-			d = nil
 		}
 	}()
 
@@ -274,7 +276,11 @@ func New(ctx context.Context, opts *Options) (d *Daemon, err error) {
 	d.closers.push(d.ready.stop)
 	d.served.onSwap = d.ready.kick
 
-	d.handler = d.routes()
+	guard, err := httpguard.New(&httpguard.Options{Hosts: opts.Hosts, Origins: opts.Origins})
+	if err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	d.handler = d.routes(guard)
 	if opts.Metrics != nil && opts.Metrics.Listen != "" {
 		ml, err := net.Listen("tcp", opts.Metrics.Listen)
 		if err != nil {

@@ -8,11 +8,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"path"
-	"strconv"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"shinken.dev/go/internal/httpguard"
 )
 
 //go:embed page
@@ -25,21 +25,20 @@ const pageCSP = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-sr
 	"img-src 'self' blob: data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
 // routes is the daemon's mux.
-func (d *Daemon) routes() http.Handler {
-	g := &guard{hosts: d.opts.Hosts, origins: d.opts.Origins}
+func (d *Daemon) routes(g *httpguard.Guard) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(PathACI, g.wrap(d.served))
+	mux.Handle(PathACI, guarded(g, d.served))
 	mux.HandleFunc(PathHealthz, healthz)
 	mux.Handle(PathReadyz, d.ready)
 	if d.reg != nil && d.metricsL == nil && (d.opts.Metrics == nil || d.opts.Metrics.Listen == "") {
 		mux.Handle(PathMetrics, bearer(d.served.token, promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg})))
 	}
 	if d.mcp != nil {
-		mux.Handle(PathMCP, g.wrap(d.mcp))
+		mux.Handle(PathMCP, guarded(g, d.mcp))
 	}
 	if d.opts.Page {
 		in := &inspector{rt: d.served.current, feed: d.feed, token: d.served.token, log: d.log, ctx: d.ctx, origins: originHosts(d.opts.Origins)}
-		mux.Handle(PathInspect, g.wrap(in))
+		mux.Handle(PathInspect, guarded(g, in))
 		page, _ := fs.Sub(pageFS, "page")
 		mux.Handle("/", pageHeaders(http.FileServerFS(page)))
 	}
@@ -78,67 +77,23 @@ func tokenEqual(got, want string) bool {
 	return want != "" && subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 
-// guard refuses, with 403, a request whose Host the daemon does not
-// answer to (DNS rebinding: a site whose name resolves to the daemon's
-// address) or that a browser sent from another site's page (cross-site
-// WebSocket hijacking, the MCP transport's Origin rule). The same rule
-// holds on every TCP listener, loopback or not; a unix socket or vsock,
-// which no browser reaches, is checked for Origin only.
-type guard struct {
-	hosts   []string // besides IP literals and localhost
-	origins []string // besides the request's own
-}
-
-func (g *guard) wrap(h http.Handler) http.Handler {
+// guarded serves h only to requests that g lets through, on TCP; a unix
+// socket or vsock, which no browser reaches, is not checked.
+func guarded(g *httpguard.Guard, h http.Handler) http.Handler {
+	gh := g.Handler(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if viaTCP(r) && !g.hostOK(r.Host) {
-			http.Error(w, "forbidden: this daemon does not answer to the host "+quoteBounded(r.Host), http.StatusForbidden)
-			return
-		}
-		if o := r.Header.Get("Origin"); o != "" && !g.originOK(o, r.Host) {
-			http.Error(w, "forbidden: requests from the origin "+quoteBounded(o)+" are not allowed", http.StatusForbidden)
+		if viaTCP(r) {
+			gh.ServeHTTP(w, r)
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
 }
 
-// viaTCP says whether r came over TCP, where a browser may have sent it:
-// over a unix socket or vsock, the Host is the client's own business.
+// viaTCP says whether r came over TCP, where a browser may have sent it.
 func viaTCP(r *http.Request) bool {
 	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	return !ok || strings.HasPrefix(a.Network(), "tcp")
-}
-
-// hostOK says whether the daemon answers to hostport: an IP address
-// (which no rebinding can name), localhost, or a configured name. A
-// request with no Host (HTTP/1.0, a unix socket's client) passes.
-func (g *guard) hostOK(hostport string) bool {
-	if hostport == "" {
-		return true
-	}
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
-	if net.ParseIP(host) != nil || host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	return matchName(g.hosts, host)
-}
-
-// originOK says whether a browser's Origin may talk to the daemon: its
-// host is the request's Host (the page's own origin), or it is listed.
-func (g *guard) originOK(origin, host string) bool {
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return false // "null" (a sandboxed frame, a file:) and garbage
-	}
-	if strings.EqualFold(u.Host, host) {
-		return true
-	}
-	return matchName(g.origins, strings.ToLower(origin)) || matchName(g.origins, strings.ToLower(u.Host))
 }
 
 // originHosts are the hosts of origins, as websocket.AcceptOptions'
@@ -152,24 +107,4 @@ func originHosts(origins []string) []string {
 		hs = append(hs, o)
 	}
 	return hs
-}
-
-// matchName matches name against names and "*.suffix" patterns.
-func matchName(patterns []string, name string) bool {
-	for _, p := range patterns {
-		p = strings.ToLower(p)
-		if ok, _ := path.Match(p, name); ok || p == name {
-			return true
-		}
-	}
-	return false
-}
-
-// quoteBounded quotes s for a message, at most 64 bytes of it.
-func quoteBounded(s string) string {
-	const max = 64
-	if len(s) > max {
-		s = strings.ToValidUTF8(s[:max], "") + "…"
-	}
-	return strconv.Quote(s)
 }

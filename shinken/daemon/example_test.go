@@ -1,0 +1,79 @@
+package daemon_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"shinken.dev/go/backend/headless"
+	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/protocol"
+	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/daemon"
+)
+
+// noRM is a guard plugin, in Go, run in the daemon's process: it denies
+// every command that runs rm, and allows the rest.
+var noRM = plugin.Handlers{
+	Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
+		cmd, err := p.Request.Command()
+		if err == nil && len(cmd.Argv) > 0 && filepath.Base(cmd.Argv[0]) == "rm" {
+			return protocol.Decision{Verdict: protocol.Deny, Message: "no deleting files here"}, nil
+		}
+		return protocol.Decision{Verdict: protocol.Allow}, nil
+	},
+}
+
+// A bespoke sandbox daemon: a headless desktop, a plugin that denies rm,
+// /healthz and /readyz, the token from a file (rotated by renaming a new
+// file over it), and a drain at SIGTERM or when ctx ends.
+func Example() {
+	dir, _ := os.MkdirTemp("", "sandbox")
+	defer os.RemoveAll(dir)
+	tokenFile := filepath.Join(dir, "token")
+	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
+
+	manifest, err := escouade.ParseManifest([]byte(`{"id": "no-rm", "version": "1.0.0",
+		"protocolVersion": 1, "run": {"command": ["no-rm"]}, "permissions": {"decide": true}}`))
+	if err != nil {
+		panic(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	d, err := daemon.New(ctx, &daemon.Options{
+		Desktop:   daemon.Desktop{Backend: headless.New(nil)},
+		Listen:    []string{"127.0.0.1:0"},
+		TokenFile: tokenFile,
+		Plugins:   &daemon.Plugins{Go: []daemon.GoPlugin{{Manifest: manifest, Handlers: noRM}}},
+		Logger:    slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error)
+	go func() { done <- d.Run(ctx) }()
+
+	// An agent of the sandbox.
+	c, err := client.Dial(ctx, d.Endpoints()[0].ACI, &client.DialOptions{Token: "s3cret"})
+	if err != nil {
+		panic(err)
+	}
+	for _, argv := range [][]string{{"rm", "-rf", dir}, {"echo", "hi"}} {
+		res, err := c.Exec(ctx, &aci.ExecRequest{Argv: argv})
+		if err != nil {
+			fmt.Println(argv[0], "refused:", err)
+			continue
+		}
+		fmt.Printf("%s printed %q\n", argv[0], res.Stdout)
+	}
+	c.Close()
+	stop()
+	fmt.Println("stopped:", <-done)
+	// Output:
+	// rm refused: permission_denied: no deleting files here
+	// echo printed "hi\n"
+	// stopped: <nil>
+}
