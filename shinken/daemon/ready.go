@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -79,7 +80,8 @@ type readiness struct {
 	kickc    chan struct{}
 	cancel   context.CancelFunc // ends the checks
 	done     chan struct{}
-	lastLog  string // the detail last logged, by the checking goroutine
+	mu       sync.Mutex // one run of the checks at a time
+	lastLog  string     // the detail last logged
 }
 
 func newReadiness(s *served, extra []Check, interval time.Duration, log *slog.Logger) *readiness {
@@ -138,6 +140,8 @@ func (r *readiness) start(ctx context.Context) {
 
 // runChecks runs every check and keeps the first failure's reason.
 func (r *readiness) runChecks(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	reason, detail := "", ""
 	for _, c := range r.checks {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -1,0 +1,261 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"shinken.dev/go/shinken/mcpserver"
+)
+
+// TestTokenFileInPlace: a token file rewritten in place (truncated, then
+// written) is not adopted while it may be half-written, however often it
+// is read; it is once it ends with a newline, once it has not changed for
+// TokenQuiet, or at a SIGHUP (whoever sends it says it is written).
+func TestTokenFileInPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "token")
+	now := time.Now()
+	ts := &tokenSource{path: path, now: func() time.Time { return now }}
+	write := func(s string, age time.Duration) {
+		t.Helper()
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(s)
+		f.Close()
+		mt := now.Add(-age)
+		os.Chtimes(path, mt, mt)
+	}
+	for _, tc := range []struct {
+		content string
+		age     time.Duration
+		told    bool
+		want    string
+		err     error
+	}{
+		{"", 0, false, "", errTokenIncomplete},        // truncated: being written
+		{"new-tok", 0, false, "", errTokenIncomplete}, // half of "new-token", just written
+		{"new-tok", 100 * time.Millisecond, false, "", errTokenIncomplete},
+		{"new-token\n", 0, false, "new-token", nil},        // complete: it ends with a newline
+		{"new-token", TokenQuiet, false, "new-token", nil}, // complete: unchanged for TokenQuiet
+		{"new-token", 0, true, "new-token", nil},           // complete: SIGHUP says so
+		{"  \n", TokenQuiet, false, "", nil},               // empty: an error of its own
+	} {
+		write(tc.content, tc.age)
+		got, err := ts.read(tc.told)
+		switch {
+		case tc.err != nil && !errors.Is(err, tc.err):
+			t.Errorf("%q (age %v, told %v): %q, %v; want %v", tc.content, tc.age, tc.told, got, err, tc.err)
+		case tc.err == nil && tc.want != "" && (err != nil || got != tc.want):
+			t.Errorf("%q (age %v, told %v): %q, %v; want %q", tc.content, tc.age, tc.told, got, err, tc.want)
+		case tc.want == "" && tc.err == nil && (err == nil || !strings.Contains(err.Error(), "empty")):
+			t.Errorf("%q: %q, %v; want the empty file's error", tc.content, got, err)
+		}
+	}
+}
+
+// TestTokenFileInPlaceDaemon: with a daemon following its token file, a
+// rewrite in place caught half-written opens no session with the half
+// token, and the old token stays in force until the file is complete.
+func TestTokenFileInPlaceDaemon(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(path, []byte("first-token\n"), 0o600)
+	d := startDaemon(t, &Options{TokenFile: path})
+	os.WriteFile(path, []byte("second-t"), 0o600) // in place, half of it
+	// The watcher reads every second; read as it does, as often as it
+	// might: the half token is never adopted.
+	for range 3 {
+		if _, err := d.tokens.read(false); !errors.Is(err, errTokenIncomplete) {
+			t.Fatalf("the half-written file was read as complete: %v", err)
+		}
+	}
+	if got := d.Token(); got != "first-token" {
+		t.Fatalf("token in force %q", got)
+	}
+	os.WriteFile(path, []byte("second-token\n"), 0o600)
+	if got, err := d.tokens.read(false); err != nil || got != "second-token" {
+		t.Fatalf("the complete file: %q %v", got, err)
+	}
+}
+
+// startDaemon runs a headless daemon on a loopback port with opts.
+func startDaemon(t *testing.T, opts *Options) *Daemon {
+	t.Helper()
+	if opts.Desktop.Backend == nil {
+		opts.Desktop = headlessDesktop(t, "notes", "form")
+	}
+	if opts.Listen == nil {
+		opts.Listen = []string{"127.0.0.1:0"}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	opts.NoSignals = true
+	d, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- d.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return d
+}
+
+// base is the daemon's http://host:port.
+func base(d *Daemon) string {
+	return "http://" + strings.TrimSuffix(strings.TrimPrefix(d.Endpoints()[0].ACI, "ws://"), PathACI)
+}
+
+func get(t *testing.T, url string, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestGuard: /aci, /mcp and /inspect refuse a Host the daemon does not
+// answer to and another site's Origin, with 403 before any token is
+// read; the page's own origin, a configured name and a client with no
+// Origin pass. /healthz and /readyz, which probes reach by any name,
+// are not guarded.
+func TestGuard(t *testing.T) {
+	d := startDaemon(t, &Options{Token: "tok", MCP: &mcpserver.Options{}, Page: true, Hosts: []string{"sandbox.ns.svc"}})
+	b := base(d)
+	own := b // the page's origin is the daemon's
+	for _, tc := range []struct {
+		path   string
+		header map[string]string
+		want   int
+	}{
+		{PathMCP, map[string]string{"Host": "evil.example"}, http.StatusForbidden},
+		{PathACI, map[string]string{"Host": "evil.example:7040"}, http.StatusForbidden},
+		{PathInspect, map[string]string{"Host": "evil.example"}, http.StatusForbidden},
+		{PathMCP, map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+		{PathACI, map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+		{PathInspect, map[string]string{"Origin": "null"}, http.StatusForbidden},
+		// Past the guard: the token's refusal, or a WebSocket's.
+		{PathMCP, map[string]string{"Host": "sandbox.ns.svc"}, http.StatusUnauthorized},
+		{PathMCP, map[string]string{"Origin": own}, http.StatusUnauthorized},
+		{PathMCP, nil, http.StatusUnauthorized},
+		{PathACI, map[string]string{"Origin": own}, http.StatusUpgradeRequired},
+		{PathReadyz, map[string]string{"Host": "evil.example"}, http.StatusOK},
+		{PathHealthz, map[string]string{"Host": "evil.example"}, http.StatusOK},
+	} {
+		resp, body := get(t, b+tc.path, tc.header)
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %v: %d %q, want %d", tc.path, tc.header, resp.StatusCode, body, tc.want)
+		}
+	}
+}
+
+// TestPageHeaders: the page may not be framed by another site.
+func TestPageHeaders(t *testing.T) {
+	d := startDaemon(t, &Options{Token: "tok", Page: true})
+	resp, body := get(t, base(d)+"/", nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "<canvas") {
+		t.Fatalf("page: %d", resp.StatusCode)
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("Content-Security-Policy %q", csp)
+	}
+	if xfo := resp.Header.Get("X-Frame-Options"); xfo != "DENY" {
+		t.Errorf("X-Frame-Options %q", xfo)
+	}
+}
+
+// TestReadyzReason: a failing check's detail (a process's stderr, with
+// pids) goes to the log; /readyz says which part and why in words.
+func TestReadyzReason(t *testing.T) {
+	var log strings.Builder
+	lw := &syncWriter{w: &log}
+	logged := func() string {
+		lw.mu.Lock()
+		defer lw.mu.Unlock()
+		return log.String()
+	}
+	detail := errors.New("dbus-daemon[4242]: uid 1000: Failed to start message bus")
+	fail := make(chan error, 1)
+	fail <- nil
+	check := func(context.Context) error {
+		err := <-fail
+		fail <- err
+		return err
+	}
+	d := startDaemon(t, &Options{
+		Token:  "tok",
+		Logger: slog.New(slog.NewTextHandler(lw, nil)),
+		Ready: []Check{
+			{Name: "the session bus", Func: check},
+		},
+	})
+	readyz := func() (int, readinessBody) {
+		resp, body := get(t, base(d)+PathReadyz, nil)
+		var r readinessBody
+		json.Unmarshal([]byte(body), &r)
+		return resp.StatusCode, r
+	}
+	if code, r := readyz(); code != http.StatusOK || !r.Ready {
+		t.Fatalf("ready: %d %+v", code, r)
+	}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{detail, "the session bus is not ready (the daemon's log says why)"},
+		{NotReady("the session bus", "does not answer", detail), "the session bus does not answer"},
+	} {
+		<-fail
+		fail <- tc.err
+		d.ready.runChecks(context.Background())
+		code, r := readyz()
+		if code != http.StatusServiceUnavailable || r.Reason != tc.want {
+			t.Errorf("%v: %d %+v, want %q", tc.err, code, r, tc.want)
+		}
+		if strings.Contains(r.Reason, "4242") {
+			t.Errorf("the reason holds the detail: %q", r.Reason)
+		}
+	}
+	if !strings.Contains(logged(), "4242") {
+		t.Errorf("the detail is not in the log:\n%s", logged())
+	}
+}
+
+// syncWriter is a writer safe for the daemon's goroutines and the test.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
