@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -106,6 +107,31 @@ func TestManifests(t *testing.T) {
 		if got := at(t, c, probe, "httpGet", "port"); got != port {
 			t.Errorf("%s port %v, want %d", probe, got, port)
 		}
+	}
+	// Margin: one slow probe must not take a busy pod out, and the
+	// drain must fit in the grace period.
+	if n, _ := at(t, c, "readinessProbe", "failureThreshold").(int); n < 2 {
+		t.Errorf("readinessProbe failureThreshold %d: one slow probe marks the pod unready", n)
+	}
+	for _, probe := range []string{"livenessProbe", "readinessProbe"} {
+		if n, _ := at(t, c, probe, "timeoutSeconds").(int); n < 2 {
+			t.Errorf("%s timeoutSeconds %d: want margin", probe, n)
+		}
+	}
+	flagSeconds := func(name string) int {
+		i := slices.Index(args, name)
+		if i < 0 || i+1 == len(args) {
+			t.Fatalf("no %s in %v", name, args)
+		}
+		d, err := time.ParseDuration(args[i+1])
+		if err != nil {
+			t.Fatalf("%s %s: %v", name, args[i+1], err)
+		}
+		return int(d.Seconds())
+	}
+	grace, _ := at(t, tmpl, "spec", "podTemplate", "spec", "terminationGracePeriodSeconds").(int)
+	if delay, drain := flagSeconds("-drain-delay"), flagSeconds("-drain-timeout"); delay < 2 || delay+drain+5 > grace {
+		t.Errorf("-drain-delay %ds and -drain-timeout %ds do not fit in the grace period %ds with 5 s to spare (or the delay is too short for endpoints to be removed)", delay, drain, grace)
 	}
 	ingress := at(t, tmpl, "spec", "networkPolicy", "ingress").([]any)
 	for i := range ingress {
