@@ -107,10 +107,14 @@ func TestInspectorPage(t *testing.T) {
 	for _, r := range typed {
 		b.key(string(r), true)
 	}
+	// Composed text (an input method's, an emoji picker's) comes whole,
+	// with no keydown per character, to the page's editable element.
+	b.call("Input.insertText", map[string]any{"text": "語😀"}, nil)
+	typed += "語😀"
 	b.click(at(submit.BBox))
 	// Every click and key was sent (moves are thinned to one per 30 ms)
 	// and answered.
-	b.waitFor(`inspector.latencies.length >= 14 && inspector.pending.size === 0`)
+	b.waitFor(`inspector.latencies.length >= 15 && inspector.pending.size === 0`)
 	obs, err = agent.Observe(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -89,7 +89,7 @@ func TestTokenFileInPlaceDaemon(t *testing.T) {
 }
 
 // startDaemon runs a headless daemon on a loopback port with opts.
-func startDaemon(t *testing.T, opts *Options) *Daemon {
+func startDaemon(t testing.TB, opts *Options) *Daemon {
 	t.Helper()
 	if opts.Desktop.Backend == nil {
 		opts.Desktop = headlessDesktop(t, "notes", "form")
