@@ -456,7 +456,11 @@ func (d *Daemon) drain() {
 		d.ready.setDraining()
 		if d.opts.DrainDelay > 0 {
 			t := time.NewTimer(d.opts.DrainDelay)
-			<-t.C
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-d.ctx.Done(): // Close: no more waiting
+			}
 		}
 		d.served.drain(d.drainTimeout())
 	})

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"shinken.dev/go/shinken/client"
 	"shinken.dev/go/shinken/mcpserver"
 )
 
@@ -258,4 +259,43 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// TestDrainDelay: once a shutdown begins, /readyz answers 503 at once,
+// and for DrainDelay new sessions are still accepted (a load balancer may
+// still route to the daemon); Close ends the wait.
+func TestDrainDelay(t *testing.T) {
+	d, err := New(context.Background(), &Options{
+		Desktop: headlessDesktop(t, "notes"), Listen: []string{"127.0.0.1:0"}, Token: "tok",
+		DrainDelay: time.Hour, NoSignals: true, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- d.Run(ctx) }()
+	cancel()
+	for {
+		// Readiness decides: the drain has begun once /readyz says so.
+		resp, body := get(t, base(d)+PathReadyz, nil)
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			if !strings.Contains(body, "draining") {
+				t.Fatalf("/readyz: %s", body)
+			}
+			break
+		}
+	}
+	c, err := client.Dial(context.Background(), d.Endpoints()[0].ACI, &client.DialOptions{Token: "tok"})
+	if err != nil {
+		t.Fatalf("a new session during the drain delay: %v", err)
+	}
+	if _, err := c.Screenshot(context.Background(), nil); err != nil {
+		t.Errorf("a call during the drain delay: %v", err)
+	}
+	c.Close()
+	d.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
 }
