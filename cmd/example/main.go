@@ -26,10 +26,12 @@ import (
 	"time"
 
 	"shinken.dev/go/backend/headless"
+	"shinken.dev/go/backend/x11/session"
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/daemon"
+	"shinken.dev/go/shinken/daemon/x11desktop"
 )
 
 type config struct {
@@ -172,15 +174,24 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	} else {
 		opts.Listen = []string{cfg.listen}
 	}
-	var d *daemon.Daemon
-	desk, stopDesktop, err := openBackend(ctx, cfg, log, func() *daemon.Daemon { return d })
+	desk, sess, err := openBackend(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer stopDesktop()
+	if sess != nil {
+		defer func() {
+			if err := sess.Close(); err != nil {
+				log.Warn("desktop session did not close cleanly", "err", err)
+			}
+		}()
+	}
 	opts.Desktop = desk
-	if d, err = daemon.New(ctx, opts); err != nil {
+	d, err := daemon.New(ctx, opts)
+	if err != nil {
 		return err
+	}
+	if sess != nil {
+		sess.Follow(d)
 	}
 	if cfg.mcp == "stdio" {
 		ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
@@ -219,33 +230,41 @@ func parseSize(s string) (int, int, error) {
 	return w, h, nil
 }
 
-// openBackend opens the desktop -backend names. stop ends what the desktop
-// runs on (the -session X session) once the daemon is done with it; the
-// session's restarts swap a new desktop into the daemon d returns.
-func openBackend(ctx context.Context, cfg config, log *slog.Logger, d func() *daemon.Daemon) (desk daemon.Desktop, stop func(), err error) {
-	nothing := func() {}
+// openBackend opens the desktop -backend names; with -session, also the
+// X session it runs on, which the daemon must follow once it serves.
+func openBackend(ctx context.Context, cfg config, log *slog.Logger) (daemon.Desktop, *x11desktop.Session, error) {
+	w, h, err := parseSize(cfg.size)
+	if err != nil {
+		return daemon.Desktop{}, nil, err
+	}
 	switch cfg.backend {
 	case "headless":
-		w, h, err := parseSize(cfg.size)
-		if err != nil {
-			return desk, nil, err
-		}
 		hd := headless.New(&headless.Options{Width: w, Height: h})
 		for _, app := range []string{"notes", "form"} {
 			if err := hd.Launch(ctx, app, nil); err != nil {
-				return desk, nil, err
+				return daemon.Desktop{}, nil, err
 			}
 		}
-		return daemon.Desktop{Backend: hd}, nothing, nil
+		return daemon.Desktop{Backend: hd}, nil, nil
 	case "x11":
-		if cfg.session {
-			return openSession(ctx, cfg, log, d)
+		if !cfg.session {
+			desk, err := x11desktop.Display(ctx, nil)
+			return desk, nil, err
 		}
-		desk, err := openX11(ctx)
-		return desk, nothing, err
+		var apps [][]string
+		for _, a := range cfg.apps {
+			if argv := strings.Fields(a); len(argv) > 0 {
+				apps = append(apps, argv)
+			}
+		}
+		s, err := x11desktop.StartSession(ctx, &session.Options{Width: w, Height: h, Apps: apps, Logger: log})
+		if err != nil {
+			return daemon.Desktop{}, nil, fmt.Errorf("-session: %w", err)
+		}
+		return s.Desktop(), s, nil
 	case "robotgo":
 		b, closeB, err := openRobotgo(ctx)
-		return daemon.Desktop{Backend: b, Close: closeB}, nothing, err
+		return daemon.Desktop{Backend: b, Close: closeB}, nil, err
 	}
-	return desk, nil, fmt.Errorf("-backend %q: want headless, x11 or robotgo", cfg.backend)
+	return daemon.Desktop{}, nil, fmt.Errorf("-backend %q: want headless, x11 or robotgo", cfg.backend)
 }

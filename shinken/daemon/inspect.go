@@ -185,20 +185,7 @@ func (s *pageSession) serve(parent context.Context) {
 	go func() {
 		defer wg.Done()
 		defer cancel()
-		for {
-			select {
-			case e, ok := <-sub.Events():
-				if !ok {
-					return
-				}
-				e.TreeText = ""
-				if s.write(ctx, map[string]any{"type": "event", "event": e, "lost": sub.Lost()}) != nil {
-					return
-				}
-			case <-ctx.Done():
-				return
-			}
-		}
+		forwardEvents(ctx, sub, func(m map[string]any) error { return s.write(ctx, m) })
 	}()
 	defer func() {
 		sub.Close()

@@ -41,6 +41,7 @@ func NotReady(part, why string, err error) error {
 	return &NotReadyError{Part: part, Why: why, Err: err}
 }
 
+// Error says which part, why, and the detail.
 func (e *NotReadyError) Error() string {
 	s := e.Part + " " + e.Why
 	if e.Err != nil {

@@ -181,37 +181,3 @@ func exportFrames(in io.Reader, dir string) (int, error) {
 		n++
 	}
 }
-
-// recordClient names the recorder's own observation in the feed.
-const recordClient = "shinken-recording"
-
-// recorded says which feed events a recording keeps: not the page's own
-// screencast and observes, which are not the session's.
-func recorded(e shinken.Event) bool { return e.Client != "shinken-page" }
-
-// publishFinalTree observes the tree as the session left it and publishes
-// it, for the recording's end; and, when the recording's subscription lost
-// events, says so in the feed, and so in the file.
-func publishFinalTree(s *served, feed *shinken.Feed, sub *shinken.Subscription, log *slog.Logger) {
-	if n := sub.Lost(); n > 0 {
-		feed.Publish(shinken.Event{Kind: shinken.FeedObservation, Client: recordClient, OK: false,
-			Error: fmt.Sprintf("internal: the recording lost %d events of the feed", n)})
-	}
-	_, _, _, d := s.state()
-	if _, ok := d.Backend.(shinken.A11y); !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	obs, err := shinken.NewObserver(d.Backend).Observe(ctx, shinken.ObserveOptions{})
-	if err != nil {
-		log.Warn("recording: the final tree could not be observed", "err", err)
-		return
-	}
-	e := shinken.Event{Kind: shinken.FeedObservation, Client: recordClient, Verb: "observe", OK: true,
-		Revision: obs.Revision, Bytes: len(obs.TreeText), TreeText: obs.TreeText}
-	if obs.NodeCount != nil {
-		e.Nodes = *obs.NodeCount
-	}
-	feed.Publish(e)
-}

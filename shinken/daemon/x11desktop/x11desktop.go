@@ -1,0 +1,180 @@
+// Package x11desktop gives a daemon (package daemon) an X11 desktop: the X
+// server of a display, or a supervised session of its own (Xvfb, a window
+// manager, a session D-Bus, the accessibility bus, the startup apps) whose
+// restarts swap a new backend into the daemon.
+//
+//	s, err := x11desktop.StartSession(ctx, &session.Options{Width: 1280, Height: 800})
+//	if err != nil { ... }
+//	defer s.Close()
+//	d, err := daemon.New(ctx, &daemon.Options{Desktop: s.Desktop(), ...})
+//	if err != nil { ... }
+//	s.Follow(d)
+//	return d.Run(ctx)
+package x11desktop
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"shinken.dev/go/backend/x11"
+	"shinken.dev/go/backend/x11/atspi"
+	"shinken.dev/go/backend/x11/session"
+	"shinken.dev/go/shinken/daemon"
+)
+
+// Display opens the X server opts names ($DISPLAY for nil) with the
+// accessibility tree of its apps (over AT-SPI, found on first use). Its
+// Check asks the accessibility bus to answer once one was found; on a
+// display without one, the daemon's captured frame is all there is to
+// check.
+func Display(ctx context.Context, opts *x11.Options) (daemon.Desktop, error) {
+	b, err := x11.Open(ctx, opts)
+	if err != nil {
+		return daemon.Desktop{}, fmt.Errorf("x11desktop: %w", err)
+	}
+	a := b.WithAccessibility(nil)
+	check := func(ctx context.Context) error {
+		if err := a.CheckAccessibility(ctx); err != nil {
+			return daemon.NotReady("the accessibility bus", "does not answer", err)
+		}
+		return nil
+	}
+	return daemon.Desktop{Backend: a, Check: check, Close: func() { a.Close() }}, nil
+}
+
+// A Session is a supervised X session for a daemon.
+type Session struct {
+	s    *session.Session
+	log  *slog.Logger
+	desk daemon.Desktop
+
+	mu     sync.Mutex
+	d      *daemon.Daemon
+	events chan session.Event // restarts, for the follower
+	done   chan struct{}      // the follower has ended
+	closed bool
+}
+
+// StartSession starts a session as opts say (opts.OnEvent, when set, is
+// still called) and opens the x11 backend, with the accessibility tree, on
+// it. The desktop's Check is the session's (every part answers), and its
+// Done is closed when the session gives up on a part.
+func StartSession(ctx context.Context, opts *session.Options) (*Session, error) {
+	var o session.Options
+	if opts != nil {
+		o = *opts
+	}
+	s := &Session{log: o.Logger, events: make(chan session.Event, 16), done: make(chan struct{})}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	theirs := o.OnEvent
+	o.OnEvent = func(e session.Event) {
+		if theirs != nil {
+			theirs(e)
+		}
+		if e.Kind != session.EventRestarted {
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed {
+			return
+		}
+		select {
+		case s.events <- e:
+		default:
+			s.log.Warn("x11desktop: restarts come faster than the desktop reopens; one is dropped", "part", e.Part)
+		}
+	}
+	ss, err := session.Start(ctx, &o)
+	if err != nil {
+		return nil, fmt.Errorf("x11desktop: %w", err)
+	}
+	s.s = ss
+	s.desk, err = s.open(ctx)
+	if err != nil {
+		ss.Close()
+		return nil, err
+	}
+	go s.follow()
+	return s, nil
+}
+
+// Session returns the supervised session.
+func (s *Session) Session() *session.Session { return s.s }
+
+// Desktop returns the desktop to give the daemon (Options.Desktop).
+func (s *Session) Desktop() daemon.Desktop { return s.desk }
+
+// Follow has d follow the session: each restart is counted in d's
+// metrics, and a restart of the X server or the accessibility bus opens
+// the backend again and swaps it into d (the sessions of the old one are
+// closed: the windows they saw are gone).
+func (s *Session) Follow(d *daemon.Daemon) {
+	s.mu.Lock()
+	s.d = d
+	s.mu.Unlock()
+}
+
+// follow handles the restarts, one at a time, until Close.
+func (s *Session) follow() {
+	defer close(s.done)
+	for e := range s.events {
+		s.mu.Lock()
+		d := s.d
+		s.mu.Unlock()
+		if d == nil {
+			continue // not serving yet: nothing to swap
+		}
+		if m := d.Metrics(); m != nil {
+			m.Restart(string(e.Part))
+		}
+		if slices.Contains(e.Restarted, session.PartX) || slices.Contains(e.Restarted, session.PartA11yBus) {
+			d.Swap(func() (daemon.Desktop, error) {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				return s.open(ctx)
+			})
+		}
+	}
+}
+
+// open opens the x11 backend, with the accessibility tree, on the session.
+func (s *Session) open(ctx context.Context) (daemon.Desktop, error) {
+	ss := s.s
+	b, err := x11.Open(ctx, &x11.Options{Display: ss.Display, Xauthority: ss.Xauthority, SessionBus: ss.SessionBus, LaunchEnv: ss.AppEnv()})
+	if err != nil {
+		return daemon.Desktop{}, fmt.Errorf("x11desktop: %w", err)
+	}
+	a := b.WithAccessibility(&atspi.Options{SessionBus: ss.SessionBus, Display: ss.Display, ScreenReader: true})
+	check := func(ctx context.Context) error {
+		if err := ss.Check(ctx); err != nil {
+			return daemon.NotReady("the desktop session", "has a part that does not answer", err)
+		}
+		return nil
+	}
+	return daemon.Desktop{Backend: a, Check: check, Close: func() { a.Close() }, Done: ss.Done()}, nil
+}
+
+// Close ends the session (after the daemon has closed its desktop: call
+// it once Run has returned).
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	err := s.s.Close()
+	s.mu.Lock()
+	close(s.events) // OnEvent sends no more: closed is set
+	s.mu.Unlock()
+	<-s.done
+	return err
+}
