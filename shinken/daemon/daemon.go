@@ -193,6 +193,13 @@ func New(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 		}
 		opts.Desktop.closeIt()
 	})
+	// Then the Runtime: its sessions, and the commands they still run;
+	// after the plugins, which get their shutdown first.
+	d.closers.push(func() {
+		if d.served != nil {
+			d.served.closeRuntime()
+		}
+	})
 	defer func() {
 		if err != nil {
 			d.closers.close()
@@ -243,7 +250,6 @@ func New(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 	// Closed (drained) before the plugins and the desktop: it owns the
 	// sessions that run their commands.
 	d.served = newServed(opts.Desktop, rtOpts, d.log)
-	d.closers.push(d.served.closeRuntime)
 
 	if opts.Record != "" {
 		stop, err := startRecording(d.ctx, opts.Record, d.served, d.feed, d.log)

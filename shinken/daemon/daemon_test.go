@@ -9,11 +9,16 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/protocol"
+	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 	"shinken.dev/go/shinken/mcpserver"
 )
@@ -297,5 +302,89 @@ func TestDrainDelay(t *testing.T) {
 	d.Close()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+}
+
+// TestDrainOrder: at the end of Run's ctx, /readyz answers 503 while a
+// call is still in flight; the call finishes and its answer arrives; then
+// the plugins get their shutdown, and only then is the desktop closed.
+func TestDrainOrder(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	note := func(s string) {
+		mu.Lock()
+		order = append(order, s)
+		mu.Unlock()
+	}
+	m, err := escouade.ParseManifest([]byte(`{"id": "watcher", "version": "1.0.0", "protocolVersion": 1,
+		"run": {"command": ["watcher"]}, "permissions": {"decide": true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := plugin.Handlers{
+		Decide: func(context.Context, *plugin.Conn, protocol.DecideParams) (protocol.Decision, error) {
+			return protocol.Decision{Verdict: protocol.Allow}, nil
+		},
+		Shutdown: func(context.Context, *plugin.Conn) error { note("plugins"); return nil },
+	}
+	desk := headlessDesktop(t, "notes")
+	desk.Close = func() { note("desktop") }
+	d, err := New(context.Background(), &Options{
+		Desktop: desk, Listen: []string{"127.0.0.1:0"}, Token: "tok", NoSignals: true,
+		DrainTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler),
+		Plugins: &Plugins{Go: []GoPlugin{{Manifest: m, Handlers: hs}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- d.Run(ctx) }()
+	c, err := client.Dial(context.Background(), d.Endpoints()[0].ACI, &client.DialOptions{Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The call in flight waits for the test to have seen the drain begin.
+	gate := filepath.Join(t.TempDir(), "go")
+	started := filepath.Join(t.TempDir(), "started")
+	result := make(chan error, 1)
+	go func() {
+		res, err := c.Exec(context.Background(), &aci.ExecRequest{Shell: "touch " + started + "; while [ ! -e " + gate + " ]; do sleep 0.01; done; echo finished"})
+		if err == nil && res.Stdout != "finished\n" {
+			err = errors.New("the call in flight printed " + res.Stdout)
+		}
+		result <- err
+	}()
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+	}
+	cancel()
+	for {
+		resp, _ := get(t, base(d)+PathReadyz, nil)
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			break
+		}
+	}
+	mu.Lock()
+	early := slices.Clone(order)
+	mu.Unlock()
+	if len(early) != 0 {
+		t.Fatalf("closed before the call in flight finished: %v", early)
+	}
+	os.WriteFile(gate, nil, 0o600)
+	if err := <-result; err != nil {
+		t.Fatalf("the call in flight: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if want := []string{"plugins", "desktop"}; !slices.Equal(order, want) {
+		t.Fatalf("closed in the order %v, want %v", order, want)
+	}
+	if _, err := c.Screenshot(context.Background(), nil); err == nil {
+		t.Fatal("the session is still open after the drain")
 	}
 }
