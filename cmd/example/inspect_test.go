@@ -111,10 +111,16 @@ func TestInspectorPage(t *testing.T) {
 	// with no keydown per character, to the page's editable element.
 	b.call("Input.insertText", map[string]any{"text": "語😀"}, nil)
 	typed += "語😀"
+	// An input method's composition: its text changes as the person
+	// types, and only what it commits is typed on the desktop, once.
+	b.call("Input.imeSetComposition", map[string]any{"text": "に", "selectionStart": 1, "selectionEnd": 1}, nil)
+	b.call("Input.imeSetComposition", map[string]any{"text": "にほん", "selectionStart": 3, "selectionEnd": 3}, nil)
+	b.call("Input.insertText", map[string]any{"text": "日本"}, nil)
+	typed += "日本"
 	b.click(at(submit.BBox))
 	// Every click and key was sent (moves are thinned to one per 30 ms)
 	// and answered.
-	b.waitFor(`inspector.latencies.length >= 15 && inspector.pending.size === 0`)
+	b.waitFor(`inspector.latencies.length >= 16 && inspector.pending.size === 0`)
 	obs, err = agent.Observe(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
