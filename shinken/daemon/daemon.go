@@ -210,6 +210,10 @@ func New(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
+	guard, err := httpguard.New(&httpguard.Options{Hosts: opts.Hosts, Origins: opts.Origins})
+	if err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
 	d.tokens, err = newTokenSource(opts.Token, opts.TokenFile)
 	if err != nil {
 		return nil, err
@@ -274,7 +278,13 @@ func New(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 	}
 
 	if opts.TokenFile != "" {
-		go d.tokens.watch(d.ctx, d.served.setToken, d.log)
+		wctx, stop := context.WithCancel(d.ctx)
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			d.tokens.watch(wctx, d.served.setToken, d.log)
+		}()
+		d.closers.push(func() { stop(); <-watched })
 	}
 
 	d.ready = newReadiness(d.served, opts.Ready, opts.ReadyInterval, d.log)
@@ -282,10 +292,6 @@ func New(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 	d.closers.push(d.ready.stop)
 	d.served.onSwap = d.ready.kick
 
-	guard, err := httpguard.New(&httpguard.Options{Hosts: opts.Hosts, Origins: opts.Origins})
-	if err != nil {
-		return nil, fmt.Errorf("daemon: %w", err)
-	}
 	d.handler = d.routes(guard)
 	if opts.Metrics != nil && opts.Metrics.Listen != "" {
 		ml, err := net.Listen("tcp", opts.Metrics.Listen)

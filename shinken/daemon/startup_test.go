@@ -84,15 +84,17 @@ func TestStartErrorsLeaveNothing(t *testing.T) {
 			first := free.Addr().String()
 			free.Close()
 			closed := false
+			tokenFile := filepath.Join(t.TempDir(), "token")
+			os.WriteFile(tokenFile, []byte("tok\n"), 0o600)
 			opts := &Options{
-				Desktop: Desktop{Backend: headless.New(nil), Close: func() { closed = true }},
-				Listen:  []string{first},
-				Token:   "tok",
-				MCP:     &mcpserver.Options{},
-				Metrics: &MetricsOptions{},
-				Page:    true,
-				Plugins: &Plugins{Dir: plugins},
-				Logger:  slog.New(slog.DiscardHandler),
+				Desktop:   Desktop{Backend: headless.New(nil), Close: func() { closed = true }},
+				Listen:    []string{first},
+				TokenFile: tokenFile,
+				MCP:       &mcpserver.Options{},
+				Metrics:   &MetricsOptions{},
+				Page:      true,
+				Plugins:   &Plugins{Dir: plugins},
+				Logger:    slog.New(slog.DiscardHandler),
 			}
 			tc.set(opts)
 			d, err := New(context.Background(), opts)
