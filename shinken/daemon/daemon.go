@@ -62,9 +62,10 @@ type Options struct {
 
 	// Runtime is the template of every Runtime the daemon makes (one per
 	// desktop: a Swap makes another); nil means the defaults. Its Token,
-	// Feed, Recorder and Authorizer are the daemon's: a Token or Feed set
-	// here is refused by New, an Authorizer set here is asked before the
-	// plugins'. Its Executor defaults to osexec.
+	// Feed and Recorder are the daemon's: one set here is refused by New.
+	// An Authorizer set here is asked before the plugins'. Its Executor
+	// defaults to the backend's, when the backend runs commands, else to
+	// package osexec's, which runs them on this machine.
 	Runtime *shinken.RuntimeOptions
 
 	// Logger receives the daemon's logs; nil means slog.Default().
@@ -206,7 +207,7 @@ func New(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 		}
 	}()
 
-	rtOpts, err := runtimeOptions(opts.Runtime)
+	rtOpts, err := runtimeOptions(opts.Runtime, opts.Desktop.Backend)
 	if err != nil {
 		return nil, err
 	}
@@ -251,8 +252,6 @@ func New(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 		rtOpts.Authorizer = reportDecisions(rtOpts.Authorizer, d.feed)
 	}
 
-	// Closed (drained) before the plugins and the desktop: it owns the
-	// sessions that run their commands.
 	d.served = newServed(opts.Desktop, rtOpts, d.log)
 
 	if opts.Record != "" {
@@ -290,7 +289,6 @@ func New(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 	d.ready = newReadiness(d.served, opts.Ready, opts.ReadyInterval, d.log)
 	d.ready.start(ctx)
 	d.closers.push(d.ready.stop)
-	d.served.onSwap = d.ready.kick
 
 	d.handler = d.routes(guard)
 	if opts.Metrics != nil && opts.Metrics.Listen != "" {
@@ -312,8 +310,8 @@ func New(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 	return d, nil
 }
 
-// runtimeOptions is the template of the daemon's Runtimes.
-func runtimeOptions(o *shinken.RuntimeOptions) (shinken.RuntimeOptions, error) {
+// runtimeOptions is the template of the daemon's Runtimes on b.
+func runtimeOptions(o *shinken.RuntimeOptions, b shinken.Backend) (shinken.RuntimeOptions, error) {
 	var r shinken.RuntimeOptions
 	if o != nil {
 		r = *o
@@ -326,7 +324,7 @@ func runtimeOptions(o *shinken.RuntimeOptions) (shinken.RuntimeOptions, error) {
 	case r.Recorder != nil:
 		return r, errors.New("daemon: Options.Runtime.Recorder is the daemon's (see Options.Metrics)")
 	}
-	if r.Executor == nil {
+	if _, runs := b.(shinken.Executor); r.Executor == nil && !runs {
 		r.Executor = defaultExecutor()
 	}
 	return r, nil

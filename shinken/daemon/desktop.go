@@ -42,10 +42,9 @@ func defaultExecutor() shinken.Executor { return osexec.New(nil) }
 // served is the ACI endpoint: the Runtime of the current desktop, which a
 // Swap replaces.
 type served struct {
-	opts   shinken.RuntimeOptions // every Runtime's; Token follows setToken
-	log    *slog.Logger
-	done   <-chan struct{}
-	onSwap func() // the readiness checks run again
+	opts shinken.RuntimeOptions // every Runtime's; Token follows setToken
+	log  *slog.Logger
+	done <-chan struct{}
 
 	mu        sync.Mutex
 	rt        *shinken.Runtime
@@ -56,7 +55,7 @@ type served struct {
 }
 
 func newServed(d Desktop, opts shinken.RuntimeOptions, log *slog.Logger) *served {
-	s := &served{opts: opts, log: log, desk: d, done: d.Done, onSwap: func() {}}
+	s := &served{opts: opts, log: log, desk: d, done: d.Done}
 	s.rt = shinken.NewRuntime(d.Backend, &s.opts)
 	return s
 }
