@@ -111,8 +111,8 @@ func TestHealthReadyDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.cmd.Process.Signal(syscall.SIGTERM)
-	if reason := d.awaitReady(t, http.StatusServiceUnavailable, 5*time.Second); reason != "draining" {
-		t.Fatalf("/readyz reason %q, want draining", reason)
+	if reason := d.awaitReady(t, http.StatusServiceUnavailable, 5*time.Second); reason != "the daemon is draining" {
+		t.Fatalf("/readyz reason %q, want the daemon is draining", reason)
 	}
 	if code, _ := d.get(t, daemon.PathHealthz, ""); code != 200 {
 		t.Fatalf("/healthz while draining: %d", code)
