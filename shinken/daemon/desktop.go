@@ -120,8 +120,9 @@ func (s *served) state() (draining, swapping bool, rt *shinken.Runtime, d Deskto
 // Swap replaces the daemon's desktop with the one open returns: the
 // daemon is not ready while open runs; then new sessions get a Runtime of
 // the new desktop, the daemon's own sessions (MCP's) reconnect to it, and
-// the old Runtime's sessions are closed with 1001 (the windows they saw
-// are gone) before the old desktop is closed. If open fails, the daemon
+// the old Runtime's sessions are closed with the close code that tells a
+// client to reconnect (the windows they saw are gone) before the old
+// desktop is closed. If open fails, the daemon
 // stays unready with the old desktop, and Swap returns the error. During
 // a drain the new desktop is closed at once.
 func (d *Daemon) Swap(open func() (Desktop, error)) error {
