@@ -388,3 +388,59 @@ func TestDrainOrder(t *testing.T) {
 		t.Fatal("the session is still open after the drain")
 	}
 }
+
+// TestSwap: while a new desktop opens the daemon is unready; then new
+// sessions see the new desktop, the old ones are closed, and the daemon
+// is ready again; a desktop that fails to open leaves it unready.
+func TestSwap(t *testing.T) {
+	d := startDaemon(t, &Options{Token: "tok", Desktop: headlessDesktop(t, "notes")})
+	status := func() (int, string) {
+		resp, body := get(t, base(d)+PathReadyz, nil)
+		return resp.StatusCode, body
+	}
+	old, err := client.Dial(context.Background(), d.Endpoints()[0].ACI, &client.DialOptions{Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	opening, release := make(chan struct{}), make(chan struct{})
+	swapped := make(chan error)
+	go func() {
+		swapped <- d.Swap(func() (Desktop, error) {
+			close(opening)
+			<-release
+			return headlessDesktop(t, "form"), nil
+		})
+	}()
+	<-opening
+	if code, body := status(); code != http.StatusServiceUnavailable || !strings.Contains(body, "reopened") {
+		t.Fatalf("while the desktop reopens: %d %s", code, body)
+	}
+	close(release)
+	if err := <-swapped; err != nil {
+		t.Fatal(err)
+	}
+	for {
+		// The checks run again after a swap: readiness decides.
+		if code, _ := status(); code == http.StatusOK {
+			break
+		}
+	}
+	if _, err := old.Screenshot(context.Background(), nil); err == nil {
+		t.Error("a session of the old desktop is still open")
+	}
+	c, err := client.Dial(context.Background(), d.Endpoints()[0].ACI, &client.DialOptions{Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if ws, err := c.ListWindows(context.Background()); err != nil || len(ws) != 1 || !strings.EqualFold(ws[0].Title, "form") {
+		t.Fatalf("windows of the new desktop: %+v %v", ws, err)
+	}
+	if err := d.Swap(func() (Desktop, error) { return Desktop{}, errors.New("no X server") }); err == nil {
+		t.Fatal("a failed swap returned no error")
+	}
+	if code, _ := status(); code != http.StatusServiceUnavailable {
+		t.Fatalf("ready after a failed swap: %d", code)
+	}
+}
