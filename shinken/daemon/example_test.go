@@ -3,7 +3,10 @@ package daemon_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 
@@ -76,4 +79,37 @@ func Example() {
 	// rm refused: permission_denied: no deleting files here
 	// echo printed "hi\n"
 	// stopped: <nil>
+}
+
+// A daemon's routes on a server of your own, beside your own handlers:
+// with no Listen, the daemon opens no listener.
+func ExampleDaemon_Handler() {
+	d, err := daemon.New(context.Background(), &daemon.Options{
+		Desktop: daemon.Desktop{Backend: headless.New(nil)},
+		Token:   "s3cret",
+		Logger:  slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer d.Close()
+	mux := http.NewServeMux()
+	mux.Handle("/", d.Handler())
+	mux.HandleFunc("/version", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "v1") })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	for _, path := range []string{"/version", daemon.PathHealthz, daemon.PathReadyz} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			panic(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Printf("%s %d %s", path, resp.StatusCode, body)
+	}
+	// Output:
+	// /version 200 v1
+	// /healthz 200 {"alive":true}
+	// /readyz 200 {"ready":true}
 }
