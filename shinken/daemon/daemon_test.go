@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,22 +77,28 @@ func TestTokenFileInPlace(t *testing.T) {
 func TestTokenFileInPlaceDaemon(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(path, []byte("first-token\n"), 0o600)
-	d := startDaemon(t, &Options{TokenFile: path})
+	lw := newSyncWriter()
+	d := startDaemon(t, &Options{TokenFile: path, Logger: slog.New(slog.NewTextHandler(lw, nil))})
 	os.WriteFile(path, []byte("second-t"), 0o600) // in place, half of it
-	// The watcher reads every second; read as it does, as often as it
-	// might: the half token is never adopted.
-	for range 3 {
-		if _, err := d.tokens.read(false); !errors.Is(err, errTokenIncomplete) {
-			t.Fatalf("the half-written file was read as complete: %v", err)
-		}
+	// The watcher has read the half token once it says it did not adopt it.
+	lw.await(t, "token file not adopted")
+	ctx := context.Background()
+	if c, err := client.Dial(ctx, d.Endpoints()[0].ACI, &client.DialOptions{Token: "second-t"}); err == nil {
+		c.Close()
+		t.Fatal("a session opened with the half-written token")
 	}
-	if got := d.Token(); got != "first-token" {
-		t.Fatalf("token in force %q", got)
+	c, err := client.Dial(ctx, d.Endpoints()[0].ACI, &client.DialOptions{Token: "first-token"})
+	if err != nil {
+		t.Fatalf("the token in force was dropped for a half-written one: %v", err)
 	}
+	c.Close()
 	os.WriteFile(path, []byte("second-token\n"), 0o600)
-	if got, err := d.tokens.read(false); err != nil || got != "second-token" {
-		t.Fatalf("the complete file: %q %v", got, err)
+	lw.await(t, "token changed")
+	c, err = client.Dial(ctx, d.Endpoints()[0].ACI, &client.DialOptions{Token: "second-token"})
+	if err != nil {
+		t.Fatalf("the complete token: %v", err)
 	}
+	c.Close()
 }
 
 // startDaemon runs a headless daemon on a loopback port with opts.
@@ -200,13 +207,7 @@ func TestPageHeaders(t *testing.T) {
 // TestReadyzReason: a failing check's detail (a process's stderr, with
 // pids) goes to the log; /readyz says which part and why in words.
 func TestReadyzReason(t *testing.T) {
-	var log strings.Builder
-	lw := &syncWriter{w: &log}
-	logged := func() string {
-		lw.mu.Lock()
-		defer lw.mu.Unlock()
-		return log.String()
-	}
+	lw := newSyncWriter()
 	detail := errors.New("dbus-daemon[4242]: uid 1000: Failed to start message bus")
 	fail := make(chan error, 1)
 	fail <- nil
@@ -249,21 +250,50 @@ func TestReadyzReason(t *testing.T) {
 			t.Errorf("the reason holds the detail: %q", r.Reason)
 		}
 	}
-	if !strings.Contains(logged(), "4242") {
-		t.Errorf("the detail is not in the log:\n%s", logged())
-	}
+	lw.await(t, "4242")
 }
 
-// syncWriter is a writer safe for the daemon's goroutines and the test.
+// syncWriter is a log writer safe for the daemon's goroutines and the
+// test, which can wait for a line.
 type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       strings.Builder
+	written chan struct{} // closed and replaced at each write
 }
+
+func newSyncWriter() *syncWriter { return &syncWriter{written: make(chan struct{})} }
 
 func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	close(s.written)
+	s.written = make(chan struct{})
 	return s.w.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
+}
+
+// await waits until the log holds substr.
+func (s *syncWriter) await(t *testing.T, substr string) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		s.mu.Lock()
+		found, written := strings.Contains(s.w.String(), substr), s.written
+		s.mu.Unlock()
+		if found {
+			return
+		}
+		select {
+		case <-written:
+		case <-deadline:
+			t.Fatalf("the log never said %q:\n%s", substr, s.String())
+		}
+	}
 }
 
 // TestDrainDelay: once a shutdown begins, /readyz answers 503 at once,
@@ -345,21 +375,26 @@ func TestDrainOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	// The call in flight waits for the test to have seen the drain begin.
-	gate := filepath.Join(t.TempDir(), "go")
-	started := filepath.Join(t.TempDir(), "started")
+	// The call in flight says it started, then waits for the test to have
+	// seen the drain begin: both through FIFOs, which block until the
+	// other end opens.
+	tmp := t.TempDir()
+	gate, started := filepath.Join(tmp, "go"), filepath.Join(tmp, "started")
+	for _, f := range []string{gate, started} {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	result := make(chan error, 1)
 	go func() {
-		res, err := c.Exec(context.Background(), &aci.ExecRequest{Shell: "touch " + started + "; while [ ! -e " + gate + " ]; do sleep 0.01; done; echo finished"})
+		res, err := c.Exec(context.Background(), &aci.ExecRequest{Shell: "echo > " + started + "; read x < " + gate + "; echo finished"})
 		if err == nil && res.Stdout != "finished\n" {
 			err = errors.New("the call in flight printed " + res.Stdout)
 		}
 		result <- err
 	}()
-	for {
-		if _, err := os.Stat(started); err == nil {
-			break
-		}
+	if _, err := os.ReadFile(started); err != nil {
+		t.Fatal(err)
 	}
 	cancel()
 	for {
@@ -374,7 +409,9 @@ func TestDrainOrder(t *testing.T) {
 	if len(early) != 0 {
 		t.Fatalf("closed before the call in flight finished: %v", early)
 	}
-	os.WriteFile(gate, nil, 0o600)
+	if err := os.WriteFile(gate, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := <-result; err != nil {
 		t.Fatalf("the call in flight: %v", err)
 	}
