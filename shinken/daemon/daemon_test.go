@@ -19,6 +19,7 @@ import (
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/plugin"
 	"shinken.dev/go/escouade/protocol"
+	"shinken.dev/go/internal/procfs"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 	"shinken.dev/go/shinken/mcpserver"
@@ -479,5 +480,47 @@ func TestSwap(t *testing.T) {
 	}
 	if code, _ := status(); code != http.StatusServiceUnavailable {
 		t.Fatalf("ready after a failed swap: %d", code)
+	}
+}
+
+// TestDrainKillsCommands: a command still running when DrainTimeout
+// passes is killed with its session, and the daemon stops.
+func TestDrainKillsCommands(t *testing.T) {
+	before, _ := procfs.Descendants(os.Getpid())
+	d, err := New(context.Background(), &Options{
+		Desktop: headlessDesktop(t, "notes"), Listen: []string{"127.0.0.1:0"}, Token: "tok", NoSignals: true,
+		DrainTimeout: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- d.Run(ctx) }()
+	c, err := client.Dial(context.Background(), d.Endpoints()[0].ACI, &client.DialOptions{Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	started := filepath.Join(t.TempDir(), "started")
+	if err := syscall.Mkfifo(started, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExecStream(context.Background(), &aci.ExecRequest{Shell: "echo > " + started + "; exec sleep 1000"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.ReadFile(started); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	after, _ := procfs.Descendants(os.Getpid())
+	for _, pid := range after {
+		if !slices.Contains(before, pid) {
+			argv, _ := procfs.Cmdline(pid)
+			t.Errorf("left running after the drain: %d %q", pid, argv)
+		}
 	}
 }
