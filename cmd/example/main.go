@@ -145,6 +145,11 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		token = os.Getenv("SHINKEN_TOKEN")
 	}
 	if cfg.remote != "" {
+		if cfg.tokenFile != "" {
+			if token, err = daemon.ReadTokenFile(cfg.tokenFile); err != nil {
+				return fmt.Errorf("-token-file: %w", err)
+			}
+		}
 		ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 		defer stop()
 		return runRemoteMCP(ctx, cfg.remote, token, mcpOpts)

@@ -60,6 +60,13 @@ func newTokenSource(token, path string) (*tokenSource, error) {
 
 func (ts *tokenSource) current() string { return ts.tok }
 
+// ReadTokenFile reads a token file as a daemon does: its content with
+// surrounding white space trimmed, refused while empty or possibly
+// half-written (see TokenQuiet). A client of a daemon reads its token so.
+func ReadTokenFile(path string) (string, error) {
+	return (&tokenSource{path: path, now: time.Now}).read(false)
+}
+
 // RandomToken returns a new token of 128 random bits, in hex.
 func RandomToken() string {
 	b := make([]byte, 16)
