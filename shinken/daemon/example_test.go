@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/escouade"
@@ -17,6 +18,7 @@ import (
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 	"shinken.dev/go/shinken/daemon"
+	"shinken.dev/go/shinken/mcpserver"
 )
 
 // noRM is a guard plugin, in Go, run in the daemon's process: it denies
@@ -112,4 +114,57 @@ func ExampleDaemon_Handler() {
 	// /version 200 v1
 	// /healthz 200 {"alive":true}
 	// /readyz 200 {"ready":true}
+}
+
+// Everything a daemon can serve: MCP, metrics, the page, a recording, and
+// a readiness check of the program's own beside the desktop's.
+func Example_everything() {
+	dir, _ := os.MkdirTemp("", "sandbox")
+	defer os.RemoveAll(dir)
+	d, err := daemon.New(context.Background(), &daemon.Options{
+		Desktop: daemon.Desktop{Backend: headless.New(nil)},
+		Listen:  []string{"127.0.0.1:0"},
+		Token:   "s3cret",
+		MCP:     &mcpserver.Options{Name: "my-sandbox"},
+		Metrics: &daemon.MetricsOptions{},
+		Page:    true,
+		Record:  filepath.Join(dir, "session.rec"),
+		Ready: []daemon.Check{{Name: "the workspace", Func: func(ctx context.Context) error {
+			if _, err := os.Stat(dir); err != nil {
+				return daemon.NotReady("the workspace", "is missing", err)
+			}
+			return nil
+		}}},
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		panic(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- d.Run(ctx) }()
+
+	e := d.Endpoints()[0]
+	for _, url := range []string{e.Page, e.Metrics, e.MCP} {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if url != e.MCP { // an MCP client sends it, and speaks MCP
+			req.Header.Set("Authorization", "Bearer s3cret")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			panic(err)
+		}
+		resp.Body.Close()
+		fmt.Println(strings.TrimPrefix(url, "http://"+req.Host), resp.Status)
+	}
+	stop()
+	fmt.Println("stopped:", <-done)
+	_, err = os.Stat(filepath.Join(dir, "session.rec"))
+	fmt.Println("recorded:", err == nil)
+	// Output:
+	// / 200 OK
+	// /metrics 200 OK
+	// /mcp 401 Unauthorized
+	// stopped: <nil>
+	// recorded: true
 }
