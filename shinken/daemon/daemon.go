@@ -211,6 +211,11 @@ func New(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, c := range opts.Ready {
+		if c.Name == "" || c.Func == nil {
+			return nil, errors.New("daemon: a readiness Check needs a Name (what /readyz calls the part) and a Func")
+		}
+	}
 	guard, err := httpguard.New(&httpguard.Options{Hosts: opts.Hosts, Origins: opts.Origins})
 	if err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)

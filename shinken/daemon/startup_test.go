@@ -142,6 +142,8 @@ func TestNewRefuses(t *testing.T) {
 		{"on ask", Options{Plugins: &Plugins{OnAsk: "maybe"}}, "OnAsk"},
 		{"origin", Options{Origins: []string{"not an origin"}}, "origin"},
 		{"go plugin", Options{Plugins: &Plugins{Go: []GoPlugin{{}}}}, "Manifest"},
+		{"project", Options{Plugins: &Plugins{Project: "web", Host: &escouade.Options{Projects: escouade.ProjectMap{}}}}, "Plugins.Project \"web\""},
+		{"check", Options{Ready: []Check{{Name: "db"}}}, "Check"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			closed := false
