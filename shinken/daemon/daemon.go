@@ -172,7 +172,12 @@ type Daemon struct {
 // recording, MCP and listeners. On error, whatever it opened is closed
 // again (opts.Desktop too) and it returns the first error. ctx bounds the
 // start-up only.
-func New(ctx context.Context, opts *Options) (_ *Daemon, err error) {
+func New(ctx context.Context, opts *Options) (*Daemon, error) {
+	return newDaemon(ctx, opts)
+}
+
+// newDaemon is New, with err named for the closer stack's deferred close.
+func newDaemon(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 	if opts == nil || opts.Desktop.Backend == nil {
 		if opts != nil && opts.Desktop.Close != nil {
 			opts.Desktop.Close()
