@@ -9,6 +9,9 @@
 //	go run ./cmd/example [flags]
 //
 // It prints the ACI URL and the token; open the page URL it prints to watch.
+//
+// It is flags over package shinken/daemon, which a program of your own
+// composes a daemon from.
 package main
 
 import (
