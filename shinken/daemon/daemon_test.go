@@ -16,9 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"shinken.dev/go/escouade"
-	"shinken.dev/go/escouade/plugin"
-	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/procfs"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
@@ -355,23 +352,12 @@ func TestDrainOrder(t *testing.T) {
 		order = append(order, s)
 		mu.Unlock()
 	}
-	m, err := escouade.ParseManifest([]byte(`{"id": "watcher", "version": "1.0.0", "protocolVersion": 1,
-		"run": {"command": ["watcher"]}, "permissions": {"decide": true}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := plugin.Handlers{
-		Decide: func(context.Context, *plugin.Conn, protocol.DecideParams) (protocol.Decision, error) {
-			return protocol.Decision{Verdict: protocol.Allow}, nil
-		},
-		Shutdown: func(context.Context, *plugin.Conn) error { note("plugins"); return nil },
-	}
 	desk := headlessDesktop(t, "notes")
 	desk.Close = func() { note("desktop") }
 	d, err := New(context.Background(), &Options{
 		Desktop: desk, Listen: []string{"127.0.0.1:0"}, Token: "tok", NoSignals: true,
 		DrainTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler),
-		Plugins: &Plugins{Go: []GoPlugin{{Manifest: m, Handlers: hs}}},
+		Plugins: &Plugins{Go: []GoPlugin{allowingPlugin(t, func() { note("plugins") })}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -15,9 +15,6 @@ import (
 	"go.uber.org/goleak"
 
 	"shinken.dev/go/backend/headless"
-	"shinken.dev/go/escouade"
-	"shinken.dev/go/escouade/plugin"
-	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/procfs"
 	"shinken.dev/go/shinken/mcpserver"
 )
@@ -57,13 +54,6 @@ func TestStartErrorsLeaveNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	broken, err := escouade.ParseManifest([]byte(`{"id": "broken", "version": "1.0.0", "protocolVersion": 1, "run": {"command": ["broken"]}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	failing := plugin.Handlers{Initialize: func(context.Context, *plugin.Conn, protocol.InitializeParams) (map[string]any, error) {
-		return nil, errors.New("this plugin does not start")
-	}}
 	for _, tc := range []struct {
 		name string
 		set  func(*Options)
@@ -72,7 +62,7 @@ func TestStartErrorsLeaveNothing(t *testing.T) {
 		{"listen", func(o *Options) { o.Listen = append(o.Listen, taken.Addr().String()) }, "listen"},
 		{"bad address", func(o *Options) { o.Listen = append(o.Listen, "vsock:seven") }, "vsock:PORT"},
 		{"recording", func(o *Options) { o.Record = filepath.Join(t.TempDir(), "no", "such", "dir", "x.rec") }, "Record"},
-		{"plugin", func(o *Options) { o.Plugins.Go = []GoPlugin{{Manifest: broken, Handlers: failing}} }, "broken"},
+		{"plugin", func(o *Options) { o.Plugins.Go = []GoPlugin{failingPlugin(t)} }, "broken"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
@@ -142,7 +132,7 @@ func TestNewRefuses(t *testing.T) {
 		{"on ask", Options{Plugins: &Plugins{OnAsk: "maybe"}}, "OnAsk"},
 		{"origin", Options{Origins: []string{"not an origin"}}, "origin"},
 		{"go plugin", Options{Plugins: &Plugins{Go: []GoPlugin{{}}}}, "Manifest"},
-		{"project", Options{Plugins: &Plugins{Project: "web", Host: &escouade.Options{Projects: escouade.ProjectMap{}}}}, "Plugins.Project \"web\""},
+		{"project", Options{Plugins: unknownProject()}, "Plugins.Project \"web\""},
 		{"check", Options{Ready: []Check{{Name: "db"}}}, "Check"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
