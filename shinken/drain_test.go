@@ -3,6 +3,7 @@ package shinken_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"runtime"
 	"strings"
@@ -256,5 +257,119 @@ func TestMessageCap(t *testing.T) {
 	}
 	if _, err := c.Screenshot(ctx, &client.ScreenshotRequest{MaxLongEdge: 64}); err != nil {
 		t.Fatalf("small screenshot: %v", err)
+	}
+}
+
+// rawSession opens a session on url with a hello of its own, reading the
+// welcome.
+func rawSession(t *testing.T, ctx context.Context, url string) *websocket.Conn {
+	t.Helper()
+	ws, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.CloseNow() })
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"type":"hello","v":0,"client":{"name":"raw","version":"1"},"token":"test-token"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, data, err := ws.Read(ctx); err != nil || !strings.Contains(string(data), `"welcome"`) {
+		t.Fatalf("welcome: %s %v", data, err)
+	}
+	return ws
+}
+
+// TestClientKilledOutcome: a client that vanishes (its connection dropped,
+// no close handshake) with an action in flight gets that action counted as
+// client_closed, never as the backend's error.
+func TestClientKilledOutcome(t *testing.T) {
+	ev := newEvents()
+	e := newEnv(t, &shinken.RuntimeOptions{Recorder: ev})
+	ctx := testCtx(t)
+	ws := rawSession(t, ctx, e.url)
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"type":"action","call_id":"w","action":{"verb":"wait","ms":60000}}`)); err != nil {
+		t.Fatal(err)
+	}
+	// The pong comes once the reader has handed the wait to its goroutine.
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"type":"ping","t":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, data, err := ws.Read(ctx); err != nil || !strings.Contains(string(data), `"pong"`) {
+		t.Fatalf("pong: %s %v", data, err)
+	}
+	ws.CloseNow()
+	<-ev.closed
+	if n := ev.count(shinken.EventAction, aci.VerbWait, shinken.OutcomeClientClosed); n != 1 {
+		t.Fatalf("%d waits counted client_closed, want 1 (%d backend_error, %d ok)", n,
+			ev.count(shinken.EventAction, aci.VerbWait, string(aci.CodeBackend)), ev.count(shinken.EventAction, aci.VerbWait, "ok"))
+	}
+}
+
+// TestCloseRestarted: a Runtime closed because its desktop was restarted
+// ends its sessions with 1012 and a reason saying so, which the client
+// reports as ErrDesktopRestarted (and closed) to the calls in flight and to
+// the ones after; a Runtime that shuts down still says 1001.
+func TestCloseRestarted(t *testing.T) {
+	ev := newEvents()
+	e := newEnv(t, &shinken.RuntimeOptions{Recorder: ev})
+	ctx := testCtx(t)
+	c := e.dial(t, nil)
+	x, err := c.ExecStream(ctx, &aci.ExecRequest{Argv: []string{"sleep", "60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := rawSession(t, ctx, e.srv)
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"type":"action","call_id":"w","action":{"verb":"wait","ms":60000}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"type":"ping","t":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, data, err := ws.Read(ctx); err != nil || !strings.Contains(string(data), `"pong"`) {
+		t.Fatalf("pong: %s %v", data, err)
+	}
+	if err := e.rt.CloseRestarted(); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = ws.Read(ctx)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != 1012 || ce.Reason != shinken.ReasonDesktopRestarted {
+		t.Fatalf("raw session closed with %v", err)
+	}
+	if n := ev.count(shinken.EventAction, aci.VerbWait, string(aci.CodeClosed)); n != 1 {
+		t.Fatalf("%d waits in flight counted closed, want 1", n)
+	}
+	// The exec in flight ends with the session: with its exit, if the
+	// runtime sent it before the close, else with the close's error.
+	for {
+		_, err := x.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if !errors.Is(err, client.ErrDesktopRestarted) || !errors.Is(err, aci.ErrClosed) {
+				t.Fatalf("exec in flight: %v, want ErrDesktopRestarted and closed", err)
+			}
+			break
+		}
+	}
+	// Once the client has read the close, every call says why.
+	for {
+		err := c.Ping(ctx)
+		if err == nil {
+			t.Fatal("ping answered after the close")
+		}
+		if errors.Is(err, client.ErrDesktopRestarted) {
+			break
+		}
+	}
+	if _, err := c.Screenshot(ctx, nil); !errors.Is(err, client.ErrDesktopRestarted) || !errors.Is(err, aci.ErrClosed) {
+		t.Fatalf("call after the close: %v", err)
+	}
+
+	e = newEnv(t, nil)
+	ws = rawSession(t, ctx, e.srv)
+	e.rt.Close()
+	if _, _, err := ws.Read(ctx); !errors.As(err, &ce) || ce.Code != websocket.StatusGoingAway {
+		t.Fatalf("shutdown closed with %v, want 1001", err)
 	}
 }

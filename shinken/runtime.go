@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -169,6 +170,12 @@ type Runtime struct {
 	cancel context.CancelFunc
 	conns  sync.WaitGroup
 	closed atomic.Bool
+	// closeWhy, when set before closed, is how the sessions are closed
+	// (see CloseRestarted).
+	closeWhy atomic.Pointer[closeErr]
+	// refusedLog bounds the records of refused hellos, which anyone who
+	// can connect causes at will.
+	refusedLog logtext.Limiter
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -334,7 +341,7 @@ func (rt *Runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: rt.opts.OriginPatterns})
 	if err != nil {
-		rt.log.Debug("websocket accept failed", "remote", r.RemoteAddr, "err", err)
+		rt.log.Debug("websocket accept failed", "remote", r.RemoteAddr, logtext.Err(err))
 		return
 	}
 	unix := false
