@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"slices"
@@ -179,5 +180,142 @@ func TestNoLauncherActivated(t *testing.T) {
 	}
 	if n := countMarked(s, "at-spi-bus-launcher"); n != 0 {
 		t.Fatalf("%d at-spi-bus-launcher started", n)
+	}
+}
+
+// topNames returns the names of the applications (depth 0) and of their
+// windows (depth 1) in a snapshot of the desktop.
+func topNames(tree *shinken.Tree) map[string]bool {
+	names := map[string]bool{}
+	for _, n := range tree.Nodes {
+		if n.Depth <= 1 {
+			names[n.Name] = true
+		}
+	}
+	return names
+}
+
+// waitTree connects to the session's current accessibility bus and waits
+// until a snapshot of the desktop holds every name in want (as an
+// application or a window); it returns that snapshot and the client.
+func waitTree(t *testing.T, ctx context.Context, s *session.Session, want ...string) (*atspi.Client, *shinken.Tree) {
+	t.Helper()
+	c, err := atspi.Connect(ctx, &atspi.Options{SessionBus: s.SessionBus, Display: s.Display})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	for {
+		tree, err := c.Snapshot(ctx, shinken.SnapshotOptions{Scope: shinken.TreeDesktop})
+		if err == nil {
+			names := topNames(tree)
+			if !slices.ContainsFunc(want, func(w string) bool { return !names[w] }) {
+				return c, tree
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the tree never held %q: %v", want, err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the tree while the apps start
+	}
+}
+
+// typeInEntry sets the text of the startup zenity's entry through the
+// tree and reads it back in a new snapshot, with no wait between.
+func typeInEntry(t *testing.T, ctx context.Context, c *atspi.Client, tree *shinken.Tree, text string) {
+	t.Helper()
+	var id string
+	for _, n := range tree.Nodes {
+		if n.Role == "text" && slices.Contains(n.States, "editable") && inWindow(tree, n, "startup zenity") {
+			id = n.ID
+		}
+	}
+	if id == "" {
+		t.Fatal("no entry in the startup zenity")
+	}
+	if err := c.Perform(ctx, id, shinken.ElementAction{Op: shinken.OpSetValue, Text: text}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := c.Snapshot(ctx, shinken.SnapshotOptions{Scope: shinken.TreeDesktop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range after.Nodes {
+		if n.ID == id {
+			if n.Value != text {
+				t.Fatalf("the entry reads %q after setting %q", n.Value, text)
+			}
+			return
+		}
+	}
+	t.Fatal("the entry is gone from the tree")
+}
+
+// inWindow reports whether n lies under the window named window.
+func inWindow(tree *shinken.Tree, n shinken.Node, window string) bool {
+	for n.Parent >= 0 {
+		n = tree.Nodes[n.Parent]
+		if n.Depth == 1 && n.Name == window {
+			return true
+		}
+	}
+	return false
+}
+
+// TestBusRestartApps kills the accessibility bus, then the session bus,
+// under running zenity and gtk3-demo. Toolkits do not join a new bus: the
+// session starts its startup apps again, and they are back in the tree
+// (an entry set through the tree reads back at once); an app it did not
+// start is blind, and Check says so (ErrAppsLost) until that app exits.
+func TestBusRestartApps(t *testing.T) {
+	ch, on := events()
+	s := start(t, &session.Options{OnEvent: on, Apps: [][]string{
+		{"zenity", "--entry", "--title", "startup zenity", "--text", "Name:"},
+		{"gtk3-demo"},
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	other := s.Command(ctx, "zenity", "--info", "--title", "launched zenity", "--text", "not a startup app")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	otherDone := make(chan struct{})
+	go func() { other.Wait(); close(otherDone) }()
+	defer func() { other.Process.Kill(); <-otherDone }()
+
+	c, tree := waitTree(t, ctx, s, "startup zenity", "gtk3-demo", "launched zenity")
+	typeInEntry(t, ctx, c, tree, "before")
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	syscall.Kill(a11yBusPID(t, s), syscall.SIGKILL)
+	await(t, ch, session.PartA11yBus, session.EventRestarted)
+	if err := s.Check(ctx); !errors.Is(err, session.ErrAppsLost) {
+		t.Fatalf("Check with the launched zenity blind: %v, want ErrAppsLost", err)
+	}
+	if lost := s.LostApps(); !slices.Equal(lost, []int{other.Process.Pid}) {
+		t.Fatalf("lost apps %v, want the launched zenity %d", lost, other.Process.Pid)
+	}
+	c, tree = waitTree(t, ctx, s, "startup zenity", "gtk3-demo")
+	if topNames(tree)["launched zenity"] {
+		t.Fatal("the launched zenity is in the tree of the new bus")
+	}
+	typeInEntry(t, ctx, c, tree, "héllo ✓")
+	other.Process.Kill()
+	<-otherDone
+	if err := s.Check(ctx); err != nil {
+		t.Fatalf("Check once the blind app exited: %v", err)
+	}
+
+	syscall.Kill(sessionBusPID(t, s), syscall.SIGKILL)
+	e := await(t, ch, session.PartSessionBus, session.EventRestarted)
+	if !slices.Equal(e.Restarted, []session.Part{session.PartSessionBus, session.PartA11yBus}) {
+		t.Fatalf("restarted %v", e.Restarted)
+	}
+	c, tree = waitTree(t, ctx, s, "startup zenity", "gtk3-demo")
+	typeInEntry(t, ctx, c, tree, "after the session bus")
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -94,8 +94,11 @@ type Options struct {
 	// accessibility bridges off.
 	NoAccessibility bool
 	// Apps are started (each an argv, with AppEnv) once the desktop is
-	// ready, and again after the X server had to be restarted. They are
-	// not restarted when they exit by themselves.
+	// ready, and again after the X server, the session bus or the
+	// accessibility bus had to be restarted (those still running are
+	// stopped first: X clients die with their server, and toolkits do not
+	// join a new accessibility bus). They are not restarted when they exit
+	// by themselves.
 	Apps [][]string
 	// Timeout bounds how long each part may take to get ready; 0 means 15 s.
 	Timeout time.Duration
@@ -174,9 +177,12 @@ type Session struct {
 	parts    []*part // in start order
 	notReady error   // why the session is not ready, nil when it is
 	failed   error   // set when the supervisor gave up
+	gaveUp   error   // failed, in words, for Ready
 	done     chan struct{}
 	a11yAddr string
 	apps     []*proc
+	peers    *busPeers    // who is on the accessibility bus, nil without one
+	lost     map[int]bool // applications that lost the accessibility bus (see ErrAppsLost)
 
 	once sync.Once
 	err  error
@@ -259,6 +265,7 @@ func Start(ctx context.Context, opts *Options) (*Session, error) {
 		superv:     make(chan struct{}),
 		done:       make(chan struct{}),
 		spawns:     make(chan spawnRequest),
+		lost:       map[int]bool{},
 	}
 	go spawner(s.spawns)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -370,15 +377,16 @@ func (s *Session) A11yBus() string {
 }
 
 // Ready returns nil when every part runs, or an error naming the part that
-// is down (being restarted, or given up on).
+// is down (being restarted, or given up on). It says what in words, for a
+// probe to show; Err and the log have the details.
 func (s *Session) Ready() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ctx.Err() != nil {
 		return ErrClosed
 	}
-	if s.failed != nil {
-		return s.failed
+	if s.gaveUp != nil {
+		return s.gaveUp
 	}
 	return s.notReady
 }
@@ -442,6 +450,19 @@ func (s *Session) close() error {
 		err = fmt.Errorf("session: %w", rmErr)
 	}
 	return err
+}
+
+// restartApps stops the startup apps still running and starts them all
+// again.
+func (s *Session) restartApps() {
+	s.mu.Lock()
+	old := s.apps
+	s.apps = nil
+	s.mu.Unlock()
+	for _, a := range old {
+		a.stop()
+	}
+	s.startApps()
 }
 
 // startApps starts Options.Apps, logging those that fail.

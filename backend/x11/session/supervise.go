@@ -32,8 +32,10 @@ func (s *Session) supervise() {
 func (s *Session) recover(pr *proc) {
 	p := pr.part
 	err := fmt.Errorf("session: %s exited (%s): %s", p.name, pr.cmd.ProcessState, pr.stderrText())
+	// Readiness says what in words (a probe may show it to anyone); the
+	// log and the event have the exit status and the part's output.
 	s.mu.Lock()
-	s.notReady = err
+	s.notReady = fmt.Errorf("session: %s exited: restarting it", p.name)
 	s.mu.Unlock()
 	s.log.Warn("session part exited", "part", p.name, "state", pr.cmd.ProcessState.String(), "stderr", pr.stderrText())
 	s.emit(Event{Part: p.name, Kind: EventExited, Err: err})
@@ -44,6 +46,13 @@ func (s *Session) recover(pr *proc) {
 			return
 		}
 		set := s.dependents(root)
+		// Who was on the accessibility bus, before it is restarted.
+		var onBus map[int]bool
+		s.mu.Lock()
+		if s.peers != nil && slices.ContainsFunc(set, func(q *part) bool { return q.name == PartA11yBus }) {
+			onBus = s.peers.processes()
+		}
+		s.mu.Unlock()
 		for i := len(set) - 1; i >= 0; i-- {
 			if cur := set[i].proc; cur != nil {
 				s.mu.Lock()
@@ -71,8 +80,11 @@ func (s *Session) recover(pr *proc) {
 			p = root
 			continue
 		}
-		if set[0].name == PartX {
-			s.startApps()
+		if slices.ContainsFunc(set, func(q *part) bool { return q.name != PartWindowManager }) {
+			s.restartApps()
+		}
+		if onBus != nil {
+			s.noteLost(onBus)
 		}
 		s.mu.Lock()
 		s.notReady = nil
@@ -139,6 +151,7 @@ func (s *Session) spend(p *part) bool {
 func (s *Session) giveUp(p *part, err error) {
 	s.mu.Lock()
 	s.failed = err
+	s.gaveUp = fmt.Errorf("session: gave up on %s: it died more often than the restart budget allows", p.name)
 	s.mu.Unlock()
 	close(s.done)
 	s.log.Error("session gave up", "part", p.name, "err", err)
