@@ -25,6 +25,7 @@ import (
 type conn struct {
 	rt     *Runtime
 	ws     *websocket.Conn
+	stall  *stallConn // the connection underneath, when ReadTimeout bounds its reads
 	remote string
 	unix   bool
 	log    *slog.Logger
@@ -115,6 +116,10 @@ func (c *conn) serve(parent context.Context) {
 	ws.SetReadLimit(c.rt.opts.ReadLimit)
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
 	c.ctx, c.cancel = ctx, cancel
+	if c.stall != nil {
+		c.stall.onStall(c.stalledRead)
+		defer c.stall.stop()
+	}
 	// Reads never take a cancellable context (cancelling one makes the
 	// WebSocket library drop the connection without a close frame): the
 	// connection is ended by a close handshake, which ends the read.
@@ -167,6 +172,17 @@ func (c *conn) serve(parent context.Context) {
 	}
 	c.closeWS(code, reason)
 	<-keepAliveDone
+}
+
+// stalledRead closes a connection whose client stopped sending in the middle
+// of a message (see RuntimeOptions.ReadTimeout). The close frame goes out
+// at once; the library then waits, up to 5 s, for the client's own, which
+// a stalled client does not send.
+func (c *conn) stalledRead() {
+	reason := fmt.Sprintf("message not completed within the %v read timeout", c.rt.opts.ReadTimeout)
+	c.log.Info("client stalled in the middle of a message: closing", "read_timeout", c.rt.opts.ReadTimeout)
+	c.cancel(&closeErr{code: websocket.StatusPolicyViolation, reason: reason, peer: true})
+	go c.closeWS(websocket.StatusPolicyViolation, reason)
 }
 
 // closeWS starts the close handshake once.
