@@ -220,18 +220,19 @@ func waitTree(t *testing.T, ctx context.Context, s *session.Session, want ...str
 	}
 }
 
-// typeInEntry sets the text of the startup zenity's entry through the
-// tree and reads it back in a new snapshot, with no wait between.
-func typeInEntry(t *testing.T, ctx context.Context, c *atspi.Client, tree *shinken.Tree, text string) {
+// typeInEntry sets the text of the entry in the window named window
+// through the tree and reads it back in a new snapshot, with no wait
+// between.
+func typeInEntry(t *testing.T, ctx context.Context, c *atspi.Client, tree *shinken.Tree, window, text string) {
 	t.Helper()
 	var id string
 	for _, n := range tree.Nodes {
-		if n.Role == "text" && slices.Contains(n.States, "editable") && inWindow(tree, n, "startup zenity") {
+		if n.Role == "text" && slices.Contains(n.States, "editable") && inWindow(tree, n, window) {
 			id = n.ID
 		}
 	}
 	if id == "" {
-		t.Fatal("no entry in the startup zenity")
+		t.Fatalf("no entry in %q", window)
 	}
 	if err := c.Perform(ctx, id, shinken.ElementAction{Op: shinken.OpSetValue, Text: text}); err != nil {
 		t.Fatal(err)
@@ -284,7 +285,7 @@ func TestBusRestartApps(t *testing.T) {
 	defer func() { other.Process.Kill(); <-otherDone }()
 
 	c, tree := waitTree(t, ctx, s, "startup zenity", "gtk3-demo", "launched zenity")
-	typeInEntry(t, ctx, c, tree, "before")
+	typeInEntry(t, ctx, c, tree, "startup zenity", "before")
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +302,7 @@ func TestBusRestartApps(t *testing.T) {
 	if topNames(tree)["launched zenity"] {
 		t.Fatal("the launched zenity is in the tree of the new bus")
 	}
-	typeInEntry(t, ctx, c, tree, "héllo ✓")
+	typeInEntry(t, ctx, c, tree, "startup zenity", "héllo ✓")
 	other.Process.Kill()
 	<-otherDone
 	if err := s.Check(ctx); err != nil {
@@ -314,8 +315,39 @@ func TestBusRestartApps(t *testing.T) {
 		t.Fatalf("restarted %v", e.Restarted)
 	}
 	c, tree = waitTree(t, ctx, s, "startup zenity", "gtk3-demo")
-	typeInEntry(t, ctx, c, tree, "after the session bus")
+	typeInEntry(t, ctx, c, tree, "startup zenity", "after the session bus")
 	if err := s.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestRelaunchLostApps: with RelaunchLostApps, an application the session
+// did not start, blind after a restart of the accessibility bus, is
+// started again as it was, and is back in the tree.
+func TestRelaunchLostApps(t *testing.T) {
+	ch, on := events()
+	s := start(t, &session.Options{OnEvent: on, NoWindowManager: true, RelaunchLostApps: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	app := s.Command(ctx, "zenity", "--entry", "--title", "launched zenity", "--text", "Name:")
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	appDone := make(chan struct{})
+	go func() { app.Wait(); close(appDone) }()
+	defer func() { app.Process.Kill(); <-appDone }()
+	c, tree := waitTree(t, ctx, s, "launched zenity")
+	typeInEntry(t, ctx, c, tree, "launched zenity", "before")
+
+	syscall.Kill(a11yBusPID(t, s), syscall.SIGKILL)
+	await(t, ch, session.PartA11yBus, session.EventRestarted)
+	<-appDone // the session stopped it, to start it again
+	if err := s.Check(ctx); err != nil {
+		t.Fatalf("Check after the relaunch: %v", err)
+	}
+	if lost := s.LostApps(); len(lost) != 0 {
+		t.Fatalf("lost apps %v after the relaunch", lost)
+	}
+	c, tree = waitTree(t, ctx, s, "launched zenity")
+	typeInEntry(t, ctx, c, tree, "launched zenity", "after")
 }

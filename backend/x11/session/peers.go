@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/godbus/dbus/v5"
 
@@ -174,6 +179,18 @@ func (s *Session) noteLost(was map[int]bool) {
 	if len(lost) == 0 {
 		return
 	}
+	if s.opts.RelaunchLostApps {
+		s.log.Warn("applications lost the accessibility bus when it restarted: starting them again", "apps", names)
+		for _, pid := range lost {
+			if err := s.relaunch(pid); err != nil {
+				s.log.Warn("relaunching an application failed: it stays blind to the accessibility tree", "pid", pid, "err", err)
+				s.mu.Lock()
+				s.lost[pid] = true
+				s.mu.Unlock()
+			}
+		}
+		return
+	}
 	s.mu.Lock()
 	for _, pid := range lost {
 		s.lost[pid] = true
@@ -181,6 +198,67 @@ func (s *Session) noteLost(was map[int]bool) {
 	s.mu.Unlock()
 	s.log.Warn("applications lost the accessibility bus when it restarted: they are missing from the accessibility tree until started again",
 		"apps", names)
+}
+
+// relaunch stops the process pid and starts what it ran again (its
+// program, arguments, environment and working directory, as /proc has
+// them), as a startup app of the session.
+func (s *Session) relaunch(pid int) error {
+	dir := procfs.Root + "/" + strconv.Itoa(pid)
+	args, err := procfs.Cmdline(pid)
+	if err != nil || len(args) == 0 {
+		return fmt.Errorf("session: reading the command line of %d: %v", pid, err)
+	}
+	environ, err := os.ReadFile(dir + "/environ")
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	cwd, err := os.Readlink(dir + "/cwd")
+	if err != nil {
+		return fmt.Errorf("session: %w", err)
+	}
+	path, err := os.Readlink(dir + "/exe")
+	if err != nil || strings.HasSuffix(path, " (deleted)") {
+		path = args[0] // the program was replaced since: find it by name
+	}
+	if err := stopProcess(pid); err != nil {
+		return err
+	}
+	cmd := exec.Command(path, args[1:]...)
+	cmd.Args = args
+	cmd.Dir = cwd
+	for kv := range strings.SplitSeq(strings.TrimRight(string(environ), "\x00"), "\x00") {
+		if !strings.HasPrefix(kv, MarkerVar+"=") { // spawn sets it
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	p, err := s.spawn("app "+filepath.Base(args[0]), cmd, false)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.apps = append(s.apps, p)
+	s.mu.Unlock()
+	return nil
+}
+
+// stopProcess ends pid: SIGTERM, then SIGKILL if it is still there after
+// 3 s. Its parent, which is not the session, reaps it.
+func stopProcess(pid int) error {
+	syscall.Kill(pid, syscall.SIGTERM)
+	start := time.Now()
+	killed := false
+	for procfs.Alive(pid) {
+		switch waited := time.Since(start); {
+		case waited > 6*time.Second:
+			return fmt.Errorf("session: process %d survived SIGKILL", pid)
+		case waited > 3*time.Second && !killed:
+			syscall.Kill(pid, syscall.SIGKILL)
+			killed = true
+		}
+		time.Sleep(5 * time.Millisecond) // waiting for another process's exit: nothing to select on
+	}
+	return nil
 }
 
 // appsLost returns an error wrapping ErrAppsLost while applications noted

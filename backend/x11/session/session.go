@@ -100,6 +100,14 @@ type Options struct {
 	// join a new accessibility bus). They are not restarted when they exit
 	// by themselves.
 	Apps [][]string
+	// RelaunchLostApps makes the session start again, as they were started
+	// (program, arguments, environment, working directory), the other
+	// applications that lost the accessibility bus when it restarted: each
+	// is stopped and started anew, and from then on is one of the
+	// session's startup apps. What they held (unsaved text, their windows'
+	// places) is lost. false (the default) leaves them running, blind to
+	// the tree, and Check reports them (ErrAppsLost) until they exit.
+	RelaunchLostApps bool
 	// Timeout bounds how long each part may take to get ready; 0 means 15 s.
 	Timeout time.Duration
 	// MaxRestarts is how many times one part may be restarted within
