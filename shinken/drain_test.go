@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
@@ -272,10 +273,29 @@ func rawSession(t *testing.T, ctx context.Context, url string) *websocket.Conn {
 	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"type":"hello","v":0,"client":{"name":"raw","version":"1"},"token":"test-token"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, data, err := ws.Read(ctx); err != nil || !strings.Contains(string(data), `"welcome"`) {
+	_, data, err := ws.Read(ctx)
+	if err != nil || !strings.Contains(string(data), `"welcome"`) {
 		t.Fatalf("welcome: %s %v", data, err)
 	}
+	schematest.Valid(t, "", data)
 	return ws
+}
+
+// waitInFlight sends a one-minute wait on ws and returns once it is in
+// flight: the pong to a later ping comes once the reader has handed the
+// wait to its goroutine.
+func waitInFlight(t *testing.T, ctx context.Context, ws *websocket.Conn) {
+	t.Helper()
+	for _, msg := range []string{`{"type":"action","call_id":"w","action":{"verb":"wait","ms":60000}}`, `{"type":"ping","t":1}`} {
+		if err := ws.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, data, err := ws.Read(ctx); err != nil || !strings.Contains(string(data), `"pong"`) {
+		t.Fatalf("pong: %s %v", data, err)
+	} else {
+		schematest.Valid(t, "", data)
+	}
 }
 
 // TestClientKilledOutcome: a client that vanishes (its connection dropped,
@@ -286,16 +306,7 @@ func TestClientKilledOutcome(t *testing.T) {
 	e := newEnv(t, &shinken.RuntimeOptions{Recorder: ev})
 	ctx := testCtx(t)
 	ws := rawSession(t, ctx, e.url)
-	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"type":"action","call_id":"w","action":{"verb":"wait","ms":60000}}`)); err != nil {
-		t.Fatal(err)
-	}
-	// The pong comes once the reader has handed the wait to its goroutine.
-	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"type":"ping","t":1}`)); err != nil {
-		t.Fatal(err)
-	}
-	if _, data, err := ws.Read(ctx); err != nil || !strings.Contains(string(data), `"pong"`) {
-		t.Fatalf("pong: %s %v", data, err)
-	}
+	waitInFlight(t, ctx, ws)
 	ws.CloseNow()
 	<-ev.closed
 	if n := ev.count(shinken.EventAction, aci.VerbWait, shinken.OutcomeClientClosed); n != 1 {
@@ -318,15 +329,7 @@ func TestCloseRestarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := rawSession(t, ctx, e.srv)
-	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"type":"action","call_id":"w","action":{"verb":"wait","ms":60000}}`)); err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"type":"ping","t":1}`)); err != nil {
-		t.Fatal(err)
-	}
-	if _, data, err := ws.Read(ctx); err != nil || !strings.Contains(string(data), `"pong"`) {
-		t.Fatalf("pong: %s %v", data, err)
-	}
+	waitInFlight(t, ctx, ws)
 	if err := e.rt.CloseRestarted(); err != nil {
 		t.Fatal(err)
 	}

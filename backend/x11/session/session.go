@@ -7,7 +7,12 @@
 // While the session runs, a part that dies is restarted with the parts that
 // depend on it (the window manager and the accessibility bus need the X
 // server; the accessibility bus needs the session bus), within a restart
-// budget; every exit and restart is logged and reported. Close takes every
+// budget; every exit and restart is logged and reported. Toolkits never
+// join a new accessibility bus (GTK's bridge connects once, at start), so
+// after a restart of that bus, or of a part it needs, the startup apps are
+// started again, and the other applications that were on the old bus are
+// reported by Check (ErrAppsLost) until they exit, or relaunched
+// (Options.RelaunchLostApps). Close takes every
 // process of the session down, including the ones its processes started
 // (applications, D-Bus activated services): they all carry a marker in
 // their environment, and whatever still carries it is killed.
