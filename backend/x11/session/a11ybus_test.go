@@ -321,33 +321,53 @@ func TestBusRestartApps(t *testing.T) {
 	}
 }
 
-// TestRelaunchLostApps: with RelaunchLostApps, an application the session
-// did not start, blind after a restart of the accessibility bus, is
-// started again as it was, and is back in the tree.
+// TestRelaunchLostApps: with RelaunchLostApps, applications the session
+// did not start (zenity, and a Qt 5 form run by python3 from this
+// directory), blind after a restart of the accessibility bus, are started
+// again as they were, and are back in the tree.
 func TestRelaunchLostApps(t *testing.T) {
+	python := "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import PyQt5.QtWidgets").Run(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no python3 with PyQt5 (CI=true: this test must run): %v", err)
+		}
+		t.Skipf("skipping: no python3 with PyQt5: %v", err)
+	}
 	ch, on := events()
 	s := start(t, &session.Options{OnEvent: on, NoWindowManager: true, RelaunchLostApps: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	app := s.Command(ctx, "zenity", "--entry", "--title", "launched zenity", "--text", "Name:")
-	if err := app.Start(); err != nil {
-		t.Fatal(err)
+	var done []chan struct{}
+	for _, argv := range [][]string{
+		{"zenity", "--entry", "--title", "launched zenity", "--text", "Name:"},
+		{python, "../atspi/testdata/qtform.py", "launched Qt"},
+	} {
+		app := s.Command(ctx, argv[0], argv[1:]...)
+		if err := app.Start(); err != nil {
+			t.Fatal(err)
+		}
+		d := make(chan struct{})
+		go func() { app.Wait(); close(d) }()
+		defer func() { app.Process.Kill(); <-d }()
+		done = append(done, d)
 	}
-	appDone := make(chan struct{})
-	go func() { app.Wait(); close(appDone) }()
-	defer func() { app.Process.Kill(); <-appDone }()
-	c, tree := waitTree(t, ctx, s, "launched zenity")
+	c, tree := waitTree(t, ctx, s, "launched zenity", "launched Qt")
 	typeInEntry(t, ctx, c, tree, "launched zenity", "before")
 
 	syscall.Kill(a11yBusPID(t, s), syscall.SIGKILL)
 	await(t, ch, session.PartA11yBus, session.EventRestarted)
-	<-appDone // the session stopped it, to start it again
+	for _, d := range done {
+		<-d // the session stopped it, to start it again
+	}
 	if err := s.Check(ctx); err != nil {
 		t.Fatalf("Check after the relaunch: %v", err)
 	}
 	if lost := s.LostApps(); len(lost) != 0 {
 		t.Fatalf("lost apps %v after the relaunch", lost)
 	}
-	c, tree = waitTree(t, ctx, s, "launched zenity")
+	c, tree = waitTree(t, ctx, s, "launched zenity", "launched Qt")
 	typeInEntry(t, ctx, c, tree, "launched zenity", "after")
+	if !hasNode(tree, "push button", "Submit") {
+		t.Fatal("the relaunched Qt form has no Submit button in the tree")
+	}
 }

@@ -35,7 +35,7 @@ func (s *Session) Check(ctx context.Context) error {
 		return fmt.Errorf("session: %s: %w", PartA11yBus, err)
 	}
 	if err := s.appsLost(); err != nil {
-		return fmt.Errorf("session: %s: %w", PartA11yBus, err)
+		return err
 	}
 	return nil
 }

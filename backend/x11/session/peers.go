@@ -23,12 +23,13 @@ import (
 // atk-adaptor) connects once, when the application starts, and registers
 // again only when the registry reappears on that same connection; once its
 // bus is gone it is blind for good, and so is a tree read through the new
-// bus: the application is on screen and not in it. So after a restart of
-// the accessibility bus (alone, or with the X server or the session bus it
+// bus: the application is on screen and not in it. A Qt 5.15 application
+// stayed out of the new bus's tree too. So after a restart of the
+// accessibility bus (alone, or with the X server or the session bus it
 // needs), the session starts its startup applications again, and keeps
 // count of the other applications that were on the old bus and have not
 // joined the new one: Check reports them (ErrAppsLost) until they exit or
-// join.
+// join, unless Options.RelaunchLostApps has them started again.
 
 // ErrAppsLost is wrapped by Check while applications that were on the
 // accessibility bus before it restarted run without having joined the new
@@ -291,7 +292,7 @@ func (s *Session) appsLost() error {
 	if still == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w (%d)", ErrAppsLost, still)
+	return fmt.Errorf("%w: %d still running", ErrAppsLost, still)
 }
 
 // LostApps returns the process ids of the applications that lost the
