@@ -121,8 +121,12 @@ func (w *busPeers) named(name string) {
 	w.mu.Unlock()
 }
 
-// joined records the process of the unique connection name.
+// joined records the process of the unique connection name. The bus
+// answers at once; a bus that does not (stopped, not dead) holds the
+// follower for a second at most.
 func (w *busPeers) joined(ctx context.Context, name string) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
 	var pid uint32
 	err := w.conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.GetConnectionUnixProcessID", 0, name).Store(&pid)
 	if err != nil || pid == 0 {

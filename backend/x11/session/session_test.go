@@ -211,7 +211,8 @@ func sessionBusPID(t *testing.T, s *session.Session) int {
 }
 
 // TestBudget kills the window manager more often than the budget allows:
-// the session gives up, says why, and Close still leaves nothing.
+// the session gives up, says why (in words for Ready, with the details for
+// Err), and Close still leaves nothing.
 func TestBudget(t *testing.T) {
 	ch, on := events()
 	s := start(t, &session.Options{NoSessionBus: true, MaxRestarts: 1, OnEvent: on})
@@ -220,8 +221,13 @@ func TestBudget(t *testing.T) {
 	syscall.Kill(partPID(t, s, "openbox"), syscall.SIGKILL)
 	await(t, ch, session.PartWindowManager, session.EventGaveUp)
 	<-s.Done()
-	if err := s.Ready(); err == nil || !strings.Contains(err.Error(), "window-manager") {
+	// Ready says what in words, for a probe anyone may read; Err has the
+	// exit status and the part's output.
+	if err := s.Ready(); err == nil || !strings.Contains(err.Error(), "window-manager") || strings.Contains(err.Error(), "signal") {
 		t.Fatalf("Ready after giving up: %v", err)
+	}
+	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "signal: killed") {
+		t.Fatalf("Err after giving up: %v", err)
 	}
 }
 
