@@ -508,7 +508,23 @@ const clientWriteTimeout = 30 * time.Second
 func (s *session) write(data []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), clientWriteTimeout)
 	defer cancel()
-	return s.ws.Write(ctx, websocket.MessageText, data)
+	err := s.ws.Write(ctx, websocket.MessageText, data)
+	if err != nil {
+		// A write fails when the connection closed under it, and the
+		// reader then ends with why (the runtime's close code, such as
+		// ErrDesktopRestarted's): that is the call's error, typed.
+		select {
+		case <-s.done:
+		case <-ctx.Done():
+		}
+		s.mu.Lock()
+		why := s.err
+		s.mu.Unlock()
+		if why != nil {
+			return why
+		}
+	}
+	return err
 }
 
 func (s *session) forget(callID string) {
