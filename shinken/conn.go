@@ -175,13 +175,15 @@ func (c *conn) serve(parent context.Context) {
 }
 
 // stalledRead closes a connection whose client stopped sending in the middle
-// of a message (see RuntimeOptions.ReadTimeout). The close frame goes out
-// at once; the library then waits, up to 5 s, for the client's own, which
-// a stalled client does not send.
+// of a message (see RuntimeOptions.ReadTimeout). Nothing more is read from
+// it: the read waiting for the rest of the frame ends at once, and so does
+// the library's wait for the client's close frame, which would follow
+// that rest. The close frame goes out all the same.
 func (c *conn) stalledRead() {
 	reason := fmt.Sprintf("message not completed within the %v read timeout", c.rt.opts.ReadTimeout)
 	c.log.Info("client stalled in the middle of a message: closing", "read_timeout", c.rt.opts.ReadTimeout)
 	c.cancel(&closeErr{code: websocket.StatusPolicyViolation, reason: reason, peer: true})
+	c.stall.Conn.SetReadDeadline(time.Now())
 	go c.closeWS(websocket.StatusPolicyViolation, reason)
 }
 

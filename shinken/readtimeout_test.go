@@ -139,8 +139,7 @@ func TestStalledFrame(t *testing.T) {
 		name string
 		sent []byte
 		// hold: the client keeps its end open after the close frame, as a
-		// stalled client does; the runtime drops the connection itself,
-		// after the library's 5 s wait for the client's close frame.
+		// stalled client does: the runtime drops the connection itself.
 		hold bool
 	}{
 		{"one header byte", frame(true, 1, ping)[:1], false},
