@@ -16,6 +16,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
+	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/internal/procfs"
 )
 
@@ -178,7 +179,8 @@ func (s *Session) noteLost(was map[int]bool) {
 	for _, pid := range pids {
 		if was[pid] && !now[pid] {
 			lost = append(lost, pid)
-			names = append(names, fmt.Sprintf("%s (pid %d)", processName(pid), pid))
+			// An agent may have named the program: bounded and quoted.
+			names = append(names, fmt.Sprintf("%s (pid %d)", logtext.Quote(processName(pid)), pid))
 		}
 	}
 	if len(lost) == 0 {
