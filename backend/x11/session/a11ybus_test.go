@@ -67,11 +67,10 @@ func TestA11yBusPublished(t *testing.T) {
 	}
 }
 
-// TestQtFindsTheBus starts a Qt application that is not told to expose
-// its tree unconditionally: it asks org.a11y.Status whether accessibility
-// is on and joins the bus the session published, so its form shows in a
-// snapshot.
-func TestQtFindsTheBus(t *testing.T) {
+// pyQt5 returns the python3 that runs the Qt test form, failing (never
+// skipping) under CI=true when it has no PyQt5.
+func pyQt5(t *testing.T) string {
+	t.Helper()
 	python := "/usr/bin/python3"
 	if err := exec.Command(python, "-c", "import PyQt5.QtWidgets").Run(); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -79,6 +78,15 @@ func TestQtFindsTheBus(t *testing.T) {
 		}
 		t.Skipf("skipping: no python3 with PyQt5: %v", err)
 	}
+	return python
+}
+
+// TestQtFindsTheBus starts a Qt application that is not told to expose
+// its tree unconditionally: it asks org.a11y.Status whether accessibility
+// is on and joins the bus the session published, so its form shows in a
+// snapshot.
+func TestQtFindsTheBus(t *testing.T) {
+	python := pyQt5(t)
 	s := start(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -326,13 +334,7 @@ func TestBusRestartApps(t *testing.T) {
 // directory), blind after a restart of the accessibility bus, are started
 // again as they were, and are back in the tree.
 func TestRelaunchLostApps(t *testing.T) {
-	python := "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import PyQt5.QtWidgets").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no python3 with PyQt5 (CI=true: this test must run): %v", err)
-		}
-		t.Skipf("skipping: no python3 with PyQt5: %v", err)
-	}
+	python := pyQt5(t)
 	ch, on := events()
 	s := start(t, &session.Options{OnEvent: on, NoWindowManager: true, RelaunchLostApps: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
