@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -300,8 +301,13 @@ func TestBusRestartApps(t *testing.T) {
 
 	syscall.Kill(a11yBusPID(t, s), syscall.SIGKILL)
 	await(t, ch, session.PartA11yBus, session.EventRestarted)
-	if err := s.Check(ctx); !errors.Is(err, session.ErrAppsLost) {
-		t.Fatalf("Check with the launched zenity blind: %v, want ErrAppsLost", err)
+	err := s.Check(ctx)
+	var pe *session.PartError
+	if !errors.Is(err, session.ErrAppsLost) || !errors.As(err, &pe) || pe.Part != session.PartA11yBus {
+		t.Fatalf("Check with the launched zenity blind: %v, want ErrAppsLost from the a11y-bus", err)
+	}
+	if strings.Contains(err.Error(), strconv.Itoa(other.Process.Pid)) || strings.Contains(err.Error(), "zenity") {
+		t.Fatalf("Check's words name the process: %v", err)
 	}
 	if lost := s.LostApps(); !slices.Equal(lost, []int{other.Process.Pid}) {
 		t.Fatalf("lost apps %v, want the launched zenity %d", lost, other.Process.Pid)

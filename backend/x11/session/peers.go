@@ -268,7 +268,7 @@ func stopProcess(pid int) error {
 	return nil
 }
 
-// appsLost returns an error wrapping ErrAppsLost while applications noted
+// appsLost returns a *PartError wrapping ErrAppsLost while applications noted
 // by noteLost still run without having joined the current bus.
 func (s *Session) appsLost() error {
 	s.mu.Lock()
@@ -298,7 +298,8 @@ func (s *Session) appsLost() error {
 	if still == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %d still running", ErrAppsLost, still)
+	return &PartError{Part: PartA11yBus, Err: ErrAppsLost,
+		Reason: fmt.Sprintf("%d application(s) on the desktop lost it when it restarted, and the accessibility tree cannot see them", still)}
 }
 
 // LostApps returns the process ids of the applications that lost the

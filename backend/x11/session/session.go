@@ -389,9 +389,10 @@ func (s *Session) A11yBus() string {
 	return s.a11yAddr
 }
 
-// Ready returns nil when every part runs, or an error naming the part that
-// is down (being restarted, or given up on). It says what in words, for a
-// probe to show; Err and the log have the details.
+// Ready returns nil when every part runs, or a *PartError naming the part
+// that is down (being restarted, or given up on), or ErrClosed. It says
+// what in words, for a probe to show; the PartError's Err, Session.Err and
+// the log have the details.
 func (s *Session) Ready() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -223,7 +223,9 @@ func TestBudget(t *testing.T) {
 	<-s.Done()
 	// Ready says what in words, for a probe anyone may read; Err has the
 	// exit status and the part's output.
-	if err := s.Ready(); err == nil || !strings.Contains(err.Error(), "window-manager") || strings.Contains(err.Error(), "signal") {
+	err := s.Ready()
+	var pe *session.PartError
+	if !errors.As(err, &pe) || pe.Part != session.PartWindowManager || strings.Contains(err.Error(), "signal") || !strings.Contains(pe.Err.Error(), "signal: killed") {
 		t.Fatalf("Ready after giving up: %v", err)
 	}
 	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "signal: killed") {

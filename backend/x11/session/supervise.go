@@ -35,7 +35,7 @@ func (s *Session) recover(pr *proc) {
 	// Readiness says what in words (a probe may show it to anyone); the
 	// log and the event have the exit status and the part's output.
 	s.mu.Lock()
-	s.notReady = fmt.Errorf("session: %s exited: restarting it", p.name)
+	s.notReady = &PartError{Part: p.name, Reason: "exited: restarting it", Err: err}
 	s.mu.Unlock()
 	s.log.Warn("session part exited", "part", p.name, "state", pr.cmd.ProcessState.String(), "stderr", pr.stderrText())
 	s.emit(Event{Part: p.name, Kind: EventExited, Err: err})
@@ -151,7 +151,7 @@ func (s *Session) spend(p *part) bool {
 func (s *Session) giveUp(p *part, err error) {
 	s.mu.Lock()
 	s.failed = err
-	s.gaveUp = fmt.Errorf("session: gave up on %s: it died more often than the restart budget allows", p.name)
+	s.gaveUp = &PartError{Part: p.name, Reason: "died more often than the restart budget allows: given up", Err: err}
 	s.mu.Unlock()
 	close(s.done)
 	s.log.Error("session gave up", "part", p.name, "err", err)
