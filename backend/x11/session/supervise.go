@@ -39,6 +39,7 @@ func (s *Session) recover(pr *proc) {
 	s.mu.Unlock()
 	s.log.Warn("session part exited", "part", p.name, "state", pr.cmd.ProcessState.String(), "stderr", pr.stderrText())
 	s.emit(Event{Part: p.name, Kind: EventExited, Err: err})
+	var onBus map[int]bool
 	for {
 		root := s.rootCause(p)
 		if !s.spend(root) {
@@ -46,10 +47,10 @@ func (s *Session) recover(pr *proc) {
 			return
 		}
 		set := s.dependents(root)
-		// Who was on the accessibility bus, before it is restarted.
-		var onBus map[int]bool
+		// Who was on the accessibility bus, before it is restarted (the
+		// first time round: a failed try may have started a new one).
 		s.mu.Lock()
-		if s.peers != nil && slices.ContainsFunc(set, func(q *part) bool { return q.name == PartA11yBus }) {
+		if onBus == nil && s.peers != nil && slices.ContainsFunc(set, func(q *part) bool { return q.name == PartA11yBus }) {
 			onBus = s.peers.processes()
 		}
 		s.mu.Unlock()
