@@ -376,3 +376,49 @@ func BenchmarkScreenshotRatio(b *testing.B) {
 	b.ReportMetric(float64(sumFull)/float64(sumFloor), "mean-ratio")
 	b.ReportMetric(float64(fullCPU)/float64(floorCPU), "cpu-ratio")
 }
+
+// BenchmarkReadTimeoutRatio measures what following the client's frames
+// (RuntimeOptions.ReadTimeout) costs, side by side in one loop: each
+// iteration times a ping round trip and a 1 MiB clipboard_set on a runtime
+// with the read timeout (the default) and on one without (negative), and
+// the benchmark reports the medians and their ratios.
+func BenchmarkReadTimeoutRatio(b *testing.B) {
+	on, _, _ := benchEnv(b, nil)
+	off, _, _ := benchEnv(b, nil, func(o *shinken.RuntimeOptions) { o.ReadTimeout = -1 })
+	ctx := context.Background()
+	text := strings.Repeat("x", 1<<20)
+	var pingOn, pingOff, setOn, setOff []time.Duration
+	timed := func(into *[]time.Duration, f func() error) {
+		s := time.Now()
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+		*into = append(*into, time.Since(s))
+	}
+	// Each iteration swaps which runtime goes first, so that neither
+	// always follows the other's 1 MiB.
+	i := 0
+	for b.Loop() {
+		first, second := on, off
+		fp, sp, fs, ss := &pingOn, &pingOff, &setOn, &setOff
+		if i%2 == 1 {
+			first, second = off, on
+			fp, sp, fs, ss = &pingOff, &pingOn, &setOff, &setOn
+		}
+		i++
+		timed(fp, func() error { return first.Ping(ctx) })
+		timed(sp, func() error { return second.Ping(ctx) })
+		timed(fs, func() error { return first.ClipboardSet(ctx, text) })
+		timed(ss, func() error { return second.ClipboardSet(ctx, text) })
+	}
+	med := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds())
+	}
+	b.ReportMetric(med(pingOn), "ping-on-µs")
+	b.ReportMetric(med(pingOff), "ping-off-µs")
+	b.ReportMetric(med(pingOn)/med(pingOff), "ping-ratio")
+	b.ReportMetric(med(setOn), "set1MiB-on-µs")
+	b.ReportMetric(med(setOff), "set1MiB-off-µs")
+	b.ReportMetric(med(setOn)/med(setOff), "set1MiB-ratio")
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/internal/strictjson"
 	"shinken.dev/go/shinken/aci"
 )
@@ -24,6 +25,7 @@ import (
 type conn struct {
 	rt     *Runtime
 	ws     *websocket.Conn
+	stall  *stallConn // the connection underneath, when ReadTimeout bounds its reads
 	remote string
 	unix   bool
 	log    *slog.Logger
@@ -96,10 +98,14 @@ func newConn(rt *Runtime, ws *websocket.Conn, remote string, unix bool) *conn {
 	return c
 }
 
-// closeErr carries the WebSocket close code a connection ends with.
+// closeErr carries the WebSocket close code a connection ends with. peer
+// is set when the client ended it (a close frame, or the connection lost):
+// the calls it leaves unanswered are then the client's doing, not the
+// backend's (see recordAction).
 type closeErr struct {
 	code   websocket.StatusCode
 	reason string
+	peer   bool
 }
 
 func (e *closeErr) Error() string { return fmt.Sprintf("close %d: %s", e.code, e.reason) }
@@ -110,12 +116,17 @@ func (c *conn) serve(parent context.Context) {
 	ws.SetReadLimit(c.rt.opts.ReadLimit)
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
 	c.ctx, c.cancel = ctx, cancel
+	if c.stall != nil {
+		c.stall.onStall(c.stalledRead)
+		defer c.stall.stop()
+	}
 	// Reads never take a cancellable context (cancelling one makes the
 	// WebSocket library drop the connection without a close frame): the
 	// connection is ended by a close handshake, which ends the read.
 	stop := context.AfterFunc(c.rt.ctx, func() {
-		cancel(&closeErr{websocket.StatusGoingAway, "runtime shutting down"})
-		c.closeWS(websocket.StatusGoingAway, "runtime shutting down")
+		why := c.rt.closeReason()
+		cancel(why)
+		c.closeWS(why.code, why.reason)
 	})
 	defer stop()
 
@@ -163,6 +174,19 @@ func (c *conn) serve(parent context.Context) {
 	<-keepAliveDone
 }
 
+// stalledRead closes a connection whose client stopped sending in the middle
+// of a message (see RuntimeOptions.ReadTimeout). Nothing more is read from
+// it: the read waiting for the rest of the frame ends at once, and so does
+// the library's wait for the client's close frame, which would follow
+// that rest. The close frame goes out all the same.
+func (c *conn) stalledRead() {
+	reason := fmt.Sprintf("message not completed within the %v read timeout", c.rt.opts.ReadTimeout)
+	c.log.Info("client stalled in the middle of a message: closing", "read_timeout", c.rt.opts.ReadTimeout)
+	c.cancel(&closeErr{code: websocket.StatusPolicyViolation, reason: reason, peer: true})
+	c.stall.Conn.SetReadDeadline(time.Now())
+	go c.closeWS(websocket.StatusPolicyViolation, reason)
+}
+
 // closeWS starts the close handshake once.
 func (c *conn) closeWS(code websocket.StatusCode, reason string) {
 	c.closeOnce.Do(func() { c.ws.Close(code, reason) })
@@ -205,7 +229,11 @@ func (c *conn) handshake() bool {
 		return refuse("bad_hello", "the first message must be a hello, not "+m.MessageType())
 	}
 	if !c.rt.tokenOK(hello.Token, c.unix) {
-		c.log.Warn("hello refused: bad token", "client", hello.Client.Name)
+		// Anyone who can connect can send these, as fast as they like: a
+		// few are logged, the rest counted into the next one.
+		if ok, unlogged := c.rt.refusedLog.Allow(); ok {
+			c.log.Warn("hello refused: bad token", logtext.String("client", hello.Client.Name), "unlogged", unlogged)
+		}
 		return refuse("unauthorized", "unauthorized: bad or missing token")
 	}
 	c.binary = hello.Accept != nil && hello.Accept.BinaryFrames
@@ -219,7 +247,7 @@ func (c *conn) handshake() bool {
 		return false
 	}
 	c.client = hello.Client.Name
-	c.log = c.log.With("client", hello.Client.Name)
+	c.log = c.log.With(logtext.String("client", hello.Client.Name))
 	c.log.Debug("session open", "binary", c.binary)
 	return true
 }
@@ -256,17 +284,18 @@ func (c *conn) readLoop() {
 			var ce websocket.CloseError
 			switch {
 			case errors.As(err, &ce):
-				c.cancel(&closeErr{websocket.StatusNormalClosure, ""})
+				c.cancel(&closeErr{code: websocket.StatusNormalClosure, peer: true})
 			case strings.Contains(err.Error(), "read limited at"):
-				c.cancel(&closeErr{websocket.StatusMessageTooBig, fmt.Sprintf("message over the %d-byte read limit", c.rt.opts.ReadLimit)})
+				c.cancel(&closeErr{code: websocket.StatusMessageTooBig, reason: fmt.Sprintf("message over the %d-byte read limit", c.rt.opts.ReadLimit)})
 			case c.ctx.Err() != nil:
 			default:
-				c.cancel(&closeErr{websocket.StatusNormalClosure, ""})
+				// The connection was lost: the client is gone.
+				c.cancel(&closeErr{code: websocket.StatusNormalClosure, peer: true})
 			}
 			return
 		}
 		if typ != websocket.MessageText {
-			c.cancel(&closeErr{websocket.StatusUnsupportedData, "clients send text messages only"})
+			c.cancel(&closeErr{code: websocket.StatusUnsupportedData, reason: "clients send text messages only"})
 			return
 		}
 		if !c.dispatch(data) {
@@ -282,7 +311,7 @@ func (c *conn) dispatch(data []byte) bool {
 	if err != nil {
 		callID, _ := strictjson.TopString(data, "call_id")
 		if callID == "" {
-			c.cancel(&closeErr{websocket.StatusInvalidFramePayloadData, truncateReason(err.Error())})
+			c.cancel(&closeErr{code: websocket.StatusInvalidFramePayloadData, reason: truncateReason(err.Error())})
 			return false
 		}
 		typ, _ := strictjson.TopString(data, "type")
@@ -290,7 +319,7 @@ func (c *conn) dispatch(data []byte) bool {
 		if typ == "action" {
 			verb, streamed = peekVerb(data)
 		}
-		c.log.Info("invalid message", "call_id", callID, "err", err)
+		c.log.Info("invalid message", logtext.String("call_id", callID), logtext.Err(err))
 		if streamed {
 			c.send(&aci.Ack{CallID: callID, OK: false, Error: aci.WireError(err)})
 			return true
@@ -311,12 +340,12 @@ func (c *conn) dispatch(data []byte) bool {
 		v := m.Action.Verb
 		if !c.rt.verbs[v] {
 			err := aci.Errorf(aci.CodeUnsupportedVerb, "%s is not supported by this runtime's backend", v)
-			c.rt.recordAction(v, time.Now(), err)
+			c.recordAction(v, time.Now(), err)
 			c.fail(m.CallID, "action", v, err)
 			return true
 		}
 		if !c.rt.admit() {
-			c.rt.recordAction(v, time.Now(), errDraining)
+			c.recordAction(v, time.Now(), errDraining)
 			c.fail(m.CallID, "action", v, errDraining)
 			return true
 		}
@@ -333,10 +362,10 @@ func (c *conn) dispatch(data []byte) bool {
 		}
 		c.goWork(func() { c.act(m) })
 	case *aci.Hello:
-		c.cancel(&closeErr{websocket.StatusPolicyViolation, "hello sent twice"})
+		c.cancel(&closeErr{code: websocket.StatusPolicyViolation, reason: "hello sent twice"})
 		return false
 	default:
-		c.cancel(&closeErr{websocket.StatusPolicyViolation, "clients do not send " + m.MessageType() + " messages"})
+		c.cancel(&closeErr{code: websocket.StatusPolicyViolation, reason: "clients do not send " + m.MessageType() + " messages"})
 		return false
 	}
 	return true
@@ -377,7 +406,7 @@ func (c *conn) goWork(f func()) {
 // the call is answered and the process stays up.
 func (c *conn) recoverCall(callID, typ string, verb aci.Verb) {
 	if r := recover(); r != nil {
-		c.log.Error("handler panic", "call_id", callID, "panic", r, "stack", string(debug.Stack()))
+		c.log.Error("handler panic", logtext.String("call_id", callID), "panic", r, "stack", string(debug.Stack()))
 		c.fail(callID, typ, verb, aci.Errorf(aci.CodeInternal, "the runtime failed handling this call (%v)", r))
 	}
 }
@@ -484,10 +513,30 @@ func (c *conn) write(o outgoing) bool {
 		o.done()
 	}
 	if err != nil {
-		c.cancel(&closeErr{websocket.StatusGoingAway, "write failed"})
+		c.cancel(&closeErr{code: websocket.StatusGoingAway, reason: "write failed", peer: true})
 		return false
 	}
 	return true
+}
+
+// errClientClosed stands, in the runtime's records, for the error of a call
+// the client left before its answer: its outcome is OutcomeClientClosed.
+var errClientClosed = errors.New("shinken: the client closed the connection")
+
+// recordAction records the answer to an action. A call that failed once
+// the connection was over failed because it was (its context was
+// cancelled): that is the client's doing when the client left, and the
+// runtime's closing otherwise, never the backend's error.
+func (c *conn) recordAction(v aci.Verb, start time.Time, err error) {
+	if err != nil && c.ctx.Err() != nil {
+		var ce *closeErr
+		if errors.As(context.Cause(c.ctx), &ce) && ce.peer {
+			err = errClientClosed
+		} else {
+			err = aci.ErrClosed
+		}
+	}
+	c.rt.recordAction(v, start, err)
 }
 
 // fail answers a request with ok=false, in the shape its verb answers with.
@@ -569,7 +618,7 @@ func (c *conn) act(m *aci.ActionMsg) {
 	}
 	start := time.Now()
 	var err error
-	defer func() { c.rt.recordAction(a.Verb, start, err) }()
+	defer func() { c.recordAction(a.Verb, start, err) }()
 	var answered time.Time
 	if c.rt.opts.Feed != nil {
 		if a.Verb.Mutating() {
@@ -597,6 +646,7 @@ func (c *conn) act(m *aci.ActionMsg) {
 		case <-t.C:
 		case <-c.ctx.Done():
 			t.Stop()
+			err = c.ctx.Err() // unanswered: recorded as the connection's end
 			return
 		}
 	case aci.VerbObserve:
@@ -623,19 +673,19 @@ func (c *conn) act(m *aci.ActionMsg) {
 		err = c.mutate(m.CallID, a)
 	}
 	if err != nil {
-		c.log.Debug("action failed", "call_id", m.CallID, "verb", a.Verb, "err", err)
+		c.log.Debug("action failed", logtext.String("call_id", m.CallID), "verb", a.Verb, logtext.Err(err))
 		c.fail(m.CallID, "action", a.Verb, err)
 		return
 	}
 	answered = time.Now()
 	c.ack(m.CallID)
-	c.log.Debug("action", "call_id", m.CallID, "verb", a.Verb, "took", time.Since(start))
+	c.log.Debug("action", logtext.String("call_id", m.CallID), "verb", a.Verb, "took", time.Since(start))
 	if a.Observe != nil && a.Verb.Mutating() {
 		o := a.Observe
 		if err := c.capture(m.CallID, o.Scope, o.Format, o.Quality, o.MaxLongEdge, ""); err != nil {
 			// The action was done and acked; the observation the ack
 			// promised cannot come, so a second ack, not ok, says why.
-			c.log.Info("observe-after-act capture failed", "call_id", m.CallID, "err", err)
+			c.log.Info("observe-after-act capture failed", logtext.String("call_id", m.CallID), logtext.Err(err))
 			c.send(&aci.Ack{CallID: m.CallID, OK: false, Error: aci.WireError(err)})
 		}
 	}

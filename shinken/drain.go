@@ -85,6 +85,39 @@ func (rt *Runtime) Drain(ctx context.Context) error {
 	return err
 }
 
+// StatusDesktopRestarted is the close code of the sessions a Runtime ends
+// with CloseRestarted: 1012, "service restart" in the WebSocket registry.
+// Unlike 1001 (going away: the runtime is shutting down), it tells the
+// client that the desktop it drove was replaced and a new connection is
+// served at once: reconnect, and observe again (the windows and element
+// refs it knew are gone).
+const StatusDesktopRestarted = websocket.StatusServiceRestart
+
+// ReasonDesktopRestarted is the close reason sent with
+// StatusDesktopRestarted.
+const ReasonDesktopRestarted = "desktop restarted: reconnect"
+
+// CloseRestarted closes the Runtime as Close does, for a program that has
+// restarted the desktop this Runtime served and serves a new Runtime in its
+// place: every session ends with StatusDesktopRestarted and
+// ReasonDesktopRestarted instead of 1001, so that clients reconnect rather
+// than give up. Calls in flight are cancelled (the desktop they acted on
+// is gone). It is safe to call more than once; after Close, it does
+// nothing.
+func (rt *Runtime) CloseRestarted() error {
+	rt.closeWhy.CompareAndSwap(nil, &closeErr{code: StatusDesktopRestarted, reason: ReasonDesktopRestarted})
+	return rt.Close()
+}
+
+// closeReason is how the Runtime's closing ends its sessions: 1001, or
+// what CloseRestarted set.
+func (rt *Runtime) closeReason() *closeErr {
+	if why := rt.closeWhy.Load(); why != nil {
+		return why
+	}
+	return &closeErr{code: websocket.StatusGoingAway, reason: "runtime shutting down"}
+}
+
 // waitFlushed waits until the writer has sent everything queued, the
 // connection is over, or ctx ends.
 func (c *conn) waitFlushed(ctx context.Context) {
@@ -146,7 +179,7 @@ func (rt *Runtime) SetToken(token string) {
 // end closes the session with code: in-flight work is cancelled and the
 // close handshake starts, which ends the reader.
 func (c *conn) end(code websocket.StatusCode, reason string) {
-	c.cancel(&closeErr{code, reason})
+	c.cancel(&closeErr{code: code, reason: reason})
 	c.closeWS(code, reason)
 }
 
@@ -179,7 +212,7 @@ func (c *conn) keepAlive() {
 				// A peer that answers no ping answers no close handshake
 				// either: drop the connection, which ends the reader.
 				c.log.Info("keepalive ping unanswered: dropping the connection", "err", err)
-				c.cancel(&closeErr{websocket.StatusGoingAway, "keepalive ping unanswered"})
+				c.cancel(&closeErr{code: websocket.StatusGoingAway, reason: "keepalive ping unanswered", peer: true})
 				c.closeOnce.Do(func() { c.ws.CloseNow() })
 			}
 			return

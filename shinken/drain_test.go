@@ -3,6 +3,7 @@ package shinken_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"runtime"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
@@ -257,4 +259,132 @@ func TestMessageCap(t *testing.T) {
 	if _, err := c.Screenshot(ctx, &client.ScreenshotRequest{MaxLongEdge: 64}); err != nil {
 		t.Fatalf("small screenshot: %v", err)
 	}
+}
+
+// rawSession opens a session on url with a hello of its own, reading the
+// welcome.
+func rawSession(t *testing.T, ctx context.Context, url string) *websocket.Conn {
+	t.Helper()
+	ws, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.CloseNow() })
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"type":"hello","v":0,"client":{"name":"raw","version":"1"},"token":"test-token"}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, data, err := ws.Read(ctx)
+	if err != nil || !strings.Contains(string(data), `"welcome"`) {
+		t.Fatalf("welcome: %s %v", data, err)
+	}
+	schematest.Valid(t, "", data)
+	return ws
+}
+
+// waitInFlight sends a one-minute wait on ws and returns once it is in
+// flight: the pong to a later ping comes once the reader has handed the
+// wait to its goroutine.
+func waitInFlight(t *testing.T, ctx context.Context, ws *websocket.Conn) {
+	t.Helper()
+	for _, msg := range []string{`{"type":"action","call_id":"w","action":{"verb":"wait","ms":60000}}`, `{"type":"ping","t":1}`} {
+		if err := ws.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, data, err := ws.Read(ctx); err != nil || !strings.Contains(string(data), `"pong"`) {
+		t.Fatalf("pong: %s %v", data, err)
+	} else {
+		schematest.Valid(t, "", data)
+	}
+}
+
+// TestClientKilledOutcome: a client that vanishes (its connection dropped,
+// no close handshake) with an action in flight gets that action counted as
+// client_closed, never as the backend's error.
+func TestClientKilledOutcome(t *testing.T) {
+	ev := newEvents()
+	e := newEnv(t, &shinken.RuntimeOptions{Recorder: ev})
+	ctx := testCtx(t)
+	ws := rawSession(t, ctx, e.url)
+	waitInFlight(t, ctx, ws)
+	ws.CloseNow()
+	<-ev.closed
+	if n := ev.count(shinken.EventAction, aci.VerbWait, shinken.OutcomeClientClosed); n != 1 {
+		t.Fatalf("%d waits counted client_closed, want 1 (%d backend_error, %d ok)", n,
+			ev.count(shinken.EventAction, aci.VerbWait, string(aci.CodeBackend)), ev.count(shinken.EventAction, aci.VerbWait, "ok"))
+	}
+}
+
+// TestCloseRestarted: a Runtime closed because its desktop was restarted
+// ends its sessions with 1012 and a reason saying so, which the client
+// reports as ErrDesktopRestarted (and closed) to the calls in flight and to
+// the ones after; a Runtime that shuts down still says 1001.
+func TestCloseRestarted(t *testing.T) {
+	ev := newEvents()
+	e := newEnv(t, &shinken.RuntimeOptions{Recorder: ev})
+	ctx := testCtx(t)
+	c := e.dial(t, nil)
+	x, err := c.ExecStream(ctx, &aci.ExecRequest{Argv: []string{"sleep", "60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := rawSession(t, ctx, e.srv)
+	waitInFlight(t, ctx, ws)
+	// The raw session reads meanwhile, so it answers the close handshake
+	// (the runtime waits for that, up to 5 s, before it drops a session).
+	ended := closeOf(ctx, ws)
+	if err := e.rt.CloseRestarted(); err != nil {
+		t.Fatal(err)
+	}
+	err = <-ended
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != 1012 || ce.Reason != shinken.ReasonDesktopRestarted {
+		t.Fatalf("raw session closed with %v", err)
+	}
+	if n := ev.count(shinken.EventAction, aci.VerbWait, string(aci.CodeClosed)); n != 1 {
+		t.Fatalf("%d waits in flight counted closed, want 1", n)
+	}
+	// The exec in flight ends with the session: with its exit, if the
+	// runtime sent it before the close, else with the close's error.
+	for {
+		_, err := x.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if !errors.Is(err, client.ErrDesktopRestarted) || !errors.Is(err, aci.ErrClosed) {
+				t.Fatalf("exec in flight: %v, want ErrDesktopRestarted and closed", err)
+			}
+			break
+		}
+	}
+	// Every call after the close says why, read or not yet read by the
+	// client when the call is made.
+	if err := c.Ping(ctx); !errors.Is(err, client.ErrDesktopRestarted) {
+		t.Fatalf("ping after the close: %v", err)
+	}
+	if _, err := c.Screenshot(ctx, nil); !errors.Is(err, client.ErrDesktopRestarted) || !errors.Is(err, aci.ErrClosed) {
+		t.Fatalf("call after the close: %v", err)
+	}
+
+	e = newEnv(t, nil)
+	ended = closeOf(ctx, rawSession(t, ctx, e.srv))
+	e.rt.Close()
+	if err := <-ended; !errors.As(err, &ce) || ce.Code != websocket.StatusGoingAway {
+		t.Fatalf("shutdown closed with %v, want 1001", err)
+	}
+}
+
+// closeOf reads ws until it fails, and sends why.
+func closeOf(ctx context.Context, ws *websocket.Conn) <-chan error {
+	ch := make(chan error, 1)
+	go func() {
+		for {
+			if _, _, err := ws.Read(ctx); err != nil {
+				ch <- err
+				return
+			}
+		}
+	}()
+	return ch
 }

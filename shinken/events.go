@@ -1,6 +1,7 @@
 package shinken
 
 import (
+	"errors"
 	"time"
 
 	"shinken.dev/go/shinken/aci"
@@ -42,9 +43,9 @@ const (
 	// EventHelloRefused: a connection did not become a session. Outcome
 	// is why: "unauthorized", "bad_hello", "timeout" or "draining".
 	EventHelloRefused
-	// EventAction: an action was answered. Verb, Outcome ("ok" or the
-	// wire error code), Duration (from the start of its handling to its
-	// reply; for a streamed exec, to its exit).
+	// EventAction: an action was answered. Verb, Outcome ("ok", the
+	// wire error code, or OutcomeClientClosed), Duration (from the start
+	// of its handling to its reply; for a streamed exec, to its exit).
 	EventAction
 	// EventSettle: the runtime waited for the UI to be quiet: after an
 	// input action, before its ack (Verb, Outcome the SettleOutcome), or
@@ -82,13 +83,22 @@ func (rt *Runtime) record(e RuntimeEvent) {
 	}
 }
 
+// OutcomeClientClosed is the Outcome of an EventAction whose client left
+// (closed the connection, or lost it) before the action was answered: the
+// action failed because its session ended, not by the backend's fault. An
+// action cut short by the runtime's own closing has the outcome "closed".
+const OutcomeClientClosed = "client_closed"
+
 // recordAction records the answer to an action that started at start.
 func (rt *Runtime) recordAction(v aci.Verb, start time.Time, err error) {
 	if rt.opts.Recorder == nil {
 		return
 	}
 	outcome := "ok"
-	if err != nil {
+	switch {
+	case errors.Is(err, errClientClosed):
+		outcome = OutcomeClientClosed
+	case err != nil:
 		outcome = string(errorCode(err))
 	}
 	rt.record(RuntimeEvent{Kind: EventAction, Verb: v, Outcome: outcome, Duration: time.Since(start)})

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -90,7 +91,7 @@ func (c *conn) exec(callID string, a *aci.Action) error {
 	}
 	res, err := Collect(p, rt.opts.Exec.OutputBudget)
 	if err != nil && c.ctx.Err() == nil && !res.Status.TimedOut {
-		c.log.Info("exec output error", "call_id", callID, "err", err)
+		c.log.Info("exec output error", logtext.String("call_id", callID), "err", err)
 	}
 	free()
 	rt.record(RuntimeEvent{Kind: EventExec, Outcome: execOutcome(res.Status), Duration: time.Since(start)})
@@ -254,7 +255,7 @@ func (c *conn) streamExec(callID string, p Process, start time.Time, free func()
 		ch, err := p.Next()
 		if err != nil {
 			if err != io.EOF && c.ctx.Err() == nil {
-				c.log.Info("exec output error", "call_id", callID, "err", err)
+				c.log.Info("exec output error", logtext.String("call_id", callID), "err", err)
 			}
 			break
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -42,6 +43,13 @@ type RuntimeOptions struct {
 	// WriteTimeout bounds the write of one message; a client that takes
 	// longer is disconnected. Default 30 s.
 	WriteTimeout time.Duration
+	// ReadTimeout bounds the read of one message from a client, from the
+	// first byte of its first frame to the last byte of its last: a client
+	// that stops mid-message is closed with 1008, whatever KeepAlive says
+	// (a pong cannot arrive before the end of a frame ahead of it). Nothing
+	// is bounded between messages: an idle session stays open. Default
+	// 30 s; negative means no bound.
+	ReadTimeout time.Duration
 	// MaxLongEdge caps the long edge of every delivered image; default 4096.
 	MaxLongEdge int
 	// JPEGQuality is the default JPEG quality; default 80.
@@ -169,6 +177,12 @@ type Runtime struct {
 	cancel context.CancelFunc
 	conns  sync.WaitGroup
 	closed atomic.Bool
+	// closeWhy, when set before closed, is how the sessions are closed
+	// (see CloseRestarted).
+	closeWhy atomic.Pointer[closeErr]
+	// refusedLog bounds the records of refused hellos, which anyone who
+	// can connect causes at will.
+	refusedLog logtext.Limiter
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -202,6 +216,7 @@ func NewRuntime(b Backend, opts *RuntimeOptions) *Runtime {
 	}
 	defaultDur(&o.HandshakeTimeout, 10*time.Second)
 	defaultDur(&o.WriteTimeout, 30*time.Second)
+	defaultDur(&o.ReadTimeout, 30*time.Second)
 	defaultDur(&o.MaxWait, 60*time.Second)
 	defaultDur(&o.MaxDragDuration, 10*time.Second)
 	defaultDur(&o.Exec.DefaultTimeout, 60*time.Second)
@@ -332,9 +347,14 @@ func (rt *Runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "shinken: runtime draining", http.StatusServiceUnavailable)
 		return
 	}
+	var sw *stallWriter
+	if rt.opts.ReadTimeout > 0 {
+		sw = &stallWriter{ResponseWriter: w, limit: rt.opts.ReadTimeout}
+		w = sw
+	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: rt.opts.OriginPatterns})
 	if err != nil {
-		rt.log.Debug("websocket accept failed", "remote", r.RemoteAddr, "err", err)
+		rt.log.Debug("websocket accept failed", "remote", r.RemoteAddr, logtext.Err(err))
 		return
 	}
 	unix := false
@@ -342,6 +362,9 @@ func (rt *Runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		unix = true
 	}
 	c := newConn(rt, ws, r.RemoteAddr, unix)
+	if sw != nil {
+		c.stall = sw.conn
+	}
 	rt.mu.Lock()
 	rt.live[c] = struct{}{}
 	rt.mu.Unlock()

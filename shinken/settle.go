@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -111,7 +112,7 @@ func (rt *Runtime) settle(ctx context.Context, start time.Time, callID string, v
 	}
 	r.Took = time.Since(start)
 	if rt.log.Enabled(ctx, slog.LevelDebug) {
-		rt.log.Debug("settled", "call_id", callID, "verb", v, "outcome", r.Outcome, "took", r.Took,
+		rt.log.Debug("settled", logtext.String("call_id", callID), "verb", v, "outcome", r.Outcome, "took", r.Took,
 			"changes", r.Changes, "ambient", r.Ambient)
 	}
 	rt.record(RuntimeEvent{Kind: EventSettle, Verb: v, Outcome: string(r.Outcome), Duration: r.Took})

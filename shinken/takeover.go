@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -69,7 +70,7 @@ func (rt *Runtime) TakeOver(by string) (*Takeover, error) {
 	rt.held = &hold{by: by, since: time.Now()}
 	rt.inputMu.Unlock()
 	rt.opts.Feed.Publish(Event{Kind: FeedTakeover, Held: true, By: by, OK: true})
-	rt.log.Info("input taken over", "by", by)
+	rt.log.Info("input taken over", logtext.String("by", by))
 	return &Takeover{rt: rt, buttons: map[Button]bool{}}, nil
 }
 
@@ -177,5 +178,5 @@ func (t *Takeover) Release() {
 	rt.held = nil
 	rt.inputMu.Unlock()
 	rt.opts.Feed.Publish(Event{Kind: FeedTakeover, Held: false, By: by, OK: true})
-	rt.log.Info("input handed back", "by", by)
+	rt.log.Info("input handed back", logtext.String("by", by))
 }

@@ -243,6 +243,13 @@ func (c *Client) Close() error {
 	return err
 }
 
+// ErrDesktopRestarted is wrapped by the closed errors of a session the
+// runtime ended because it restarted the desktop (WebSocket close code
+// 1012, "service restart"), unlike a runtime shutting down (1001): a new
+// desktop is served at the same address, so Reconnect and observe again
+// (the windows and element refs of the old desktop are gone).
+var ErrDesktopRestarted = errors.New("shinken: the desktop was restarted: reconnect")
+
 // ErrRenumbered is wrapped by the stale_element_ref error a reconnected
 // Client returns, before sending anything, for an element ref that came
 // from an observation of an earlier connection.
@@ -353,7 +360,11 @@ func (c *Client) readLoop(s *session) {
 	for {
 		typ, data, err := s.readMessage(&scratch)
 		if err != nil {
-			s.fail(&aci.Error{Code: aci.CodeClosed, Detail: "connection lost: " + err.Error(), Err: err})
+			detail := "connection lost: " + err.Error()
+			if websocket.CloseStatus(err) == websocket.StatusServiceRestart {
+				err = fmt.Errorf("%w (%w)", ErrDesktopRestarted, err)
+			}
+			s.fail(&aci.Error{Code: aci.CodeClosed, Detail: detail, Err: err})
 			return
 		}
 		if typ == websocket.MessageBinary {
@@ -497,7 +508,23 @@ const clientWriteTimeout = 30 * time.Second
 func (s *session) write(data []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), clientWriteTimeout)
 	defer cancel()
-	return s.ws.Write(ctx, websocket.MessageText, data)
+	err := s.ws.Write(ctx, websocket.MessageText, data)
+	if err != nil {
+		// A write fails when the connection closed under it, and the
+		// reader then ends with why (the runtime's close code, such as
+		// ErrDesktopRestarted's): that is the call's error, typed.
+		select {
+		case <-s.done:
+		case <-ctx.Done():
+		}
+		s.mu.Lock()
+		why := s.err
+		s.mu.Unlock()
+		if why != nil {
+			return why
+		}
+	}
+	return err
 }
 
 func (s *session) forget(callID string) {

@@ -11,7 +11,7 @@
 //	sessions_open                     gauge      sessions open now
 //	sessions_total                    counter    sessions opened
 //	hellos_refused_total{reason}      counter    connections that did not become sessions
-//	action_duration_seconds{verb,outcome}  histogram  actions answered, by outcome ("ok" or the wire error code)
+//	action_duration_seconds{verb,outcome}  histogram  actions answered, by outcome ("ok", the wire error code, or client_closed)
 //	settle_duration_seconds           histogram  waits for a quiet UI before an observation
 //	screenshot_bytes{format}          histogram  encoded screenshot sizes
 //	screenshot_encode_seconds{format} histogram  screenshot encoding times
@@ -24,7 +24,10 @@
 //	desktop_restarts_total{part}      counter    desktop parts restarted (see Restart)
 //
 // A histogram's _count is the number of events, so action_duration_seconds
-// counts actions by verb and outcome as well as timing them.
+// counts actions by verb and outcome as well as timing them. An action
+// whose client left before its answer (closed or lost the connection) has
+// the outcome client_closed (shinken.OutcomeClientClosed), one cut short by
+// the runtime's own closing "closed": neither is a backend_error.
 package metrics
 
 import (
@@ -64,7 +67,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		hellosRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "shinken_hellos_refused_total",
 			Help: "Connections that did not become sessions, by reason (unauthorized, bad_hello, timeout, draining)."}, []string{"reason"}),
 		actions: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "shinken_action_duration_seconds",
-			Help: "Actions answered, by verb and outcome (ok or the wire error code), from handling to reply.", Buckets: latency},
+			Help: "Actions answered, by verb and outcome (ok, the wire error code, or client_closed when the client left first), from handling to reply.", Buckets: latency},
 			[]string{"verb", "outcome"}),
 		settle: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "shinken_settle_duration_seconds",
 			Help: "Waits for a quiet UI before an observation.", Buckets: latency}),

@@ -11,12 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 	"go.uber.org/goleak"
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/backend/osexec"
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
@@ -155,4 +157,56 @@ func PromtoolCheck(t *testing.T, reg *prometheus.Registry) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("promtool check metrics: %v\n%s", err, out)
 	}
+}
+
+// TestClientKilled drops a client's connection (no close handshake) while
+// its wait is in flight: the action is counted with the outcome
+// client_closed, and nothing as backend_error.
+func TestClientKilled(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	ended := make(chan struct{}, 1)
+	rec := shinken.RecorderFunc(func(e shinken.RuntimeEvent) {
+		m.Record(e)
+		if e.Kind == shinken.EventSessionClosed {
+			ended <- struct{}{}
+		}
+	})
+	rt := shinken.NewRuntime(headless.New(nil), &shinken.RuntimeOptions{Token: "t", Recorder: rec, Logger: slog.New(slog.DiscardHandler)})
+	srv := httptest.NewServer(rt)
+	defer srv.Close()
+	defer rt.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	for _, msg := range []string{
+		`{"type":"hello","v":0,"client":{"name":"killed","version":"1"},"token":"t"}`,
+		`{"type":"action","call_id":"w","action":{"verb":"wait","ms":60000}}`,
+		`{"type":"ping","t":1}`,
+	} {
+		if err := ws.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The welcome, then the pong, which comes once the wait is in flight.
+	for _, want := range []string{`"welcome"`, `"pong"`} {
+		_, data, err := ws.Read(ctx)
+		if err != nil || !strings.Contains(string(data), want) {
+			t.Fatalf("want %s, got %s %v", want, data, err)
+		}
+		schematest.Valid(t, "", data)
+	}
+	ws.CloseNow()
+	<-ended // the wait is recorded before the session's end
+	if got := value(t, reg, "shinken_action_duration_seconds", map[string]string{"verb": "wait", "outcome": shinken.OutcomeClientClosed}); got != 1 {
+		t.Errorf("waits counted client_closed: %v, want 1", got)
+	}
+	if got := value(t, reg, "shinken_action_duration_seconds", map[string]string{"outcome": "backend_error"}); got != 0 {
+		t.Errorf("actions counted backend_error: %v, want 0", got)
+	}
+	PromtoolCheck(t, reg)
 }

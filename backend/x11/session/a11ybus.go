@@ -85,14 +85,20 @@ func (s *Session) startA11y(ctx context.Context, config string) (*proc, error) {
 	if err != nil {
 		return pr, err
 	}
+	peers, err := watchPeers(ctx, path)
+	if err != nil {
+		return pr, fmt.Errorf("session: %s: %w", PartA11yBus, err)
+	}
 	release, err := s.publishA11y(ctx, addr)
 	if err != nil {
+		peers.close()
 		return pr, err
 	}
 	var once sync.Once
-	pr.release = func() { once.Do(release) }
+	pr.release = func() { once.Do(func() { release(); peers.close() }) }
 	s.mu.Lock()
 	s.a11yAddr = addr
+	s.peers = peers
 	s.mu.Unlock()
 	return pr, nil
 }

@@ -2,9 +2,11 @@ package session_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,11 +68,10 @@ func TestA11yBusPublished(t *testing.T) {
 	}
 }
 
-// TestQtFindsTheBus starts a Qt application that is not told to expose
-// its tree unconditionally: it asks org.a11y.Status whether accessibility
-// is on and joins the bus the session published, so its form shows in a
-// snapshot.
-func TestQtFindsTheBus(t *testing.T) {
+// pyQt5 returns the python3 that runs the Qt test form, failing (never
+// skipping) under CI=true when it has no PyQt5.
+func pyQt5(t *testing.T) string {
+	t.Helper()
 	python := "/usr/bin/python3"
 	if err := exec.Command(python, "-c", "import PyQt5.QtWidgets").Run(); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -78,6 +79,15 @@ func TestQtFindsTheBus(t *testing.T) {
 		}
 		t.Skipf("skipping: no python3 with PyQt5: %v", err)
 	}
+	return python
+}
+
+// TestQtFindsTheBus starts a Qt application that is not told to expose
+// its tree unconditionally: it asks org.a11y.Status whether accessibility
+// is on and joins the bus the session published, so its form shows in a
+// snapshot.
+func TestQtFindsTheBus(t *testing.T) {
+	python := pyQt5(t)
 	s := start(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -179,5 +189,193 @@ func TestNoLauncherActivated(t *testing.T) {
 	}
 	if n := countMarked(s, "at-spi-bus-launcher"); n != 0 {
 		t.Fatalf("%d at-spi-bus-launcher started", n)
+	}
+}
+
+// topNames returns the names of the applications (depth 0) and of their
+// windows (depth 1) in a snapshot of the desktop.
+func topNames(tree *shinken.Tree) map[string]bool {
+	names := map[string]bool{}
+	for _, n := range tree.Nodes {
+		if n.Depth <= 1 {
+			names[n.Name] = true
+		}
+	}
+	return names
+}
+
+// waitTree connects to the session's current accessibility bus and waits
+// until a snapshot of the desktop holds every name in want (as an
+// application or a window); it returns that snapshot and the client.
+func waitTree(t *testing.T, ctx context.Context, s *session.Session, want ...string) (*atspi.Client, *shinken.Tree) {
+	t.Helper()
+	c, err := atspi.Connect(ctx, &atspi.Options{SessionBus: s.SessionBus, Display: s.Display})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	for {
+		tree, err := c.Snapshot(ctx, shinken.SnapshotOptions{Scope: shinken.TreeDesktop})
+		if err == nil {
+			names := topNames(tree)
+			if !slices.ContainsFunc(want, func(w string) bool { return !names[w] }) {
+				return c, tree
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the tree never held %q: %v", want, err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the tree while the apps start
+	}
+}
+
+// typeInEntry sets the text of the entry in the window named window
+// through the tree and reads it back in a new snapshot, with no wait
+// between.
+func typeInEntry(t *testing.T, ctx context.Context, c *atspi.Client, tree *shinken.Tree, window, text string) {
+	t.Helper()
+	var id string
+	for _, n := range tree.Nodes {
+		if n.Role == "text" && slices.Contains(n.States, "editable") && inWindow(tree, n, window) {
+			id = n.ID
+		}
+	}
+	if id == "" {
+		t.Fatalf("no entry in %q", window)
+	}
+	if err := c.Perform(ctx, id, shinken.ElementAction{Op: shinken.OpSetValue, Text: text}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := c.Snapshot(ctx, shinken.SnapshotOptions{Scope: shinken.TreeDesktop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range after.Nodes {
+		if n.ID == id {
+			if n.Value != text {
+				t.Fatalf("the entry reads %q after setting %q", n.Value, text)
+			}
+			return
+		}
+	}
+	t.Fatal("the entry is gone from the tree")
+}
+
+// inWindow reports whether n lies under the window named window.
+func inWindow(tree *shinken.Tree, n shinken.Node, window string) bool {
+	for n.Parent >= 0 {
+		n = tree.Nodes[n.Parent]
+		if n.Depth == 1 && n.Name == window {
+			return true
+		}
+	}
+	return false
+}
+
+// TestBusRestartApps kills the accessibility bus, then the session bus,
+// under running zenity and gtk3-demo. Toolkits do not join a new bus: the
+// session starts its startup apps again, and they are back in the tree
+// (an entry set through the tree reads back at once); an app it did not
+// start is blind, and Check says so (ErrAppsLost) until that app exits.
+func TestBusRestartApps(t *testing.T) {
+	ch, on := events()
+	s := start(t, &session.Options{OnEvent: on, Apps: [][]string{
+		{"zenity", "--entry", "--title", "startup zenity", "--text", "Name:"},
+		{"gtk3-demo"},
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	other := s.Command(ctx, "zenity", "--info", "--title", "launched zenity", "--text", "not a startup app")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	otherDone := make(chan struct{})
+	go func() { other.Wait(); close(otherDone) }()
+	defer func() { other.Process.Kill(); <-otherDone }()
+
+	c, tree := waitTree(t, ctx, s, "startup zenity", "gtk3-demo", "launched zenity")
+	typeInEntry(t, ctx, c, tree, "startup zenity", "before")
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	syscall.Kill(a11yBusPID(t, s), syscall.SIGKILL)
+	await(t, ch, session.PartA11yBus, session.EventRestarted)
+	err := s.Check(ctx)
+	var pe *session.PartError
+	if !errors.Is(err, session.ErrAppsLost) || !errors.As(err, &pe) || pe.Part != session.PartA11yBus {
+		t.Fatalf("Check with the launched zenity blind: %v, want ErrAppsLost from the a11y-bus", err)
+	}
+	if strings.Contains(err.Error(), strconv.Itoa(other.Process.Pid)) || strings.Contains(err.Error(), "zenity") {
+		t.Fatalf("Check's words name the process: %v", err)
+	}
+	if lost := s.LostApps(); !slices.Equal(lost, []int{other.Process.Pid}) {
+		t.Fatalf("lost apps %v, want the launched zenity %d", lost, other.Process.Pid)
+	}
+	c, tree = waitTree(t, ctx, s, "startup zenity", "gtk3-demo")
+	if topNames(tree)["launched zenity"] {
+		t.Fatal("the launched zenity is in the tree of the new bus")
+	}
+	typeInEntry(t, ctx, c, tree, "startup zenity", "héllo ✓")
+	other.Process.Kill()
+	<-otherDone
+	if err := s.Check(ctx); err != nil {
+		t.Fatalf("Check once the blind app exited: %v", err)
+	}
+
+	syscall.Kill(sessionBusPID(t, s), syscall.SIGKILL)
+	e := await(t, ch, session.PartSessionBus, session.EventRestarted)
+	if !slices.Equal(e.Restarted, []session.Part{session.PartSessionBus, session.PartA11yBus}) {
+		t.Fatalf("restarted %v", e.Restarted)
+	}
+	c, tree = waitTree(t, ctx, s, "startup zenity", "gtk3-demo")
+	typeInEntry(t, ctx, c, tree, "startup zenity", "after the session bus")
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRelaunchLostApps: with RelaunchLostApps, applications the session
+// did not start (zenity, and a Qt 5 form run by python3 from this
+// directory), blind after a restart of the accessibility bus, are started
+// again as they were, and are back in the tree.
+func TestRelaunchLostApps(t *testing.T) {
+	python := pyQt5(t)
+	ch, on := events()
+	s := start(t, &session.Options{OnEvent: on, NoWindowManager: true, RelaunchLostApps: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var done []chan struct{}
+	for _, argv := range [][]string{
+		{"zenity", "--entry", "--title", "launched zenity", "--text", "Name:"},
+		{python, "../atspi/testdata/qtform.py", "launched Qt"},
+	} {
+		app := s.Command(ctx, argv[0], argv[1:]...)
+		if err := app.Start(); err != nil {
+			t.Fatal(err)
+		}
+		d := make(chan struct{})
+		go func() { app.Wait(); close(d) }()
+		defer func() { app.Process.Kill(); <-d }()
+		done = append(done, d)
+	}
+	c, tree := waitTree(t, ctx, s, "launched zenity", "launched Qt")
+	typeInEntry(t, ctx, c, tree, "launched zenity", "before")
+
+	syscall.Kill(a11yBusPID(t, s), syscall.SIGKILL)
+	await(t, ch, session.PartA11yBus, session.EventRestarted)
+	for _, d := range done {
+		<-d // the session stopped it, to start it again
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatalf("Check after the relaunch: %v", err)
+	}
+	if lost := s.LostApps(); len(lost) != 0 {
+		t.Fatalf("lost apps %v after the relaunch", lost)
+	}
+	c, tree = waitTree(t, ctx, s, "launched zenity", "launched Qt")
+	typeInEntry(t, ctx, c, tree, "launched zenity", "after")
+	if !hasNode(tree, "push button", "Submit") {
+		t.Fatal("the relaunched Qt form has no Submit button in the tree")
 	}
 }

@@ -2,36 +2,53 @@ package session
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/godbus/dbus/v5"
 )
 
+// A PartError says which part of the session is not ready and why, in
+// words a readiness probe may show to anyone: no process ids, no paths, no
+// output. Err, when set, holds the details, for the log: the connection
+// error, or the part's exit status and output (see also Session.Err).
+type PartError struct {
+	Part   Part
+	Reason string
+	Err    error
+}
+
+// Error returns "session: <part>: <reason>".
+func (e *PartError) Error() string { return "session: " + string(e.Part) + ": " + e.Reason }
+
+// Unwrap returns Err.
+func (e *PartError) Unwrap() error { return e.Err }
+
 // Check asks the parts whether they answer now, for a readiness probe: the
-// session must be Ready, the X server must accept a connection, and the
+// session must be Ready, the X server must accept a connection, the
 // session bus and the accessibility bus (when the session has them) must
-// accept one and answer. It returns nil, or an error naming the first part
-// that does not answer.
+// accept one and answer, and no application may be running blind since a
+// restart of the accessibility bus (an error wrapping ErrAppsLost: the tree
+// cannot see it). It returns nil, a *PartError naming the first part that
+// is not ready, or ErrClosed.
 func (s *Session) Check(ctx context.Context) error {
 	if err := s.Ready(); err != nil {
 		return err
 	}
 	if !s.xAlive() {
-		return fmt.Errorf("session: %s does not accept connections", PartX)
+		return &PartError{Part: PartX, Reason: "does not accept connections"}
 	}
 	if s.SessionBus == "" {
 		return nil
 	}
 	if err := busAnswers(ctx, s.SessionBus); err != nil {
-		return fmt.Errorf("session: %s: %w", PartSessionBus, err)
+		return &PartError{Part: PartSessionBus, Reason: "does not answer", Err: err}
 	}
 	if s.opts.NoAccessibility {
 		return nil
 	}
 	if err := busAnswers(ctx, s.A11yBus()); err != nil {
-		return fmt.Errorf("session: %s: %w", PartA11yBus, err)
+		return &PartError{Part: PartA11yBus, Reason: "does not answer", Err: err}
 	}
-	return nil
+	return s.appsLost()
 }
 
 // busAnswers connects to the bus at addr (which answers Hello) and closes.

@@ -7,7 +7,12 @@
 // While the session runs, a part that dies is restarted with the parts that
 // depend on it (the window manager and the accessibility bus need the X
 // server; the accessibility bus needs the session bus), within a restart
-// budget; every exit and restart is logged and reported. Close takes every
+// budget; every exit and restart is logged and reported. Toolkits never
+// join a new accessibility bus (GTK's bridge connects once, at start), so
+// after a restart of that bus, or of a part it needs, the startup apps are
+// started again, and the other applications that were on the old bus are
+// reported by Check (ErrAppsLost) until they exit, or relaunched
+// (Options.RelaunchLostApps). Close takes every
 // process of the session down, including the ones its processes started
 // (applications, D-Bus activated services): they all carry a marker in
 // their environment, and whatever still carries it is killed.
@@ -94,9 +99,20 @@ type Options struct {
 	// accessibility bridges off.
 	NoAccessibility bool
 	// Apps are started (each an argv, with AppEnv) once the desktop is
-	// ready, and again after the X server had to be restarted. They are
-	// not restarted when they exit by themselves.
+	// ready, and again after the X server, the session bus or the
+	// accessibility bus had to be restarted (those still running are
+	// stopped first: X clients die with their server, and toolkits do not
+	// join a new accessibility bus). They are not restarted when they exit
+	// by themselves.
 	Apps [][]string
+	// RelaunchLostApps makes the session start again, as they were started
+	// (program, arguments, environment, working directory), the other
+	// applications that lost the accessibility bus when it restarted: each
+	// is stopped and started anew, and from then on is one of the
+	// session's startup apps. What they held (unsaved text, their windows'
+	// places) is lost. false (the default) leaves them running, blind to
+	// the tree, and Check reports them (ErrAppsLost) until they exit.
+	RelaunchLostApps bool
 	// Timeout bounds how long each part may take to get ready; 0 means 15 s.
 	Timeout time.Duration
 	// MaxRestarts is how many times one part may be restarted within
@@ -174,9 +190,12 @@ type Session struct {
 	parts    []*part // in start order
 	notReady error   // why the session is not ready, nil when it is
 	failed   error   // set when the supervisor gave up
+	gaveUp   error   // failed, in words, for Ready
 	done     chan struct{}
 	a11yAddr string
 	apps     []*proc
+	peers    *busPeers    // who is on the accessibility bus, nil without one
+	lost     map[int]bool // applications that lost the accessibility bus (see ErrAppsLost)
 
 	once sync.Once
 	err  error
@@ -259,6 +278,7 @@ func Start(ctx context.Context, opts *Options) (*Session, error) {
 		superv:     make(chan struct{}),
 		done:       make(chan struct{}),
 		spawns:     make(chan spawnRequest),
+		lost:       map[int]bool{},
 	}
 	go spawner(s.spawns)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -369,16 +389,18 @@ func (s *Session) A11yBus() string {
 	return s.a11yAddr
 }
 
-// Ready returns nil when every part runs, or an error naming the part that
-// is down (being restarted, or given up on).
+// Ready returns nil when every part runs, or a *PartError naming the part
+// that is down (being restarted, or given up on), or ErrClosed. It says
+// what in words, for a probe to show; the PartError's Err, Session.Err and
+// the log have the details.
 func (s *Session) Ready() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ctx.Err() != nil {
 		return ErrClosed
 	}
-	if s.failed != nil {
-		return s.failed
+	if s.gaveUp != nil {
+		return s.gaveUp
 	}
 	return s.notReady
 }
@@ -442,6 +464,19 @@ func (s *Session) close() error {
 		err = fmt.Errorf("session: %w", rmErr)
 	}
 	return err
+}
+
+// restartApps stops the startup apps still running and starts them all
+// again.
+func (s *Session) restartApps() {
+	s.mu.Lock()
+	old := s.apps
+	s.apps = nil
+	s.mu.Unlock()
+	for _, a := range old {
+		a.stop()
+	}
+	s.startApps()
 }
 
 // startApps starts Options.Apps, logging those that fail.

@@ -32,11 +32,14 @@ func (s *Session) supervise() {
 func (s *Session) recover(pr *proc) {
 	p := pr.part
 	err := fmt.Errorf("session: %s exited (%s): %s", p.name, pr.cmd.ProcessState, pr.stderrText())
+	// Readiness says what in words (a probe may show it to anyone); the
+	// log and the event have the exit status and the part's output.
 	s.mu.Lock()
-	s.notReady = err
+	s.notReady = &PartError{Part: p.name, Reason: "exited: restarting it", Err: err}
 	s.mu.Unlock()
 	s.log.Warn("session part exited", "part", p.name, "state", pr.cmd.ProcessState.String(), "stderr", pr.stderrText())
 	s.emit(Event{Part: p.name, Kind: EventExited, Err: err})
+	var onBus map[int]bool
 	for {
 		root := s.rootCause(p)
 		if !s.spend(root) {
@@ -44,6 +47,13 @@ func (s *Session) recover(pr *proc) {
 			return
 		}
 		set := s.dependents(root)
+		// Who was on the accessibility bus, before it is restarted (the
+		// first time round: a failed try may have started a new one).
+		s.mu.Lock()
+		if onBus == nil && s.peers != nil && slices.ContainsFunc(set, func(q *part) bool { return q.name == PartA11yBus }) {
+			onBus = s.peers.processes()
+		}
+		s.mu.Unlock()
 		for i := len(set) - 1; i >= 0; i-- {
 			if cur := set[i].proc; cur != nil {
 				s.mu.Lock()
@@ -71,8 +81,11 @@ func (s *Session) recover(pr *proc) {
 			p = root
 			continue
 		}
-		if set[0].name == PartX {
-			s.startApps()
+		if slices.ContainsFunc(set, func(q *part) bool { return q.name != PartWindowManager }) {
+			s.restartApps()
+		}
+		if onBus != nil {
+			s.noteLost(onBus)
 		}
 		s.mu.Lock()
 		s.notReady = nil
@@ -139,6 +152,7 @@ func (s *Session) spend(p *part) bool {
 func (s *Session) giveUp(p *part, err error) {
 	s.mu.Lock()
 	s.failed = err
+	s.gaveUp = &PartError{Part: p.name, Reason: "died more often than the restart budget allows: given up", Err: err}
 	s.mu.Unlock()
 	close(s.done)
 	s.log.Error("session gave up", "part", p.name, "err", err)
