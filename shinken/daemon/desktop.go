@@ -152,21 +152,11 @@ func (s *served) swap(open func() (Desktop, error), kick func()) error {
 	s.mu.Unlock()
 	kick()
 	s.changed()
-	closeRestarted(old)
+	// 1012 "desktop restarted: reconnect", not 1001: the clients come back.
+	old.CloseRestarted()
 	oldDesk.closeIt()
 	s.log.Info("desktop reopened: the sessions on the old one were closed")
 	return nil
-}
-
-// closeRestarted closes rt after its desktop restarted: with the close
-// code that tells clients to reconnect (1012, "desktop restarted") where
-// the Runtime has one, else as Close does (1001).
-func closeRestarted(rt *shinken.Runtime) {
-	if r, ok := any(rt).(interface{ CloseRestarted() error }); ok {
-		r.CloseRestarted()
-		return
-	}
-	rt.Close()
 }
 
 // drain refuses new sessions, waits for the calls in flight (at most
