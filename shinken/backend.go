@@ -5,6 +5,7 @@ import (
 	"image"
 	"time"
 
+	"shinken.dev/go/internal/elementmatch"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -193,6 +194,19 @@ type Tree struct {
 	// Source says which accessibility system the nodes come from
 	// (SourceATSPI on Linux desktops); empty for a backend's own tree.
 	Source aci.ElementSource
+}
+
+// Find returns the first of t's nodes, in tree order, whose role is role and
+// whose name contains name, by the rules of aci.Observation.Find: an empty
+// role or name matches any, and a node whose name equals name is preferred
+// to one whose name only contains it. When none matches, the error wraps
+// aci.ErrNoMatch.
+func (t *Tree) Find(role, name string) (Node, error) {
+	i := elementmatch.First(len(t.Nodes), func(i int) (string, string) { return t.Nodes[i].Role, t.Nodes[i].Name }, role, name)
+	if i < 0 {
+		return Node{}, elementmatch.NoMatch(role, name)
+	}
+	return t.Nodes[i], nil
 }
 
 // ElementOp says what [A11y.Perform] does to a node.

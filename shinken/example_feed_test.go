@@ -72,7 +72,8 @@ func ExampleRuntime_TakeOver() {
 	tk.Release()
 	fmt.Println(agent.TypeText(ctx, "!"))
 	obs, _ := agent.Observe(ctx, nil)
-	fmt.Println(obs.Find("text", "Name").Value)
+	name, _ := obs.Find("text", "Name")
+	fmt.Println(name.Value)
 	// Output:
 	// true true
 	// <nil>

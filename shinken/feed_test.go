@@ -57,7 +57,10 @@ func TestFeedEvents(t *testing.T) {
 		t.Errorf("observe's action event = %+v", ev)
 	}
 
-	name := obs.Find("text", "Name")
+	name, err := obs.Find("text", "Name")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Click(ctx, aci.Ref(name.Ref)); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +147,10 @@ func TestTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := obs.Find("text", "Name")
+	name, err := obs.Find("text", "Name")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	tk, err := e.rt.TakeOver("ada")
 	if err != nil {
@@ -164,7 +170,7 @@ func TestTakeover(t *testing.T) {
 		"click":         func() error { return c.Click(ctx, aci.Ref(name.Ref)) },
 		"type_text":     func() error { return c.TypeText(ctx, "x") },
 		"key":           func() error { return c.Key(ctx, "Return") },
-		"set_value":     func() error { return c.SetValue(ctx, name.Ref, "x") },
+		"set_value":     func() error { return c.SetValue(ctx, aci.Ref(name.Ref), "x") },
 		"clipboard_set": func() error { return c.ClipboardSet(ctx, "x") },
 	} {
 		err := act()
@@ -197,8 +203,8 @@ func TestTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := obs.Find("text", "Name").Value; v != "Ada é✓日" {
-		t.Errorf("the person typed %q", v)
+	if el, _ := obs.Find("text", "Name"); el.Value != "Ada é✓日" {
+		t.Errorf("the person typed %q", el.Value)
 	}
 	// A button left pressed is released on hand back.
 	if err := tk.Pointer(ctx, shinken.PointerEvent{Kind: shinken.PointerDown, X: 5, Y: 5}); err != nil {

@@ -33,7 +33,11 @@ func TestRecordAndExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Click(ctx, aci.Ref(obs.Find("text", "Name").Ref)); err != nil {
+	name, err := obs.Find("text", "Name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Click(ctx, aci.Ref(name.Ref)); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.TypeText(ctx, "Ada é✓"); err != nil {

@@ -136,7 +136,11 @@ func TestRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SetValue(ctx, obs.Find("text", "Name").Ref, "Ada"); err != nil {
+	name, err := obs.Find("text", "Name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetValue(ctx, aci.Ref(name.Ref), "Ada"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Observe(ctx, nil); err != nil {

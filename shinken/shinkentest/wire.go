@@ -191,9 +191,9 @@ func (w *wire) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (*shi
 
 func (w *wire) Perform(ctx context.Context, ref string, act shinken.ElementAction) error {
 	if act.Op == shinken.OpSetValue {
-		return w.c.SetValue(ctx, ref, act.Text)
+		return w.c.SetValue(ctx, aci.Ref(ref), act.Text)
 	}
-	return w.c.InvokeAction(ctx, ref, act.Action)
+	return w.c.InvokeAction(ctx, aci.Ref(ref), act.Action)
 }
 
 func (w *wire) ClipboardText(ctx context.Context) (string, error) { return w.c.ClipboardGet(ctx) }

@@ -25,7 +25,7 @@ func TestGtkCloseWindowThenObserve(t *testing.T) {
 		}
 		// The row's own action: a double click can land as two clicks on
 		// a busy machine.
-		if err := r.c.InvokeAction(r.ctx, row.Ref, "activate"); err != nil {
+		if err := r.c.InvokeAction(r.ctx, aci.Ref(row.Ref), "activate"); err != nil {
 			t.Fatal(err)
 		}
 		do, _ := r.waitElement("label", "Something went wrong")
