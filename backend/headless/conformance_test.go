@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/goleak"
 	"shinken.dev/go/backend/headless"
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/shinkentest"
 )
@@ -27,19 +28,19 @@ func counterApp(w *headless.Window) {
 }
 
 func TestConformance(t *testing.T) {
-	shinkentest.Run(t, func(t *testing.T) shinken.Backend {
+	shinkentest.RunWith(t, func(t *testing.T) shinken.Backend {
 		d := headless.New(nil)
 		d.Register(shinkentest.FixtureApp, counterApp)
 		return d
-	})
+	}, &shinkentest.Options{Proxy: schematest.ProxyURL})
 }
 
 // TestConformanceHiDPI runs the suite on a small screen at twice the
 // density, where every metric differs from the default desktop.
 func TestConformanceHiDPI(t *testing.T) {
-	shinkentest.Run(t, func(t *testing.T) shinken.Backend {
+	shinkentest.RunWith(t, func(t *testing.T) shinken.Backend {
 		d := headless.New(&headless.Options{Width: 1000, Height: 900, DPR: 2})
 		d.Register(shinkentest.FixtureApp, counterApp)
 		return d
-	})
+	}, &shinkentest.Options{Proxy: schematest.ProxyURL})
 }
