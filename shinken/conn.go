@@ -87,8 +87,8 @@ func newConn(rt *Runtime, ws *websocket.Conn, remote string, unix bool) *conn {
 		slots:  make(chan struct{}, maxInFlight),
 	}
 	c.obs = NewObserver(rt.backend)
-	if rt.opts.Recorder != nil {
-		c.obs.onSettle = func(d time.Duration) { rt.record(RuntimeEvent{Kind: EventSettle, Duration: d}) }
+	if rt.emitting() {
+		c.obs.onSettle = func(d time.Duration) { c.emit(Event{Kind: EventSettle, DurationMS: ms(d)}) }
 	}
 	c.qcond = sync.NewCond(&c.qmu)
 	c.held = map[Button][]string{}
@@ -123,8 +123,8 @@ func (c *conn) serve(parent context.Context) {
 		return
 	}
 	c.open.Store(true)
-	c.rt.record(RuntimeEvent{Kind: EventSessionOpened})
-	defer c.rt.record(RuntimeEvent{Kind: EventSessionClosed})
+	c.emit(Event{Kind: EventSessionOpened})
+	defer c.emit(Event{Kind: EventSessionClosed})
 	c.touch()
 	keepAliveDone := make(chan struct{})
 	go func() {
@@ -179,13 +179,13 @@ func (c *conn) handshake() bool {
 	typ, data, err := c.ws.Read(context.Background())
 	if err != nil {
 		if timedOut.Load() {
-			c.rt.record(RuntimeEvent{Kind: EventHelloRefused, Outcome: "timeout"})
+			c.rt.emit(Event{Kind: EventHelloRefused, Outcome: "timeout"})
 		}
 		c.ws.CloseNow()
 		return false
 	}
 	refuse := func(outcome string, reason string) bool {
-		c.rt.record(RuntimeEvent{Kind: EventHelloRefused, Outcome: outcome})
+		c.rt.emit(Event{Kind: EventHelloRefused, Outcome: outcome})
 		c.ws.Close(websocket.StatusPolicyViolation, reason)
 		return false
 	}
@@ -311,12 +311,12 @@ func (c *conn) dispatch(data []byte) bool {
 		v := m.Action.Verb
 		if !c.rt.verbs[v] {
 			err := aci.Errorf(aci.CodeUnsupportedVerb, "%s is not supported by this runtime's backend", v)
-			c.rt.recordAction(v, time.Now(), err)
+			c.emitAction(m, time.Now(), time.Time{}, err)
 			c.fail(m.CallID, "action", v, err)
 			return true
 		}
 		if !c.rt.admit() {
-			c.rt.recordAction(v, time.Now(), errDraining)
+			c.emitAction(m, time.Now(), time.Time{}, errDraining)
 			c.fail(m.CallID, "action", v, errDraining)
 			return true
 		}
@@ -569,13 +569,12 @@ func (c *conn) act(m *aci.ActionMsg) {
 	}
 	start := time.Now()
 	var err error
-	defer func() { c.rt.recordAction(a.Verb, start, err) }()
 	var answered time.Time
-	if c.rt.opts.Feed != nil {
+	if c.rt.emitting() {
 		if a.Verb.Mutating() {
 			c.settleRep = SettleReport{} // the input lane's own
 		}
-		defer func() { c.feedAction(m, start, answered, err) }()
+		defer func() { c.emitAction(m, start, answered, err) }()
 	}
 	switch a.Verb {
 	case aci.VerbScreenshot:

@@ -182,7 +182,7 @@ func (s *pageSession) serve(parent context.Context) {
 	if s.write(ctx, w) != nil {
 		return
 	}
-	sub := s.in.feed.Subscribe(512)
+	sub := s.in.feed.Subscribe(512, timelineKinds...)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -284,12 +284,18 @@ func (s *pageSession) handBack() {
 	}
 }
 
+// timelineKinds are the feed events the page and a recording show: the
+// session's steps and the trees it observed, not its sessions, settles,
+// screenshots or frames.
+var timelineKinds = []shinken.EventKind{shinken.EventAction, shinken.EventObservation, shinken.EventExec,
+	shinken.EventTakeover, shinken.EventDecision}
+
 // reportDecisions wraps an Authorizer so that each of its decisions is
 // published in the feed, for the page's timeline and the recording.
 func reportDecisions(a shinken.Authorizer, feed *shinken.Feed) shinken.Authorizer {
 	return shinken.AuthorizerFunc(func(ctx context.Context, req shinken.AuthRequest) error {
 		err := a.Authorize(ctx, req)
-		e := shinken.Event{Kind: shinken.FeedDecision, Verb: string(req.Verb), OK: err == nil, Detail: "allowed"}
+		e := shinken.Event{Kind: shinken.EventDecision, Verb: req.Verb, OK: err == nil, Detail: "allowed"}
 		if err != nil {
 			e.Detail = err.Error()
 		}

@@ -202,7 +202,7 @@ func scriptedRecording(t *testing.T, dir string) (string, []int, []uint32) {
 		if err := w.Frame(at, f.Image); err != nil {
 			t.Fatal(err)
 		}
-		w.Event(shinken.Event{Kind: shinken.FeedAction, Verb: "type_text", OK: true, Time: at})
+		w.Event(shinken.Event{Kind: shinken.EventAction, Verb: "type_text", OK: true, Time: at})
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ func startRecording(ctx context.Context, path string, b shinken.Backend, feed *s
 	if err != nil {
 		return nil, fmt.Errorf("-record: %w", err)
 	}
-	sub := feed.Subscribe(4096)
+	sub := feed.Subscribe(4096, timelineKinds...)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

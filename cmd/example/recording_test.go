@@ -64,7 +64,7 @@ func TestRecordAndExport(t *testing.T) {
 	}
 	verbs := map[string]bool{}
 	for _, e := range p.Events {
-		verbs[e.Verb] = true
+		verbs[string(e.Verb)] = true
 	}
 	if frames < 1 || !verbs["click"] || !verbs["type_text"] || !verbs["observe"] {
 		t.Fatalf("the recording holds %d frames and the verbs %v", frames, verbs)

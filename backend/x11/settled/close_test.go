@@ -15,7 +15,7 @@ func TestGtkCloseWindowThenObserve(t *testing.T) {
 	r.sess.Launch(t, "gtk3-demo")
 	r.waitElement("table cell", "Expander")
 	r.takeSettles()
-	var closes []shinken.SettleInfo
+	var closes []shinken.Event
 	for i := range rounds {
 		// Setup: open the dialog and wait until it shows.
 		o := r.observe()
@@ -49,8 +49,8 @@ func TestGtkCloseWindowThenObserve(t *testing.T) {
 		ss := r.takeSettles()
 		closes = append(closes, ss...)
 		for _, s := range ss {
-			if s.Outcome != shinken.SettleQuiet {
-				t.Fatalf("round %d: the close settled %s", i, s.Outcome)
+			if s.Settle != shinken.SettleQuiet {
+				t.Fatalf("round %d: the close settled %s", i, s.Settle)
 			}
 		}
 	}
