@@ -2,6 +2,7 @@ package shinken
 
 import (
 	"context"
+	"fmt"
 	"image"
 	"time"
 
@@ -180,7 +181,7 @@ type Tree struct {
 func (t *Tree) Find(role, name string) (Node, error) {
 	i := elementmatch.First(len(t.Nodes), func(i int) (string, string) { return t.Nodes[i].Role, t.Nodes[i].Name }, role, name)
 	if i < 0 {
-		return Node{}, elementmatch.NoMatch(role, name)
+		return Node{}, fmt.Errorf("%w: role %q, name %q", aci.ErrNoMatch, role, name)
 	}
 	return t.Nodes[i], nil
 }

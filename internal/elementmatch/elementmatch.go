@@ -4,22 +4,7 @@
 // element in both.
 package elementmatch
 
-import (
-	"errors"
-	"fmt"
-	"strings"
-)
-
-// ErrNoMatch is aci.ErrNoMatch, defined here so that the tree's finder
-// wraps the same sentinel.
-var ErrNoMatch = errors.New("aci: no element matches")
-
-// NoMatch is the error of a query that matched nothing: it wraps
-// ErrNoMatch and names the query, so that a log or a failed test says what
-// was looked for.
-func NoMatch(role, name string) error {
-	return fmt.Errorf("%w: role %q, name %q", ErrNoMatch, role, name)
-}
+import "strings"
 
 // Matches reports whether an element with role gotRole and name gotName
 // answers the query (role, name): its role is role and its name contains
@@ -32,7 +17,8 @@ func Matches(gotRole, gotName, role, name string) bool {
 // answers the query (role, name), or -1. at(i) gives the i-th element's role
 // and name. An element whose name equals name is preferred to one whose
 // name only contains it, so that ("push button", "OK") finds "OK" before
-// "Not OK".
+// "Not OK"; an empty name prefers nothing (the first element of the role,
+// named or not).
 func First(n int, at func(i int) (role, name string), role, name string) int {
 	partial := -1
 	for i := range n {
@@ -40,7 +26,7 @@ func First(n int, at func(i int) (role, name string), role, name string) int {
 		if !Matches(r, nm, role, name) {
 			continue
 		}
-		if nm == name {
+		if name != "" && nm == name {
 			return i
 		}
 		if partial < 0 {

@@ -9,6 +9,7 @@ func TestFirst(t *testing.T) {
 		{"push button", "OK"},
 		{"text", "Name"},
 		{"text", "Full Name"},
+		{"label", ""},
 	}
 	at := func(i int) (string, string) { return els[i][0], els[i][1] }
 	for _, tt := range []struct {
@@ -21,9 +22,11 @@ func TestFirst(t *testing.T) {
 		{"", "Full", 4},           // any role
 		{"frame", "", 0},          // any name
 		{"", "", 0},               // anything: the first
-		{"label", "", -1},         // no such role
+		{"check box", "", -1},     // no such role
 		{"push button", "ok", -1}, // case counts
 		{"push button", "Cancel", -1},
+		{"label", "", 5}, // a nameless element, found by its role
+		{"text", "", 3},  // any name: the first of the role
 	} {
 		if got := First(len(els), at, tt.role, tt.name); got != tt.want {
 			t.Errorf("First(%q, %q) = %d, want %d", tt.role, tt.name, got, tt.want)
