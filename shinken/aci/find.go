@@ -15,10 +15,10 @@ var ErrNoMatch = errors.New("aci: no element matches")
 
 // Find returns the first of o's elements, in tree order, whose role is role
 // and whose name contains name; an empty role or name matches any. An
-// element whose name equals a non-empty name is preferred to one whose name only
-// contains it, so Find("push button", "OK") finds "OK" before "Not OK".
-// When none matches, the error wraps [ErrNoMatch]. shinken.Tree.Find
-// follows the same rules.
+// element whose name equals a non-empty name is preferred to one whose
+// name only contains it, so Find("push button", "OK") finds "OK" before
+// "Not OK". When none matches, the error wraps [ErrNoMatch].
+// shinken.Tree.Find follows the same rules.
 func (o *Observation) Find(role, name string) (Element, error) {
 	i := elementmatch.First(len(o.Elements), func(i int) (string, string) { return o.Elements[i].Role, o.Elements[i].Name }, role, name)
 	if i < 0 {
