@@ -2,6 +2,7 @@ package headless_test
 
 import (
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -28,11 +29,21 @@ func counterApp(w *headless.Window) {
 }
 
 func TestConformance(t *testing.T) {
+	// Every message of the Wire cases and of Settled is checked against
+	// the schema on its way.
+	var proxied atomic.Int64
+	proxy := func(t testing.TB, url string) string {
+		proxied.Add(1)
+		return schematest.ProxyURL(t, url)
+	}
 	shinkentest.RunWith(t, func(t *testing.T) shinken.Backend {
 		d := headless.New(nil)
 		d.Register(shinkentest.FixtureApp, counterApp)
 		return d
-	}, &shinkentest.Options{Proxy: schematest.ProxyURL})
+	}, &shinkentest.Options{Proxy: proxy})
+	if proxied.Load() == 0 {
+		t.Error("the suite dialled no runtime through Options.Proxy")
+	}
 }
 
 // TestConformanceHiDPI runs the suite on a small screen at twice the
