@@ -2,35 +2,23 @@ package shinken
 
 import (
 	"context"
+	"fmt"
 	"image"
 	"time"
 
+	"shinken.dev/go/internal/elementmatch"
 	"shinken.dev/go/shinken/aci"
 )
 
-// A Backend is the computer the Runtime serves. It is any value that
-// implements some of the interfaces in this file; the Runtime discovers them
-// by type assertion, in the manner of database/sql/driver, and its welcome
-// advertises exactly what it found. A backend that implements none of them
-// still answers ping and the platform query.
+// A Backend is the computer the Runtime serves: any value implementing some
+// of this package's interfaces, found by type assertion in the manner of
+// database/sql/driver (one that implements none still answers ping and the
+// platform query). A method whose signature is off by one type silently
+// drops its capability, so assert at compile time what you mean to
+// implement, and run the conformance suite (package shinkentest);
+// [CheckBackend] finds near misses at run time:
 //
-// The core interfaces are [Capturer], [Injector], [A11y] and [Executor]. The
-// optional ones are [Clipboard], [Windows], [Launcher], [PointerReporter],
-// [ChangeWatcher], [DamageTracker], [Settler] and [PlatformReporter].
-//
-// Because discovery is by type assertion, a method whose signature is off by
-// one type silently drops its capability. Assert what you mean to implement
-// at compile time, in the backend's package:
-//
-//	var (
-//		_ shinken.Capturer = (*Desktop)(nil)
-//		_ shinken.Injector = (*Desktop)(nil)
-//		_ shinken.A11y     = (*Desktop)(nil)
-//	)
-//
-// and run the conformance suite (package shinkentest), which checks every
-// contract both directly and through a Runtime and a Client. [CheckBackend]
-// finds near misses at run time.
+//	var _ shinken.Capturer = (*Desktop)(nil)
 //
 // A method that a backend implements but cannot honour right now (a missing
 // X extension, a feature a platform lacks) returns an error wrapping
@@ -110,10 +98,8 @@ type PointerEvent struct {
 
 // A KeyEvent presses or releases one key.
 type KeyEvent struct {
-	// Key is an X keysym name, already normalised by the core: "Control_L",
-	// "Shift_L", "Alt_L", "Super_L", "Return", "Tab", "Escape", "BackSpace",
-	// "Delete", "Home", "End", "Page_Up", "Page_Down", "Left", "Up",
-	// "Right", "Down", "F1".."F12", "space", or a single character such as
+	// Key is an X keysym name, already normalised by the core ("Control_L",
+	// "Return", "Page_Up", "F1", "space"...), or a single character such as
 	// "a", "A", "1", "é" (any rune, given as itself).
 	Key  string
 	Down bool
@@ -174,25 +160,30 @@ type SnapshotOptions struct {
 
 // A Tree is a snapshot of the accessibility tree.
 type Tree struct {
-	// Nodes in depth-first pre-order: a node's children follow it.
-	Nodes []Node
-	// App and Window name the application and window the snapshot is rooted
-	// at (for TreeActiveApp), for the header line of tree_text.
-	App, Window string
-	// Others lists the titles of top-level windows outside the snapshot.
-	Others []string
+	Nodes       []Node   // in depth-first pre-order: a node's children follow it
+	App, Window string   // what the snapshot is rooted at, for tree_text's header
+	Others      []string // the titles of top-level windows outside the snapshot
 	// OtherWindows, when the backend knows them, lists the top-level
 	// windows outside the snapshot with their ids (which activate_window
 	// takes), those of applications with no accessibility tree included;
 	// tree_text then names them, title and id, instead of Others.
 	OtherWindows []Window
-	// Truncated is set when a budget, a depth cap or a timeout cut the walk;
-	// TruncatedWhy says which.
-	Truncated    bool
-	TruncatedWhy string
+	Truncated    bool   // a budget, a depth cap or a timeout cut the walk
+	TruncatedWhy string // which
 	// Source says which accessibility system the nodes come from
 	// (SourceATSPI on Linux desktops); empty for a backend's own tree.
 	Source aci.ElementSource
+}
+
+// Find returns the first node of t whose role is role and whose name
+// contains name, by the rules of aci.Observation.Find; when none matches,
+// the error wraps aci.ErrNoMatch.
+func (t *Tree) Find(role, name string) (Node, error) {
+	i := elementmatch.First(len(t.Nodes), func(i int) (string, string) { return t.Nodes[i].Role, t.Nodes[i].Name }, role, name)
+	if i < 0 {
+		return Node{}, fmt.Errorf("%w: role %q, name %q", aci.ErrNoMatch, role, name)
+	}
+	return t.Nodes[i], nil
 }
 
 // ElementOp says what [A11y.Perform] does to a node.

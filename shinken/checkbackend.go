@@ -25,18 +25,9 @@ var capabilities = []reflect.Type{
 // CheckBackend reports the capabilities b almost has: an interface of this
 // package whose method names b has, but with a signature that differs, so
 // the Runtime would silently not find the capability. It returns nil when
-// every capability b seems to aim at is one it implements.
-//
-// A backend's own package does better with compile-time assertions, one per
-// interface it means to implement:
-//
-//	var (
-//		_ shinken.Capturer = (*Desktop)(nil)
-//		_ shinken.Injector = (*Desktop)(nil)
-//	)
-//
-// NewRuntime logs what CheckBackend finds, and the conformance suite fails
-// on it.
+// every capability b seems to aim at is one it implements. NewRuntime logs
+// what it finds, and the conformance suite fails on it; compile-time
+// assertions in the backend's package (see [Backend]) do better still.
 func CheckBackend(b Backend) error {
 	if b == nil {
 		return nil

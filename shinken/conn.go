@@ -89,8 +89,8 @@ func newConn(rt *Runtime, ws *websocket.Conn, remote string, unix bool) *conn {
 		slots:  make(chan struct{}, maxInFlight),
 	}
 	c.obs = NewObserver(rt.backend)
-	if rt.opts.Recorder != nil {
-		c.obs.onSettle = func(d time.Duration) { rt.record(RuntimeEvent{Kind: EventSettle, Duration: d}) }
+	if rt.emitting() {
+		c.obs.onSettle = func(d time.Duration) { c.emit(Event{Kind: EventSettle, DurationMS: ms(d)}) }
 	}
 	c.qcond = sync.NewCond(&c.qmu)
 	c.held = map[Button][]string{}
@@ -101,7 +101,7 @@ func newConn(rt *Runtime, ws *websocket.Conn, remote string, unix bool) *conn {
 // closeErr carries the WebSocket close code a connection ends with. peer
 // is set when the client ended it (a close frame, or the connection lost):
 // the calls it leaves unanswered are then the client's doing, not the
-// backend's (see recordAction).
+// backend's (see closedCause).
 type closeErr struct {
 	code   websocket.StatusCode
 	reason string
@@ -134,8 +134,8 @@ func (c *conn) serve(parent context.Context) {
 		return
 	}
 	c.open.Store(true)
-	c.rt.record(RuntimeEvent{Kind: EventSessionOpened})
-	defer c.rt.record(RuntimeEvent{Kind: EventSessionClosed})
+	c.emit(Event{Kind: EventSessionOpened})
+	defer c.emit(Event{Kind: EventSessionClosed})
 	c.touch()
 	keepAliveDone := make(chan struct{})
 	go func() {
@@ -203,13 +203,13 @@ func (c *conn) handshake() bool {
 	typ, data, err := c.ws.Read(context.Background())
 	if err != nil {
 		if timedOut.Load() {
-			c.rt.record(RuntimeEvent{Kind: EventHelloRefused, Outcome: "timeout"})
+			c.rt.emit(Event{Kind: EventHelloRefused, Outcome: "timeout"})
 		}
 		c.ws.CloseNow()
 		return false
 	}
 	refuse := func(outcome string, reason string) bool {
-		c.rt.record(RuntimeEvent{Kind: EventHelloRefused, Outcome: outcome})
+		c.rt.emit(Event{Kind: EventHelloRefused, Outcome: outcome})
 		c.ws.Close(websocket.StatusPolicyViolation, reason)
 		return false
 	}
@@ -340,12 +340,12 @@ func (c *conn) dispatch(data []byte) bool {
 		v := m.Action.Verb
 		if !c.rt.verbs[v] {
 			err := aci.Errorf(aci.CodeUnsupportedVerb, "%s is not supported by this runtime's backend", v)
-			c.recordAction(v, time.Now(), err)
+			c.emitAction(m, time.Now(), time.Time{}, err)
 			c.fail(m.CallID, "action", v, err)
 			return true
 		}
 		if !c.rt.admit() {
-			c.recordAction(v, time.Now(), errDraining)
+			c.emitAction(m, time.Now(), time.Time{}, errDraining)
 			c.fail(m.CallID, "action", v, errDraining)
 			return true
 		}
@@ -523,20 +523,20 @@ func (c *conn) write(o outgoing) bool {
 // the client left before its answer: its outcome is OutcomeClientClosed.
 var errClientClosed = errors.New("shinken: the client closed the connection")
 
-// recordAction records the answer to an action. A call that failed once
-// the connection was over failed because it was (its context was
-// cancelled): that is the client's doing when the client left, and the
-// runtime's closing otherwise, never the backend's error.
-func (c *conn) recordAction(v aci.Verb, start time.Time, err error) {
+// closedCause is what a call's error err stands for in the runtime's
+// records. A call that failed once the connection was over failed because
+// it was (its context was cancelled): that is the client's doing when the
+// client left, and the runtime's closing otherwise, never the backend's
+// error.
+func (c *conn) closedCause(err error) error {
 	if err != nil && c.ctx.Err() != nil {
 		var ce *closeErr
 		if errors.As(context.Cause(c.ctx), &ce) && ce.peer {
-			err = errClientClosed
-		} else {
-			err = aci.ErrClosed
+			return errClientClosed
 		}
+		return aci.ErrClosed
 	}
-	c.rt.recordAction(v, start, err)
+	return err
 }
 
 // fail answers a request with ok=false, in the shape its verb answers with.
@@ -618,13 +618,12 @@ func (c *conn) act(m *aci.ActionMsg) {
 	}
 	start := time.Now()
 	var err error
-	defer func() { c.recordAction(a.Verb, start, err) }()
 	var answered time.Time
-	if c.rt.opts.Feed != nil {
+	if c.rt.emitting() {
 		if a.Verb.Mutating() {
 			c.settleRep = SettleReport{} // the input lane's own
 		}
-		defer func() { c.feedAction(m, start, answered, err) }()
+		defer func() { c.emitAction(m, start, answered, err) }()
 	}
 	switch a.Verb {
 	case aci.VerbScreenshot:

@@ -22,13 +22,13 @@ import (
 // events keeps what a Runtime records, for tests.
 type events struct {
 	mu     sync.Mutex
-	all    []shinken.RuntimeEvent
+	all    []shinken.Event
 	closed chan struct{} // gets a value per EventSessionClosed
 }
 
 func newEvents() *events { return &events{closed: make(chan struct{}, 16)} }
 
-func (e *events) Record(ev shinken.RuntimeEvent) {
+func (e *events) Record(ev shinken.Event) {
 	e.mu.Lock()
 	e.all = append(e.all, ev)
 	e.mu.Unlock()
@@ -90,7 +90,7 @@ func TestRecorder(t *testing.T) {
 		// unchanged screen are not_modified, with nothing encoded.
 		{"screenshot encodes", ev.count(shinken.EventScreenshot, "", "png"), 1},
 		{"observes ok", ev.count(shinken.EventAction, aci.VerbObserve, "ok"), 1},
-		{"observe captures", ev.count(shinken.EventObserve, "", ""), 1},
+		{"observe captures", ev.count(shinken.EventObservation, "", ""), 1},
 		{"exec actions", ev.count(shinken.EventAction, aci.VerbExec, "ok"), 1},
 		{"exec runs", ev.count(shinken.EventExec, "", "exited"), 1},
 		{"stale clicks", ev.count(shinken.EventAction, aci.VerbClick, string(aci.CodeStaleElementRef)), 1},
@@ -108,7 +108,7 @@ func TestRecorder(t *testing.T) {
 			if x.Bytes <= 0 {
 				t.Errorf("screenshot event without bytes: %+v", x)
 			}
-		case shinken.EventObserve:
+		case shinken.EventObservation:
 			if x.Nodes != *obs.NodeCount {
 				t.Errorf("observe event nodes %d, observation %d", x.Nodes, *obs.NodeCount)
 			}

@@ -16,7 +16,8 @@ import (
 )
 
 // Watch a session: every action reaches the feed's subscribers with its
-// outcome and times, without ever waiting for them.
+// outcome and times, without ever waiting for them. This subscriber reads
+// only the actions, not the sessions, settles or screenshots.
 func ExampleFeed() {
 	ctx := context.Background()
 	desk := headless.New(nil)
@@ -26,7 +27,7 @@ func ExampleFeed() {
 	srv := httptest.NewServer(rt)
 	defer srv.Close()
 	defer rt.Close()
-	sub := feed.Subscribe(0)
+	sub := feed.Subscribe(0, shinken.EventAction)
 	defer sub.Close()
 
 	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: "secret"})
@@ -72,7 +73,8 @@ func ExampleRuntime_TakeOver() {
 	tk.Release()
 	fmt.Println(agent.TypeText(ctx, "!"))
 	obs, _ := agent.Observe(ctx, nil)
-	fmt.Println(obs.Find("text", "Name").Value)
+	name, _ := obs.Find("text", "Name")
+	fmt.Println(name.Value)
 	// Output:
 	// true true
 	// <nil>

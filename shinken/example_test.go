@@ -40,7 +40,7 @@ func Example() {
 	for _, el := range obs.Elements {
 		ref[el.Role+" "+el.Name] = el.Ref
 	}
-	c.SetValue(ctx, ref["text Name"], "Ada")
+	c.SetValue(ctx, aci.Ref(ref["text Name"]), "Ada")
 	c.Click(ctx, aci.Ref(ref["push button Submit"]))
 
 	diff, err := c.Observe(ctx, &client.ObserveRequest{Diff: true})

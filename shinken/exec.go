@@ -80,13 +80,12 @@ func (c *conn) exec(callID string, a *aci.Action) error {
 		}
 		free()
 		failSpawn(err)
-		rt.record(RuntimeEvent{Kind: EventExec, Outcome: "spawn_failed"})
-		c.feedExec(callID, a, start, nil, err)
+		c.emitExec(callID, a, start, "spawn_failed", nil, err)
 		return err
 	}
 	if streamed {
-		code := c.streamExec(callID, p, start, free)
-		c.feedExec(callID, a, start, code, nil)
+		code, outcome := c.streamExec(callID, p, start, free)
+		c.emitExec(callID, a, start, outcome, code, nil)
 		return nil
 	}
 	res, err := Collect(p, rt.opts.Exec.OutputBudget)
@@ -94,10 +93,9 @@ func (c *conn) exec(callID string, a *aci.Action) error {
 		c.log.Info("exec output error", logtext.String("call_id", callID), "err", err)
 	}
 	free()
-	rt.record(RuntimeEvent{Kind: EventExec, Outcome: execOutcome(res.Status), Duration: time.Since(start)})
 	r := execResult(res, start)
 	c.result(callID, r)
-	c.feedExec(callID, a, start, r.ExitCode, nil)
+	c.emitExec(callID, a, start, execOutcome(res.Status), r.ExitCode, nil)
 	return nil
 }
 
@@ -127,15 +125,10 @@ func (c *conn) reserveExec() (func(), error) {
 // Collected is the buffered result of a process: what [Collect] kept of
 // each channel, whether it had to cut, and how the process ended.
 type Collected struct {
-	Stdout, Stderr []byte
-	// StdoutTruncated and StderrTruncated are set when the channel wrote
-	// more than the budget: exactly then, never as a guess.
-	StdoutTruncated, StderrTruncated bool
-	// StdoutBytes and StderrBytes count everything the channel wrote,
-	// kept or not.
-	StdoutBytes, StderrBytes int64
-	// Status is what Wait returned.
-	Status ExitStatus
+	Stdout, Stderr                   []byte
+	StdoutTruncated, StderrTruncated bool  // the channel wrote more than the budget: exactly then
+	StdoutBytes, StderrBytes         int64 // everything the channel wrote, kept or not
+	Status                           ExitStatus
 }
 
 // Collect reads p to the end, keeping up to budget bytes of each channel,
@@ -244,8 +237,9 @@ func durMS(st ExitStatus, start time.Time) float64 {
 // connection's queue before the next is read, so a slow client stops the
 // reading of the child's pipe, and the child pauses on a full pipe: memory
 // stays bounded.
-// It returns the exit code, nil when the process did not exit by itself.
-func (c *conn) streamExec(callID string, p Process, start time.Time, free func()) *int {
+// It returns the exit code, nil when the process did not exit by itself,
+// and how it ended (see EventExec).
+func (c *conn) streamExec(callID string, p Process, start time.Time, free func()) (*int, string) {
 	rt := c.rt
 	var seq uint64
 	var total int64
@@ -273,8 +267,8 @@ func (c *conn) streamExec(callID string, p Process, start time.Time, free func()
 			n := min(len(data), chunk)
 			if !c.sendExecChunk(callID, seq, name, data[:n]) {
 				p.Kill()
-				p.Wait()
-				return nil
+				st, _ := p.Wait()
+				return nil, execOutcome(st)
 			}
 			seq++
 			data = data[n:]
@@ -283,9 +277,8 @@ func (c *conn) streamExec(callID string, p Process, start time.Time, free func()
 	st, _ := p.Wait()
 	code, sig := exitFields(st)
 	free()
-	rt.record(RuntimeEvent{Kind: EventExec, Outcome: execOutcome(st), Duration: time.Since(start)})
 	c.send(&aci.ExecExit{CallID: callID, ExitCode: code, Signal: sig, TimedOut: st.TimedOut, DurationMS: durMS(st, start), Truncated: truncated})
-	return code
+	return code, execOutcome(st)
 }
 
 func (c *conn) sendExecChunk(callID string, seq uint64, channel string, data []byte) bool {

@@ -85,7 +85,10 @@ func TestExecTimeoutKillsTheGroup(t *testing.T) {
 	c := e.dial(t, nil)
 	ctx := testCtx(t)
 	marker := "shinken-timeout-" + strconv.Itoa(os.Getpid())
-	a := shell(`sleep 100 & sleep 100; echo ` + marker)
+	// A duration no other test on the machine sleeps, so that only this
+	// test's sleeps are counted.
+	long := "100." + strconv.Itoa(os.Getpid())
+	a := shell(`sleep ` + long + ` & sleep ` + long + `; echo ` + marker)
 	a.Timeout = 300 * time.Millisecond
 	start := time.Now()
 	res, err := c.Exec(ctx, a)
@@ -98,19 +101,18 @@ func TestExecTimeoutKillsTheGroup(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("a 300 ms timeout took %v", d)
 	}
-	if n := sleepers(t); n != 0 {
+	if n := sleepers(long); n != 0 {
 		t.Fatalf("%d sleep processes of ours survived the group kill", n)
 	}
 }
 
-// sleepers counts live "sleep 100" processes whose parent is gone or is us.
-func sleepers(t *testing.T) int {
-	t.Helper()
+// sleepers counts the live "sleep d" processes.
+func sleepers(d string) int {
 	n := 0
 	pids, _ := procfs.PIDs()
 	for _, pid := range pids {
 		// A zombie is no survivor.
-		if args, _ := procfs.Cmdline(pid); slices.Equal(args, []string{"sleep", "100"}) && procfs.Alive(pid) {
+		if args, _ := procfs.Cmdline(pid); slices.Equal(args, []string{"sleep", d}) && procfs.Alive(pid) {
 			n++
 		}
 	}

@@ -3,8 +3,11 @@ package shinken_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,7 +18,7 @@ import (
 )
 
 // next reads the subscription's next event of kind, skipping others.
-func next(t *testing.T, s *shinken.Subscription, kind shinken.FeedKind) shinken.Event {
+func next(t *testing.T, s *shinken.Subscription, kind shinken.EventKind) shinken.Event {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
@@ -48,34 +51,37 @@ func TestFeedEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := next(t, sub, shinken.FeedObservation)
+	ev := next(t, sub, shinken.EventObservation)
 	if ev.Revision != obs.Revision || ev.Bytes != len(obs.TreeText) || ev.Nodes != *obs.NodeCount || ev.TreeText != obs.TreeText ||
 		ev.Session == "" || ev.Client == "" || ev.Seq == 0 || ev.Time.IsZero() {
 		t.Errorf("observation event = %+v", ev)
 	}
-	if ev := next(t, sub, shinken.FeedAction); ev.Verb != "observe" || !ev.OK || ev.AckMS <= 0 {
+	if ev := next(t, sub, shinken.EventAction); ev.Verb != "observe" || !ev.OK || ev.DurationMS <= 0 {
 		t.Errorf("observe's action event = %+v", ev)
 	}
 
-	name := obs.Find("text", "Name")
+	name, err := obs.Find("text", "Name")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Click(ctx, aci.Ref(name.Ref)); err != nil {
 		t.Fatal(err)
 	}
-	ev = next(t, sub, shinken.FeedAction)
-	if ev.Verb != "click" || ev.Target != name.Ref || !ev.OK || ev.Settle != shinken.SettleSync || ev.CallID == "" || ev.AckMS < ev.SettleMS {
+	ev = next(t, sub, shinken.EventAction)
+	if ev.Verb != "click" || ev.Target != name.Ref || !ev.OK || ev.Settle != shinken.SettleSync || ev.CallID == "" || ev.DurationMS < ev.SettleMS {
 		t.Errorf("click event = %+v", ev)
 	}
 	x, y := 5.0, 5.0
 	if err := c.Click(ctx, &aci.Target{Kind: aci.TargetPointPx, X: &x, Y: &y}); err != nil {
 		t.Fatal(err)
 	}
-	if ev := next(t, sub, shinken.FeedAction); ev.Target != "px 5,5" {
+	if ev := next(t, sub, shinken.EventAction); ev.Target != "px 5,5" {
 		t.Errorf("click at a point: target %q", ev.Target)
 	}
 	if err := c.Click(ctx, aci.Ref("e9999")); err == nil {
 		t.Fatal("a click on an unknown ref succeeded")
 	}
-	ev = next(t, sub, shinken.FeedAction)
+	ev = next(t, sub, shinken.EventAction)
 	if ev.OK || !strings.HasPrefix(ev.Error, "stale_element_ref:") {
 		t.Errorf("failed click event = %+v", ev)
 	}
@@ -83,13 +89,13 @@ func TestFeedEvents(t *testing.T) {
 	if _, err := c.Exec(ctx, &aci.ExecRequest{Argv: []string{"sh", "-c", "exit 3"}}); err != nil {
 		t.Fatal(err)
 	}
-	ev = next(t, sub, shinken.FeedExec)
+	ev = next(t, sub, shinken.EventExec)
 	if ev.ExitCode == nil || *ev.ExitCode != 3 || ev.OK || ev.Argv[0] != "sh" {
 		t.Errorf("exec event = %+v", ev)
 	}
 
-	feed.Publish(shinken.Event{Kind: shinken.FeedDecision, Verb: "exec", Detail: "policy: allowed"})
-	if ev := next(t, sub, shinken.FeedDecision); ev.Detail != "policy: allowed" {
+	feed.Publish(shinken.Event{Kind: shinken.EventDecision, Verb: "exec", Detail: "policy: allowed"})
+	if ev := next(t, sub, shinken.EventDecision); ev.Detail != "policy: allowed" {
 		t.Errorf("decision event = %+v", ev)
 	}
 	if sub.Lost() != 0 || feed.Lost() != 0 {
@@ -103,9 +109,9 @@ func TestFeedStalledSubscriber(t *testing.T) {
 	feed := shinken.NewFeed()
 	e := newEnv(t, &shinken.RuntimeOptions{Feed: feed})
 	ctx := testCtx(t)
-	stalled := feed.Subscribe(1)
+	stalled := feed.Subscribe(1, shinken.EventAction)
 	defer stalled.Close()
-	live := feed.Subscribe(1000)
+	live := feed.Subscribe(1000, shinken.EventAction)
 	defer live.Close()
 	c := e.dial(t, nil)
 	const n = 100
@@ -144,13 +150,16 @@ func TestTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := obs.Find("text", "Name")
+	name, err := obs.Find("text", "Name")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	tk, err := e.rt.TakeOver("ada")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev := next(t, sub, shinken.FeedTakeover); !ev.Held || ev.By != "ada" {
+	if ev := next(t, sub, shinken.EventTakeover); !ev.Held || ev.By != "ada" {
 		t.Errorf("takeover event = %+v", ev)
 	}
 	if by, held := e.rt.HeldBy(); !held || by != "ada" {
@@ -164,7 +173,7 @@ func TestTakeover(t *testing.T) {
 		"click":         func() error { return c.Click(ctx, aci.Ref(name.Ref)) },
 		"type_text":     func() error { return c.TypeText(ctx, "x") },
 		"key":           func() error { return c.Key(ctx, "Return") },
-		"set_value":     func() error { return c.SetValue(ctx, name.Ref, "x") },
+		"set_value":     func() error { return c.SetValue(ctx, aci.Ref(name.Ref), "x") },
 		"clipboard_set": func() error { return c.ClipboardSet(ctx, "x") },
 	} {
 		err := act()
@@ -197,8 +206,8 @@ func TestTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := obs.Find("text", "Name").Value; v != "Ada é✓日" {
-		t.Errorf("the person typed %q", v)
+	if el, _ := obs.Find("text", "Name"); el.Value != "Ada é✓日" {
+		t.Errorf("the person typed %q", el.Value)
 	}
 	// A button left pressed is released on hand back.
 	if err := tk.Pointer(ctx, shinken.PointerEvent{Kind: shinken.PointerDown, X: 5, Y: 5}); err != nil {
@@ -206,7 +215,7 @@ func TestTakeover(t *testing.T) {
 	}
 	tk.Release()
 	tk.Release()
-	if ev := next(t, sub, shinken.FeedTakeover); ev.Held || ev.By != "ada" {
+	if ev := next(t, sub, shinken.EventTakeover); ev.Held || ev.By != "ada" {
 		t.Errorf("hand back event = %+v", ev)
 	}
 	if err := tk.Type(ctx, "late"); !errors.Is(err, aci.ErrClosed) {
@@ -258,5 +267,76 @@ func TestTakeoverSettlesOnRelease(t *testing.T) {
 	tk.Release()
 	if n := d.n.Load(); n != 1 {
 		t.Errorf("%d settles after an empty takeover", n)
+	}
+}
+
+// TestRecorderAndFeedAgree: a Recorder and a Feed's subscriber read one
+// family of events, the same ones: sessions, actions, settles,
+// screenshots, observations and execs alike.
+func TestRecorderAndFeedAgree(t *testing.T) {
+	feed := shinken.NewFeed()
+	sub := feed.Subscribe(1024)
+	defer sub.Close()
+	var mu sync.Mutex
+	var recorded []shinken.Event
+	rec := shinken.RecorderFunc(func(e shinken.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		recorded = append(recorded, e)
+	})
+	e := newEnv(t, &shinken.RuntimeOptions{Feed: feed, Recorder: rec})
+	ctx := testCtx(t)
+	if err := e.desk.Launch(ctx, "form", nil); err != nil {
+		t.Fatal(err)
+	}
+	c := e.dial(t, nil)
+	if _, err := c.Screenshot(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Observe(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Key(ctx, "Tab"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, &aci.ExecRequest{Argv: []string{"true"}}); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	e.rt.Close() // every event of its sessions has been recorded
+	sub.Close()
+	var fed []shinken.Event
+	for ev := range sub.Events() {
+		fed = append(fed, ev)
+	}
+	if sub.Lost() != 0 {
+		t.Fatalf("the subscriber lost %d events", sub.Lost())
+	}
+	key := func(e shinken.Event) string {
+		return fmt.Sprintf("%s %s %s %s %v", e.Kind, e.Verb, e.CallID, e.Outcome, e.OK)
+	}
+	keys := func(evs []shinken.Event) []string {
+		out := make([]string, len(evs))
+		for i, e := range evs {
+			out[i] = key(e)
+		}
+		slices.Sort(out)
+		return out
+	}
+	mu.Lock()
+	got, want := keys(fed), keys(recorded)
+	mu.Unlock()
+	if !slices.Equal(got, want) {
+		t.Errorf("the feed's events differ from the recorder's:\nfeed:     %q\nrecorder: %q", got, want)
+	}
+	kinds := map[shinken.EventKind]bool{}
+	for _, e := range fed {
+		kinds[e.Kind] = true
+	}
+	for _, k := range []shinken.EventKind{shinken.EventSessionOpened, shinken.EventSessionClosed, shinken.EventAction,
+		shinken.EventSettle, shinken.EventScreenshot, shinken.EventObservation, shinken.EventExec} {
+		if !kinds[k] {
+			t.Errorf("no %s event in %q", k, got)
+		}
 	}
 }

@@ -9,9 +9,8 @@ import (
 )
 
 // A Locator finds where an accessibility node can be clicked now, without
-// a new snapshot. An A11y backend that implements it makes element verbs on
-// the pointer (click, scroll, drag... on an element_ref) cost a few calls
-// instead of a walk of the application.
+// a new snapshot: element verbs on the pointer (click, drag... on an
+// element_ref) then cost a few calls instead of a walk.
 type Locator interface {
 	// Locate returns the visible part of the node id in global pixels: its
 	// extents, read now, clipped to those of its ancestors (outermost

@@ -298,13 +298,10 @@ func (c *conn) observe(callID string, a *aci.Action) error {
 	if err != nil {
 		return err
 	}
-	if obs.NodeCount != nil && obs.CaptureMS != nil {
-		c.rt.record(RuntimeEvent{Kind: EventObserve, Nodes: *obs.NodeCount, Duration: time.Duration(*obs.CaptureMS * float64(time.Millisecond))})
-	}
 	obs.ObsID = c.rt.nextObsID()
 	obs.CallID = callID
 	c.send(obs)
-	c.feedObservation(obs)
+	c.emitObservation(obs)
 	return nil
 }
 

@@ -84,7 +84,7 @@ func TestObserveGolden(t *testing.T) {
 	if name.Ref == "" {
 		t.Fatalf("no Name entry in\n%s", full.TreeText)
 	}
-	if err := c.SetValue(ctx, name.Ref, "Ada Lovelace"); err != nil {
+	if err := c.SetValue(ctx, aci.Ref(name.Ref), "Ada Lovelace"); err != nil {
 		t.Fatal(err)
 	}
 	one, err := c.Observe(ctx, &client.ObserveRequest{Diff: true})
@@ -107,7 +107,7 @@ func TestObserveGolden(t *testing.T) {
 			submit = el
 		}
 	}
-	if err := c.InvokeAction(ctx, submit.Ref, ""); err != nil {
+	if err := c.InvokeAction(ctx, aci.Ref(submit.Ref), ""); err != nil {
 		t.Fatal(err)
 	}
 	sub, err := c.Observe(ctx, &client.ObserveRequest{Diff: true})
@@ -147,8 +147,8 @@ func TestStaleRefs(t *testing.T) {
 	// The window is gone: its refs are stale for every verb.
 	for name, err := range map[string]error{
 		"click":  c.Click(ctx, aci.Ref(save)),
-		"invoke": c.InvokeAction(ctx, save, "click"),
-		"set":    c.SetValue(ctx, save, "x"),
+		"invoke": c.InvokeAction(ctx, aci.Ref(save), "click"),
+		"set":    c.SetValue(ctx, aci.Ref(save), "x"),
 	} {
 		if !errors.Is(err, aci.ErrStaleElementRef) || !strings.Contains(err.Error(), save) {
 			t.Errorf("%s on a closed window's ref: %v", name, err)
@@ -174,7 +174,7 @@ func TestStaleRefs(t *testing.T) {
 	// Unknown action names and refs that were never minted are typed too.
 	for _, el := range obs2.Elements {
 		if el.Name == "Save" {
-			if err := c.InvokeAction(ctx, el.Ref, "fly"); !errors.Is(err, aci.ErrNoSuchAction) {
+			if err := c.InvokeAction(ctx, aci.Ref(el.Ref), "fly"); !errors.Is(err, aci.ErrNoSuchAction) {
 				t.Errorf("unknown action: %v", err)
 			}
 			if err := c.Click(ctx, aci.Ref(el.Ref)); err != nil {
@@ -209,7 +209,7 @@ func TestElementVerbs(t *testing.T) {
 	if err := c.DoubleClick(ctx, aci.Ref(refs["text:Email"])); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SetValue(ctx, refs["text:Email"], "grace@example.com"); err != nil {
+	if err := c.SetValue(ctx, aci.Ref(refs["text:Email"]), "grace@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Click(ctx, aci.Ref(refs["push button:Submit"])); err != nil {
@@ -249,7 +249,7 @@ func TestSettleUnderBurst(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := range 20 {
-			if err := typer.SetValue(ctx, entry, fmt.Sprintf("v%02d", i)); err != nil {
+			if err := typer.SetValue(ctx, aci.Ref(entry), fmt.Sprintf("v%02d", i)); err != nil {
 				t.Error(err)
 			}
 			if i == 0 {

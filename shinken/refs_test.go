@@ -33,7 +33,7 @@ func TestErrorsNameRefs(t *testing.T) {
 	if label == "" {
 		t.Fatalf("no label in\n%s", obs.TreeText)
 	}
-	err = c.SetValue(ctx, label, "x")
+	err = c.SetValue(ctx, aci.Ref(label), "x")
 	var e *aci.Error
 	if !errors.As(err, &e) || e.Code != aci.CodeElementNotActionable {
 		t.Fatalf("set_value on a label: %v", err)

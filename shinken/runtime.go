@@ -23,13 +23,10 @@ type RuntimeOptions struct {
 	// TCP connection: with an empty Token, TCP clients are refused. Over a
 	// unix socket an empty Token admits every client. SetToken replaces it
 	// while the Runtime serves.
-	Token string
-	// Name is the server name in the welcome; default "shinken".
-	Name string
-	// Logger receives the runtime's logs; default slog.Default().
-	Logger *slog.Logger
-	// HandshakeTimeout bounds the wait for the hello; default 10 s.
-	HandshakeTimeout time.Duration
+	Token            string
+	Name             string        // the server name in the welcome; default "shinken"
+	Logger           *slog.Logger  // default slog.Default()
+	HandshakeTimeout time.Duration // the wait for the hello; default 10 s
 	// ReadLimit bounds one incoming message; default 16 MiB. A larger
 	// message closes the connection with 1009.
 	ReadLimit int64
@@ -43,50 +40,31 @@ type RuntimeOptions struct {
 	// WriteTimeout bounds the write of one message; a client that takes
 	// longer is disconnected. Default 30 s.
 	WriteTimeout time.Duration
-	// ReadTimeout bounds the read of one message from a client, from the
-	// first byte of its first frame to the last byte of its last: a client
-	// that stops mid-message is closed with 1008, whatever KeepAlive says
-	// (a pong cannot arrive before the end of a frame ahead of it). Nothing
-	// is bounded between messages: an idle session stays open. Default
-	// 30 s; negative means no bound.
-	ReadTimeout time.Duration
-	// MaxLongEdge caps the long edge of every delivered image; default 4096.
-	MaxLongEdge int
-	// JPEGQuality is the default JPEG quality; default 80.
-	JPEGQuality int
-	// MaxWait caps the wait verb; default 60 s.
-	MaxWait time.Duration
-	// MaxDragDuration caps a drag's duration_ms; default 10 s.
-	MaxDragDuration time.Duration
+	// ReadTimeout bounds one message's read, first byte to last, whatever
+	// KeepAlive says (a client stalled mid-message is closed with 1008);
+	// idle sessions stay open. Default 30 s; negative means no bound.
+	ReadTimeout     time.Duration
+	MaxLongEdge     int           // caps the long edge of every delivered image; default 4096
+	JPEGQuality     int           // the default JPEG quality; default 80
+	MaxWait         time.Duration // caps the wait verb; default 60 s
+	MaxDragDuration time.Duration // caps a drag's duration_ms; default 10 s
 	// MaxTypeText caps the bytes of one type_text; default 64 KiB. Input is
 	// serialised runtime-wide, so one long typing holds every client's
 	// input.
-	MaxTypeText int
-	// MaxScreencasts caps the screencasts one connection runs at once;
-	// default 4.
-	MaxScreencasts int
-	// MaxClipboard caps the clipboard text, both ways, in bytes; default
-	// 4 MiB.
-	MaxClipboard int
+	MaxTypeText    int
+	MaxScreencasts int // the screencasts one connection runs at once; default 4
+	MaxClipboard   int // caps the clipboard text, both ways, in bytes; default 4 MiB
 	// OriginPatterns lists the browser origins allowed to connect besides
 	// the runtime's own host (see websocket.AcceptOptions).
 	OriginPatterns []string
-	// Authorizer, when set, is asked before exec and launch_app run.
-	Authorizer Authorizer
-	// Exec configures the exec verb.
-	Exec ExecOptions
-	// Executor runs exec; default: the backend, if it implements Executor.
-	Executor Executor
+	Authorizer     Authorizer  // when set, is asked before exec and launch_app run
+	Exec           ExecOptions // configures the exec verb
+	Executor       Executor    // runs exec; default: the backend, if it implements Executor
 	// SettleCap bounds the wait, after each input action, for the UI to
 	// handle it and fall quiet (see [Settler]); default 1.5 s, clamped to
 	// [50 ms, 10 s].
 	SettleCap time.Duration
-	// OnSettle, when set, is called after each settled action with what the
-	// settle waited for, on the goroutine that acks the action: keep it
-	// short (count it, observe a histogram).
-	OnSettle func(SettleInfo)
-	// Recorder, when set, is told of every session, action, screenshot,
-	// observation, exec and screencast frame, for metrics (see Recorder).
+	// Recorder, when set, is told every [Event], synchronously (metrics).
 	Recorder Recorder
 	// KeepAlive is how long a session may stay idle (nothing read or
 	// written) before the runtime pings the client, so that routers do not
@@ -99,9 +77,8 @@ type RuntimeOptions struct {
 	// image with max_long_edge or jpeg); a screencast frame that would be
 	// larger is skipped.
 	MaxMessage int
-	// Feed, when set, receives an [Event] for every action, observation,
-	// exec run and takeover of every session (see [Feed]). Publishing
-	// never blocks the runtime.
+	// Feed, when set, fans every [Event] out to its subscribers, never
+	// blocking the runtime.
 	Feed *Feed
 }
 
@@ -109,14 +86,11 @@ type RuntimeOptions struct {
 type ExecOptions struct {
 	DefaultTimeout time.Duration // default 60 s
 	MaxTimeout     time.Duration // hard cap on timeout_ms; default 10 min
-	// OutputBudget is each channel's budget for a buffered exec; default 1 MiB.
-	OutputBudget int
-	// StreamBudget is the total output budget of a streamed exec; default 64 MiB.
-	StreamBudget int64
-	// ChunkSize caps one exec_output chunk; default 32 KiB.
-	ChunkSize int
-	// MaxPerConn and MaxTotal bound concurrent execs; defaults 8 and 32.
-	MaxPerConn, MaxTotal int
+	OutputBudget   int           // each channel's budget for a buffered exec; default 1 MiB
+	StreamBudget   int64         // the total output budget of a streamed exec; default 64 MiB
+	ChunkSize      int           // caps one exec_output chunk; default 32 KiB
+	MaxPerConn     int           // bounds concurrent execs of one connection; default 8
+	MaxTotal       int           // bounds concurrent execs of the runtime; default 32
 }
 
 // An Authorizer decides whether a sensitive action may run. Authorize returns
@@ -343,7 +317,7 @@ func (rt *Runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt.mu.Unlock()
 	defer rt.conns.Done()
 	if rt.Draining() {
-		rt.record(RuntimeEvent{Kind: EventHelloRefused, Outcome: "draining"})
+		rt.emit(Event{Kind: EventHelloRefused, Outcome: "draining"})
 		http.Error(w, "shinken: runtime draining", http.StatusServiceUnavailable)
 		return
 	}

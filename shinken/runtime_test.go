@@ -823,17 +823,17 @@ func TestRefsAfterReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := obs.Find("text", "Name")
-	if name == nil {
-		t.Fatalf("no Name field in\n%s", obs.TreeText)
+	name, err := obs.Find("text", "Name")
+	if err != nil {
+		t.Fatalf("%v in\n%s", err, obs.TreeText)
 	}
-	if err := c.SetValue(ctx, name.Ref, "before"); err != nil {
+	if err := c.SetValue(ctx, aci.Ref(name.Ref), "before"); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Reconnect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	err = c.SetValue(ctx, name.Ref, "after")
+	err = c.SetValue(ctx, aci.Ref(name.Ref), "after")
 	if !errors.Is(err, aci.ErrStaleElementRef) || !errors.Is(err, client.ErrRenumbered) {
 		t.Fatalf("a ref from before the reconnect: %v", err)
 	}
@@ -844,11 +844,14 @@ func TestRefsAfterReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name = obs.Find("text", "Name")
-	if err := c.SetValue(ctx, name.Ref, "after"); err != nil {
+	if name, err = obs.Find("text", "Name"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetValue(ctx, aci.Ref(name.Ref), "after"); err != nil {
 		t.Fatalf("a ref observed after the reconnect: %v", err)
 	}
-	if obs, _ = c.Observe(ctx, nil); obs.Find("text", "Name").Value != "after" {
-		t.Fatalf("the field reads %q", obs.Find("text", "Name").Value)
+	obs, _ = c.Observe(ctx, nil)
+	if name, _ = obs.Find("text", "Name"); name.Value != "after" {
+		t.Fatalf("the field reads %q", name.Value)
 	}
 }

@@ -320,7 +320,7 @@ func (s *castStream) tick(ctx context.Context, c *conn) error {
 	if key {
 		kind = "key"
 	}
-	rt.record(RuntimeEvent{Kind: EventScreencastFrame, Outcome: kind, Bytes: len(msg.data)})
+	c.emit(Event{Kind: EventScreencastFrame, Outcome: kind, Bytes: len(msg.data)})
 	s.delivered = img
 	s.lastHash, s.haveHash = h, true
 	s.needKey = false

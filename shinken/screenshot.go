@@ -183,7 +183,7 @@ func (c *conn) capture(callID string, scope aci.Scope, format aci.ImageFormat, q
 		buf.Release()
 		return aci.Errorf(aci.CodeTooLarge, "the %s image is %d bytes, which the %d-byte message cap does not take: ask for a smaller max_long_edge, or jpeg", format, size, rt.opts.MaxMessage)
 	}
-	rt.record(RuntimeEvent{Kind: EventScreenshot, Outcome: string(format), Bytes: size, Duration: encoded})
+	c.emit(Event{Kind: EventScreenshot, CallID: callID, Outcome: string(format), Bytes: size, DurationMS: ms(encoded)})
 	if scope == "" {
 		scope = aci.ScopeScreen
 	}

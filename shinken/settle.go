@@ -33,26 +33,16 @@ type SettleOutcome string
 
 // Settle outcomes.
 const (
-	// SettleSync: the backend applies input synchronously; there was
-	// nothing to wait for.
-	SettleSync SettleOutcome = "sync"
-	// SettleQuiet: the UI handled the input and then stayed quiet for the
-	// backend's quiet window.
-	SettleQuiet SettleOutcome = "quiet"
-	// SettleCap: the UI was still changing when the cap passed.
-	SettleCap SettleOutcome = "cap"
-	// SettleBestEffort: the backend cannot tell when the UI has handled
-	// input and waited as well as it could (see the backend's
-	// documentation).
-	SettleBestEffort SettleOutcome = "best_effort"
+	SettleSync       SettleOutcome = "sync"        // input applies synchronously: nothing to wait for
+	SettleQuiet      SettleOutcome = "quiet"       // the UI handled the input, then stayed quiet
+	SettleCap        SettleOutcome = "cap"         // the UI was still changing when the cap passed
+	SettleBestEffort SettleOutcome = "best_effort" // the backend cannot tell, and waited as well as it could
 )
 
 // A SettleReport says what one settle waited for.
 type SettleReport struct {
 	Outcome SettleOutcome
-	// Took is the time from the end of the injection to the end of the
-	// settle. The Runtime fills it in.
-	Took time.Duration
+	Took    time.Duration // from the end of the injection to the end of the settle; the Runtime fills it in
 	// Changes counts the changes that held the settle (damage, accessible
 	// events); Ambient counts those it saw and set aside as periodic (a
 	// blinking caret, a spinner).
@@ -82,14 +72,6 @@ const (
 	maxSettleCap     = 10 * time.Second
 )
 
-// SettleInfo is what [RuntimeOptions.OnSettle] receives for each settled
-// action.
-type SettleInfo struct {
-	Verb   aci.Verb
-	CallID string
-	SettleReport
-}
-
 // settleCap returns the configured cap, defaulted and clamped.
 func settleCap(d time.Duration) time.Duration {
 	if d <= 0 {
@@ -115,12 +97,10 @@ func (rt *Runtime) settle(ctx context.Context, start time.Time, callID string, v
 		rt.log.Debug("settled", logtext.String("call_id", callID), "verb", v, "outcome", r.Outcome, "took", r.Took,
 			"changes", r.Changes, "ambient", r.Ambient)
 	}
-	rt.record(RuntimeEvent{Kind: EventSettle, Verb: v, Outcome: string(r.Outcome), Duration: r.Took})
+	rt.emit(Event{Kind: EventSettle, CallID: callID, Verb: v, Settle: r.Outcome, DurationMS: ms(r.Took),
+		Changes: r.Changes, Ambient: r.Ambient})
 	if rep != nil {
 		*rep = r
-	}
-	if f := rt.opts.OnSettle; f != nil {
-		f(SettleInfo{Verb: v, CallID: callID, SettleReport: r})
 	}
 	return nil
 }

@@ -32,9 +32,15 @@ func (g *gatedDesktop) Settle(ctx context.Context, start time.Time, limit time.D
 	return shinken.SettleReport{Outcome: shinken.SettleQuiet, Changes: 1}, nil
 }
 
-func settleRig(t *testing.T, b shinken.Backend, onSettle func(shinken.SettleInfo)) *client.Client {
+// settleRig serves b and hands onSettle the settle of each input action.
+func settleRig(t *testing.T, b shinken.Backend, onSettle func(shinken.Event)) *client.Client {
 	t.Helper()
-	rt := shinken.NewRuntime(b, &shinken.RuntimeOptions{Token: "t", OnSettle: onSettle})
+	rec := shinken.RecorderFunc(func(e shinken.Event) {
+		if e.Kind == shinken.EventSettle && e.Verb != "" {
+			onSettle(e)
+		}
+	})
+	rt := shinken.NewRuntime(b, &shinken.RuntimeOptions{Token: "t", Recorder: rec})
 	srv := httptest.NewServer(rt)
 	t.Cleanup(func() { srv.Close(); rt.Close() })
 	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
@@ -52,8 +58,8 @@ func TestSettleBeforeAck(t *testing.T) {
 	desk := headless.New(nil)
 	g := &gatedDesktop{Desktop: desk, entered: make(chan struct{}), release: make(chan error)}
 	var mu sync.Mutex
-	var got []shinken.SettleInfo
-	c := settleRig(t, g, func(s shinken.SettleInfo) {
+	var got []shinken.Event
+	c := settleRig(t, g, func(s shinken.Event) {
 		mu.Lock()
 		got = append(got, s)
 		mu.Unlock()
@@ -72,8 +78,8 @@ func TestSettleBeforeAck(t *testing.T) {
 		t.Fatal(err)
 	}
 	mu.Lock()
-	if len(got) != 1 || got[0].Verb != aci.VerbClick || got[0].Outcome != shinken.SettleQuiet || got[0].Took <= 0 {
-		t.Fatalf("OnSettle got %+v", got)
+	if len(got) != 1 || got[0].Verb != aci.VerbClick || got[0].Settle != shinken.SettleQuiet || got[0].Changes != 1 || got[0].DurationMS <= 0 {
+		t.Fatalf("the settle events: %+v", got)
 	}
 	mu.Unlock()
 
@@ -94,8 +100,8 @@ func TestSettleHeadlessSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var got []shinken.SettleInfo
-	c := settleRig(t, desk, func(s shinken.SettleInfo) {
+	var got []shinken.Event
+	c := settleRig(t, desk, func(s shinken.Event) {
 		mu.Lock()
 		got = append(got, s)
 		mu.Unlock()
@@ -137,8 +143,8 @@ func TestSettleHeadlessSync(t *testing.T) {
 		t.Fatalf("%d settles reported, want 5", len(got))
 	}
 	for _, s := range got {
-		if s.Outcome != shinken.SettleSync {
-			t.Fatalf("headless settled %s, want sync", s.Outcome)
+		if s.Settle != shinken.SettleSync {
+			t.Fatalf("headless settled %s, want sync", s.Settle)
 		}
 	}
 }

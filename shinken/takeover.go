@@ -52,7 +52,7 @@ type Takeover struct {
 }
 
 // TakeOver marks the input as held by a person named by, from now until
-// the returned Takeover is released, and publishes an [FeedTakeover]. It
+// the returned Takeover is released, and publishes an [EventTakeover]. It
 // fails wrapping [ErrInputHeld] when someone already holds it, and with
 // errors.ErrUnsupported when the backend injects no input.
 func (rt *Runtime) TakeOver(by string) (*Takeover, error) {
@@ -69,7 +69,7 @@ func (rt *Runtime) TakeOver(by string) (*Takeover, error) {
 	}
 	rt.held = &hold{by: by, since: time.Now()}
 	rt.inputMu.Unlock()
-	rt.opts.Feed.Publish(Event{Kind: FeedTakeover, Held: true, By: by, OK: true})
+	rt.emit(Event{Kind: EventTakeover, Held: true, By: by, OK: true})
 	rt.log.Info("input taken over", logtext.String("by", by))
 	return &Takeover{rt: rt, buttons: map[Button]bool{}}, nil
 }
@@ -145,7 +145,7 @@ func (t *Takeover) Keys(ctx context.Context, expr string) error {
 // released, the UI is settled (the backend's [Settler] waits until it has
 // handled the person's input, so the agent's next action sees its
 // effects; the person's own input is not settled event by event), agent
-// input is accepted again, and an [FeedTakeover] with
+// input is accepted again, and an [EventTakeover] with
 // Held false is published. It is safe to call more than once.
 func (t *Takeover) Release() {
 	t.mu.Lock()
@@ -177,6 +177,6 @@ func (t *Takeover) Release() {
 	by := rt.held.by
 	rt.held = nil
 	rt.inputMu.Unlock()
-	rt.opts.Feed.Publish(Event{Kind: FeedTakeover, Held: false, By: by, OK: true})
+	rt.emit(Event{Kind: EventTakeover, Held: false, By: by, OK: true})
 	rt.log.Info("input handed back", logtext.String("by", by))
 }

@@ -20,11 +20,19 @@ type desktop interface {
 	shinken.Injector
 }
 
-// fillForm is an agent under test. It finds the form's Name entry in the
-// accessibility tree, clicks it, types, clicks Submit, and returns what the
-// form then says.
+// fillForm is an agent under test. It finds the form's Name entry and its
+// Submit button in the accessibility tree, clicks the entry, types, clicks
+// Submit, and returns what the form then says.
 func fillForm(ctx context.Context, d desktop, name string) (string, error) {
-	entry, err := findNode(ctx, d, "text", "Name")
+	tree, err := d.Snapshot(ctx, shinken.SnapshotOptions{Scope: shinken.TreeActiveApp})
+	if err != nil {
+		return "", err
+	}
+	entry, err := tree.Find("text", "Name")
+	if err != nil {
+		return "", err
+	}
+	submit, err := tree.Find("push button", "Submit")
 	if err != nil {
 		return "", err
 	}
@@ -34,34 +42,17 @@ func fillForm(ctx context.Context, d desktop, name string) (string, error) {
 	if err := d.Type(ctx, name); err != nil {
 		return "", err
 	}
-	submit, err := findNode(ctx, d, "push button", "Submit")
-	if err != nil {
-		return "", err
-	}
 	if err := click(ctx, d, submit.BBox); err != nil {
 		return "", err
 	}
-	summary, err := findNode(ctx, d, "label", "Submitted*")
+	if tree, err = d.Snapshot(ctx, shinken.SnapshotOptions{Scope: shinken.TreeActiveApp}); err != nil {
+		return "", err
+	}
+	summary, err := tree.Find("label", "Submitted")
 	if err != nil {
 		return "", err
 	}
 	return summary.Name, nil
-}
-
-// findNode returns the first node of the active window with role whose name
-// is name, or starts with it when name ends in "*".
-func findNode(ctx context.Context, d desktop, role, name string) (shinken.Node, error) {
-	tree, err := d.Snapshot(ctx, shinken.SnapshotOptions{Scope: shinken.TreeActiveApp})
-	if err != nil {
-		return shinken.Node{}, err
-	}
-	prefix, wild := strings.CutSuffix(name, "*")
-	for _, n := range tree.Nodes {
-		if n.Role == role && (n.Name == name || wild && strings.HasPrefix(n.Name, prefix)) {
-			return n, nil
-		}
-	}
-	return shinken.Node{}, errors.New("no " + role + " named " + name)
 }
 
 // click clicks the middle of r.
@@ -134,14 +125,19 @@ func ExampleDesktop_Perform() {
 	if err := d.Launch(ctx, "form", nil); err != nil {
 		log.Fatal(err)
 	}
-	box, err := findNode(ctx, d, "check box", "Subscribe to the newsletter")
+	tree, err := d.Snapshot(ctx, shinken.SnapshotOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	box, err := tree.Find("check box", "Subscribe to the newsletter")
 	if err != nil {
 		log.Fatal(err)
 	}
 	if err := d.Perform(ctx, box.ID, shinken.ElementAction{Op: shinken.OpInvoke, Action: "toggle"}); err != nil {
 		log.Fatal(err)
 	}
-	box, _ = findNode(ctx, d, "check box", "Subscribe to the newsletter")
+	tree, _ = d.Snapshot(ctx, shinken.SnapshotOptions{})
+	box, _ = tree.Find("check box", "Subscribe to the newsletter")
 	fmt.Println(box.States)
 	err = d.Perform(ctx, box.ID, shinken.ElementAction{Op: shinken.OpInvoke, Action: "scroll"})
 	fmt.Println(errors.Is(err, aci.ErrNoSuchAction))
@@ -188,15 +184,18 @@ func ExampleWindow_AddComboBox() {
 	if err := d.Launch(ctx, "signup", nil); err != nil {
 		log.Fatal(err)
 	}
-	plan, err := findNode(ctx, d, "combo box", "Plan")
+	tree, err := d.Snapshot(ctx, shinken.SnapshotOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	plan, err := tree.Find("combo box", "Plan")
 	if err != nil {
 		log.Fatal(err)
 	}
 	if err := d.Perform(ctx, plan.ID, shinken.ElementAction{Op: shinken.OpSetValue, Text: "Pro"}); err != nil {
 		log.Fatal(err)
 	}
-	tree, err := d.Snapshot(ctx, shinken.SnapshotOptions{})
-	if err != nil {
+	if tree, err = d.Snapshot(ctx, shinken.SnapshotOptions{}); err != nil {
 		log.Fatal(err)
 	}
 	for _, n := range tree.Nodes {

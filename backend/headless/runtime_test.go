@@ -77,7 +77,7 @@ func TestEverydayWidgetsThroughRuntime(t *testing.T) {
 	if strings.Contains(obs.TreeText, "About Settings") || !strings.Contains(obs.TreeText, "hidden: ") {
 		t.Errorf("a closed menu's items show in the tree text:\n%s", obs.TreeText)
 	}
-	if e := obs.Find("menu item", "About Settings"); e == nil || !slices.Contains(e.States, "hidden") && slices.Contains(e.States, "showing") {
+	if e, err := obs.Find("menu item", "About Settings"); err != nil || !slices.Contains(e.States, "hidden") && slices.Contains(e.States, "showing") {
 		t.Errorf("the elements lack the hidden menu item: %+v", e)
 	}
 	if err := conn.Click(ctx, aci.Ref(refOf(t, obs, "password text", "Password"))); err != nil {
@@ -86,10 +86,10 @@ func TestEverydayWidgetsThroughRuntime(t *testing.T) {
 	if err := conn.TypeText(ctx, "pa55word"); err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.SetValue(ctx, refOf(t, obs, "combo box", "Language"), "Deutsch"); err != nil {
+	if err := conn.SetValue(ctx, aci.Ref(refOf(t, obs, "combo box", "Language")), "Deutsch"); err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.SetValue(ctx, refOf(t, obs, "panel", "Theme"), "Dark"); err != nil {
+	if err := conn.SetValue(ctx, aci.Ref(refOf(t, obs, "panel", "Theme")), "Dark"); err != nil {
 		t.Fatal(err)
 	}
 	err = conn.Key(ctx, "ctrl+frob")

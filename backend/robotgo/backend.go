@@ -1,6 +1,6 @@
 //go:build robotgo
 
-package robotgobackend
+package robotgo
 
 import (
 	"context"

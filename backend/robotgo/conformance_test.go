@@ -1,6 +1,6 @@
 //go:build robotgo
 
-package robotgobackend
+package robotgo
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"shinken.dev/go/backend/x11/atspi"
 	"shinken.dev/go/backend/x11/atspi/atspitest"
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/shinkentest"
@@ -56,7 +57,7 @@ func TestConformance(t *testing.T) {
 		}
 		t.Cleanup(func() { c.Close() })
 		return &desktop{Backend: b, Clipboard: clip, A11y: c}
-	}, &shinkentest.Options{Fixture: f, Timeout: 10 * time.Second})
+	}, &shinkentest.Options{Fixture: f, Timeout: 10 * time.Second, Proxy: schematest.ProxyURL})
 }
 
 // fixture opens testdata/fixture.py, a GTK window with a button, an entry

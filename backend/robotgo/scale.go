@@ -1,4 +1,4 @@
-// Package robotgobackend is a Shinken backend over
+// Package robotgo is a Shinken backend over
 // github.com/go-vgo/robotgo: screen capture, pointer, keyboard and Unicode
 // typing, and the clipboard, wherever robotgo builds (Linux with X11, macOS,
 // Windows).
@@ -47,7 +47,7 @@
 // the display named by $DISPLAY, with $XAUTHORITY), and calls into robotgo
 // are serialised process-wide. If the X server goes away while a Backend is
 // open, Xlib ends the process.
-package robotgobackend
+package robotgo
 
 import "image"
 

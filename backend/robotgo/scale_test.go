@@ -1,4 +1,4 @@
-package robotgobackend
+package robotgo
 
 import (
 	"image"

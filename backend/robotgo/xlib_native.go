@@ -1,6 +1,6 @@
 //go:build robotgo && (darwin || windows)
 
-package robotgobackend
+package robotgo
 
 // On macOS and Windows robotgo talks to the system directly: no request
 // ends the process and there is no connection to close.

@@ -1,6 +1,6 @@
 //go:build robotgo && !darwin && !windows
 
-package robotgobackend
+package robotgo
 
 /*
 #cgo LDFLAGS: -lX11

@@ -5,7 +5,7 @@ package main
 import (
 	"context"
 
-	robotgobackend "shinken.dev/go/backend/robotgo"
+	"shinken.dev/go/backend/robotgo"
 	"shinken.dev/go/shinken"
 )
 
@@ -14,7 +14,7 @@ import (
 // accessibility tree, window list or launcher, so the welcome advertises
 // screenshots, input and the clipboard.
 func openRobotgo(ctx context.Context) (shinken.Backend, func(), error) {
-	b, err := robotgobackend.Open(ctx, nil)
+	b, err := robotgo.Open(ctx, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -43,7 +43,14 @@ func TestInspectorPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name, submit := obs.Find("text", "Name"), obs.Find("push button", "Submit")
+	name, err := obs.Find("text", "Name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	submit, err := obs.Find("push button", "Submit")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := agent.Click(ctx, aci.Ref(name.Ref)); err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +132,8 @@ func TestInspectorPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := obs.Find("text", "Name").Value; v != typed {
-		t.Errorf("the entry holds %q after the person typed %q", v, typed)
+	if el, _ := obs.Find("text", "Name"); el.Value != typed {
+		t.Errorf("the entry holds %q after the person typed %q", el.Value, typed)
 	}
 	var submitted bool
 	for _, e := range obs.Elements {
@@ -205,7 +212,7 @@ func scriptedRecording(t *testing.T, dir string) (string, []int, []uint32) {
 		if err := w.Frame(at, f.Image); err != nil {
 			t.Fatal(err)
 		}
-		w.Event(shinken.Event{Kind: shinken.FeedAction, Verb: "type_text", OK: true, Time: at})
+		w.Event(shinken.Event{Kind: shinken.EventAction, Verb: "type_text", OK: true, Time: at})
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)

@@ -167,8 +167,10 @@ func TestDaemon(t *testing.T) {
 		{"type_text", func() error { return c.TypeText(ctx, "Ada") }},
 		{"key", func() error { return c.Key(ctx, "End") }},
 		{"double_click", func() error { return c.DoubleClick(ctx, aci.Ref(ref["text Email"])) }},
-		{"set_value", func() error { return c.SetValue(ctx, ref["text Email"], "ada@example.com") }},
-		{"invoke_action", func() error { return c.InvokeAction(ctx, ref["check box Subscribe to the newsletter"], "toggle") }},
+		{"set_value", func() error { return c.SetValue(ctx, aci.Ref(ref["text Email"]), "ada@example.com") }},
+		{"invoke_action", func() error {
+			return c.InvokeAction(ctx, aci.Ref(ref["check box Subscribe to the newsletter"]), "toggle")
+		}},
 		{"right_click", func() error { return c.RightClick(ctx, aci.Px(600, 600)) }},
 		{"move", func() error { return c.Move(ctx, aci.Norm(0.5, 0.5)) }},
 		{"scroll", func() error { return c.Scroll(ctx, aci.Px(100, 100), 0, 1) }},
@@ -186,7 +188,7 @@ func TestDaemon(t *testing.T) {
 		}},
 		{"launch_app", func() error { return c.LaunchApp(ctx, "notes") }},
 		{"activate_window", func() error { return c.ActivateWindowTitled(ctx, "form") }},
-		{"invoke submit", func() error { return c.InvokeAction(ctx, ref["push button Submit"], "") }},
+		{"invoke submit", func() error { return c.InvokeAction(ctx, aci.Ref(ref["push button Submit"]), "") }},
 		{"screenshot", func() error {
 			_, err := c.Screenshot(ctx, &client.ScreenshotRequest{Format: aci.FormatJPEG})
 			return err
@@ -413,14 +415,14 @@ func TestDaemonX11(t *testing.T) {
 			}
 		}
 	}
-	if err := c.SetValue(ctx, entry, "Grace Hopper ✓"); err != nil {
+	if err := c.SetValue(ctx, aci.Ref(entry), "Grace Hopper ✓"); err != nil {
 		t.Fatal(err)
 	}
 	shot, err := c.Screenshot(ctx, &client.ScreenshotRequest{Scope: aci.ScopeActiveWindow})
 	if err != nil || shot.Width < 100 {
 		t.Fatalf("window screenshot: %v", err)
 	}
-	if err := c.InvokeAction(ctx, ok, ""); err != nil {
+	if err := c.InvokeAction(ctx, aci.Ref(ok), ""); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -33,7 +33,11 @@ func TestRecordAndExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Click(ctx, aci.Ref(obs.Find("text", "Name").Ref)); err != nil {
+	name, err := obs.Find("text", "Name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Click(ctx, aci.Ref(name.Ref)); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.TypeText(ctx, "Ada é✓"); err != nil {
@@ -60,7 +64,7 @@ func TestRecordAndExport(t *testing.T) {
 	}
 	verbs := map[string]bool{}
 	for _, e := range p.Events {
-		verbs[e.Verb] = true
+		verbs[string(e.Verb)] = true
 	}
 	if frames < 1 || !verbs["click"] || !verbs["type_text"] || !verbs["observe"] {
 		t.Fatalf("the recording holds %d frames and the verbs %v", frames, verbs)

@@ -35,7 +35,11 @@ func TestReplayFinalTree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := agent.Click(ctx, aci.Ref(obs.Find("text", "Name").Ref)); err != nil {
+		name, err := obs.Find("text", "Name")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := agent.Click(ctx, aci.Ref(name.Ref)); err != nil {
 			t.Fatal(err)
 		}
 		typed := fmt.Sprintf("Grace %02d", i)

@@ -37,6 +37,10 @@ func NewProxy(t testing.TB, target string) *Proxy {
 	return NewProxyVia(t, target, nil)
 }
 
+// ProxyURL starts a validating proxy in front of target, as NewProxy does,
+// and returns its URL: the shape of shinkentest.Options.Proxy.
+func ProxyURL(t testing.TB, target string) string { return NewProxy(t, target).URL }
+
 // NewProxyVia is NewProxy for a runtime reached through upstream, whose
 // transport dials the runtime's socket (a unix or vsock listener); the
 // host in target is then only a name. nil means http.DefaultClient.

@@ -1,26 +1,30 @@
 package aci
 
-import "strings"
+import (
+	"errors"
+	"fmt"
+
+	"shinken.dev/go/internal/elementmatch"
+)
+
+// ErrNoMatch is wrapped by the error of a Find that matched nothing: the
+// observation ([Observation.Find]) or the backend's tree
+// (shinken.Tree.Find) has no element of that role and name. It is the
+// caller's error, never sent on the wire; its message names the query.
+var ErrNoMatch = errors.New("aci: no element matches")
 
 // Find returns the first of o's elements, in tree order, whose role is role
-// and whose name contains name, or nil. An empty role or name matches any.
-// An element whose name equals name is preferred to one whose name only
-// contains it, so Find("push button", "OK") finds "OK" before "Not OK".
-func (o *Observation) Find(role, name string) *Element {
-	var partial *Element
-	for i := range o.Elements {
-		e := &o.Elements[i]
-		if role != "" && e.Role != role || !strings.Contains(e.Name, name) {
-			continue
-		}
-		if e.Name == name {
-			return e
-		}
-		if partial == nil {
-			partial = e
-		}
+// and whose name contains name; an empty role or name matches any. An
+// element whose name equals a non-empty name is preferred to one whose
+// name only contains it, so Find("push button", "OK") finds "OK" before
+// "Not OK". When none matches, the error wraps [ErrNoMatch].
+// shinken.Tree.Find follows the same rules.
+func (o *Observation) Find(role, name string) (Element, error) {
+	i := elementmatch.First(len(o.Elements), func(i int) (string, string) { return o.Elements[i].Role, o.Elements[i].Name }, role, name)
+	if i < 0 {
+		return Element{}, fmt.Errorf("%w: role %q, name %q", ErrNoMatch, role, name)
 	}
-	return partial
+	return o.Elements[i], nil
 }
 
 // FindAll returns every element of o, in tree order, whose role is role and
@@ -28,7 +32,7 @@ func (o *Observation) Find(role, name string) *Element {
 func (o *Observation) FindAll(role, name string) []Element {
 	var out []Element
 	for _, e := range o.Elements {
-		if (role == "" || e.Role == role) && strings.Contains(e.Name, name) {
+		if elementmatch.Matches(e.Role, e.Name, role, name) {
 			out = append(out, e)
 		}
 	}

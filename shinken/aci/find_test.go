@@ -2,6 +2,8 @@ package aci_test
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"shinken.dev/go/shinken/aci"
@@ -26,12 +28,15 @@ func TestFind(t *testing.T) {
 		{"label", "", ""},
 		{"push button", "Cancel", ""},
 	} {
-		got := ""
-		if e := o.Find(c.role, c.name); e != nil {
-			got = e.Ref
+		e, err := o.Find(c.role, c.name)
+		if c.want == "" {
+			if !errors.Is(err, aci.ErrNoMatch) || !strings.Contains(err.Error(), strconv.Quote(c.name)) {
+				t.Errorf("Find(%q, %q) = %q, %v; want an error wrapping ErrNoMatch that names the query", c.role, c.name, e.Ref, err)
+			}
+			continue
 		}
-		if got != c.want {
-			t.Errorf("Find(%q, %q) = %q, want %q", c.role, c.name, got, c.want)
+		if err != nil || e.Ref != c.want {
+			t.Errorf("Find(%q, %q) = %q, %v; want %q", c.role, c.name, e.Ref, err, c.want)
 		}
 	}
 	if all := o.FindAll("text", "Name"); len(all) != 2 || all[0].Ref != "e4" || all[1].Ref != "e5" {

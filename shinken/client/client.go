@@ -7,10 +7,22 @@
 //		return err
 //	}
 //	defer c.Close()
-//	obs, _ := c.Observe(ctx, nil)                    // the accessibility tree, as refs
-//	c.SetValue(ctx, obs.Find("text", "Name").Ref, "Ada")
-//	c.Click(ctx, aci.Ref(obs.Find("push button", "Submit").Ref))
-//	shot, _ := c.Screenshot(ctx, nil)                // PNG, with its coordinate space
+//	obs, err := c.Observe(ctx, nil) // the accessibility tree, as refs
+//	if err != nil {
+//		return err
+//	}
+//	name, err := obs.Find("text", "Name") // by role and name; aci.ErrNoMatch if none
+//	if err != nil {
+//		return err
+//	}
+//	if err := c.SetValue(ctx, aci.Ref(name.Ref), "Ada"); err != nil {
+//		return err
+//	}
+//	shot, err := c.Screenshot(ctx, nil) // PNG, with its coordinate space
+//
+// Every method that acts on an element or a place takes an [*aci.Target]:
+// aci.Ref(el.Ref) for an element of an observation, aci.Px(x, y) for a
+// pixel, aci.Norm(x, y) for a fraction of the screen.
 //
 // Every verb and query of ACI v0 is a typed method: pointer and keyboard
 // input, screenshots (cached: an unchanged screen costs no image), live

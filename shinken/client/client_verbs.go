@@ -76,19 +76,22 @@ func (c *Client) Wait(ctx context.Context, d time.Duration) error {
 	return c.ack(ctx, &aci.Action{Verb: aci.VerbWait, MS: int(d / time.Millisecond)})
 }
 
-// InvokeAction invokes the element's action named name ("" for its first).
-// The name travels in the action's text field.
-func (c *Client) InvokeAction(ctx context.Context, ref, name string) error {
-	a := &aci.Action{Verb: aci.VerbInvokeAction, Target: aci.Ref(ref)}
+// InvokeAction invokes the action named name ("" for its first) of the
+// element t refers to, aci.Ref(el.Ref) for an element of an observation (a
+// point target is refused with invalid_action). The name travels in the
+// action's text field.
+func (c *Client) InvokeAction(ctx context.Context, t *aci.Target, name string) error {
+	a := &aci.Action{Verb: aci.VerbInvokeAction, Target: t}
 	if name != "" {
 		a.Text = &name
 	}
 	return c.ack(ctx, a)
 }
 
-// SetValue sets the element's value or text.
-func (c *Client) SetValue(ctx context.Context, ref, text string) error {
-	return c.ack(ctx, &aci.Action{Verb: aci.VerbSetValue, Target: aci.Ref(ref), Text: &text})
+// SetValue sets the value or text of the element t refers to,
+// aci.Ref(el.Ref) (a point target is refused with invalid_action).
+func (c *Client) SetValue(ctx context.Context, t *aci.Target, text string) error {
+	return c.ack(ctx, &aci.Action{Verb: aci.VerbSetValue, Target: t, Text: &text})
 }
 
 // ClipboardSet puts text on the clipboard.

@@ -63,7 +63,7 @@ func TestWaitFor(t *testing.T) {
 	}
 	appears := start(client.WaitForRequest{Role: "label", Name: "Submitted: Ada", Until: client.WaitAppears})
 	disappears := start(client.WaitForRequest{Role: "label", Name: "Fill in the form", Until: client.WaitDisappears})
-	if err := c.SetValue(ctx, ref["text Name"], "Ada"); err != nil {
+	if err := c.SetValue(ctx, aci.Ref(ref["text Name"]), "Ada"); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Click(ctx, aci.Ref(ref["push button Submit"])); err != nil {
@@ -99,7 +99,7 @@ func TestWaitForChanges(t *testing.T) {
 	// the wait ends.
 	for i := 1; ; i++ {
 		v := fmt.Sprintf("ada%d@example.com", i)
-		if err := c.SetValue(ctx, ref["text Email"], v); err != nil {
+		if err := c.SetValue(ctx, aci.Ref(ref["text Email"]), v); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -129,7 +129,7 @@ func TestWaitForNothingToWatch(t *testing.T) {
 func TestWaitForValue(t *testing.T) {
 	c, ref := waitRig(t)
 	ctx := t.Context()
-	if err := c.SetValue(ctx, ref["text Email"], "Ada@Example.com"); err != nil {
+	if err := c.SetValue(ctx, aci.Ref(ref["text Email"]), "Ada@Example.com"); err != nil {
 		t.Fatal(err)
 	}
 	e, err := c.WaitFor(ctx, client.WaitForRequest{Role: "TEXT", Value: "ada@example", IgnoreCase: true})

@@ -38,7 +38,7 @@ func ExampleClient_WaitFor() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c.SetValue(ctx, name.Ref, "Ada")
+	c.SetValue(ctx, aci.Ref(name.Ref), "Ada")
 	c.Click(ctx, aci.Ref(submit.Ref))
 	done, err := c.WaitFor(ctx, client.WaitForRequest{Role: "label", Name: "Submitted", Timeout: 5 * time.Second})
 	if err != nil {

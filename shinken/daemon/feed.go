@@ -11,14 +11,21 @@ import (
 	"time"
 
 	"shinken.dev/go/shinken"
+	"shinken.dev/go/shinken/aci"
 )
+
+// timelineKinds are the feed events the page and a recording show: the
+// session's steps and the trees it observed, not its sessions, settles,
+// screenshots or frames.
+var timelineKinds = []shinken.EventKind{shinken.EventAction, shinken.EventObservation, shinken.EventExec,
+	shinken.EventTakeover, shinken.EventDecision}
 
 // reportDecisions wraps an Authorizer so that each of its decisions is
 // published in the feed, for the page's timeline and the recording.
 func reportDecisions(a shinken.Authorizer, feed *shinken.Feed) shinken.Authorizer {
 	return shinken.AuthorizerFunc(func(ctx context.Context, req shinken.AuthRequest) error {
 		err := a.Authorize(ctx, req)
-		e := shinken.Event{Kind: shinken.FeedDecision, Verb: string(req.Verb), OK: err == nil, Detail: "allowed"}
+		e := shinken.Event{Kind: shinken.EventDecision, Verb: req.Verb, OK: err == nil, Detail: "allowed"}
 		if err != nil {
 			e.Detail = err.Error()
 		}
@@ -59,7 +66,7 @@ func recorded(e shinken.Event) bool { return e.Client != "shinken-page" }
 // events, says so in the feed, and so in the file.
 func publishFinalTree(s *served, feed *shinken.Feed, sub *shinken.Subscription, log *slog.Logger) {
 	if n := sub.Lost(); n > 0 {
-		feed.Publish(shinken.Event{Kind: shinken.FeedObservation, Client: recordClient, OK: false,
+		feed.Publish(shinken.Event{Kind: shinken.EventObservation, Client: recordClient, OK: false,
 			Error: fmt.Sprintf("internal: the recording lost %d events of the feed", n)})
 	}
 	_, _, _, d := s.state()
@@ -73,7 +80,7 @@ func publishFinalTree(s *served, feed *shinken.Feed, sub *shinken.Subscription, 
 		log.Warn("recording: the final tree could not be observed", "err", err)
 		return
 	}
-	e := shinken.Event{Kind: shinken.FeedObservation, Client: recordClient, Verb: "observe", OK: true,
+	e := shinken.Event{Kind: shinken.EventObservation, Client: recordClient, Verb: aci.VerbObserve, OK: true,
 		Revision: obs.Revision, Bytes: len(obs.TreeText), TreeText: obs.TreeText}
 	if obs.NodeCount != nil {
 		e.Nodes = *obs.NodeCount

@@ -179,7 +179,7 @@ func (s *pageSession) serve(parent context.Context) {
 	if s.write(ctx, w) != nil {
 		return
 	}
-	sub := s.in.feed.Subscribe(512)
+	sub := s.in.feed.Subscribe(512, timelineKinds...)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {

@@ -35,7 +35,7 @@ func startRecording(ctx context.Context, path string, s *served, feed *shinken.F
 	}
 	// Large enough that a recorder behind by seconds of a busy session
 	// loses nothing; what it still loses is said in the file.
-	sub := feed.Subscribe(1 << 16)
+	sub := feed.Subscribe(1<<16, timelineKinds...)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -169,7 +169,7 @@ func (s *Server) addStructuredTools() {
 		Description: "Perform an element's accessibility action (click, toggle, activate...) by its ref from observe, without moving the pointer.",
 		Annotations: &mcp.ToolAnnotations{Title: "Invoke an element's action"},
 	}, input, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in InvokeInput) (textResult[Done], error) {
-		if err := c.InvokeAction(ctx, in.Ref, in.Action); err != nil {
+		if err := c.InvokeAction(ctx, aci.Ref(in.Ref), in.Action); err != nil {
 			return textResult[Done]{}, err
 		}
 		if in.Action == "" {
@@ -183,7 +183,7 @@ func (s *Server) addStructuredTools() {
 		Description: "Set the value or text of an element (a text field, a slider...) by its ref from observe, replacing what it held.",
 		Annotations: &mcp.ToolAnnotations{Title: "Set an element's value"},
 	}, overwrite, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in SetValueInput) (textResult[Done], error) {
-		if err := c.SetValue(ctx, in.Ref, in.Value); err != nil {
+		if err := c.SetValue(ctx, aci.Ref(in.Ref), in.Value); err != nil {
 			return textResult[Done]{}, err
 		}
 		return done("set " + in.Ref), nil

@@ -1,6 +1,7 @@
 // Package metrics keeps Prometheus metrics of a shinken.Runtime: it is a
-// shinken.Recorder that turns the runtime's events into counters, gauges
-// and histograms registered with a prometheus.Registerer.
+// shinken.Recorder that turns the runtime's events (shinken.Event, the
+// family a Feed also carries) into counters, gauges and histograms
+// registered with a prometheus.Registerer.
 //
 //	m := metrics.New(prometheus.NewRegistry())
 //	rt := shinken.NewRuntime(backend, &shinken.RuntimeOptions{Recorder: m})
@@ -95,8 +96,9 @@ func New(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// Record implements shinken.Recorder.
-func (m *Metrics) Record(e shinken.RuntimeEvent) {
+// Record implements shinken.Recorder. Takeovers are not counted, nor
+// decisions a program publishes: it counts those with Decision.
+func (m *Metrics) Record(e shinken.Event) {
 	switch e.Kind {
 	case shinken.EventSessionOpened:
 		m.sessionsOpen.Inc()
@@ -106,17 +108,17 @@ func (m *Metrics) Record(e shinken.RuntimeEvent) {
 	case shinken.EventHelloRefused:
 		m.hellosRefused.WithLabelValues(e.Outcome).Inc()
 	case shinken.EventAction:
-		m.actions.WithLabelValues(string(e.Verb), e.Outcome).Observe(e.Duration.Seconds())
+		m.actions.WithLabelValues(string(e.Verb), e.Outcome).Observe(e.DurationMS / 1000)
 	case shinken.EventSettle:
-		m.settle.Observe(e.Duration.Seconds())
+		m.settle.Observe(e.DurationMS / 1000)
 	case shinken.EventScreenshot:
 		m.shotBytes.WithLabelValues(e.Outcome).Observe(float64(e.Bytes))
-		m.shotEncode.WithLabelValues(e.Outcome).Observe(e.Duration.Seconds())
-	case shinken.EventObserve:
-		m.observeCapture.Observe(e.Duration.Seconds())
+		m.shotEncode.WithLabelValues(e.Outcome).Observe(e.DurationMS / 1000)
+	case shinken.EventObservation:
+		m.observeCapture.Observe(e.DurationMS / 1000)
 		m.observeNodes.Observe(float64(e.Nodes))
 	case shinken.EventExec:
-		m.exec.WithLabelValues(e.Outcome).Observe(e.Duration.Seconds())
+		m.exec.WithLabelValues(e.Outcome).Observe(e.DurationMS / 1000)
 	case shinken.EventScreencastFrame:
 		m.castFrames.WithLabelValues(e.Outcome).Inc()
 		m.castBytes.Add(float64(e.Bytes))

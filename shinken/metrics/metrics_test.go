@@ -166,7 +166,7 @@ func TestClientKilled(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg)
 	ended := make(chan struct{}, 1)
-	rec := shinken.RecorderFunc(func(e shinken.RuntimeEvent) {
+	rec := shinken.RecorderFunc(func(e shinken.Event) {
 		m.Record(e)
 		if e.Kind == shinken.EventSessionClosed {
 			ended <- struct{}{}

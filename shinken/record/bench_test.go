@@ -40,7 +40,7 @@ func minute(b *testing.B, typing, scrolling bool) ([]byte, int) {
 			if err := d.Type(ctx, ch); err != nil {
 				b.Fatal(err)
 			}
-			w.Event(shinken.Event{Kind: shinken.FeedAction, Verb: "type_text", OK: true, AckMS: 0.1, Time: at})
+			w.Event(shinken.Event{Kind: shinken.EventAction, Verb: "type_text", OK: true, DurationMS: 0.1, Time: at})
 		}
 		before := buf.Len()
 		f, _ := d.Capture(ctx, "screen")

@@ -25,7 +25,7 @@ func Example() {
 		f, _ := desk.Capture(ctx, "screen")
 		at := start.Add(time.Duration(i) * time.Second)
 		w.Frame(at, f.Image)
-		w.Event(shinken.Event{Kind: shinken.FeedAction, Verb: "type_text", OK: true, Time: at})
+		w.Event(shinken.Event{Kind: shinken.EventAction, Verb: "type_text", OK: true, Time: at})
 	}
 	w.Flush()
 

@@ -1,8 +1,9 @@
 // Package record writes and reads session recordings: one file holding
-// what a Runtime's [shinken.Feed] reported (the actions, their outcomes and
-// settle times, the observations with their tree texts) and the screen, as
-// keyframes plus the 64-pixel tiles that changed between them, every entry
-// with its time.
+// what a Runtime's [shinken.Feed] reported (the [shinken.Event] kinds its
+// subscription asked for; a replay wants the actions with their outcomes
+// and settle times, the observations with their tree texts, the execs and
+// takeovers) and the screen, as keyframes plus the 64-pixel tiles that
+// changed between them, every entry with its time.
 //
 // A recording is small enough to keep for every run: the screen costs
 // nothing while it does not change, a change costs its tiles, and tree

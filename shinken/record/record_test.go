@@ -45,7 +45,7 @@ func scripted(t testing.TB, d *headless.Desktop, w *record.Writer, start time.Ti
 		if err := w.Frame(start.Add(at), img); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Event(shinken.Event{Kind: shinken.FeedAction, Verb: "type_text", Time: start.Add(at), OK: true}); err != nil {
+		if err := w.Event(shinken.Event{Kind: shinken.EventAction, Verb: "type_text", Time: start.Add(at), OK: true}); err != nil {
 			t.Fatal(err)
 		}
 		frames, times = append(frames, img), append(times, at)
@@ -136,7 +136,11 @@ func TestRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.SetValue(ctx, obs.Find("text", "Name").Ref, "Ada"); err != nil {
+	name, err := obs.Find("text", "Name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetValue(ctx, aci.Ref(name.Ref), "Ada"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Observe(ctx, nil); err != nil {
@@ -165,8 +169,8 @@ func TestRecord(t *testing.T) {
 	var verbs []string
 	trees := 0
 	for _, e := range p.Events {
-		if e.Kind == shinken.FeedAction {
-			verbs = append(verbs, e.Verb)
+		if e.Kind == shinken.EventAction {
+			verbs = append(verbs, string(e.Verb))
 		}
 		if e.TreeText != "" {
 			trees++
@@ -202,7 +206,7 @@ func FuzzReader(f *testing.F) {
 	start := time.Now()
 	w := record.NewWriter(&buf, start, nil)
 	w.Frame(start, capture(f, d))
-	w.Event(shinken.Event{Kind: shinken.FeedAction, Verb: "click", Time: start})
+	w.Event(shinken.Event{Kind: shinken.EventAction, Verb: "click", Time: start})
 	d.Launch(context.Background(), "notes", nil)
 	w.Frame(start.Add(time.Second), capture(f, d))
 	w.Flush()

@@ -1,8 +1,40 @@
-// Package shinkentest is the conformance suite for Shinken backends, in the
-// manner of testing/slogtest and testing/fstest: one suite, run against every
-// implementation, each case named and explaining the contract it checks.
+// Package shinkentest is for the tests of code around a Shinken desktop:
+// an agent's tests drive any backend through a connected client in one line
+// ([Serve]), and a backend's tests run the conformance suite every backend
+// must pass ([Run]), in the manner of testing/slogtest and testing/fstest.
 //
-// # Running it
+// # Testing an agent
+//
+// [Serve] runs a [shinken.Runtime] for a backend on a test HTTP server and
+// returns a [client.Client] connected to it, all closed when the test ends.
+// With the headless desktop, an agent's test needs no display:
+//
+//	func TestAgent(t *testing.T) {
+//		desk := headless.New(nil)
+//		if err := desk.Launch(t.Context(), "form", nil); err != nil {
+//			t.Fatal(err)
+//		}
+//		c := shinkentest.Serve(t, desk, nil)
+//		obs, err := c.Observe(t.Context(), nil)
+//		if err != nil {
+//			t.Fatal(err)
+//		}
+//		name, err := obs.Find("text", "Name")
+//		if err != nil {
+//			t.Fatal(err)
+//		}
+//		if err := c.SetValue(t.Context(), aci.Ref(name.Ref), "Ada"); err != nil {
+//			t.Fatal(err)
+//		}
+//		// ... run the agent against c, then check the desktop's state.
+//	}
+//
+// The third argument takes the [shinken.RuntimeOptions] of the Runtime (an
+// Executor for exec, an Authorizer, a Feed...); nil means the defaults. An
+// agent's test binary links this package's helpers and the client, not the
+// suite's machinery: no schema validator comes with it.
+//
+// # The conformance suite
 //
 // A backend's test calls [Run] with a function that makes a fresh backend for
 // each case:
@@ -75,6 +107,9 @@
 // tree's structure nor change notifications, and its key verb sends whole
 // combos. Before the cases, CheckBackend fails when
 // [shinken.CheckBackend] finds a capability missed by its signature.
+// [Options.Proxy] puts a proxy of the test's choosing between the suite's
+// clients and its Runtimes: this module's backends check every message
+// against the ACI schema that way.
 //
 //   - Display: Display reports a non-empty action space with a positive DPR,
 //     and the same answer twice when nothing changed.
@@ -136,13 +171,6 @@
 //     looking: the screenshot right after a click on the button differs from
 //     the one before, the next observe shows the counter it changed, and text
 //     typed right after a click on the entry lands in the entry.
-//
-// # Driving a backend as an agent does
-//
-// [Serve] gives a test a connected client for any backend in one line:
-//
-//	c := shinkentest.Serve(t, headless.New(nil), nil)
-//	c.Click(ctx, aci.Px(100, 200))
 //
 // # Timing
 //

@@ -1,14 +1,11 @@
 package shinkentest
 
 import (
-	"net/http/httptest"
 	"strconv"
 	"strings"
 
-	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
-	"shinken.dev/go/shinken/client"
 )
 
 // testSettled drives the fixture through a Runtime and a Client, as an
@@ -23,15 +20,7 @@ func testSettled(s *suite) {
 	app := s.open()
 	button, entry := center(s.node(app.Button).BBox), center(s.node(app.Entry).BBox)
 
-	rt := shinken.NewRuntime(s.b, &shinken.RuntimeOptions{Token: "conformance"})
-	srv := httptest.NewServer(rt)
-	defer srv.Close()
-	defer rt.Close()
-	// Every message the runtime sends is checked against the schema.
-	proxy := schematest.NewProxy(s.t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	c, err := client.Dial(s.ctx, proxy.URL, &client.DialOptions{Token: "conformance"})
-	s.check(err, "dial the runtime")
-	defer c.Close()
+	c := serve(s.t, s.b, nil, s.opts.Proxy)
 
 	before, err := c.Screenshot(s.ctx, nil)
 	s.check(err, "screenshot")

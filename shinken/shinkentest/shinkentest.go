@@ -28,6 +28,15 @@ type Options struct {
 	// Timeout bounds each wait for the backend to reflect an action, and
 	// each case as a whole. 0 means DefaultTimeout.
 	Timeout time.Duration
+	// Proxy, when set, is given the URL of each Runtime the suite serves
+	// (the Wire cases and Settled) and returns the URL the suite's client
+	// dials instead: a proxy that checks every message on its way, against
+	// the ACI schema (shinken/aci/aci-v0.schema.json) say, as this module's
+	// own backends' tests do. nil dials the Runtime directly (the client
+	// still decodes every message strictly). The suite links no schema
+	// validator of its own, so that an agent's test importing the package
+	// for [Serve] links none either.
+	Proxy func(t testing.TB, url string) string
 }
 
 // A Fixture puts the suite's application on a backend's screen.
@@ -105,7 +114,7 @@ func RunWith(t *testing.T, newBackend func(t *testing.T) shinken.Backend, opts *
 			t.Run(c.name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(t.Context(), 4*o.Timeout)
 				defer cancel()
-				w := newWire(t, newBackend(t))
+				w := newWire(t, newBackend(t), o.Proxy)
 				s := &suite{t: t, ctx: ctx, b: w, real: w.real, opts: o}
 				c.run(s)
 			})

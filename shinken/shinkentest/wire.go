@@ -23,6 +23,13 @@ import (
 // closed when the test ends.
 func Serve(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions) *client.Client {
 	t.Helper()
+	return serve(t, b, opts, nil)
+}
+
+// serve is Serve, dialling the URL proxy makes of the runtime's when proxy
+// is set (see [Options.Proxy]).
+func serve(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions, proxy func(testing.TB, string) string) *client.Client {
+	t.Helper()
 	o := shinken.RuntimeOptions{}
 	if opts != nil {
 		o = *opts
@@ -37,7 +44,11 @@ func Serve(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions) *clien
 	srv := httptest.NewServer(rt)
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
 	defer cancel()
-	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: o.Token})
+	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	if proxy != nil {
+		url = proxy(t, url)
+	}
+	c, err := client.Dial(ctx, url, &client.DialOptions{Token: o.Token})
 	if err != nil {
 		srv.Close()
 		rt.Close()
@@ -65,8 +76,8 @@ type wire struct {
 	sent bool     // the held combo was sent
 }
 
-func newWire(t *testing.T, real shinken.Backend) *wire {
-	return &wire{real: real, c: Serve(t, real, nil)}
+func newWire(t *testing.T, real shinken.Backend, proxy func(testing.TB, string) string) *wire {
+	return &wire{real: real, c: serve(t, real, nil, proxy)}
 }
 
 func (w *wire) shot(ctx context.Context, scope aci.Scope) (*client.Shot, error) {
@@ -191,9 +202,9 @@ func (w *wire) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (*shi
 
 func (w *wire) Perform(ctx context.Context, ref string, act shinken.ElementAction) error {
 	if act.Op == shinken.OpSetValue {
-		return w.c.SetValue(ctx, ref, act.Text)
+		return w.c.SetValue(ctx, aci.Ref(ref), act.Text)
 	}
-	return w.c.InvokeAction(ctx, ref, act.Action)
+	return w.c.InvokeAction(ctx, aci.Ref(ref), act.Action)
 }
 
 func (w *wire) ClipboardText(ctx context.Context) (string, error) { return w.c.ClipboardGet(ctx) }

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"shinken.dev/go/backend/x11/atspi/atspitest"
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/shinkentest"
@@ -338,7 +339,7 @@ func TestConformance(t *testing.T) {
 	}
 	f := fixture{s: s, python: atspitest.Python(t, "gi"), script: script}
 	shinkentest.RunWith(t, func(t *testing.T) shinken.Backend { return connect(t, s, nil) },
-		&shinkentest.Options{Fixture: f, Timeout: 10 * time.Second})
+		&shinkentest.Options{Fixture: f, Timeout: 10 * time.Second, Proxy: schematest.ProxyURL})
 }
 
 // TestBusRouted drives an application that offers no peer-to-peer socket

@@ -21,6 +21,7 @@ import (
 	"shinken.dev/go/backend/x11"
 	"shinken.dev/go/backend/x11/atspi"
 	"shinken.dev/go/backend/x11/atspi/atspitest"
+	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/shinkentest"
@@ -58,6 +59,7 @@ func TestConformance(t *testing.T) {
 	shinkentest.RunWith(t, newDesktop, &shinkentest.Options{
 		Fixture: paintedFixture{shinkentest.LaunchFixture{App: python, Args: []string{fixture}}},
 		Timeout: 10 * time.Second,
+		Proxy:   schematest.ProxyURL,
 	})
 }
 

@@ -13,8 +13,8 @@ import (
 // document no longer busy, its Send button, the first rows of its long
 // list, and the Edge button placed across the viewport's bottom edge.
 func formReady(o *aci.Observation) bool {
-	doc := o.Find("document web", "Shinken form")
-	return doc != nil && !slices.Contains(doc.States, "busy") &&
+	doc, err := o.Find("document web", "Shinken form")
+	return err == nil && !slices.Contains(doc.States, "busy") &&
 		ref(o, "push button", "Send") != "" && strings.Contains(o.TreeText, `"Row 1"`) &&
 		strings.Contains(o.TreeText, `push button (partly offscreen) "Edge"`)
 }
@@ -42,12 +42,12 @@ func testBrowser(t *testing.T, browser string) {
 		if r == "" {
 			t.Fatalf("no entry %q in\n%s", field, obs.TreeText)
 		}
-		if err := d.c.SetValue(ctx, r, text); err != nil {
+		if err := d.c.SetValue(ctx, aci.Ref(r), text); err != nil {
 			t.Fatalf("set_value %s (%s): %v", field, r, err)
 		}
 	}
 	// A select option, by its name.
-	if err := d.c.SetValue(ctx, ref(obs, "combo box", "Colour"), "Blue"); err != nil {
+	if err := d.c.SetValue(ctx, aci.Ref(ref(obs, "combo box", "Colour")), "Blue"); err != nil {
 		t.Fatalf("set_value on the select: %v", err)
 	}
 	// A check box, by a click on its ref.

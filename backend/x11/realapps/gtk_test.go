@@ -22,13 +22,13 @@ func TestZenityForm(t *testing.T) {
 	checkInteractiveLines(t, obs)
 	golden(t, "zenity-form.txt", renumber(obs.TreeText))
 
-	if err := d.c.SetValue(ctx, ref(obs, "text", "Name"), "Ada Lovelace"); err != nil {
+	if err := d.c.SetValue(ctx, aci.Ref(ref(obs, "text", "Name")), "Ada Lovelace"); err != nil {
 		t.Fatalf("set_value Name: %v", err)
 	}
-	if err := d.c.SetValue(ctx, ref(obs, "password text", "Secret"), "s3cret"); err != nil {
+	if err := d.c.SetValue(ctx, aci.Ref(ref(obs, "password text", "Secret")), "s3cret"); err != nil {
 		t.Fatalf("set_value Secret: %v", err)
 	}
-	if err := d.c.SetValue(ctx, ref(obs, "combo box", "Colour"), "Green"); err != nil {
+	if err := d.c.SetValue(ctx, aci.Ref(ref(obs, "combo box", "Colour")), "Green"); err != nil {
 		t.Fatalf("set_value on the combo box: %v", err)
 	}
 	if err := d.c.Click(ctx, aci.Ref(ref(obs, "text", "Email"))); err != nil {

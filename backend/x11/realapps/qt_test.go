@@ -24,7 +24,7 @@ func testQt(t *testing.T, version, goldenName string) {
 	checkInteractiveLines(t, obs)
 	golden(t, goldenName, renumber(obs.TreeText))
 
-	if err := d.c.SetValue(ctx, ref(obs, "text", "Name"), "Ada Lovelace"); err != nil {
+	if err := d.c.SetValue(ctx, aci.Ref(ref(obs, "text", "Name")), "Ada Lovelace"); err != nil {
 		t.Fatalf("set_value Name: %v", err)
 	}
 	if err := d.c.Click(ctx, aci.Ref(ref(obs, "text", "Email"))); err != nil {
@@ -37,10 +37,10 @@ func testQt(t *testing.T, version, goldenName string) {
 	if err := d.c.TypeText(ctx, "ada@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.c.SetValue(ctx, ref(obs, "combo box", "Red"), "Blue"); err != nil {
+	if err := d.c.SetValue(ctx, aci.Ref(ref(obs, "combo box", "Red")), "Blue"); err != nil {
 		t.Fatalf("set_value on the combo box: %v", err)
 	}
-	if err := d.c.SetValue(ctx, ref(obs, "spin button", "Count"), "7"); err != nil {
+	if err := d.c.SetValue(ctx, aci.Ref(ref(obs, "spin button", "Count")), "7"); err != nil {
 		t.Fatalf("set_value on the spin box: %v", err)
 	}
 	if err := d.c.Click(ctx, aci.Ref(ref(obs, "check box", "Subscribe"))); err != nil {

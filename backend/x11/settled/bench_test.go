@@ -208,7 +208,7 @@ func benchScenario(b *testing.B, r *rig, act func(c *client.Client) error, shows
 			b.Fatal("no settle reported")
 		}
 		for _, x := range ss {
-			settled = append(settled, x.Took)
+			settled = append(settled, took(x))
 		}
 		if s.Hash == last.Hash {
 			staleSettled++

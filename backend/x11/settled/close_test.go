@@ -15,7 +15,7 @@ func TestGtkCloseWindowThenObserve(t *testing.T) {
 	r.sess.Launch(t, "gtk3-demo")
 	r.waitElement("table cell", "Expander")
 	r.takeSettles()
-	var closes []shinken.SettleInfo
+	var closes []shinken.Event
 	for i := range rounds {
 		// Setup: open the dialog and wait until it shows.
 		o := r.observe()
@@ -25,7 +25,7 @@ func TestGtkCloseWindowThenObserve(t *testing.T) {
 		}
 		// The row's own action: a double click can land as two clicks on
 		// a busy machine.
-		if err := r.c.InvokeAction(r.ctx, row.Ref, "activate"); err != nil {
+		if err := r.c.InvokeAction(r.ctx, aci.Ref(row.Ref), "activate"); err != nil {
 			t.Fatal(err)
 		}
 		do, _ := r.waitElement("label", "Something went wrong")
@@ -49,8 +49,8 @@ func TestGtkCloseWindowThenObserve(t *testing.T) {
 		ss := r.takeSettles()
 		closes = append(closes, ss...)
 		for _, s := range ss {
-			if s.Outcome != shinken.SettleQuiet {
-				t.Fatalf("round %d: the close settled %s", i, s.Outcome)
+			if s.Settle != shinken.SettleQuiet {
+				t.Fatalf("round %d: the close settled %s", i, s.Settle)
 			}
 		}
 	}

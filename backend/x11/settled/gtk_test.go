@@ -50,8 +50,8 @@ func TestSettleWithSpinnerAndCaret(t *testing.T) {
 	}
 	ss := r.takeSettles()
 	for i, s := range ss {
-		if s.Outcome != shinken.SettleQuiet {
-			t.Fatalf("click %d settled %s (%d changes, %d ambient): %s", i, s.Outcome, s.Changes, s.Ambient, summary(ss))
+		if s.Settle != shinken.SettleQuiet {
+			t.Fatalf("click %d settled %s (%d changes, %d ambient): %s", i, s.Settle, s.Changes, s.Ambient, summary(ss))
 		}
 	}
 	t.Log(summary(ss))

@@ -41,7 +41,7 @@ type rig struct {
 	c    *client.Client
 
 	mu      sync.Mutex
-	settles []shinken.SettleInfo
+	settles []shinken.Event
 }
 
 func newRig(t testing.TB, screenReader bool) *rig {
@@ -60,11 +60,14 @@ func newRig(t testing.TB, screenReader bool) *rig {
 	rt := shinken.NewRuntime(r.desk, &shinken.RuntimeOptions{
 		Token:  "t",
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		OnSettle: func(s shinken.SettleInfo) {
+		Recorder: shinken.RecorderFunc(func(e shinken.Event) {
+			if e.Kind != shinken.EventSettle || e.Verb == "" { // an input action's settle
+				return
+			}
 			r.mu.Lock()
-			r.settles = append(r.settles, s)
+			r.settles = append(r.settles, e)
 			r.mu.Unlock()
-		},
+		}),
 	})
 	srv := httptest.NewServer(rt)
 	t.Cleanup(func() { srv.Close(); rt.Close() })
@@ -79,7 +82,7 @@ func newRig(t testing.TB, screenReader bool) *rig {
 }
 
 // takeSettles returns the settles reported since the last call.
-func (r *rig) takeSettles() []shinken.SettleInfo {
+func (r *rig) takeSettles() []shinken.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.settles
@@ -151,16 +154,21 @@ func (r *rig) shot() *client.Shot {
 	return s
 }
 
+// took is how long a settle took.
+func took(s shinken.Event) time.Duration {
+	return time.Duration(s.DurationMS * float64(time.Millisecond))
+}
+
 // summary reports the settles' outcomes and p50/p95 of their times.
-func summary(ss []shinken.SettleInfo) string {
+func summary(ss []shinken.Event) string {
 	if len(ss) == 0 {
 		return "no settles"
 	}
 	outcomes := map[shinken.SettleOutcome]int{}
 	var d []time.Duration
 	for _, s := range ss {
-		outcomes[s.Outcome]++
-		d = append(d, s.Took)
+		outcomes[s.Settle]++
+		d = append(d, took(s))
 	}
 	slices.Sort(d)
 	return fmt.Sprintf("%d settles %v p50 %v p95 %v max %v", len(ss), outcomes,
