@@ -85,25 +85,17 @@ func (rt *Runtime) Drain(ctx context.Context) error {
 	return err
 }
 
-// StatusDesktopRestarted is the close code of the sessions a Runtime ends
-// with CloseRestarted: 1012, "service restart" in the WebSocket registry.
-// Unlike 1001 (going away: the runtime is shutting down), it tells the
-// client that the desktop it drove was replaced and a new connection is
-// served at once: reconnect, and observe again (the windows and element
-// refs it knew are gone).
-const StatusDesktopRestarted = websocket.StatusServiceRestart
+// The close of the sessions a Runtime ends with CloseRestarted: unlike
+// 1001 (the runtime is going away), the desktop was replaced and a new one
+// is served at once: reconnect, and observe again.
+const (
+	StatusDesktopRestarted = websocket.StatusServiceRestart // 1012
+	ReasonDesktopRestarted = "desktop restarted: reconnect"
+)
 
-// ReasonDesktopRestarted is the close reason sent with
-// StatusDesktopRestarted.
-const ReasonDesktopRestarted = "desktop restarted: reconnect"
-
-// CloseRestarted closes the Runtime as Close does, for a program that has
-// restarted the desktop this Runtime served and serves a new Runtime in its
-// place: every session ends with StatusDesktopRestarted and
-// ReasonDesktopRestarted instead of 1001, so that clients reconnect rather
-// than give up. Calls in flight are cancelled (the desktop they acted on
-// is gone). It is safe to call more than once; after Close, it does
-// nothing.
+// CloseRestarted closes the Runtime as Close does, after the program
+// restarted its desktop and serves a new Runtime: sessions end with
+// StatusDesktopRestarted instead of 1001, so that clients reconnect.
 func (rt *Runtime) CloseRestarted() error {
 	rt.closeWhy.CompareAndSwap(nil, &closeErr{code: StatusDesktopRestarted, reason: ReasonDesktopRestarted})
 	return rt.Close()

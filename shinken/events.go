@@ -133,9 +133,8 @@ func (c *conn) emit(e Event) {
 }
 
 // OutcomeClientClosed is the Outcome of an [EventAction] whose client left
-// (closed the connection, or lost it) before the action was answered: its
-// session ended, not the backend's fault. An action cut short by the
-// runtime's own closing has the outcome "closed".
+// before its answer (never the backend's fault; the runtime's own closing
+// is "closed").
 const OutcomeClientClosed = "client_closed"
 
 // emitAction reports the answer to action m, which arrived at start and

@@ -27,19 +27,13 @@ type RuntimeOptions struct {
 	Name             string        // the server name in the welcome; default "shinken"
 	Logger           *slog.Logger  // default slog.Default()
 	HandshakeTimeout time.Duration // the wait for the hello; default 10 s
-	// ReadLimit bounds one incoming message; default 16 MiB. A larger
-	// message closes the connection with 1009.
-	ReadLimit int64
-	// WriteQueue is the number of outgoing messages a connection buffers
-	// before its handlers wait for the client; default 64.
-	WriteQueue int
+	ReadLimit        int64         // bounds one incoming message (larger: closed with 1009); default 16 MiB
+	WriteQueue       int           // outgoing messages a connection buffers before its handlers wait; default 64
 	// MaxQueuedBytes bounds the bytes of replies waiting for one slow
 	// client; past it the runtime reads no new request from that client
 	// until it catches up. Default 32 MiB.
 	MaxQueuedBytes int64
-	// WriteTimeout bounds the write of one message; a client that takes
-	// longer is disconnected. Default 30 s.
-	WriteTimeout time.Duration
+	WriteTimeout   time.Duration // bounds one message's write (slower: disconnected); default 30 s
 	// ReadTimeout bounds one message's read, first byte to last, whatever
 	// KeepAlive says (a client stalled mid-message is closed with 1008);
 	// idle sessions stay open. Default 30 s; negative means no bound.
@@ -48,24 +42,17 @@ type RuntimeOptions struct {
 	JPEGQuality     int           // the default JPEG quality; default 80
 	MaxWait         time.Duration // caps the wait verb; default 60 s
 	MaxDragDuration time.Duration // caps a drag's duration_ms; default 10 s
-	// MaxTypeText caps the bytes of one type_text; default 64 KiB. Input is
-	// serialised runtime-wide, so one long typing holds every client's
-	// input.
-	MaxTypeText    int
-	MaxScreencasts int // the screencasts one connection runs at once; default 4
-	MaxClipboard   int // caps the clipboard text, both ways, in bytes; default 4 MiB
-	// OriginPatterns lists the browser origins allowed to connect besides
-	// the runtime's own host (see websocket.AcceptOptions).
-	OriginPatterns []string
-	Authorizer     Authorizer  // when set, is asked before exec and launch_app run
-	Exec           ExecOptions // configures the exec verb
-	Executor       Executor    // runs exec; default: the backend, if it implements Executor
-	// SettleCap bounds the wait, after each input action, for the UI to
-	// handle it and fall quiet (see [Settler]); default 1.5 s, clamped to
-	// [50 ms, 10 s].
+	MaxTypeText     int           // caps one type_text (input is serialised runtime-wide); default 64 KiB
+	MaxScreencasts  int           // the screencasts one connection runs at once; default 4
+	MaxClipboard    int           // caps the clipboard text, both ways, in bytes; default 4 MiB
+	OriginPatterns  []string      // browser origins allowed besides the runtime's own host (websocket.AcceptOptions)
+	Authorizer      Authorizer    // when set, is asked before exec and launch_app run
+	Exec            ExecOptions   // configures the exec verb
+	Executor        Executor      // runs exec; default: the backend, if it implements Executor
+	// SettleCap bounds the wait after each input action for the UI to fall
+	// quiet ([Settler]); default 1.5 s, clamped to [50 ms, 10 s].
 	SettleCap time.Duration
-	// Recorder, when set, is told every [Event], synchronously (metrics).
-	Recorder Recorder
+	Recorder  Recorder // when set, is told every [Event], synchronously (metrics)
 	// KeepAlive is how long a session may stay idle (nothing read or
 	// written) before the runtime pings the client, so that routers do not
 	// drop it and a vanished client is found; default 25 s, below common
@@ -77,9 +64,7 @@ type RuntimeOptions struct {
 	// image with max_long_edge or jpeg); a screencast frame that would be
 	// larger is skipped.
 	MaxMessage int
-	// Feed, when set, fans every [Event] out to its subscribers, never
-	// blocking the runtime.
-	Feed *Feed
+	Feed       *Feed // when set, fans every [Event] out to its subscribers, never blocking
 }
 
 // ExecOptions configure the exec verb. Zero fields take their defaults.
