@@ -8,7 +8,12 @@
 // A Server drives one [client.Client], local or remote. Serve it on any
 // MCP transport: [Server.Run] with &mcp.StdioTransport{} for a client that
 // starts the program, or [Server.Handler] for streamable HTTP behind a
-// bearer token.
+// bearer token. The handler meets the transport's security rules on its
+// own, wherever it is mounted: it refuses a foreign Origin and a Host that
+// does not name the server with 403 (Options.AllowedOrigins and
+// AllowedHosts widen them), a missing or wrong token with 401 and a
+// WWW-Authenticate challenge, and a request without its session's
+// Mcp-Session-Id with 400.
 //
 // # Tools
 //
@@ -79,7 +84,9 @@
 // session of its own, which a cancellation closes: the runtime then kills
 // the command with its process group, or releases the held keys (which
 // would otherwise hold every session's input until the hold ends).
-// wait_for stops polling at once; a cancelled wait holds nothing.
+// wait_for stops polling at once; a cancelled wait holds nothing. Run's
+// stdio transport and the Server's HTTP handler write no answer to a
+// cancelled call, as MCP asks.
 //
 // # Sessions
 //
