@@ -10,6 +10,8 @@ import (
 	"image/png"
 	"sync"
 
+	xdraw "golang.org/x/image/draw"
+
 	"shinken.dev/go/internal/imaging"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
@@ -30,6 +32,8 @@ type screen struct {
 	c     *client.Client
 	bound image.Point // the model's screen bound; 0 means the screen's size
 	pad   bool        // pad every screenshot to exactly bound
+
+	held holdCap // the runtime's hold bound, once seen
 
 	mu    sync.Mutex
 	scale Scale
@@ -128,9 +132,8 @@ func (s *screen) screenshot(ctx context.Context) (*Image, error) {
 // zoom captures region, given in the model's screenshot pixels, at the
 // screen's native resolution, scaled to fill the model's screenshot size
 // with its aspect ratio kept: a region larger than that is downscaled to
-// fit; a smaller one is enlarged by the largest whole factor that fits, each
-// native pixel becoming a square block, so small text stays crisp and every
-// pixel is the screen's own.
+// fit, a smaller one enlarged (Catmull-Rom) until it fills the size on one
+// axis, so that the model sees the region as large as its screen allows.
 func (s *screen) zoom(ctx context.Context, region image.Rectangle) (*Image, error) {
 	sc, _ := s.current()
 	if region.Empty() {
@@ -154,35 +157,28 @@ func (s *screen) zoom(ctx context.Context, region image.Rectangle) (*Image, erro
 	r := sc.RectToScreen(region)
 	crop := image.NewRGBA(image.Rect(0, 0, r.Dx(), r.Dy()))
 	draw.Draw(crop, crop.Rect, full, r.Min, draw.Src)
-	switch bound := sc.Model; {
-	case crop.Rect.Dx() > bound.X || crop.Rect.Dy() > bound.Y:
+	bound := sc.Model
+	if crop.Rect.Dx() > bound.X || crop.Rect.Dy() > bound.Y {
 		edge, _ := fit(crop.Rect.Size(), bound, 0)
-		crop = imaging.Downscale(crop, edge)
-	default:
-		if k := min(bound.X/crop.Rect.Dx(), bound.Y/crop.Rect.Dy()); k > 1 {
-			crop = enlarge(crop, k)
-		}
+		return encode(imaging.Downscale(crop, edge))
+	}
+	// The region's aspect as the model drew it: the native pixels that
+	// cover it may be a fraction larger.
+	if size := fillSize(region.Size(), bound); size != crop.Rect.Size() {
+		big := image.NewRGBA(image.Rectangle{Max: size})
+		xdraw.CatmullRom.Scale(big, big.Rect, crop, crop.Rect, xdraw.Src, nil)
+		crop = big
 	}
 	return encode(crop)
 }
 
-// enlarge returns src enlarged k times, each pixel a k×k block.
-func enlarge(src *image.RGBA, k int) *image.RGBA {
-	w, h := src.Rect.Dx(), src.Rect.Dy()
-	dst := image.NewRGBA(image.Rect(0, 0, w*k, h*k))
-	for y := range h {
-		row := src.Pix[y*src.Stride:][:4*w]
-		first := dst.Pix[y*k*dst.Stride:][:4*w*k]
-		for x := range w {
-			for i := range k {
-				copy(first[4*(x*k+i):], row[4*x:4*x+4])
-			}
-		}
-		for j := 1; j < k; j++ {
-			copy(dst.Pix[(y*k+j)*dst.Stride:], first)
-		}
+// fillSize is the largest size of src's aspect ratio within bound: one
+// axis fills bound, the other is rounded to the nearest pixel.
+func fillSize(src, bound image.Point) image.Point {
+	if src.X*bound.Y >= src.Y*bound.X { // wider than bound: the width fills it
+		return image.Pt(bound.X, max(1, min(bound.Y, (src.Y*bound.X+src.X/2)/src.X)))
 	}
-	return dst
+	return image.Pt(max(1, min(bound.X, (src.X*bound.Y+src.Y/2)/src.Y)), bound.Y)
 }
 
 // cursor reports the pointer's position in action pixels, as the runtime
