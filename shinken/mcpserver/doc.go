@@ -35,6 +35,15 @@
 // buffered command, refused with the runtime's Authorizer's reason when
 // its gate says no).
 //
+// The machine's tools: read_file, write_file (binary-safe: base64, or
+// text) and list_files; shell, a persistent shell on a terminal whose
+// working directory, variables and jobs last from call to call and which
+// ends with the MCP session; screen_size; and open, a file or a URL with
+// its default application. ACI has no verbs of their own for these: they
+// are made of exec and launch_app (see the client package's ReadFile,
+// Shell and Open), so the runtime's Authorizer and plugins judge them as
+// they judge those, and refuse them when they refuse commands.
+//
 // # Results and errors
 //
 // screenshot and zoom answer with MCP image content (a PNG). Every other
@@ -72,7 +81,9 @@
 // whose repetition changes nothing more: mouse_move and activate_window
 // are non-destructive and idempotent, set_value and clipboard_set are
 // destructive but idempotent. exec and launch_app are destructive,
-// non-idempotent and open-world.
+// non-idempotent and open-world. read_file, list_files and screen_size are
+// read-only; write_file is destructive and idempotent; shell and open are
+// destructive, non-idempotent and open-world.
 //
 // # Long calls
 //

@@ -81,6 +81,7 @@ type Server struct {
 	splicers sync.Map // *mcp.ServerSession → *imageSplicer, for the sessions Run serves on stdio
 	// The images of answers to the Server's HTTP handler not yet written.
 	httpImages heldImages
+	shells     shells // the MCP sessions' shells
 
 	redial  sync.Mutex // one renewal of the session at a time
 	mu      sync.Mutex
@@ -142,6 +143,7 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 		return nil, err
 	}
 	s.addStructuredTools()
+	s.addHostTools()
 	return s, nil
 }
 
@@ -250,6 +252,7 @@ func (s *Server) Close() error {
 	for ss := range s.srv.Sessions() {
 		errs = append(errs, ss.Close())
 	}
+	s.closeShells()
 	s.mu.Lock()
 	s.closed = true
 	dialled := s.dialled
