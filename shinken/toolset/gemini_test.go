@@ -94,6 +94,13 @@ func TestGeminiTurnStopsAtTheFirstFailure(t *testing.T) {
 		}
 	}
 	var def map[string]map[string]any
+	if err := json.Unmarshal(g.Definition(), &def); err != nil || def["computerUse"]["environment"] != "ENVIRONMENT_DESKTOP" || def["computerUse"]["excludedPredefinedFunctions"] != nil {
+		t.Fatalf("definition %s", g.Definition())
+	}
+	g, err = toolset.NewGemini(k.ctx, k.c, &toolset.GeminiOptions{Environment: "ENVIRONMENT_BROWSER"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := json.Unmarshal(g.Definition(), &def); err != nil || def["computerUse"]["environment"] != "ENVIRONMENT_BROWSER" || def["computerUse"]["excludedPredefinedFunctions"] == nil {
 		t.Fatalf("definition %s", g.Definition())
 	}
