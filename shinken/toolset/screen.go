@@ -32,6 +32,10 @@ type screen struct {
 	c     *client.Client
 	bound image.Point // the model's screen bound; 0 means the screen's size
 	pad   bool        // pad every screenshot to exactly bound
+	// exact, when set, gives every screenshot exactly this size, the
+	// aspect ratio as near as it allows (Qwen2.5-VL's smart resize):
+	// resampled here from the runtime's next larger one.
+	exact func(screen image.Point) image.Point
 
 	held holdCap // the runtime's hold bound, once seen
 
@@ -60,6 +64,21 @@ func newScreen(ctx context.Context, c *client.Client, bound image.Point, pad boo
 	return s, nil
 }
 
+// newExactScreen is newScreen whose screenshots have exactly the size
+// exact gives for the screen's.
+func newExactScreen(ctx context.Context, c *client.Client, exact func(image.Point) image.Point) (*screen, error) {
+	if c == nil {
+		return nil, errors.New("toolset: nil Client")
+	}
+	s := &screen{c: c, exact: exact}
+	sz, err := c.ScreenSize(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("toolset: asking the screen size: %w", err)
+	}
+	s.setScreen(image.Pt(sz.W, sz.H))
+	return s, nil
+}
+
 func (s *screen) runtimeCap() int {
 	if w := s.c.Welcome(); w != nil {
 		return w.Capabilities.MaxLongEdge
@@ -70,6 +89,21 @@ func (s *screen) runtimeCap() int {
 // setScreen recomputes the scale for a screen of size sz. The caller holds
 // no lock.
 func (s *screen) setScreen(sz image.Point) {
+	if s.exact != nil {
+		img := s.exact(sz)
+		// The runtime's smallest screenshot that covers img on both axes.
+		edge := max(sz.X, sz.Y)
+		if r := s.runtimeCap(); r > 0 {
+			edge = min(edge, r)
+		}
+		need := max(ceilDiv(img.X*max(sz.X, sz.Y), sz.X), ceilDiv(img.Y*max(sz.X, sz.Y), sz.Y))
+		edge = min(edge, max(need, 1))
+		s.mu.Lock()
+		s.scale = Scale{Screen: sz, Image: img, Model: img}
+		s.edge = edge
+		s.mu.Unlock()
+		return
+	}
 	edge, img := fit(sz, s.bound, s.runtimeCap())
 	model := img
 	if s.pad {
@@ -112,6 +146,15 @@ func (s *screen) screenshot(ctx context.Context) (*Image, error) {
 		if shot, err = s.c.Screenshot(ctx, &client.ScreenshotRequest{Format: aci.FormatPNG, MaxLongEdge: edge}); err != nil {
 			return nil, err
 		}
+	}
+	if s.exact != nil && (shot.Width != sc.Image.X || shot.Height != sc.Image.Y) {
+		src, err := decodeRGBA(shot.Data)
+		if err != nil {
+			return nil, err
+		}
+		dst := image.NewRGBA(image.Rectangle{Max: sc.Image})
+		xdraw.CatmullRom.Scale(dst, dst.Rect, src, src.Rect, xdraw.Src, nil)
+		return encode(dst)
 	}
 	if shot.Width != sc.Image.X || shot.Height != sc.Image.Y {
 		return nil, fmt.Errorf("%w: toolset: the runtime delivered %d×%d, expected %d×%d", aci.ErrInternal, shot.Width, shot.Height, sc.Image.X, sc.Image.Y)
