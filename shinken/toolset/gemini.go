@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
@@ -414,7 +415,7 @@ func (g *Gemini) run(ctx context.Context, name string, a *geminiArgs) error {
 		}
 		return s.drag(ctx, []image.Point{from, to}, aci.PointerLeft, g.held())
 	case "wait_5_seconds":
-		return s.do(ctx, &aci.Action{Verb: aci.VerbWait, MS: 5000})
+		return s.wait(ctx, 5*time.Second)
 	case "open_web_browser":
 		if g.opts.Browser == "" {
 			return errors.New("toolset: open_web_browser: no browser is configured to open on this computer")

@@ -100,10 +100,11 @@ func (s *screen) keys(ctx context.Context, expr string, n int) error {
 }
 
 // scrollNotches scrolls act's DX and DY in actions of at most
-// notchesPerAction notches each.
+// notchesPerAction notches each; a fraction of a notch is left to the
+// runtime, which rounds it (a small one to one notch).
 func (s *screen) scrollNotches(ctx context.Context, act *aci.Action) error {
 	dx, dy := act.DX, act.DY
-	for dx != 0 || dy != 0 {
+	for {
 		step := *act
 		step.DX = clampAbs(dx, notchesPerAction)
 		step.DY = clampAbs(dy, notchesPerAction)
@@ -112,8 +113,10 @@ func (s *screen) scrollNotches(ctx context.Context, act *aci.Action) error {
 		}
 		dx -= step.DX
 		dy -= step.DY
+		if math.Abs(dx) < 0.5 && math.Abs(dy) < 0.5 {
+			return nil
+		}
 	}
-	return nil
 }
 
 func clampAbs(v, limit float64) float64 { return math.Copysign(min(math.Abs(v), limit), v) }

@@ -114,3 +114,27 @@ func TestOpenAIUnreadableActionSaysNoneRan(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestLongScrollsAreWhole scrolls further than the runtime takes in one
+// action (it clamps at 1000 notches): every notch reaches the desktop.
+func TestLongScrollsAreWhole(t *testing.T) {
+	k, rec := newRecDesk(t, 1280, 800, nil, "notes")
+	o, err := toolset.NewOpenAI(k.ctx, k.c, &toolset.OpenAIOptions{PixelsPerNotch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.take()
+	if _, err := o.Run(k.ctx, computerCall(`{"type": "scroll", "x": 100, "y": 100, "scroll_x": 0, "scroll_y": 2500}`)); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, e := range rec.take() {
+		var dx, dy, x, y int
+		if _, err := fmt.Sscanf(e, "scroll:%d,%d@%d,%d", &dx, &dy, &x, &y); err == nil {
+			total += dy
+		}
+	}
+	if total != 2500 {
+		t.Fatalf("a 2500-notch scroll scrolled %d", total)
+	}
+}
