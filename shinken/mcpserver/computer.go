@@ -79,6 +79,7 @@ func (s *Server) addComputerTools(a *toolset.Anthropic) error {
 		}
 		name := m.Name
 		s.srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ctx = toolset.WithHeldKeys(ctx, s.held.of(req.Session)...)
 			var r *toolset.Result
 			err := s.run(ctx, h.readOnly, func(sess *aciSession) error {
 				var err error

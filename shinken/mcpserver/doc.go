@@ -38,8 +38,11 @@
 // The machine's tools: read_file, write_file (binary-safe: base64, or
 // text) and list_files; shell, a persistent shell on a terminal whose
 // working directory, variables and jobs last from call to call and which
-// ends with the MCP session; screen_size; and open, a file or a URL with
-// its default application. ACI has no verbs of their own for these: they
+// ends with the MCP session; screen_size; open, a file or a URL with its
+// default application; and key_down and key_up, which hold a modifier for
+// the session's later computer-use calls (ACI holds keys for one action at
+// a time, so each click, scroll, drag, move and key is made with it down,
+// and nothing is left held when the session ends). ACI has no verbs of their own for these: they
 // are made of exec and launch_app (see the client package's ReadFile,
 // Shell and Open), so the runtime's Authorizer and plugins judge them as
 // they judge those, and refuse them when they refuse commands.

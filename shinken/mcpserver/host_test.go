@@ -98,3 +98,26 @@ func TestHostToolsTypeScript(t *testing.T) {
 		t.Fatalf("node: %v\n%s", err, out)
 	}
 }
+
+// TestHeldKeys holds ctrl across calls: the key after key_down is made
+// with it (ctrl+a selects the field), type is refused while it is held,
+// and key_up releases it.
+func TestHeldKeys(t *testing.T) {
+	e := newEnv(t, nil)
+	name := e.node(t, "text", "Name")
+	c := centre(name)
+	e.ok(t, "left_click", map[string]any{"coordinate": model(c)})
+	e.ok(t, "type", map[string]any{"text": "abc"})
+	e.ok(t, "key_down", map[string]any{"key": "CTRL"})
+	e.fails(t, "type", map[string]any{"text": "x"}, aci.CodeInvalidAction)
+	e.ok(t, "key", map[string]any{"text": "a"})
+	e.fails(t, "key_down", map[string]any{"key": "a"}, aci.CodeInvalidAction)
+	e.fails(t, "key_up", map[string]any{"key": "shift"}, aci.CodeInvalidAction)
+	if got := e.ok(t, "key_up", map[string]any{"key": "ctrl"}); got != "no key held" {
+		t.Fatalf("key_up: %q", got)
+	}
+	e.ok(t, "type", map[string]any{"text": "X"})
+	if got := e.node(t, "text", "Name").Value; got != "X" {
+		t.Fatalf("ctrl held across calls: the name reads %q, want X (ctrl+a, then X)", got)
+	}
+}

@@ -81,7 +81,8 @@ type Server struct {
 	splicers sync.Map // *mcp.ServerSession → *imageSplicer, for the sessions Run serves on stdio
 	// The images of answers to the Server's HTTP handler not yet written.
 	httpImages heldImages
-	shells     shells // the MCP sessions' shells
+	shells     shells   // the MCP sessions' shells
+	held       heldKeys // the MCP sessions' held modifiers
 
 	redial  sync.Mutex // one renewal of the session at a time
 	mu      sync.Mutex
@@ -144,6 +145,7 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 	}
 	s.addStructuredTools()
 	s.addHostTools()
+	s.addHeldKeyTools()
 	return s, nil
 }
 

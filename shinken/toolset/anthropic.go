@@ -331,11 +331,32 @@ func parseAnthropic(v AnthropicVersion, name string, raw json.RawMessage) (*anth
 	return m, &in, nil
 }
 
-// do sends one action and waits for its ack.
+// do sends one action and waits for its ack, with the keys ctx holds
+// (see WithHeldKeys).
 func (s *screen) do(ctx context.Context, act *aci.Action) error {
+	if held := heldKeys(ctx); held != "" {
+		var err error
+		if act, err = s.withHeld(held, act); err != nil {
+			return err
+		}
+	}
 	_, err := s.c.Do(ctx, act)
+	if err == nil {
+		switch act.Verb {
+		case aci.VerbMouseDown:
+			s.buttons.Add(1)
+		case aci.VerbMouseUp:
+			if s.buttons.Add(-1) < 0 {
+				s.buttons.Store(0)
+			}
+		}
+	}
 	return err
 }
+
+// buttonsDown is how many mouse_down the toolset sent without their
+// mouse_up.
+func (s *screen) buttonsDown() int64 { return s.buttons.Load() }
 
 // at resolves an optional model coordinate to a target: nil means the
 // pointer's current position.

@@ -333,7 +333,7 @@ func (g *Gemini) call(ctx context.Context, fc FunctionCall) (ack bool, err error
 		}
 		ack = true
 	}
-	return ack, g.run(ctx, fc.Name, a)
+	return ack, g.run(g.heldCtx(ctx), fc.Name, a)
 }
 
 func (g *Gemini) at(x, y *coord) (image.Point, error) { return g.grid().ToScreen(int(*x), int(*y)) }
@@ -386,7 +386,7 @@ func (g *Gemini) run(ctx context.Context, name string, a *geminiArgs) error {
 		if err != nil {
 			return err
 		}
-		return s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: g.withHeld(keys)})
+		return s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: keys})
 	case "scroll_at":
 		p, err := g.at(a.X, a.Y)
 		if err != nil {
@@ -413,7 +413,7 @@ func (g *Gemini) run(ctx context.Context, name string, a *geminiArgs) error {
 		if err != nil {
 			return err
 		}
-		return s.drag(ctx, []image.Point{from, to}, aci.PointerLeft, g.held())
+		return s.drag(ctx, []image.Point{from, to}, aci.PointerLeft, "")
 	case "wait_5_seconds":
 		return s.wait(ctx, 5*time.Second)
 	case "open_web_browser":

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image"
 	"slices"
-	"strings"
 	"time"
 
 	"shinken.dev/go/shinken/aci"
@@ -38,7 +37,7 @@ func (g *Gemini) runNewer(ctx context.Context, name string, a *geminiArgs) error
 		case "right_click":
 			button = aci.PointerRight
 		}
-		return s.click(ctx, px(p), button, g.held(), n)
+		return s.click(ctx, px(p), button, "", n)
 	case "mouse_down", "mouse_up":
 		p, err := g.at(a.X, a.Y)
 		if err != nil {
@@ -47,16 +46,16 @@ func (g *Gemini) runNewer(ctx context.Context, name string, a *geminiArgs) error
 		if name == "mouse_up" {
 			return s.do(ctx, &aci.Action{Verb: aci.VerbMouseUp, Target: px(p)})
 		}
-		return s.do(ctx, &aci.Action{Verb: aci.VerbMouseDown, Target: px(p), Keys: g.held()})
+		return s.do(ctx, &aci.Action{Verb: aci.VerbMouseDown, Target: px(p)})
 	case "move":
 		p, err := g.at(a.X, a.Y)
 		if err != nil {
 			return err
 		}
-		return s.do(ctx, &aci.Action{Verb: aci.VerbMove, Target: px(p), Keys: g.held()})
+		return s.do(ctx, &aci.Action{Verb: aci.VerbMove, Target: px(p)})
 	case "type":
-		if held := g.held(); held != "" {
-			return fmt.Errorf("toolset: type while %s is held down: key_up it first, or press_key a combination", held)
+		if held := heldKeys(ctx); held != "" {
+			return fmt.Errorf("toolset: typing text while %s is held would type shortcuts: key_up it first", held)
 		}
 		if (a.X == nil) != (a.Y == nil) {
 			return fmt.Errorf("toolset: type takes both x and y, or neither")
@@ -88,7 +87,7 @@ func (g *Gemini) runNewer(ctx context.Context, name string, a *geminiArgs) error
 		if err != nil {
 			return err
 		}
-		return s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: g.withHeld(k)})
+		return s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: k})
 	case "hotkey":
 		var keys []string
 		if err := json.Unmarshal(a.Keys, &keys); err != nil || len(keys) == 0 {
@@ -98,7 +97,7 @@ func (g *Gemini) runNewer(ctx context.Context, name string, a *geminiArgs) error
 		if err != nil {
 			return err
 		}
-		return s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: g.withHeld(k)})
+		return s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: k})
 	case "key_down", "key_up":
 		return g.holdKey(name == "key_down", *a.Key)
 	case "take_screenshot":
@@ -112,28 +111,17 @@ func (g *Gemini) runNewer(ctx context.Context, name string, a *geminiArgs) error
 		if a.MagnitudePixels != nil {
 			m = int(*a.MagnitudePixels)
 		}
-		return g.scrollKeys(ctx, p, *a.Direction, m, g.held())
+		return g.scrollKeys(ctx, p, *a.Direction, m, "")
 	}
 	return fmt.Errorf("toolset: unknown computer use function %q", name)
 }
 
-// Held keys. ACI v0 has no verb that holds a key across calls (a key
-// action holds its keys for its own duration, and the runtime's input with
-// them), so key_down holds modifiers the way a hand does for what follows:
-// each later gesture and key of the Gemini's calls is made with them held,
-// until key_up. A key other than a modifier cannot be held so, and is
-// refused. Nothing is held on the desktop between calls, so nothing is
-// left held when the session ends.
-
-var modifierKeys = []string{"Control_L", "Control_R", "Shift_L", "Shift_R", "Alt_L", "Alt_R", "Super_L", "Super_R", "Meta_L", "Meta_R"}
-
+// holdKey holds or releases a modifier for the calls that follow (see
+// WithHeldKeys).
 func (g *Gemini) holdKey(down bool, key string) error {
-	k, err := geminiKeys(key)
+	k, err := Modifier(key)
 	if err != nil {
 		return err
-	}
-	if strings.Contains(k, "+") || !slices.Contains(modifierKeys, k) {
-		return fmt.Errorf("toolset: key_down and key_up hold modifiers only (shift, ctrl, alt, meta, super), not %q: press_key or hotkey presses other keys", key)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -149,20 +137,14 @@ func (g *Gemini) holdKey(down bool, key string) error {
 	return nil
 }
 
-// held is the combination of the keys key_down holds, "" for none.
-func (g *Gemini) held() string {
+// heldCtx is ctx with the modifiers key_down holds.
+func (g *Gemini) heldCtx(ctx context.Context) context.Context {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return strings.Join(g.down, "+")
+	return WithHeldKeys(ctx, g.down...)
 }
 
-// withHeld is keys, one combination, pressed with the held keys.
-func (g *Gemini) withHeld(keys string) string {
-	if h := g.held(); h != "" {
-		return h + "+" + keys
-	}
-	return keys
-}
+var modifierKeys = []string{"Control_L", "Control_R", "Shift_L", "Shift_R", "Alt_L", "Alt_R", "Super_L", "Super_R", "Meta_L", "Meta_R"}
 
 // scrollKeys is scroll with keys held.
 func (g *Gemini) scrollKeys(ctx context.Context, p image.Point, dir string, magnitude int, keys string) error {

@@ -9,6 +9,7 @@ import (
 	"image/draw"
 	"image/png"
 	"sync"
+	"sync/atomic"
 
 	xdraw "golang.org/x/image/draw"
 
@@ -37,7 +38,8 @@ type screen struct {
 	// resampled here from the runtime's next larger one.
 	exact func(screen image.Point) image.Point
 
-	held holdCap // the runtime's hold bound, once seen
+	held    holdCap      // the runtime's hold bound, once seen
+	buttons atomic.Int64 // mouse_down sent without their mouse_up
 
 	mu    sync.Mutex
 	scale Scale

@@ -65,7 +65,7 @@ func TestGeminiNewerFunctions(t *testing.T) {
 		}
 	}
 	for _, bad := range []struct{ name, args, want string }{
-		{"key_down", `{"key": "a"}`, "modifiers only"},
+		{"key_down", `{"key": "a"}`, "only modifiers"},
 		{"key_up", `{"key": "ctrl"}`, "not held down"},
 		{"drag_and_drop", `{"start_x": 1, "start_y": 1, "end_x": 2, "end_y": 2, "x": 1}`, "not both"},
 		{"scroll", `{"x": 1, "y": 1, "direction": "down", "magnitude_in_pixels": 1000}`, "0–999"},
@@ -83,7 +83,7 @@ func TestGeminiNewerFunctions(t *testing.T) {
 	if _, err := g.Turn(k.ctx, []toolset.FunctionCall{fcall("key_down", `{"key": "ctrl"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Turn(k.ctx, []toolset.FunctionCall{fcall("type", `{"text": "x"}`)}); err == nil || !strings.Contains(err.Error(), "held down") {
+	if _, err := g.Turn(k.ctx, []toolset.FunctionCall{fcall("type", `{"text": "x"}`)}); err == nil || !strings.Contains(err.Error(), "is held") {
 		t.Fatalf("type while ctrl is held: %v", err)
 	}
 }

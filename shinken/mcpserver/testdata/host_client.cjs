@@ -68,6 +68,18 @@ async function main() {
   check(closed.structuredContent.ended === true, "the shell closed");
   console.log("shell used");
 
+  // A modifier held across calls, then released.
+  for (const name of ["key_down", "key_up"]) {
+    check(by[name] && by[name].annotations.idempotentHint === true, `${name} is idempotent`);
+  }
+  let held = await call(client, "key_down", { key: "shift" });
+  check(JSON.stringify(held.structuredContent.held) === JSON.stringify(["Shift_L"]), "shift held: " + JSON.stringify(held.structuredContent));
+  const typed = await client.callTool({ name: "type", arguments: { text: "x" } });
+  check(typed.isError, "type is refused while shift is held");
+  held = await call(client, "key_up", {});
+  check(held.structuredContent.held.length === 0, "nothing held after key_up");
+  console.log("keys held and released");
+
   const size = await call(client, "screen_size", {});
   check(size.structuredContent.width === 1280 && size.structuredContent.height === 800, "screen size");
   await client.close();
