@@ -373,7 +373,8 @@ func (g *Gemini) run(ctx context.Context, name string, a *geminiArgs) error {
 		if err := s.do(ctx, &aci.Action{Verb: aci.VerbTypeText, Text: a.Text}); err != nil {
 			return err
 		}
-		if a.PressEnter == nil || *a.PressEnter {
+		// False by default, as the reference agent reads it.
+		if a.PressEnter != nil && *a.PressEnter {
 			return s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: "Return"})
 		}
 		return nil
@@ -398,8 +399,16 @@ func (g *Gemini) run(ctx context.Context, name string, a *geminiArgs) error {
 		}
 		return g.scroll(ctx, p, *a.Direction, m)
 	case "scroll_document":
+		// As the reference agent does: a page down or up, or half the
+		// screen's width sideways.
+		switch *a.Direction {
+		case "down":
+			return s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: "Page_Down"})
+		case "up":
+			return s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: "Page_Up"})
+		}
 		sc := g.Scale()
-		return g.scroll(ctx, sc.Screen.Div(2), *a.Direction, 1000)
+		return g.scroll(ctx, sc.Screen.Div(2), *a.Direction, 500)
 	case "drag_and_drop":
 		fx, fy, tx, ty := a.X, a.Y, a.DestinationX, a.DestinationY
 		if a.StartX != nil {

@@ -52,7 +52,7 @@ func TestGeminiFillsTheForm(t *testing.T) {
 	}
 	k.element("label", "Submitted: Katherine Johnson <kj@example.org>, newsletter: yes.")
 	// type_text_at clears the field first by default.
-	if _, err := g.Turn(k.ctx, []toolset.FunctionCall{fcall("type_text_at", `{`+at("text", "Name")+`, "text": "KJ"}`)}); err != nil {
+	if _, err := g.Turn(k.ctx, []toolset.FunctionCall{fcall("type_text_at", `{`+at("text", "Name")+`, "text": "KJ", "press_enter": true}`)}); err != nil {
 		t.Fatal(err)
 	}
 	k.element("label", "Submitted: KJ <kj@example.org>, newsletter: yes.")

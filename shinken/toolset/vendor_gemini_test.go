@@ -87,3 +87,27 @@ func TestGeminiNewerFunctions(t *testing.T) {
 		t.Fatalf("type while ctrl is held: %v", err)
 	}
 }
+
+// TestGeminiOlderDefaults checks the older set's defaults against the
+// reference agent: type_text_at clears the field and presses no Enter
+// unless asked; scroll_document pages up and down.
+func TestGeminiOlderDefaults(t *testing.T) {
+	k, rec := newRecDesk(t, 1000, 1000, nil, "form")
+	g, err := toolset.NewGemini(k.ctx, k.c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.take()
+	if _, err := g.Turn(k.ctx, []toolset.FunctionCall{fcall("type_text_at", `{"x": 10, "y": 10, "text": "hi"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := filter(rec.take(), "+", "type:"); !slices.Equal(got, []string{"+Control_L", "+a", "+BackSpace", "type:hi"}) {
+		t.Fatalf("type_text_at reached the desktop as %v", got)
+	}
+	if _, err := g.Turn(k.ctx, []toolset.FunctionCall{fcall("scroll_document", `{"direction": "down"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.take(); !slices.Equal(got, []string{"+Page_Down", "-Page_Down"}) {
+		t.Fatalf("scroll_document down reached the desktop as %v", got)
+	}
+}
