@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,8 @@ func TestHostTools(t *testing.T) {
 		t.Fatalf("screen_size %q", got)
 	}
 	out := e.ok(t, "shell", map[string]any{"input": "cd " + dir + " && ls\n", "wait_ms": 5000})
-	for !strings.Contains(out, "\nb") && !strings.HasPrefix(out, "b") {
+	// ls prints "b" on a line of its own, maybe after the next prompt.
+	for !regexp.MustCompile(`(^|[\n ])b\r?\n`).MatchString(out) {
 		more := e.ok(t, "shell", map[string]any{"wait_ms": 2000})
 		if more == "" {
 			t.Fatalf("the shell printed %q", out)
