@@ -17,10 +17,10 @@ func honoured(a *aci.Action) error {
 	refuse := func(field, verbs string) error {
 		return aci.Errorf(aci.CodeInvalidAction, "%s is honoured only on %s, not on %s", field, verbs, v)
 	}
-	heldKeys := v == aci.VerbClick || v == aci.VerbDoubleClick || v == aci.VerbRightClick || v == aci.VerbDrag || v == aci.VerbScroll || v == aci.VerbMouseDown
+	heldKeys := v == aci.VerbClick || v == aci.VerbDoubleClick || v == aci.VerbRightClick || v == aci.VerbMove || v == aci.VerbDrag || v == aci.VerbScroll || v == aci.VerbMouseDown
 	switch {
 	case a.Keys != "" && v != aci.VerbKey && !heldKeys:
-		return refuse("keys", "key, and as keys held during click, double_click, right_click, drag, scroll and mouse_down")
+		return refuse("keys", "key, and as keys held during click, double_click, right_click, move, drag, scroll and mouse_down")
 	case heldKeys && len(strings.Fields(a.Keys)) > 1:
 		return aci.Errorf(aci.CodeInvalidAction, "keys held during %s must be one combination such as \"ctrl+shift\", got %q", v, a.Keys)
 	case a.Button != "" && v != aci.VerbClick && v != aci.VerbDoubleClick && v != aci.VerbMouseDown && v != aci.VerbMouseUp && v != aci.VerbDrag:

@@ -27,6 +27,7 @@ type recorder struct {
 	events   []string
 	at       []time.Time
 	failDown bool
+	moves    bool          // record pointer moves too
 	logged   chan struct{} // receives after each event, coalesced
 }
 
@@ -52,6 +53,10 @@ func (r *recorder) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 		r.log(fmt.Sprintf("up %d", ev.Button))
 	case shinken.PointerScroll:
 		r.log(fmt.Sprintf("scroll %d %d", ev.DX, ev.DY))
+	case shinken.PointerMove:
+		if r.moves {
+			r.log(fmt.Sprintf("move %d %d", ev.X, ev.Y))
+		}
 	}
 	return r.Desktop.Pointer(ctx, ev)
 }
@@ -176,6 +181,20 @@ func TestHeldKeysReleasedWhenTheClientLeaves(t *testing.T) {
 	}
 }
 
+// keys on a move are held for the move (OpenAI's move with keys).
+func TestMoveHoldsKeys(t *testing.T) {
+	rec, c, ctx := newRecorder(t)
+	rec.mu.Lock()
+	rec.moves = true
+	rec.mu.Unlock()
+	if _, err := c.Do(ctx, &aci.Action{Verb: aci.VerbMove, Target: aci.Px(40, 30), Keys: "ctrl+shift"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := rec.take(); !slices.Equal(got, []string{"+Control_L", "+Shift_L", "move 40 30", "-Shift_L", "-Control_L"}) {
+		t.Fatalf("events %q", got)
+	}
+}
+
 // ms on a key holds the combination down that long.
 func TestKeyHeldForMS(t *testing.T) {
 	rec, c, ctx := newRecorder(t)
@@ -197,7 +216,7 @@ func TestUnhonouredFieldsAreRefused(t *testing.T) {
 	rec, c, ctx := newRecorder(t)
 	at := aci.Px(10, 10)
 	for _, a := range []aci.Action{
-		{Verb: aci.VerbMove, Target: at, Keys: "shift"},
+		{Verb: aci.VerbMove, Target: at, Keys: "shift ctrl"},
 		{Verb: aci.VerbMouseUp, Keys: "shift"},
 		{Verb: aci.VerbTypeText, Text: ptr("x"), Keys: "shift"},
 		{Verb: aci.VerbClick, Target: at, Keys: "shift ctrl"},

@@ -85,7 +85,7 @@ func (c *conn) mutate(callID string, a *aci.Action) (rerr error) {
 	case aci.VerbRightClick:
 		return withKeys(ctx, in, a.Keys, func() error { return rt.click(ctx, p, ButtonRight, 1) })
 	case aci.VerbMove:
-		return rt.pointerEvent(ctx, PointerEvent{Kind: PointerMove, X: p.X, Y: p.Y})
+		return withKeys(ctx, in, a.Keys, func() error { return rt.pointerEvent(ctx, PointerEvent{Kind: PointerMove, X: p.X, Y: p.Y}) })
 	case aci.VerbMouseDown:
 		return c.mouseDown(ctx, p, btn, a.Keys)
 	case aci.VerbMouseUp:

@@ -121,7 +121,7 @@ type Ack struct {
 //     amount counts as one notch, positive dy scrolls down, positive dx
 //     scrolls right;
 //   - holds keys, one combination such as "shift" or "ctrl+shift", during
-//     a click, double_click, right_click, drag, scroll or mouse_down: the
+//     a click, double_click, right_click, move, drag, scroll or mouse_down: the
 //     keys go down before the gesture and come up after it, even when it
 //     fails; a mouse_down's keys stay down until that button's mouse_up
 //     (or the connection's end), so mouse_down, moves and mouse_up make one

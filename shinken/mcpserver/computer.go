@@ -53,7 +53,7 @@ type CursorPosition struct {
 	Y int `json:"y"`
 }
 
-var cursorText = regexp.MustCompile(`X=(-?\d+),\s*Y=(-?\d+)`)
+var cursorText = regexp.MustCompile(`X=(-?\d+),Y=(-?\d+)`)
 
 func (s *Server) addComputerTools(a *toolset.Anthropic) error {
 	doneSchema, err := jsonschema.For[Done](nil)
@@ -79,6 +79,7 @@ func (s *Server) addComputerTools(a *toolset.Anthropic) error {
 		}
 		name := m.Name
 		s.srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ctx = toolset.WithHeldKeys(ctx, s.held.of(req.Session)...)
 			var r *toolset.Result
 			err := s.run(ctx, h.readOnly, func(sess *aciSession) error {
 				var err error
@@ -126,8 +127,9 @@ func (s *Server) addComputerTools(a *toolset.Anthropic) error {
 	return nil
 }
 
-// long runs hold_key or wait, which last as long as their input says (up
-// to the runtime's MaxWait), reporting progress. A held key holds the
+// long runs hold_key or wait, which last as long as their input says (a
+// wait beyond the runtime's MaxWait is several; a hold it cuts short is an
+// error), reporting progress. A held key holds the
 // runtime's input, every session's, for its whole duration: with
 // Options.Dial, hold_key runs on an ACI session of its own, so that a
 // cancelled call closes it and the runtime releases the keys at once

@@ -229,24 +229,24 @@ func TestAnnotations(t *testing.T) {
 		}
 	}
 	want := []string{"activate_window", "click_element", "clipboard_get", "clipboard_set", "cursor_position", "double_click",
-		"exec", "hold_key", "invoke_action", "key", "launch_app", "left_click", "left_click_drag", "left_mouse_down",
-		"left_mouse_up", "list_windows", "middle_click", "mouse_move", "observe", "right_click", "screenshot", "scroll",
-		"set_value", "triple_click", "type", "wait", "wait_for", "zoom"}
+		"exec", "hold_key", "invoke_action", "key", "key_down", "key_up", "launch_app", "left_click", "left_click_drag", "left_mouse_down",
+		"left_mouse_up", "list_files", "list_windows", "middle_click", "mouse_move", "observe", "open", "read_file", "right_click",
+		"screen_size", "screenshot", "scroll", "set_value", "shell", "triple_click", "type", "wait", "wait_for", "write_file", "zoom"}
 	slices.Sort(names)
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v\nwant  %v", names, want)
 	}
-	for _, n := range []string{"screenshot", "observe", "zoom", "cursor_position", "list_windows", "clipboard_get", "wait_for"} {
+	for _, n := range []string{"screenshot", "observe", "zoom", "cursor_position", "list_windows", "clipboard_get", "wait_for", "read_file", "list_files", "screen_size"} {
 		if !by[n].Annotations.ReadOnlyHint {
 			t.Errorf("%s is not read-only", n)
 		}
 	}
-	for _, n := range []string{"exec", "launch_app", "left_click", "type", "key"} {
+	for _, n := range []string{"exec", "launch_app", "left_click", "type", "key", "write_file", "shell", "open"} {
 		if a := by[n].Annotations; a.ReadOnlyHint || !*a.DestructiveHint {
 			t.Errorf("%s is not destructive", n)
 		}
 	}
-	for _, n := range []string{"exec", "launch_app"} {
+	for _, n := range []string{"exec", "launch_app", "shell", "open"} {
 		if !*by[n].Annotations.OpenWorldHint {
 			t.Errorf("%s is not open-world", n)
 		}

@@ -8,7 +8,12 @@
 // A Server drives one [client.Client], local or remote. Serve it on any
 // MCP transport: [Server.Run] with &mcp.StdioTransport{} for a client that
 // starts the program, or [Server.Handler] for streamable HTTP behind a
-// bearer token.
+// bearer token. The handler meets the transport's security rules on its
+// own, wherever it is mounted: it refuses a foreign Origin and a Host that
+// does not name the server with 403 (Options.AllowedOrigins and
+// AllowedHosts widen them), a missing or wrong token with 401 and a
+// WWW-Authenticate challenge, and a request without its session's
+// Mcp-Session-Id with 400.
 //
 // # Tools
 //
@@ -29,6 +34,18 @@
 // activate_window, launch_app, clipboard_get, clipboard_set and exec (a
 // buffered command, refused with the runtime's Authorizer's reason when
 // its gate says no).
+//
+// The machine's tools: read_file, write_file (binary-safe: base64, or
+// text) and list_files; shell, a persistent shell on a terminal whose
+// working directory, variables and jobs last from call to call and which
+// ends with the MCP session; screen_size; open, a file or a URL with its
+// default application; and key_down and key_up, which hold a modifier for
+// the session's later computer-use calls (ACI holds keys for one action at
+// a time, so each click, scroll, drag, move and key is made with it down,
+// and nothing is left held when the session ends). ACI has no verbs of their own for these: they
+// are made of exec and launch_app (see the client package's ReadFile,
+// Shell and Open), so the runtime's Authorizer and plugins judge them as
+// they judge those, and refuse them when they refuse commands.
 //
 // # Results and errors
 //
@@ -67,7 +84,9 @@
 // whose repetition changes nothing more: mouse_move and activate_window
 // are non-destructive and idempotent, set_value and clipboard_set are
 // destructive but idempotent. exec and launch_app are destructive,
-// non-idempotent and open-world.
+// non-idempotent and open-world. read_file, list_files and screen_size are
+// read-only; write_file is destructive and idempotent; shell and open are
+// destructive, non-idempotent and open-world.
 //
 // # Long calls
 //
@@ -79,7 +98,9 @@
 // session of its own, which a cancellation closes: the runtime then kills
 // the command with its process group, or releases the held keys (which
 // would otherwise hold every session's input until the hold ends).
-// wait_for stops polling at once; a cancelled wait holds nothing.
+// wait_for stops polling at once; a cancelled wait holds nothing. Run's
+// stdio transport and the Server's HTTP handler write no answer to a
+// cancelled call, as MCP asks.
 //
 // # Sessions
 //

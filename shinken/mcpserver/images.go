@@ -64,7 +64,8 @@ type heldMarker struct {
 }
 
 // hold keeps data for the next line that carries the returned placeholder
-// (as base64, the way encoding/json writes a []byte).
+// (as base64, the way encoding/json writes a []byte). A nil data marks the
+// message that carries the placeholder as one not to write at all.
 func (h *heldImages) hold(data []byte) []byte {
 	placeholder := make([]byte, markerBytes)
 	rand.Read(placeholder)
@@ -92,7 +93,8 @@ type splice struct {
 
 // splice returns p with every held image whose marker it carries in the
 // marker's place, built in buf, and whether p carried any. Each image is
-// spliced once.
+// spliced once. A message that carries the marker of a nil image is not
+// to be written: splice returns nil and true.
 func (h *heldImages) splice(buf, p []byte) ([]byte, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -108,6 +110,12 @@ func (h *heldImages) splice(buf, p []byte) ([]byte, bool) {
 	if len(found) == 0 {
 		return buf, false
 	}
+	for _, f := range found {
+		if h.held[f.marker] == nil {
+			h.forget(f.marker)
+			return nil, true
+		}
+	}
 	slices.SortFunc(found, func(a, b splice) int { return a.at - b.at })
 	size := len(p)
 	for _, f := range found {
@@ -119,10 +127,15 @@ func (h *heldImages) splice(buf, p []byte) ([]byte, bool) {
 		buf = append(buf, p[last:f.at]...)
 		buf = base64.StdEncoding.AppendEncode(buf, h.held[f.marker])
 		last = f.at + len(f.marker)
-		delete(h.held, f.marker)
-		h.order = slices.DeleteFunc(h.order, func(m heldMarker) bool { return m.marker == f.marker })
+		h.forget(f.marker)
 	}
 	return append(buf, p[last:]...), true
+}
+
+// forget drops the image of marker; h.mu is held.
+func (h *heldImages) forget(marker string) {
+	delete(h.held, marker)
+	h.order = slices.DeleteFunc(h.order, func(m heldMarker) bool { return m.marker == marker })
 }
 
 // drop forgets every held image.
@@ -160,6 +173,9 @@ func (s *imageSplicer) Write(p []byte) (int, error) {
 	if !ok {
 		return s.w.Write(p)
 	}
+	if out == nil {
+		return len(p), nil // a cancelled call's answer
+	}
 	if cap(out) <= maxLineBuffer {
 		s.buf = out
 	} else {
@@ -193,6 +209,9 @@ func (w *imageResponseWriter) Write(p []byte) (int, error) {
 	out, ok := w.images.splice(nil, p)
 	if !ok {
 		return w.ResponseWriter.Write(p)
+	}
+	if out == nil {
+		return len(p), nil // a cancelled call's answer
 	}
 	if _, err := w.ResponseWriter.Write(out); err != nil {
 		return 0, err
@@ -234,18 +253,41 @@ func (nopCloser) Close() error { return nil }
 // came through Run's stdio transport or the Server's HTTP handler, or else
 // the image itself.
 func (s *Server) imageContent(req *mcp.CallToolRequest, data []byte, mimeType string) *mcp.ImageContent {
+	if h := s.heldFor(req); h != nil {
+		return &mcp.ImageContent{Data: h.hold(data), MIMEType: mimeType}
+	}
+	return &mcp.ImageContent{Data: data, MIMEType: mimeType}
+}
+
+// heldFor is the store of held images whose writer writes the answer to
+// req: that of Run's stdio transport or of the Server's HTTP handler; nil
+// when the answer goes through a writer of the SDK's.
+func (s *Server) heldFor(req *mcp.CallToolRequest) *heldImages {
 	if req == nil {
-		return &mcp.ImageContent{Data: data, MIMEType: mimeType}
+		return nil
 	}
 	if req.Session != nil {
 		if sp, ok := s.splicers.Load(req.Session); ok {
-			return &mcp.ImageContent{Data: sp.(*imageSplicer).hold(data), MIMEType: mimeType}
+			return &sp.(*imageSplicer).images
 		}
 	}
 	if x := req.Extra; x != nil && x.TokenInfo != nil {
 		if h, ok := x.TokenInfo.Extra[heldImagesKey].(*heldImages); ok && h == &s.httpImages {
-			return &mcp.ImageContent{Data: h.hold(data), MIMEType: mimeType}
+			return h
 		}
 	}
-	return &mcp.ImageContent{Data: data, MIMEType: mimeType}
+	return nil
+}
+
+// unanswered is the result of a call its client cancelled: the writer of
+// its answer drops the message that carries it, since a cancelled request
+// gets no response (MCP's cancellation rule). Where the Server does not
+// write the answer itself, the client gets the cancelled tool error.
+func (s *Server) unanswered(req *mcp.CallToolRequest, cancelled *mcp.CallToolResult) *mcp.CallToolResult {
+	h := s.heldFor(req)
+	if h == nil {
+		return cancelled
+	}
+	marker := base64.StdEncoding.EncodeToString(h.hold(nil))
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: marker}}, IsError: true}
 }

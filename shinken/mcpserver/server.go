@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"shinken.dev/go/internal/httpguard"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 )
@@ -48,6 +49,20 @@ type Options struct {
 	Screen Size
 	// Logger receives the server's logs; default: discarded.
 	Logger *slog.Logger
+	// AllowedOrigins lists the browser origins, besides the server's own,
+	// whose requests Handler and TokenHandler serve, each
+	// "scheme://host[:port]" ("https://console.example"). A request whose
+	// Origin header is another is answered 403 before its token is looked
+	// at (MCP's rule against DNS rebinding); requests without Origin, as
+	// every non-browser client sends them, pass. Default none.
+	AllowedOrigins []string
+	// AllowedHosts lists the names the Host header of a request to Handler
+	// and TokenHandler may carry (without port; "*.example.com" for every
+	// name below example.com), besides the address the connection reached
+	// and, on a loopback connection, loopback names (localhost,
+	// 127.0.0.1, [::1]). Any other Host is answered 403. Set it to the
+	// names a proxy or a Service gives the server. Default none.
+	AllowedHosts []string
 }
 
 // Size is a width and a height in pixels.
@@ -61,10 +76,13 @@ type Size struct{ W, H int }
 type Server struct {
 	opts     Options
 	log      *slog.Logger
+	guard    *httpguard.Guard
 	srv      *mcp.Server
 	splicers sync.Map // *mcp.ServerSession → *imageSplicer, for the sessions Run serves on stdio
 	// The images of answers to the Server's HTTP handler not yet written.
 	httpImages heldImages
+	shells     shells   // the MCP sessions' shells
+	held       heldKeys // the MCP sessions' held modifiers
 
 	redial  sync.Mutex // one renewal of the session at a time
 	mu      sync.Mutex
@@ -102,6 +120,11 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 	if o.Screen.W <= 0 || o.Screen.H <= 0 {
 		o.Screen = Size{1024, 768}
 	}
+	guard, err := httpguard.New(&httpguard.Options{Origins: o.AllowedOrigins, Hosts: o.AllowedHosts})
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
+	s.guard = guard
 	s.log = o.Logger
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -111,7 +134,7 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 		Logger:       sdkLogger(s.log),
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	s.srv.AddReceivingMiddleware(codeToolErrors)
+	s.srv.AddReceivingMiddleware(s.codeToolErrors)
 	first, err := s.newSession(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("mcpserver: the Anthropic tools: %w", err)
@@ -121,6 +144,8 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 		return nil, err
 	}
 	s.addStructuredTools()
+	s.addHostTools()
+	s.addHeldKeyTools()
 	return s, nil
 }
 
@@ -161,9 +186,18 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 
 // Handler returns an http.Handler serving the streamable HTTP transport of
 // MCP. Every request must carry "Authorization: Bearer <token>"; one
-// without it, or with another token, is answered 401 and reaches no tool.
-// An empty token refuses every request. An MCP session that sends nothing
-// for HTTPSessionIdle is closed (its client initialises a new one).
+// without it, or with another token, is answered 401 with a
+// WWW-Authenticate challenge and reaches no tool. An empty token refuses
+// every request. An MCP session that sends nothing for HTTPSessionIdle is
+// closed (its client initialises a new one).
+//
+// Before the token, the handler checks the Origin and Host headers
+// (Options.AllowedOrigins and AllowedHosts): a page of another site, or a
+// name rebound to this server's address, gets 403. After it, the
+// transport's rules: a request other than initialize without
+// Mcp-Session-Id, and a message with an id but neither a method nor a
+// result, get 400 with a JSON-RPC error. A call the client cancels
+// (notifications/cancelled) gets no answer.
 func (s *Server) Handler(token string) http.Handler {
 	return s.TokenHandler(func() string { return token })
 }
@@ -180,7 +214,7 @@ func (s *Server) TokenHandler(token func() string) http.Handler {
 	spliced := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(&imageResponseWriter{ResponseWriter: w, images: &s.httpImages}, r)
 	})
-	return requireToken(token, map[string]any{heldImagesKey: &s.httpImages}, spliced)
+	return s.guard.Handler(requireToken(token, map[string]any{heldImagesKey: &s.httpImages}, checkMessages(spliced)))
 }
 
 // HTTPSessionIdle is how long Handler keeps an MCP session that sends
@@ -190,7 +224,8 @@ const HTTPSessionIdle = time.Hour
 
 // RequireToken wraps h so that only requests carrying "Authorization:
 // Bearer <token>" reach it; the token is compared in constant time. An
-// empty token refuses every request.
+// empty token refuses every request. A refused request gets 401 with an
+// RFC 6750 challenge ("WWW-Authenticate: Bearer ...").
 func RequireToken(token string, h http.Handler) http.Handler {
 	return requireToken(func() string { return token }, nil, h)
 }
@@ -206,7 +241,7 @@ func requireToken(token func() string, extra map[string]any, h http.Handler) htt
 		}
 		return &auth.TokenInfo{Extra: extra}, nil
 	}
-	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	return bearerChallenge(auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h))
 }
 
 var errBadToken = fmt.Errorf("%w: wrong or missing token", auth.ErrInvalidToken)
@@ -219,6 +254,7 @@ func (s *Server) Close() error {
 	for ss := range s.srv.Sessions() {
 		errs = append(errs, ss.Close())
 	}
+	s.closeShells()
 	s.mu.Lock()
 	s.closed = true
 	dialled := s.dialled

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -121,10 +122,21 @@ func (s *Server) toolError(tool string, err error) *mcp.CallToolResult {
 // codeToolErrors gives the tool errors the SDK makes itself (arguments
 // that break the tool's input schema) the code and the text shape of ours:
 // invalid_action, as the runtime answers an action that breaks a rule.
-func codeToolErrors(next mcp.MethodHandler) mcp.MethodHandler {
+// Arguments that are not valid UTF-8 are refused the same way before any
+// tool sees them, as the runtime refuses an ACI message carrying them
+// (the SDK would replace the bytes and type or run something else than
+// was sent). A call its client cancelled gets no answer.
+func (s *Server) codeToolErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		call, _ := req.(*mcp.CallToolRequest)
+		if call != nil && call.Params != nil && !utf8.Valid(call.Params.Arguments) {
+			return s.toolError(call.Params.Name, invalid("the arguments are not valid UTF-8")), nil
+		}
 		res, err := next(ctx, method, req)
 		r, ok := res.(*mcp.CallToolResult)
+		if err == nil && ok && call != nil && errors.Is(context.Cause(ctx), context.Canceled) {
+			return s.unanswered(call, r), nil
+		}
 		if err != nil || !ok || !r.IsError {
 			return res, err
 		}

@@ -10,8 +10,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
-	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 )
@@ -222,9 +222,11 @@ func (a *Anthropic) Turn(ctx context.Context, uses []ToolUse) ([]ToolResult, err
 	out := make([]ToolResult, 0, len(uses))
 	var failed error
 	for _, u := range uses {
+		// A result carries its use's toolset_name: the API refuses a
+		// mismatch, so another toolset's use is not stamped as this one's.
 		tr := ToolResult{Type: "tool_result", ToolUseID: u.ID}
 		if a.version == ComputerToolset20260801 {
-			tr.ToolsetName = AnthropicToolsetName
+			tr.ToolsetName = u.ToolsetName
 		}
 		var r *Result
 		switch {
@@ -265,12 +267,16 @@ type anthropicInput struct {
 	Region          *ints4   `json:"region"`
 }
 
-// Limits Anthropic documents: key repeat 1 to 100, hold_key and wait up to
-// 300 seconds. Scroll amounts are bounded here to 100 wheel notches.
+// Bounds of the inputs. Anthropic's types bound none of these: hold_key
+// and wait take up to 300 seconds, as Anthropic's documentation says; a
+// key is repeated up to 10,000 times and a scroll up to 10,000 notches,
+// sent to the runtime in parts it takes, so that no call holds every
+// other's input for ever. Each is stated in the member's schema, and a
+// value beyond it is refused, never clamped.
 const (
-	maxRepeat       = 100
+	maxRepeat       = 10000
 	maxDurationSecs = 300
-	maxScrollAmount = 100
+	maxScrollAmount = 10000
 )
 
 func (a *Anthropic) call(ctx context.Context, name string, raw json.RawMessage) (*Result, error) {
@@ -325,11 +331,32 @@ func parseAnthropic(v AnthropicVersion, name string, raw json.RawMessage) (*anth
 	return m, &in, nil
 }
 
-// do sends one action and waits for its ack.
+// do sends one action and waits for its ack, with the keys ctx holds
+// (see WithHeldKeys).
 func (s *screen) do(ctx context.Context, act *aci.Action) error {
+	if held := heldKeys(ctx); held != "" {
+		var err error
+		if act, err = s.withHeld(held, act); err != nil {
+			return err
+		}
+	}
 	_, err := s.c.Do(ctx, act)
+	if err == nil {
+		switch act.Verb {
+		case aci.VerbMouseDown:
+			s.buttons.Add(1)
+		case aci.VerbMouseUp:
+			if s.buttons.Add(-1) < 0 {
+				s.buttons.Store(0)
+			}
+		}
+	}
 	return err
 }
+
+// buttonsDown is how many mouse_down the toolset sent without their
+// mouse_up.
+func (s *screen) buttonsDown() int64 { return s.buttons.Load() }
 
 // at resolves an optional model coordinate to a target: nil means the
 // pointer's current position.
@@ -374,20 +401,17 @@ func modifiers(text *string) (string, error) {
 	if text == nil || *text == "" {
 		return "", nil
 	}
-	if strings.ContainsAny(*text, " \t\n") {
+	if strings.ContainsAny(strings.TrimSpace(*text), " \t\n") {
 		return "", fmt.Errorf("toolset: held keys %q must be one combination such as \"ctrl+shift\"", *text)
 	}
-	if _, err := shinken.ParseKeys(*text); err != nil {
-		return "", err
-	}
-	return *text, nil
+	return xdotoolKeys(*text)
 }
 
-func seconds(name string, d *float64) (int, error) {
+func seconds(name string, d *float64) (time.Duration, error) {
 	if d == nil || math.IsNaN(*d) || *d < 0 || *d > maxDurationSecs {
 		return 0, fmt.Errorf("toolset: %s duration must be between 0 and %d seconds", name, maxDurationSecs)
 	}
-	return int(math.Round(*d * 1000)), nil
+	return time.Duration(math.Round(*d*1000)) * time.Millisecond, nil
 }
 
 // anthropicMember is one action: the fields it takes and how it runs.
@@ -491,14 +515,14 @@ var anthropicMembers = []*anthropicMember{
 		}},
 	mouseButton("left_mouse_down", aci.VerbMouseDown),
 	mouseButton("left_mouse_up", aci.VerbMouseUp),
-	{name: "cursor_position", desc: "Report the cursor's position as X=…, Y=… in the %d×%d screenshot.",
+	{name: "cursor_position", desc: "Report the cursor's position as X=…,Y=… in the %d×%d screenshot.",
 		run: func(ctx context.Context, a *Anthropic, _ *anthropicInput) (*Result, error) {
 			p, err := a.s.cursor(ctx)
 			if err != nil {
 				return nil, err
 			}
 			m := a.Scale().ToModel(p)
-			return &Result{Text: fmt.Sprintf("X=%d, Y=%d", m.X, m.Y)}, nil
+			return &Result{Text: fmt.Sprintf("X=%d,Y=%d", m.X, m.Y)}, nil
 		}},
 	{name: "scroll", required: []string{"scroll_direction", "scroll_amount"}, optional: []string{"coordinate", "text"},
 		desc: "Scroll scroll_amount wheel clicks in scroll_direction (up, down, left, right) at coordinate in the %d×%d screenshot, or at the cursor; text holds modifier keys during the scroll.",
@@ -530,14 +554,14 @@ var anthropicMembers = []*anthropicMember{
 			if n == 0 {
 				return done(a.s.do(ctx, &aci.Action{Verb: aci.VerbMove, Target: act.Target}))
 			}
-			return done(a.s.do(ctx, act))
+			return done(a.s.scrollNotches(ctx, act))
 		}},
 	{name: "type", required: []string{"text"}, desc: "Type text at the keyboard focus (the screenshot is %d×%d).",
 		run: func(ctx context.Context, a *Anthropic, in *anthropicInput) (*Result, error) {
 			return done(a.s.do(ctx, &aci.Action{Verb: aci.VerbTypeText, Text: in.Text}))
 		}},
 	{name: "key", required: []string{"text"}, toolset: []string{"repeat"},
-		desc: "Press a key or a +-joined combination in xdotool's syntax (\"Return\", \"ctrl+s\", \"alt+Tab\"), repeat times (1 to 100). The screenshot is %d×%d.",
+		desc: "Press a key or a +-joined combination in xdotool's syntax, names in any case (\"Return\", \"ctrl+s\", \"alt+Tab\"), repeat times (1 to 10000). The screenshot is %d×%d.",
 		run: func(ctx context.Context, a *Anthropic, in *anthropicInput) (*Result, error) {
 			n := 1
 			if in.Repeat != nil {
@@ -546,28 +570,32 @@ var anthropicMembers = []*anthropicMember{
 			if n < 1 || n > maxRepeat {
 				return nil, fmt.Errorf("toolset: repeat must be between 1 and %d, got %d", maxRepeat, n)
 			}
-			keys := strings.TrimSpace(*in.Text)
-			if keys == "" {
-				return nil, errors.New("toolset: key needs a key in text")
+			keys, err := xdotoolKeys(*in.Text)
+			if err != nil {
+				return nil, err
 			}
-			return done(a.s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: strings.TrimSpace(strings.Repeat(keys+" ", n))}))
+			return done(a.s.keys(ctx, keys, n))
 		}},
 	{name: "hold_key", required: []string{"text", "duration"},
 		desc: "Hold a key or combination down for duration seconds (up to 300). The screenshot is %d×%d.",
 		run: func(ctx context.Context, a *Anthropic, in *anthropicInput) (*Result, error) {
-			ms, err := seconds("hold_key", in.Duration)
+			d, err := seconds("hold_key", in.Duration)
 			if err != nil {
 				return nil, err
 			}
-			return done(a.s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: strings.TrimSpace(*in.Text), MS: ms}))
+			keys, err := xdotoolKeys(*in.Text)
+			if err != nil {
+				return nil, err
+			}
+			return done(a.s.hold(ctx, keys, d))
 		}},
 	{name: "wait", required: []string{"duration"}, desc: "Wait duration seconds (up to 300). The screenshot is %d×%d.",
 		run: func(ctx context.Context, a *Anthropic, in *anthropicInput) (*Result, error) {
-			ms, err := seconds("wait", in.Duration)
+			d, err := seconds("wait", in.Duration)
 			if err != nil {
 				return nil, err
 			}
-			return done(a.s.do(ctx, &aci.Action{Verb: aci.VerbWait, MS: ms}))
+			return done(a.s.wait(ctx, d))
 		}},
 }
 

@@ -24,10 +24,19 @@
 // model sends is mapped back to action pixels exactly ([Scale]): the point
 // lands in the screen pixels the model's pixel shows; a coordinate in the
 // padding or beyond the image is refused with an error wrapping
-// [ErrOutside]. cursor_position answers in the model's space, and zoom
-// captures its region at the screen's native resolution, scaled to fill the
-// screenshot's size: downscaled when larger, enlarged by a whole factor
-// (each native pixel a square block) when smaller.
+// [ErrOutside]. Coordinates may be any JSON number, as the vendors' types
+// allow: they are rounded to the nearest pixel. cursor_position answers in
+// the model's space ("X=512,Y=384", as Anthropic's reference agent writes
+// it), and zoom captures its region at the screen's native resolution,
+// scaled to fill the model's screen with the region's aspect ratio kept:
+// downscaled when larger, enlarged (Catmull-Rom) when smaller.
+//
+// # Keys
+//
+// Key names are read as each vendor writes them, case-insensitively
+// ("CTRL+S", "Return", "ESCAPE", "page_down", "kp_enter"); a letter in a
+// combination names its key and never adds Shift (ctrl+S is ctrl+s); an
+// unknown name is refused, never sent.
 //
 // # Gestures
 //
@@ -39,6 +48,17 @@
 // multi-click time), horizontal scrolls dx, multi-point drags mouse_down,
 // moves and mouse_up. Pixel scroll amounts are turned into wheel notches as
 // each vendor means them.
+//
+// # Bounds
+//
+// Nothing is answered OK that did not happen. A wait longer than the
+// runtime's MaxWait is made of as many waits as it takes; a key repeated
+// more often than one key action takes, or a long scroll, of as many
+// actions. A hold cannot be split without releasing the key: one the
+// runtime cuts short (at its MaxWait) is an error naming what was held,
+// and a longer one is then refused before it starts. The bounds the
+// toolsets set themselves (300 s for a wait or a hold, 10,000 repeats or
+// notches) are in the members' schemas, and a value beyond one is refused.
 //
 // # Failures
 //

@@ -109,7 +109,7 @@ func Example() {
 	// toolu_5 type: OK
 	// toolu_6 left_click: OK
 	// toolu_7 left_click: OK
-	// toolu_8 zoom: image 640×100
+	// toolu_8 zoom: image 1024×160
 	// Submitted: Ada Lovelace <ada@example.org>, newsletter: yes.
 }
 

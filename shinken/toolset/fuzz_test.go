@@ -3,6 +3,9 @@ package toolset
 import (
 	"encoding/json"
 	"testing"
+	"unicode"
+
+	"shinken.dev/go/shinken"
 )
 
 // The decoders of the vendors' calls take any input, answer it with an
@@ -90,6 +93,12 @@ func FuzzParseGemini(f *testing.F) {
 		{"scroll_at", `{"x": 1, "y": 2, "direction": "down", "magnitude": 800}`},
 		{"drag_and_drop", `{"x": 1, "y": 2, "destination_x": 3, "destination_y": 4}`},
 		{"navigate", `{"url": "https://example.org", "safety_decision": {"decision": "require_confirmation", "explanation": "x"}}`},
+		{"click", `{"x": 500.5, "y": 300, "intent": "the button"}`},
+		{"hotkey", `{"keys": ["ctrl", "shift", "t"]}`},
+		{"press_key", `{"key": "Enter"}`},
+		{"scroll", `{"x": 1, "y": 2, "direction": "up", "magnitude_in_pixels": 300}`},
+		{"drag_and_drop", `{"start_x": 1, "start_y": 2, "end_x": 3, "end_y": 4}`},
+		{"wait", `{"seconds": 2}`},
 	} {
 		f.Add(s.name, []byte(s.args))
 	}
@@ -98,9 +107,16 @@ func FuzzParseGemini(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, r := range geminiFields[name].required {
+		required := geminiFields[name].required
+		if name == "drag_and_drop" {
+			if (a.X == nil || a.Y == nil || a.DestinationX == nil || a.DestinationY == nil) &&
+				(a.StartX == nil || a.StartY == nil || a.EndX == nil || a.EndY == nil) {
+				t.Fatalf("%s: drag_and_drop accepted without its points", args)
+			}
+		}
+		for _, r := range required {
 			ok := map[string]bool{"x": a.X != nil, "y": a.Y != nil, "destination_x": a.DestinationX != nil, "destination_y": a.DestinationY != nil,
-				"text": a.Text != nil, "keys": a.Keys != nil, "direction": a.Direction != nil, "url": a.URL != nil}[r]
+				"text": a.Text != nil, "keys": a.Keys != nil, "direction": a.Direction != nil, "url": a.URL != nil, "key": a.Key != nil}[r]
 			if !ok {
 				t.Fatalf("%s %s: accepted without %q", name, args, r)
 			}
@@ -128,6 +144,34 @@ func FuzzParseQwen(f *testing.F) {
 				"pixels": a.Pixels != nil, "time": a.Time != nil, "status": a.Status != nil}[r]
 			if !ok {
 				t.Fatalf("%s: accepted without %q", args, r)
+			}
+		}
+	})
+}
+
+// FuzzXdotoolKeys: any key text is refused or becomes an expression the
+// runtime's parser takes, with no letter upper-cased in a combination.
+func FuzzXdotoolKeys(f *testing.F) {
+	for _, s := range []string{"CTRL+S", "ctrl+shift+T", "Return", "kp_enter", "ctrl++", "+", "a b c", "ctrl+", "Ä", "super+É"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		expr, err := xdotoolKeys(text)
+		if err != nil {
+			return
+		}
+		combos, err := shinken.ParseKeys(expr)
+		if err != nil {
+			t.Fatalf("%q became %q, which the runtime refuses: %v", text, expr, err)
+		}
+		for _, c := range combos {
+			if len(c) < 2 {
+				continue
+			}
+			for _, k := range c {
+				if r := []rune(k); len(r) == 1 && unicode.IsUpper(r[0]) && unicode.ToLower(r[0]) != r[0] {
+					t.Fatalf("%q became %q: an upper-case letter in a combination", text, expr)
+				}
 			}
 		}
 	})

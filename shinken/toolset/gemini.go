@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"math"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
@@ -41,14 +44,27 @@ type GeminiOptions struct {
 	// requiring confirmation: true runs the call and acknowledges it. Nil
 	// refuses every such call.
 	ConfirmSafety func(call FunctionCall, explanation string) bool
+	// Environment is the tool's environment in the definition:
+	// "ENVIRONMENT_DESKTOP" or "ENVIRONMENT_BROWSER". Default the desktop,
+	// or the browser when Browser is set. The older models
+	// (gemini-2.5-computer-use-preview) know the browser only.
+	Environment string
 }
 
 // Gemini runs the predefined functions of Gemini's computer use tool
-// against an ACI session.
+// against an ACI session: the older set (click_at, type_text_at,
+// key_combination, scroll_document...) and the newer one the current
+// models call (click, type, press_key, hotkey, key_down, key_up, scroll,
+// take_screenshot...). key_down holds a modifier for the gestures and keys
+// of the calls after it, until key_up (ACI holds keys only for one
+// action's duration); other keys cannot be held so and are refused.
 type Gemini struct {
 	s    *screen
 	grid func() Grid
 	opts GeminiOptions
+
+	mu   sync.Mutex
+	down []string // the keys key_down holds, in order
 }
 
 // NewGemini returns Gemini's computer use functions over c. It asks the
@@ -69,6 +85,16 @@ func NewGemini(ctx context.Context, c *client.Client, o *GeminiOptions) (*Gemini
 	}
 	if opts.IsBrowser == nil {
 		opts.IsBrowser = isBrowser
+	}
+	switch opts.Environment {
+	case "":
+		opts.Environment = "ENVIRONMENT_DESKTOP"
+		if opts.Browser != "" {
+			opts.Environment = "ENVIRONMENT_BROWSER"
+		}
+	case "ENVIRONMENT_DESKTOP", "ENVIRONMENT_BROWSER":
+	default:
+		return nil, fmt.Errorf("toolset: Gemini environment %q is not ENVIRONMENT_DESKTOP or ENVIRONMENT_BROWSER", opts.Environment)
 	}
 	s, err := newScreen(ctx, c, image.Pt(opts.Width, opts.Height), false)
 	if err != nil {
@@ -94,11 +120,12 @@ func isBrowser(w aci.WindowInfo) bool {
 var GeminiBrowserFunctions = []string{"open_web_browser", "navigate", "go_back", "go_forward", "search"}
 
 // Definition returns the tool for a generateContent request's tools:
-// {"computerUse": {"environment": "ENVIRONMENT_BROWSER"}}, excluding the
+// {"computerUse": {"environment": "ENVIRONMENT_DESKTOP"}} (see
+// GeminiOptions.Environment); in the browser environment it excludes the
 // browser-only functions unless a browser is configured to open.
 func (g *Gemini) Definition() json.RawMessage {
-	cu := map[string]any{"environment": "ENVIRONMENT_BROWSER"}
-	if g.opts.Browser == "" {
+	cu := map[string]any{"environment": g.opts.Environment}
+	if g.opts.Browser == "" && g.opts.Environment == "ENVIRONMENT_BROWSER" {
 		cu["excludedPredefinedFunctions"] = GeminiBrowserFunctions
 	}
 	b, _ := json.Marshal(map[string]any{"computerUse": cu})
@@ -173,26 +200,56 @@ func (g *Gemini) Turn(ctx context.Context, calls []FunctionCall) ([]FunctionResp
 	return out, failed
 }
 
-// geminiArgs is every argument of Gemini's predefined functions.
+// geminiArgs is every argument of Gemini's predefined functions, of both
+// function sets.
 type geminiArgs struct {
-	X                 *int    `json:"x"`
-	Y                 *int    `json:"y"`
-	DestinationX      *int    `json:"destination_x"`
-	DestinationY      *int    `json:"destination_y"`
-	Text              *string `json:"text"`
-	PressEnter        *bool   `json:"press_enter"`
-	ClearBeforeTyping *bool   `json:"clear_before_typing"`
-	Direction         *string `json:"direction"`
-	Magnitude         *int    `json:"magnitude"`
-	Keys              *string `json:"keys"`
-	URL               *string `json:"url"`
+	X                 *coord          `json:"x"`
+	Y                 *coord          `json:"y"`
+	DestinationX      *coord          `json:"destination_x"`
+	DestinationY      *coord          `json:"destination_y"`
+	StartX            *coord          `json:"start_x"`
+	StartY            *coord          `json:"start_y"`
+	EndX              *coord          `json:"end_x"`
+	EndY              *coord          `json:"end_y"`
+	Text              *string         `json:"text"`
+	PressEnter        *bool           `json:"press_enter"`
+	ClearBeforeTyping *bool           `json:"clear_before_typing"`
+	Direction         *string         `json:"direction"`
+	Magnitude         *coord          `json:"magnitude"`
+	MagnitudePixels   *coord          `json:"magnitude_in_pixels"`
+	Keys              json.RawMessage `json:"keys"` // "Control+A" (key_combination) or ["ctrl", "a"] (hotkey)
+	Key               *string         `json:"key"`
+	Seconds           *float64        `json:"seconds"`
+	Intent            *string         `json:"intent"`
+	URL               *string         `json:"url"`
 	SafetyDecision    *struct {
 		Decision    string `json:"decision"`
 		Explanation string `json:"explanation"`
 	} `json:"safety_decision"`
 }
 
+// geminiFields lists each function's arguments: the older set
+// (gemini-2.5-computer-use-preview: click_at, type_text_at...) and the
+// newer one (click, type, press_key, hotkey...), which the current models
+// call. Both take an optional intent, the model's note of what it means to
+// do. drag_and_drop is in both, with its own arguments in each.
 var geminiFields = map[string]struct{ optional, required []string }{
+	"click":            {nil, []string{"x", "y"}},
+	"double_click":     {nil, []string{"x", "y"}},
+	"triple_click":     {nil, []string{"x", "y"}},
+	"middle_click":     {nil, []string{"x", "y"}},
+	"right_click":      {nil, []string{"x", "y"}},
+	"mouse_down":       {nil, []string{"x", "y"}},
+	"mouse_up":         {nil, []string{"x", "y"}},
+	"move":             {nil, []string{"x", "y"}},
+	"type":             {[]string{"press_enter", "x", "y"}, []string{"text"}},
+	"wait":             {[]string{"seconds"}, nil},
+	"press_key":        {nil, []string{"key"}},
+	"key_down":         {nil, []string{"key"}},
+	"key_up":           {nil, []string{"key"}},
+	"hotkey":           {nil, []string{"keys"}},
+	"take_screenshot":  {},
+	"scroll":           {[]string{"magnitude_in_pixels"}, []string{"x", "y", "direction"}},
 	"open_web_browser": {},
 	"wait_5_seconds":   {},
 	"go_back":          {},
@@ -205,7 +262,7 @@ var geminiFields = map[string]struct{ optional, required []string }{
 	"key_combination":  {nil, []string{"keys"}},
 	"scroll_document":  {nil, []string{"direction"}},
 	"scroll_at":        {[]string{"magnitude"}, []string{"x", "y", "direction"}},
-	"drag_and_drop":    {nil, []string{"x", "y", "destination_x", "destination_y"}},
+	"drag_and_drop":    {[]string{"x", "y", "destination_x", "destination_y", "start_x", "start_y", "end_x", "end_y"}, nil},
 }
 
 // parseGemini decodes and checks a call's arguments.
@@ -225,9 +282,23 @@ func parseGemini(fc FunctionCall) (*geminiArgs, error) {
 		}
 	}
 	for f := range fields {
-		if f != "safety_decision" && !slices.Contains(spec.optional, f) && !slices.Contains(spec.required, f) {
+		if f != "safety_decision" && f != "intent" && !slices.Contains(spec.optional, f) && !slices.Contains(spec.required, f) {
 			return nil, fmt.Errorf("toolset: %s takes no %q", fc.Name, f)
 		}
+	}
+	if fc.Name == "drag_and_drop" {
+		older := []string{"x", "y", "destination_x", "destination_y"}
+		newer := []string{"start_x", "start_y", "end_x", "end_y"}
+		set := older
+		if _, ok := fields["start_x"]; ok {
+			set = newer
+		}
+		for f := range fields {
+			if f != "safety_decision" && f != "intent" && !slices.Contains(set, f) {
+				return nil, fmt.Errorf("toolset: drag_and_drop takes %s or %s, not both", strings.Join(older, ", "), strings.Join(newer, ", "))
+			}
+		}
+		spec.required = set
 	}
 	for _, f := range spec.required {
 		if _, ok := fields[f]; !ok {
@@ -239,6 +310,12 @@ func parseGemini(fc FunctionCall) (*geminiArgs, error) {
 	}
 	if a.Magnitude != nil && (*a.Magnitude < 0 || *a.Magnitude > 999) {
 		return nil, fmt.Errorf("toolset: magnitude %d is not on the 0–999 grid", *a.Magnitude)
+	}
+	if a.MagnitudePixels != nil && (*a.MagnitudePixels < 0 || *a.MagnitudePixels > 999) {
+		return nil, fmt.Errorf("toolset: magnitude_in_pixels %d is not on the 0–999 grid", *a.MagnitudePixels)
+	}
+	if a.Seconds != nil && (math.IsNaN(*a.Seconds) || *a.Seconds < 0 || *a.Seconds > maxDurationSecs) {
+		return nil, fmt.Errorf("toolset: wait seconds must be between 0 and %d", maxDurationSecs)
 	}
 	return &a, nil
 }
@@ -256,10 +333,10 @@ func (g *Gemini) call(ctx context.Context, fc FunctionCall) (ack bool, err error
 		}
 		ack = true
 	}
-	return ack, g.run(ctx, fc.Name, a)
+	return ack, g.run(g.heldCtx(ctx), fc.Name, a)
 }
 
-func (g *Gemini) at(x, y *int) (image.Point, error) { return g.grid().ToScreen(*x, *y) }
+func (g *Gemini) at(x, y *coord) (image.Point, error) { return g.grid().ToScreen(int(*x), int(*y)) }
 
 func (g *Gemini) run(ctx context.Context, name string, a *geminiArgs) error {
 	s := g.s
@@ -296,12 +373,17 @@ func (g *Gemini) run(ctx context.Context, name string, a *geminiArgs) error {
 		if err := s.do(ctx, &aci.Action{Verb: aci.VerbTypeText, Text: a.Text}); err != nil {
 			return err
 		}
-		if a.PressEnter == nil || *a.PressEnter {
+		// False by default, as the reference agent reads it.
+		if a.PressEnter != nil && *a.PressEnter {
 			return s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: "Return"})
 		}
 		return nil
 	case "key_combination":
-		keys, err := geminiKeys(*a.Keys)
+		var combo string
+		if err := json.Unmarshal(a.Keys, &combo); err != nil {
+			return fmt.Errorf("toolset: key_combination keys: want a string such as \"Control+A\": %w", err)
+		}
+		keys, err := geminiKeys(combo)
 		if err != nil {
 			return err
 		}
@@ -313,24 +395,36 @@ func (g *Gemini) run(ctx context.Context, name string, a *geminiArgs) error {
 		}
 		m := 800
 		if a.Magnitude != nil {
-			m = *a.Magnitude
+			m = int(*a.Magnitude)
 		}
 		return g.scroll(ctx, p, *a.Direction, m)
 	case "scroll_document":
+		// As the reference agent does: a page down or up, or half the
+		// screen's width sideways.
+		switch *a.Direction {
+		case "down":
+			return s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: "Page_Down"})
+		case "up":
+			return s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: "Page_Up"})
+		}
 		sc := g.Scale()
-		return g.scroll(ctx, sc.Screen.Div(2), *a.Direction, 1000)
+		return g.scroll(ctx, sc.Screen.Div(2), *a.Direction, 500)
 	case "drag_and_drop":
-		from, err := g.at(a.X, a.Y)
+		fx, fy, tx, ty := a.X, a.Y, a.DestinationX, a.DestinationY
+		if a.StartX != nil {
+			fx, fy, tx, ty = a.StartX, a.StartY, a.EndX, a.EndY
+		}
+		from, err := g.at(fx, fy)
 		if err != nil {
 			return err
 		}
-		to, err := g.at(a.DestinationX, a.DestinationY)
+		to, err := g.at(tx, ty)
 		if err != nil {
 			return err
 		}
 		return s.drag(ctx, []image.Point{from, to}, aci.PointerLeft, "")
 	case "wait_5_seconds":
-		return s.do(ctx, &aci.Action{Verb: aci.VerbWait, MS: 5000})
+		return s.wait(ctx, 5*time.Second)
 	case "open_web_browser":
 		if g.opts.Browser == "" {
 			return errors.New("toolset: open_web_browser: no browser is configured to open on this computer")
@@ -348,26 +442,13 @@ func (g *Gemini) run(ctx context.Context, name string, a *geminiArgs) error {
 		}
 		return g.open(ctx, *a.URL)
 	}
-	return fmt.Errorf("toolset: unknown computer use function %q", name)
+	return g.runNewer(ctx, name, a)
 }
 
 // scroll scrolls the screen fraction magnitude/1000 of its height (up,
 // down) or width (left, right) at p.
 func (g *Gemini) scroll(ctx context.Context, p image.Point, dir string, magnitude int) error {
-	sc := g.Scale()
-	var dx, dy float64
-	switch dir {
-	case "up":
-		dy = -float64(magnitude*sc.Screen.Y) / 1000
-	case "down":
-		dy = float64(magnitude*sc.Screen.Y) / 1000
-	case "left":
-		dx = -float64(magnitude*sc.Screen.X) / 1000
-	case "right":
-		dx = float64(magnitude*sc.Screen.X) / 1000
-	}
-	n := float64(g.opts.PixelsPerNotch)
-	return g.s.scroll(ctx, p, dx/n, dy/n, "")
+	return g.scrollKeys(ctx, p, dir, magnitude, "")
 }
 
 // open types url into the active browser's address bar.

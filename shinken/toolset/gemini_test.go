@@ -52,7 +52,7 @@ func TestGeminiFillsTheForm(t *testing.T) {
 	}
 	k.element("label", "Submitted: Katherine Johnson <kj@example.org>, newsletter: yes.")
 	// type_text_at clears the field first by default.
-	if _, err := g.Turn(k.ctx, []toolset.FunctionCall{fcall("type_text_at", `{`+at("text", "Name")+`, "text": "KJ"}`)}); err != nil {
+	if _, err := g.Turn(k.ctx, []toolset.FunctionCall{fcall("type_text_at", `{`+at("text", "Name")+`, "text": "KJ", "press_enter": true}`)}); err != nil {
 		t.Fatal(err)
 	}
 	k.element("label", "Submitted: KJ <kj@example.org>, newsletter: yes.")
@@ -94,6 +94,13 @@ func TestGeminiTurnStopsAtTheFirstFailure(t *testing.T) {
 		}
 	}
 	var def map[string]map[string]any
+	if err := json.Unmarshal(g.Definition(), &def); err != nil || def["computerUse"]["environment"] != "ENVIRONMENT_DESKTOP" || def["computerUse"]["excludedPredefinedFunctions"] != nil {
+		t.Fatalf("definition %s", g.Definition())
+	}
+	g, err = toolset.NewGemini(k.ctx, k.c, &toolset.GeminiOptions{Environment: "ENVIRONMENT_BROWSER"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := json.Unmarshal(g.Definition(), &def); err != nil || def["computerUse"]["environment"] != "ENVIRONMENT_BROWSER" || def["computerUse"]["excludedPredefinedFunctions"] == nil {
 		t.Fatalf("definition %s", g.Definition())
 	}

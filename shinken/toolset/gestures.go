@@ -46,13 +46,14 @@ func (s *screen) drag(ctx context.Context, path []image.Point, button aci.Pointe
 	return nil
 }
 
-// scroll scrolls dx, dy wheel notches at screen point p with keys held. No
+// scroll scrolls dx, dy wheel notches at screen point p with keys held,
+// in actions the runtime takes whole (it clamps one scroll's notches). No
 // notches at all is a move there.
 func (s *screen) scroll(ctx context.Context, p image.Point, dx, dy float64, keys string) error {
 	if dx == 0 && dy == 0 {
 		return s.do(ctx, &aci.Action{Verb: aci.VerbMove, Target: px(p)})
 	}
-	return s.do(ctx, &aci.Action{Verb: aci.VerbScroll, Target: px(p), DX: dx, DY: dy, Keys: keys})
+	return s.scrollNotches(ctx, &aci.Action{Verb: aci.VerbScroll, Target: px(p), DX: dx, DY: dy, Keys: keys})
 }
 
 // platform is the runtime's platform, linux when it does not say.

@@ -3,10 +3,12 @@ package toolset_test
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"image"
 	"image/color"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -32,12 +34,90 @@ type desk struct {
 // newDesk serves a w×h headless desktop with app launched (args as given).
 func newDesk(t *testing.T, w, h int, app string, args ...string) *desk {
 	t.Helper()
+	return newDeskOpts(t, w, h, nil, nil, app, args...)
+}
+
+// recorder is a headless desktop that records every input primitive that
+// reaches it, in order: what the toolsets made of a model's call.
+type recorder struct {
+	*headless.Desktop
+	mu  sync.Mutex
+	log []string
+}
+
+func (r *recorder) add(s string) {
+	r.mu.Lock()
+	r.log = append(r.log, s)
+	r.mu.Unlock()
+}
+
+// Key records "+Name" for a press and "-Name" for a release.
+func (r *recorder) Key(ctx context.Context, ev shinken.KeyEvent) error {
+	if ev.Down {
+		r.add("+" + ev.Key)
+	} else {
+		r.add("-" + ev.Key)
+	}
+	return r.Desktop.Key(ctx, ev)
+}
+
+// Type records "type:" and the text.
+func (r *recorder) Type(ctx context.Context, text string) error {
+	r.add("type:" + text)
+	return r.Desktop.Type(ctx, text)
+}
+
+// Pointer records presses, releases and scrolls with their position.
+func (r *recorder) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
+	switch ev.Kind {
+	case shinken.PointerDown:
+		r.add(fmt.Sprintf("down:%d@%d,%d", ev.Button, ev.X, ev.Y))
+	case shinken.PointerUp:
+		r.add(fmt.Sprintf("up:%d@%d,%d", ev.Button, ev.X, ev.Y))
+	case shinken.PointerScroll:
+		r.add(fmt.Sprintf("scroll:%d,%d@%d,%d", ev.DX, ev.DY, ev.X, ev.Y))
+	case shinken.PointerMove:
+		r.add(fmt.Sprintf("move@%d,%d", ev.X, ev.Y))
+	}
+	return r.Desktop.Pointer(ctx, ev)
+}
+
+// take returns the primitives recorded since the last take.
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := r.log
+	r.log = nil
+	return l
+}
+
+// newRecDesk is newDesk over a recorder, with opts for the runtime.
+func newRecDesk(t *testing.T, w, h int, opts *shinken.RuntimeOptions, app string, args ...string) (*desk, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	k := newDeskOpts(t, w, h, func(d *headless.Desktop) shinken.Backend { rec.Desktop = d; return rec }, opts, app, args...)
+	return k, rec
+}
+
+// newDeskOpts serves the desktop through the backend wrap makes of it
+// (nil: the desktop itself) and a runtime with opts (the token is set).
+func newDeskOpts(t *testing.T, w, h int, wrap func(*headless.Desktop) shinken.Backend, opts *shinken.RuntimeOptions, app string, args ...string) *desk {
+	t.Helper()
 	ctx := t.Context()
 	d := headless.New(&headless.Options{Width: w, Height: h})
 	if err := d.Launch(ctx, app, args); err != nil {
 		t.Fatal(err)
 	}
-	rt := shinken.NewRuntime(d, &shinken.RuntimeOptions{Token: "t"})
+	var b shinken.Backend = d
+	if wrap != nil {
+		b = wrap(d)
+	}
+	o := shinken.RuntimeOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Token = "t"
+	rt := shinken.NewRuntime(b, &o)
 	srv := httptest.NewServer(rt)
 	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
 	c, err := client.Dial(ctx, proxy.URL, &client.DialOptions{Token: "t"})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 )
 
 // Fixed-length arrays that refuse any other length: encoding/json would
@@ -26,11 +27,42 @@ func exact[T any](b []byte, dst []T, what string) error {
 	return nil
 }
 
-// UnmarshalJSON decodes exactly two integers.
-func (p *ints2) UnmarshalJSON(b []byte) error { return exact(b, p[:], "a point [x, y]") }
+// UnmarshalJSON decodes exactly two numbers, rounded to integers.
+func (p *ints2) UnmarshalJSON(b []byte) error { return rounded(b, p[:], "a point [x, y]") }
 
-// UnmarshalJSON decodes exactly four integers.
-func (p *ints4) UnmarshalJSON(b []byte) error { return exact(b, p[:], "a region [x0, y0, x1, y1]") }
+// UnmarshalJSON decodes exactly four numbers, rounded to integers.
+func (p *ints4) UnmarshalJSON(b []byte) error { return rounded(b, p[:], "a region [x0, y0, x1, y1]") }
+
+// rounded decodes len(dst) numbers into dst, each rounded to the nearest
+// integer (half away from zero): the vendors' types take any JSON number
+// for a coordinate, and models write 512.5 at times.
+func rounded(b []byte, dst []int, what string) error {
+	f := make([]float64, len(dst))
+	if err := exact(b, f, what); err != nil {
+		return err
+	}
+	for i, v := range f {
+		if math.Abs(v) > 1<<31 {
+			return fmt.Errorf("%s: %g is out of range", what, v)
+		}
+		dst[i] = int(math.Round(v))
+	}
+	return nil
+}
+
+// coord is one coordinate as a vendor's types take it: any JSON number,
+// rounded to the nearest integer.
+type coord int
+
+// UnmarshalJSON decodes a number, rounded.
+func (c *coord) UnmarshalJSON(b []byte) error {
+	var v [1]int
+	if err := rounded(append(append([]byte{'['}, b...), ']'), v[:], "a coordinate"); err != nil {
+		return err
+	}
+	*c = coord(v[0])
+	return nil
+}
 
 // UnmarshalJSON decodes exactly two numbers.
 func (p *floats2) UnmarshalJSON(b []byte) error { return exact(b, p[:], "a point [x, y]") }

@@ -10,9 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 )
@@ -77,12 +75,15 @@ func (o *OpenAI) Scale() Scale { sc, _ := o.s.current(); return sc }
 // A ComputerCall is a computer_call output item of a Responses API
 // response.
 type ComputerCall struct {
-	Type                string            `json:"type"` // "computer_call"
-	ID                  string            `json:"id,omitempty"`
-	CallID              string            `json:"call_id"`
-	Actions             []json.RawMessage `json:"actions"`
-	PendingSafetyChecks []SafetyCheck     `json:"pending_safety_checks,omitempty"`
-	Status              string            `json:"status,omitempty"`
+	Type    string            `json:"type"` // "computer_call"
+	ID      string            `json:"id,omitempty"`
+	CallID  string            `json:"call_id"`
+	Actions []json.RawMessage `json:"actions,omitempty"`
+	// Action is the single action of a computer_use_preview call (and of
+	// OpenAI's sample app); a call carries it or Actions, not both.
+	Action              json.RawMessage `json:"action,omitempty"`
+	PendingSafetyChecks []SafetyCheck   `json:"pending_safety_checks,omitempty"`
+	Status              string          `json:"status,omitempty"`
 }
 
 // A SafetyCheck is a pending or acknowledged safety check of a computer
@@ -109,17 +110,22 @@ type ComputerScreenshot struct {
 }
 
 // A BatchError reports the action of a batch that failed; the actions after
-// it were not run.
+// it were not run. An action that cannot be read fails the batch before
+// any runs: then Ran is 0 whatever its Index.
 type BatchError struct {
 	Index  int    // the failed action's index in the batch
 	Action string // its type
+	Ran    int    // how many actions of the batch ran (those before Index, or none)
 	NotRun int    // how many actions after it were not run
 	Err    error
 }
 
-// Error says which action failed, how many were not run, and why.
+// Error says which action failed, which ran, and why.
 func (e *BatchError) Error() string {
-	return fmt.Sprintf("toolset: action %d (%s) failed, %d after it not executed: %v", e.Index, e.Action, e.NotRun, e.Err)
+	if e.Ran < e.Index {
+		return fmt.Sprintf("toolset: action %d (%s) is invalid, so none of the batch's %d actions ran: %v", e.Index, e.Action, e.Index+1+e.NotRun, e.Err)
+	}
+	return fmt.Sprintf("toolset: action %d (%s) failed after %d ran; %d after it not executed: %v", e.Index, e.Action, e.Ran, e.NotRun, e.Err)
 }
 
 // Unwrap returns the action's error.
@@ -143,18 +149,27 @@ func (o *OpenAI) Run(ctx context.Context, call *ComputerCall) (*ComputerCallOutp
 		}
 		out.AcknowledgedSafetyChecks = append(out.AcknowledgedSafetyChecks, sc)
 	}
-	acts := make([]*openAIAction, len(call.Actions))
-	for i, raw := range call.Actions {
+	raws := call.Actions
+	switch {
+	case call.Action != nil && raws != nil:
+		return nil, errors.New("toolset: a computer_call carries \"action\" or \"actions\", not both")
+	case call.Action != nil:
+		raws = []json.RawMessage{call.Action}
+	case raws == nil:
+		return nil, errors.New("toolset: the computer_call carries no \"actions\" (nor a single \"action\")")
+	}
+	acts := make([]*openAIAction, len(raws))
+	for i, raw := range raws {
 		a, err := parseOpenAIAction(raw)
 		if err != nil {
-			return nil, &BatchError{Index: i, Action: a.Type, NotRun: len(call.Actions) - i - 1, Err: err}
+			return nil, &BatchError{Index: i, Action: a.Type, NotRun: len(raws) - i - 1, Err: err}
 		}
 		acts[i] = a
 	}
 	var failed error
 	for i, a := range acts {
 		if err := o.run(ctx, a); err != nil {
-			failed = &BatchError{Index: i, Action: a.Type, NotRun: len(acts) - i - 1, Err: err}
+			failed = &BatchError{Index: i, Action: a.Type, Ran: i, NotRun: len(acts) - i - 1, Err: err}
 			break
 		}
 	}
@@ -173,21 +188,21 @@ func dataURL(img *Image) string {
 // openAIAction is every field an action of OpenAI's computer tool takes.
 type openAIAction struct {
 	Type    string     `json:"type"`
-	X       *int       `json:"x"`
-	Y       *int       `json:"y"`
+	X       *coord     `json:"x"`
+	Y       *coord     `json:"y"`
 	Button  string     `json:"button"`
 	Keys    []string   `json:"keys"`
 	Path    []xyObject `json:"path"`
-	ScrollX *int       `json:"scroll_x"`
-	ScrollY *int       `json:"scroll_y"`
+	ScrollX *coord     `json:"scroll_x"`
+	ScrollY *coord     `json:"scroll_y"`
 	Text    *string    `json:"text"`
 
 	keys string // Keys as one ACI combination
 }
 
 type xyObject struct {
-	X int `json:"x"`
-	Y int `json:"y"`
+	X coord `json:"x"`
+	Y coord `json:"y"`
 }
 
 // openAIFields lists, per action type, the fields it takes (besides type)
@@ -237,9 +252,6 @@ func parseOpenAIAction(raw json.RawMessage) (*openAIAction, error) {
 	if a.Type == "keypress" && a.keys == "" {
 		return a, errors.New("toolset: keypress needs at least one key")
 	}
-	if a.Type == "move" && a.keys != "" {
-		return a, errors.New("toolset: a move with held keys cannot be done: ACI holds keys only during clicks, drags and scrolls")
-	}
 	switch a.Button {
 	case "", "left", "right", "wheel", "back", "forward":
 	default:
@@ -259,20 +271,15 @@ func parseOpenAIAction(raw json.RawMessage) (*openAIAction, error) {
 func openAIKeys(keys []string) (string, error) {
 	names := make([]string, 0, len(keys))
 	for _, k := range keys {
-		switch {
-		case k == "+":
-			k = "plus"
-		case k == " ":
+		if k == " " {
 			k = "space"
-		case utf8.RuneCountInString(k) == 1 && k[0] >= 'A' && k[0] <= 'Z':
-			// Key names, not characters: "A" is the A key, as a person
-			// pressing ctrl+a means it.
-			k = strings.ToLower(k)
 		}
-		if strings.ContainsAny(k, " +\t\n") {
+		if strings.ContainsAny(k, " \t\n") || (k != "+" && strings.Contains(k, "+")) {
 			return "", fmt.Errorf("toolset: key name %q", k)
 		}
-		name, err := shinken.KeyName(k)
+		// Key names, not characters: "A" is the A key, as a person
+		// pressing ctrl+a means it.
+		name, err := keyName(k, true)
 		if err != nil {
 			return "", err
 		}
@@ -281,8 +288,8 @@ func openAIKeys(keys []string) (string, error) {
 	return strings.Join(names, "+"), nil
 }
 
-func (o *OpenAI) at(x, y *int) (image.Point, error) {
-	_, p, err := o.s.point(image.Pt(*x, *y))
+func (o *OpenAI) at(x, y *coord) (image.Point, error) {
+	_, p, err := o.s.point(image.Pt(int(*x), int(*y)))
 	return p, err
 }
 
@@ -319,7 +326,7 @@ func (o *OpenAI) run(ctx context.Context, a *openAIAction) error {
 		sc := o.Scale()
 		path := make([]image.Point, len(a.Path))
 		for i, q := range a.Path {
-			p, err := sc.ToScreen(image.Pt(q.X, q.Y))
+			p, err := sc.ToScreen(image.Pt(int(q.X), int(q.Y)))
 			if err != nil {
 				return err
 			}
@@ -333,7 +340,7 @@ func (o *OpenAI) run(ctx context.Context, a *openAIAction) error {
 		if err != nil {
 			return err
 		}
-		return o.s.do(ctx, &aci.Action{Verb: aci.VerbMove, Target: px(p)})
+		return o.s.do(ctx, &aci.Action{Verb: aci.VerbMove, Target: px(p), Keys: a.keys})
 	case "scroll":
 		p, err := o.at(a.X, a.Y)
 		if err != nil {
@@ -348,7 +355,7 @@ func (o *OpenAI) run(ctx context.Context, a *openAIAction) error {
 	case "type":
 		return o.s.do(ctx, &aci.Action{Verb: aci.VerbTypeText, Text: a.Text})
 	case "wait":
-		return o.s.do(ctx, &aci.Action{Verb: aci.VerbWait, MS: int(o.opts.Wait / time.Millisecond)})
+		return o.s.wait(ctx, o.opts.Wait)
 	case "screenshot":
 		// The batch is answered with the screenshot taken after it.
 		return nil

@@ -173,7 +173,6 @@ func TestOpenAIRefusesWhatItCannotDo(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ action, want string }{
-		{`{"type": "move", "x": 1, "y": 1, "keys": ["SHIFT"]}`, "held keys"},
 		{`{"type": "click", "x": 1, "y": 1, "button": "side"}`, "not left, right"},
 		{`{"type": "double_click", "x": 1, "y": 1, "button": "back"}`, "cannot be done"},
 		{`{"type": "drag", "path": [{"x": 1, "y": 1}]}`, "at least two points"},

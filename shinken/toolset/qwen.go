@@ -25,6 +25,47 @@ type QwenOptions struct {
 	// notch. Default 1: Qwen-VL's computer_use passes pixels to pyautogui's
 	// scroll, whose unit is one wheel click.
 	PixelsPerNotch float64
+	// Mode is how the model gives coordinates: QwenGrid (Qwen3-VL's
+	// 0–1000 grid, the default) or QwenAbsolute (Qwen2.5-VL's pixels of
+	// the smart-resized screenshot).
+	Mode QwenMode
+}
+
+// A QwenMode is how a Qwen-VL model gives coordinates.
+type QwenMode int
+
+// Qwen-VL's coordinate modes.
+const (
+	// QwenGrid: Qwen3-VL's 0–1000 grid over the screen, whatever the
+	// screenshot's size.
+	QwenGrid QwenMode = iota
+	// QwenAbsolute: Qwen2.5-VL's pixels of the screenshot it is shown,
+	// smart-resized as its cookbook does (each side a multiple of 28,
+	// within the pixel budget), whose size the tool description states as
+	// the screen's resolution. Width and Height are ignored: the size is
+	// the smart resize of the screen's.
+	QwenAbsolute
+)
+
+// smartResize is Qwen2.5-VL's smart_resize of a w×h image: each side
+// rounded to a multiple of 28, the area brought within [4·28·28, budget]
+// with the aspect ratio kept as near as the rounding allows.
+func smartResize(sz image.Point) image.Point {
+	const f, minPixels = 28, 4 * 28 * 28
+	round := func(v float64) int { return max(f, int(math.Round(v/f))*f) }
+	w, h := round(float64(sz.X)), round(float64(sz.Y))
+	area := float64(sz.X) * float64(sz.Y)
+	switch {
+	case w*h > qwenBudget:
+		beta := math.Sqrt(area / qwenBudget)
+		w = max(f, int(math.Floor(float64(sz.X)/beta/f))*f)
+		h = max(f, int(math.Floor(float64(sz.Y)/beta/f))*f)
+	case w*h < minPixels:
+		beta := math.Sqrt(minPixels / area)
+		w = int(math.Ceil(float64(sz.X)*beta/f)) * f
+		h = int(math.Ceil(float64(sz.Y)*beta/f)) * f
+	}
+	return image.Pt(w, h)
 }
 
 // Qwen runs calls of Qwen-VL's computer_use function against an ACI
@@ -46,6 +87,13 @@ func NewQwen(ctx context.Context, c *client.Client, o *QwenOptions) (*Qwen, erro
 	}
 	if opts.PixelsPerNotch <= 0 {
 		opts.PixelsPerNotch = 1
+	}
+	if opts.Mode == QwenAbsolute {
+		s, err := newExactScreen(ctx, c, smartResize)
+		if err != nil {
+			return nil, err
+		}
+		return &Qwen{s: s, opts: opts}, nil
 	}
 	bound := image.Pt(opts.Width, opts.Height)
 	if bound == (image.Point{}) {
@@ -72,18 +120,44 @@ func (q *Qwen) grid() Grid { return Grid{Screen: q.Scale().Screen, Size: 1000} }
 var qwenActions = []string{"key", "type", "mouse_move", "left_click", "left_click_drag", "right_click", "middle_click",
 	"double_click", "triple_click", "scroll", "hscroll", "wait", "terminate", "answer"}
 
+// qwen25Actions are the actions of Qwen2.5-VL's computer_use.
+var qwen25Actions = []string{"key", "type", "mouse_move", "left_click", "left_click_drag", "right_click", "middle_click",
+	"double_click", "scroll", "wait", "terminate"}
+
+// qwenDescription is computer_use's description as Qwen-VL's cookbooks
+// train it, the screen's resolution being the screenshot's.
+const qwenDescription = `Use a mouse and keyboard to interact with a computer, and take screenshots.
+* This is an interface to a desktop GUI. You do not have access to a terminal or applications menu. You must click on desktop icons to start applications.
+* Some applications may take time to start or process actions, so you may need to wait and take successive screenshots to see the results of your actions. E.g. if you click on Firefox and a window doesn't open, try wait and taking another screenshot.
+* The screen's resolution is %dx%d.
+* Whenever you intend to move the cursor to click on an element like an icon, you should consult a screenshot to determine the coordinates of the element before moving the cursor.
+* If you tried clicking on a program or link but it failed to load, even after waiting, try adjusting your cursor position so that the tip of the cursor visually falls on the element that you want to click.
+* Make sure to click any buttons, links, icons, etc with the cursor tip in the center of the element. Don't click boxes on their edges unless asked.`
+
 // Definition returns computer_use as an OpenAI-style function tool, the
-// form Qwen-VL's chat template and OpenAI-compatible servers take.
+// form Qwen-VL's chat template and OpenAI-compatible servers take, its
+// description the cookbooks' with the screen's resolution: the
+// screenshot's size (in QwenAbsolute mode the space of the coordinates;
+// on the grid, what the model sees).
 func (q *Qwen) Definition() json.RawMessage {
 	sc := q.Scale()
+	actions, coordDesc := qwenActions, "(x, y) on the 0–1000 grid over the screen: where to move, click, drag to or scroll."
+	if q.opts.Mode == QwenAbsolute {
+		actions = qwen25Actions
+		coordDesc = "(x, y): The x (pixels from the left edge) and y (pixels from the top edge) coordinates to move the mouse to. Required only by `action=mouse_move` and `action=left_click_drag`."
+	}
+	maxCoord := 1000
+	if q.opts.Mode == QwenAbsolute {
+		maxCoord = max(sc.Model.X, sc.Model.Y)
+	}
 	params := map[string]any{
 		"type": "object",
 		"properties": map[string]any{
-			"action": map[string]any{"type": "string", "enum": qwenActions, "description": "The action to perform."},
+			"action": map[string]any{"type": "string", "enum": actions, "description": "The action to perform."},
 			"keys":   map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "action=key: the keys, pressed in order and released in reverse."},
 			"text":   map[string]any{"type": "string", "description": "action=type: the text to type; action=answer: the answer."},
-			"coordinate": map[string]any{"type": "array", "items": map[string]any{"type": "number", "minimum": 0, "maximum": 1000}, "minItems": 2, "maxItems": 2,
-				"description": "(x, y) on the 0–1000 grid over the screen: where to move, click, drag to or scroll."},
+			"coordinate": map[string]any{"type": "array", "items": map[string]any{"type": "number", "minimum": 0, "maximum": maxCoord}, "minItems": 2, "maxItems": 2,
+				"description": coordDesc},
 			"pixels": map[string]any{"type": "number", "description": "action=scroll: positive scrolls up, negative down; action=hscroll: positive scrolls right, negative left."},
 			"time":   map[string]any{"type": "number", "minimum": 0, "maximum": maxDurationSecs, "description": "action=wait: seconds."},
 			"status": map[string]any{"type": "string", "enum": []string{"success", "failure"}, "description": "action=terminate: how the task ended."},
@@ -91,12 +165,11 @@ func (q *Qwen) Definition() json.RawMessage {
 		"required":             []string{"action"},
 		"additionalProperties": false,
 	}
-	fn := map[string]any{
-		"name": "computer_use",
-		"description": fmt.Sprintf("Use a mouse and keyboard to interact with a computer, and take screenshots. "+
-			"The screenshots are %d×%d; coordinates are on a 0–1000 grid over the screen whatever its size.", sc.Model.X, sc.Model.Y),
-		"parameters": params,
+	desc := fmt.Sprintf(qwenDescription, sc.Model.X, sc.Model.Y)
+	if q.opts.Mode != QwenAbsolute {
+		desc += "\n* Coordinates are on a 0-1000 grid over the screen, whatever its resolution."
 	}
+	fn := map[string]any{"name": "computer_use", "description": desc, "parameters": params}
 	b, _ := json.Marshal(map[string]any{"type": "function", "function": fn})
 	return b
 }
@@ -216,7 +289,12 @@ func (q *Qwen) call(ctx context.Context, name string, raw json.RawMessage) (*Qwe
 			p, err := q.s.cursor(ctx)
 			return px(p), err
 		}
-		p, err := q.grid().ToScreen(int(math.Round(a.Coordinate[0])), int(math.Round(a.Coordinate[1])))
+		x, y := int(math.Round(a.Coordinate[0])), int(math.Round(a.Coordinate[1]))
+		if q.opts.Mode == QwenAbsolute {
+			_, p, err := q.s.point(image.Pt(x, y))
+			return px(p), err
+		}
+		p, err := q.grid().ToScreen(x, y)
 		return px(p), err
 	}
 	s := q.s
@@ -234,7 +312,7 @@ func (q *Qwen) call(ctx context.Context, name string, raw json.RawMessage) (*Qwe
 	case "type":
 		return okr, s.do(ctx, &aci.Action{Verb: aci.VerbTypeText, Text: a.Text})
 	case "wait":
-		return okr, s.do(ctx, &aci.Action{Verb: aci.VerbWait, MS: int(*a.Time * float64(time.Second/time.Millisecond))})
+		return okr, s.wait(ctx, time.Duration(*a.Time*float64(time.Second)))
 	}
 	t, err := at()
 	if err != nil {

@@ -9,6 +9,9 @@ import (
 	"image/draw"
 	"image/png"
 	"sync"
+	"sync/atomic"
+
+	xdraw "golang.org/x/image/draw"
 
 	"shinken.dev/go/internal/imaging"
 	"shinken.dev/go/shinken/aci"
@@ -30,6 +33,13 @@ type screen struct {
 	c     *client.Client
 	bound image.Point // the model's screen bound; 0 means the screen's size
 	pad   bool        // pad every screenshot to exactly bound
+	// exact, when set, gives every screenshot exactly this size, the
+	// aspect ratio as near as it allows (Qwen2.5-VL's smart resize):
+	// resampled here from the runtime's next larger one.
+	exact func(screen image.Point) image.Point
+
+	held    holdCap      // the runtime's hold bound, once seen
+	buttons atomic.Int64 // mouse_down sent without their mouse_up
 
 	mu    sync.Mutex
 	scale Scale
@@ -56,6 +66,21 @@ func newScreen(ctx context.Context, c *client.Client, bound image.Point, pad boo
 	return s, nil
 }
 
+// newExactScreen is newScreen whose screenshots have exactly the size
+// exact gives for the screen's.
+func newExactScreen(ctx context.Context, c *client.Client, exact func(image.Point) image.Point) (*screen, error) {
+	if c == nil {
+		return nil, errors.New("toolset: nil Client")
+	}
+	s := &screen{c: c, exact: exact}
+	sz, err := c.ScreenSize(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("toolset: asking the screen size: %w", err)
+	}
+	s.setScreen(image.Pt(sz.W, sz.H))
+	return s, nil
+}
+
 func (s *screen) runtimeCap() int {
 	if w := s.c.Welcome(); w != nil {
 		return w.Capabilities.MaxLongEdge
@@ -66,6 +91,21 @@ func (s *screen) runtimeCap() int {
 // setScreen recomputes the scale for a screen of size sz. The caller holds
 // no lock.
 func (s *screen) setScreen(sz image.Point) {
+	if s.exact != nil {
+		img := s.exact(sz)
+		// The runtime's smallest screenshot that covers img on both axes.
+		edge := max(sz.X, sz.Y)
+		if r := s.runtimeCap(); r > 0 {
+			edge = min(edge, r)
+		}
+		need := max(ceilDiv(img.X*max(sz.X, sz.Y), sz.X), ceilDiv(img.Y*max(sz.X, sz.Y), sz.Y))
+		edge = min(edge, max(need, 1))
+		s.mu.Lock()
+		s.scale = Scale{Screen: sz, Image: img, Model: img}
+		s.edge = edge
+		s.mu.Unlock()
+		return
+	}
 	edge, img := fit(sz, s.bound, s.runtimeCap())
 	model := img
 	if s.pad {
@@ -109,6 +149,15 @@ func (s *screen) screenshot(ctx context.Context) (*Image, error) {
 			return nil, err
 		}
 	}
+	if s.exact != nil && (shot.Width != sc.Image.X || shot.Height != sc.Image.Y) {
+		src, err := decodeRGBA(shot.Data)
+		if err != nil {
+			return nil, err
+		}
+		dst := image.NewRGBA(image.Rectangle{Max: sc.Image})
+		xdraw.CatmullRom.Scale(dst, dst.Rect, src, src.Rect, xdraw.Src, nil)
+		return encode(dst)
+	}
 	if shot.Width != sc.Image.X || shot.Height != sc.Image.Y {
 		return nil, fmt.Errorf("%w: toolset: the runtime delivered %d×%d, expected %d×%d", aci.ErrInternal, shot.Width, shot.Height, sc.Image.X, sc.Image.Y)
 	}
@@ -128,9 +177,8 @@ func (s *screen) screenshot(ctx context.Context) (*Image, error) {
 // zoom captures region, given in the model's screenshot pixels, at the
 // screen's native resolution, scaled to fill the model's screenshot size
 // with its aspect ratio kept: a region larger than that is downscaled to
-// fit; a smaller one is enlarged by the largest whole factor that fits, each
-// native pixel becoming a square block, so small text stays crisp and every
-// pixel is the screen's own.
+// fit, a smaller one enlarged (Catmull-Rom) until it fills the size on one
+// axis, so that the model sees the region as large as its screen allows.
 func (s *screen) zoom(ctx context.Context, region image.Rectangle) (*Image, error) {
 	sc, _ := s.current()
 	if region.Empty() {
@@ -154,35 +202,28 @@ func (s *screen) zoom(ctx context.Context, region image.Rectangle) (*Image, erro
 	r := sc.RectToScreen(region)
 	crop := image.NewRGBA(image.Rect(0, 0, r.Dx(), r.Dy()))
 	draw.Draw(crop, crop.Rect, full, r.Min, draw.Src)
-	switch bound := sc.Model; {
-	case crop.Rect.Dx() > bound.X || crop.Rect.Dy() > bound.Y:
+	bound := sc.Model
+	if crop.Rect.Dx() > bound.X || crop.Rect.Dy() > bound.Y {
 		edge, _ := fit(crop.Rect.Size(), bound, 0)
-		crop = imaging.Downscale(crop, edge)
-	default:
-		if k := min(bound.X/crop.Rect.Dx(), bound.Y/crop.Rect.Dy()); k > 1 {
-			crop = enlarge(crop, k)
-		}
+		return encode(imaging.Downscale(crop, edge))
+	}
+	// The region's aspect as the model drew it: the native pixels that
+	// cover it may be a fraction larger.
+	if size := fillSize(region.Size(), bound); size != crop.Rect.Size() {
+		big := image.NewRGBA(image.Rectangle{Max: size})
+		xdraw.CatmullRom.Scale(big, big.Rect, crop, crop.Rect, xdraw.Src, nil)
+		crop = big
 	}
 	return encode(crop)
 }
 
-// enlarge returns src enlarged k times, each pixel a k×k block.
-func enlarge(src *image.RGBA, k int) *image.RGBA {
-	w, h := src.Rect.Dx(), src.Rect.Dy()
-	dst := image.NewRGBA(image.Rect(0, 0, w*k, h*k))
-	for y := range h {
-		row := src.Pix[y*src.Stride:][:4*w]
-		first := dst.Pix[y*k*dst.Stride:][:4*w*k]
-		for x := range w {
-			for i := range k {
-				copy(first[4*(x*k+i):], row[4*x:4*x+4])
-			}
-		}
-		for j := 1; j < k; j++ {
-			copy(dst.Pix[(y*k+j)*dst.Stride:], first)
-		}
+// fillSize is the largest size of src's aspect ratio within bound: one
+// axis fills bound, the other is rounded to the nearest pixel.
+func fillSize(src, bound image.Point) image.Point {
+	if src.X*bound.Y >= src.Y*bound.X { // wider than bound: the width fills it
+		return image.Pt(bound.X, max(1, min(bound.Y, (src.Y*bound.X+src.X/2)/src.X)))
 	}
-	return dst
+	return image.Pt(max(1, min(bound.X, (src.X*bound.Y+src.Y/2)/src.Y)), bound.Y)
 }
 
 // cursor reports the pointer's position in action pixels, as the runtime

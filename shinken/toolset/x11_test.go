@@ -198,6 +198,16 @@ func TestAnthropicOnX11(t *testing.T) {
 	run(use("3", "key", `{"text": "Return"}`))
 	printed()
 
+	// Key names in any case, as the SDK admits them: CTRL+A selects all in
+	// GTK, where ctrl+shift+a (what an upper-case A used to add) selects
+	// none.
+	at, printed = k.entry(text)
+	run(use("1", "left_click", `{"coordinate": `+m(at)+`}`),
+		use("2", "key", `{"text": "CTRL+A"}`))
+	k.selection("CTRL+A selects the whole line", func(sel string) bool { return sel == text })
+	run(use("3", "key", `{"text": "RETURN"}`))
+	printed()
+
 	at, printed = k.entry("")
 	run(use("1", "left_click", `{"coordinate": `+m(at)+`}`),
 		use("2", "hold_key", `{"text": "x", "duration": 1}`),

@@ -1,0 +1,125 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"shinken.dev/go/shinken/aci"
+)
+
+// TestHostTools checks the machine's tools through the Go SDK: files in
+// and out, their failures with their codes, the shell, the screen size,
+// and every one refused when the Authorizer refuses commands.
+func TestHostTools(t *testing.T) {
+	e := newEnv(t, nil)
+	dir := t.TempDir()
+	bin := []byte{0, 1, 2, 0xff, 0xfe, '\n', 0x80}
+	e.ok(t, "write_file", map[string]any{"path": filepath.Join(dir, "b"), "base64": base64.StdEncoding.EncodeToString(bin)})
+	if got, _ := os.ReadFile(filepath.Join(dir, "b")); !bytes.Equal(got, bin) {
+		t.Fatalf("written %x", got)
+	}
+	var fc struct {
+		Base64 string  `json:"base64"`
+		Text   *string `json:"text"`
+		Size   int     `json:"size"`
+	}
+	structured(t, e.call(t, "read_file", map[string]any{"path": filepath.Join(dir, "b")}), &fc)
+	if got, _ := base64.StdEncoding.DecodeString(fc.Base64); !bytes.Equal(got, bin) || fc.Text != nil || fc.Size != len(bin) {
+		t.Fatalf("read %+v", fc)
+	}
+	e.fails(t, "read_file", map[string]any{"path": filepath.Join(dir, "nope")}, aci.CodeInvalidAction)
+	e.fails(t, "read_file", map[string]any{"path": filepath.Join(dir, "b"), "max_bytes": 3}, aci.CodeTooLarge)
+	e.fails(t, "read_file", map[string]any{"path": dir, "max_bytes": 600000}, aci.CodeInvalidAction) // over the schema's bound
+	e.fails(t, "write_file", map[string]any{"path": filepath.Join(dir, "x"), "text": "a", "base64": "YQ=="}, aci.CodeInvalidAction)
+	e.fails(t, "write_file", map[string]any{"path": filepath.Join(dir, "x"), "base64": "!!"}, aci.CodeInvalidAction)
+	e.fails(t, "list_files", map[string]any{"path": filepath.Join(dir, "b")}, aci.CodeInvalidAction)
+	if got := e.ok(t, "screen_size", map[string]any{}); got != "1280x800" {
+		t.Fatalf("screen_size %q", got)
+	}
+	out := e.ok(t, "shell", map[string]any{"input": "cd " + dir + " && ls\n", "wait_ms": 5000})
+	// ls prints "b" on a line of its own, maybe after the next prompt.
+	for !regexp.MustCompile(`(^|[\n ])b\r?\n`).MatchString(out) {
+		more := e.ok(t, "shell", map[string]any{"wait_ms": 2000})
+		if more == "" {
+			t.Fatalf("the shell printed %q", out)
+		}
+		out += more
+	}
+	e.ok(t, "shell", map[string]any{"close": true})
+	e.denyAll = true
+	for name, args := range map[string]map[string]any{
+		"read_file":  {"path": filepath.Join(dir, "b")},
+		"write_file": {"path": filepath.Join(dir, "b"), "text": "x"},
+		"list_files": {"path": dir},
+		"shell":      {"input": "echo hi\n"},
+		"open":       {"target": "https://example.com/"},
+	} {
+		e.fails(t, name, args, aci.CodePermissionDenied)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "b")); !bytes.Equal(got, bin) {
+		t.Fatal("a refused write changed the file")
+	}
+}
+
+// TestHostToolsTypeScript moves files in and out and uses the shell with
+// the official TypeScript SDK's client over streamable HTTP.
+func TestHostToolsTypeScript(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed (scripts/test installs it)")
+	}
+	modules, err := filepath.Abs(filepath.Join("..", "..", ".npm", "node_modules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(modules, "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		t.Fatalf("the TypeScript MCP SDK is not installed (scripts/test installs it): %v", err)
+	}
+	e := newEnv(t, nil)
+	hs := httptest.NewServer(e.srv.Handler(token))
+	t.Cleanup(func() {
+		e.srv.Close()
+		hs.Close()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "host_client.cjs"), hs.URL, token, t.TempDir())
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+}
+
+// TestHeldKeys holds ctrl across calls: the key after key_down is made
+// with it (ctrl+a selects the field), type is refused while it is held,
+// and key_up releases it.
+func TestHeldKeys(t *testing.T) {
+	e := newEnv(t, nil)
+	name := e.node(t, "text", "Name")
+	c := centre(name)
+	e.ok(t, "left_click", map[string]any{"coordinate": model(c)})
+	e.ok(t, "type", map[string]any{"text": "abc"})
+	e.ok(t, "key_down", map[string]any{"key": "CTRL"})
+	e.fails(t, "type", map[string]any{"text": "x"}, aci.CodeInvalidAction)
+	e.ok(t, "key", map[string]any{"text": "a"})
+	e.fails(t, "key_down", map[string]any{"key": "a"}, aci.CodeInvalidAction)
+	e.fails(t, "key_up", map[string]any{"key": "shift"}, aci.CodeInvalidAction)
+	if got := e.ok(t, "key_up", map[string]any{"key": "ctrl"}); got != "no key held" {
+		t.Fatalf("key_up: %q", got)
+	}
+	e.ok(t, "type", map[string]any{"text": "X"})
+	if got := e.node(t, "text", "Name").Value; got != "X" {
+		t.Fatalf("ctrl held across calls: the name reads %q, want X (ctrl+a, then X)", got)
+	}
+}

@@ -1,0 +1,92 @@
+// An MCP client written with the official TypeScript SDK, run by
+// TestHostToolsTypeScript: it moves files in and out and uses a shell over
+// streamable HTTP, as a new user would.
+//
+//   node host_client.cjs <http://host:port/> <token> <directory>
+//
+// It prints one line per step and "ok" at the end; it exits non-zero at
+// the first failure.
+"use strict";
+
+const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
+const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
+
+const [url, token, dir] = process.argv.slice(2);
+
+function check(cond, what) {
+  if (!cond) {
+    throw new Error("check failed: " + what);
+  }
+}
+
+async function call(client, name, args) {
+  const res = await client.callTool({ name, arguments: args });
+  check(!res.isError, `${name} succeeded: ${JSON.stringify(res.content)}`);
+  return res;
+}
+
+async function main() {
+  const client = new Client({ name: "ts-host-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: "Bearer " + token } },
+  }));
+  const { tools } = await client.listTools();
+  const by = Object.fromEntries(tools.map((t) => [t.name, t]));
+  for (const name of ["read_file", "list_files", "screen_size"]) {
+    check(by[name] && by[name].annotations.readOnlyHint === true, `${name} is read-only`);
+  }
+  for (const name of ["write_file", "shell", "open"]) {
+    check(by[name] && by[name].annotations.destructiveHint === true, `${name} is destructive`);
+  }
+  console.log("tools listed");
+
+  // A text file and a binary one, in and out.
+  await call(client, "write_file", { path: dir + "/notes.txt", text: "héllo\n" });
+  const bin = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 31) & 255));
+  await call(client, "write_file", { path: dir + "/blob.bin", base64: bin.toString("base64") });
+  const text = await call(client, "read_file", { path: dir + "/notes.txt" });
+  check(text.structuredContent.text === "héllo\n", "the text reads back: " + JSON.stringify(text.structuredContent));
+  const blob = await call(client, "read_file", { path: dir + "/blob.bin" });
+  check(Buffer.from(blob.structuredContent.base64, "base64").equals(bin), "the binary file reads back");
+  check(blob.structuredContent.text === undefined, "a binary file has no text");
+  const list = await call(client, "list_files", { path: dir });
+  const names = list.structuredContent.entries.map((e) => e.name + ":" + e.size).sort();
+  check(JSON.stringify(names) === JSON.stringify(["blob.bin:4096", "notes.txt:7"]), "the listing: " + names);
+  const missing = await client.callTool({ name: "read_file", arguments: { path: dir + "/nope" } });
+  check(missing.isError && missing.content[0].text.includes("does not exist"), "a missing file: " + JSON.stringify(missing.content));
+  console.log("files moved in and out");
+
+  // A shell whose state persists between calls.
+  let out = await call(client, "shell", { input: "cd " + dir + " && N=$((6*7))\n" });
+  out = await call(client, "shell", { input: "echo \"n=$N in $(pwd)\"; cat notes.txt\n", wait_ms: 10000 });
+  let seen = out.structuredContent.output;
+  for (let i = 0; i < 20 && !seen.includes("héllo"); i++) {
+    seen += (await call(client, "shell", { wait_ms: 2000 })).structuredContent.output;
+  }
+  check(seen.includes("n=42 in " + dir) && seen.includes("héllo"), "the shell kept its state: " + JSON.stringify(seen));
+  const closed = await call(client, "shell", { close: true });
+  check(closed.structuredContent.ended === true, "the shell closed");
+  console.log("shell used");
+
+  // A modifier held across calls, then released.
+  for (const name of ["key_down", "key_up"]) {
+    check(by[name] && by[name].annotations.idempotentHint === true, `${name} is idempotent`);
+  }
+  let held = await call(client, "key_down", { key: "shift" });
+  check(JSON.stringify(held.structuredContent.held) === JSON.stringify(["Shift_L"]), "shift held: " + JSON.stringify(held.structuredContent));
+  const typed = await client.callTool({ name: "type", arguments: { text: "x" } });
+  check(typed.isError, "type is refused while shift is held");
+  held = await call(client, "key_up", {});
+  check(held.structuredContent.held.length === 0, "nothing held after key_up");
+  console.log("keys held and released");
+
+  const size = await call(client, "screen_size", {});
+  check(size.structuredContent.width === 1280 && size.structuredContent.height === 800, "screen size");
+  await client.close();
+  console.log("ok");
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
