@@ -28,7 +28,8 @@
 // all interfaces judges a connection that came in on 127.0.0.1 (a port
 // forward) as loopback and one on the pod's address as not. A request
 // served without that key (a handler called directly) accepts only
-// Options.Hosts.
+// Options.Hosts. A request that came over a unix socket or a vsock (any
+// stream that is not TCP) is not checked at all: no browser reaches one.
 //
 // Go's [http.CrossOriginProtection] is not used: it lets every GET, HEAD
 // and OPTIONS request through, and a WebSocket upgrade and MCP's event
@@ -129,6 +130,9 @@ func (g *Guard) Handler(h http.Handler) http.Handler {
 // ErrOrigin. The Host is checked first: a rebound name is refused even
 // from its own origin.
 func (g *Guard) Check(r *http.Request) error {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a != nil && !strings.HasPrefix(a.Network(), "tcp") {
+		return nil // a unix socket or a vsock: no browser's request
+	}
 	if !g.hostAllowed(r) {
 		return fmt.Errorf("%w: %q", ErrHost, truncate(r.Host))
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -169,6 +170,53 @@ func TestWebSocketUpgrade(t *testing.T) {
 				t.Fatalf("status %d, want %d (%v)", resp.StatusCode, tt.wantStatus, err)
 			}
 		})
+	}
+}
+
+// TestUnixSocketUnchecked serves a guard over a unix socket, which no
+// browser reaches: any Host and Origin pass there, while the same request
+// over TCP is refused.
+func TestUnixSocketUnchecked(t *testing.T) {
+	t.Parallel()
+	g, err := httpguard.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := g.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	sock := filepath.Join(t.TempDir(), "s")
+	ul, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := &http.Server{Handler: h}
+	go us.Serve(ul)
+	defer us.Close()
+	tcp := httptest.NewServer(h)
+	defer tcp.Close()
+	unixClient := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}}
+	defer unixClient.CloseIdleConnections()
+	for _, tt := range []struct {
+		name   string
+		c      *http.Client
+		url    string
+		status int
+	}{
+		{"unix", unixClient, "http://sandbox/", http.StatusOK},
+		{"tcp", tcp.Client(), tcp.URL, http.StatusForbidden},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, tt.url, nil)
+		req.Host = "evil.example"
+		req.Header.Set("Origin", "https://evil.example")
+		resp, err := tt.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("%s: status %d, want %d", tt.name, resp.StatusCode, tt.status)
+		}
 	}
 }
 

@@ -86,7 +86,8 @@ type Options struct {
 	Origins []string
 
 	// MCP, when set, serves MCP (streamable HTTP) at /mcp with the
-	// daemon's token, through an in-process ACI session.
+	// daemon's token, through an in-process ACI session; Hosts and
+	// Origins are added to its AllowedHosts and AllowedOrigins.
 	MCP *mcpserver.Options
 
 	// Page serves the inspector page at / and its endpoint at /inspect:
@@ -277,6 +278,10 @@ func newDaemon(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 		if mo.Logger == nil {
 			mo.Logger = d.log
 		}
+		// The MCP handler checks Host and Origin on its own too: by the
+		// daemon's rules, so that a name the daemon allows is allowed.
+		mo.AllowedHosts = append(mo.AllowedHosts, opts.Hosts...)
+		mo.AllowedOrigins = append(mo.AllowedOrigins, opts.Origins...)
 		d.mcp = newMCPDaemon(d.served, mo)
 		d.closers.push(d.mcp.close)
 		if d.tokens.current() != "" {

@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"embed"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -77,24 +76,9 @@ func tokenEqual(got, want string) bool {
 	return want != "" && subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 
-// guarded serves h only to requests that g lets through, on TCP; a unix
-// socket or vsock, which no browser reaches, is not checked.
-func guarded(g *httpguard.Guard, h http.Handler) http.Handler {
-	gh := g.Handler(h)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if viaTCP(r) {
-			gh.ServeHTTP(w, r)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-// viaTCP says whether r came over TCP, where a browser may have sent it.
-func viaTCP(r *http.Request) bool {
-	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return !ok || strings.HasPrefix(a.Network(), "tcp")
-}
+// guarded serves h only to requests that g lets through (a unix socket or
+// vsock, which no browser reaches, is not checked).
+func guarded(g *httpguard.Guard, h http.Handler) http.Handler { return g.Handler(h) }
 
 // originHosts are the hosts of origins, as websocket.AcceptOptions'
 // OriginPatterns take them.
