@@ -55,6 +55,8 @@ type config struct {
 	hosts         stringList
 	origins       stringList
 	keepAlive     time.Duration
+	readTimeout   time.Duration
+	relaunchLost  bool
 	maxMessage    int
 	settleCap     time.Duration
 	probe         string
@@ -100,6 +102,8 @@ func main() {
 	flag.StringVar(&cfg.metricsListen, "metrics-listen", "", "serve "+daemon.PathMetrics+" on this host:port, without a token (default: on -listen, with the ACI token as a bearer token)")
 	flag.DurationVar(&cfg.drainTimeout, "drain-timeout", 20*time.Second, "on SIGTERM, how long calls in flight may take to finish before the sessions are closed")
 	flag.DurationVar(&cfg.keepAlive, "keepalive", 25*time.Second, "ping a session idle this long, below the routers' idle timeouts; 0 disables")
+	flag.DurationVar(&cfg.readTimeout, "read-timeout", 30*time.Second, "the longest one incoming message may take to arrive, first byte to last, whatever -keepalive says; 0 disables")
+	flag.BoolVar(&cfg.relaunchLost, "relaunch-lost-apps", false, "with -session: after the accessibility bus restarts, restart the applications it lost (their unsaved state is lost) instead of reporting them not ready until they exit")
 	flag.IntVar(&cfg.maxMessage, "max-message", 16<<20, "largest message sent, in bytes; a larger reply is a too_large error")
 	flag.DurationVar(&cfg.settleCap, "settle-cap", 0, "the longest an input action's ack waits for the UI to handle it and fall quiet (a page load); 0 means 1.5s, other values are clamped to 50ms..10s")
 	flag.DurationVar(&cfg.drainDelay, "drain-delay", 0, "on SIGTERM, how long to keep accepting new sessions while /readyz answers 503, for load balancers that remove endpoints late (Kubernetes: a few seconds)")
@@ -157,16 +161,19 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		defer stop()
 		return runRemoteMCP(ctx, cfg.remote, token, mcpOpts)
 	}
-	keepAlive := cfg.keepAlive
+	keepAlive, readTimeout := cfg.keepAlive, cfg.readTimeout
 	if keepAlive <= 0 {
 		keepAlive = -1
+	}
+	if readTimeout <= 0 {
+		readTimeout = -1
 	}
 	opts := &daemon.Options{
 		Token: token, TokenFile: cfg.tokenFile, Logger: log, MCP: &mcpOpts, Page: true,
 		Metrics:      &daemon.MetricsOptions{Listen: cfg.metricsListen},
 		DrainTimeout: cfg.drainTimeout, DrainDelay: cfg.drainDelay, Record: cfg.record,
 		Hosts: cfg.hosts, Origins: cfg.origins,
-		Runtime: &shinken.RuntimeOptions{Name: "shinken-example", KeepAlive: keepAlive, MaxMessage: cfg.maxMessage, SettleCap: cfg.settleCap},
+		Runtime: &shinken.RuntimeOptions{Name: "shinken-example", KeepAlive: keepAlive, ReadTimeout: readTimeout, MaxMessage: cfg.maxMessage, SettleCap: cfg.settleCap},
 	}
 	if cfg.plugins != "" {
 		opts.Plugins = &daemon.Plugins{Dir: cfg.plugins, Project: cfg.project, OnAsk: escouade.Verdict(cfg.onAsk)}
@@ -265,7 +272,7 @@ func openBackend(ctx context.Context, cfg config, log *slog.Logger) (daemon.Desk
 				apps = append(apps, argv)
 			}
 		}
-		s, err := x11desktop.StartSession(ctx, &session.Options{Width: w, Height: h, Apps: apps, Logger: log})
+		s, err := x11desktop.StartSession(ctx, &session.Options{Width: w, Height: h, Apps: apps, RelaunchLostApps: cfg.relaunchLost, Logger: log})
 		if err != nil {
 			return daemon.Desktop{}, nil, fmt.Errorf("-session: %w", err)
 		}

@@ -14,6 +14,7 @@ package x11desktop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -144,6 +145,14 @@ func (s *Session) follow() {
 	}
 }
 
+// partNames say the session's parts in /readyz's words.
+var partNames = map[session.Part]string{
+	session.PartX:             "the X server",
+	session.PartWindowManager: "the window manager",
+	session.PartSessionBus:    "the session bus",
+	session.PartA11yBus:       "the accessibility bus",
+}
+
 // open opens the x11 backend, with the accessibility tree, on the session.
 func (s *Session) open(ctx context.Context) (daemon.Desktop, error) {
 	ss := s.s
@@ -153,10 +162,21 @@ func (s *Session) open(ctx context.Context) (daemon.Desktop, error) {
 	}
 	a := b.WithAccessibility(&atspi.Options{SessionBus: ss.SessionBus, Display: ss.Display, ScreenReader: true})
 	check := func(ctx context.Context) error {
-		if err := ss.Check(ctx); err != nil {
-			return daemon.NotReady("the desktop session", "has a part that does not answer", err)
+		err := ss.Check(ctx)
+		var pe *session.PartError
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &pe):
+			// In words, with no pid or path: "the accessibility bus 1
+			// application(s) on the desktop lost it when it restarted...".
+			name := partNames[pe.Part]
+			if name == "" {
+				name = "the desktop session's " + string(pe.Part)
+			}
+			return daemon.NotReady(name, pe.Reason, err)
 		}
-		return nil
+		return daemon.NotReady("the desktop session", "is not ready", err)
 	}
 	return daemon.Desktop{Backend: a, Check: check, Close: func() { a.Close() }, Done: ss.Done()}, nil
 }
