@@ -246,7 +246,7 @@ func (c *conn) handshake() bool {
 		c.ws.CloseNow()
 		return false
 	}
-	c.client = hello.Client.Name
+	c.client = logtext.Cut(hello.Client.Name) // events and recordings keep it
 	c.log = c.log.With(logtext.String("client", hello.Client.Name))
 	c.log.Debug("session open", "binary", c.binary)
 	return true

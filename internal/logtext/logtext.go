@@ -27,11 +27,28 @@ func Quote(s string) string {
 	if len(s) <= Max {
 		return strconv.Quote(s)
 	}
+	cut := cutAt(s)
+	return strconv.Quote(s[:cut]+"…") + " (+" + strconv.Itoa(len(s)-cut) + " bytes)"
+}
+
+// Cut returns s, or its first Max bytes (cut on a character boundary)
+// followed by "…": a peer's name kept in events and recordings, where
+// the caller quotes it.
+func Cut(s string) string {
+	if len(s) <= Max {
+		return s
+	}
+	return s[:cutAt(s)] + "…"
+}
+
+// cutAt is where a text longer than Max is cut: at Max, or before the
+// character that straddles it.
+func cutAt(s string) int {
 	cut := Max
 	for cut > Max-utf8.UTFMax && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return strconv.Quote(s[:cut]+"…") + " (+" + strconv.Itoa(len(s)-cut) + " bytes)"
+	return cut
 }
 
 // String is a slog attribute holding Quote(s): a text the peer sent (a

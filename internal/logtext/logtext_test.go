@@ -56,6 +56,20 @@ func TestRecord(t *testing.T) {
 	}
 }
 
+func TestCut(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"", ""},
+		{"agent", "agent"},
+		{strings.Repeat("a", logtext.Max), strings.Repeat("a", logtext.Max)},
+		{strings.Repeat("a", logtext.Max+1), strings.Repeat("a", logtext.Max) + "…"},
+		{strings.Repeat("a", logtext.Max-1) + "é", strings.Repeat("a", logtext.Max-1) + "…"},
+	} {
+		if got := logtext.Cut(tt.in); got != tt.want {
+			t.Errorf("Cut(%d bytes) = %q, want %q", len(tt.in), got, tt.want)
+		}
+	}
+}
+
 func TestLimiter(t *testing.T) {
 	l := &logtext.Limiter{Burst: 3, Window: time.Hour}
 	for i := range 3 {

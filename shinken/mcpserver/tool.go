@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 )
@@ -113,7 +114,7 @@ func (s *Server) toolError(tool string, err error) *mcp.CallToolResult {
 	if errors.Is(err, context.Canceled) {
 		text = string(code) + ": the call was cancelled"
 	}
-	s.log.Debug("tool failed", "tool", tool, "err", text)
+	s.log.Debug("tool failed", logtext.String("tool", tool), logtext.String("err", text))
 	res := &mcp.CallToolResult{Meta: mcp.Meta{ErrorCodeMeta: string(code)}}
 	res.SetError(errors.New(text))
 	return res
