@@ -17,6 +17,10 @@ import (
 //     parent and child count; a child count that no longer matches makes
 //     its subtree read again, a parent that changed both parents'
 //     subtrees;
+//   - any event on a node: the same for each of its ancestors, and a
+//     ChildrenChanged for the node itself, whose names may come from
+//     their content (Gecko renames a button whose label changed with no
+//     event for the button);
 //   - PropertyChange accessible-parent on a node: the subtrees of its old
 //     parent and of the nearest ancestor of its new place that the mirror
 //     holds are read again;
@@ -33,6 +37,10 @@ import (
 // the same batch of calls as the reads above (checkSentinels):
 //
 //   - the text of editable fields and the value of nodes with a Value;
+//   - the states of "transient" nodes, which the toolkit computes when
+//     asked (GTK 3's tree-view cells: a row that loses the selection or
+//     the cursor sends no event for its cells), and of focused nodes
+//     (Gecko sends no focus loss when the focus enters an iframe);
 //   - the list of top-level windows and their states (GTK may close one
 //     with no event on the application), and their extents (a window manager moves them
 //     without an event) and, for every container on screen, of the
@@ -138,6 +146,7 @@ func (w *walk) fromMirror() bool {
 	stale(w.ev.baseDirty)
 	stale(w.ev.textDirty)
 	stale(w.ev.roleDirty)
+	w.refreshAncestors(last)
 	w.checkSentinels()
 	// A node the mirror lacks that an event names was added where no
 	// ChildrenChanged said (Chromium attaches a loaded page so): its
@@ -155,6 +164,34 @@ func (w *walk) fromMirror() bool {
 		}
 	}
 	return true
+}
+
+// refreshAncestors reads again the ancestors of every node an event
+// named: a node named after its content (a button after its label, a tab
+// after its page's title) changes its name when that content changes, and
+// Gecko sends no name change for it, in a page or in an iframe.
+func (w *walk) refreshAncestors(last map[string]*rec) {
+	done := map[string]bool{pathRoot: true}
+	again := func(p string) {
+		done[p] = true
+		// base still set: the node's description is the mirror's (its
+		// children may have been forgotten), not yet asked again.
+		if r := w.recs[p]; r != nil && r.base {
+			w.refresh(r)
+		}
+	}
+	for p := range w.ev.kidsDirty {
+		if !done[p] {
+			again(p)
+		}
+	}
+	for p := range w.ev.touched {
+		o := last[p]
+		for o != nil && !done[o.parent] && o.parent != "" {
+			again(o.parent)
+			o = last[o.parent]
+		}
+	}
 }
 
 // maxUnknown bounds the nodes outside the mirror whose place a walk looks
@@ -373,7 +410,37 @@ func (w *walk) checkSentinels() {
 		case r.states.has(stateEditable) && r.ifs&(hasEditableText|hasText) != 0:
 			w.readText(r)
 		}
+		if r.states.has(stateTransient) || r.states.has(stateFocused) {
+			w.recheckStates(r)
+		}
 	}
+}
+
+// recheckStates reads again the states of a node the toolkit describes on
+// demand, or that may lose a state with no event: GTK 3's tree-view cells
+// are "transient", their states computed from the row each time they are
+// asked, and a row that loses the selection or the cursor sends no event
+// for its cells; Gecko sends no focus loss for a node when the focus goes
+// into an iframe's document. A node that turned showing or hidden means
+// content scrolled: the tree is read whole.
+func (w *walk) recheckStates(r *rec) {
+	was := r.states
+	w.p.call(call(w.dest, r.path, ifAccessible, "GetState"), func(m *message, err error) {
+		var d *decoder
+		if err == nil {
+			d, err = expect(m, "au")
+		}
+		if err != nil {
+			w.lost = true
+			return
+		}
+		now := readStates(d)
+		if d.err != nil || now.has(stateShowing) != was.has(stateShowing) {
+			w.lost = true
+			return
+		}
+		r.states = now
+	})
 }
 
 // reuseGeometry gives every node the walk would have read its remembered
