@@ -294,6 +294,9 @@ func (b *Backend) Type(ctx context.Context, text string) (err error) {
 			shifted = on
 		}
 	}
+	if err := k.premap(ctx, syms, caps); err != nil {
+		return err
+	}
 	for _, ks := range syms {
 		if err := ctx.Err(); err != nil {
 			return err
