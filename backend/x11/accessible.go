@@ -34,6 +34,10 @@ type Accessible struct {
 	err    error
 	tried  time.Time
 	a11yOn bool // a bus was connected once (see CheckAccessibility)
+	// scrolled is the layout of the browser a scroll went to, before it
+	// (see Settle), and that browser's process.
+	scrolled    string
+	scrolledPID int
 }
 
 // retryA11y is how long a failed connection to the accessibility bus is
@@ -75,10 +79,86 @@ func (b *Backend) WithAccessibility(opts *atspi.Options) *Accessible {
 // Settle implements shinken.Settler: [Backend.Settle], with the events of
 // the accessibility bus among the changes it waits out. The bus is
 // connected on first use, so that the events flow from the first action
-// on.
+// on. After a scroll into a browser's window, it also waits for the
+// browser's tree to show what its pixels show: a browser sends no event
+// when a page scrolls, and Chromium updates its tree's extents some time
+// after its pixels, so a look right after the pixels settled read the
+// items where they were (and a click by ref took the wrong one). The
+// wait ends once the layout (atspi's [atspi.Client.Layout]) differs from
+// the one before the scroll and reads the same twice in a row, or after
+// layoutWait when the scroll moved nothing the tree holds.
 func (a *Accessible) Settle(ctx context.Context, start time.Time, limit time.Duration) (shinken.SettleReport, error) {
-	a.client(ctx) // an unreachable bus leaves the screen alone to watch
-	return a.Backend.Settle(ctx, start, limit)
+	c, _ := a.client(ctx) // an unreachable bus leaves the screen alone to watch
+	a.mu.Lock()
+	before, pid := a.scrolled, a.scrolledPID
+	a.scrolled, a.scrolledPID = "", 0
+	a.mu.Unlock()
+	end := time.Now().Add(limit)
+	rep, err := a.Backend.Settle(ctx, start, limit)
+	if err != nil || c == nil || before == "" || rep.Outcome != shinken.SettleQuiet || rep.Changes == 0 {
+		return rep, err
+	}
+	if bound := time.Now().Add(layoutWait); bound.Before(end) {
+		end = bound
+	}
+	ctx, cancel := context.WithDeadline(ctx, end)
+	defer cancel()
+	last := before
+	for {
+		now, err := c.Layout(ctx, pid)
+		if err != nil || now == "" || now != before && now == last {
+			return rep, nil
+		}
+		last = now
+		t := time.NewTimer(layoutPoll)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return rep, nil
+		}
+	}
+}
+
+// layoutWait bounds Settle's wait for a browser's tree to show a scroll;
+// layoutPoll is how often it reads the layout meanwhile.
+const (
+	layoutWait = time.Second
+	layoutPoll = 10 * time.Millisecond
+)
+
+// Pointer implements shinken.Injector: [Backend.Pointer], and before a
+// scroll into the active window of a browser, notes where the browser's
+// tree places its content, for Settle.
+func (a *Accessible) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
+	if ev.Kind == shinken.PointerScroll {
+		a.noteLayout(ctx)
+	}
+	return a.Backend.Pointer(ctx, ev)
+}
+
+// noteLayout records the layout of the browser that owns the active
+// window, if it is one.
+func (a *Accessible) noteLayout(ctx context.Context) {
+	a.mu.Lock()
+	c := a.c
+	a.mu.Unlock()
+	if c == nil {
+		return
+	}
+	w, err := a.activeWindow()
+	if err != nil {
+		return
+	}
+	p := a.profile(w)
+	if !p.browser || p.pid <= 0 {
+		return
+	}
+	if l, err := c.Layout(ctx, p.pid); err == nil && l != "" {
+		a.mu.Lock()
+		a.scrolled, a.scrolledPID = l, p.pid
+		a.mu.Unlock()
+	}
 }
 
 func (a *Accessible) client(ctx context.Context) (*atspi.Client, error) {

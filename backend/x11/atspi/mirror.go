@@ -294,48 +294,9 @@ func (w *walk) refresh(r *rec) {
 // came on or off screen without a state event): the walk then reads the
 // tree again whole.
 func (w *walk) checkSentinels() {
-	usable := func(r *rec) bool {
-		return r != nil && r.mirrored && r.ifs&hasComponent != 0 && r.prevKnown && !r.prevBBox.Empty() && r.states.has(stateShowing)
-	}
-	leafOf := map[string]*rec{}
-	var chainLeaf func(r *rec) *rec
-	chainLeaf = func(r *rec) *rec {
-		if l, ok := leafOf[r.path]; ok {
-			return l
-		}
-		l := r
-		leafOf[r.path] = l // a cycle in a broken tree ends here
-		for _, p := range r.kids {
-			if k := w.recs[p]; usable(k) {
-				l = chainLeaf(k)
-				break
-			}
-		}
-		leafOf[r.path] = l
-		return l
-	}
-	sentinels := map[*rec]bool{}
-	seen := map[string]bool{}
-	var visit func(r *rec)
-	visit = func(r *rec) {
-		if r == nil || seen[r.path] || !r.states.has(stateShowing) && r.path != pathRoot {
-			return
-		}
-		seen[r.path] = true
-		if r.depth == 1 && usable(r) {
-			sentinels[r] = true
-		}
-		for _, p := range r.kids {
-			if k := w.recs[p]; usable(k) {
-				sentinels[chainLeaf(k)] = true
-				break
-			}
-		}
-		for _, p := range r.kids {
-			visit(w.recs[p])
-		}
-	}
-	visit(w.recs[pathRoot])
+	sentinels := sentinelsOf(w.recs, func(r *rec) bool {
+		return r.mirrored && r.ifs&hasComponent != 0 && r.prevKnown && !r.prevBBox.Empty() && r.states.has(stateShowing)
+	})
 	// The top-level windows: a window that closed may leave no event.
 	if root := w.recs[pathRoot]; root != nil && root.kidsKnown {
 		want := root.listed
@@ -441,6 +402,54 @@ func (w *walk) recheckStates(r *rec) {
 		}
 		r.states = now
 	})
+}
+
+// sentinelsOf chooses, among the nodes of recs that usable accepts, those
+// whose extents move when anything on screen moves: the top-level windows
+// and, for every node showing, the deepest node of its first usable
+// child's first-child chain (see the comment at the top of this file).
+func sentinelsOf(recs map[string]*rec, usable func(r *rec) bool) map[*rec]bool {
+	ok := func(r *rec) bool { return r != nil && usable(r) }
+	leafOf := map[string]*rec{}
+	var chainLeaf func(r *rec) *rec
+	chainLeaf = func(r *rec) *rec {
+		if l, found := leafOf[r.path]; found {
+			return l
+		}
+		l := r
+		leafOf[r.path] = l // a cycle in a broken tree ends here
+		for _, p := range r.kids {
+			if k := recs[p]; ok(k) {
+				l = chainLeaf(k)
+				break
+			}
+		}
+		leafOf[r.path] = l
+		return l
+	}
+	sentinels := map[*rec]bool{}
+	seen := map[string]bool{}
+	var visit func(r *rec)
+	visit = func(r *rec) {
+		if r == nil || seen[r.path] || !r.states.has(stateShowing) && r.path != pathRoot {
+			return
+		}
+		seen[r.path] = true
+		if r.depth == 1 && ok(r) {
+			sentinels[r] = true
+		}
+		for _, p := range r.kids {
+			if k := recs[p]; ok(k) {
+				sentinels[chainLeaf(k)] = true
+				break
+			}
+		}
+		for _, p := range r.kids {
+			visit(recs[p])
+		}
+	}
+	visit(recs[pathRoot])
+	return sentinels
 }
 
 // reuseGeometry gives every node the walk would have read its remembered
