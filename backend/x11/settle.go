@@ -204,10 +204,13 @@ func (st *settleState) init(b *Backend) {
 			*atoms[i] = r.Atom
 		}
 	}
-	// Pongs go to the root with SubstructureNotify|SubstructureRedirect;
-	// selecting the first is how a client other than the window manager
-	// sees them.
-	xproto.ChangeWindowAttributes(b.conn, b.root, xproto.CwEventMask, []uint32{xproto.EventMaskSubstructureNotify})
+	// Pongs go to the root with SubstructureNotify|SubstructureRedirect
+	// (GTK, the EWMH's words) or StructureNotify|SubstructureRedirect (Qt
+	// 5 and 6); selecting both notify masks is how a client other than
+	// the window manager sees them. Without StructureNotify no Qt pong
+	// came, and every Qt action waited out the settle's cap.
+	xproto.ChangeWindowAttributes(b.conn, b.root, xproto.CwEventMask,
+		[]uint32{xproto.EventMaskStructureNotify | xproto.EventMaskSubstructureNotify})
 	if !b.damage.ok {
 		return
 	}
