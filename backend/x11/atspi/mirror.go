@@ -37,10 +37,11 @@ import (
 // the same batch of calls as the reads above (checkSentinels):
 //
 //   - the text of editable fields and the value of nodes with a Value;
-//   - the states of "transient" nodes, which the toolkit computes when
-//     asked (GTK 3's tree-view cells: a row that loses the selection or
-//     the cursor sends no event for its cells), and of focused nodes
-//     (Gecko sends no focus loss when the focus enters an iframe);
+//   - after any event, the states of "transient" nodes, which the toolkit
+//     computes when asked (GTK 3's tree-view cells: a row that loses the
+//     selection or the cursor sends no event for its cells, though the
+//     row that gains them does), and of focused nodes (Gecko sends no
+//     focus loss when the focus enters an iframe, only the focus gain);
 //   - the list of top-level windows and their states (GTK may close one
 //     with no event on the application), and their extents (a window manager moves them
 //     without an event) and, for every container on screen, of the
@@ -371,7 +372,7 @@ func (w *walk) checkSentinels() {
 		case r.states.has(stateEditable) && r.ifs&(hasEditableText|hasText) != 0:
 			w.readText(r)
 		}
-		if r.states.has(stateTransient) || r.states.has(stateFocused) {
+		if w.ev.anyEvent && (r.states.has(stateTransient) || r.states.has(stateFocused)) {
 			w.recheckStates(r)
 		}
 	}
