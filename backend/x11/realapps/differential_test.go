@@ -186,3 +186,40 @@ func testDifferentialLabels(t *testing.T, browser string) {
 		}
 	}
 }
+
+// TestDifferentialQt5 and TestDifferentialQt6 toggle the Qt form's check
+// box and radio buttons by ref: the first look after each click shows
+// it, and the served tree equals a fresh read.
+func TestDifferentialQt5(t *testing.T) { testDifferentialQt(t, "5") }
+func TestDifferentialQt6(t *testing.T) { testDifferentialQt(t, "6") }
+
+func testDifferentialQt(t *testing.T, version string) {
+	d := newDesk(t)
+	d.qt("Qt differential", version)
+	obs := d.observe("the Qt form", func(o *aci.Observation) bool {
+		return ref(o, "check box", "Subscribe") != "" && ref(o, "radio button", "Large") != ""
+	})
+	d.agree("the start")
+	ctx := ctxT(t)
+	box := ref(obs, "check box", "Subscribe")
+	radios := []string{ref(obs, "radio button", "Large"), ref(obs, "radio button", "Small")}
+	checked := hasState(element(obs, box), "checked")
+	for i := range rounds {
+		checked = !checked
+		if err := d.c.Click(ctx, aci.Ref(box)); err != nil {
+			t.Fatalf("round %d: click the check box: %v", i, err)
+		}
+		if e := element(d.look(), box); e == nil || hasState(e, "checked") != checked {
+			t.Fatalf("round %d: the first look shows the check box %+v, want checked=%v", i, e, checked)
+		}
+		d.agree(fmt.Sprintf("round %d's check box", i))
+		radio := radios[i%2]
+		if err := d.c.Click(ctx, aci.Ref(radio)); err != nil {
+			t.Fatalf("round %d: click the radio button: %v", i, err)
+		}
+		if e := element(d.look(), radio); e == nil || !hasState(e, "checked") {
+			t.Fatalf("round %d: the first look shows the radio button %+v unchecked", i, e)
+		}
+		d.agree(fmt.Sprintf("round %d's radio button", i))
+	}
+}
