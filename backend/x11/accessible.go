@@ -100,7 +100,6 @@ func (a *Accessible) Settle(ctx context.Context, start time.Time, limit time.Dur
 	if err != nil || c == nil || before == "" || rep.Outcome != shinken.SettleQuiet || rep.Changes == 0 {
 		return rep, err
 	}
-
 	if bound := time.Now().Add(layoutWait); bound.Before(end) {
 		end = bound
 	}
