@@ -31,8 +31,8 @@ func honoured(a *aci.Action) error {
 		return refuse("dx and dy", "scroll")
 	case a.DurationMS != 0 && v != aci.VerbDrag:
 		return refuse("duration_ms", "drag")
-	case a.Target != nil && !targeted(v):
-		return refuse("target", "click, double_click, right_click, move, drag, mouse_down, mouse_up, scroll, invoke_action and set_value")
+	case a.Target != nil && !targeted(v) && v != aci.VerbObserve:
+		return refuse("target", "click, double_click, right_click, move, drag, mouse_down, mouse_up, scroll, invoke_action, set_value and observe (the subtree to render)")
 	case a.To != nil && v != aci.VerbDrag:
 		return refuse("to", "drag")
 	case a.Text != nil && v != aci.VerbTypeText && v != aci.VerbSetValue && v != aci.VerbClipboardSet && v != aci.VerbInvokeAction:

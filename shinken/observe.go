@@ -30,6 +30,7 @@ type Observer struct {
 	a11y     A11y
 	watcher  ChangeWatcher
 	capturer Capturer
+	windows  Windows             // may be nil
 	onSettle func(time.Duration) // told how long each settle waited; may be nil
 
 	mu       sync.Mutex
@@ -64,6 +65,7 @@ type refEntry struct {
 func NewObserver(b Backend) *Observer {
 	o := &Observer{refOf: map[string]*refEntry{}, byRef: map[int]*refEntry{}}
 	o.a11y, _ = b.(A11y)
+	o.windows, _ = b.(Windows)
 	o.watcher, _ = b.(ChangeWatcher)
 	o.capturer, _ = b.(Capturer)
 	return o
@@ -89,6 +91,15 @@ type ObserveOptions struct {
 	// Subtree, when set to a ref, renders only that element and its
 	// descendants, with nothing left out as hidden. It takes no diff.
 	Subtree string
+	// Window, when set to a window id (as [Windows] lists it, and the
+	// trailer of tree_text names them), renders only that top-level
+	// window and its descendants, whichever application owns it;
+	// ActiveWindow, only the active window (where the default renders its
+	// whole application). Both need a backend that marks its windows'
+	// nodes ([Node].Window) and take no diff. Refs are those of the
+	// unscoped view: a node keeps its ref in both.
+	Window       uint64
+	ActiveWindow bool
 }
 
 // snapshot takes a snapshot and binds refs: surviving nodes keep theirs,
@@ -189,14 +200,32 @@ func (o *Observer) settle(ctx context.Context, d time.Duration) {
 func (o *Observer) Observe(ctx context.Context, opts ObserveOptions) (*aci.Observation, error) {
 	start := time.Now()
 	o.settle(ctx, opts.Settle)
+	scoped := opts.Window != 0 || opts.ActiveWindow
+	if scoped && (opts.Diff || opts.Subtree != "") {
+		return nil, aci.Errorf(aci.CodeInvalidAction, "observe of a window renders it whole: diff and an element_ref target are not accepted with a window scope")
+	}
+	var win Window
+	if scoped {
+		var err error
+		if win, err = o.window(ctx, opts); err != nil {
+			return nil, err
+		}
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	t, entries, err := o.snapshot(ctx, opts.Desktop)
 	if err != nil {
 		return nil, err
 	}
+	if !opts.Desktop && (scoped && windowNode(t, win.ID) < 0 || opts.Subtree != "" && !o.holds(entries, opts.Subtree)) {
+		// Not in the active application: another's window or element.
+		if t, entries, err = o.snapshot(ctx, true); err != nil {
+			return nil, err
+		}
+	}
 	var common *[]string
-	if opts.Subtree != "" {
+	switch {
+	case opts.Subtree != "":
 		all := commonActions(t, nil)
 		common = &all
 		if opts.Diff {
@@ -205,15 +234,24 @@ func (o *Observer) Observe(ctx context.Context, opts ObserveOptions) (*aci.Obser
 		if t, entries, err = subtree(t, entries, o, opts.Subtree); err != nil {
 			return nil, err
 		}
+	case scoped:
+		i := windowNode(t, win.ID)
+		if i < 0 {
+			return nil, aci.Errorf(aci.CodeA11yUnavailable, "window %d (%q) is not in the accessibility tree: its application exposes none, or the backend cannot tell its windows apart", win.ID, win.Title)
+		}
+		all := commonActions(t, nil)
+		common = &all
+		t, entries = cutAt(t, entries, i)
 	}
+	partial := opts.Subtree != "" || scoped
 	o.revision++
 	diff := opts.Diff && o.revision > 1 && !o.partial
-	r := render(t, entries, o.shown, o.revision, diff, opts.Subtree != "", common)
+	r := render(t, entries, o.shown, o.revision, diff, partial, common)
 	obs := &aci.Observation{Revision: o.revision, Tree: "full", TreeText: r.full}
 	if r.diff != "" {
 		obs.Tree, obs.TreeText, obs.DiffOf = "diff", r.diff, o.revision-1
 	}
-	o.shown, o.partial = r.shown, opts.Subtree != ""
+	o.shown, o.partial = r.shown, partial
 	obs.Elements = make([]aci.Element, len(t.Nodes))
 	for i := range t.Nodes {
 		obs.Elements[i] = element(t, entries, i)
@@ -260,8 +298,55 @@ func subtree(t *Tree, entries []*refEntry, o *Observer, ref string) (*Tree, []*r
 	}
 	root := slices.Index(entries, e)
 	if root < 0 {
-		return nil, nil, aci.Errorf(aci.CodeStaleElementRef, "%s is not in the active application's tree now: observe again", ref)
+		return nil, nil, aci.Errorf(aci.CodeStaleElementRef, "%s is not in the tree now: observe again", ref)
 	}
+	sub, subEntries := cutAt(t, entries, root)
+	return sub, subEntries, nil
+}
+
+// holds reports whether entries holds ref's element. o.mu must be held.
+func (o *Observer) holds(entries []*refEntry, ref string) bool {
+	e, err := o.lookup(ref)
+	return err != nil || slices.Contains(entries, e) // an unknown ref fails in subtree
+}
+
+// window returns the window an observe is scoped to, from the backend's
+// list: the one with opts.Window's id, or the active one.
+func (o *Observer) window(ctx context.Context, opts ObserveOptions) (Window, error) {
+	if o.windows == nil {
+		return Window{}, aci.Errorf(aci.CodeUnsupported, "observe scoped to a window needs a backend that lists its windows; this one does not")
+	}
+	ws, err := o.windows.Windows(ctx)
+	if err != nil {
+		var e *aci.Error
+		if !errors.As(err, &e) {
+			err = &aci.Error{Code: aci.CodeBackend, Detail: "listing the windows: " + err.Error(), Err: err}
+		}
+		return Window{}, err
+	}
+	for _, w := range ws {
+		if opts.Window != 0 && w.ID == opts.Window || opts.Window == 0 && w.Active {
+			return w, nil
+		}
+	}
+	if opts.Window == 0 {
+		return Window{}, aci.Errorf(aci.CodeNoSuchWindow, "no window is active")
+	}
+	return Window{}, aci.Errorf(aci.CodeNoSuchWindow, "no window has id %d (the trailer of tree_text lists the others with their window_id)", opts.Window)
+}
+
+// windowNode returns the index of the node of t that is window id, or -1.
+func windowNode(t *Tree, id uint64) int {
+	for i := range t.Nodes {
+		if t.Nodes[i].Window == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// cutAt returns the subtree of t rooted at node root, and its entries.
+func cutAt(t *Tree, entries []*refEntry, root int) (*Tree, []*refEntry) {
 	end := root + 1
 	for end < len(t.Nodes) && t.Nodes[end].Depth > t.Nodes[root].Depth {
 		end++
@@ -274,14 +359,20 @@ func subtree(t *Tree, entries []*refEntry, o *Observer, ref string) (*Tree, []*r
 			sub.Nodes[i].Parent = -1
 		}
 	}
-	return sub, entries[root:end], nil
+	return sub, entries[root:end]
 }
 
 func (c *conn) observe(callID string, a *aci.Action) error {
 	if a.Structured != nil && !*a.Structured {
 		return aci.Errorf(aci.CodeInvalidAction, "observe is the structured verb: structured=false is not accepted; use screenshot for pixels")
 	}
-	opts := ObserveOptions{Desktop: a.Scope == aci.ScopeScreen}
+	opts := ObserveOptions{Desktop: a.Scope == aci.ScopeScreen, ActiveWindow: a.Scope == aci.ScopeActiveWindow}
+	if id, ok := a.Scope.WindowID(); ok {
+		if id == 0 {
+			return aci.Errorf(aci.CodeInvalidAction, "scope window:0 names no window")
+		}
+		opts.Window = id
+	}
 	if a.Diff != nil {
 		opts.Diff = *a.Diff
 	}

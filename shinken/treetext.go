@@ -130,6 +130,14 @@ var clipRoles = map[string]bool{
 	"scroll pane": true, "viewport": true,
 }
 
+// popupOwners are the roles whose children show in pop-up windows of
+// their own (override-redirect menus, combo lists): nothing above them
+// clips those children.
+var popupOwners = map[string]bool{
+	"combo box": true, "menu": true, "menu bar": true, "menu item": true,
+	"check menu item": true, "radio menu item": true, "popup menu": true,
+}
+
 // A line's fate in the text.
 type lineKind uint8
 
@@ -339,8 +347,9 @@ func makePlan(t *Tree, all bool, common *[]string) *plan {
 		n := &nodes[i]
 		q := parent(i)
 		c := image.Rectangle{}
-		if q >= 0 && nodes[q].Role != "combo box" {
-			// A combo box's popup lies outside its window.
+		if q >= 0 && !popupOwners[nodes[q].Role] {
+			// A pop-up (a combo box's list, a menu's items) lies in a
+			// window of its own, often past its owner's window.
 			c = clip[q]
 		}
 		if p.kind[i] == lineSkip {

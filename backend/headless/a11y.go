@@ -137,7 +137,7 @@ func (b *treeBuilder) parts(pp partParent, parent int) {
 // frameNode describes window w.
 func frameNode(w *Window) shinken.Node {
 	n := shinken.Node{
-		ID: nodeID(w.id), Role: "frame", Name: w.title, BBox: w.frame,
+		ID: nodeID(w.id), Role: "frame", Name: w.title, BBox: w.frame, Window: w.id,
 		States:     []string{"enabled", "sensitive", "showing", "visible"},
 		Actions:    []string{"activate"},
 		Provenance: map[string]any{"window": w.id, "app": w.app},

@@ -34,6 +34,11 @@ type Accessible struct {
 	err    error
 	tried  time.Time
 	a11yOn bool // a bus was connected once (see CheckAccessibility)
+	// scrolled is the layout of the browser a scroll went to, before it
+	// (see Settle), that browser's process and the point scrolled.
+	scrolled    string
+	scrolledPID int
+	scrolledAt  image.Point
 }
 
 // retryA11y is how long a failed connection to the accessibility bus is
@@ -75,10 +80,97 @@ func (b *Backend) WithAccessibility(opts *atspi.Options) *Accessible {
 // Settle implements shinken.Settler: [Backend.Settle], with the events of
 // the accessibility bus among the changes it waits out. The bus is
 // connected on first use, so that the events flow from the first action
-// on.
+// on. After a scroll into a browser's window, it also waits for the
+// browser's tree to show what its pixels show: a browser sends no event
+// when a page scrolls, and Chromium updates its tree's extents some time
+// after its pixels, so a look right after the pixels settled read the
+// items where they were (and a click by ref took the wrong one). The
+// wait ends once the layout (atspi's [atspi.Client.Layout]) differs from
+// the one before the scroll and has held still for layoutQuiet since the
+// pixels did, or after layoutWait when the scroll moved nothing the tree
+// holds.
 func (a *Accessible) Settle(ctx context.Context, start time.Time, limit time.Duration) (shinken.SettleReport, error) {
-	a.client(ctx) // an unreachable bus leaves the screen alone to watch
-	return a.Backend.Settle(ctx, start, limit)
+	c, _ := a.client(ctx) // an unreachable bus leaves the screen alone to watch
+	a.mu.Lock()
+	before, pid, at := a.scrolled, a.scrolledPID, a.scrolledAt
+	a.scrolled, a.scrolledPID = "", 0
+	a.mu.Unlock()
+	end := time.Now().Add(limit)
+	rep, err := a.Backend.Settle(ctx, start, limit)
+	if err != nil || c == nil || before == "" || rep.Outcome != shinken.SettleQuiet || rep.Changes == 0 {
+		return rep, err
+	}
+	if bound := time.Now().Add(layoutWait); bound.Before(end) {
+		end = bound
+	}
+	ctx, cancel := context.WithDeadline(ctx, end)
+	defer cancel()
+	last, since := before, time.Now()
+	for {
+		now, err := c.Layout(ctx, pid, at)
+		if err != nil || now == "" {
+			return rep, nil
+		}
+		if now != last {
+			last, since = now, time.Now()
+		} else if now != before && time.Since(since) >= layoutQuiet {
+			return rep, nil
+		}
+		t := time.NewTimer(layoutPoll)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return rep, nil
+		}
+	}
+}
+
+// layoutWait bounds Settle's wait for a browser's tree to show a scroll;
+// layoutPoll is how often it reads the layout meanwhile, and layoutQuiet
+// how long the layout must hold still once the pixels have: Chromium
+// moves its tree with the first frame of a smooth scroll, then sends
+// where the scroll ended with its deferred tree updates, 150 ms after
+// the page last changed (measured on a loaded machine: up to 280 ms after
+// the last paint).
+const (
+	layoutWait  = 1500 * time.Millisecond
+	layoutPoll  = 10 * time.Millisecond
+	layoutQuiet = 350 * time.Millisecond
+)
+
+// Pointer implements shinken.Injector: [Backend.Pointer], and before a
+// scroll into the active window of a browser, notes where the browser's
+// tree places its content, for Settle.
+func (a *Accessible) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
+	if ev.Kind == shinken.PointerScroll {
+		a.noteLayout(ctx, image.Pt(ev.X, ev.Y))
+	}
+	return a.Backend.Pointer(ctx, ev)
+}
+
+// noteLayout records the layout of the browser that owns the active
+// window, if it is one.
+func (a *Accessible) noteLayout(ctx context.Context, at image.Point) {
+	a.mu.Lock()
+	c := a.c
+	a.mu.Unlock()
+	if c == nil {
+		return
+	}
+	w, err := a.activeWindow()
+	if err != nil {
+		return
+	}
+	p := a.profile(w)
+	if !p.browser || p.pid <= 0 {
+		return
+	}
+	if l, err := c.Layout(ctx, p.pid, at); err == nil && l != "" {
+		a.mu.Lock()
+		a.scrolled, a.scrolledPID, a.scrolledAt = l, p.pid, at
+		a.mu.Unlock()
+	}
 }
 
 func (a *Accessible) client(ctx context.Context) (*atspi.Client, error) {

@@ -123,6 +123,7 @@ func (b *Backend) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 		xtest.FakeInput(b.conn, xproto.ButtonRelease, button, 0, b.root, 0, 0, 0)
 		b.buttons.set(button, false)
 	case shinken.PointerScroll:
+		b.settle.scrolled.Store(true)
 		notch := func(button byte, n int) {
 			for range min(n, 1000) {
 				xtest.FakeInput(b.conn, xproto.ButtonPress, button, 0, b.root, 0, 0, 0)
@@ -293,6 +294,9 @@ func (b *Backend) Type(ctx context.Context, text string) (err error) {
 			}
 			shifted = on
 		}
+	}
+	if err := k.premap(ctx, syms, caps); err != nil {
+		return err
 	}
 	for _, ks := range syms {
 		if err := ctx.Err(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -170,6 +171,8 @@ func (k *keyboard) locate(ks xproto.Keysym, capsLock bool) (keyPos, bool) {
 
 // spareFor returns a spare keycode mapped to ks, remapping the one
 // least recently used, after waiting out its grace period if need be.
+// A spare it remaps is not pressed before the applications have seen the
+// new mapping (mappingSeen).
 func (k *keyboard) spareFor(ctx context.Context, ks xproto.Keysym) (*spareKey, error) {
 	var pick *spareKey
 	for _, s := range k.spares {
@@ -193,7 +196,51 @@ func (k *keyboard) spareFor(ctx context.Context, ks xproto.Keysym) (*spareKey, e
 		}
 	}
 	k.remap(pick, ks)
+	if err := k.b.mappingSeen(ctx); err != nil {
+		return nil, err
+	}
 	return pick, nil
+}
+
+// premap maps spare keycodes to the keysyms of syms the layout lacks, as
+// many as there are spares free to remap now (none used by this text,
+// none within its grace period), and waits once for the applications to
+// see the new mapping: a text of characters the keyboard lacks waits
+// once, not once per character.
+func (k *keyboard) premap(ctx context.Context, syms []xproto.Keysym, caps bool) error {
+	mapped := map[xproto.Keysym]bool{}
+	for _, s := range k.spares {
+		if s.sym != 0 {
+			mapped[s.sym] = true
+		}
+	}
+	keep := map[*spareKey]bool{}
+	for _, s := range k.spares {
+		if slices.Contains(syms, s.sym) {
+			keep[s] = true
+		}
+	}
+	remapped := false
+	for _, ks := range syms {
+		if _, ok := k.locate(ks, caps); ok || mapped[ks] {
+			continue
+		}
+		var pick *spareKey
+		for _, s := range k.spares {
+			if !s.held && !keep[s] && time.Since(s.used) >= remapGrace && (pick == nil || s.used.Before(pick.used)) {
+				pick = s
+			}
+		}
+		if pick == nil {
+			break // the rest wait for a spare in spareFor
+		}
+		k.remap(pick, ks)
+		mapped[ks], keep[pick], remapped = true, true, true
+	}
+	if !remapped {
+		return nil
+	}
+	return k.b.mappingSeen(ctx)
 }
 
 // remap maps spare s to ks on both levels (0 empties it), so Shift does
@@ -202,6 +249,45 @@ func (k *keyboard) remap(s *spareKey, ks xproto.Keysym) {
 	xproto.ChangeKeyboardMapping(k.b.conn, 1, s.code, 2, []xproto.Keysym{ks, ks})
 	s.sym, s.used = ks, time.Now()
 }
+
+// mappingSeen waits until the applications that may get the keys have
+// seen the keyboard mapping as it is now. The server tells every client
+// of a mapping change (MappingNotify) as it makes it, but a client may
+// fetch the new mapping only as it handles that event, and translate
+// the keys that come before the answer with the old one: Chromium types
+// nothing for the first key of a remapped keycode. So the windows that
+// may get the keys (the active one, the one under the pointer) are
+// pinged twice in turn: the first pong says a window's client has handled
+// the events before it, the notice included, and asked for the mapping;
+// the server answers requests in order, so the mapping is in the client's
+// hands before the second ping, and the second pong says it has handled
+// it. A window that does not answer is waited for up to mappingWait.
+func (b *Backend) mappingSeen(ctx context.Context) error {
+	targets, _ := b.pingTargets()
+	if len(targets) == 0 {
+		return b.sync()
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, mappingWait)
+	defer cancel()
+	for range 2 {
+		ids := make([]uint32, 0, len(targets))
+		chans := make([]chan struct{}, 0, len(targets))
+		for _, w := range targets {
+			id, ch := b.sendPing(w)
+			ids, chans = append(ids, id), append(chans, ch)
+		}
+		ok := wait(ctx, chans)
+		b.settle.forget(ids)
+		if !ok {
+			break
+		}
+	}
+	return parent.Err()
+}
+
+// mappingWait bounds mappingSeen's wait for a window that never answers.
+const mappingWait = 500 * time.Millisecond
 
 // scheduleRestore arranges for the spares we mapped to be emptied once
 // their grace period is over.

@@ -154,6 +154,9 @@ type settleState struct {
 	// wmInput says the input since the last settle may concern the window
 	// manager: a button or a key, not text typed or a pointer move.
 	wmInput atomic.Bool
+	// scrolled says the input since the last settle scrolled: its settle
+	// waits out the animations it started (see ambient).
+	scrolled atomic.Bool
 }
 
 // sourceKey names a source of change: a damage rectangle, or an AT-SPI
@@ -201,10 +204,13 @@ func (st *settleState) init(b *Backend) {
 			*atoms[i] = r.Atom
 		}
 	}
-	// Pongs go to the root with SubstructureNotify|SubstructureRedirect;
-	// selecting the first is how a client other than the window manager
-	// sees them.
-	xproto.ChangeWindowAttributes(b.conn, b.root, xproto.CwEventMask, []uint32{xproto.EventMaskSubstructureNotify})
+	// Pongs go to the root with SubstructureNotify|SubstructureRedirect
+	// (GTK, the EWMH's words) or StructureNotify|SubstructureRedirect (Qt
+	// 5 and 6); selecting both notify masks is how a client other than
+	// the window manager sees them. Without StructureNotify no Qt pong
+	// came, and every Qt action waited out the settle's cap.
+	xproto.ChangeWindowAttributes(b.conn, b.root, xproto.CwEventMask,
+		[]uint32{xproto.EventMaskStructureNotify | xproto.EventMaskSubstructureNotify})
 	if !b.damage.ok {
 		return
 	}
@@ -301,7 +307,7 @@ func (st *settleState) painted(start time.Time, rects []image.Rectangle) bool {
 			continue
 		}
 		for _, r := range rects {
-			if k.rect.Overlaps(r) && !st.ambient(s, start) {
+			if k.rect.Overlaps(r) && !st.ambient(s, start, false) {
 				return true
 			}
 		}
@@ -668,6 +674,7 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 		return b.capped(ctx, start)
 	}
 	chans = chans[:0]
+	scroll := st.scrolled.Swap(false)
 	targets, browsers := b.pingTargets()
 	browser := len(browsers) > 0
 	quiet := st.quiet
@@ -704,7 +711,7 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 	timer := time.NewTimer(quiet)
 	defer timer.Stop()
 	for {
-		last := st.lastChange(start)
+		last := st.lastChange(start, scroll)
 		base := handled
 		if last.After(base) {
 			base = last
@@ -721,7 +728,7 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 				st.forget([]uint32{id})
 				return b.capped(ctx, start)
 			}
-			if st.lastChange(start).After(last) {
+			if st.lastChange(start, scroll).After(last) {
 				continue
 			}
 			if t := st.unpainted(start, browserRects); !t.IsZero() && time.Since(t) < paintWait {
@@ -775,7 +782,7 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 				continue
 			}
 			rep.Outcome = shinken.SettleQuiet
-			rep.Changes, rep.Ambient = st.changes(start)
+			rep.Changes, rep.Ambient = st.changes(start, scroll)
 
 			return rep, nil
 		}
@@ -809,7 +816,7 @@ func (b *Backend) capped(ctx context.Context, start time.Time) (shinken.SettleRe
 		return shinken.SettleReport{}, err
 	}
 	rep := shinken.SettleReport{Outcome: shinken.SettleCap}
-	rep.Changes, rep.Ambient = b.settle.changes(start)
+	rep.Changes, rep.Ambient = b.settle.changes(start, false)
 	return rep, nil
 }
 
@@ -840,8 +847,13 @@ func (st *settleState) window(t, start time.Time) int {
 // settle but its first there: a source's first change in a settle may be
 // the reaction to that settle's input, and text typed at a steady rhythm
 // must not look periodic, while an animation keeps changing through a
-// settle. st.mu must be held.
-func (st *settleState) ambient(s *source, start time.Time) bool {
+// settle. After a scroll (scroll), only arrivals outside every settle
+// count: a browser scrolls smoothly, a frame every 16 ms for a few hundred
+// milliseconds, which the frame-pace rule would take for a spinner and
+// ack the scroll before the page shows it; a spinner or a caret that
+// changes on its own has shown its pace outside the settles. st.mu must
+// be held.
+func (st *settleState) ambient(s *source, start time.Time, scroll bool) bool {
 	if s.area > st.area/4 {
 		return false
 	}
@@ -851,10 +863,12 @@ func (st *settleState) ambient(s *source, start time.Time) bool {
 	for i := min(s.n, historyLen) - 1; i >= 0; i-- {
 		t := s.at[(s.n-1-i)%historyLen] // oldest first
 		if t.Before(start) {
-			if w := st.window(t, start); w >= 0 && !seen[w] {
+			if w := st.window(t, start); w >= 0 && (scroll || !seen[w]) {
 				seen[w] = true
 				continue
 			}
+		} else if scroll {
+			continue
 		}
 		times[k] = t
 		k++
@@ -881,8 +895,9 @@ func (st *settleState) ambient(s *source, start time.Time) bool {
 }
 
 // lastChange returns the latest arrival at or after start from a source
-// that is not ambient (the zero time when there is none).
-func (st *settleState) lastChange(start time.Time) time.Time {
+// that is not ambient (the zero time when there is none); scroll judges
+// ambience as after a scroll (see ambient).
+func (st *settleState) lastChange(start time.Time, scroll bool) time.Time {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	var last time.Time
@@ -891,7 +906,7 @@ func (st *settleState) lastChange(start time.Time) time.Time {
 		if t.Before(start) || !t.After(last) {
 			continue
 		}
-		if !st.ambient(s, start) {
+		if !st.ambient(s, start, scroll) {
 			last = t
 		}
 	}
@@ -900,7 +915,7 @@ func (st *settleState) lastChange(start time.Time) time.Time {
 
 // changes counts the arrivals at or after start that held the settle and
 // those set aside as ambient.
-func (st *settleState) changes(start time.Time) (held, ambient int) {
+func (st *settleState) changes(start time.Time, scroll bool) (held, ambient int) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, s := range st.sources {
@@ -913,7 +928,7 @@ func (st *settleState) changes(start time.Time) (held, ambient int) {
 		if n == 0 {
 			continue
 		}
-		if st.ambient(s, start) {
+		if st.ambient(s, start, scroll) {
 			ambient += n
 		} else {
 			held += n

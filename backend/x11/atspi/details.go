@@ -90,8 +90,10 @@ func (w *walk) details(order []*rec) {
 //
 // An event about a node (BoundsChanged, ChildrenChanged, a geometric
 // StateChanged) makes the walk read that node again, and its subtree too
-// only if the node did move: GTK reports every allocation, even an
-// unchanged one, and a child that moves reports its own. stale says an
+// only if the node did move or its children changed: GTK reports every
+// allocation, even an unchanged one, and a child widget that moves
+// reports its own, but a child that is no widget (a notebook's tab)
+// reports nothing when its siblings change. stale says an
 // ancestor moved; read says r's bbox was already read as a sentinel.
 func (w *walk) geometry(r *rec, stale, read bool) {
 	if !r.states.has(stateShowing) && r.depth > 0 {
@@ -99,6 +101,9 @@ func (w *walk) geometry(r *rec, stale, read bool) {
 	}
 	stale = stale || w.ev.allDirty || w.moved[r.path]
 	dirty := w.ev.geomDirty[r.path]
+	// A child added or removed lays its siblings out again, and not all
+	// of them are widgets that report it (GTK's notebook tabs).
+	relaid := w.ev.kidsDirty[r.path]
 	k := w.old(r.path)
 	descend := func(stale bool) {
 		kids := w.kids[r.path]
@@ -132,11 +137,11 @@ func (w *walk) geometry(r *rec, stale, read bool) {
 		// Top-level windows (depth 1) are always read: a window manager
 		// moves them without any event.
 		r.bbox, r.bboxKnown = k.bbox, true
-		descend(false)
+		descend(relaid)
 	default:
 		w.extents(r, func() {
 			moved := k == nil || !k.haveBBox || k.bbox != r.bbox
-			descend(stale || moved)
+			descend(stale || moved || relaid)
 		})
 	}
 }

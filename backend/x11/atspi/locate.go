@@ -18,7 +18,8 @@ const scrollAnywhere = 6
 // Locate implements [shinken.Locator]: it reads the extents of the node and
 // of its ancestors in one pipelined round trip, clips the node's box to
 // every ancestor box that has an area (its window, a page's viewport, a
-// scrolled container; a popup's zero-size parent clips nothing), and when
+// scrolled container; a popup's zero-size parent clips nothing) up to the
+// first that owns a pop-up (a menu, a combo box: see popupOwner), and when
 // the node is not wholly visible asks Component.ScrollTo and reads them
 // again. Ancestors in another application, or that are gone, are passed
 // over.
@@ -76,6 +77,7 @@ func (c *Client) Locate(ctx context.Context, id string, ancestors []string) (ima
 // returns its box clipped to theirs, and its whole box.
 func (n *node) visible(paths []string) (box, whole image.Rectangle, err error) {
 	boxes := make([]image.Rectangle, len(paths))
+	roles := make([]uint32, len(paths))
 	var states stateSet
 	err = n.run(func(p *pipeline, fail func(error)) {
 		p.call(call(n.dest, n.path, ifAccessible, "GetState"), func(m *message, err error) {
@@ -104,6 +106,13 @@ func (n *node) visible(paths []string) (box, whole image.Rectangle, err error) {
 					}
 				}
 			})
+			p.call(call(n.dest, path, ifAccessible, "GetRole"), func(m *message, err error) {
+				if err == nil {
+					if d, err := expect(m, "u"); err == nil {
+						roles[i] = d.u32()
+					}
+				}
+			})
 		}
 	})
 	if err != nil {
@@ -113,10 +122,26 @@ func (n *node) visible(paths []string) (box, whole image.Rectangle, err error) {
 		return image.Rectangle{}, image.Rectangle{}, fmt.Errorf("%w: %s is defunct", aci.ErrStaleElementRef, n.id)
 	}
 	box = whole
-	for _, b := range boxes {
+	for i, b := range boxes {
+		if popupOwner(roles[i]) {
+			break
+		}
 		if !b.Empty() {
 			box = box.Intersect(b)
 		}
 	}
 	return box, whole, nil
+}
+
+// popupOwner reports whether a node of role shows its children in a
+// pop-up window of their own (an override-redirect menu, a combo box's
+// list): the items of a menu three deep hang under a menu bar's thin
+// strip, and neither the owner nor its ancestors (its window included:
+// a pop-up may reach past it) clip them.
+func popupOwner(role uint32) bool {
+	switch roleName(role) {
+	case "menu", "menu bar", "menu item", "check menu item", "radio menu item", "popup menu", "combo box":
+		return true
+	}
+	return false
 }

@@ -17,6 +17,10 @@ import (
 //     parent and child count; a child count that no longer matches makes
 //     its subtree read again, a parent that changed both parents'
 //     subtrees;
+//   - any event on a node: the same for each of its ancestors, and a
+//     ChildrenChanged for the node itself, whose names may come from
+//     their content (Gecko renames a button whose label changed with no
+//     event for the button);
 //   - PropertyChange accessible-parent on a node: the subtrees of its old
 //     parent and of the nearest ancestor of its new place that the mirror
 //     holds are read again;
@@ -33,6 +37,11 @@ import (
 // the same batch of calls as the reads above (checkSentinels):
 //
 //   - the text of editable fields and the value of nodes with a Value;
+//   - after any event, the states of "transient" nodes, which the toolkit
+//     computes when asked (GTK 3's tree-view cells: a row that loses the
+//     selection or the cursor sends no event for its cells, though the
+//     row that gains them does), and of focused nodes (Gecko sends no
+//     focus loss when the focus enters an iframe, only the focus gain);
 //   - the list of top-level windows and their states (GTK may close one
 //     with no event on the application), and their extents (a window manager moves them
 //     without an event) and, for every container on screen, of the
@@ -138,6 +147,7 @@ func (w *walk) fromMirror() bool {
 	stale(w.ev.baseDirty)
 	stale(w.ev.textDirty)
 	stale(w.ev.roleDirty)
+	w.refreshAncestors(last)
 	w.checkSentinels()
 	// A node the mirror lacks that an event names was added where no
 	// ChildrenChanged said (Chromium attaches a loaded page so): its
@@ -155,6 +165,34 @@ func (w *walk) fromMirror() bool {
 		}
 	}
 	return true
+}
+
+// refreshAncestors reads again the ancestors of every node an event
+// named: a node named after its content (a button after its label, a tab
+// after its page's title) changes its name when that content changes, and
+// Gecko sends no name change for it, in a page or in an iframe.
+func (w *walk) refreshAncestors(last map[string]*rec) {
+	done := map[string]bool{pathRoot: true}
+	again := func(p string) {
+		done[p] = true
+		// base still set: the node's description is the mirror's (its
+		// children may have been forgotten), not yet asked again.
+		if r := w.recs[p]; r != nil && r.base {
+			w.refresh(r)
+		}
+	}
+	for p := range w.ev.kidsDirty {
+		if !done[p] {
+			again(p)
+		}
+	}
+	for p := range w.ev.touched {
+		o := last[p]
+		for o != nil && !done[o.parent] && o.parent != "" {
+			again(o.parent)
+			o = last[o.parent]
+		}
+	}
 }
 
 // maxUnknown bounds the nodes outside the mirror whose place a walk looks
@@ -257,48 +295,9 @@ func (w *walk) refresh(r *rec) {
 // came on or off screen without a state event): the walk then reads the
 // tree again whole.
 func (w *walk) checkSentinels() {
-	usable := func(r *rec) bool {
-		return r != nil && r.mirrored && r.ifs&hasComponent != 0 && r.prevKnown && !r.prevBBox.Empty() && r.states.has(stateShowing)
-	}
-	leafOf := map[string]*rec{}
-	var chainLeaf func(r *rec) *rec
-	chainLeaf = func(r *rec) *rec {
-		if l, ok := leafOf[r.path]; ok {
-			return l
-		}
-		l := r
-		leafOf[r.path] = l // a cycle in a broken tree ends here
-		for _, p := range r.kids {
-			if k := w.recs[p]; usable(k) {
-				l = chainLeaf(k)
-				break
-			}
-		}
-		leafOf[r.path] = l
-		return l
-	}
-	sentinels := map[*rec]bool{}
-	seen := map[string]bool{}
-	var visit func(r *rec)
-	visit = func(r *rec) {
-		if r == nil || seen[r.path] || !r.states.has(stateShowing) && r.path != pathRoot {
-			return
-		}
-		seen[r.path] = true
-		if r.depth == 1 && usable(r) {
-			sentinels[r] = true
-		}
-		for _, p := range r.kids {
-			if k := w.recs[p]; usable(k) {
-				sentinels[chainLeaf(k)] = true
-				break
-			}
-		}
-		for _, p := range r.kids {
-			visit(w.recs[p])
-		}
-	}
-	visit(w.recs[pathRoot])
+	sentinels := sentinelsOf(w.recs, func(r *rec) bool {
+		return r.mirrored && r.ifs&hasComponent != 0 && r.prevKnown && !r.prevBBox.Empty() && r.states.has(stateShowing)
+	})
 	// The top-level windows: a window that closed may leave no event.
 	if root := w.recs[pathRoot]; root != nil && root.kidsKnown {
 		want := root.listed
@@ -373,7 +372,85 @@ func (w *walk) checkSentinels() {
 		case r.states.has(stateEditable) && r.ifs&(hasEditableText|hasText) != 0:
 			w.readText(r)
 		}
+		if w.ev.anyEvent && (r.states.has(stateTransient) || r.states.has(stateFocused)) {
+			w.recheckStates(r)
+		}
 	}
+}
+
+// recheckStates reads again the states of a node the toolkit describes on
+// demand, or that may lose a state with no event: GTK 3's tree-view cells
+// are "transient", their states computed from the row each time they are
+// asked, and a row that loses the selection or the cursor sends no event
+// for its cells; Gecko sends no focus loss for a node when the focus goes
+// into an iframe's document. A node that turned showing or hidden means
+// content scrolled: the tree is read whole.
+func (w *walk) recheckStates(r *rec) {
+	was := r.states
+	w.p.call(call(w.dest, r.path, ifAccessible, "GetState"), func(m *message, err error) {
+		var d *decoder
+		if err == nil {
+			d, err = expect(m, "au")
+		}
+		if err != nil {
+			w.lost = true
+			return
+		}
+		now := readStates(d)
+		if d.err != nil || now.has(stateShowing) != was.has(stateShowing) {
+			w.lost = true
+			return
+		}
+		r.states = now
+	})
+}
+
+// sentinelsOf chooses, among the nodes of recs that usable accepts, those
+// whose extents move when anything on screen moves: the top-level windows
+// and, for every node showing, the deepest node of its first usable
+// child's first-child chain (see the comment at the top of this file).
+func sentinelsOf(recs map[string]*rec, usable func(r *rec) bool) map[*rec]bool {
+	ok := func(r *rec) bool { return r != nil && usable(r) }
+	leafOf := map[string]*rec{}
+	var chainLeaf func(r *rec) *rec
+	chainLeaf = func(r *rec) *rec {
+		if l, found := leafOf[r.path]; found {
+			return l
+		}
+		l := r
+		leafOf[r.path] = l // a cycle in a broken tree ends here
+		for _, p := range r.kids {
+			if k := recs[p]; ok(k) {
+				l = chainLeaf(k)
+				break
+			}
+		}
+		leafOf[r.path] = l
+		return l
+	}
+	sentinels := map[*rec]bool{}
+	seen := map[string]bool{}
+	var visit func(r *rec)
+	visit = func(r *rec) {
+		if r == nil || seen[r.path] || !r.states.has(stateShowing) && r.path != pathRoot {
+			return
+		}
+		seen[r.path] = true
+		if r.depth == 1 && ok(r) {
+			sentinels[r] = true
+		}
+		for _, p := range r.kids {
+			if k := recs[p]; ok(k) {
+				sentinels[chainLeaf(k)] = true
+				break
+			}
+		}
+		for _, p := range r.kids {
+			visit(recs[p])
+		}
+	}
+	visit(recs[pathRoot])
+	return sentinels
 }
 
 // reuseGeometry gives every node the walk would have read its remembered

@@ -66,6 +66,7 @@ const (
 	stateEditable           = 7
 	stateFocused            = 12
 	stateShowing            = 25
+	stateTransient          = 28
 	stateManagesDescendants = 31
 )
 

@@ -1,6 +1,7 @@
 package atspi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,6 +72,11 @@ func (c *Client) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (*s
 // snapshotDesktop walks every application into tree and returns the
 // reasons it is incomplete.
 func (c *Client) snapshotDesktop(ctx context.Context, tree *shinken.Tree, apps []*app, maxNodes, maxDepth int) []string {
+	var windows []shinken.Window
+	var windowsErr error
+	if c.opts.Windows != nil {
+		windows, windowsErr = c.opts.Windows(ctx)
+	}
 	results := make([]walkResult, len(apps))
 	c.each(ctx, apps, func(i int, a *app) {
 		if a.hung() {
@@ -89,6 +95,9 @@ func (c *Client) snapshotDesktop(ctx context.Context, tree *shinken.Tree, apps [
 		case r.t != nil: // nil when ctx ended before the app's turn
 			cuts = append(cuts, addNodes(tree, r.t, maxNodes)...)
 		}
+	}
+	if c.opts.Windows != nil && windowsErr == nil {
+		c.markWindows(ctx, tree, windows, apps)
 	}
 	return cuts
 }
@@ -140,6 +149,11 @@ func (c *Client) snapshotActive(ctx context.Context, tree *shinken.Tree, apps []
 			c.nameWindows(ctx, tree, windows, apps, pick)
 		}
 	}
+	marked := func() {
+		if c.opts.Windows != nil && windowsErr == nil {
+			c.markWindows(ctx, tree, windows, apps)
+		}
+	}
 	if pick < 0 {
 		named()
 		return cuts
@@ -159,7 +173,9 @@ func (c *Client) snapshotActive(ctx context.Context, tree *shinken.Tree, apps []
 	}
 	named()
 	tree.App = t.name
-	return append(cuts, addNodes(tree, t, maxNodes)...)
+	cuts = append(cuts, addNodes(tree, t, maxNodes)...)
+	marked()
+	return cuts
 }
 
 // windowsOf returns the top-level windows of an application's tree.
@@ -484,4 +500,54 @@ func (c *Client) windowsFromMirror(ctx context.Context, a *app, ping *dbus.Call,
 		}
 	}
 	return true
+}
+
+// markWindows sets Node.Window on the top-level windows of tree (the
+// children of an application's root) that are windows of the display: a
+// window of the same process, of the same title when both have one, the
+// one whose box overlaps the node's most. Each window marks one node.
+func (c *Client) markWindows(ctx context.Context, tree *shinken.Tree, windows []shinken.Window, apps []*app) {
+	pids := map[string]int{}
+	for _, a := range apps {
+		pids[a.bus] = c.pidOf(ctx, a)
+	}
+	type pair struct {
+		node, win int
+		score     int64
+	}
+	var pairs []pair
+	for i := range tree.Nodes {
+		n := &tree.Nodes[i]
+		if n.Depth != 1 {
+			continue
+		}
+		bus, _, ok := parseID(n.ID)
+		if !ok {
+			continue
+		}
+		pid := pids[bus]
+		for j, w := range windows {
+			if pid > 0 && w.PID > 0 && pid != w.PID {
+				continue
+			}
+			in := n.BBox.Intersect(w.BBox)
+			score := int64(in.Dx()) * int64(in.Dy())
+			if n.Name != "" && n.Name == w.Title {
+				score += 1 << 40
+			} else if n.Name != "" && w.Title != "" {
+				continue
+			}
+			if score > 0 {
+				pairs = append(pairs, pair{i, j, score})
+			}
+		}
+	}
+	slices.SortStableFunc(pairs, func(a, b pair) int { return cmp.Compare(b.score, a.score) })
+	nodeDone, winDone := map[int]bool{}, map[int]bool{}
+	for _, p := range pairs {
+		if !nodeDone[p.node] && !winDone[p.win] {
+			nodeDone[p.node], winDone[p.win] = true, true
+			tree.Nodes[p.node].Window = windows[p.win].ID
+		}
+	}
 }

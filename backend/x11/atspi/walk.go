@@ -671,6 +671,10 @@ func (w *walk) assemble(root *rec) []*rec {
 				}
 			}
 		}
+		// A defunct node is gone, whatever its parent still lists (Firefox
+		// keeps dead nodes among its children for a while): whether a read
+		// catches it there must not make two reads differ.
+		kids = slices.DeleteFunc(slices.Clone(kids), func(k *rec) bool { return k.states.has(stateDefunct) })
 		if len(kids) == 0 {
 			continue
 		}

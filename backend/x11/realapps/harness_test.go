@@ -41,6 +41,8 @@ type desk struct {
 	c    *client.Client
 	// firstMS is the capture_ms of the desk's first observation.
 	firstMS *float64
+	// fresh reads the session's trees whole (differential_test.go).
+	fresh *atspi.Client
 }
 
 func newDesk(t testing.TB) *desk {

@@ -138,6 +138,20 @@ func BenchmarkSettle(b *testing.B) {
 			return e != nil && e.Value == text
 		})
 	})
+	for _, version := range []string{"5", "6"} {
+		b.Run("qt"+version+"-checkbox", func(b *testing.B) {
+			r := qtForm(b, version)
+			_, box := r.waitElement("check box", "Subscribe")
+			checked := has(box.States, "checked")
+			benchScenario(b, r, func(c *client.Client) error {
+				checked = !checked
+				return c.Click(r.ctx, aci.Px(box.BBox[0]+box.BBox[2]/2, box.BBox[1]+box.BBox[3]/2))
+			}, func(o *aci.Observation) bool {
+				e := find(o, "check box", "Subscribe")
+				return e != nil && has(e.States, "checked") == checked
+			})
+		})
+	}
 	browsers := []struct {
 		name string
 		open func(testing.TB) *rig

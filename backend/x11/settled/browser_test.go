@@ -51,13 +51,16 @@ func chromium(t testing.TB) *rig {
 }
 
 // firefoxPrefs keep a new profile's first run from opening pages or bars
-// of its own over the site, and from loading a new tab page in the
+// of its own over the site (the data-reporting notice: a bar that pushes
+// the page down, or a tab), and from loading a new tab page in the
 // background (a process at work that the settle would wait out).
 const firefoxPrefs = `user_pref("browser.shell.checkDefaultBrowser", false);
 user_pref("browser.aboutwelcome.enabled", false);
 user_pref("browser.startup.homepage_override.mstone", "ignore");
 user_pref("startup.homepage_welcome_url", "");
 user_pref("datareporting.policy.dataSubmissionEnabled", false);
+user_pref("datareporting.policy.dataSubmissionPolicyBypassNotification", true);
+user_pref("datareporting.policy.firstRunURL", "");
 user_pref("toolkit.telemetry.reportingpolicy.firstRun", false);
 user_pref("browser.tabs.warnOnClose", false);
 user_pref("browser.newtab.preload", false);
@@ -106,6 +109,7 @@ func checkboxThenObserve(t *testing.T, r *rig) {
 	checked := has(box.States, "checked")
 	r.takeSettles()
 	for i := range rounds {
+		box, _ = r.stillAt(box)
 		r.clickAt(box)
 		checked = !checked
 		got := find(r.observe(), "check box", "Accept the terms")
@@ -121,6 +125,10 @@ func checkboxThenScreenshot(t *testing.T, r *rig) {
 	prev := r.shot().Hash
 	r.takeSettles()
 	for i := range rounds {
+		var moved bool
+		if box, moved = r.stillAt(box); moved {
+			prev = r.shot().Hash
+		}
 		r.clickAt(box)
 		s := r.shot()
 		if s.Hash == prev {

@@ -137,6 +137,22 @@ func (r *rig) waitElement(role, name string) (*aci.Observation, *aci.Element) {
 	}
 }
 
+// stillAt is the readiness of a round that clicks e at its place: it
+// returns e as the tree places it now, once found at the same place twice
+// in a row when it moved (a browser finishing its start lays its window
+// out again: a bar shown over the page moves it down), and whether it
+// moved. A loaded machine once saw a round's click miss a check box that
+// had moved since the scenario found it.
+func (r *rig) stillAt(e *aci.Element) (*aci.Element, bool) {
+	r.t.Helper()
+	now := byRef(r.observe(), e.Ref)
+	if now != nil && slices.Equal(now.BBox, e.BBox) {
+		return e, false
+	}
+	_, now = r.waitElement(e.Role, e.Name)
+	return now, true
+}
+
 func (r *rig) clickAt(e *aci.Element) {
 	r.t.Helper()
 	x, y := e.BBox[0]+e.BBox[2]/2, e.BBox[1]+e.BBox[3]/2
