@@ -166,7 +166,7 @@ func testDifferentialLabels(t *testing.T, browser string) {
 		d.firefox("labels.html")
 	}
 	obs := d.observe("the labels page", func(o *aci.Observation) bool {
-		doc := o.Find("document web", "Shinken labels")
+		doc := find(o, "document web", "Shinken labels")
 		return doc != nil && !hasState(doc, "busy") && ref(o, "push button", "Count: 0") != "" && ref(o, "push button", "Inner: 0") != ""
 	})
 	d.agree("the start")
@@ -257,7 +257,7 @@ func TestDifferentialZenityForm(t *testing.T) {
 		}
 		d.agree(fmt.Sprintf("round %d's typing", i))
 		v := fmt.Sprintf("round%d@example.com", i)
-		if err := d.c.SetValue(ctx, email, v); err != nil {
+		if err := d.c.SetValue(ctx, aci.Ref(email), v); err != nil {
 			t.Fatalf("round %d: set_value Email: %v", i, err)
 		}
 		if e := element(d.look(), email); e == nil || e.Value != v {

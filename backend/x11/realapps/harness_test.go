@@ -120,6 +120,16 @@ func ref(obs *aci.Observation, role, name string) string {
 }
 
 // element returns the element of ref.
+// find is the first element of role named name (any name when name is
+// ""), by the rules of Observation.Find, or nil.
+func find(obs *aci.Observation, role, name string) *aci.Element {
+	e, err := obs.Find(role, name)
+	if err != nil {
+		return nil
+	}
+	return &e
+}
+
 func element(obs *aci.Observation, ref string) *aci.Element {
 	for i := range obs.Elements {
 		if obs.Elements[i].Ref == ref {

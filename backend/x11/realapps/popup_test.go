@@ -53,12 +53,12 @@ func TestPopupMenusByRef(t *testing.T) {
 		leaf := fmt.Sprintf("Leaf %d", i%3+1)
 		o := d.clickLook("File", ref(obs, "menu", "File"))
 		o = d.clickLook("More", shown(o, "menu", "More"))
-		if o.Find("menu", "Deeper") == nil {
+		if find(o, "menu", "Deeper") == nil {
 			t.Fatalf("round %d: no Deeper after More:\n%s", i, o.TreeText)
 		}
 		o = d.clickLook("Deeper", shown(o, "menu", "Deeper"))
 		o = d.clickLook(leaf, shown(o, "menu item", leaf))
-		if o.Find("label", "status "+leaf) == nil {
+		if find(o, "label", "status "+leaf) == nil {
 			t.Fatalf("round %d: the first look after %s shows no status:\n%s", i, leaf, o.TreeText)
 		}
 	}
@@ -79,14 +79,14 @@ func TestPopupComboByRef(t *testing.T) {
 				d.sess.Launch(t, "zenity", "--forms", "--title=Order", "--text=Your order",
 					"--add-entry=Name", "--add-combo=Colour", "--combo-values=Red|Green|Blue")
 				ready = func(o *aci.Observation) bool {
-					return strings.Contains(o.TreeText, `(active) "Order"`) && o.Find("combo box", "") != nil
+					return strings.Contains(o.TreeText, `(active) "Order"`) && find(o, "combo box", "") != nil
 				}
 			} else {
 				d.sess.Launch(t, atspitest.Python(t, "gi"), testdata(t, app))
 			}
 			obs := d.observe("the window", ready)
 			d.agree("the start")
-			box := obs.Find("combo box", "").Ref
+			box := find(obs, "combo box", "").Ref
 			options := []string{"Green", "Blue", "Red"}
 			for i := range rounds {
 				option := options[i%len(options)]
@@ -110,7 +110,7 @@ func TestPopupChromiumSelectByRef(t *testing.T) {
 	d := newDesk(t)
 	d.chromium("choices.html")
 	obs := d.observe("the choices page", func(o *aci.Observation) bool {
-		doc := o.Find("document web", "Shinken choices")
+		doc := find(o, "document web", "Shinken choices")
 		return doc != nil && !hasState(doc, "busy") && ref(o, "combo box", "Colour") != "" && ref(o, "push button", "Item 1") != ""
 	})
 	d.agree("the start")
@@ -124,7 +124,7 @@ func TestPopupChromiumSelectByRef(t *testing.T) {
 			t.Fatalf("round %d: the first look after opening the select shows no visible %q:\n%s", i, option, o.TreeText)
 		}
 		o = d.clickLook(option, r)
-		if o.Find("status", "Chose "+option) == nil && !strings.Contains(o.TreeText, `"Chose `+option+`"`) {
+		if find(o, "status", "Chose "+option) == nil && !strings.Contains(o.TreeText, `"Chose `+option+`"`) {
 			t.Fatalf("round %d: the first look after taking %q does not show it chosen:\n%s", i, option, o.TreeText)
 		}
 	}

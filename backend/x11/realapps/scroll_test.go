@@ -17,7 +17,7 @@ func TestChromiumScrollThenClick(t *testing.T) {
 	d := newDesk(t)
 	d.chromium("choices.html")
 	obs := d.observe("the choices page", func(o *aci.Observation) bool {
-		doc := o.Find("document web", "Shinken choices")
+		doc := find(o, "document web", "Shinken choices")
 		return doc != nil && !hasState(doc, "busy") && ref(o, "list", "Items") != "" && ref(o, "push button", "Item 1") != ""
 	})
 	list := ref(obs, "list", "Items")

@@ -62,8 +62,8 @@ func qtClickThenType(t *testing.T, version string) {
 			t.Fatalf("round %d: the first look after typing shows the field %+v, want %q", i, e, text)
 		}
 		for _, s := range r.takeSettles() {
-			if s.Outcome != shinken.SettleQuiet {
-				t.Fatalf("round %d: %s settled %s after %v", i, s.Verb, s.Outcome, s.Took)
+			if s.Settle != shinken.SettleQuiet {
+				t.Fatalf("round %d: %s settled %s after %v", i, s.Verb, s.Settle, took(s))
 			}
 		}
 	}
