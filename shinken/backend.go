@@ -135,10 +135,7 @@ type Node struct {
 	Actions     []string // machine action names: "click", "activate"...
 	BBox        image.Rectangle
 	Focused     bool
-	// Window is the id of the top-level window this node is, as
-	// [Windows] lists it, when the backend knows it; 0 for every other
-	// node. An observe scoped to a window renders that node's subtree.
-	Window uint64
+	Window      uint64 // for a top-level window's node, its [Windows] id when known; else 0
 	// Provenance is the backend-specific identity reported to clients, such
 	// as {"bus": ..., "path": ...}. It may be nil.
 	Provenance map[string]any

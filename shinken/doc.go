@@ -20,11 +20,9 @@
 // [Settler] says the UI has handled it and gone quiet, so an agent that acts
 // and then looks, with no sleep, never sees the past.
 //
-// It reports what it does as one family of [Event] values: to a [Recorder],
-// synchronously (package shinken/metrics), and to a [Feed]'s subscribers,
-// which never hold it up (a person's page; package shinken/record keeps
-// them, with the screen, in one file): see ExampleFeed. [Runtime.TakeOver]
-// lets a person hold the input (ExampleRuntime_TakeOver).
+// It reports what it does as [Event] values, to a [Recorder] (metrics) and
+// to a [Feed]'s subscribers, which never hold it up (ExampleFeed).
+// [Runtime.TakeOver] lets a person hold the input (ExampleRuntime_TakeOver).
 //
 // # Writing a backend
 //

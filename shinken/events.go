@@ -56,10 +56,9 @@ type Event struct {
 	OK     bool     `json:"ok"`               // action, exec, decision
 	Error  string   `json:"error,omitempty"`  // the wire error string
 	// Outcome in a word: action "ok", the wire error code, or
-	// [OutcomeClientClosed]; exec
-	// "exited", "signaled", "timed_out" or "spawn_failed"; hello_refused
-	// "unauthorized", "bad_hello", "timeout" or "draining"; screenshot its
-	// format; screencast_frame "key" or "delta".
+	// [OutcomeClientClosed]; exec "exited", "signaled", "timed_out" or
+	// "spawn_failed"; hello_refused "unauthorized", "bad_hello", "timeout"
+	// or "draining"; screenshot its format; screencast_frame "key"/"delta".
 	Outcome string `json:"outcome,omitempty"`
 	// DurationMS, in milliseconds: an action from its arrival to its answer
 	// (a streamed exec's to its exit), a settle's wait, a screenshot's
@@ -67,24 +66,21 @@ type Event struct {
 	DurationMS float64       `json:"duration_ms,omitempty"`
 	SettleMS   float64       `json:"settle_ms,omitempty"` // an input action's settle, part of its DurationMS
 	Settle     SettleOutcome `json:"settle,omitempty"`    // how a settle, or an action's, ended
-	// A settle's changes that held it, and those it set aside as periodic
-	// (see SettleReport).
-	Changes int `json:"changes,omitempty"`
-	Ambient int `json:"ambient,omitempty"`
+	Changes    int           `json:"changes,omitempty"`   // a settle's changes that held it (see SettleReport)
+	Ambient    int           `json:"ambient,omitempty"`   // and those it set aside as periodic
 	// An observation's revision, node count and tree_text (which whoever
 	// forwards events to a page may drop); Bytes is its size, or a
 	// screenshot's or a frame's.
-	Revision int    `json:"revision,omitempty"`
-	Nodes    int    `json:"nodes,omitempty"`
-	TreeText string `json:"tree_text,omitempty"`
-	Bytes    int    `json:"bytes,omitempty"`
-	// An exec's command and exit code (nil when it did not exit by itself).
-	Argv     []string `json:"argv,omitempty"`
+	Revision int      `json:"revision,omitempty"`
+	Nodes    int      `json:"nodes,omitempty"`
+	TreeText string   `json:"tree_text,omitempty"`
+	Bytes    int      `json:"bytes,omitempty"`
+	Argv     []string `json:"argv,omitempty"` // an exec's command (or its Shell line)
 	Shell    string   `json:"shell,omitempty"`
-	ExitCode *int     `json:"exit_code,omitempty"`
-	Held     bool     `json:"held,omitempty"`   // a takeover: the input is now held by a person
-	By       string   `json:"by,omitempty"`     // who took it over, or handed it back
-	Detail   string   `json:"detail,omitempty"` // free text: a decision's rule, a plugin's reason
+	ExitCode *int     `json:"exit_code,omitempty"` // nil when it did not exit by itself
+	Held     bool     `json:"held,omitempty"`      // a takeover: the input is now held by a person
+	By       string   `json:"by,omitempty"`        // who took it over, or handed it back
+	Detail   string   `json:"detail,omitempty"`    // free text: a decision's rule, a plugin's reason
 }
 
 // A Recorder is told every [Event] of a Runtime as it happens, losing none,

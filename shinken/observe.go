@@ -91,13 +91,9 @@ type ObserveOptions struct {
 	// Subtree, when set to a ref, renders only that element and its
 	// descendants, with nothing left out as hidden. It takes no diff.
 	Subtree string
-	// Window, when set to a window id (as [Windows] lists it, and the
-	// trailer of tree_text names them), renders only that top-level
-	// window and its descendants, whichever application owns it;
-	// ActiveWindow, only the active window (where the default renders its
-	// whole application). Both need a backend that marks its windows'
-	// nodes ([Node].Window) and take no diff. Refs are those of the
-	// unscoped view: a node keeps its ref in both.
+	// Window (a [Windows] id) or ActiveWindow renders only that top-level
+	// window's subtree, whichever application owns it ([Node].Window
+	// marks it), with the refs of the unscoped view and no diff.
 	Window       uint64
 	ActiveWindow bool
 }

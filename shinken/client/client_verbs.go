@@ -168,6 +168,12 @@ type ObserveRequest struct {
 	// Subtree, an element ref, renders only that element and its
 	// descendants, hidden ones included (no Diff with it).
 	Subtree string
+	// Window, a window id (as the tree_text trailer and Windows list
+	// them), renders only that top-level window; ActiveWindow, only the
+	// active window (by default the active application is rendered whole).
+	// Refs are those of the unscoped view; no Diff with either.
+	Window       uint64
+	ActiveWindow bool
 }
 
 // Observe takes a structured observation of the accessibility tree.
@@ -181,7 +187,12 @@ func (c *Client) Observe(ctx context.Context, req *ObserveRequest) (*aci.Observa
 			ms := int(req.Settle / time.Millisecond)
 			a.SettleMS = &ms
 		}
-		if req.Desktop {
+		switch {
+		case req.Window != 0:
+			a.Scope = aci.WindowScope(req.Window)
+		case req.ActiveWindow:
+			a.Scope = aci.ScopeActiveWindow
+		case req.Desktop:
 			a.Scope = aci.ScopeScreen
 		}
 		if req.Subtree != "" {
