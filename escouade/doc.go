@@ -54,7 +54,13 @@
 // process group. A plugin that misbehaves (lines that are not JSON, a line
 // of 100 MiB, answers to nothing, silence, a flood on stderr) is answered
 // as the protocol says and journaled, and never holds up the Host or the
-// other plugins.
+// other plugins. What one line can cost the Host is bounded: an object of
+// more than 1024 members, or a batch of more than 256 messages, is refused
+// whole with one error (a batch's items are answered in one line of 8 MiB
+// at most; an answer past it is replaced by an error saying so); every
+// check of a line is linear in its size. The same bounds hold for a
+// manifest (which names 50 problems at most) and a .escouade.yml (a mapping
+// of 1024 keys at most; aliases expanded, 65,536 values).
 //
 // # Plugins in Go
 //
@@ -246,7 +252,20 @@
 // (GIT_CONFIG_*, BASH_ENV, NODE_OPTIONS, PYTHONPATH, PERL5OPT, MAKEFILES…);
 // PATH, LD_*, DYLD_* and ESCOUADE_* are never set. It runs in the agent's
 // folder, a project's (not a private one the plugin is off for) or the
-// plugin's temporary folder. Its output comes as text cut between
+// plugin's temporary folder. A program that runs what the folder it runs
+// in configures (git: a repository's config, hooks and filters, and a
+// folder holding HEAD, objects and refs is a repository; make, just, rake;
+// npm, npx, pnpm, yarn, bun, deno; cargo, go, mvn, gradle; python,
+// python3, node, pip, tox, poetry, bundle) runs only in an agent's or a
+// project's folder the plugin may not write (no root of permissions.files
+// grants it write there), never in its temporary folder; and git there
+// reads the repository's configuration alone: GIT_CONFIG_NOSYSTEM=1,
+// GIT_CONFIG_GLOBAL=/dev/null (an agent's home may hold a .gitconfig), no
+// repository above the folder (GIT_CEILING_DIRECTORIES), and no GIT_*
+// variable but the author's and committer's names, emails and dates and
+// GIT_OPTIONAL_LOCKS. An entry ending in * allows any arguments, including
+// those that run programs (git -c, git -C, git grep -O, find -exec, make
+// -f): it grants what a word-for-word entry with that program would not. Its output comes as text cut between
 // characters, and the Host stops reading it while 256 KiB wait to be read
 // by the plugin; proc/exit comes after all of it, code null when it was
 // killed. proc/write fails past 1 MiB not yet read. proc/kill ends its

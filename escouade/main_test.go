@@ -256,6 +256,27 @@ func runTestPlugin(run, mode string, args []string) int {
 			}
 			return nil
 		}, false)
+	case "flood-keys", "flood-batch":
+		// Once initialized, writes floodLines lines meant to cost the Host
+		// the most per byte: one object of 90,000 keys (once a quadratic
+		// duplicate check), or a batch of tiny items (once an error per
+		// item, in one answer the Host held).
+		line := floodLine(mode)
+		return raw(in, out, func(id json.RawMessage, method string) []string {
+			switch method {
+			case "initialize":
+				lines := []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":1,"capabilities":{}}}`}
+				for range floodLines {
+					lines = append(lines, line)
+				}
+				return lines
+			case "permissions/decide":
+				return []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"decision":"allow"}}`}
+			case "shutdown":
+				return []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":null}`}
+			}
+			return nil
+		}, false)
 	case "version2":
 		return raw(in, out, func(id json.RawMessage, method string) []string {
 			switch method {
@@ -336,6 +357,28 @@ func runTestPlugin(run, mode string, args []string) int {
 		})
 	}
 	return 2
+}
+
+// floodLines is how many lines a flood plugin writes.
+const floodLines = 10
+
+// floodLine is a line of a flood plugin, under a MiB.
+func floodLine(mode string) string {
+	var b strings.Builder
+	if mode == "flood-batch" {
+		b.WriteString("[1")
+		for b.Len() < 1<<20-4 {
+			b.WriteString(",1")
+		}
+		b.WriteString("]")
+		return b.String()
+	}
+	b.WriteString(`{"jsonrpc":"2.0","method":"log","params":{"level":"info","message":"x"`)
+	for i := range 90000 {
+		fmt.Fprintf(&b, `,"k%d":1`, i)
+	}
+	b.WriteString("}}")
+	return b.String()
 }
 
 func serve(ctx context.Context, in io.Reader, out io.Writer, hs plugin.Handlers) int {

@@ -247,7 +247,13 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 	if agent != nil && agent.Env != nil {
 		base = agent.Env
 	}
+	if why := p.treeRefusal(ps.command, dir, agent); why != "" {
+		return nil, errorf(CodeRefused, "refused: %s", why)
+	}
 	env := programEnv(base, ps.env)
+	if ps.command == "git" {
+		env = gitEnv(env, dir)
+	}
 	path, err := lookPath(ps.command, envValue(env, "PATH"))
 	if err != nil {
 		return nil, errorf(CodeFailed, "failed: %s is not found on the PATH", ps.command)

@@ -76,6 +76,12 @@ func TestParseRefusals(t *testing.T) {
 		{line: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","Data":1}}`, code: CodeInvalidRequest},
 		{line: `{"jsonrpc":"2.0","id":1,"error":"boom"}`, code: CodeInvalidRequest},
 		{line: `{"jsonrpc":"2.0","id":1,"method":"m","extra":true}`, code: CodeInvalidRequest, keepsID: true},
+		// The bounds on one line's work: an object's keys, a batch's
+		// messages (refused whole, with one answer).
+		{line: string(wideObject(MaxKeys + 1)), code: CodeParse, whole: true},
+		{line: `{"jsonrpc":"2.0","method":"m",` + strings.TrimSuffix(strings.TrimPrefix(string(wideObject(MaxKeys-1)), `{"jsonrpc":"2.0","id":1,"method":"m","params":{`), "}"), code: CodeParse, whole: true},
+		{line: "[" + strings.Repeat("1,", MaxBatch) + "1]", code: CodeInvalidRequest, whole: true},
+		{line: "[" + strings.Repeat(`{"jsonrpc":"2.0","method":"n"},`, MaxBatch) + `{"jsonrpc":"2.0","method":"n"}]`, code: CodeInvalidRequest, whole: true},
 	}
 	for _, tt := range tests {
 		items, _, perr := Parse([]byte(tt.line), nil)
