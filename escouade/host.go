@@ -27,7 +27,8 @@ type Options struct {
 	// Settings gives the values of plugins' settings; nil means a
 	// FileSettings with no user values.
 	Settings SettingsSource
-	// Projects knows the projects; nil means none is known.
+	// Projects knows the projects; nil means none is known but
+	// DefaultProject, which is always known.
 	Projects Projects
 	// Agents knows the agents; nil means none is known.
 	Agents Agents
@@ -271,8 +272,9 @@ type RunFunc func(ctx context.Context, in io.Reader, out io.Writer) error
 // manifest m and the folder dir (which files/read serves; "" for none). The
 // plugin's lifecycle is a command plugin's: it is stopped with shutdown and
 // then the end of its input, restarted when run returns unasked, within the
-// crash budget. package plugin's Connect uses it to test a plugin without
-// a process.
+// crash budget. With plugin.Serve as run, it is how a program ships a
+// plugin written in Go inside itself, with no process (see the example);
+// plugintest.Connect uses it to test a plugin the same way.
 //
 // The methods it may call follow m.Run: with run.wasm or run.js it is
 // served as those are, net/*, ws/*, timer/*, fs/* and proc/* included,

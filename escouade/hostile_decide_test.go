@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -148,6 +149,64 @@ func TestHostileExecForms(t *testing.T) {
 			}
 			if tt.verb == aci.VerbExec && (in.Cwd != "/repo" || in.Env["CI"] != "1") {
 				t.Errorf("cwd %q env %v", in.Cwd, in.Env)
+			}
+		})
+	}
+}
+
+// TestHostileExecWhatRuns: the forms that passed a guard matching the
+// start of input.command (bash -c, \rm, env rm), and an argv "git status"
+// with PATH set to a folder the agent wrote, each run something else than
+// they read as. A guard written from what the gate shows of what runs
+// (input.commands and their programs, input.dynamic) refuses them all,
+// with no shell parser of its own, and allows the plain git status.
+func TestHostileExecWhatRuns(t *testing.T) {
+	v := newValidator(t)
+	h, _ := newHost(t, nil) // no Projects: the gate asks about the default project
+	planted := t.TempDir()
+	if err := os.WriteFile(filepath.Join(planted, "git"), []byte("#!/bin/sh\necho the agent's own code\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	trusted := []string{"/usr/bin/", "/bin/", "/usr/local/bin/"}
+	connect(t, h, v, "careful", `,"permissions":{"decide":true}`, "", plugin.Handlers{Decide: func(_ context.Context, _ *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+		in, err := p.Request.Command()
+		if err != nil || in.Dynamic {
+			return escouade.Decision{Verdict: escouade.Deny, Message: "cannot tell what runs"}, nil
+		}
+		for _, c := range in.Commands {
+			if c.Argv[0] == "rm" || filepath.Base(c.Argv[0]) == "rm" {
+				return escouade.Decision{Verdict: escouade.Deny, Message: "no rm"}, nil
+			}
+			if c.Program != "" && !slices.ContainsFunc(trusted, func(dir string) bool { return strings.HasPrefix(c.Program, dir) }) {
+				return escouade.Decision{Verdict: escouade.Deny, Message: "not a program of the system: " + c.Program}, nil
+			}
+		}
+		return escouade.Decision{Verdict: escouade.Allow}, nil
+	}})
+	g := gate.New(h, nil)
+	shell := func(s string) *string { return &s }
+	for _, tt := range []struct {
+		name   string
+		action aci.Action
+		denied bool
+	}{
+		{"git status", aci.Action{Argv: []string{"git", "status"}}, false},
+		{"bash -c", aci.Action{Argv: []string{"bash", "-c", "rm -rf /"}}, true},
+		{"backslash rm", aci.Action{Shell: shell(`\rm -rf /`)}, true},
+		{"env rm", aci.Action{Shell: shell("env rm -rf /")}, true},
+		{"a PATH the agent wrote", aci.Action{Argv: []string{"git", "status"}, Env: map[string]string{"PATH": planted}}, true},
+		{"a shell line's PATH", aci.Action{Shell: shell("PATH=" + planted + " git status")}, true},
+		{"a variable", aci.Action{Shell: shell("$0 -rf /")}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := tt.action
+			a.Verb = aci.VerbExec
+			err := g.Authorize(context.Background(), shinken.AuthRequest{Verb: aci.VerbExec, Action: &a})
+			if tt.denied != (err != nil) {
+				t.Errorf("Authorize = %v, denied should be %v", err, tt.denied)
+			}
+			if err != nil && !errors.Is(err, escouade.ErrRefused) {
+				t.Errorf("not a refusal: %v", err)
 			}
 		})
 	}

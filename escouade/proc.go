@@ -177,7 +177,7 @@ func (p *Plugin) procDir(ctx context.Context, ps *procSpawnParams, agent *AgentI
 			return "", fieldErr("agent", "dir agent names the agent")
 		}
 		if agent.Project != "" {
-			if info, err := p.h.opts.Projects.Project(ctx, agent.Project); err == nil && info.Private && !info.On(p.m.ID) {
+			if info, err := p.h.project(ctx, agent.Project); err == nil && info.Private && !info.On(p.m.ID) {
 				return "", errorf(CodeRefused, "refused: « Projet privé »: the agent works on a private project the plugin is not on for")
 			}
 		}
@@ -193,7 +193,7 @@ func (p *Plugin) procDir(ctx context.Context, ps *procSpawnParams, agent *AgentI
 		if id == "" {
 			return "", fieldErr("project", "dir project names the project, or an agent that works on one")
 		}
-		info, err := p.h.opts.Projects.Project(ctx, id)
+		info, err := p.h.project(ctx, id)
 		if err != nil {
 			return "", errorf(CodeRefused, "refused: no project %q", id)
 		}

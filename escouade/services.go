@@ -258,6 +258,22 @@ type ProjectLister interface {
 	Projects(ctx context.Context) ([]*ProjectInfo, error)
 }
 
+// DefaultProject is the id of the project a request is about when the
+// program that asks has no projects (a Gate given no Project asks about
+// it). The Host knows it whatever its Projects says: when Projects does not
+// know it, it is a project named "default", not private, with no folder.
+const DefaultProject = "default"
+
+// project returns the project whose id is id: Projects' answer, or the
+// default project's when Projects does not know it.
+func (h *Host) project(ctx context.Context, id string) (*ProjectInfo, error) {
+	info, err := h.opts.Projects.Project(ctx, id)
+	if err != nil && id == DefaultProject && errors.Is(err, ErrNoProject) {
+		return &ProjectInfo{Project: Project{ID: DefaultProject, Name: DefaultProject}}, nil
+	}
+	return info, err
+}
+
 // ProjectMap is Projects in memory, by project id. The default is an empty
 // one: no project is known.
 type ProjectMap map[string]*ProjectInfo
