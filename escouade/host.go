@@ -262,6 +262,14 @@ func (h *Host) Start(ctx context.Context, dir string) (*Plugin, error) {
 	return h.start(ctx, m, dir, commandLauncher(m.Run.Command))
 }
 
+// folderName names a plugin's folder in a message.
+func folderName(dir string) string {
+	if dir == "" {
+		return "a plugin with no folder"
+	}
+	return dir
+}
+
 // A RunFunc runs one instance of a plugin in-process: it serves the
 // protocol, reading the Host's lines from in and writing its own to out,
 // until in ends or ctx is done. Returning before that is a crash.
@@ -299,9 +307,16 @@ func (h *Host) start(ctx context.Context, m *Manifest, dir string, launch launch
 		p.release()
 		return nil, ErrClosed
 	case h.plugins[m.ID] != nil:
+		// The id is the plugin's identity (its secrets, settings and
+		// journal go by it): the first folder keeps it, and the refusal
+		// names both, so that a person sees which is the impostor.
+		held := h.plugins[m.ID].dir
 		h.mu.Unlock()
 		p.release()
-		return nil, fmt.Errorf("%w: %s", ErrDuplicate, m.ID)
+		err := fmt.Errorf("%w: %s is loaded from %s; %s claims it too", ErrDuplicate, m.ID, folderName(held), folderName(dir))
+		h.log.Warn("a second folder claims a loaded plugin's id", slog.String("plugin", m.ID),
+			slog.String("loaded", folderName(held)), slog.String("refused", folderName(dir)))
+		return nil, err
 	}
 	h.plugins[m.ID] = p
 	h.reindex()

@@ -328,3 +328,21 @@ func TestHostileSecretsOfAnotherFolder(t *testing.T) {
 		p.Stop(context.Background())
 	}
 }
+
+// TestHostileImpostorFirst: a folder that claims a plugin's id and starts
+// first keeps the real one out (the id is the plugin's identity, and it
+// reads none of the real folder's secrets, TestHostileSecretsOfAnotherFolder);
+// the refusal names both folders, so that a person sees which one to
+// remove, and the journal says so.
+func TestHostileImpostorFirst(t *testing.T) {
+	h, _ := newHost(t, nil)
+	impostor := writePlugin(t, "jira", commandManifest("good"), nil)
+	real := writePlugin(t, "jira", commandManifest("good"), nil)
+	if _, err := h.Start(context.Background(), impostor); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.Start(context.Background(), real)
+	if !errors.Is(err, escouade.ErrDuplicate) || !strings.Contains(err.Error(), impostor) || !strings.Contains(err.Error(), real) {
+		t.Errorf("the second folder's refusal: %v; want ErrDuplicate naming %s and %s", err, impostor, real)
+	}
+}

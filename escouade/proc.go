@@ -232,6 +232,9 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 		if why := p.envRefusal(k); why != "" {
 			return nil, errorf(CodeRefused, "refused: env %s: %s", k, why)
 		}
+		if why := valueRefusal(k, v); why != "" {
+			return nil, errorf(CodeRefused, "refused: env %s: %s", k, why)
+		}
 	}
 	var agent *AgentInfo
 	if ps.agent != "" {
