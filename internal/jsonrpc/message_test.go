@@ -1,6 +1,8 @@
 package jsonrpc
 
 import (
+	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -149,5 +151,48 @@ func BenchmarkParse(b *testing.B) {
 		if err != nil || items[0].Err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkParseHostile parses the lines that cost the most a byte, each
+// near a MiB, beside encoding/json's Valid on the same bytes (which looks
+// for no duplicate key): an object at MaxKeys members, repeated; one object
+// of 90,000 members (refused at its 1025th); a batch of half a million 1s
+// (refused at its 257th item).
+func BenchmarkParseHostile(b *testing.B) {
+	var wide []byte
+	wide = append(wide, `{"jsonrpc":"2.0","method":"log","params":[`...)
+	for i := 0; len(wide) < 1<<20; i++ {
+		if i > 0 {
+			wide = append(wide, ',')
+		}
+		o := wideObject(MaxKeys)
+		wide = append(wide, o[len(`{"jsonrpc":"2.0","id":1,"method":"m","params":`):len(o)-1]...)
+	}
+	wide = append(wide, "]}"...)
+	huge := []byte(`{"jsonrpc":"2.0","method":"log"`)
+	for i := 0; i < 90000; i++ {
+		huge = append(huge, `,"k`...)
+		huge = strconv.AppendInt(huge, int64(i), 10)
+		huge = append(huge, `":1`...)
+	}
+	huge = append(huge, '}')
+	batch := []byte("[1" + strings.Repeat(",1", 1<<19) + "]")
+	for _, tt := range []struct {
+		name string
+		line []byte
+	}{{"objects-at-MaxKeys", wide}, {"one-object-of-90000", huge}, {"batch-of-ones", batch}} {
+		b.Run(tt.name+"/Parse", func(b *testing.B) {
+			b.SetBytes(int64(len(tt.line)))
+			for b.Loop() {
+				Parse(tt.line, nil)
+			}
+		})
+		b.Run(tt.name+"/json.Valid", func(b *testing.B) {
+			b.SetBytes(int64(len(tt.line)))
+			for b.Loop() {
+				json.Valid(tt.line)
+			}
+		})
 	}
 }
