@@ -308,8 +308,11 @@
 //     outlives them, but for one way out. A process with the user's
 //     rights may write its pid into the cgroup.procs of any cgroup its user
 //     may write, the Host's own included (cgroup v2 lets a user move its
-//     processes between the cgroups it was delegated), and is then no
-//     longer held: only a boundary the Host's user cannot cross stops that
+//     processes between the cgroups it was delegated). Such an escapee
+//     is still found while its parent lives in the cgroup (its parentage
+//     names it), and is killed before the group, which would take that
+//     parent; one whose parent is gone too (a double fork after the move) is
+//     no longer held. Only a boundary the Host's user cannot cross stops it
 //     (a cgroup namespace on a hierarchy mounted with nsdelegate, a Landlock
 //     domain, another user for the plugins), which the Host, running
 //     unprivileged, cannot set up. A program that wants no such escape runs
