@@ -275,7 +275,8 @@
 // grants it write there), never in its temporary folder; and git there
 // reads the repository's configuration alone: GIT_CONFIG_NOSYSTEM=1,
 // GIT_CONFIG_GLOBAL=/dev/null (an agent's home may hold a .gitconfig), no
-// repository above the folder (GIT_CEILING_DIRECTORIES), and no GIT_*
+// repository above the folder, or above the agent's repository that
+// holds it (GIT_CEILING_DIRECTORIES), and no GIT_*
 // variable but the author's and committer's names, emails and dates and
 // GIT_OPTIONAL_LOCKS. An entry ending in * allows any arguments, including
 // those that run programs (git -c, git -C, git grep -O, find -exec, make
