@@ -33,7 +33,7 @@ func (h *Host) Decide(ctx context.Context, req PermissionRequest, about About) (
 	if req.ID == "" || req.Kind == "" {
 		return Decision{}, errors.New("escouade: Decide: a request needs an id and a kind")
 	}
-	project, err := h.opts.Projects.Project(ctx, about.Project)
+	project, err := h.project(ctx, about.Project)
 	if err != nil {
 		return Decision{}, err
 	}

@@ -20,7 +20,10 @@
 // StartAll starts the plugins of several folders at once: one that is slow
 // or silent at initialize, a manifest that does not hold, or two folders
 // claiming one id (both are refused) are journaled and returned, and keep
-// none of the others from starting.
+// none of the others from starting. A plugin's identity is its id: a
+// folder started while another holds its id is refused (ErrDuplicate,
+// naming both folders, and journaled), and the first keeps it; secrets are
+// bound to the id and the folder, so that an impostor reads none.
 //
 // Start loads a plugin folder: its manifest, plugin.json, is parsed strictly
 // (ParseManifest; every problem names its field's path), and its program,
@@ -30,7 +33,9 @@
 // LOGNAME, TMPDIR, TZ, LANG, LANGUAGE, LC_ALL, LC_CTYPE and LC_MESSAGES,
 // the Go runtime's GODEBUG, GOMAXPROCS and GORACE, and the Host's values
 // of the variables its permissions.env names; never a token or secret of
-// the program that links the Host, nor ESCOUADE_*; a module (run.wasm) or
+// the program that links the Host, nor ESCOUADE_* or SHINKEN_* (the
+// runtime's token is SHINKEN_TOKEN: a manifest that names one of them is
+// refused); a module (run.wasm) or
 // a script (run.js) is run by an engine of the Host, in a process of its
 // own (see below). The Host sends initialize, then:
 //
@@ -54,7 +59,13 @@
 // process group. A plugin that misbehaves (lines that are not JSON, a line
 // of 100 MiB, answers to nothing, silence, a flood on stderr) is answered
 // as the protocol says and journaled, and never holds up the Host or the
-// other plugins.
+// other plugins. What one line can cost the Host is bounded: an object of
+// more than 1024 members, or a batch of more than 256 messages, is refused
+// whole with one error (a batch's items are answered in one line of 8 MiB
+// at most; an answer past it is replaced by an error saying so); every
+// check of a line is linear in its size. The same bounds hold for a
+// manifest (which names 50 problems at most) and a .escouade.yml (a mapping
+// of 1024 keys at most; aliases expanded, 65,536 values).
 //
 // # Plugins in Go
 //
@@ -221,13 +232,20 @@
 // RESOLVE_NO_SYMLINKS on Linux where the kernel has it, else one
 // O_NOFOLLOW openat per part of the path), non-blocking, and the
 // descriptor's real path is checked against it: a name swapped for a link
-// meanwhile is refused, never followed. Only a regular file is read, and
-// under the root plugin only one with a single name (a hard link there may
-// name any file of its owner). A write goes through no link at all, and
+// meanwhile is refused, never followed. The fences judge names, as they
+// are when the file is opened: a local process that renames a folder (or
+// exchanges it with .ssh, renameat2's RENAME_EXCHANGE) under a root the
+// plugin may read shows the plugin its files under the new name, as a
+// plain rename would; no fence can tell a file by where it was before. Only a regular file is read, and
+// only one with a single name, under every root: a hard link may name any
+// file of its owner (.ssh's keys, a private project's file) and only the
+// count tells (tools that share files by hard links, as pnpm's store does,
+// have those refused). A write goes through no link at all, and
 // its answer names the file written. No write, and no root but plugin,
 // reaches into a plugin's folder (one that holds a plugin.json, or a
-// loaded plugin's), and no write makes a plugin.json anywhere: no plugin
-// rewrites a manifest or code, its own or another's, or makes a plugin. A read holds 256 KiB (or limits.fileBytes, 4 MiB at most), a
+// loaded plugin's), and no write makes a plugin.json anywhere, file or
+// folder: no plugin rewrites a manifest or code, its own or another's, or
+// makes a plugin. A read holds 256 KiB (or limits.fileBytes, 4 MiB at most), a
 // write 4 MiB, its folders made, each write journaled; a list 4096
 // entries, links listed and never followed, hidden ones and private
 // projects' folders left out. No method makes a link.
@@ -240,13 +258,29 @@
 // HOME, USER, LOGNAME, TMPDIR, TZ, LANG, LANGUAGE and LC_ALL, LC_CTYPE,
 // LC_MESSAGES: never a token of the program that links the Host); env is
 // set over it only for the variables of a safe set (LANG, LANGUAGE, LC_*
-// of the locale, TZ, NO_COLOR, FORCE_COLOR, CLICOLOR, COLUMNS, LINES, CI)
+// of the locale, named and never a path, which would make gettext load a
+// catalog the plugin wrote; TZ, a zone's name and never a file; NO_COLOR,
+// FORCE_COLOR, CLICOLOR, COLUMNS, LINES, CI)
 // and those permissions.env names, as written: an allowlist, since git,
 // bash, node, python, perl and make each read variables that run anything
 // (GIT_CONFIG_*, BASH_ENV, NODE_OPTIONS, PYTHONPATH, PERL5OPT, MAKEFILES…);
-// PATH, LD_*, DYLD_* and ESCOUADE_* are never set. It runs in the agent's
+// PATH, LD_*, DYLD_*, ESCOUADE_* and SHINKEN_* are never set. It runs in the agent's
 // folder, a project's (not a private one the plugin is off for) or the
-// plugin's temporary folder. Its output comes as text cut between
+// plugin's temporary folder. A program that runs what the folder it runs
+// in configures (git: a repository's config, hooks and filters, and a
+// folder holding HEAD, objects and refs is a repository; make, just, rake;
+// npm, npx, pnpm, yarn, bun, deno; cargo, go, mvn, gradle; python,
+// python3, node, pip, tox, poetry, bundle) runs only in an agent's or a
+// project's folder the plugin may not write (no root of permissions.files
+// grants it write there), never in its temporary folder; and git there
+// reads the repository's configuration alone: GIT_CONFIG_NOSYSTEM=1,
+// GIT_CONFIG_GLOBAL=/dev/null (an agent's home may hold a .gitconfig), no
+// repository above the folder, or above the agent's repository that
+// holds it (GIT_CEILING_DIRECTORIES), and no GIT_*
+// variable but the author's and committer's names, emails and dates and
+// GIT_OPTIONAL_LOCKS. An entry ending in * allows any arguments, including
+// those that run programs (git -c, git -C, git grep -O, find -exec, make
+// -f): it grants what a word-for-word entry with that program would not. Its output comes as text cut between
 // characters, and the Host stops reading it while 256 KiB wait to be read
 // by the plugin; proc/exit comes after all of it, code null when it was
 // killed. proc/write fails past 1 MiB not yet read. proc/kill ends its
@@ -272,7 +306,19 @@
 //     Host's own, writable by it): each is started into a cgroup of its
 //     own, which holds every descendant whatever it does (setsid, setpgid,
 //     a double fork) and is killed with the group: nothing they started
-//     outlives them. If the Host dies abruptly, the parent-death signal
+//     outlives them, but for one way out. A process with the user's
+//     rights may write its pid into the cgroup.procs of any cgroup its user
+//     may write, the Host's own included (cgroup v2 lets a user move its
+//     processes between the cgroups it was delegated). Such an escapee
+//     is still found while its parent lives in the cgroup (its parentage
+//     names it), and is killed before the group, which would take that
+//     parent; one whose parent is gone too (a double fork after the move) is
+//     no longer held. Only a boundary the Host's user cannot cross stops it
+//     (a cgroup namespace on a hierarchy mounted with nsdelegate, a Landlock
+//     domain, another user for the plugins), which the Host, running
+//     unprivileged, cannot set up. A program that wants no such escape runs
+//     its plugins under such a boundary (a systemd service with its own
+//     User=, a container). If the Host dies abruptly, the parent-death signal
 //     ends the program itself; what it started lives on until the next
 //     Host on the machine starts a program and kills what the dead Host's
 //     cgroups hold.
@@ -290,7 +336,13 @@
 //     the Host (see BENCHMARKS.md) and about 8 MiB of memory per program.
 //     A descendant that kills its shepherd (it runs with the user's
 //     rights) leaves its escapees to the process group's fate, which a
-//     cgroup would not; the journal says so. Without EngineMain there is
+//     cgroup would not; the journal says so. No second lifeline would
+//     hold: whatever a process of the user holds (a pipe, a pidfd, a
+//     parent-death signal, which reaches a direct child alone), another
+//     process of the same user may close, kill or reset, and the orphans of
+//     a killed shepherd go to the nearest subreaper above it, which the
+//     Host is not (it would have to reap what it adopts, and a library may
+//     not take the wait for every child of its program). Without EngineMain there is
 //     no shepherd, and the group is all there is.
 //   - Other Unix systems: the process group; a descendant that left it
 //     (setsid, setpgid) survives it, and a Host that dies abruptly leaves

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 
@@ -102,4 +103,44 @@ func ExampleParseManifest() {
 	// escouade: permissions.events[0]: "ticket.moved" is not a fact of the protocol
 	// escouade: permissions.files.agentRepo: want read or write, not "rw"
 	// true
+}
+
+// A plugin written in Go can run inside the program that links the Host,
+// with no process: StartFunc runs plugin.Serve over in-memory pipes, and
+// gives it the lifecycle of a command plugin (shutdown, restart within the
+// crash budget). This is the way to ship one with a daemon;
+// plugintest.Connect is the same for tests.
+func ExampleHost_StartFunc() {
+	ctx := context.Background()
+	h := escouade.New(&escouade.Options{Journal: slog.DiscardHandler})
+	defer h.Close(ctx)
+
+	m, err := escouade.ParseManifest([]byte(`{
+		"id": "no-force-push", "version": "1.0.0", "protocolVersion": 1,
+		"run": {"command": ["builtin"]},
+		"permissions": {"decide": true}
+	}`))
+	if err != nil {
+		panic(err)
+	}
+	guard := plugin.Handlers{Decide: func(_ context.Context, _ *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+		if command, _ := p.Request.Input["command"].(string); strings.HasPrefix(command, "git push --force") {
+			return escouade.Decision{Verdict: escouade.Deny, Message: "no force push"}, nil
+		}
+		return escouade.Decision{Verdict: escouade.Allow}, nil
+	}}
+	_, err = h.StartFunc(ctx, m, "", func(ctx context.Context, in io.Reader, out io.Writer) error {
+		return plugin.Serve(ctx, in, out, guard)
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, command := range []string{"git push", "git push --force"} {
+		d, err := h.Decide(ctx, escouade.PermissionRequest{ID: command, Kind: "command", Input: map[string]any{"command": command}},
+			escouade.About{Project: escouade.DefaultProject})
+		fmt.Println(command+":", d.Verdict, d.Message, err)
+	}
+	// Output:
+	// git push: allow  <nil>
+	// git push --force: deny no force push <nil>
 }

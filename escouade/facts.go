@@ -57,7 +57,7 @@ func (h *Host) Fact(ctx context.Context, name string, data any, about About) (in
 	var project *ProjectInfo
 	if about.Project != "" {
 		var err error
-		if project, err = h.opts.Projects.Project(ctx, about.Project); err != nil {
+		if project, err = h.project(ctx, about.Project); err != nil {
 			return 0, err
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -486,7 +485,10 @@ func fsRead(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	if !fi.Mode().IsRegular() {
 		return nil, errorf(CodeFailed, "failed: %s is not a file", filepath.Base(t.real))
 	}
-	if t.root.name == "plugin" && linkCount(fi) > 1 {
+	if linkCount(fi) > 1 {
+		// Its other name may be anywhere the user's files are: .ssh's
+		// keys, a private project's file. No link is followed to get
+		// there, so only the count tells.
 		return nil, errorf(CodeRefused, "refused: %s", errHardLinked)
 	}
 	if fi.Size() > limit {
@@ -535,10 +537,14 @@ func fsWrite(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	if t.root.name == "plugin" {
 		return nil, errorf(CodeRefused, "refused: %v", errPluginFolder)
 	}
-	if strings.EqualFold(path.Base(t.rel), ManifestName) {
-		// A manifest written anywhere would make a plugin of its folder at
-		// the next start, with the rights it names.
-		return nil, errorf(CodeRefused, "refused: a manifest (%s) is never written", ManifestName)
+	for _, part := range strings.Split(t.rel, "/") {
+		if strings.EqualFold(part, ManifestName) {
+			// A manifest written anywhere would make a plugin of its
+			// folder at the next start, with the rights it names; and a
+			// folder of that name makes its parent look like a plugin's
+			// folder, which no fence then lets anyone write or list.
+			return nil, errorf(CodeRefused, "refused: a manifest (%s) is never written, nor a folder of its name", ManifestName)
+		}
 	}
 	flags := os.O_WRONLY | os.O_CREATE
 	if fp.append {

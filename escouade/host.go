@@ -27,7 +27,8 @@ type Options struct {
 	// Settings gives the values of plugins' settings; nil means a
 	// FileSettings with no user values.
 	Settings SettingsSource
-	// Projects knows the projects; nil means none is known.
+	// Projects knows the projects; nil means none is known but
+	// DefaultProject, which is always known.
 	Projects Projects
 	// Agents knows the agents; nil means none is known.
 	Agents Agents
@@ -261,6 +262,14 @@ func (h *Host) Start(ctx context.Context, dir string) (*Plugin, error) {
 	return h.start(ctx, m, dir, commandLauncher(m.Run.Command))
 }
 
+// folderName names a plugin's folder in a message.
+func folderName(dir string) string {
+	if dir == "" {
+		return "a plugin with no folder"
+	}
+	return dir
+}
+
 // A RunFunc runs one instance of a plugin in-process: it serves the
 // protocol, reading the Host's lines from in and writing its own to out,
 // until in ends or ctx is done. Returning before that is a crash.
@@ -271,8 +280,9 @@ type RunFunc func(ctx context.Context, in io.Reader, out io.Writer) error
 // manifest m and the folder dir (which files/read serves; "" for none). The
 // plugin's lifecycle is a command plugin's: it is stopped with shutdown and
 // then the end of its input, restarted when run returns unasked, within the
-// crash budget. package plugin's Connect uses it to test a plugin without
-// a process.
+// crash budget. With plugin.Serve as run, it is how a program ships a
+// plugin written in Go inside itself, with no process (see the example);
+// plugintest.Connect uses it to test a plugin the same way.
 //
 // The methods it may call follow m.Run: with run.wasm or run.js it is
 // served as those are, net/*, ws/*, timer/*, fs/* and proc/* included,
@@ -297,9 +307,16 @@ func (h *Host) start(ctx context.Context, m *Manifest, dir string, launch launch
 		p.release()
 		return nil, ErrClosed
 	case h.plugins[m.ID] != nil:
+		// The id is the plugin's identity (its secrets, settings and
+		// journal go by it): the first folder keeps it, and the refusal
+		// names both, so that a person sees which is the impostor.
+		held := h.plugins[m.ID].dir
 		h.mu.Unlock()
 		p.release()
-		return nil, fmt.Errorf("%w: %s", ErrDuplicate, m.ID)
+		err := fmt.Errorf("%w: %s is loaded from %s; %s claims it too", ErrDuplicate, m.ID, folderName(held), folderName(dir))
+		h.log.Warn("a second folder claims a loaded plugin's id", slog.String("plugin", m.ID),
+			slog.String("loaded", folderName(held)), slog.String("refused", folderName(dir)))
+		return nil, err
 	}
 	h.plugins[m.ID] = p
 	h.reindex()

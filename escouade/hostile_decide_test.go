@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -153,6 +154,64 @@ func TestHostileExecForms(t *testing.T) {
 	}
 }
 
+// TestHostileExecWhatRuns: the forms that passed a guard matching the
+// start of input.command (bash -c, \rm, env rm), and an argv "git status"
+// with PATH set to a folder the agent wrote, each run something else than
+// they read as. A guard written from what the gate shows of what runs
+// (input.commands and their programs, input.dynamic) refuses them all,
+// with no shell parser of its own, and allows the plain git status.
+func TestHostileExecWhatRuns(t *testing.T) {
+	v := newValidator(t)
+	h, _ := newHost(t, nil) // no Projects: the gate asks about the default project
+	planted := t.TempDir()
+	if err := os.WriteFile(filepath.Join(planted, "git"), []byte("#!/bin/sh\necho the agent's own code\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	trusted := []string{"/usr/bin/", "/bin/", "/usr/local/bin/"}
+	connect(t, h, v, "careful", `,"permissions":{"decide":true}`, "", plugin.Handlers{Decide: func(_ context.Context, _ *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+		in, err := p.Request.Command()
+		if err != nil || in.Dynamic {
+			return escouade.Decision{Verdict: escouade.Deny, Message: "cannot tell what runs"}, nil
+		}
+		for _, c := range in.Commands {
+			if c.Argv[0] == "rm" || filepath.Base(c.Argv[0]) == "rm" {
+				return escouade.Decision{Verdict: escouade.Deny, Message: "no rm"}, nil
+			}
+			if c.Program != "" && !slices.ContainsFunc(trusted, func(dir string) bool { return strings.HasPrefix(c.Program, dir) }) {
+				return escouade.Decision{Verdict: escouade.Deny, Message: "not a program of the system: " + c.Program}, nil
+			}
+		}
+		return escouade.Decision{Verdict: escouade.Allow}, nil
+	}})
+	g := gate.New(h, nil)
+	shell := func(s string) *string { return &s }
+	for _, tt := range []struct {
+		name   string
+		action aci.Action
+		denied bool
+	}{
+		{"git status", aci.Action{Argv: []string{"git", "status"}}, false},
+		{"bash -c", aci.Action{Argv: []string{"bash", "-c", "rm -rf /"}}, true},
+		{"backslash rm", aci.Action{Shell: shell(`\rm -rf /`)}, true},
+		{"env rm", aci.Action{Shell: shell("env rm -rf /")}, true},
+		{"a PATH the agent wrote", aci.Action{Argv: []string{"git", "status"}, Env: map[string]string{"PATH": planted}}, true},
+		{"a shell line's PATH", aci.Action{Shell: shell("PATH=" + planted + " git status")}, true},
+		{"a variable", aci.Action{Shell: shell("$0 -rf /")}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := tt.action
+			a.Verb = aci.VerbExec
+			err := g.Authorize(context.Background(), shinken.AuthRequest{Verb: aci.VerbExec, Action: &a})
+			if tt.denied != (err != nil) {
+				t.Errorf("Authorize = %v, denied should be %v", err, tt.denied)
+			}
+			if err != nil && !errors.Is(err, escouade.ErrRefused) {
+				t.Errorf("not a refusal: %v", err)
+			}
+		})
+	}
+}
+
 // TestHostileFetchCutAtDeadline: a server that sends half its body and
 // then nothing is answered failed at the fetch's deadline, never success
 // with the half.
@@ -267,5 +326,23 @@ func TestHostileSecretsOfAnotherFolder(t *testing.T) {
 			t.Errorf("the folder %s read %q, %v; want %q", dir, got, err, want)
 		}
 		p.Stop(context.Background())
+	}
+}
+
+// TestHostileImpostorFirst: a folder that claims a plugin's id and starts
+// first keeps the real one out (the id is the plugin's identity, and it
+// reads none of the real folder's secrets, TestHostileSecretsOfAnotherFolder);
+// the refusal names both folders, so that a person sees which one to
+// remove, and the journal says so.
+func TestHostileImpostorFirst(t *testing.T) {
+	h, _ := newHost(t, nil)
+	impostor := writePlugin(t, "jira", commandManifest("good"), nil)
+	real := writePlugin(t, "jira", commandManifest("good"), nil)
+	if _, err := h.Start(context.Background(), impostor); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.Start(context.Background(), real)
+	if !errors.Is(err, escouade.ErrDuplicate) || !strings.Contains(err.Error(), impostor) || !strings.Contains(err.Error(), real) {
+		t.Errorf("the second folder's refusal: %v; want ErrDuplicate naming %s and %s", err, impostor, real)
 	}
 }

@@ -142,6 +142,7 @@ func TestHostileLinksAndFIFOs(t *testing.T) {
 	dir := writePlugin(t, "fsa", `"run":{"js":"main.js"}`, map[string]string{"main.js": "", ".env": "X=1", "data.txt": "d"})
 	os.Link(filepath.Join(dir, ".env"), filepath.Join(dir, "env-hard"))
 	os.Link(filepath.Join(w.home, ".ssh", "id_rsa"), filepath.Join(dir, "key-hard"))
+	os.Link(filepath.Join(w.home, ".ssh", "id_rsa"), filepath.Join(w.work, "key-hard"))
 	syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644)
 	os.Symlink("inside-new.txt", filepath.Join(w.work, "dangling-in"))
 	os.Symlink(filepath.Join(w.work, "a.txt"), filepath.Join(w.work, "live-link"))
@@ -163,6 +164,7 @@ func TestHostileLinksAndFIFOs(t *testing.T) {
 		{"a write through a live link", "fs/write", params{"agent": "k1", "root": "agent", "path": "live-link", "text": "x"}, escouade.CodeRefused},
 		{"a hard link to .env", "fs/read", params{"root": "plugin", "path": "env-hard"}, escouade.CodeRefused},
 		{"a hard link to a key", "fs/read", params{"root": "plugin", "path": "key-hard"}, escouade.CodeRefused},
+		{"a hard link to a key under the agent", "fs/read", params{"agent": "k1", "root": "agent", "path": "key-hard"}, escouade.CodeRefused},
 		{"a FIFO in the plugin's folder", "fs/read", params{"root": "plugin", "path": "pipe"}, escouade.CodeFailed},
 		{"a FIFO under the agent", "fs/read", params{"agent": "k1", "root": "agent", "path": "fifo"}, escouade.CodeFailed},
 		{"a FIFO written", "fs/write", params{"agent": "k1", "root": "agent", "path": "fifo", "text": "x"}, escouade.CodeFailed},
@@ -286,6 +288,18 @@ func TestHostileManifestWrites(t *testing.T) {
 	if err := a.call("fs/write", params{"agent": "k1", "root": "agent", "path": "plugins-notes.txt", "text": "fine"}, nil); err != nil {
 		t.Errorf("a plain write beside the plugins: %v", err)
 	}
+	// A folder named plugin.json would make the agent's folder look like a
+	// plugin's to the fences, which would then refuse it to every plugin.
+	for _, path := range []string{"plugin.json/x", "sub/Plugin.Json/x/y"} {
+		err := a.call("fs/write", params{"agent": "k1", "root": "agent", "path": path, "text": "x"}, nil)
+		wantCode(t, "fs/write "+path, err, escouade.CodeRefused)
+	}
+	if _, err := os.Stat(filepath.Join(w.work, escouade.ManifestName)); err == nil {
+		t.Error("a folder named plugin.json was made")
+	}
+	if err := a.call("fs/list", params{"agent": "k1", "root": "agent", "path": "."}, nil); err != nil {
+		t.Errorf("the agent's folder is no longer listed: %v", err)
+	}
 }
 
 func fmtEntries(ls map[string]any) string {
@@ -318,7 +332,13 @@ func TestHostileEnvInjection(t *testing.T) {
 		err := lp.call("proc/spawn", map[string]any{"command": "git", "args": []string{"status"}, "agent": "k1", "env": map[string]any{k: "touch /tmp/pwned"}}, nil)
 		wantCode(t, "env "+k, err, escouade.CodeRefused)
 	}
-	out, _ := lp.run(t, map[string]any{"command": "env", "env": map[string]any{"MY_FLAG": "1", "LANG": "C.UTF-8"}})
+	// A locale's name that is a path makes gettext load a catalog the
+	// plugin wrote; a TZ that is one reads a file.
+	for k, val := range map[string]string{"LANGUAGE": "../../../tmp/x", "LC_MESSAGES": "/tmp/x", "LANG": "fr_FR/../../x", "TZ": "/tmp/zone"} {
+		err := lp.call("proc/spawn", map[string]any{"command": "env", "env": map[string]any{k: val}}, nil)
+		wantCode(t, "env "+k+"="+val, err, escouade.CodeRefused)
+	}
+	out, _ := lp.run(t, map[string]any{"command": "env", "env": map[string]any{"MY_FLAG": "1", "LANG": "C.UTF-8", "LANGUAGE": "fr_FR:en", "TZ": "Europe/Paris"}})
 	for _, bad := range []string{"SHINKEN_TOKEN", "the-daemon-token", "ESCOUADE_", "GORACE"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("a program without an agent's environment got %s:\n%s", bad, out)
@@ -374,7 +394,7 @@ func TestHostileCommandEnv(t *testing.T) {
 		}
 	}
 	// A manifest may not name what is never passed.
-	for _, k := range []string{"ESCOUADE_SECRET", "LD_PRELOAD", "PATH"} {
+	for _, k := range []string{"ESCOUADE_SECRET", "LD_PRELOAD", "PATH", "SHINKEN_TOKEN"} {
 		if _, err := escouade.ParseManifest([]byte(`{"id":"x","version":"1.0.0","protocolVersion":1,"run":{"command":["x"]},"permissions":{"env":["` + k + `"]}}`)); err == nil {
 			t.Errorf("a manifest naming %s in permissions.env was accepted", k)
 		}

@@ -193,6 +193,30 @@ func runTestPlugin(run, mode string, args []string) int {
 		gc := exec.Command(os.Args[0], pluginArg, "sleeper")
 		gc.Start()
 		select {}
+	case "cgroup-escape":
+		// A child that stays, whose own child moves itself into the
+		// cgroup whose cgroup.procs is args[0] (the Host's) and writes its
+		// pid to args[1].
+		child := exec.Command(os.Args[0], pluginArg, "escape-middle", args[0], args[1])
+		if err := child.Start(); err != nil {
+			return 3
+		}
+		go child.Wait()
+		return serve(ctx, in, out, meekHandlers)
+	case "escape-middle":
+		signal.Ignore(syscall.SIGTERM)
+		gc := exec.Command(os.Args[0], pluginArg, "escaper", args[0], args[1])
+		gc.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // out of the group too
+		gc.Start()
+		select {}
+	case "escaper":
+		signal.Ignore(syscall.SIGTERM)
+		pid := strconv.Itoa(os.Getpid())
+		if os.WriteFile(args[0], []byte(pid), 0) != nil {
+			return 3
+		}
+		os.WriteFile(args[1], []byte(pid), 0o600)
+		select {}
 	case "sleeper":
 		signal.Ignore(syscall.SIGTERM)
 		select {}
@@ -251,6 +275,27 @@ func runTestPlugin(run, mode string, args []string) int {
 					`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"decision":"allow","message":"first"}}`,
 					`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"decision":"deny","message":"second"}}`,
 				}
+			case "shutdown":
+				return []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":null}`}
+			}
+			return nil
+		}, false)
+	case "flood-keys", "flood-batch":
+		// Once initialized, writes floodLines lines meant to cost the Host
+		// the most per byte: one object of 90,000 keys (once a quadratic
+		// duplicate check), or a batch of tiny items (once an error per
+		// item, in one answer the Host held).
+		line := floodLine(mode)
+		return raw(in, out, func(id json.RawMessage, method string) []string {
+			switch method {
+			case "initialize":
+				lines := []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":1,"capabilities":{}}}`}
+				for range floodLines {
+					lines = append(lines, line)
+				}
+				return lines
+			case "permissions/decide":
+				return []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"decision":"allow"}}`}
 			case "shutdown":
 				return []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":null}`}
 			}
@@ -336,6 +381,28 @@ func runTestPlugin(run, mode string, args []string) int {
 		})
 	}
 	return 2
+}
+
+// floodLines is how many lines a flood plugin writes.
+const floodLines = 10
+
+// floodLine is a line of a flood plugin, under a MiB.
+func floodLine(mode string) string {
+	var b strings.Builder
+	if mode == "flood-batch" {
+		b.WriteString("[1")
+		for b.Len() < 1<<20-4 {
+			b.WriteString(",1")
+		}
+		b.WriteString("]")
+		return b.String()
+	}
+	b.WriteString(`{"jsonrpc":"2.0","method":"log","params":{"level":"info","message":"x"`)
+	for i := range 90000 {
+		fmt.Fprintf(&b, `,"k%d":1`, i)
+	}
+	b.WriteString("}}")
+	return b.String()
 }
 
 func serve(ctx context.Context, in io.Reader, out io.Writer, hs plugin.Handlers) int {

@@ -171,26 +171,43 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	}
 	mp := &manifestParser{}
 	m := mp.manifest(data)
-	if len(mp.errs) > 0 {
-		return nil, errors.Join(mp.errs...)
+	if err := mp.err(); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
 
 // manifestParser gathers every problem rather than stopping at the first,
-// so that an author fixes a manifest in one go.
+// so that an author fixes a manifest in one go; past maxManifestErrors, the
+// rest are counted, so that the report stays small whatever the manifest.
 type manifestParser struct {
 	errs []error
+	more int // problems past maxManifestErrors
 }
 
+// maxManifestErrors bounds the problems a manifest's error names.
+const maxManifestErrors = 50
+
 func (mp *manifestParser) fail(err error) {
-	if err != nil {
+	switch {
+	case err == nil:
+	case len(mp.errs) < maxManifestErrors:
 		mp.errs = append(mp.errs, err)
+	default:
+		mp.more++
 	}
 }
 
 func (mp *manifestParser) failf(path, format string, args ...any) {
-	mp.errs = append(mp.errs, fieldErr(path, format, args...))
+	mp.fail(fieldErr(path, format, args...))
+}
+
+// err joins the problems found, nil when there were none.
+func (mp *manifestParser) err() error {
+	if mp.more > 0 {
+		return errors.Join(append(mp.errs, fmt.Errorf("escouade: and %d more problems", mp.more))...)
+	}
+	return errors.Join(mp.errs...)
 }
 
 // fields walks an object strictly: each unknown key is reported, and the

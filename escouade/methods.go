@@ -105,7 +105,7 @@ func settingsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
 	}
 	// A project the plugin does not know, or is not on for, gives the
 	// user's values alone: the answer does not tell which.
-	info, err := p.h.opts.Projects.Project(ctx, project)
+	info, err := p.h.project(ctx, project)
 	if err != nil || !info.On(p.m.ID) {
 		return values, nil
 	}

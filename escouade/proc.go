@@ -177,7 +177,7 @@ func (p *Plugin) procDir(ctx context.Context, ps *procSpawnParams, agent *AgentI
 			return "", fieldErr("agent", "dir agent names the agent")
 		}
 		if agent.Project != "" {
-			if info, err := p.h.opts.Projects.Project(ctx, agent.Project); err == nil && info.Private && !info.On(p.m.ID) {
+			if info, err := p.h.project(ctx, agent.Project); err == nil && info.Private && !info.On(p.m.ID) {
 				return "", errorf(CodeRefused, "refused: « Projet privé »: the agent works on a private project the plugin is not on for")
 			}
 		}
@@ -193,7 +193,7 @@ func (p *Plugin) procDir(ctx context.Context, ps *procSpawnParams, agent *AgentI
 		if id == "" {
 			return "", fieldErr("project", "dir project names the project, or an agent that works on one")
 		}
-		info, err := p.h.opts.Projects.Project(ctx, id)
+		info, err := p.h.project(ctx, id)
 		if err != nil {
 			return "", errorf(CodeRefused, "refused: no project %q", id)
 		}
@@ -232,6 +232,9 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 		if why := p.envRefusal(k); why != "" {
 			return nil, errorf(CodeRefused, "refused: env %s: %s", k, why)
 		}
+		if why := valueRefusal(k, v); why != "" {
+			return nil, errorf(CodeRefused, "refused: env %s: %s", k, why)
+		}
 	}
 	var agent *AgentInfo
 	if ps.agent != "" {
@@ -247,7 +250,13 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 	if agent != nil && agent.Env != nil {
 		base = agent.Env
 	}
+	if why := p.treeRefusal(ps.command, dir, agent); why != "" {
+		return nil, errorf(CodeRefused, "refused: %s", why)
+	}
 	env := programEnv(base, ps.env)
+	if ps.command == "git" {
+		env = gitEnv(env, gitTop(dir, agent))
+	}
 	path, err := lookPath(ps.command, envValue(env, "PATH"))
 	if err != nil {
 		return nil, errorf(CodeFailed, "failed: %s is not found on the PATH", ps.command)

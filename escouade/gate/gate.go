@@ -10,7 +10,13 @@
 // command line as one string, with the structured argv, cwd and env. A
 // shell line and an argv that run the same program are seen alike, and a
 // plugin written from the protocol's example ({command: 'npm test'})
-// judges both.
+// judges both. The input also shows what will run, so that a guard need
+// not parse a shell line nor trust argv[0]: program (argv[0] found on the
+// PATH the program will have, the agent's env over Options.Env), commands
+// (every simple command of a shell line, quotes removed, and the command
+// each wrapper such as env, sudo or bash -c runs, each with the variables
+// set for it and its program) and dynamic (some of it is known only when it
+// runs: a $VAR, a $(…), a glob, eval).
 //
 // The Gate publishes request.permission before asking and
 // request.answered after, and refuses unless the plugins' combined
@@ -23,6 +29,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strconv"
 	"sync/atomic"
 
@@ -34,9 +41,14 @@ import (
 
 // Options configure a Gate. A nil *Options means the defaults.
 type Options struct {
-	// Project is the project every request is about; "" means "default".
-	// The Host's Projects must know it.
+	// Project is the project every request is about; "" means
+	// escouade.DefaultProject, which the Host always knows. Another must
+	// be known to the Host's Projects, or every request is refused.
 	Project string
+	// Env is the environment the runtime starts programs with, before an
+	// exec's env is set over it, in which the programs of a request are
+	// found (its PATH); nil means this process's (os.Environ).
+	Env []string
 	// OnAsk is what an ask means, there being no person to ask: escouade.Deny
 	// (the default, also for "") or escouade.Allow.
 	OnAsk escouade.Verdict
@@ -57,6 +69,7 @@ type Gate struct {
 	onAsk   escouade.Verdict
 	log     *slog.Logger
 	seq     atomic.Uint64
+	env     []string
 	decided func(escouade.PermissionRequest, escouade.Decision)
 }
 
@@ -67,7 +80,10 @@ func New(h *escouade.Host, opts *Options) *Gate {
 		o = *opts
 	}
 	if o.Project == "" {
-		o.Project = "default"
+		o.Project = escouade.DefaultProject
+	}
+	if o.Env == nil {
+		o.Env = os.Environ()
 	}
 	if o.OnAsk != escouade.Allow {
 		o.OnAsk = escouade.Deny
@@ -75,7 +91,7 @@ func New(h *escouade.Host, opts *Options) *Gate {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Gate{host: h, project: o.Project, onAsk: o.OnAsk, log: o.Log, decided: o.OnDecision}
+	return &Gate{host: h, project: o.Project, onAsk: o.OnAsk, log: o.Log, env: o.Env, decided: o.OnDecision}
 }
 
 // A RefusedError is the Gate's refusal: the plugins' combined decision,
@@ -101,9 +117,15 @@ func (e *RefusedError) Error() string {
 func (e *RefusedError) Is(target error) bool { return target == escouade.ErrRefused }
 
 // Request returns the permission request the plugins are asked for req,
-// under the id id. Verbs other than exec and launch_app are an error: the
-// runtime asks its Authorizer for those two only.
+// under the id id, its programs found in this process's environment.
+// Verbs other than exec and launch_app are an error: the runtime asks its
+// Authorizer for those two only.
 func Request(req shinken.AuthRequest, id string) (escouade.PermissionRequest, error) {
+	return request(req, id, os.Environ())
+}
+
+// request is Request, with programs found in env.
+func request(req shinken.AuthRequest, id string, env []string) (escouade.PermissionRequest, error) {
 	a := req.Action
 	if a == nil {
 		return escouade.PermissionRequest{}, fmt.Errorf("gate: a request without an action")
@@ -129,12 +151,25 @@ func Request(req shinken.AuthRequest, id string) (escouade.PermissionRequest, er
 				in.Env[k] = v
 			}
 		}
+		r := newReader(env, in.Env, in.Cwd)
+		if a.Shell != nil {
+			r.line(*a.Shell, 0)
+			in.Program = r.program("/bin/sh", r.path)
+		} else if len(in.Argv) > 0 {
+			in.Program = r.program(in.Argv[0], r.path)
+			r.argv(in.Argv, nil, 0)
+		}
+		in.Commands, in.Dynamic = r.commands, r.dynamic
 	case aci.VerbLaunchApp:
 		if a.App == nil {
 			return escouade.PermissionRequest{}, fmt.Errorf("gate: a launch_app without an app")
 		}
 		tool = protocol.ToolLaunchApp
 		in = protocol.ArgvCommand(append([]string{*a.App}, a.Args...))
+		r := newReader(env, nil, "")
+		in.Program = r.program(in.Argv[0], r.path)
+		r.argv(in.Argv, nil, 0)
+		in.Commands, in.Dynamic = r.commands, r.dynamic
 	default:
 		return escouade.PermissionRequest{}, fmt.Errorf("gate: %s is not a verb the gate judges", req.Verb)
 	}
@@ -146,7 +181,7 @@ func Request(req shinken.AuthRequest, id string) (escouade.PermissionRequest, er
 // returns nil for an allow, a *RefusedError otherwise. An error of the Host
 // (an unknown project) is returned as it is, and refuses too.
 func (g *Gate) Authorize(ctx context.Context, req shinken.AuthRequest) error {
-	preq, err := Request(req, "shinken-"+strconv.FormatUint(g.seq.Add(1), 10))
+	preq, err := request(req, "shinken-"+strconv.FormatUint(g.seq.Add(1), 10), g.env)
 	if err != nil {
 		return err
 	}
