@@ -28,8 +28,9 @@ type Plugins struct {
 	// GoPlugin). One that does not start fails New.
 	Go []GoPlugin
 	// Project is the project the plugins are told every request is about;
-	// "" means "default". With no Host.Projects the daemon's Host knows
-	// it: nothing to configure. With Host.Projects, New fails unless they
+	// "" means escouade.DefaultProject, which every Host knows. With no
+	// Host.Projects the daemon's Host knows Project too: nothing to
+	// configure. With Host.Projects, New fails unless they
 	// know it (rather than every exec being refused at run time).
 	Project string
 	// OnAsk is what a plugin's "ask", or its silence, means with no
@@ -71,7 +72,7 @@ func startPlugins(ctx context.Context, p *Plugins, log *slog.Logger, onDecision 
 	}
 	project := p.Project
 	if project == "" {
-		project = "default"
+		project = escouade.DefaultProject
 	}
 	var ho escouade.Options
 	if p.Host != nil {
@@ -85,7 +86,7 @@ func startPlugins(ctx context.Context, p *Plugins, log *slog.Logger, onDecision 
 	}
 	if ho.Projects == nil {
 		ho.Projects = escouade.ProjectMap{project: {Project: escouade.Project{ID: project, Name: project}}}
-	} else if _, err := ho.Projects.Project(ctx, project); err != nil {
+	} else if _, err := ho.Projects.Project(ctx, project); err != nil && project != escouade.DefaultProject {
 		// Else every exec would be refused at run time for want of it.
 		return nil, fmt.Errorf("daemon: Plugins.Project %q is not one of Plugins.Host.Projects (set Plugins.Project to one of them, or leave Projects nil): %w", project, err)
 	}
