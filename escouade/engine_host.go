@@ -22,11 +22,12 @@ import (
 // (kind "wasm") plugin: in a process of its own unless Options.Engine says
 // otherwise. It fails when the engine cannot run as configured.
 func (h *Host) scriptLauncher(m *Manifest, kind, name string, code []byte) (launcher, error) {
+	lang, err := h.language(m, kind, name)
+	if err != nil {
+		return nil, err
+	}
 	if h.opts.Engine == EngineInProcess {
-		if kind == "wasm" {
-			return h.wasmLauncher(m, code), nil
-		}
-		return jsLauncher(name, string(code)), nil
+		return h.inProcessLauncher(lang, m, name, code), nil
 	}
 	switch {
 	case h.opts.Engine != EngineIsolated:

@@ -299,6 +299,29 @@ func TestEngineNeedsOptIn(t *testing.T) {
 	}
 }
 
+// TestLanguageNeedsOptIn: a Host given no engine for a plugin's code
+// starts none, in a process or in its own, and says which package to add;
+// the other plugins are not touched.
+func TestLanguageNeedsOptIn(t *testing.T) {
+	for _, e := range []escouade.Engine{escouade.EngineIsolated, escouade.EngineInProcess} {
+		h, _ := newHost(t, &escouade.Options{Engine: e, Languages: []escouade.Language{}})
+		for kind, files := range map[string]map[string]string{
+			"js":   {"main.js": guardJS},
+			"wasm": {"main.wasm": "\x00asm"},
+		} {
+			run := `"run":{"` + kind + `":"main.` + kind + `"}`
+			dir := writePlugin(t, "p-"+kind, run, files)
+			_, err := h.Start(context.Background(), dir)
+			if !errors.Is(err, escouade.ErrNoLanguage) || !strings.Contains(err.Error(), "shinken.dev/go/escouade/"+kind) {
+				t.Errorf("%v, %s: Start = %v, want ErrNoLanguage naming the package", e, kind, err)
+			}
+		}
+		if pids := enginePids("p-js"); len(pids) > 0 {
+			t.Errorf("an engine process was started: %v", pids)
+		}
+	}
+}
+
 // startScript starts a run.js plugin id that decides, with source src.
 func startScript(t *testing.T, h *escouade.Host, id, src string) *escouade.Plugin {
 	t.Helper()

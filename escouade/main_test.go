@@ -23,9 +23,14 @@ import (
 	"go.uber.org/goleak"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/js"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/wasm"
 	"shinken.dev/go/internal/procfs"
 )
+
+// languages are the engines every test's Host is given.
+var languages = []escouade.Language{js.Language(), wasm.Language()}
 
 // The plugins run as processes are this test binary, run again with
 // "escouade-test-plugin <mode>": no script, no tool, nothing to build.
@@ -36,7 +41,7 @@ const pluginArg = "escouade-test-plugin"
 var testTemp string
 
 func TestMain(m *testing.M) {
-	escouade.EngineMain() // the isolated engines of run.js and run.wasm plugins
+	escouade.EngineMain(languages...) // the isolated engines of run.js and run.wasm plugins
 	if len(os.Args) >= 3 && strings.HasPrefix(os.Args[1], pluginArg) {
 		// pluginArg=<folder>: where withTranscript says which folder
 		// the plugins' transcripts go to (plugins get none of the
@@ -297,7 +302,7 @@ func runTestPlugin(run, mode string, args []string) int {
 		})
 	case "host":
 		// A Host in a process of its own, for the test of its death.
-		h := escouade.New(&escouade.Options{Secrets: escouade.SecretMap{}, Journal: slog.DiscardHandler})
+		h := escouade.New(&escouade.Options{Secrets: escouade.SecretMap{}, Journal: slog.DiscardHandler, Languages: languages})
 		if _, err := h.Start(ctx, args[0]); err != nil {
 			return 5
 		}
@@ -307,7 +312,7 @@ func runTestPlugin(run, mode string, args []string) int {
 		// A Host in a process of its own that holds its programs' descendants
 		// as args[0] says (see SetContainment), for the test of its death.
 		escouade.SetContainment(args[0])
-		h := escouade.New(&escouade.Options{Secrets: escouade.SecretMap{}, Journal: slog.DiscardHandler})
+		h := escouade.New(&escouade.Options{Secrets: escouade.SecretMap{}, Journal: slog.DiscardHandler, Languages: languages})
 		if _, err := h.Start(ctx, args[1]); err != nil {
 			return 5
 		}
@@ -627,6 +632,9 @@ func newHost(t testing.TB, opts *escouade.Options) (*escouade.Host, *journal) {
 	}
 	if o.Secrets == nil {
 		o.Secrets = escouade.SecretMap{}
+	}
+	if o.Languages == nil {
+		o.Languages = languages
 	}
 	h := escouade.New(&o)
 	t.Cleanup(func() {

@@ -80,7 +80,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 func main() {
 	// The plugins' run.js and run.wasm engines are this program, started
 	// again: it becomes one here when the Host started it so.
-	escouade.EngineMain()
+	escouade.EngineMain(languages...)
 	if len(os.Args) > 1 && os.Args[1] == "export" {
 		if err := exportMain(os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "example:", err)

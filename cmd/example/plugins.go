@@ -8,6 +8,8 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/gate"
+	"shinken.dev/go/escouade/js"
+	"shinken.dev/go/escouade/wasm"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -22,6 +24,10 @@ type plugins struct {
 // startPlugins starts every plugin in cfg.plugins: each subfolder holding
 // a plugin.json. A plugin that does not start is journaled and left out;
 // the others and the daemon run.
+// languages are the engines of the plugins' code the daemon runs: run.js
+// and run.wasm, in this program started again (EngineMain in main).
+var languages = []escouade.Language{js.Language(), wasm.Language()}
+
 // onDecision, when set, is told of every decision.
 func startPlugins(ctx context.Context, cfg config, log *slog.Logger, onDecision func(escouade.PermissionRequest, escouade.Decision)) (*plugins, error) {
 	project := cfg.project
@@ -29,9 +35,10 @@ func startPlugins(ctx context.Context, cfg config, log *slog.Logger, onDecision 
 		project = "default"
 	}
 	host := escouade.New(&escouade.Options{
-		Journal:  log.Handler(),
-		Version:  aci.Version,
-		Projects: escouade.ProjectMap{project: {Project: escouade.Project{ID: project, Name: project}}},
+		Languages: languages,
+		Journal:   log.Handler(),
+		Version:   aci.Version,
+		Projects:  escouade.ProjectMap{project: {Project: escouade.Project{ID: project, Name: project}}},
 	})
 	ps := &plugins{
 		host: host,
