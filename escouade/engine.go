@@ -113,9 +113,9 @@ type engineBoot struct {
 	Code int    `json:"code"` // bytes of code after this line
 
 	Script engine.ScriptBounds `json:"script"` // a script's bounds
-	Turn   time.Duration `json:"turn"`   // a module's turn
-	Pages  uint32        `json:"pages"`  // a module's memory, in pages
-	Cache  string        `json:"cache"`  // a module's compilation cache; "" for none
+	Turn   time.Duration       `json:"turn"`   // a module's turn
+	Pages  uint32              `json:"pages"`  // a module's memory, in pages
+	Cache  string              `json:"cache"`  // a module's compilation cache; "" for none
 
 	Memory  int64         `json:"memory"`  // address space beyond what the process holds at start
 	CPU     time.Duration `json:"cpu"`     // CPU time of the process's whole life

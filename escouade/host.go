@@ -154,7 +154,6 @@ type Host struct {
 	factMu sync.Mutex // orders facts: one seq, then its sends, at a time
 	seq    int64
 
-
 	// Knobs only the package's tests set (export_test.go): Options cannot
 	// reach them, so that no configuration lets a plugin past the fences.
 	hook       *netHook      // a resolver and a dialer in place of the network's
