@@ -12,6 +12,32 @@
 //
 // A program that does not link this package runs no run.js plugin: Start
 // says which package to add.
+//
+// # The API of a run.js plugin
+//
+// A script runs on an event loop: one turn at a time, the top level, then
+// each of the Host's lines, promise jobs included. The prelude gives it
+// what a browser would, made of the protocol's methods: fetch (net/fetch;
+// net/stream when init.stream or init.sse, the body then read with
+// body.getReader(), credited as it is read), setTimeout, setInterval and
+// their clears (timer/*), WebSocket (ws/*, its sends in order), console
+// (log), TextEncoder and TextDecoder. The object escouade holds lang,
+// plugin and host from initialize; on, onInitialize, onFact, onDecide,
+// onAttach and onShutdown for the Host's messages (a handler may return a
+// promise); call and notify for any method; secret, settings, file, log;
+// fs.read, fs.write, fs.stat, fs.list and fs.canon; spawn, which resolves
+// to a program with on("out"), on("exit"), write, closeInput, kill and
+// output. A refusal rejects with an escouade.Error whose code is the
+// protocol's (escouade.codes.refused):
+//
+//	escouade.onDecide((p) => p.request.kind === "rm"
+//		? { decision: "deny", message: "no rm" }
+//		: { decision: "allow" });
+//
+// A turn lasts the Host's Options.ScriptTurn (1 s) and grows the heap by
+// Options.ScriptHeap (256 MiB) at most, calls nest 10,000 deep at most: past
+// any, the instance ends, as a crash. What the fences allow, and what the
+// engine's process is bounded by, is in escouade/REFERENCE.md.
 package js
 
 import (

@@ -41,6 +41,14 @@
 // on the module's standard input, always after the answer that names it.
 // A call blocks the module for as long as the method takes (net/fetch: up
 // to its limit); the lines on standard input are the way not to wait.
+//
+// A Go module (GOOS=wasip1) imports them with //go:wasmimport escouade
+// call; reading its standard input blocks the whole module until a line
+// comes, so it serves its lines from one goroutine. Its memory is capped
+// (the Host's Options.WASMMemoryPages), a loop without end dies with its
+// instance, and its compilation is cached on disk (Options.WASMCacheDir).
+// What the fences allow, and what the engine's process is bounded by, is
+// in escouade/REFERENCE.md.
 package wasm
 
 import (
