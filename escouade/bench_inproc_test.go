@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/procfs"
 )
 
@@ -146,7 +147,7 @@ func BenchmarkJSDecide(b *testing.B) {
 		b.Run(e.name, func(b *testing.B) {
 			h := escouade.New(&escouade.Options{
 				Languages: languages, Engine: e.engine, Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{},
-				Projects: escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}},
+				Projects: escouade.ProjectMap{"p": {Project: protocol.Project{ID: "p", Name: "P"}}},
 			})
 			defer h.Close(ctx)
 			if _, err := h.Start(ctx, dir); err != nil {
@@ -161,7 +162,7 @@ func BenchmarkJSDecide(b *testing.B) {
 				start := time.Now()
 				d, err := h.Decide(ctx, benchRequest, about)
 				ds = append(ds, time.Since(start))
-				if err != nil || d.Verdict != escouade.Allow {
+				if err != nil || d.Verdict != protocol.Allow {
 					b.Fatal(d, err)
 				}
 			}
@@ -184,7 +185,7 @@ func BenchmarkEscouadeCall(b *testing.B) {
 			j := newJournal()
 			h := escouade.New(&escouade.Options{
 				Languages: languages, Engine: e.engine, WASMCacheDir: filepath.Join(testTemp, "bench-cache"), Journal: j.handler(), Secrets: escouade.SecretMap{},
-				Projects: escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}},
+				Projects: escouade.ProjectMap{"p": {Project: protocol.Project{ID: "p", Name: "P"}}},
 			})
 			defer h.Close(ctx)
 			if _, err := h.Start(ctx, dir); err != nil {

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"shinken.dev/go/escouade/internal/engine"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -126,7 +127,7 @@ func runChild(ctx context.Context, langs []Language, boot *engineBoot, code []by
 		defer turn.Wait()()
 		if !utf8.ValidString(method) || strings.HasPrefix(method, "engine/") {
 			// engine/* names the engine's own calls, not the protocol's.
-			return appendABIError(nil, errorf(CodeMethodNotFound, "method not found: %q", method))
+			return appendABIError(nil, errorf(protocol.CodeMethodNotFound, "method not found: %q", method))
 		}
 		params, answer := abiParams(params)
 		if answer != nil {
@@ -136,7 +137,7 @@ func runChild(ctx context.Context, langs []Language, boot *engineBoot, code []by
 		var je *jsonrpc.Error
 		switch {
 		case errors.As(err, &je):
-			return appendABIError(nil, &Error{Code: Code(je.Code), Message: je.Message})
+			return appendABIError(nil, &protocol.Error{Code: protocol.Code(je.Code), Message: je.Message})
 		case err != nil:
 			// The Host is gone: the instance ends.
 			panic(fmt.Errorf("escouade.call: %w", err))

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -198,7 +199,7 @@ func startEngine(inst *instance, boot *engineBoot, code []byte) (*engineProcess,
 	e.ctl = jsonrpc.NewConn(ctlInR, ctlOutW, jsonrpc.HandlerFunc(e.handle), &jsonrpc.Options{
 		MaxLine: boot.MaxLine,
 		Workers: 2,
-		Busy:    &jsonrpc.Error{Code: int64(CodeFailed), Message: "failed: too many requests at once"},
+		Busy:    &jsonrpc.Error{Code: int64(protocol.CodeFailed), Message: "failed: too many requests at once"},
 		OnEvent: p.protocolEvent,
 	})
 	go func() {
@@ -216,7 +217,7 @@ func startEngine(inst *instance, boot *engineBoot, code []byte) (*engineProcess,
 	case <-t.C:
 		err = fmt.Errorf("the engine did not load the code within %v", engineLoadWait)
 	case <-p.ctx.Done():
-		err = ErrClosed
+		err = protocol.ErrClosed
 	}
 	e.kill()
 	<-e.exited // bounded: the group is killed, and wait bounds the rest
@@ -287,7 +288,7 @@ func (e *engineProcess) handle(ctx context.Context, req *jsonrpc.Request) (any, 
 	}
 	if e.kind != "wasm" {
 		// Only a module calls the Host this way; a script has its lines.
-		return nil, jsonrpc.Errorf(int64(CodeMethodNotFound), "method not found: %s", req.Method)
+		return nil, jsonrpc.Errorf(int64(protocol.CodeMethodNotFound), "method not found: %s", req.Method)
 	}
 	select {
 	case <-e.inst.ready:

@@ -9,6 +9,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/js"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // A program that starts run.js or run.wasm plugins hands their engines to
@@ -33,14 +34,14 @@ func ExampleEngineMain() {
 		Languages: []escouade.Language{js.Language()},
 		Secrets:   escouade.SecretMap{},
 		Journal:   slog.DiscardHandler,
-		Projects:  escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}},
+		Projects:  escouade.ProjectMap{"p": {Project: protocol.Project{ID: "p", Name: "P"}}},
 	})
 	defer h.Close(ctx)
 	if _, err := h.Start(ctx, dir); err != nil { // the script runs in a child process
 		fmt.Println(err)
 		return
 	}
-	d, _ := h.Decide(ctx, escouade.PermissionRequest{ID: "1", Kind: "rm"}, escouade.About{Project: "p"})
+	d, _ := h.Decide(ctx, protocol.PermissionRequest{ID: "1", Kind: "rm"}, escouade.About{Project: "p"})
 	fmt.Println(d.Verdict, d.Message)
 	// Output: deny no rm
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"shinken.dev/go/escouade/protocol"
 	"slices"
 	"sort"
 	"strings"
@@ -309,7 +310,7 @@ func (h *Host) start(ctx context.Context, m *Manifest, dir string, launch launch
 	case h.closed:
 		h.mu.Unlock()
 		p.release()
-		return nil, ErrClosed
+		return nil, protocol.ErrClosed
 	case h.plugins[m.ID] != nil:
 		// The id is the plugin's identity (its secrets, settings and
 		// journal go by it): the first folder keeps it, and the refusal

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // TestHostileGitConfig: with only the entry "git status", a plugin that may
@@ -51,7 +51,7 @@ func TestHostileGitConfig(t *testing.T) {
 					params["dir"] = tt.dir
 				}
 				err := lp.call("proc/spawn", params, nil)
-				wantCode(t, strings.Join(argv, " "), err, escouade.CodeRefused)
+				wantCode(t, strings.Join(argv, " "), err, protocol.CodeRefused)
 				if err != nil && !strings.Contains(err.Error(), "may write") {
 					t.Errorf("%v: the refusal does not say why: %v", argv, err)
 				}

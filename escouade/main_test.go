@@ -25,6 +25,7 @@ import (
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/js"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/escouade/wasm"
 	"shinken.dev/go/internal/procfs"
 )
@@ -187,7 +188,7 @@ func runTestPlugin(run, mode string, args []string) int {
 		go child.Wait()
 		hs := meekHandlers
 		if len(args) > 1 && args[1] == "crash" {
-			hs.Initialize = func(context.Context, *plugin.Conn, escouade.InitializeParams) (map[string]any, error) {
+			hs.Initialize = func(context.Context, *plugin.Conn, protocol.InitializeParams) (map[string]any, error) {
 				time.AfterFunc(50*time.Millisecond, func() { os.Exit(4) })
 				return nil, nil
 			}
@@ -211,7 +212,7 @@ func runTestPlugin(run, mode string, args []string) int {
 		// Once initialized, kills its parent: its shepherd, where one
 		// holds it.
 		hs := meekHandlers
-		hs.Initialize = func(context.Context, *plugin.Conn, escouade.InitializeParams) (map[string]any, error) {
+		hs.Initialize = func(context.Context, *plugin.Conn, protocol.InitializeParams) (map[string]any, error) {
 			time.AfterFunc(50*time.Millisecond, func() { syscall.Kill(os.Getppid(), syscall.SIGKILL) })
 			return nil, nil
 		}
@@ -295,9 +296,9 @@ func runTestPlugin(run, mode string, args []string) int {
 	case "exit":
 		// Exits in the middle of a decision.
 		return serve(ctx, in, out, plugin.Handlers{
-			Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+			Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
 				os.Exit(3)
-				return escouade.Decision{}, nil
+				return protocol.Decision{}, nil
 			},
 		})
 	case "host":
@@ -345,8 +346,8 @@ func runTestPlugin(run, mode string, args []string) int {
 				ID      json.RawMessage `json:"id"`
 				Method  string          `json:"method"`
 				Params  struct {
-					Request escouade.PermissionRequest `json:"request"`
-					Project escouade.Project           `json:"project"`
+					Request protocol.PermissionRequest `json:"request"`
+					Project protocol.Project           `json:"project"`
 				} `json:"params"`
 			}
 			if dec.Decode(&req) != nil {
@@ -356,8 +357,8 @@ func runTestPlugin(run, mode string, args []string) int {
 		}
 	case "bench":
 		return serve(ctx, in, out, plugin.Handlers{
-			Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
-				return escouade.Decision{Verdict: escouade.Allow}, nil
+			Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
+				return protocol.Decision{Verdict: protocol.Allow}, nil
 			},
 		})
 	}
@@ -395,13 +396,13 @@ func serve(ctx context.Context, in io.Reader, out io.Writer, hs plugin.Handlers)
 
 // goodHandlers deny what removes files, allow the rest, and log facts.
 var goodHandlers = plugin.Handlers{
-	Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+	Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
 		if cmd, _ := p.Request.Input["command"].(string); strings.HasPrefix(cmd, "rm ") {
-			return escouade.Decision{Verdict: escouade.Deny, Message: "no rm here"}, nil
+			return protocol.Decision{Verdict: protocol.Deny, Message: "no rm here"}, nil
 		}
-		return escouade.Decision{Verdict: escouade.Allow}, nil
+		return protocol.Decision{Verdict: protocol.Allow}, nil
 	},
-	Fact: func(ctx context.Context, c *plugin.Conn, f escouade.Fact) {
+	Fact: func(ctx context.Context, c *plugin.Conn, f protocol.Fact) {
 		c.Log(slog.LevelInfo, fmt.Sprintf("fact %s %d", f.Name, f.Seq))
 	},
 }
@@ -409,8 +410,8 @@ var goodHandlers = plugin.Handlers{
 // meekHandlers allow everything and log facts: a hostile plugin's handlers,
 // so that a deny comes from the good one.
 var meekHandlers = plugin.Handlers{
-	Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
-		return escouade.Decision{Verdict: escouade.Allow}, nil
+	Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
+		return protocol.Decision{Verdict: protocol.Allow}, nil
 	},
 	Fact: goodHandlers.Fact,
 }

@@ -39,7 +39,7 @@ func (inst *instance) callABI(ctx context.Context, method string, params []byte,
 		return answer
 	}
 	if ms, ok := protocol.LookupMethod(method); ok && ms.ToPlugin {
-		return appendABIError(nil, errorf(CodeMethodNotFound, "method not found: %s goes from the Host to the plugin", method))
+		return appendABIError(nil, errorf(protocol.CodeMethodNotFound, "method not found: %s goes from the Host to the plugin", method))
 	}
 	if t := inst.p.methodTimeout(method); t > 0 {
 		var cancel context.CancelFunc
@@ -51,14 +51,14 @@ func (inst *instance) callABI(ctx context.Context, method string, params []byte,
 		e := wireError(err)
 		if e == nil {
 			inst.p.protocolEvent(jsonrpc.Event{Kind: jsonrpc.EventHandler, Method: method, Err: err})
-			e = &Error{Code: CodeInternal, Message: "internal error"}
+			e = &protocol.Error{Code: protocol.CodeInternal, Message: "internal error"}
 		}
 		return appendABIError(nil, e)
 	}
 	raw, err := marshalResult(res)
 	if err != nil {
 		inst.p.protocolEvent(jsonrpc.Event{Kind: jsonrpc.EventHandler, Method: method, Err: err})
-		return appendABIError(nil, &Error{Code: CodeInternal, Message: "internal error"})
+		return appendABIError(nil, &protocol.Error{Code: protocol.CodeInternal, Message: "internal error"})
 	}
 	b := make([]byte, 0, len(raw)+11)
 	b = append(b, `{"result":`...)
@@ -73,7 +73,7 @@ func abiParams(params []byte) ([]byte, []byte) {
 		return nil, nil
 	}
 	if err := jsonrpc.Validate(params); err != nil {
-		return nil, appendABIError(nil, &Error{Code: CodeInvalidParams, Message: "invalid params: not strict JSON: " + err.Error()})
+		return nil, appendABIError(nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "invalid params: not strict JSON: " + err.Error()})
 	}
 	switch jsonrpc.KindOf(params) {
 	case jsonrpc.KindNull:
@@ -81,10 +81,10 @@ func abiParams(params []byte) ([]byte, []byte) {
 	case jsonrpc.KindObject:
 		return params, nil
 	}
-	return nil, appendABIError(nil, &Error{Code: CodeInvalidParams, Message: "invalid params: want an object"})
+	return nil, appendABIError(nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "invalid params: want an object"})
 }
 
-func appendABIError(b []byte, e *Error) []byte {
+func appendABIError(b []byte, e *protocol.Error) []byte {
 	b = append(b, `{"error":{"code":`...)
 	b = fmt.Appendf(b, "%d", int64(e.Code))
 	b = append(b, `,"message":`...)

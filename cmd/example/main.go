@@ -39,6 +39,7 @@ import (
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/backend/osexec"
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/metrics"
@@ -209,7 +210,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	var ps *plugins
 	if cfg.plugins != "" {
-		ps, err = startPlugins(ctx, cfg, log, func(_ escouade.PermissionRequest, d escouade.Decision) { m.Decision(string(d.Verdict)) })
+		ps, err = startPlugins(ctx, cfg, log, func(_ protocol.PermissionRequest, d protocol.Decision) { m.Decision(string(d.Verdict)) })
 		if err != nil {
 			desk.close()
 			return err

@@ -9,6 +9,7 @@ import (
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/gate"
 	"shinken.dev/go/escouade/js"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/escouade/wasm"
 	"shinken.dev/go/shinken/aci"
 )
@@ -29,7 +30,7 @@ type plugins struct {
 var languages = []escouade.Language{js.Language(), wasm.Language()}
 
 // onDecision, when set, is told of every decision.
-func startPlugins(ctx context.Context, cfg config, log *slog.Logger, onDecision func(escouade.PermissionRequest, escouade.Decision)) (*plugins, error) {
+func startPlugins(ctx context.Context, cfg config, log *slog.Logger, onDecision func(protocol.PermissionRequest, protocol.Decision)) (*plugins, error) {
 	project := cfg.project
 	if project == "" {
 		project = "default"
@@ -38,11 +39,11 @@ func startPlugins(ctx context.Context, cfg config, log *slog.Logger, onDecision 
 		Languages: languages,
 		Journal:   log.Handler(),
 		Version:   aci.Version,
-		Projects:  escouade.ProjectMap{project: {Project: escouade.Project{ID: project, Name: project}}},
+		Projects:  escouade.ProjectMap{project: {Project: protocol.Project{ID: project, Name: project}}},
 	})
 	ps := &plugins{
 		host: host,
-		gate: gate.New(host, &gate.Options{Project: project, OnAsk: escouade.Verdict(cfg.onAsk), Log: log, OnDecision: onDecision}),
+		gate: gate.New(host, &gate.Options{Project: project, OnAsk: protocol.Verdict(cfg.onAsk), Log: log, OnDecision: onDecision}),
 		log:  log,
 	}
 	dirs, err := escouade.FindPlugins(cfg.plugins)

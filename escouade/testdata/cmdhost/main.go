@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 )
 
 func main() {
@@ -24,7 +25,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	d, err := h.Decide(ctx, escouade.PermissionRequest{ID: "1", Kind: "command", Input: map[string]any{"command": "ls"}},
+	d, err := h.Decide(ctx, protocol.PermissionRequest{ID: "1", Kind: "command", Input: map[string]any{"command": "ls"}},
 		escouade.About{Project: escouade.DefaultProject})
 	fmt.Println(d.Verdict, err)
 }
