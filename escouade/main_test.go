@@ -199,6 +199,30 @@ func runTestPlugin(run, mode string, args []string) int {
 		gc := exec.Command(os.Args[0], pluginArg, "sleeper")
 		gc.Start()
 		select {}
+	case "cgroup-escape":
+		// A child that stays, whose own child moves itself into the
+		// cgroup whose cgroup.procs is args[0] (the Host's) and writes its
+		// pid to args[1].
+		child := exec.Command(os.Args[0], pluginArg, "escape-middle", args[0], args[1])
+		if err := child.Start(); err != nil {
+			return 3
+		}
+		go child.Wait()
+		return serve(ctx, in, out, meekHandlers)
+	case "escape-middle":
+		signal.Ignore(syscall.SIGTERM)
+		gc := exec.Command(os.Args[0], pluginArg, "escaper", args[0], args[1])
+		gc.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // out of the group too
+		gc.Start()
+		select {}
+	case "escaper":
+		signal.Ignore(syscall.SIGTERM)
+		pid := strconv.Itoa(os.Getpid())
+		if os.WriteFile(args[0], []byte(pid), 0) != nil {
+			return 3
+		}
+		os.WriteFile(args[1], []byte(pid), 0o600)
+		select {}
 	case "sleeper":
 		signal.Ignore(syscall.SIGTERM)
 		select {}

@@ -35,7 +35,20 @@ type DuplicateKeyError struct {
 
 // Error names the key and where it came again.
 func (e *DuplicateKeyError) Error() string {
-	return fmt.Sprintf("jsonrpc: duplicate key %q at byte %d", e.Key, e.Offset)
+	return fmt.Sprintf("jsonrpc: duplicate key %s at byte %d", quoteKey(e.Key), e.Offset)
+}
+
+// maxQuotedKey bounds what an error quotes of a key: an answer or a
+// journal entry that repeats a key of a megabyte would be as large as the
+// line that brought it.
+const maxQuotedKey = 64
+
+// quoteKey quotes key for an error, cut past maxQuotedKey bytes.
+func quoteKey[S ~string | ~[]byte](key S) string {
+	if len(key) <= maxQuotedKey {
+		return strconv.Quote(string(key))
+	}
+	return strconv.Quote(string(key[:maxQuotedKey])) + fmt.Sprintf("… (%d bytes)", len(key))
 }
 
 // Validate reports whether data is exactly one strict JSON value, with

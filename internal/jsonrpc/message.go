@@ -231,7 +231,7 @@ func parseMessage(ms []member, dup bool) Item {
 			}
 			it.Error, hasError = e, true
 		default:
-			refuse(invalid(fmt.Sprintf("unknown member %q", k)))
+			refuse(invalid("unknown member " + quoteKey(k)))
 		}
 	}
 	switch {
@@ -297,7 +297,7 @@ func parseError(raw []byte) (*Error, *Error) {
 		case "data":
 			e.Data = v
 		default:
-			bad = invalid(fmt.Sprintf("unknown member %q in error", k))
+			bad = invalid("unknown member " + quoteKey(k) + " in error")
 		}
 		if bad != nil {
 			return bad

@@ -196,3 +196,21 @@ func BenchmarkParseHostile(b *testing.B) {
 		})
 	}
 }
+
+// TestErrorsQuoteKeysShort: an error names a key by its first bytes, so
+// that a key of a megabyte makes no answer, and no journal entry, of a
+// megabyte.
+func TestErrorsQuoteKeysShort(t *testing.T) {
+	key := strings.Repeat("k", 1<<20)
+	items, _, perr := Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","`+key+`":1}`), nil)
+	if perr != nil || len(items) != 1 || items[0].Err == nil {
+		t.Fatalf("Parse = %+v, %v", items, perr)
+	}
+	if n := len(items[0].Err.Message); n > 200 || !strings.Contains(items[0].Err.Message, "(1048576 bytes)") {
+		t.Errorf("the error of an unknown member of a MiB: %d bytes: %.300s", n, items[0].Err.Message)
+	}
+	err := Validate([]byte(`{"` + key + `":1,"` + key + `":2}`))
+	if err == nil || len(err.Error()) > 200 {
+		t.Errorf("the error of a duplicate key of a MiB: %.300v", err)
+	}
+}
