@@ -42,32 +42,34 @@ var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true
 // opaque are the commands that run what is known only when they run.
 var opaque = map[string]bool{"eval": true, "source": true, ".": true, "xargs": true, "parallel": true}
 
-// reader gathers the commands of one request.
+// reader gathers the commands of one request. Of the environment, only
+// PATH finds anything: it is all the reader keeps.
 type reader struct {
-	env      map[string]string // the environment programs start with
+	path     string // the PATH programs are found on
 	cwd      string
 	commands []protocol.SimpleCommand
 	dynamic  bool
 }
 
-// newReader starts from base (KEY=value lines) with over set on it.
+// newReader starts from the PATH of base (KEY=value lines, the last one
+// winning), or over's when it sets one.
 func newReader(base []string, over map[string]string, cwd string) *reader {
-	env := make(map[string]string, len(base)+len(over))
-	for _, kv := range base {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
+	path, found := defaultPath, false
+	for i := len(base) - 1; i >= 0 && !found; i-- {
+		path, found = strings.CutPrefix(base[i], "PATH=")
 	}
-	for k, v := range over {
-		env[k] = v
+	if !found {
+		path = defaultPath
 	}
-	return &reader{env: env, cwd: cwd}
+	if p, ok := over["PATH"]; ok {
+		path = p
+	}
+	return &reader{path: path, cwd: cwd}
 }
 
 // program finds name as execve would be given it: a name with a slash as
-// it is (under cwd when relative), another on the PATH of env, absolute
-// folders only.
-func (r *reader) program(name string, env map[string]string) string {
+// it is (under cwd when relative), another on path, absolute folders only.
+func (r *reader) program(name, path string) string {
 	if name == "" {
 		return ""
 	}
@@ -76,10 +78,6 @@ func (r *reader) program(name string, env map[string]string) string {
 			name = filepath.Join(r.cwd, name)
 		}
 		return filepath.Clean(name)
-	}
-	path, ok := env["PATH"]
-	if !ok {
-		path = defaultPath
 	}
 	for _, dir := range filepath.SplitList(path) {
 		if !filepath.IsAbs(dir) {
@@ -103,19 +101,13 @@ func (r *reader) argv(argv []string, own map[string]string, depth int) {
 		r.dynamic = true
 		return
 	}
-	env := r.env
-	if len(own) > 0 {
-		env = make(map[string]string, len(r.env)+len(own))
-		for k, v := range r.env {
-			env[k] = v
-		}
-		for k, v := range own {
-			env[k] = v
-		}
+	path := r.path
+	if p, ok := own["PATH"]; ok {
+		path = p
 	}
 	c := protocol.SimpleCommand{Argv: argv, Env: own}
 	if !shellBuiltins[argv[0]] {
-		c.Program = r.program(argv[0], env)
+		c.Program = r.program(argv[0], path)
 	}
 	r.commands = append(r.commands, c)
 	name := filepath.Base(argv[0])
@@ -124,7 +116,7 @@ func (r *reader) argv(argv []string, own map[string]string, depth int) {
 		return
 	}
 	if shells[name] {
-		r.shellArgs(argv[1:], env, depth)
+		r.shellArgs(argv[1:], path, depth)
 		return
 	}
 	if inner, innerEnv, ok := unwrap(name, argv[1:]); ok {
@@ -143,17 +135,17 @@ func (r *reader) argv(argv []string, own map[string]string, depth int) {
 }
 
 // shellArgs looks for the line of a shell's -c among its arguments.
-func (r *reader) shellArgs(args []string, env map[string]string, depth int) {
+func (r *reader) shellArgs(args []string, path string, depth int) {
 	for i, a := range args {
 		switch {
 		case a == "-c" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsRune(a, 'c')):
 			if i+1 >= len(args) {
 				return
 			}
-			saved := r.env
-			r.env = env
+			saved := r.path
+			r.path = path
 			r.line(args[i+1], depth+1)
-			r.env = saved
+			r.path = saved
 			return
 		case a == "-o" || a == "+o":
 			continue // its option's name follows
@@ -253,15 +245,15 @@ func (r *reader) line(src string, depth int) {
 		if len(argv) == 0 {
 			// Assignments alone set the shell's own variables, for
 			// the commands after them.
-			for k, v := range own {
-				r.env[k] = v
+			if p, ok := own["PATH"]; ok {
+				r.path = p
 			}
 			continue
 		}
 		if argv[0] == "export" || argv[0] == "readonly" {
 			for _, a := range argv[1:] {
-				if k, v, ok := strings.Cut(a, "="); ok && syntax.ValidName(k) {
-					r.env[k] = v
+				if v, ok := strings.CutPrefix(a, "PATH="); ok {
+					r.path = v
 				}
 			}
 		}

@@ -94,3 +94,35 @@ func TestRequestShowsWhatRuns(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkRequest is what showing what runs costs an exec's
+// authorization: the request of a shell line and of an argv, beside the
+// request as it was made before (the command line and the argv alone,
+// protocol.ShellCommand and protocol.ArgvCommand).
+func BenchmarkRequest(b *testing.B) {
+	line := `cd /repo && PATH=/usr/bin git status --porcelain | grep -v '^??' > /tmp/out; echo "$(date)"`
+	argv := []string{"env", "CI=1", "npm", "test", "--", "--watch=false"}
+	for _, tt := range []struct {
+		name   string
+		action aci.Action
+		before func() protocol.CommandInput
+	}{
+		{"shell", aci.Action{Shell: &line}, func() protocol.CommandInput { return protocol.ShellCommand(line) }},
+		{"argv", aci.Action{Argv: argv}, func() protocol.CommandInput { return protocol.ArgvCommand(argv) }},
+	} {
+		b.Run(tt.name+"/gate.Request", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := gate.Request(shinken.AuthRequest{Verb: aci.VerbExec, Action: &tt.action}, "r"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(tt.name+"/before", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = protocol.PermissionRequest{ID: "r", Kind: protocol.KindCommand, Tool: protocol.ToolExec, Input: tt.before().Map()}
+			}
+		})
+	}
+}

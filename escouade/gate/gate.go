@@ -154,9 +154,9 @@ func request(req shinken.AuthRequest, id string, env []string) (protocol.Permiss
 		r := newReader(env, in.Env, in.Cwd)
 		if a.Shell != nil {
 			r.line(*a.Shell, 0)
-			in.Program = r.program("/bin/sh", r.env)
+			in.Program = r.program("/bin/sh", r.path)
 		} else if len(in.Argv) > 0 {
-			in.Program = r.program(in.Argv[0], r.env)
+			in.Program = r.program(in.Argv[0], r.path)
 			r.argv(in.Argv, nil, 0)
 		}
 		in.Commands, in.Dynamic = r.commands, r.dynamic
@@ -167,7 +167,7 @@ func request(req shinken.AuthRequest, id string, env []string) (protocol.Permiss
 		tool = protocol.ToolLaunchApp
 		in = protocol.ArgvCommand(append([]string{*a.App}, a.Args...))
 		r := newReader(env, nil, "")
-		in.Program = r.program(in.Argv[0], r.env)
+		in.Program = r.program(in.Argv[0], r.path)
 		r.argv(in.Argv, nil, 0)
 		in.Commands, in.Dynamic = r.commands, r.dynamic
 	default:
