@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/protocol"
 )
 
@@ -82,6 +83,28 @@ func TestHostileGitConfig(t *testing.T) {
 		}
 		if _, err := os.Stat(marker); err == nil {
 			t.Error("git read the agent's ~/.gitconfig")
+		}
+	})
+	t.Run("an agent's folder inside the repository it names", func(t *testing.T) {
+		repo := t.TempDir()
+		sub := filepath.Join(repo, "sub")
+		os.Mkdir(sub, 0o755)
+		initRepo := exec.Command("git", "init", "-q", repo)
+		initRepo.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+		if out, err := initRepo.CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v: %s", err, out)
+		}
+		hr, _ := newHost(t, &escouade.Options{TempDir: t.TempDir(), Agents: escouade.AgentMap{
+			"k": {Agent: protocol.Agent{ID: "a", Name: "A"}, Roots: escouade.AgentRoots{Agent: sub, Repo: repo}, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}},
+		}})
+		lp := startLinePlugin(t, hr, nil, "git-sub", `,"permissions":{"commands":["git rev-parse --show-toplevel"]}`, "")
+		if err := lp.p.Attach(context.Background(), "k"); err != nil {
+			t.Fatal(err)
+		}
+		out, code := lp.run(t, map[string]any{"command": "git", "args": []string{"rev-parse", "--show-toplevel"}, "agent": "k", "dir": "agent"})
+		real, _ := filepath.EvalSymlinks(repo)
+		if num(code) != 0 || strings.TrimSpace(out) != real {
+			t.Errorf("git in the agent's folder found %q (code %v), want its repository %s", out, code, real)
 		}
 	})
 }

@@ -256,7 +256,7 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 	}
 	env := programEnv(base, ps.env)
 	if ps.command == "git" {
-		env = gitEnv(env, dir)
+		env = gitEnv(env, gitTop(dir, agent))
 	}
 	path, err := lookPath(ps.command, envValue(env, "PATH"))
 	if err != nil {

@@ -18,7 +18,8 @@ import (
 // to, never its temporary folder. And git is given no configuration but
 // the repository's own: no system or global file (GIT_CONFIG_NOSYSTEM,
 // GIT_CONFIG_GLOBAL=/dev/null, which also keeps a .gitconfig in an agent's
-// home out), no repository above the folder (GIT_CEILING_DIRECTORIES), and
+// home out), no repository above the folder or above the agent's
+// repository that holds it (GIT_CEILING_DIRECTORIES), and
 // none of the variables that name a configuration, a repository or a
 // program to run.
 
@@ -80,10 +81,27 @@ var gitKeeps = map[string]bool{
 	"GIT_OPTIONAL_LOCKS": true,
 }
 
+// gitTop is the highest folder a git run in dir may take for its
+// repository: the agent's repository (AgentRoots.Repo) when dir is in it,
+// which the user named; else dir itself.
+func gitTop(dir string, agent *AgentInfo) string {
+	if agent == nil || agent.Roots.Repo == "" {
+		return dir
+	}
+	repo, err := filepath.EvalSymlinks(agent.Roots.Repo)
+	if err != nil {
+		return dir
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && within(repo, real) {
+		return repo
+	}
+	return dir
+}
+
 // gitEnv pins the configuration of a git run in dir: env without the
 // GIT_* variables that name one, and with the system's and the user's
-// files and the folders above dir left out.
-func gitEnv(env []string, dir string) []string {
+// files and the folders above top (see gitTop) left out.
+func gitEnv(env []string, top string) []string {
 	out := make([]string, 0, len(env)+4)
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
@@ -95,7 +113,7 @@ func gitEnv(env []string, dir string) []string {
 	return append(out,
 		"GIT_CONFIG_NOSYSTEM=1",
 		"GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_CEILING_DIRECTORIES="+filepath.Dir(dir),
+		"GIT_CEILING_DIRECTORIES="+filepath.Dir(top),
 		"GIT_TERMINAL_PROMPT=0",
 	)
 }
