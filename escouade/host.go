@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"shinken.dev/go/escouade/protocol"
 	"slices"
 	"sort"
 	"strings"
@@ -75,6 +76,13 @@ type Options struct {
 	// temp of fs/*, where proc/spawn runs a program by default); "" means
 	// os.TempDir(). The folder is removed when the plugin stops.
 	TempDir string
+
+	// Languages are the engines of plugins' code the Host may run:
+	// js.Language() (package escouade/js) for run.js, wasm.Language()
+	// (package escouade/wasm) for run.wasm. nil means none: a run.js or
+	// run.wasm plugin then fails to start with ErrNoLanguage, naming the
+	// package to add. Give the same ones to EngineMain.
+	Languages []Language
 
 	// WASMCacheDir is the folder of run.wasm's compilation cache, so that a
 	// module is compiled once, not at every start of the Host; "" means
@@ -146,9 +154,6 @@ type Host struct {
 
 	factMu sync.Mutex // orders facts: one seq, then its sends, at a time
 	seq    int64
-
-	wasmMu sync.Mutex
-	wasm   *wasmEngine // made at the first run.wasm plugin
 
 	// Knobs only the package's tests set (export_test.go): Options cannot
 	// reach them, so that no configuration lets a plugin past the fences.
@@ -305,7 +310,7 @@ func (h *Host) start(ctx context.Context, m *Manifest, dir string, launch launch
 	case h.closed:
 		h.mu.Unlock()
 		p.release()
-		return nil, ErrClosed
+		return nil, protocol.ErrClosed
 	case h.plugins[m.ID] != nil:
 		// The id is the plugin's identity (its secrets, settings and
 		// journal go by it): the first folder keeps it, and the refusal
@@ -398,11 +403,5 @@ func (h *Host) Close(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	h.wasmMu.Lock()
-	if h.wasm != nil {
-		errs = append(errs, h.wasm.close())
-		h.wasm = nil
-	}
-	h.wasmMu.Unlock()
 	return errors.Join(errs...)
 }

@@ -18,6 +18,7 @@ import (
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/gate"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
@@ -34,7 +35,7 @@ import (
 func TestHostileGuardPastItsBudget(t *testing.T) {
 	v := newValidator(t)
 	h, j := newHost(t, &escouade.Options{CrashBudget: 1, Backoff: time.Millisecond, Projects: escouade.ProjectMap{
-		"p": {Project: escouade.Project{ID: "p", Name: "P"}},
+		"p": {Project: protocol.Project{ID: "p", Name: "P"}},
 	}})
 	ctx := context.Background()
 	var lives atomic.Int32
@@ -45,28 +46,28 @@ func TestHostileGuardPastItsBudget(t *testing.T) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		return plugin.Serve(ctx, in, out, plugin.Handlers{
-			Decide: func(context.Context, *plugin.Conn, escouade.DecideParams) (escouade.Decision, error) {
+			Decide: func(context.Context, *plugin.Conn, protocol.DecideParams) (protocol.Decision, error) {
 				cancel() // crashes on its first request
-				return escouade.Decision{Verdict: escouade.Deny, Message: "never"}, nil
+				return protocol.Decision{Verdict: protocol.Deny, Message: "never"}, nil
 			},
 		})
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	connect(t, h, v, "lax", `,"permissions":{"decide":true}`, "", decider(escouade.Decision{Verdict: escouade.Allow}, 0))
+	connect(t, h, v, "lax", `,"permissions":{"decide":true}`, "", decider(protocol.Decision{Verdict: protocol.Allow}, 0))
 	bystander := newSink()
 	connect(t, h, v, "bystander", `,"permissions":{"events":["ticket.report"]}`, "", bystander.handlers())
 
-	req := escouade.PermissionRequest{ID: "r1", Kind: "command", Tool: "exec", Input: map[string]any{"command": "rm -rf /"}}
-	if d, err := h.Decide(ctx, req, escouade.About{Project: "p"}); err != nil || d.Verdict == escouade.Allow {
+	req := protocol.PermissionRequest{ID: "r1", Kind: "command", Tool: "exec", Input: map[string]any{"command": "rm -rf /"}}
+	if d, err := h.Decide(ctx, req, escouade.About{Project: "p"}); err != nil || d.Verdict == protocol.Allow {
 		t.Fatalf("while the guard crashes: %+v, %v", d, err)
 	}
 	j.wait(t, "guard", "disabled")
 	waitFor(t, "the guard is disabled", func() bool { return guard.State() == escouade.StateDisabled })
 	for i := range 3 {
 		d, err := h.Decide(ctx, req, escouade.About{Project: "p"})
-		if err != nil || d.Verdict != escouade.Ask || d.Plugin != "guard" {
+		if err != nil || d.Verdict != protocol.Ask || d.Plugin != "guard" {
 			t.Fatalf("decision %d with the guard disabled: %+v, %v; want ask from the guard", i, d, err)
 		}
 	}
@@ -78,7 +79,7 @@ func TestHostileGuardPastItsBudget(t *testing.T) {
 	if err := guard.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := h.Decide(ctx, req, escouade.About{Project: "p"}); err != nil || d.Verdict != escouade.Allow {
+	if d, err := h.Decide(ctx, req, escouade.About{Project: "p"}); err != nil || d.Verdict != protocol.Allow {
 		t.Fatalf("with the guard removed: %+v, %v", d, err)
 	}
 }
@@ -86,14 +87,14 @@ func TestHostileGuardPastItsBudget(t *testing.T) {
 // protocolExample is a guard written from the protocol's own example of a
 // request's input ({command: 'npm test'}): it reads input.command alone,
 // and denies what deletes files or says "forbidden".
-func protocolExample(seen chan<- escouade.PermissionRequest) plugin.Handlers {
-	return plugin.Handlers{Decide: func(_ context.Context, _ *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+func protocolExample(seen chan<- protocol.PermissionRequest) plugin.Handlers {
+	return plugin.Handlers{Decide: func(_ context.Context, _ *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
 		seen <- p.Request
 		command, _ := p.Request.Input["command"].(string)
 		if strings.HasPrefix(command, "rm ") || strings.Contains(command, "forbidden") {
-			return escouade.Decision{Verdict: escouade.Deny, Message: "not that"}, nil
+			return protocol.Decision{Verdict: protocol.Deny, Message: "not that"}, nil
 		}
-		return escouade.Decision{Verdict: escouade.Allow}, nil
+		return protocol.Decision{Verdict: protocol.Allow}, nil
 	}}
 }
 
@@ -103,10 +104,10 @@ func protocolExample(seen chan<- escouade.PermissionRequest) plugin.Handlers {
 // deny is a refusal the runtime reports as permission_denied.
 func TestHostileExecForms(t *testing.T) {
 	v := newValidator(t)
-	h, _ := newHost(t, &escouade.Options{Projects: escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}}})
-	seen := make(chan escouade.PermissionRequest, 1)
+	h, _ := newHost(t, &escouade.Options{Projects: escouade.ProjectMap{"p": {Project: protocol.Project{ID: "p", Name: "P"}}}})
+	seen := make(chan protocol.PermissionRequest, 1)
 	connect(t, h, v, "example", `,"permissions":{"decide":true}`, "", protocolExample(seen))
-	g := gate.New(h, &gate.Options{Project: "p", OnAsk: escouade.Allow})
+	g := gate.New(h, &gate.Options{Project: "p", OnAsk: protocol.Allow})
 	ctx := context.Background()
 	shell := func(s string) *string { return &s }
 	tests := []struct {
@@ -136,7 +137,7 @@ func TestHostileExecForms(t *testing.T) {
 			if tt.denied != (err != nil) {
 				t.Fatalf("Authorize = %v, denied should be %v", err, tt.denied)
 			}
-			if err != nil && !errors.Is(err, escouade.ErrRefused) {
+			if err != nil && !errors.Is(err, protocol.ErrRefused) {
 				t.Errorf("a refusal that is not ErrRefused: %v", err)
 			}
 			req := <-seen
@@ -168,20 +169,20 @@ func TestHostileExecWhatRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	trusted := []string{"/usr/bin/", "/bin/", "/usr/local/bin/"}
-	connect(t, h, v, "careful", `,"permissions":{"decide":true}`, "", plugin.Handlers{Decide: func(_ context.Context, _ *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+	connect(t, h, v, "careful", `,"permissions":{"decide":true}`, "", plugin.Handlers{Decide: func(_ context.Context, _ *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
 		in, err := p.Request.Command()
 		if err != nil || in.Dynamic {
-			return escouade.Decision{Verdict: escouade.Deny, Message: "cannot tell what runs"}, nil
+			return protocol.Decision{Verdict: protocol.Deny, Message: "cannot tell what runs"}, nil
 		}
 		for _, c := range in.Commands {
 			if c.Argv[0] == "rm" || filepath.Base(c.Argv[0]) == "rm" {
-				return escouade.Decision{Verdict: escouade.Deny, Message: "no rm"}, nil
+				return protocol.Decision{Verdict: protocol.Deny, Message: "no rm"}, nil
 			}
 			if c.Program != "" && !slices.ContainsFunc(trusted, func(dir string) bool { return strings.HasPrefix(c.Program, dir) }) {
-				return escouade.Decision{Verdict: escouade.Deny, Message: "not a program of the system: " + c.Program}, nil
+				return protocol.Decision{Verdict: protocol.Deny, Message: "not a program of the system: " + c.Program}, nil
 			}
 		}
-		return escouade.Decision{Verdict: escouade.Allow}, nil
+		return protocol.Decision{Verdict: protocol.Allow}, nil
 	}})
 	g := gate.New(h, nil)
 	shell := func(s string) *string { return &s }
@@ -205,7 +206,7 @@ func TestHostileExecWhatRuns(t *testing.T) {
 			if tt.denied != (err != nil) {
 				t.Errorf("Authorize = %v, denied should be %v", err, tt.denied)
 			}
-			if err != nil && !errors.Is(err, escouade.ErrRefused) {
+			if err != nil && !errors.Is(err, protocol.ErrRefused) {
 				t.Errorf("not a refusal: %v", err)
 			}
 		})
@@ -223,7 +224,7 @@ func TestHostileFetchCutAtDeadline(t *testing.T) {
 	for range 5 {
 		var r fetchResult
 		err := lp.call("net/fetch", map[string]any{"url": "https://api.example.com/halfway"}, &r)
-		wantCode(t, "a body cut at the deadline", err, escouade.CodeFailed)
+		wantCode(t, "a body cut at the deadline", err, protocol.CodeFailed)
 		if r.Body != nil {
 			t.Fatalf("a cut body answered: %q", *r.Body)
 		}
@@ -250,7 +251,7 @@ func TestHostileNameOntoTheMachine(t *testing.T) {
 		ip, _ := netip.AddrFromSlice(ipn.IP)
 		name := fmt.Sprintf("h%d.example.com", i)
 		f.resolve(name, []netip.Addr{ip.Unmap()})
-		wantCode(t, "a name onto "+ip.String(), lp.call("net/fetch", map[string]any{"url": "https://" + name + "/hello"}, nil), escouade.CodeRefused)
+		wantCode(t, "a name onto "+ip.String(), lp.call("net/fetch", map[string]any{"url": "https://" + name + "/hello"}, nil), protocol.CodeRefused)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // hostCPU is the CPU time this process (the Host, and the test around it)
@@ -60,8 +61,8 @@ func TestHostileDecoderFloods(t *testing.T) {
 			if n := len(j.find("flood", tt.entry)); n != floodLines {
 				t.Errorf("%d lines answered, want one answer each: %d", n, floodLines)
 			}
-			d, err := h.Decide(context.Background(), escouade.PermissionRequest{ID: "r", Kind: "command", Input: map[string]any{"command": "ls"}}, escouade.About{Project: "p"})
-			if err != nil || d.Verdict != escouade.Allow {
+			d, err := h.Decide(context.Background(), protocol.PermissionRequest{ID: "r", Kind: "command", Input: map[string]any{"command": "ls"}}, escouade.About{Project: "p"})
+			if err != nil || d.Verdict != protocol.Allow {
 				t.Errorf("Decide after the flood = %+v, %v", d, err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

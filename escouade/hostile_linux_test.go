@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/procfs"
 )
 
@@ -194,7 +195,7 @@ func TestHostileSharedLiar(t *testing.T) {
 	j.wait(t, "liar", "launch.shared: listening")
 	var r fetchResult
 	err := lp.call("net/fetch", map[string]any{"url": "http://127.0.0.1:" + port + "/"}, &r)
-	wantCode(t, "a port the shared process does not listen on", err, escouade.CodeRefused)
+	wantCode(t, "a port the shared process does not listen on", err, protocol.CodeRefused)
 	if r.Body != nil {
 		t.Fatalf("reached another server: %q", *r.Body)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // TestHostileGitConfig: with only the entry "git status", a plugin that may
@@ -51,7 +52,7 @@ func TestHostileGitConfig(t *testing.T) {
 					params["dir"] = tt.dir
 				}
 				err := lp.call("proc/spawn", params, nil)
-				wantCode(t, strings.Join(argv, " "), err, escouade.CodeRefused)
+				wantCode(t, strings.Join(argv, " "), err, protocol.CodeRefused)
 				if err != nil && !strings.Contains(err.Error(), "may write") {
 					t.Errorf("%v: the refusal does not say why: %v", argv, err)
 				}
@@ -94,7 +95,7 @@ func TestHostileGitConfig(t *testing.T) {
 			t.Fatalf("git init: %v: %s", err, out)
 		}
 		hr, _ := newHost(t, &escouade.Options{TempDir: t.TempDir(), Agents: escouade.AgentMap{
-			"k": {Agent: escouade.Agent{ID: "a", Name: "A"}, Roots: escouade.AgentRoots{Agent: sub, Repo: repo}, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}},
+			"k": {Agent: protocol.Agent{ID: "a", Name: "A"}, Roots: escouade.AgentRoots{Agent: sub, Repo: repo}, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}},
 		}})
 		lp := startLinePlugin(t, hr, nil, "git-sub", `,"permissions":{"commands":["git rev-parse --show-toplevel"]}`, "")
 		if err := lp.p.Attach(context.Background(), "k"); err != nil {

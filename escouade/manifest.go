@@ -167,7 +167,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 // the field's path, and all of them are returned, joined.
 func ParseManifest(data []byte) (*Manifest, error) {
 	if err := jsonrpc.Validate(data); err != nil {
-		return nil, &FieldError{Err: err}
+		return nil, &protocol.FieldError{Err: err}
 	}
 	mp := &manifestParser{}
 	m := mp.manifest(data)
@@ -216,7 +216,7 @@ func (mp *manifestParser) fields(raw []byte, path string, names []string, requir
 	if jsonrpc.KindOf(raw) == jsonrpc.KindObject {
 		jsonrpc.Members(raw, func(k, _ []byte) error {
 			if !slices.Contains(names, string(k)) {
-				mp.fail(&FieldError{Path: join(path, string(k)), Err: ErrUnknownField})
+				mp.fail(&protocol.FieldError{Path: join(path, string(k)), Err: protocol.ErrUnknownField})
 			}
 			return nil
 		})
@@ -236,7 +236,7 @@ func (mp *manifestParser) fields(raw []byte, path string, names []string, requir
 func (mp *manifestParser) str(p string, v []byte) string {
 	s, err := str(v)
 	if err != nil {
-		mp.fail(&FieldError{Path: p, Err: err})
+		mp.fail(&protocol.FieldError{Path: p, Err: err})
 	}
 	return s
 }
@@ -250,7 +250,7 @@ func (mp *manifestParser) strings(p string, v []byte) []string {
 	jsonrpc.Elements(v, func(i int, e []byte) error {
 		s, err := str(e)
 		if err != nil {
-			mp.fail(&FieldError{Path: fmt.Sprintf("%s[%d]", p, i), Err: err})
+			mp.fail(&protocol.FieldError{Path: fmt.Sprintf("%s[%d]", p, i), Err: err})
 			return nil
 		}
 		out = append(out, s)
@@ -303,10 +303,10 @@ func (mp *manifestParser) manifest(raw []byte) *Manifest {
 		case 2:
 			n, err := integer(v)
 			if err != nil {
-				mp.fail(&FieldError{Path: p, Err: err})
+				mp.fail(&protocol.FieldError{Path: p, Err: err})
 			}
-			if err == nil && n != ProtocolVersion {
-				mp.failf(p, "this host speaks protocol %d, not %d", ProtocolVersion, n)
+			if err == nil && n != protocol.Version {
+				mp.failf(p, "this host speaks protocol %d, not %d", protocol.Version, n)
 			}
 			m.ProtocolVersion = int(n)
 		case 3:
@@ -407,7 +407,7 @@ func (mp *manifestParser) permissions(p string, raw []byte, ps *Permissions) {
 		case 1:
 			b, err := boolean(v)
 			if err != nil {
-				mp.fail(&FieldError{Path: p, Err: err})
+				mp.fail(&protocol.FieldError{Path: p, Err: err})
 			}
 			ps.Decide = b
 		case 2:
@@ -570,7 +570,7 @@ func (mp *manifestParser) limits(p string, raw []byte, l *Limits) {
 	mp.fields(raw, p, names, 0, func(i int, p string, v []byte) {
 		n, err := integer(v)
 		if err != nil {
-			mp.fail(&FieldError{Path: p, Err: err})
+			mp.fail(&protocol.FieldError{Path: p, Err: err})
 			return
 		}
 		if n < 1 || n > maxima[i] {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 )
 
 func TestParseManifestFull(t *testing.T) {
@@ -109,7 +110,7 @@ func TestParseManifestRefusals(t *testing.T) {
 			if err == nil {
 				t.Fatal("accepted")
 			}
-			var fe *escouade.FieldError
+			var fe *protocol.FieldError
 			if !errors.As(err, &fe) {
 				t.Fatalf("not a FieldError: %v", err)
 			}
@@ -135,7 +136,7 @@ func TestParseManifestStrictJSON(t *testing.T) {
 		}
 	}
 	_, err := escouade.ParseManifest([]byte(`{"id":"p","version":"1.0.0","protocolVersion":1,"run":{"command":["x"]},"extra":1}`))
-	if !errors.Is(err, escouade.ErrUnknownField) {
+	if !errors.Is(err, protocol.ErrUnknownField) {
 		t.Errorf("an unknown field: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -224,7 +225,7 @@ func (yd *yamlDecoder) value(n *yaml.Node) (any, error) {
 
 // A ProjectInfo is a project as the Host needs it.
 type ProjectInfo struct {
-	Project
+	protocol.Project
 	// Root is the project's folder, where its .escouade.yml is; "" when
 	// it has none.
 	Root string
@@ -269,7 +270,7 @@ const DefaultProject = "default"
 func (h *Host) project(ctx context.Context, id string) (*ProjectInfo, error) {
 	info, err := h.opts.Projects.Project(ctx, id)
 	if err != nil && id == DefaultProject && errors.Is(err, ErrNoProject) {
-		return &ProjectInfo{Project: Project{ID: DefaultProject, Name: DefaultProject}}, nil
+		return &ProjectInfo{Project: protocol.Project{ID: DefaultProject, Name: DefaultProject}}, nil
 	}
 	return info, err
 }
@@ -297,7 +298,7 @@ func (m ProjectMap) Projects(context.Context) ([]*ProjectInfo, error) {
 
 // An AgentInfo is an agent as the Host needs it.
 type AgentInfo struct {
-	Agent
+	protocol.Agent
 	// Key names the agent to plugins (agent/attach, fs/*).
 	Key string
 	// Roots are the agent's folders, which fs/* names agent, agentRepo

@@ -96,7 +96,7 @@ func ExampleGate() {
 		{Argv: []string{"sh", "-c", "npm test; curl evil"}},
 	} {
 		err := g.Authorize(ctx, shinken.AuthRequest{Verb: aci.VerbExec, Action: a})
-		fmt.Println(err == nil, errors.Is(err, escouade.ErrRefused), err)
+		fmt.Println(err == nil, errors.Is(err, protocol.ErrRefused), err)
 	}
 	// Output:
 	// true false <nil>
