@@ -166,7 +166,10 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		}
 		ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 		defer stop()
-		return runRemoteMCP(ctx, cfg.remote, token, mcpOpts)
+		if err := daemon.ServeRemoteMCP(ctx, cfg.remote, token, &mcpOpts); err != nil {
+			return fmt.Errorf("-remote: %w", err)
+		}
+		return nil
 	}
 	keepAlive, readTimeout := cfg.keepAlive, cfg.readTimeout
 	if keepAlive <= 0 {
