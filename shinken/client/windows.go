@@ -1,0 +1,415 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"shinken.dev/go/shinken/aci"
+)
+
+// Window geometry on the runtime's machine: close, minimise, maximise,
+// move and resize a top-level window. ACI has no verbs for these, so each
+// is made of the verbs it has, and the runtime's Authorizer and plugins
+// judge every one as they judge those:
+//
+//   - On an X11 desktop whose window manager speaks EWMH, through exec:
+//     wmctrl (close, maximise, move, resize) and xdotool (minimise), with
+//     xprop reading the window's state back. They must be installed on
+//     the runtime's machine and reach the desktop's display.
+//   - Elsewhere (the headless desktop, or a display without those
+//     programs), through input, as a user would: close is activate_window
+//     and alt+F4, move a drag of the window's title bar. The other
+//     operations have no such path and are not offered.
+//
+// Each operation reads the window back afterwards and fails when the
+// window is not as asked: nothing is reported done that did not happen.
+
+// A WindowOp names one thing a WindowControl can do to a window.
+type WindowOp string
+
+// The window operations.
+const (
+	WindowClose    WindowOp = "close"
+	WindowMinimize WindowOp = "minimize"
+	WindowMaximize WindowOp = "maximize"
+	WindowMove     WindowOp = "move"
+	WindowResize   WindowOp = "resize"
+)
+
+// ErrWindowUnchanged is wrapped by a window operation's error when the
+// means it used ran but the window is not as asked afterwards (the window
+// manager ignored the request, the application refused to close, a
+// window's size hints kept it from the size asked).
+var ErrWindowUnchanged = errors.New("client: the window is not as asked")
+
+// windowSettle bounds how long an operation waits for the window manager
+// and the application to carry it out before it reports the window
+// unchanged.
+const windowSettle = 5 * time.Second
+
+// A WindowControl carries out window operations with the means a probe of
+// the runtime found (see Client.WindowControl). It is bound to one
+// Client; On binds the same means to another session of that runtime.
+type WindowControl struct {
+	c *Client
+	// ewmh: wmctrl and xprop run on the desktop's display; iconify:
+	// xdotool does too.
+	ewmh, iconify bool
+	// keys: activate_window and key; drag: activate_window and drag.
+	keys, drag bool
+}
+
+const windowProbeScript = `for p in wmctrl xdotool xprop; do command -v "$p" >/dev/null 2>&1 && echo "has $p"; done
+[ -n "$DISPLAY" ] || exit 0
+if command -v xdotool >/dev/null 2>&1; then echo "size $(xdotool getdisplaygeometry 2>/dev/null)"
+elif command -v wmctrl >/dev/null 2>&1; then wmctrl -d 2>/dev/null | sed -n '1s/.*DG: \([0-9]*\)x\([0-9]*\).*/size \1 \2/p'; fi
+command -v xprop >/dev/null 2>&1 || exit 0
+for w in "$@"; do xprop -id "$w" WM_STATE >/dev/null 2>&1 && echo "knows $w"; done
+exit 0`
+
+// WindowControl probes the runtime once for the means of each window
+// operation and returns what it found; Supports says which operations
+// work. The probe is one exec (which programs the machine has, and
+// whether they reach the desktop's display: the same screen size and the
+// same windows) judged like any other: a refused or unavailable exec
+// leaves the input paths only. It is an error only when the runtime
+// cannot be asked at all.
+func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
+	verbs := c.Welcome().Capabilities.Verbs
+	wc := &WindowControl{c: c}
+	if slices.Contains(verbs, aci.VerbActivateWindow) {
+		wc.keys = slices.Contains(verbs, aci.VerbKey)
+		wc.drag = slices.Contains(verbs, aci.VerbDrag)
+	}
+	if !slices.Contains(verbs, aci.VerbExec) {
+		return wc, nil
+	}
+	size, err := c.ScreenSize(ctx)
+	if err != nil {
+		return nil, err
+	}
+	wins, err := c.ListWindows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	argv := []string{"/bin/sh", "-c", windowProbeScript, "sh"}
+	for _, w := range wins[:min(len(wins), 8)] {
+		argv = append(argv, xid(w.ID))
+	}
+	res, err := c.Exec(ctx, &aci.ExecRequest{Argv: argv})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return wc, nil // refused or unavailable: no exec path
+	}
+	has := map[string]bool{}
+	known, sameSize := 0, false
+	for line := range strings.Lines(res.Stdout) {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && f[0] == "has":
+			has[f[1]] = true
+		case len(f) == 3 && f[0] == "size":
+			sameSize = f[1] == strconv.Itoa(size.W) && f[2] == strconv.Itoa(size.H)
+		case len(f) == 2 && f[0] == "knows":
+			known++
+		}
+	}
+	ours := sameSize && has["xprop"] && (len(wins) == 0 || known > 0)
+	wc.ewmh = ours && has["wmctrl"]
+	wc.iconify = ours && has["xdotool"]
+	return wc, nil
+}
+
+// On returns the same means bound to c, another session of the runtime
+// that was probed.
+func (w *WindowControl) On(c *Client) *WindowControl {
+	cp := *w
+	cp.c = c
+	return &cp
+}
+
+// Supports reports whether op works on the runtime.
+func (w *WindowControl) Supports(op WindowOp) bool {
+	switch op {
+	case WindowClose:
+		return w.ewmh || w.keys
+	case WindowMove:
+		return w.ewmh || w.drag
+	case WindowResize, WindowMaximize:
+		return w.ewmh
+	case WindowMinimize:
+		return w.iconify
+	}
+	return false
+}
+
+// Ops lists the operations that work on the runtime, in the order of the
+// constants.
+func (w *WindowControl) Ops() []WindowOp {
+	var ops []WindowOp
+	for _, op := range []WindowOp{WindowClose, WindowMinimize, WindowMaximize, WindowMove, WindowResize} {
+		if w.Supports(op) {
+			ops = append(ops, op)
+		}
+	}
+	return ops
+}
+
+func (w *WindowControl) unsupported(op WindowOp) error {
+	return fmt.Errorf("client: the runtime has no means to %s a window: %w", op, errors.ErrUnsupported)
+}
+
+// Close closes the window with id, as its title bar's close button would:
+// the application may ask to save first. It returns once the window is
+// gone, or an error wrapping ErrWindowUnchanged when it is still there
+// after a few seconds.
+func (w *WindowControl) Close(ctx context.Context, id uint64) error {
+	switch {
+	case w.ewmh:
+		if err := w.script(ctx, id, `wmctrl -i -c "$1"`); err != nil {
+			return err
+		}
+	case w.keys:
+		if err := w.c.ActivateWindow(ctx, id); err != nil {
+			return err
+		}
+		if err := w.c.Key(ctx, "alt+F4"); err != nil {
+			return err
+		}
+	default:
+		return w.unsupported(WindowClose)
+	}
+	_, err := w.settle(ctx, id, "closed", func(win *aci.WindowInfo) bool { return win == nil })
+	return err
+}
+
+// Minimize iconifies the window with id and returns once the window
+// manager says it is.
+func (w *WindowControl) Minimize(ctx context.Context, id uint64) error {
+	if !w.iconify {
+		return w.unsupported(WindowMinimize)
+	}
+	return w.script(ctx, id, `xdotool windowminimize "$1" || exit 93
+`+pollState(`xprop -id "$1" WM_STATE | grep -q Iconic`))
+}
+
+// Maximize maximises the window with id and returns its bounds once the
+// window manager says it is maximised.
+func (w *WindowControl) Maximize(ctx context.Context, id uint64) (aci.WindowInfo, error) {
+	if !w.ewmh {
+		return aci.WindowInfo{}, w.unsupported(WindowMaximize)
+	}
+	if err := w.script(ctx, id, `wmctrl -i -r "$1" -b add,maximized_vert,maximized_horz || exit 93
+`+pollState(`s=$(xprop -id "$1" _NET_WM_STATE); case $s in *MAXIMIZED_VERT*MAXIMIZED_HORZ*|*MAXIMIZED_HORZ*MAXIMIZED_VERT*) true;; *) false;; esac`)); err != nil {
+		return aci.WindowInfo{}, err
+	}
+	return w.settle(ctx, id, "listed", func(win *aci.WindowInfo) bool { return win != nil })
+}
+
+// Move moves the window with id so that its top left corner (its frame's,
+// title bar included, as ListWindows reports its bounds) is at x, y in
+// screen pixels, and returns its bounds once it is there. Through a drag
+// of the title bar (the headless desktop), the point grabbed must stay on
+// the screen.
+func (w *WindowControl) Move(ctx context.Context, id uint64, x, y int) (aci.WindowInfo, error) {
+	at := func(win *aci.WindowInfo) bool {
+		return win != nil && len(win.BBox) == 4 && win.BBox[0] == x && win.BBox[1] == y
+	}
+	switch {
+	case w.ewmh:
+		if err := w.script(ctx, id, `wmctrl -i -r "$1" -b remove,maximized_vert,maximized_horz && wmctrl -i -r "$1" -e "0,$2,$3,-1,-1" || exit 93`,
+			strconv.Itoa(x), strconv.Itoa(y)); err != nil {
+			return aci.WindowInfo{}, err
+		}
+	case w.drag:
+		if err := w.dragTo(ctx, id, image.Pt(x, y)); err != nil {
+			return aci.WindowInfo{}, err
+		}
+	default:
+		return aci.WindowInfo{}, w.unsupported(WindowMove)
+	}
+	return w.settle(ctx, id, fmt.Sprintf("at %d,%d", x, y), at)
+}
+
+// Resize gives the window with id the size width × height in screen
+// pixels, its frame's (title bar and borders included, as ListWindows
+// reports its bounds), keeping its top left corner, and returns its
+// bounds. A window that asks for sizes in steps (a terminal's character
+// cells) gets the size of its steps nearest below or at the one asked.
+func (w *WindowControl) Resize(ctx context.Context, id uint64, width, height int) (aci.WindowInfo, error) {
+	if !w.ewmh {
+		return aci.WindowInfo{}, w.unsupported(WindowResize)
+	}
+	if width <= 0 || height <= 0 {
+		return aci.WindowInfo{}, aci.Errorf(aci.CodeInvalidAction, "a window's size must be positive, not %d×%d", width, height)
+	}
+	// The frame's extents come off the size asked (wmctrl sizes the
+	// client); the size increments say how near the result must be.
+	res, err := w.run(ctx, id, `e=$(xprop -id "$1" _NET_FRAME_EXTENTS | sed -n 's/.*= *\([0-9]*\), *\([0-9]*\), *\([0-9]*\), *\([0-9]*\).*/\1 \2 \3 \4/p')
+set -- "$1" "$2" "$3" ${e:-0 0 0 0}
+w=$(($2 - $4 - $5)) h=$(($3 - $6 - $7))
+[ "$w" -gt 0 ] && [ "$h" -gt 0 ] || exit 95
+wmctrl -i -r "$1" -b remove,maximized_vert,maximized_horz && wmctrl -i -r "$1" -e "0,-1,-1,$w,$h" || exit 93
+xprop -id "$1" WM_NORMAL_HINTS | sed -n 's/.*resize increment: *\([0-9]*\) by \([0-9]*\).*/inc \1 \2/p'`,
+		strconv.Itoa(width), strconv.Itoa(height))
+	if err != nil {
+		return aci.WindowInfo{}, err
+	}
+	inc := image.Pt(1, 1)
+	if f := strings.Fields(res.Stdout); len(f) == 3 && f[0] == "inc" {
+		inc.X, _ = strconv.Atoi(f[1])
+		inc.Y, _ = strconv.Atoi(f[2])
+		inc = image.Pt(max(inc.X, 1), max(inc.Y, 1))
+	}
+	sized := func(win *aci.WindowInfo) bool {
+		if win == nil || len(win.BBox) != 4 {
+			return false
+		}
+		dw, dh := width-win.BBox[2], height-win.BBox[3]
+		return dw >= 0 && dw < inc.X && dh >= 0 && dh < inc.Y
+	}
+	return w.settle(ctx, id, fmt.Sprintf("%d×%d", width, height), sized)
+}
+
+// dragTo moves the window with id by dragging its title bar, as a user
+// would: raised first, so that nothing covers the bar.
+func (w *WindowControl) dragTo(ctx context.Context, id uint64, to image.Point) error {
+	win, err := w.window(ctx, id)
+	if err != nil {
+		return err
+	}
+	if win == nil {
+		return fmt.Errorf("%w: no window %d", aci.ErrNoSuchWindow, id)
+	}
+	if len(win.BBox) != 4 {
+		return fmt.Errorf("client: window %d has no bounds to drag it by: %w", id, errors.ErrUnsupported)
+	}
+	// A point of the title bar: a third of the way across (clear of the
+	// buttons at either end) and a few pixels down from the frame's top.
+	grab := image.Pt(win.BBox[0]+win.BBox[2]/3, win.BBox[1]+min(8, win.BBox[3]/2))
+	drop := grab.Add(to.Sub(image.Pt(win.BBox[0], win.BBox[1])))
+	size, err := w.c.ScreenSize(ctx)
+	if err != nil {
+		return err
+	}
+	if !drop.In(image.Rect(0, 0, size.W, size.H)) {
+		return aci.Errorf(aci.CodeInvalidAction, "moving window %d to %d,%d drags its title bar off the screen (to %d,%d); this desktop moves windows only by their title bar", id, to.X, to.Y, drop.X, drop.Y)
+	}
+	if err := w.c.ActivateWindow(ctx, id); err != nil {
+		return err
+	}
+	return w.c.Drag(ctx, aci.Px(float64(grab.X), float64(grab.Y)), aci.Px(float64(drop.X), float64(drop.Y)), 0)
+}
+
+// Exit statuses of the window scripts.
+const (
+	exitNoWindow  = 90 // the display has no such window
+	exitUnchanged = 94 // the state did not come within windowSettle
+	exitTooSmall  = 95 // the size asked leaves no room inside the frame
+)
+
+// pollState is a script fragment that succeeds once test does, or exits
+// exitUnchanged after windowSettle.
+func pollState(test string) string {
+	n := int(windowSettle / (50 * time.Millisecond))
+	return fmt.Sprintf(`i=0
+while [ $i -lt %d ]; do
+  if %s; then exit 0; fi
+  sleep 0.05; i=$((i+1))
+done
+exit %d`, n, test, exitUnchanged)
+}
+
+// script runs body under /bin/sh with the window's X id as $1 and args
+// after it, once the display is checked to have that window.
+func (w *WindowControl) script(ctx context.Context, id uint64, body string, args ...string) error {
+	_, err := w.run(ctx, id, body, args...)
+	return err
+}
+
+func (w *WindowControl) run(ctx context.Context, id uint64, body string, args ...string) (*aci.ExecResult, error) {
+	script := `xprop -id "$1" WM_STATE >/dev/null 2>&1 || exit 90` + "\n" + body
+	res, err := w.c.Exec(ctx, &aci.ExecRequest{Argv: append([]string{"/bin/sh", "-c", script, "sh", xid(id)}, args...)})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case res.TimedOut:
+		return nil, aci.Errorf(aci.CodeTimeout, "the runtime killed the window command at its deadline")
+	case res.ExitCode == nil:
+		return nil, fmt.Errorf("client: the window command was killed by signal %d", deref(res.Signal))
+	}
+	switch *res.ExitCode {
+	case 0:
+		return res, nil
+	case exitNoWindow:
+		return nil, fmt.Errorf("%w: the display has no window %d", aci.ErrNoSuchWindow, id)
+	case exitUnchanged:
+		return nil, fmt.Errorf("%w: window %d, after %v", ErrWindowUnchanged, id, windowSettle)
+	case exitTooSmall:
+		return nil, aci.Errorf(aci.CodeInvalidAction, "the size asked leaves no room inside window %d's frame", id)
+	}
+	msg := strings.TrimSpace(res.Stderr)
+	if msg == "" {
+		msg = "exit status " + strconv.Itoa(*res.ExitCode)
+	}
+	return nil, fmt.Errorf("client: the window command failed: %s", msg)
+}
+
+// settle reads the window list until ok holds for the window with id (nil
+// when it is not listed), and returns the window; after windowSettle it
+// fails wrapping ErrWindowUnchanged, saying what was asked and what is.
+func (w *WindowControl) settle(ctx context.Context, id uint64, want string, ok func(*aci.WindowInfo) bool) (aci.WindowInfo, error) {
+	deadline := time.Now().Add(windowSettle)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		win, err := w.window(ctx, id)
+		if err != nil {
+			return aci.WindowInfo{}, err
+		}
+		if ok(win) {
+			if win == nil {
+				return aci.WindowInfo{ID: id}, nil
+			}
+			return *win, nil
+		}
+		if time.Now().After(deadline) {
+			now := "gone"
+			if win != nil {
+				now = fmt.Sprintf("bounds %v", win.BBox)
+			}
+			return aci.WindowInfo{}, fmt.Errorf("%w: window %d is not %s after %v (%s)", ErrWindowUnchanged, id, want, windowSettle, now)
+		}
+		select {
+		case <-ctx.Done():
+			return aci.WindowInfo{}, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// window returns the listed window with id, or nil.
+func (w *WindowControl) window(ctx context.Context, id uint64) (*aci.WindowInfo, error) {
+	wins, err := w.c.ListWindows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range wins {
+		if wins[i].ID == id {
+			return &wins[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// xid spells a window id as X programs take it.
+func xid(id uint64) string { return "0x" + strconv.FormatUint(id, 16) }
