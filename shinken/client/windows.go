@@ -78,11 +78,20 @@ exit 0`
 // work. The probe is one exec (which programs the machine has, and
 // whether they reach the desktop's display: the same screen size and the
 // same windows) judged like any other: a refused or unavailable exec
-// leaves the input paths only. It is an error only when the runtime
-// cannot be asked at all.
+// leaves the input paths only. A runtime that cannot list windows gets
+// none, since no operation could be checked. It is an error only when the
+// runtime cannot be asked at all.
 func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
-	verbs := c.Welcome().Capabilities.Verbs
 	wc := &WindowControl{c: c}
+	wins, err := c.ListWindows(ctx)
+	var e *aci.Error
+	switch {
+	case errors.As(err, &e) && (e.Code == aci.CodeUnsupported || e.Code == aci.CodeUnsupportedVerb), errors.Is(err, errors.ErrUnsupported):
+		return wc, nil // no window list to read an operation back from: nothing is offered
+	case err != nil:
+		return nil, err
+	}
+	verbs := c.Welcome().Capabilities.Verbs
 	if slices.Contains(verbs, aci.VerbActivateWindow) {
 		wc.keys = slices.Contains(verbs, aci.VerbKey)
 		wc.drag = slices.Contains(verbs, aci.VerbDrag)
@@ -91,10 +100,6 @@ func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
 		return wc, nil
 	}
 	size, err := c.ScreenSize(ctx)
-	if err != nil {
-		return nil, err
-	}
-	wins, err := c.ListWindows(ctx)
 	if err != nil {
 		return nil, err
 	}

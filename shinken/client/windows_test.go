@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,10 +24,10 @@ import (
 )
 
 // windowRig dials a runtime over desk through a schema proxy, exec
-// running on this machine with env.
-func windowRig(t *testing.T, desk shinken.Backend, env []string) *client.Client {
+// running on this machine with env, judged by auth (nil allows all).
+func windowRig(t *testing.T, desk shinken.Backend, env []string, auth shinken.Authorizer) *client.Client {
 	t.Helper()
-	rt := shinken.NewRuntime(desk, &shinken.RuntimeOptions{Token: "t", Executor: osexec.New(&osexec.Options{Env: env})})
+	rt := shinken.NewRuntime(desk, &shinken.RuntimeOptions{Token: "t", Executor: osexec.New(&osexec.Options{Env: env}), Authorizer: auth})
 	srv := httptest.NewServer(rt)
 	t.Cleanup(func() { srv.Close(); rt.Close() })
 	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
@@ -66,7 +67,7 @@ func windowTitled(t *testing.T, c *client.Client, title string) aci.WindowInfo {
 func TestWindowControlHeadless(t *testing.T) {
 	ctx := t.Context()
 	desk := headless.New(nil)
-	c := windowRig(t, desk, append(os.Environ(), "DISPLAY="))
+	c := windowRig(t, desk, append(os.Environ(), "DISPLAY="), nil)
 	for _, app := range []string{"notes", "form"} {
 		if err := c.LaunchApp(ctx, app); err != nil {
 			t.Fatal(err)
@@ -115,7 +116,8 @@ func TestWindowControlHeadless(t *testing.T) {
 }
 
 // TestWindowControlX11 closes, minimises, maximises, moves and resizes an
-// xterm under openbox, through wmctrl and xdotool run by exec.
+// xterm under openbox, through wmctrl and xdotool run by exec, and
+// checks that a refused exec refuses them.
 func TestWindowControlX11(t *testing.T) {
 	srv := xvfbtest.Start(t, nil)
 	for _, p := range []string{"wmctrl", "xdotool", "xprop", "xterm"} {
@@ -133,7 +135,13 @@ func TestWindowControlX11(t *testing.T) {
 	}
 	t.Cleanup(func() { b.Close() })
 	env := append(os.Environ(), "DISPLAY="+srv.Display, "XAUTHORITY="+srv.Xauthority, xvfb.MarkerVar+"="+srv.Marker)
-	c := windowRig(t, b, env)
+	deny := &atomic.Bool{}
+	c := windowRig(t, b, env, shinken.AuthorizerFunc(func(context.Context, shinken.AuthRequest) error {
+		if deny.Load() {
+			return errors.New("the policy forbids commands")
+		}
+		return nil
+	}))
 	if err := c.LaunchApp(ctx, "xterm", "-title", "geometry-one"); err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +188,13 @@ func TestWindowControlX11(t *testing.T) {
 	if err := wc.Close(ctx, 0x7fffff01); !errors.Is(err, aci.ErrNoSuchWindow) {
 		t.Fatalf("closing no window: %v", err)
 	}
+	// A refused exec refuses the operation, and the window stays.
+	deny.Store(true)
+	if err := wc.Close(ctx, two.ID); !errors.Is(err, aci.ErrPermissionDenied) {
+		t.Fatalf("a close the Authorizer refuses: %v", err)
+	}
+	deny.Store(false)
+	windowTitled(t, c, "geometry-two")
 	if err := wc.Close(ctx, two.ID); err != nil {
 		t.Fatal(err)
 	}
