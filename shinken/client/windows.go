@@ -221,14 +221,18 @@ func (w *WindowControl) Maximize(ctx context.Context, id uint64) (aci.WindowInfo
 
 // Move moves the window with id so that its top left corner (its frame's,
 // title bar included, as ListWindows reports its bounds) is at x, y in
-// screen pixels, and returns its bounds once it is there. Through a drag
-// of the title bar (the headless desktop), the point grabbed must stay on
-// the screen.
+// screen pixels, and returns its bounds once it is there. Through wmctrl
+// (X11), x and y must not be negative; through a drag of the title bar
+// (the headless desktop), the point grabbed must stay on the screen.
 func (w *WindowControl) Move(ctx context.Context, id uint64, x, y int) (aci.WindowInfo, error) {
 	at := func(win *aci.WindowInfo) bool {
 		return win != nil && len(win.BBox) == 4 && win.BBox[0] == x && win.BBox[1] == y
 	}
 	switch {
+	case w.ewmh && (x < 0 || y < 0):
+		// wmctrl reads -1 as "keep", and its window manager may clamp
+		// the rest: it places frames on the screen's first quadrant only.
+		return aci.WindowInfo{}, aci.Errorf(aci.CodeInvalidAction, "this desktop places a window's frame at x, y ≥ 0, not %d,%d", x, y)
 	case w.ewmh:
 		if err := w.script(ctx, id, `wmctrl -i -r "$1" -b remove,maximized_vert,maximized_horz && wmctrl -i -r "$1" -e "0,$2,$3,-1,-1" || exit 93`,
 			strconv.Itoa(x), strconv.Itoa(y)); err != nil {

@@ -165,6 +165,12 @@ func TestWindowControlX11(t *testing.T) {
 	if moved.BBox[0] != 120 || moved.BBox[1] != 90 {
 		t.Fatalf("moved to %v", moved.BBox)
 	}
+	if _, err := wc.Move(ctx, one.ID, -1, 90); !errors.Is(err, aci.ErrInvalidAction) {
+		t.Fatalf("a move to x=-1: %v", err)
+	}
+	if _, err := wc.Resize(ctx, one.ID, 0, 90); !errors.Is(err, aci.ErrInvalidAction) {
+		t.Fatalf("a resize to no width: %v", err)
+	}
 	sized, err := wc.Resize(ctx, one.ID, 600, 400)
 	if err != nil {
 		t.Fatal(err)
