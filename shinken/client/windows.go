@@ -114,23 +114,55 @@ func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
 		}
 		return wc, nil // refused or unavailable: no exec path
 	}
-	has := map[string]bool{}
-	known, sameSize := 0, false
-	for line := range strings.Lines(res.Stdout) {
+	p := parseWindowProbe(res.Stdout)
+	ours := p.size == size && p.has["xprop"] && (len(wins) == 0 || p.known > 0)
+	wc.ewmh = ours && p.has["wmctrl"]
+	wc.iconify = ours && p.has["xdotool"]
+	return wc, nil
+}
+
+// windowProbe is what the probe script printed.
+type windowProbe struct {
+	has   map[string]bool // the programs found
+	size  aci.ScreenSize  // the display's; zero when none was read
+	known int             // how many of the windows given the display has
+}
+
+// parseWindowProbe reads the probe script's output, ignoring any line it
+// does not know.
+func parseWindowProbe(out string) windowProbe {
+	p := windowProbe{has: map[string]bool{}}
+	for line := range strings.Lines(out) {
 		f := strings.Fields(line)
 		switch {
 		case len(f) == 2 && f[0] == "has":
-			has[f[1]] = true
+			p.has[f[1]] = true
 		case len(f) == 3 && f[0] == "size":
-			sameSize = f[1] == strconv.Itoa(size.W) && f[2] == strconv.Itoa(size.H)
+			w, errW := strconv.Atoi(f[1])
+			h, errH := strconv.Atoi(f[2])
+			if errW == nil && errH == nil && w > 0 && h > 0 {
+				p.size = aci.ScreenSize{W: w, H: h}
+			}
 		case len(f) == 2 && f[0] == "knows":
-			known++
+			p.known++
 		}
 	}
-	ours := sameSize && has["xprop"] && (len(wins) == 0 || known > 0)
-	wc.ewmh = ours && has["wmctrl"]
-	wc.iconify = ours && has["xdotool"]
-	return wc, nil
+	return p
+}
+
+// parseIncrement reads the resize script's "inc W H" line: the window's
+// size steps, 1×1 when it has none.
+func parseIncrement(out string) image.Point {
+	inc := image.Pt(1, 1)
+	if f := strings.Fields(out); len(f) == 3 && f[0] == "inc" {
+		if x, err := strconv.Atoi(f[1]); err == nil && x > 1 && x < 1<<16 {
+			inc.X = x
+		}
+		if y, err := strconv.Atoi(f[2]); err == nil && y > 1 && y < 1<<16 {
+			inc.Y = y
+		}
+	}
+	return inc
 }
 
 // On returns the same means bound to c, another session of the runtime
@@ -272,12 +304,7 @@ xprop -id "$1" WM_NORMAL_HINTS | sed -n 's/.*resize increment: *\([0-9]*\) by \(
 	if err != nil {
 		return aci.WindowInfo{}, err
 	}
-	inc := image.Pt(1, 1)
-	if f := strings.Fields(res.Stdout); len(f) == 3 && f[0] == "inc" {
-		inc.X, _ = strconv.Atoi(f[1])
-		inc.Y, _ = strconv.Atoi(f[2])
-		inc = image.Pt(max(inc.X, 1), max(inc.Y, 1))
-	}
+	inc := parseIncrement(res.Stdout)
 	sized := func(win *aci.WindowInfo) bool {
 		if win == nil || len(win.BBox) != 4 {
 			return false
