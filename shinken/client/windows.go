@@ -19,9 +19,11 @@ import (
 // judge every one as they judge those:
 //
 //   - On an X11 desktop whose window manager speaks EWMH, through exec:
-//     wmctrl (close, maximise, move, resize) and xdotool (minimise), with
-//     xprop reading the window's state back. They must be installed on
-//     the runtime's machine and reach the desktop's display.
+//     wmctrl (close, maximise, move, resize) and xdotool (minimise; move
+//     and resize without wmctrl), with xprop reading the window back.
+//     They must be installed on the runtime's machine and reach the
+//     desktop's display. Without wmctrl, close is made of input (below)
+//     and nothing maximises.
 //   - Elsewhere (the headless desktop, or a display without those
 //     programs), through input, as a user would: close is activate_window
 //     and alt+F4, move a drag of the window's title bar. The other
@@ -58,9 +60,9 @@ const windowSettle = 5 * time.Second
 // Client; On binds the same means to another session of that runtime.
 type WindowControl struct {
 	c *Client
-	// ewmh: wmctrl and xprop run on the desktop's display; iconify:
-	// xdotool does too.
-	ewmh, iconify bool
+	// wmctrl, xdotool: the program, and xprop, run on the desktop's
+	// display.
+	wmctrl, xdotool bool
 	// keys: activate_window and key; drag: activate_window and drag.
 	keys, drag bool
 }
@@ -116,8 +118,8 @@ func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
 	}
 	p := parseWindowProbe(res.Stdout)
 	ours := p.size == size && p.has["xprop"] && (len(wins) == 0 || p.known > 0)
-	wc.ewmh = ours && p.has["wmctrl"]
-	wc.iconify = ours && p.has["xdotool"]
+	wc.wmctrl = ours && p.has["wmctrl"]
+	wc.xdotool = ours && p.has["xdotool"]
 	return wc, nil
 }
 
@@ -177,13 +179,15 @@ func (w *WindowControl) On(c *Client) *WindowControl {
 func (w *WindowControl) Supports(op WindowOp) bool {
 	switch op {
 	case WindowClose:
-		return w.ewmh || w.keys
+		return w.wmctrl || w.keys
 	case WindowMove:
-		return w.ewmh || w.drag
-	case WindowResize, WindowMaximize:
-		return w.ewmh
+		return w.wmctrl || w.xdotool || w.drag
+	case WindowResize:
+		return w.wmctrl || w.xdotool
+	case WindowMaximize:
+		return w.wmctrl
 	case WindowMinimize:
-		return w.iconify
+		return w.xdotool
 	}
 	return false
 }
@@ -210,7 +214,7 @@ func (w *WindowControl) unsupported(op WindowOp) error {
 // after a few seconds.
 func (w *WindowControl) Close(ctx context.Context, id uint64) error {
 	switch {
-	case w.ewmh:
+	case w.wmctrl:
 		if err := w.script(ctx, id, `wmctrl -i -c "$1"`); err != nil {
 			return err
 		}
@@ -231,7 +235,7 @@ func (w *WindowControl) Close(ctx context.Context, id uint64) error {
 // Minimize iconifies the window with id and returns once the window
 // manager says it is.
 func (w *WindowControl) Minimize(ctx context.Context, id uint64) error {
-	if !w.iconify {
+	if !w.xdotool {
 		return w.unsupported(WindowMinimize)
 	}
 	return w.script(ctx, id, `xdotool windowminimize "$1" || exit 93
@@ -241,7 +245,7 @@ func (w *WindowControl) Minimize(ctx context.Context, id uint64) error {
 // Maximize maximises the window with id and returns its bounds once the
 // window manager says it is maximised.
 func (w *WindowControl) Maximize(ctx context.Context, id uint64) (aci.WindowInfo, error) {
-	if !w.ewmh {
+	if !w.wmctrl {
 		return aci.WindowInfo{}, w.unsupported(WindowMaximize)
 	}
 	if err := w.script(ctx, id, `wmctrl -i -r "$1" -b add,maximized_vert,maximized_horz || exit 93
@@ -261,13 +265,19 @@ func (w *WindowControl) Move(ctx context.Context, id uint64, x, y int) (aci.Wind
 		return win != nil && len(win.BBox) == 4 && win.BBox[0] == x && win.BBox[1] == y
 	}
 	switch {
-	case w.ewmh && (x < 0 || y < 0):
-		// wmctrl reads -1 as "keep", and its window manager may clamp
-		// the rest: it places frames on the screen's first quadrant only.
+	case (w.wmctrl || w.xdotool) && (x < 0 || y < 0):
+		// wmctrl reads -1 as "keep", and window managers may clamp the
+		// rest: frames are placed in the screen's first quadrant only.
 		return aci.WindowInfo{}, aci.Errorf(aci.CodeInvalidAction, "this desktop places a window's frame at x, y ≥ 0, not %d,%d", x, y)
-	case w.ewmh:
+	case w.wmctrl:
 		if err := w.script(ctx, id, `wmctrl -i -r "$1" -b remove,maximized_vert,maximized_horz && wmctrl -i -r "$1" -e "0,$2,$3,-1,-1" || exit 93`,
 			strconv.Itoa(x), strconv.Itoa(y)); err != nil {
+			return aci.WindowInfo{}, err
+		}
+	case w.xdotool:
+		// Under a reparenting window manager the position given places
+		// the frame, as wmctrl's gravity 0 does.
+		if err := w.script(ctx, id, `xdotool windowmove "$1" "$2" "$3" || exit 93`, strconv.Itoa(x), strconv.Itoa(y)); err != nil {
 			return aci.WindowInfo{}, err
 		}
 	case w.drag:
@@ -286,19 +296,24 @@ func (w *WindowControl) Move(ctx context.Context, id uint64, x, y int) (aci.Wind
 // bounds. A window that asks for sizes in steps (a terminal's character
 // cells) gets the size of its steps nearest below or at the one asked.
 func (w *WindowControl) Resize(ctx context.Context, id uint64, width, height int) (aci.WindowInfo, error) {
-	if !w.ewmh {
+	if !w.wmctrl && !w.xdotool {
 		return aci.WindowInfo{}, w.unsupported(WindowResize)
 	}
 	if width <= 0 || height <= 0 {
 		return aci.WindowInfo{}, aci.Errorf(aci.CodeInvalidAction, "a window's size must be positive, not %d×%d", width, height)
 	}
-	// The frame's extents come off the size asked (wmctrl sizes the
-	// client); the size increments say how near the result must be.
+	// The frame's extents come off the size asked (wmctrl and xdotool
+	// size the client); the size increments say how near the result must
+	// be.
+	resize := `wmctrl -i -r "$1" -b remove,maximized_vert,maximized_horz && wmctrl -i -r "$1" -e "0,-1,-1,$w,$h" || exit 93`
+	if !w.wmctrl {
+		resize = `xdotool windowsize "$1" "$w" "$h" || exit 93`
+	}
 	res, err := w.run(ctx, id, `e=$(xprop -id "$1" _NET_FRAME_EXTENTS | sed -n 's/.*= *\([0-9]*\), *\([0-9]*\), *\([0-9]*\), *\([0-9]*\).*/\1 \2 \3 \4/p')
 set -- "$1" "$2" "$3" ${e:-0 0 0 0}
 w=$(($2 - $4 - $5)) h=$(($3 - $6 - $7))
 [ "$w" -gt 0 ] && [ "$h" -gt 0 ] || exit 95
-wmctrl -i -r "$1" -b remove,maximized_vert,maximized_horz && wmctrl -i -r "$1" -e "0,-1,-1,$w,$h" || exit 93
+`+resize+`
 xprop -id "$1" WM_NORMAL_HINTS | sed -n 's/.*resize increment: *\([0-9]*\) by \([0-9]*\).*/inc \1 \2/p'`,
 		strconv.Itoa(width), strconv.Itoa(height))
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -188,20 +189,54 @@ func TestWindowControlX11(t *testing.T) {
 	if err := wc.Minimize(ctx, two.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := wc.Close(ctx, one.ID); err != nil {
-		t.Fatal(err)
-	}
 	if err := wc.Close(ctx, 0x7fffff01); !errors.Is(err, aci.ErrNoSuchWindow) {
 		t.Fatalf("closing no window: %v", err)
 	}
 	// A refused exec refuses the operation, and the window stays.
 	deny.Store(true)
-	if err := wc.Close(ctx, two.ID); !errors.Is(err, aci.ErrPermissionDenied) {
+	if err := wc.Close(ctx, one.ID); !errors.Is(err, aci.ErrPermissionDenied) {
 		t.Fatalf("a close the Authorizer refuses: %v", err)
 	}
 	deny.Store(false)
-	windowTitled(t, c, "geometry-two")
-	if err := wc.Close(ctx, two.ID); err != nil {
+	windowTitled(t, c, "geometry-one")
+	if err := wc.Close(ctx, one.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	// A machine with xdotool but no wmctrl: move and resize through
+	// xdotool, close through activate_window and alt+F4, no maximise.
+	bin := t.TempDir()
+	for _, p := range []string{"xdotool", "xprop", "sed", "grep", "sleep"} {
+		path, err := exec.LookPath(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(path, filepath.Join(bin, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c2 := windowRig(t, b, append(env, "PATH="+bin), nil) // a second runtime on the same backend
+	wc2, err := c2.WindowControl(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []client.WindowOp{client.WindowClose, client.WindowMinimize, client.WindowMove, client.WindowResize}
+	if got := wc2.Ops(); !slices.Equal(got, want) {
+		t.Fatalf("ops without wmctrl %v, want %v", got, want)
+	}
+	if _, err := wc2.Maximize(ctx, two.ID); !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("maximise without wmctrl: %v", err)
+	}
+	if err := c2.ActivateWindow(ctx, two.ID); err != nil { // back from its minimised state
+		t.Fatal(err)
+	}
+	if moved, err := wc2.Move(ctx, two.ID, 300, 200); err != nil || moved.BBox[0] != 300 || moved.BBox[1] != 200 {
+		t.Fatalf("moved by xdotool to %v: %v", moved.BBox, err)
+	}
+	if sized, err := wc2.Resize(ctx, two.ID, 420, 320); err != nil || sized.BBox[2] > 420 || sized.BBox[2] < 380 || sized.BBox[3] > 320 || sized.BBox[3] < 280 {
+		t.Fatalf("resized by xdotool to %v: %v", sized.BBox, err)
+	}
+	if err := wc2.Close(ctx, two.ID); err != nil {
 		t.Fatal(err)
 	}
 }

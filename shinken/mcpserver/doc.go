@@ -51,8 +51,9 @@
 // move_window and resize_window, by a window's id from list_windows, each
 // offered only where the runtime can carry it out (New asks once, see the
 // client package's WindowControl): on an X11 desktop with wmctrl, xdotool
-// and xprop all five, made of exec; on the headless desktop close_window
-// (activate_window and alt+F4) and move_window (a drag of the title bar).
+// and xprop all five, made of exec (with xdotool and no wmctrl, all but
+// maximize_window); on the headless desktop close_window (activate_window
+// and alt+F4) and move_window (a drag of the title bar).
 // Each reads the window back and fails when it is not as asked.
 //
 // # Results and errors
