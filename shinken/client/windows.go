@@ -50,6 +50,9 @@ const (
 // window's size hints kept it from the size asked).
 var ErrWindowUnchanged = errors.New("client: the window is not as asked")
 
+// windowProbeWait bounds the probe's exec.
+const windowProbeWait = 10 * time.Second
+
 // windowSettle bounds how long an operation waits for the window manager
 // and the application to carry it out before it reports the window
 // unchanged.
@@ -79,7 +82,8 @@ exit 0`
 // operation and returns what it found; Supports says which operations
 // work. The probe is one exec (which programs the machine has, and
 // whether they reach the desktop's display: the same screen size and the
-// same windows) judged like any other: a refused or unavailable exec
+// same windows) judged like any other: a refused or unavailable exec, or
+// one not answered within 10 s (a gate waiting for a person's approval),
 // leaves the input paths only. A runtime that cannot list windows gets
 // none, since no operation could be checked. It is an error only when the
 // runtime cannot be asked at all.
@@ -109,12 +113,16 @@ func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
 	for _, w := range wins[:min(len(wins), 8)] {
 		argv = append(argv, xid(w.ID))
 	}
-	res, err := c.Exec(ctx, &aci.ExecRequest{Argv: argv})
-	if err != nil {
+	// A gate that holds the exec for a person's approval must not hold
+	// the caller: past windowProbeWait the exec path is taken as absent.
+	pctx, cancel := context.WithTimeout(ctx, windowProbeWait)
+	defer cancel()
+	res, err := c.Exec(pctx, &aci.ExecRequest{Argv: argv, Timeout: windowProbeWait})
+	if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 		if ctx.Err() != nil {
-			return nil, err
+			return nil, ctx.Err()
 		}
-		return wc, nil // refused or unavailable: no exec path
+		return wc, nil // refused, unavailable, held or killed: no exec path
 	}
 	p := parseWindowProbe(res.Stdout)
 	ours := p.size == size && p.has["xprop"] && (len(wins) == 0 || p.known > 0)
@@ -388,7 +396,7 @@ func (w *WindowControl) script(ctx context.Context, id uint64, body string, args
 
 func (w *WindowControl) run(ctx context.Context, id uint64, body string, args ...string) (*aci.ExecResult, error) {
 	script := `xprop -id "$1" WM_STATE >/dev/null 2>&1 || exit 90` + "\n" + body
-	res, err := w.c.Exec(ctx, &aci.ExecRequest{Argv: append([]string{"/bin/sh", "-c", script, "sh", xid(id)}, args...)})
+	res, err := w.c.Exec(ctx, &aci.ExecRequest{Argv: append([]string{"/bin/sh", "-c", script, "sh", xid(id)}, args...), Timeout: 3 * windowSettle})
 	if err != nil {
 		return nil, err
 	}
