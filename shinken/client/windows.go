@@ -50,6 +50,9 @@ const (
 // window's size hints kept it from the size asked).
 var ErrWindowUnchanged = errors.New("client: the window is not as asked")
 
+// maxProbed bounds the windows the probe looks for on the display.
+const maxProbed = 8
+
 // windowProbeWait bounds the probe's exec.
 const windowProbeWait = 10 * time.Second
 
@@ -75,6 +78,7 @@ const windowProbeScript = `for p in wmctrl xdotool xprop; do command -v "$p" >/d
 if command -v xdotool >/dev/null 2>&1; then echo "size $(xdotool getdisplaygeometry 2>/dev/null)"
 elif command -v wmctrl >/dev/null 2>&1; then wmctrl -d 2>/dev/null | sed -n '1s/.*DG: \([0-9]*\)x\([0-9]*\).*/size \1 \2/p'; fi
 command -v xprop >/dev/null 2>&1 || exit 0
+echo "clients $(xprop -root _NET_CLIENT_LIST 2>/dev/null | grep -o '0x[0-9a-fA-F]*' | wc -l)"
 for w in "$@"; do xprop -id "$w" WM_STATE >/dev/null 2>&1 && echo "knows $w"; done
 exit 0`
 
@@ -110,7 +114,7 @@ func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
 		return nil, err
 	}
 	argv := []string{"/bin/sh", "-c", windowProbeScript, "sh"}
-	for _, w := range wins[:min(len(wins), 8)] {
+	for _, w := range wins[:min(len(wins), maxProbed)] {
 		argv = append(argv, xid(w.ID))
 	}
 	// A gate that holds the exec for a person's approval must not hold
@@ -125,7 +129,12 @@ func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
 		return wc, nil // refused, unavailable, held or killed: no exec path
 	}
 	p := parseWindowProbe(res.Stdout)
-	ours := p.size == size && p.has["xprop"] && (len(wins) == 0 || p.known > 0)
+	// The display is the desktop's when it has the same size and every
+	// window the runtime listed (or, listing none, has none either): a
+	// machine whose exec reaches some other display, as a developer's
+	// does beside a headless desktop, gets no exec path.
+	given := min(len(wins), maxProbed)
+	ours := p.size == size && p.has["xprop"] && p.known == given && (given > 0 || p.clients == 0)
 	wc.wmctrl = ours && p.has["wmctrl"]
 	wc.xdotool = ours && p.has["xdotool"]
 	return wc, nil
@@ -133,9 +142,10 @@ func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
 
 // windowProbe is what the probe script printed.
 type windowProbe struct {
-	has   map[string]bool // the programs found
-	size  aci.ScreenSize  // the display's; zero when none was read
-	known int             // how many of the windows given the display has
+	has     map[string]bool // the programs found
+	size    aci.ScreenSize  // the display's; zero when none was read
+	known   int             // how many of the windows given the display has
+	clients int             // how many windows the display's window manager lists
 }
 
 // parseWindowProbe reads the probe script's output, ignoring any line it
@@ -155,6 +165,8 @@ func parseWindowProbe(out string) windowProbe {
 			}
 		case len(f) == 2 && f[0] == "knows":
 			p.known++
+		case len(f) == 2 && f[0] == "clients":
+			p.clients, _ = strconv.Atoi(f[1])
 		}
 	}
 	return p

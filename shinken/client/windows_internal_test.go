@@ -11,8 +11,8 @@ import (
 // TestParseWindowProbe reads a probe's output as the script prints it on
 // an X11 desktop, and ignores what it does not know.
 func TestParseWindowProbe(t *testing.T) {
-	p := parseWindowProbe("has wmctrl\nhas xprop\nsize 1280 800\nknows 0x200003\nknows 0x400003\nnoise\nsize x y\n")
-	if !p.has["wmctrl"] || !p.has["xprop"] || p.has["xdotool"] || p.size != (aci.ScreenSize{W: 1280, H: 800}) || p.known != 2 {
+	p := parseWindowProbe("has wmctrl\nhas xprop\nsize 1280 800\nclients 3\nknows 0x200003\nknows 0x400003\nnoise\nsize x y\n")
+	if !p.has["wmctrl"] || !p.has["xprop"] || p.has["xdotool"] || p.size != (aci.ScreenSize{W: 1280, H: 800}) || p.known != 2 || p.clients != 3 {
 		t.Fatalf("%+v", p)
 	}
 	if p := parseWindowProbe("has xdotool\nsize \n"); p.size != (aci.ScreenSize{}) || !p.has["xdotool"] {

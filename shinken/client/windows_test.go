@@ -116,6 +116,49 @@ func TestWindowControlHeadless(t *testing.T) {
 	}
 }
 
+// TestWindowControlBesideAnotherDisplay probes a headless desktop whose
+// exec reaches an X display of the same size, with wmctrl, xdotool and
+// xprop on it, as a developer's machine does: the display is not the
+// desktop's, so nothing goes through it, whether the desktop has windows
+// or none.
+func TestWindowControlBesideAnotherDisplay(t *testing.T) {
+	srv := xvfbtest.Start(t, nil)
+	ctx := t.Context()
+	b, err := x11.Open(ctx, &x11.Options{Display: srv.Display, Xauthority: srv.Xauthority, LaunchEnv: []string{xvfb.MarkerVar + "=" + srv.Marker}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	env := append(os.Environ(), "DISPLAY="+srv.Display, "XAUTHORITY="+srv.Xauthority, xvfb.MarkerVar+"="+srv.Marker)
+	x := windowRig(t, b, env, nil)
+	if err := x.LaunchApp(ctx, "xterm", "-title", "elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	w := windowTitled(t, x, "elsewhere")
+	xwc, err := x.WindowControl(ctx)
+	if err != nil || !xwc.Supports(client.WindowMaximize) {
+		t.Fatalf("the display's own runtime: %v", err)
+	}
+	c := windowRig(t, headless.New(nil), env, nil) // 1280×800, as the display
+	for _, apps := range [][]string{nil, {"notes"}} {
+		for _, app := range apps {
+			if err := c.LaunchApp(ctx, app); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wc, err := c.WindowControl(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := wc.Ops(); !slices.Equal(got, []client.WindowOp{client.WindowClose, client.WindowMove}) {
+			t.Fatalf("with apps %v: ops %v, want the headless desktop's own", apps, got)
+		}
+	}
+	if err := xwc.Close(ctx, w.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestWindowControlX11 closes, minimises, maximises, moves and resizes an
 // xterm under openbox, through wmctrl and xdotool run by exec, and
 // checks that a refused exec refuses them.
