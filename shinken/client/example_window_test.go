@@ -13,8 +13,9 @@ import (
 )
 
 // Window geometry on the headless desktop, which runs no commands: its
-// window manager closes a window on alt+F4 and moves one by its title bar,
-// so those are the operations offered, and each is read back.
+// window manager closes a window on alt+F4, moves one by its title bar and
+// resizes one by its frame's corner, so those are the operations offered,
+// and each is read back.
 func ExampleClient_WindowControl() {
 	ctx := context.Background()
 	desk := headless.New(nil)
@@ -41,13 +42,19 @@ func ExampleClient_WindowControl() {
 		log.Fatal(err)
 	}
 	fmt.Println(moved.Title, moved.BBox[:2])
+	sized, err := wc.Resize(ctx, wins[0].ID, 500, 360)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(sized.BBox)
 	if err := wc.Close(ctx, wins[0].ID); err != nil {
 		log.Fatal(err)
 	}
 	left, _ := c.ListWindows(ctx)
 	fmt.Println(len(left), left[0].Title)
 	// Output:
-	// [close move]
+	// [close move resize]
 	// Notes [100 60]
+	// [100 60 500 360]
 	// 1 Form
 }

@@ -26,8 +26,9 @@ import (
 //     and nothing maximises.
 //   - Elsewhere (the headless desktop, or a display without those
 //     programs), through input, as a user would: close is activate_window
-//     and alt+F4, move a drag of the window's title bar. The other
-//     operations have no such path and are not offered.
+//     and alt+F4, move a drag of the window's title bar, resize a drag of
+//     its frame's bottom right corner. Minimise and maximise have no such
+//     path and are not offered.
 //
 // Each operation reads the window back afterwards and fails when the
 // window is not as asked: nothing is reported done that did not happen.
@@ -203,7 +204,7 @@ func (w *WindowControl) Supports(op WindowOp) bool {
 	case WindowMove:
 		return w.wmctrl || w.xdotool || w.drag
 	case WindowResize:
-		return w.wmctrl || w.xdotool
+		return w.wmctrl || w.xdotool || w.drag
 	case WindowMaximize:
 		return w.wmctrl
 	case WindowMinimize:
@@ -301,7 +302,7 @@ func (w *WindowControl) Move(ctx context.Context, id uint64, x, y int) (aci.Wind
 			return aci.WindowInfo{}, err
 		}
 	case w.drag:
-		if err := w.dragTo(ctx, id, image.Pt(x, y)); err != nil {
+		if err := w.dragWindow(ctx, id, WindowMove, image.Pt(x, y)); err != nil {
 			return aci.WindowInfo{}, err
 		}
 	default:
@@ -315,12 +316,23 @@ func (w *WindowControl) Move(ctx context.Context, id uint64, x, y int) (aci.Wind
 // reports its bounds), keeping its top left corner, and returns its
 // bounds. A window that asks for sizes in steps (a terminal's character
 // cells) gets the size of its steps nearest below or at the one asked.
+// Through a drag of the frame's corner (the headless desktop), the corner
+// must stay on the screen.
 func (w *WindowControl) Resize(ctx context.Context, id uint64, width, height int) (aci.WindowInfo, error) {
-	if !w.wmctrl && !w.xdotool {
+	if !w.Supports(WindowResize) {
 		return aci.WindowInfo{}, w.unsupported(WindowResize)
 	}
 	if width <= 0 || height <= 0 {
 		return aci.WindowInfo{}, aci.Errorf(aci.CodeInvalidAction, "a window's size must be positive, not %d×%d", width, height)
+	}
+	exact := func(win *aci.WindowInfo) bool {
+		return win != nil && len(win.BBox) == 4 && win.BBox[2] == width && win.BBox[3] == height
+	}
+	if !w.wmctrl && !w.xdotool {
+		if err := w.dragWindow(ctx, id, WindowResize, image.Pt(width, height)); err != nil {
+			return aci.WindowInfo{}, err
+		}
+		return w.settle(ctx, id, fmt.Sprintf("%d×%d", width, height), exact)
 	}
 	// The frame's extents come off the size asked (wmctrl and xdotool
 	// size the client); the size increments say how near the result must
@@ -350,9 +362,11 @@ xprop -id "$1" WM_NORMAL_HINTS | sed -n 's/.*resize increment: *\([0-9]*\) by \(
 	return w.settle(ctx, id, fmt.Sprintf("%d×%d", width, height), sized)
 }
 
-// dragTo moves the window with id by dragging its title bar, as a user
-// would: raised first, so that nothing covers the bar.
-func (w *WindowControl) dragTo(ctx context.Context, id uint64, to image.Point) error {
+// dragWindow moves (op WindowMove) or resizes (WindowResize) the window
+// with id as a user would, raised first so that nothing covers what is
+// dragged: its title bar to put its top left corner at to, or its frame's
+// bottom right corner to give it the size to.
+func (w *WindowControl) dragWindow(ctx context.Context, id uint64, op WindowOp, to image.Point) error {
 	win, err := w.window(ctx, id)
 	if err != nil {
 		return err
@@ -363,16 +377,27 @@ func (w *WindowControl) dragTo(ctx context.Context, id uint64, to image.Point) e
 	if len(win.BBox) != 4 {
 		return fmt.Errorf("client: window %d has no bounds to drag it by: %w", id, errors.ErrUnsupported)
 	}
-	// A point of the title bar: a third of the way across (clear of the
-	// buttons at either end) and a few pixels down from the frame's top.
-	grab := image.Pt(win.BBox[0]+win.BBox[2]/3, win.BBox[1]+min(8, win.BBox[3]/2))
-	drop := grab.Add(to.Sub(image.Pt(win.BBox[0], win.BBox[1])))
+	x, y, wd, ht := win.BBox[0], win.BBox[1], win.BBox[2], win.BBox[3]
+	var grab, drop image.Point
+	what := "its title bar"
+	if op == WindowMove {
+		// A point of the title bar: a third of the way across (clear of
+		// the buttons at either end), a few pixels below the frame's top.
+		grab = image.Pt(x+wd/3, y+min(8, ht/2))
+		drop = grab.Add(to.Sub(image.Pt(x, y)))
+	} else {
+		// The last pixel of the frame's border, its resize grip.
+		what = "its bottom right corner"
+		grab = image.Pt(x+wd-1, y+ht-1)
+		drop = grab.Add(to.Sub(image.Pt(wd, ht)))
+	}
 	size, err := w.c.ScreenSize(ctx)
 	if err != nil {
 		return err
 	}
-	if !drop.In(image.Rect(0, 0, size.W, size.H)) {
-		return aci.Errorf(aci.CodeInvalidAction, "moving window %d to %d,%d drags its title bar off the screen (to %d,%d); this desktop moves windows only by their title bar", id, to.X, to.Y, drop.X, drop.Y)
+	screen := image.Rect(0, 0, size.W, size.H)
+	if !grab.In(screen) || !drop.In(screen) {
+		return aci.Errorf(aci.CodeInvalidAction, "window %d would be dragged by %s from %d,%d to %d,%d, off the screen; this desktop %ss windows only by dragging", id, what, grab.X, grab.Y, drop.X, drop.Y, op)
 	}
 	if err := w.c.ActivateWindow(ctx, id); err != nil {
 		return err

@@ -62,9 +62,9 @@ func windowTitled(t *testing.T, c *client.Client, title string) aci.WindowInfo {
 	}
 }
 
-// TestWindowControlHeadless closes and moves windows of the headless
-// desktop through input (its window manager has no other), and offers
-// nothing else, even on a machine whose exec reaches another display.
+// TestWindowControlHeadless closes, moves and resizes windows of the
+// headless desktop through input (its window manager has no other), and
+// offers nothing else.
 func TestWindowControlHeadless(t *testing.T) {
 	ctx := t.Context()
 	desk := headless.New(nil)
@@ -78,8 +78,8 @@ func TestWindowControlHeadless(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := wc.Ops(); !slices.Equal(got, []client.WindowOp{client.WindowClose, client.WindowMove}) {
-		t.Fatalf("ops %v, want close and move", got)
+	if got := wc.Ops(); !slices.Equal(got, []client.WindowOp{client.WindowClose, client.WindowMove, client.WindowResize}) {
+		t.Fatalf("ops %v, want close, move and resize", got)
 	}
 	notes := windowTitled(t, c, "notes")
 	moved, err := wc.Move(ctx, notes.ID, 200, 150)
@@ -92,8 +92,17 @@ func TestWindowControlHeadless(t *testing.T) {
 	if _, err := wc.Move(ctx, notes.ID, 5000, 10); !errors.Is(err, aci.ErrInvalidAction) {
 		t.Fatalf("a move off the screen: %v", err)
 	}
+	sized, err := wc.Resize(ctx, notes.ID, 520, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{200, 150, 520, 300}; !slices.Equal(sized.BBox, want) {
+		t.Fatalf("resized to %v, want %v", sized.BBox, want)
+	}
+	if _, err := wc.Resize(ctx, notes.ID, 5000, 300); !errors.Is(err, aci.ErrInvalidAction) {
+		t.Fatalf("a resize off the screen: %v", err)
+	}
 	for _, err := range []error{
-		func() error { _, err := wc.Resize(ctx, notes.ID, 300, 200); return err }(),
 		func() error { _, err := wc.Maximize(ctx, notes.ID); return err }(),
 		wc.Minimize(ctx, notes.ID),
 	} {
@@ -150,7 +159,7 @@ func TestWindowControlBesideAnotherDisplay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := wc.Ops(); !slices.Equal(got, []client.WindowOp{client.WindowClose, client.WindowMove}) {
+		if got := wc.Ops(); !slices.Equal(got, []client.WindowOp{client.WindowClose, client.WindowMove, client.WindowResize}) {
 			t.Fatalf("with apps %v: ops %v, want the headless desktop's own", apps, got)
 		}
 	}

@@ -53,7 +53,8 @@
 // client package's WindowControl): on an X11 desktop with wmctrl, xdotool
 // and xprop all five, made of exec (with xdotool and no wmctrl, all but
 // maximize_window); on the headless desktop close_window (activate_window
-// and alt+F4) and move_window (a drag of the title bar).
+// and alt+F4), move_window (a drag of the title bar) and resize_window (a
+// drag of the frame's bottom right corner).
 // Each reads the window back and fails when it is not as asked.
 //
 // # Results and errors

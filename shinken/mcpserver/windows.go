@@ -13,8 +13,8 @@ import (
 // The window tools: close, minimise, maximise, move and resize a window,
 // each offered only when the runtime has the means (see the client
 // package's WindowControl, which New asks once): the headless desktop
-// closes and moves windows, an X11 desktop with wmctrl, xdotool and xprop
-// does all five (without wmctrl, all but maximise). They are made of exec and input verbs, judged by the
+// closes, moves and resizes windows, an X11 desktop with wmctrl, xdotool
+// and xprop does all five (without wmctrl, all but maximise). They are made of exec and input verbs, judged by the
 // runtime's Authorizer and plugins as those are, and each reads the window
 // back: a window not as asked is an error, never "done".
 

@@ -19,12 +19,11 @@ import (
 	"shinken.dev/go/shinken/mcpserver"
 )
 
-// TestWindowTools moves and closes a window of the headless desktop through
-// the Go SDK, checks that the operations its window manager lacks are not
-// offered. Here they are made of input verbs (activate_window, key, drag),
-// which the Authorizer does not judge, as it judges no click; on X11 they
-// are execs, refused with them (TestWindowControlX11 in the client
-// package).
+// TestWindowTools moves, resizes and closes a window of the headless
+// desktop through the Go SDK, and checks that the operations its window
+// manager lacks are not offered. Here they are made of input verbs
+// (activate_window, key, drag), which the Authorizer does not judge, as it
+// judges no click; on X11 they are execs, refused with them.
 func TestWindowTools(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
@@ -36,7 +35,7 @@ func TestWindowTools(t *testing.T) {
 	for _, tool := range res.Tools {
 		offered[tool.Name] = true
 	}
-	for name, want := range map[string]bool{"close_window": true, "move_window": true, "minimize_window": false, "maximize_window": false, "resize_window": false} {
+	for name, want := range map[string]bool{"close_window": true, "move_window": true, "minimize_window": false, "maximize_window": false, "resize_window": true} {
 		if offered[name] != want {
 			t.Errorf("%s offered: %v, want %v", name, offered[name], want)
 		}
@@ -65,6 +64,11 @@ func TestWindowTools(t *testing.T) {
 		t.Fatalf("the desktop has the window at %v", ws[0].BBox)
 	}
 	e.fails(t, "move_window", map[string]any{"id": id, "x": 3000, "y": 200}, aci.CodeInvalidAction)
+	structured(t, e.call(t, "resize_window", map[string]any{"id": id, "width": 500, "height": 380}), &moved)
+	if moved.BBox[0] != 300 || moved.BBox[2] != 500 || moved.BBox[3] != 380 {
+		t.Fatalf("resized %+v", moved)
+	}
+	e.fails(t, "resize_window", map[string]any{"id": id, "width": 0, "height": 380}, aci.CodeInvalidAction)
 	e.fails(t, "close_window", map[string]any{"id": 999}, aci.CodeNoSuchWindow)
 	e.ok(t, "close_window", map[string]any{"id": id})
 	if ws, _ := e.desk.Windows(ctx); len(ws) != 1 || ws[0].ID == id {
