@@ -917,12 +917,13 @@ func (st *settleState) bulk(start time.Time, scroll bool) bool {
 		sum += s.area
 	}
 	// The union is at most the sum: a spinner and a caret never need it.
-	return sum > st.area/4 && unionArea(rects) > st.area/4
+	return sum > st.area/4 && unionArea(rects, st.area/4) > st.area/4
 }
 
 // unionArea returns the area the rectangles rs cover together, counting
-// once what several of them cover.
-func unionArea(rs []image.Rectangle) int {
+// once what several of them cover, or, once that passes limit, some area
+// over limit.
+func unionArea(rs []image.Rectangle, limit int) int {
 	xs := make([]int, 0, 2*len(rs))
 	for _, r := range rs {
 		xs = append(xs, r.Min.X, r.Max.X)
@@ -955,7 +956,9 @@ func unionArea(rs []image.Rectangle) int {
 		if len(spans) > 0 {
 			h += bottom - top
 		}
-		area += h * (x1 - x0)
+		if area += h * (x1 - x0); area > limit {
+			break
+		}
 	}
 	return area
 }

@@ -66,8 +66,13 @@ func TestUnionArea(t *testing.T) {
 		{[]image.Rectangle{image.Rect(3, 22, 1203, 776), image.Rect(39, 35, 1203, 48)}, 1200 * 754},
 		{lineRects(58), 1200 * 13 * 58},
 	} {
-		if got := unionArea(c.rs); got != c.want {
+		if got := unionArea(c.rs, 1<<40); got != c.want {
 			t.Errorf("unionArea(%v) = %d, want %d", c.rs, got, c.want)
+		}
+		if limit := c.want / 2; c.want > 0 {
+			if got := unionArea(c.rs, limit); got <= limit || got > c.want {
+				t.Errorf("unionArea(%v, %d) = %d, want over the limit and at most %d", c.rs, limit, got, c.want)
+			}
 		}
 	}
 }
