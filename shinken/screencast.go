@@ -163,11 +163,11 @@ func (c *conn) startScreencast(callID string, a *aci.Action) error {
 	return nil
 }
 
-// takeBack detaches stream id from the connection that runs it, for c to
-// resume it: a client that reconnects may resume before the runtime has
-// seen its old connection end (a connection dropped without a close is
-// found only by the keepalive), and the stream is the client's, not the
-// connection's. A stream c itself runs is left alone.
+// takeBack detaches stream id from a connection that is over but has not
+// let go of it yet (it does once its calls in flight have ended), for c to
+// resume it: a client that reconnects may resume before then. A stream
+// whose connection still serves is not taken: a session cannot take
+// another's live stream.
 func (r *castRegistry) takeBack(id string, c *conn) {
 	r.mu.Lock()
 	s := r.streams[id]
@@ -178,7 +178,7 @@ func (r *castRegistry) takeBack(id string, c *conn) {
 	s.mu.Lock()
 	owner := s.owner
 	s.mu.Unlock()
-	if owner == nil || owner == c {
+	if owner == nil || owner == c || owner.ctx.Err() == nil {
 		return
 	}
 	s.halt()
