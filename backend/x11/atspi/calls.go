@@ -13,6 +13,7 @@ const (
 	ifCache        = "org.a11y.atspi.Cache"
 	ifCollection   = "org.a11y.atspi.Collection"
 	ifComponent    = "org.a11y.atspi.Component"
+	ifDocument     = "org.a11y.atspi.Document"
 	ifEditableText = "org.a11y.atspi.EditableText"
 	ifText         = "org.a11y.atspi.Text"
 	ifValue        = "org.a11y.atspi.Value"
@@ -47,6 +48,7 @@ const (
 	hasEditableText
 	hasText
 	hasValue
+	hasDocument
 )
 
 func parseIface(name string) ifaceSet {
@@ -63,6 +65,8 @@ func parseIface(name string) ifaceSet {
 		return hasText
 	case ifValue:
 		return hasValue
+	case ifDocument:
+		return hasDocument
 	}
 	return 0
 }

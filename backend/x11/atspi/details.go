@@ -1,6 +1,7 @@
 package atspi
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,7 +17,11 @@ const browserGeomAge = 500 * time.Millisecond
 // browserTreeAge bounds how long a browser's mirror is patched by events
 // alone: Firefox was seen to leave a page read mid-load (controls without
 // their names, texts not yet there) with no event for what came after,
-// so past this age a walk reads the tree whole again.
+// so past this age a walk reads the tree whole again. A navigation (a
+// document's URL changed) starts the same doubt again: Chromium updates
+// its chrome for the new URL (the location bar's security chip) a moment
+// later with no event for it, so for browserTreeAge after a walk saw a
+// URL change, every walk reads the tree whole.
 const browserTreeAge = 2 * time.Second
 
 // This file holds phase 4 of a walk: what completes the nodes kept in the
@@ -76,10 +81,54 @@ func (w *walk) details(order []*rec) {
 					}
 				}
 			})
+		case isDocument(r) && !editable:
+			// Before its text: Gecko gives a page EditableText, whose
+			// text is placeholders for the objects it holds.
+			w.readDocURL(r, nil)
 		case r.ifs&hasEditableText != 0 || editable && r.ifs&hasText != 0:
 			w.readText(r)
 		}
 	}
+}
+
+// isDocument reports whether r is a browser's document (a page or a
+// frame's), whose value is the URL it shows.
+func isDocument(r *rec) bool {
+	return r.ifs&hasDocument != 0 && (r.role == roleDocumentWeb || r.role == roleDocumentFrame)
+}
+
+// readDocURL queues the read of r's document URL as its value: the
+// Document attributes carry it, as "DocURL" in Gecko and as "URI" in
+// Chromium (which answers GetAttributeValue("DocURL") with ""), so one
+// GetAttributes call serves both. The value stays empty when the read
+// fails or the document has no URL. then, when not nil, runs after the
+// read.
+func (w *walk) readDocURL(r *rec, then func()) {
+	r.value = ""
+	w.p.call(call(w.dest, r.path, ifDocument, "GetAttributes"), func(m *message, err error) {
+		if then != nil {
+			defer then()
+		}
+		if err != nil {
+			return
+		}
+		d, err := expect(m, "a{ss}")
+		if err != nil {
+			return
+		}
+		var url string
+		end := d.array(8)
+		for d.off < end && d.err == nil {
+			d.align(8)
+			k, v := d.str(), d.str()
+			if k == "DocURL" || k == "URI" && url == "" {
+				url = v
+			}
+		}
+		if d.err == nil {
+			r.value = clip(url, maxValueBytes)
+		}
+	})
 }
 
 // geometry reads r's extents, reusing remembered ones where nothing says
@@ -306,6 +355,18 @@ func (w *walk) remember(order []*rec) {
 		if root := w.m.last[pathRoot]; root != nil && w.rootListed != nil {
 			root.listed = w.rootListed
 		}
+	}
+	if w.m.browser {
+		var urls []string
+		for _, r := range order {
+			if isDocument(r) {
+				urls = append(urls, r.value)
+			}
+		}
+		if w.m.urlsKnown && !slices.Equal(urls, w.m.urls) {
+			w.m.navAt = time.Now()
+		}
+		w.m.urls, w.m.urlsKnown = urls, true
 	}
 	nodes := make(map[string]*known, len(order))
 	for _, r := range order {
