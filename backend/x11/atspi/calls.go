@@ -191,6 +191,21 @@ func readVariantFloat(d *decoder) (float64, bool) {
 	return 0, false
 }
 
+// readDocURL reads the "a{ss}" of Document.GetAttributes and returns the
+// document's URL: "DocURL" (Gecko), else "URI" (Chromium), else "".
+func readDocURL(d *decoder) string {
+	var url string
+	end := d.array(8)
+	for d.off < end && d.err == nil {
+		d.align(8)
+		k, v := d.str(), d.str()
+		if k == "DocURL" || k == "URI" && url == "" {
+			url = v
+		}
+	}
+	return url
+}
+
 // readExtents reads a "(iiii)" rectangle; a hidden node has none.
 func readExtents(d *decoder) (image.Rectangle, bool) {
 	d.align(8)

@@ -116,16 +116,7 @@ func (w *walk) readDocURL(r *rec, then func()) {
 		if err != nil {
 			return
 		}
-		var url string
-		end := d.array(8)
-		for d.off < end && d.err == nil {
-			d.align(8)
-			k, v := d.str(), d.str()
-			if k == "DocURL" || k == "URI" && url == "" {
-				url = v
-			}
-		}
-		if d.err == nil {
+		if url := readDocURL(d); d.err == nil {
 			r.value = clip(url, maxValueBytes)
 		}
 	})
