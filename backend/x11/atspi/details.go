@@ -17,12 +17,15 @@ const browserGeomAge = 500 * time.Millisecond
 // browserTreeAge bounds how long a browser's mirror is patched by events
 // alone: Firefox was seen to leave a page read mid-load (controls without
 // their names, texts not yet there) with no event for what came after,
-// so past this age a walk reads the tree whole again. A navigation (a
-// document's URL changed) starts the same doubt again: Chromium updates
-// its chrome for the new URL (the location bar's security chip) a moment
-// later with no event for it, so for browserTreeAge after a walk saw a
-// URL change, every walk reads the tree whole.
+// so past this age a walk reads the tree whole again.
 const browserTreeAge = 2 * time.Second
+
+// browserNavAge bounds the doubt a navigation (a document's URL changed)
+// leaves: Chromium updates its chrome for the new URL (the location bar's
+// security chip) a moment after the page's URL, with no event for it, so
+// for this long after a walk saw a URL change, every walk reads the tree
+// whole.
+const browserNavAge = 500 * time.Millisecond
 
 // This file holds phase 4 of a walk: what completes the nodes kept in the
 // tree, and what the memo keeps of them for the next walk.
@@ -350,7 +353,8 @@ func (w *walk) remember(order []*rec) {
 	if w.m.browser {
 		var urls []string
 		for _, r := range order {
-			if isDocument(r) {
+			// The pages on screen: a tab opened behind is no navigation.
+			if isDocument(r) && r.states.has(stateShowing) {
 				urls = append(urls, r.value)
 			}
 		}
