@@ -28,8 +28,9 @@ import (
 // TestGeminiURLOnX11 runs Gemini's function calls, as the SDK writes them,
 // against Chromium on a private X session with its accessibility tree:
 // each function response carries the URL of the page the active window
-// shows, a same-document navigation's new URL included, with no
-// GeminiOptions.URL; with a window that is not a browser's active, none.
+// shows, with no GeminiOptions.URL: after an anchor, a history.pushState
+// and navigate to a new page, the new URL; with a window that is not a
+// browser's active, none.
 func TestGeminiURLOnX11(t *testing.T) {
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
@@ -103,8 +104,9 @@ func TestGeminiURLOnX11(t *testing.T) {
 		{"id": "c1", "name": "hover_at", "args": {%s}},
 		{"id": "c2", "name": "click_at", "args": {%s}},
 		{"id": "c3", "name": "click", "args": {%s}},
-		{"id": "c4", "name": "take_screenshot", "args": {}}
-	]`, at("Push"), at("Anchor"), at("Push"))
+		{"id": "c4", "name": "take_screenshot", "args": {}},
+		{"id": "c5", "name": "navigate", "args": {"url": "%s?page=2"}}
+	]`, at("Push"), at("Anchor"), at("Push"), base)
 	if err := json.Unmarshal([]byte(sdk), &calls); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +114,7 @@ func TestGeminiURLOnX11(t *testing.T) {
 	if err != nil {
 		t.Fatalf("turn: %v", err)
 	}
-	want := []string{base, base + "#clicked", base + "?pushed=1", base + "?pushed=1"}
+	want := []string{base, base + "#clicked", base + "?pushed=1", base + "?pushed=1", base + "?page=2"}
 	for i, r := range res {
 		// What the model receives: the response as JSON.
 		var got struct {
