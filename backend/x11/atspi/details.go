@@ -104,7 +104,8 @@ func isDocument(r *rec) bool {
 // Document attributes carry it, as "DocURL" in Gecko and as "URI" in
 // Chromium (which answers GetAttributeValue("DocURL") with ""), so one
 // GetAttributes call serves both. The value stays empty when the read
-// fails or the document has no URL. then, when not nil, runs after the
+// fails, the document has no URL, or its URL is longer than a value may
+// be (maxValueBytes). then, when not nil, runs after the
 // read.
 func (w *walk) readDocURL(r *rec, then func()) {
 	r.value = ""
@@ -119,8 +120,10 @@ func (w *walk) readDocURL(r *rec, then func()) {
 		if err != nil {
 			return
 		}
-		if url := readDocURL(d); d.err == nil {
-			r.value = clip(url, maxValueBytes)
+		// A URL cut short would name another page: one too long for a
+		// value (a large data: URL) is left out.
+		if url := readDocURL(d); d.err == nil && len(url) <= maxValueBytes {
+			r.value = url
 		}
 	})
 }

@@ -71,7 +71,8 @@
 // attributes ("DocURL" in Gecko, "URI" in Chromium): ACI v0 has no URL
 // field, and a value is what tree_text shows every agent
 // (Value:"https://…") and what a toolset reads for the model (Gemini's
-// function responses). The URL is read again on every snapshot, mirror or
+// function responses). A URL longer than 4 KiB (a large data: URL) is
+// left out rather than cut. The URL is read again on every snapshot, mirror or
 // not, because a same-document navigation (an anchor, history.pushState)
 // changes it with no event; a URL that changed makes that snapshot, and
 // for a moment every one after it, read the browser's tree whole, since
