@@ -25,16 +25,19 @@ import (
 	"shinken.dev/go/shinken/toolset"
 )
 
-// TestGeminiURLOnX11 runs Gemini's function calls, as the SDK writes them,
-// against Chromium on a private X session with its accessibility tree:
-// each function response carries the URL of the page the active window
-// shows, with no GeminiOptions.URL: after an anchor, a history.pushState
-// and navigate to a new page, the new URL; with a window that is not a
-// browser's active, none.
-func TestGeminiURLOnX11(t *testing.T) {
-	bin, err := exec.LookPath("chromium")
+// TestGeminiURLOnX11Chromium and TestGeminiURLOnX11Firefox run Gemini's
+// function calls, as the SDK writes them, against a browser on a private X
+// session with its accessibility tree: each function response carries the
+// URL of the page the active window shows, with no GeminiOptions.URL:
+// after an anchor, a history.pushState and navigate to a new page, the
+// new URL; with a window that is not a browser's active, none.
+func TestGeminiURLOnX11Chromium(t *testing.T) { testGeminiURLOnX11(t, "chromium") }
+func TestGeminiURLOnX11Firefox(t *testing.T)  { testGeminiURLOnX11(t, "firefox-esr") }
+
+func testGeminiURLOnX11(t *testing.T, browser string) {
+	bin, err := exec.LookPath(browser)
 	if err != nil {
-		atspitest.Missing(t, "chromium")
+		atspitest.Missing(t, browser)
 	}
 	sess := atspitest.Start(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
@@ -65,22 +68,34 @@ func TestGeminiURLOnX11(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := "file://" + filepath.ToSlash(page)
-	sess.LaunchEnv(t, nil, bin, "--no-sandbox", "--no-first-run", "--no-default-browser-check",
-		"--disable-gpu", "--force-renderer-accessibility", "--password-store=basic",
-		"--disable-features=Translate,MediaRouter", "--user-data-dir="+t.TempDir(),
-		"--window-position=0,0", "--window-size=900,700", base)
-	// Readiness: the page is loaded and its buttons are on screen.
+	if browser == "chromium" {
+		sess.LaunchEnv(t, nil, bin, "--no-sandbox", "--no-first-run", "--no-default-browser-check",
+			"--disable-gpu", "--force-renderer-accessibility", "--password-store=basic",
+			"--disable-features=Translate,MediaRouter", "--user-data-dir="+t.TempDir(),
+			"--window-position=0,0", "--window-size=900,700", base)
+	} else {
+		sess.LaunchEnv(t, []string{"MOZ_CRASHREPORTER_DISABLE=1", "GNOME_ACCESSIBILITY=1"}, bin,
+			"--no-remote", "--new-instance", "--profile", t.TempDir(), base)
+	}
+	// Readiness: the page is loaded and its buttons are on screen, in the
+	// same place in two observations in a row (a window still being
+	// placed moves them).
 	var obs *aci.Observation
+	var last []float64
 	for {
 		obs, err = c.Observe(ctx, &client.ObserveRequest{Settle: 50 * time.Millisecond})
 		if err == nil {
 			doc, derr := obs.Find("document web", "Gemini URL")
-			if _, berr := obs.Find("push button", "Push"); derr == nil && berr == nil && doc.Value == base && !slices.Contains(doc.States, "busy") {
-				break
+			push, berr := obs.Find("push button", "Push")
+			if derr == nil && berr == nil && doc.Value == base && !slices.Contains(doc.States, "busy") {
+				if slices.Equal(push.BBox, last) {
+					break
+				}
+				last = push.BBox
 			}
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("Chromium never showed the page (last error %v)", err)
+			t.Fatalf("%s never showed the page (last error %v)", browser, err)
 		}
 	}
 
