@@ -105,8 +105,7 @@ func isDocument(r *rec) bool {
 // Chromium (which answers GetAttributeValue("DocURL") with ""), so one
 // GetAttributes call serves both. The value stays empty when the read
 // fails, the document has no URL, or its URL is longer than a value may
-// be (maxValueBytes). then, when not nil, runs after the
-// read.
+// be (maxValueBytes). then, when not nil, runs after the read.
 func (w *walk) readDocURL(r *rec, then func()) {
 	r.value = ""
 	w.p.call(call(w.dest, r.path, ifDocument, "GetAttributes"), func(m *message, err error) {

@@ -56,8 +56,8 @@ type memo struct {
 	// browserTreeAge).
 	readAt time.Time
 	// urls are the URLs of a browser's documents on screen as the last
-	// walk read them, in tree order, and navAt when a walk last found them changed
-	// (see browserNavAge).
+	// walk read them, in tree order, and navAt when a walk last found
+	// them changed (see browserNavAge).
 	urls      []string
 	urlsKnown bool
 	navAt     time.Time
