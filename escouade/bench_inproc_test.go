@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/procfs"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkWASMStart(b *testing.B) {
 	for _, e := range engines {
 		b.Run(e.name, func(b *testing.B) {
 			newHost := func() *escouade.Host {
-				return escouade.New(&escouade.Options{Engine: e.engine, WASMCacheDir: cache, Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{}})
+				return escouade.New(&escouade.Options{Languages: languages, Engine: e.engine, WASMCacheDir: cache, Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{}})
 			}
 			h := newHost() // warms the cache
 			if _, err := h.Start(ctx, dir); err != nil {
@@ -78,7 +79,7 @@ func BenchmarkWASMRestart(b *testing.B) {
 	ctx := context.Background()
 	for _, e := range engines {
 		b.Run(e.name, func(b *testing.B) {
-			h := escouade.New(&escouade.Options{Engine: e.engine, WASMCacheDir: filepath.Join(testTemp, "bench-cache"), Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{}})
+			h := escouade.New(&escouade.Options{Languages: languages, Engine: e.engine, WASMCacheDir: filepath.Join(testTemp, "bench-cache"), Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{}})
 			defer h.Close(ctx)
 			p, err := h.Start(ctx, dir)
 			if err != nil {
@@ -114,7 +115,7 @@ func BenchmarkJSStart(b *testing.B) {
 	ctx := context.Background()
 	for _, e := range engines {
 		b.Run(e.name, func(b *testing.B) {
-			h := escouade.New(&escouade.Options{Engine: e.engine, Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{}})
+			h := escouade.New(&escouade.Options{Languages: languages, Engine: e.engine, Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{}})
 			defer h.Close(ctx)
 			ds := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
@@ -145,8 +146,8 @@ func BenchmarkJSDecide(b *testing.B) {
 	for _, e := range engines {
 		b.Run(e.name, func(b *testing.B) {
 			h := escouade.New(&escouade.Options{
-				Engine: e.engine, Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{},
-				Projects: escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}},
+				Languages: languages, Engine: e.engine, Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{},
+				Projects: escouade.ProjectMap{"p": {Project: protocol.Project{ID: "p", Name: "P"}}},
 			})
 			defer h.Close(ctx)
 			if _, err := h.Start(ctx, dir); err != nil {
@@ -161,7 +162,7 @@ func BenchmarkJSDecide(b *testing.B) {
 				start := time.Now()
 				d, err := h.Decide(ctx, benchRequest, about)
 				ds = append(ds, time.Since(start))
-				if err != nil || d.Verdict != escouade.Allow {
+				if err != nil || d.Verdict != protocol.Allow {
 					b.Fatal(d, err)
 				}
 			}
@@ -183,8 +184,8 @@ func BenchmarkEscouadeCall(b *testing.B) {
 		b.Run(e.name, func(b *testing.B) {
 			j := newJournal()
 			h := escouade.New(&escouade.Options{
-				Engine: e.engine, WASMCacheDir: filepath.Join(testTemp, "bench-cache"), Journal: j.handler(), Secrets: escouade.SecretMap{},
-				Projects: escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}},
+				Languages: languages, Engine: e.engine, WASMCacheDir: filepath.Join(testTemp, "bench-cache"), Journal: j.handler(), Secrets: escouade.SecretMap{},
+				Projects: escouade.ProjectMap{"p": {Project: protocol.Project{ID: "p", Name: "P"}}},
 			})
 			defer h.Close(ctx)
 			if _, err := h.Start(ctx, dir); err != nil {
@@ -222,7 +223,7 @@ func BenchmarkEngineMemory(b *testing.B) {
 		for _, e := range engines {
 			b.Run(kind+"/"+e.name, func(b *testing.B) {
 				for range b.N {
-					h := escouade.New(&escouade.Options{Engine: e.engine, WASMCacheDir: filepath.Join(testTemp, "bench-cache"), Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{}})
+					h := escouade.New(&escouade.Options{Languages: languages, Engine: e.engine, WASMCacheDir: filepath.Join(testTemp, "bench-cache"), Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{}})
 					runtime.GC()
 					before := procKiB(os.Getpid(), "status", "VmRSS:")
 					var ids []string
@@ -301,7 +302,7 @@ func BenchmarkFetchOverhead(b *testing.B) {
 	})
 	b.Run("net/fetch", func(b *testing.B) {
 		h := escouade.New(&escouade.Options{
-			Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{},
+			Languages: languages, Journal: slog.DiscardHandler, Secrets: escouade.SecretMap{},
 			Network: &escouade.NetworkOptions{TLS: &tls.Config{RootCAs: pool}},
 		})
 		defer h.Close(context.Background())

@@ -15,6 +15,7 @@ import (
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/plugin"
 	"shinken.dev/go/escouade/plugin/plugintest"
+	"shinken.dev/go/escouade/protocol"
 )
 
 func benchHost(b *testing.B) *escouade.Host {
@@ -22,13 +23,13 @@ func benchHost(b *testing.B) *escouade.Host {
 	h := escouade.New(&escouade.Options{
 		Journal:  slog.DiscardHandler,
 		Secrets:  escouade.SecretMap{},
-		Projects: escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}},
+		Projects: escouade.ProjectMap{"p": {Project: protocol.Project{ID: "p", Name: "P"}}},
 	})
 	b.Cleanup(func() { h.Close(context.Background()) })
 	return h
 }
 
-var benchRequest = escouade.PermissionRequest{ID: "r", Kind: "command", Tool: "exec", Input: map[string]any{"argv": []string{"ls"}}}
+var benchRequest = protocol.PermissionRequest{ID: "r", Kind: "command", Tool: "exec", Input: map[string]any{"argv": []string{"ls"}}}
 
 // startBenchPlugins starts n plugins that allow everything, as processes of
 // this test binary or in-process.
@@ -45,8 +46,8 @@ func startBenchPlugins(b *testing.B, h *escouade.Host, n int, process bool) {
 		}
 		m := manifest(b, id, `,"permissions":{"decide":true}`)
 		if _, err := plugintest.Connect(context.Background(), h, m, "", plugin.Handlers{
-			Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
-				return escouade.Decision{Verdict: escouade.Allow}, nil
+			Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
+				return protocol.Decision{Verdict: protocol.Allow}, nil
 			},
 		}); err != nil {
 			b.Fatal(err)
@@ -77,7 +78,7 @@ func benchDecide(b *testing.B, n int, process bool) {
 		start := time.Now()
 		d, err := h.Decide(ctx, benchRequest, about)
 		ds = append(ds, time.Since(start))
-		if err != nil || d.Verdict != escouade.Allow {
+		if err != nil || d.Verdict != protocol.Allow {
 			b.Fatal(d, err)
 		}
 	}
@@ -116,7 +117,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 		call := func(id int) time.Duration {
 			start := time.Now()
 			err := enc.Encode(map[string]any{"jsonrpc": "2.0", "id": id, "method": "permissions/decide",
-				"params": map[string]any{"request": benchRequest, "project": escouade.Project{ID: "p", Name: "P"}}})
+				"params": map[string]any{"request": benchRequest, "project": protocol.Project{ID: "p", Name: "P"}}})
 			var resp struct {
 				ID     int `json:"id"`
 				Result struct {
@@ -157,7 +158,7 @@ func BenchmarkPipelined(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if d, err := h.Decide(ctx, benchRequest, about); err != nil || d.Verdict != escouade.Allow {
+			if d, err := h.Decide(ctx, benchRequest, about); err != nil || d.Verdict != protocol.Allow {
 				b.Error(d, err)
 				return
 			}
@@ -179,7 +180,7 @@ func BenchmarkFactsFanOut(b *testing.B) {
 	for i := range plugins {
 		m := manifest(b, fmt.Sprintf("sink%d", i), `,"permissions":{"events":["agent.status"]}`)
 		if _, err := plugintest.Connect(context.Background(), h, m, "", plugin.Handlers{
-			Fact: func(ctx context.Context, c *plugin.Conn, f escouade.Fact) {
+			Fact: func(ctx context.Context, c *plugin.Conn, f protocol.Fact) {
 				if counts[i].Add(1)%128 == 0 {
 					select {
 					case progress <- struct{}{}:
@@ -192,7 +193,7 @@ func BenchmarkFactsFanOut(b *testing.B) {
 		}
 	}
 	ctx := context.Background()
-	about := escouade.About{Project: "p", Agent: &escouade.Agent{ID: "a1", Name: "Ada"}}
+	about := escouade.About{Project: "p", Agent: &protocol.Agent{ID: "a1", Name: "Ada"}}
 	data := map[string]string{"status": "working", "was": "idle"}
 	slowest := func() int64 {
 		low := counts[0].Load()

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"shinken.dev/go/internal/procfs"
 )
 
 // On Linux each program the Host starts for a plugin (a command plugin,
@@ -156,6 +158,60 @@ func (c *cgroup) kill() {
 			if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
+		}
+	}
+}
+
+// killEscapees kills the descendants of the cgroup's processes that are no
+// longer in it. Every process a member starts is born in the cgroup, so
+// one outside it moved itself out: a process with the user's rights may
+// write its pid into the cgroup.procs of any cgroup its user may write,
+// the Host's own included. Its parentage stays, though, while its parent
+// lives in the cgroup: found by it, it dies with the cgroup. (One that was
+// orphaned too, its parent gone, is not found: see the package's
+// REFERENCE.md.) It runs before the process group is killed, which would
+// take the parents with it.
+func (c *cgroup) killEscapees() {
+	if c == nil {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
+	if err != nil {
+		return
+	}
+	inside := map[int]bool{}
+	var next []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			inside[pid] = true
+			next = append(next, pid)
+		}
+	}
+	if len(next) == 0 {
+		return
+	}
+	all, err := procfs.All()
+	if err != nil {
+		return
+	}
+	children := map[int][]int{}
+	for _, st := range all {
+		children[st.PPID] = append(children[st.PPID], st.PID)
+	}
+	seen := map[int]bool{}
+	self := os.Getpid()
+	for len(next) > 0 {
+		p := next[len(next)-1]
+		next = next[:len(next)-1]
+		for _, ch := range children[p] {
+			if seen[ch] {
+				continue
+			}
+			seen[ch] = true
+			if !inside[ch] && ch != self {
+				syscall.Kill(ch, syscall.SIGKILL)
+			}
+			next = append(next, ch)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/procfs"
 )
 
@@ -52,14 +53,14 @@ func withTranscript(t *testing.T, v *validator) (check func()) {
 	return check
 }
 
-var rm = escouade.PermissionRequest{ID: "r", Kind: "command", Tool: "exec", Input: map[string]any{"command": "rm -rf /"}}
+var rm = protocol.PermissionRequest{ID: "r", Kind: "command", Tool: "exec", Input: map[string]any{"command": "rm -rf /"}}
 
 // neighbour checks that the good plugin still answers and hears facts.
 func neighbour(t *testing.T, h *escouade.Host, j *journal) {
 	t.Helper()
 	ctx := context.Background()
 	d, err := h.Decide(ctx, rm, escouade.About{Project: "p"})
-	if err != nil || d.Verdict != escouade.Deny || d.Plugin != "good" {
+	if err != nil || d.Verdict != protocol.Deny || d.Plugin != "good" {
 		t.Errorf("the good plugin's decision: %+v, %v", d, err)
 	}
 	seq, err := h.Fact(ctx, "agent.created", nil, escouade.About{})
@@ -70,7 +71,7 @@ func neighbour(t *testing.T, h *escouade.Host, j *journal) {
 }
 
 func projects() escouade.ProjectMap {
-	return escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}}
+	return escouade.ProjectMap{"p": {Project: protocol.Project{ID: "p", Name: "P"}}}
 }
 
 func TestCommandPlugin(t *testing.T) {
@@ -79,8 +80,8 @@ func TestCommandPlugin(t *testing.T) {
 	h, j := newHost(t, &escouade.Options{Projects: projects()})
 	p := startCommand(t, h, v, "good", `,"permissions":{"events":["agent.created"],"decide":true}`, "good")
 	neighbour(t, h, j)
-	d, err := h.Decide(context.Background(), escouade.PermissionRequest{ID: "r2", Kind: "command", Input: map[string]any{"command": "ls"}}, escouade.About{Project: "p"})
-	if err != nil || d.Verdict != escouade.Allow {
+	d, err := h.Decide(context.Background(), protocol.PermissionRequest{ID: "r2", Kind: "command", Input: map[string]any{"command": "ls"}}, escouade.About{Project: "p"})
+	if err != nil || d.Verdict != protocol.Allow {
 		t.Errorf("Decide(ls) = %+v, %v", d, err)
 	}
 	if err := p.Stop(context.Background()); err != nil {
@@ -118,8 +119,8 @@ func TestHostileGarbage(t *testing.T) {
 	j.wait(t, "bad", "not waiting") // the made-up response to id 99
 	neighbour(t, h, j)
 	// The garbage came before initialize: the plugin runs, and decides.
-	d, err := h.Decide(context.Background(), escouade.PermissionRequest{ID: "r", Kind: "command", Input: map[string]any{"command": "ls"}}, escouade.About{Project: "p"})
-	if err != nil || d.Verdict != escouade.Allow {
+	d, err := h.Decide(context.Background(), protocol.PermissionRequest{ID: "r", Kind: "command", Input: map[string]any{"command": "ls"}}, escouade.About{Project: "p"})
+	if err != nil || d.Verdict != protocol.Allow {
 		t.Errorf("Decide = %+v, %v", d, err)
 	}
 }
@@ -140,11 +141,11 @@ func TestHostileSilent(t *testing.T) {
 	h, j, bad := hostile(t, "silent", nil)
 	start := time.Now()
 	d, err := h.Decide(context.Background(), rm, escouade.About{Project: "p"})
-	if err != nil || d.Verdict != escouade.Deny || d.Plugin != "good" {
+	if err != nil || d.Verdict != protocol.Deny || d.Plugin != "good" {
 		t.Errorf("Decide = %+v, %v", d, err)
 	}
-	d, err = h.Decide(context.Background(), escouade.PermissionRequest{ID: "r3", Kind: "command", Input: map[string]any{"command": "ls"}}, escouade.About{Project: "p"})
-	if err != nil || d.Verdict != escouade.Ask {
+	d, err = h.Decide(context.Background(), protocol.PermissionRequest{ID: "r3", Kind: "command", Input: map[string]any{"command": "ls"}}, escouade.About{Project: "p"})
+	if err != nil || d.Verdict != protocol.Ask {
 		t.Errorf("Decide with a silent plugin = %+v, %v", d, err)
 	}
 	if took := time.Since(start); took < 500*time.Millisecond {
@@ -164,8 +165,8 @@ func TestHostileSilent(t *testing.T) {
 
 func TestHostileTwice(t *testing.T) {
 	h, j, _ := hostile(t, "twice", nil)
-	d, err := h.Decide(context.Background(), escouade.PermissionRequest{ID: "r", Kind: "command", Input: map[string]any{"command": "ls"}}, escouade.About{Project: "p"})
-	if err != nil || d.Verdict != escouade.Allow || d.Plugin != "bad" || d.Message != "first" {
+	d, err := h.Decide(context.Background(), protocol.PermissionRequest{ID: "r", Kind: "command", Input: map[string]any{"command": "ls"}}, escouade.About{Project: "p"})
+	if err != nil || d.Verdict != protocol.Allow || d.Plugin != "bad" || d.Message != "first" {
 		t.Errorf("Decide = %+v, %v", d, err)
 	}
 	j.wait(t, "bad", "not waiting")
@@ -191,8 +192,8 @@ func TestHostileStderrFlood(t *testing.T) {
 func TestHostileExitMidRequest(t *testing.T) {
 	h, j, bad := hostile(t, "exit", &escouade.Options{Backoff: 10 * time.Millisecond})
 	start := time.Now()
-	d, err := h.Decide(context.Background(), escouade.PermissionRequest{ID: "r", Kind: "command", Input: map[string]any{"command": "ls"}}, escouade.About{Project: "p"})
-	if err != nil || d.Verdict != escouade.Ask {
+	d, err := h.Decide(context.Background(), protocol.PermissionRequest{ID: "r", Kind: "command", Input: map[string]any{"command": "ls"}}, escouade.About{Project: "p"})
+	if err != nil || d.Verdict != protocol.Ask {
 		t.Errorf("Decide = %+v, %v", d, err)
 	}
 	if took := time.Since(start); took > 400*time.Millisecond {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -26,16 +27,16 @@ import (
 // about.Project is required: the protocol sends the project with every
 // request. The error is for a request that cannot be asked, never for a
 // plugin's failure.
-func (h *Host) Decide(ctx context.Context, req PermissionRequest, about About) (Decision, error) {
+func (h *Host) Decide(ctx context.Context, req protocol.PermissionRequest, about About) (protocol.Decision, error) {
 	if about.Project == "" {
-		return Decision{}, fmt.Errorf("escouade: Decide: %w: the request names no project", ErrNoProject)
+		return protocol.Decision{}, fmt.Errorf("escouade: Decide: %w: the request names no project", ErrNoProject)
 	}
 	if req.ID == "" || req.Kind == "" {
-		return Decision{}, errors.New("escouade: Decide: a request needs an id and a kind")
+		return protocol.Decision{}, errors.New("escouade: Decide: a request needs an id and a kind")
 	}
-	project, err := h.opts.Projects.Project(ctx, about.Project)
+	project, err := h.project(ctx, about.Project)
 	if err != nil {
-		return Decision{}, err
+		return protocol.Decision{}, err
 	}
 	var deciders []*Plugin
 	for _, p := range *h.deciders.Load() {
@@ -44,11 +45,11 @@ func (h *Host) Decide(ctx context.Context, req PermissionRequest, about About) (
 		}
 	}
 	if len(deciders) == 0 {
-		return Decision{Verdict: Ask}, nil
+		return protocol.Decision{Verdict: protocol.Ask}, nil
 	}
 	params, err := appendDecideParams(make([]byte, 0, 256), &req, project, about)
 	if err != nil {
-		return Decision{}, fmt.Errorf("escouade: Decide: %w", err)
+		return protocol.Decision{}, fmt.Errorf("escouade: Decide: %w", err)
 	}
 	// Each call times out on its own, after the method's timeout: the
 	// plugins are asked at the same moment, so they share the deadline.
@@ -57,10 +58,10 @@ func (h *Host) Decide(ctx context.Context, req PermissionRequest, about About) (
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	answers := make([]Decision, len(deciders))
+	answers := make([]protocol.Decision, len(deciders))
 	type answer struct {
 		i int
-		d Decision
+		d protocol.Decision
 	}
 	ch := make(chan answer, len(deciders))
 	for i, p := range deciders {
@@ -68,17 +69,17 @@ func (h *Host) Decide(ctx context.Context, req PermissionRequest, about About) (
 	}
 	for range deciders {
 		a := <-ch
-		if a.d.Verdict == Deny {
+		if a.d.Verdict == protocol.Deny {
 			return a.d, nil // the others' answers cannot change it
 		}
 		answers[a.i] = a.d
 	}
 	for i := range answers {
-		if answers[i].Verdict == Ask {
+		if answers[i].Verdict == protocol.Ask {
 			if answers[i].Plugin != "" {
 				return answers[i], nil
 			}
-			return Decision{Verdict: Ask}, nil
+			return protocol.Decision{Verdict: protocol.Ask}, nil
 		}
 	}
 	return answers[0], nil
@@ -86,7 +87,7 @@ func (h *Host) Decide(ctx context.Context, req PermissionRequest, about About) (
 
 // appendDecideParams encodes the params of permissions/decide, once for
 // every plugin asked: by hand, but for the request's input.
-func appendDecideParams(b []byte, req *PermissionRequest, project *ProjectInfo, about About) ([]byte, error) {
+func appendDecideParams(b []byte, req *protocol.PermissionRequest, project *ProjectInfo, about About) ([]byte, error) {
 	b = append(b, `{"request":{"id":`...)
 	b = jsonrpc.AppendString(b, req.ID)
 	b = append(b, `,"kind":`...)
@@ -109,17 +110,17 @@ func appendDecideParams(b []byte, req *PermissionRequest, project *ProjectInfo, 
 }
 
 // decide asks p, and turns every failure into an ask, journaled.
-func (p *Plugin) decide(ctx context.Context, params []byte, id string) Decision {
+func (p *Plugin) decide(ctx context.Context, params []byte, id string) protocol.Decision {
 	inst := p.cur.Load()
 	if inst == nil {
 		state := p.State()
 		p.j.say(slog.LevelWarn, "permissions/decide: the plugin is not running; counted as ask",
 			slog.String("request", id), slog.String("state", state.String()))
-		return Decision{Verdict: Ask, Plugin: p.m.ID,
+		return protocol.Decision{Verdict: protocol.Ask, Plugin: p.m.ID,
 			Message: fmt.Sprintf("the plugin %s cannot answer (%s); counted as ask", p.m.ID, state)}
 	}
 	raw, err := inst.conn.Call(ctx, "permissions/decide", json.RawMessage(params))
-	var d Decision
+	var d protocol.Decision
 	if err == nil {
 		err = d.UnmarshalJSON(raw)
 	}
@@ -129,7 +130,7 @@ func (p *Plugin) decide(ctx context.Context, params []byte, id string) Decision 
 			why = "permissions/decide: no answer in time; counted as ask"
 		}
 		p.j.say(slog.LevelWarn, why, slog.String("request", id), slog.String("error", err.Error()))
-		return Decision{Verdict: Ask}
+		return protocol.Decision{Verdict: protocol.Ask}
 	}
 	d.Plugin = p.m.ID
 	return d

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"shinken.dev/go/escouade/internal/fields"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // The Host decodes its manifest and the params of its methods as the
@@ -26,7 +27,7 @@ func join(path, name string) string                   { return fields.Join(path,
 func str(v []byte) (string, error)                    { return fields.String(v) }
 func integer(v []byte) (int64, error)                 { return fields.Int(v) }
 func boolean(v []byte) (bool, error)                  { return fields.Bool(v) }
-func fieldErr(path, format string, args ...any) *FieldError {
+func fieldErr(path, format string, args ...any) *protocol.FieldError {
 	return fields.Errorf(path, format, args...)
 }
 

@@ -5,6 +5,8 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"shinken.dev/go/escouade/internal/engine"
 )
 
 // Engine says where a Host runs the engines of run.js and run.wasm
@@ -62,7 +64,8 @@ const (
 	defaultEngineCPU    = 10 * time.Minute
 )
 
-// engineLinked is set by EngineMain: the program can run engines.
+// engineLinked is set by EngineMain: the program can run engines (and
+// shepherds).
 var engineLinked atomic.Bool
 
 // EngineMain turns the process into a plugin's engine when a Host started
@@ -72,9 +75,13 @@ var engineLinked atomic.Bool
 // started, and a test binary in TestMain:
 //
 //	func main() {
-//		escouade.EngineMain()
+//		escouade.EngineMain(js.Language(), wasm.Language())
 //		// ... the program, its Host among the rest
 //	}
+//
+// langs are the engines the program includes, the same as its Hosts'
+// Options.Languages; a program with command plugins alone calls it with
+// none, for the shepherds.
 //
 // It also runs, in a process of its own, the shepherd of each program a
 // command plugin, proc/spawn or launch.shared starts where no cgroup can
@@ -85,7 +92,7 @@ var engineLinked atomic.Bool
 // from its input, serves the plugin's lines on its standard input and
 // output, and exits when the plugin ends: EngineMain never returns to it.
 // Without the call, Start of such a plugin fails with ErrNoEngine.
-func EngineMain() {
+func EngineMain(langs ...Language) {
 	engineLinked.Store(true)
 	if os.Getenv(shepherdEnv) == engineVersion {
 		os.Exit(runShepherd())
@@ -93,7 +100,7 @@ func EngineMain() {
 	if os.Getenv(engineEnv) != engineVersion {
 		return
 	}
-	os.Exit(runEngine())
+	os.Exit(runEngine(langs))
 }
 
 // engineBoot is the first line an engine's process reads: what to run and
@@ -105,10 +112,10 @@ type engineBoot struct {
 	ID   string `json:"id"`   // the plugin's id
 	Code int    `json:"code"` // bytes of code after this line
 
-	Script jsConfig      `json:"script"` // a script's bounds
-	Turn   time.Duration `json:"turn"`   // a module's turn
-	Pages  uint32        `json:"pages"`  // a module's memory, in pages
-	Cache  string        `json:"cache"`  // a module's compilation cache; "" for none
+	Script engine.ScriptBounds `json:"script"` // a script's bounds
+	Turn   time.Duration       `json:"turn"`   // a module's turn
+	Pages  uint32              `json:"pages"`  // a module's memory, in pages
+	Cache  string              `json:"cache"`  // a module's compilation cache; "" for none
 
 	Memory  int64         `json:"memory"`  // address space beyond what the process holds at start
 	CPU     time.Duration `json:"cpu"`     // CPU time of the process's whole life

@@ -16,12 +16,10 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 	"unicode/utf8"
 
-	"github.com/dop251/goja"
-	"github.com/tetratelabs/wazero"
-
+	"shinken.dev/go/escouade/internal/engine"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -34,7 +32,7 @@ const (
 )
 
 // runEngine is the life of an engine's process; it returns its exit status.
-func runEngine() int {
+func runEngine(langs []Language) int {
 	os.Unsetenv(engineEnv)
 	in := bufio.NewReaderSize(os.Stdin, engineBootMax)
 	boot, err := readBoot(in)
@@ -54,7 +52,7 @@ func runEngine() int {
 	debug.SetMemoryLimit(boot.Memory / 4 * 3)
 	code := make([]byte, boot.Code)
 	if _, err := io.ReadFull(in, code); err != nil {
-		fmt.Fprintln(os.Stderr, "escouade engine: the code:", err)
+		fmt.Fprintln(os.Stderr, "escouade engine:", "the code:", err)
 		return exitBoot
 	}
 
@@ -67,15 +65,7 @@ func runEngine() int {
 		rep.fatal(msg)
 		os.Exit(status)
 	}
-	switch boot.Kind {
-	case "js":
-		err = childScript(ctx, boot, code, in, rep, exit)
-	case "wasm":
-		err = childModule(ctx, boot, code, in, rep, exit)
-	default:
-		err = fmt.Errorf("no engine runs %q", boot.Kind)
-	}
-	if err != nil {
+	if err := runChild(ctx, langs, boot, code, in, rep, exit); err != nil {
 		rep.fatal(err.Error())
 		return exitFailed
 	}
@@ -100,53 +90,44 @@ func readBoot(in *bufio.Reader) (*engineBoot, error) {
 	return &boot, nil
 }
 
-// childScript runs a script in the engine's process.
-func childScript(ctx context.Context, boot *engineBoot, code []byte, in io.Reader, rep *ctlReporter, exit func(int, string)) error {
-	if _, err := prelude(); err != nil {
-		return fmt.Errorf("the prelude does not compile: %w", err)
-	}
-	prog, err := goja.Compile(boot.Name, string(code), false)
-	if err != nil {
-		return fmt.Errorf("%s does not compile: %w", boot.Name, err)
-	}
-	rep.c.tell(readyMethod, nil)
-	cfg := boot.Script
-	cfg.hard = func(why string) {
-		rep.say(slog.LevelError, "script interrupted: "+why)
-		exit(exitTurn, "interrupted: "+why)
-	}
-	return runScript(ctx, cfg, rep, prog, in, os.Stdout)
-}
-
-// childModule runs a module in the engine's process: its escouade.call
-// goes to the Host over the control channel.
-func childModule(ctx context.Context, boot *engineBoot, code []byte, in io.Reader, rep *ctlReporter, exit func(int, string)) error {
-	ctl := rep.c
-	cache := wazero.NewCompilationCache()
-	if boot.Cache != "" {
-		if c, err := wazero.NewCompilationCacheWithDir(boot.Cache); err == nil {
-			cache = c
+// runChild runs the plugin's code in the engine's process with the engine
+// of its kind: a module's escouade.call goes to the Host over the control
+// channel.
+func runChild(ctx context.Context, langs []Language, boot *engineBoot, code []byte, in io.Reader, rep *ctlReporter, exit func(int, string)) error {
+	var lang Language
+	for _, l := range langs {
+		if l != nil && l.Kind() == boot.Kind {
+			lang = l
 		}
 	}
-	eng, err := newWASMEngine(cache, boot.Pages)
+	if lang == nil {
+		pkg := languagePackages[boot.Kind]
+		return fmt.Errorf("this program's EngineMain was given no engine of %q: pass it %s's Language()", boot.Kind, pkg)
+	}
+	prog, err := lang.Compile(ctx, boot.Name, code, engine.Options{Pages: boot.Pages, Cache: boot.Cache})
 	if err != nil {
 		return err
 	}
-	defer eng.close()
-	mod, err := eng.rt.CompileModule(ctx, code)
-	if err != nil {
-		return fmt.Errorf("%s is not a module this Host can run: %w", boot.Name, err)
-	}
+	defer prog.Close()
+	ctl := rep.c
 	ctl.tell(readyMethod, nil)
-	turn := newTurnWatch(boot.Turn, func(why string) {
-		rep.say(slog.LevelError, "module interrupted: "+why)
+	inst := &engine.Instance{ID: boot.ID, In: in, Out: os.Stdout, Stderr: os.Stderr, Report: rep, Script: boot.Script}
+	inst.Script.Hard = func(why string) {
+		rep.Say(slog.LevelError, "script interrupted: "+why)
+		exit(exitTurn, "interrupted: "+why)
+	}
+	turn := engine.NewTurnWatch(boot.Turn, func(why string) {
+		rep.Say(slog.LevelError, "module interrupted: "+why)
 		exit(exitTurn, "interrupted: "+why)
 	})
-	wc := &wasmCall{call: func(ctx context.Context, method string, params []byte, _ <-chan struct{}) []byte {
-		defer turn.wait()()
+	if boot.Kind == "wasm" {
+		inst.Turn = turn
+	}
+	inst.Call = func(ctx context.Context, method string, params []byte, _ <-chan struct{}) []byte {
+		defer turn.Wait()()
 		if !utf8.ValidString(method) || strings.HasPrefix(method, "engine/") {
 			// engine/* names the engine's own calls, not the protocol's.
-			return appendABIError(nil, errorf(CodeMethodNotFound, "method not found: %q", method))
+			return appendABIError(nil, errorf(protocol.CodeMethodNotFound, "method not found: %q", method))
 		}
 		params, answer := abiParams(params)
 		if answer != nil {
@@ -156,14 +137,14 @@ func childModule(ctx context.Context, boot *engineBoot, code []byte, in io.Reade
 		var je *jsonrpc.Error
 		switch {
 		case errors.As(err, &je):
-			return appendABIError(nil, &Error{Code: Code(je.Code), Message: je.Message})
+			return appendABIError(nil, &protocol.Error{Code: protocol.Code(je.Code), Message: je.Message})
 		case err != nil:
 			// The Host is gone: the instance ends.
 			panic(fmt.Errorf("escouade.call: %w", err))
 		}
 		return res
-	}}
-	return eng.run(ctx, boot.ID, mod, in, os.Stdout, os.Stderr, wc, turn)
+	}
+	return prog.Run(ctx, inst)
 }
 
 // A ctlClient is the engine's end of the control channel. A module's call
@@ -255,97 +236,15 @@ func (r *ctlReporter) send(rp report, attrs []slog.Attr) {
 	r.c.tell(reportMethod, rp)
 }
 
-func (r *ctlReporter) say(level slog.Level, msg string, attrs ...slog.Attr) {
+func (r *ctlReporter) Say(level slog.Level, msg string, attrs ...slog.Attr) {
 	r.send(report{Level: int(level), Msg: msg}, attrs)
 }
 
-func (r *ctlReporter) limited(level slog.Level, msg string, attrs ...slog.Attr) {
+func (r *ctlReporter) Limited(level slog.Level, msg string, attrs ...slog.Attr) {
 	r.send(report{Level: int(level), Msg: msg, Limited: true}, attrs)
 }
 
 // fatal says why the engine ends.
 func (r *ctlReporter) fatal(msg string) {
 	r.send(report{Level: int(slog.LevelError), Msg: msg, Fatal: true}, nil)
-}
-
-// A turnWatch bounds a module's turns: the time it runs without waiting
-// for its input, a call to the Host or a sleep. Past the limit, over is
-// called (and ends the process). A nil *turnWatch watches nothing.
-type turnWatch struct {
-	limit time.Duration
-	over  func(why string)
-
-	mu      sync.Mutex
-	running bool
-	since   time.Time
-	t       *time.Timer
-}
-
-func newTurnWatch(limit time.Duration, over func(why string)) *turnWatch {
-	if limit <= 0 {
-		return nil
-	}
-	return &turnWatch{limit: limit, over: over}
-}
-
-// begin starts a turn.
-func (w *turnWatch) begin() {
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.running, w.since = true, time.Now()
-	if w.t == nil {
-		w.t = time.AfterFunc(w.limit, w.fire)
-	} else {
-		w.t.Reset(w.limit)
-	}
-}
-
-// end ends a turn.
-func (w *turnWatch) end() {
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.running = false
-	if w.t != nil {
-		w.t.Stop()
-	}
-}
-
-// wait ends the turn, and returns what begins the next: the module waits.
-func (w *turnWatch) wait() func() {
-	w.end()
-	return w.begin
-}
-
-func (w *turnWatch) fire() {
-	w.mu.Lock()
-	if !w.running {
-		w.mu.Unlock()
-		return
-	}
-	if left := w.limit - time.Since(w.since); left > 0 {
-		w.t.Reset(left)
-		w.mu.Unlock()
-		return
-	}
-	w.mu.Unlock()
-	w.over(fmt.Sprintf("it ran past %v without waiting for its input, a call or a sleep", w.limit))
-}
-
-// reader returns r, read as a wait.
-func (w *turnWatch) reader(r io.Reader) io.Reader { return turnReader{r: r, w: w} }
-
-type turnReader struct {
-	r io.Reader
-	w *turnWatch
-}
-
-func (t turnReader) Read(b []byte) (int, error) {
-	defer t.w.wait()()
-	return t.r.Read(b)
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -22,11 +23,12 @@ import (
 // (kind "wasm") plugin: in a process of its own unless Options.Engine says
 // otherwise. It fails when the engine cannot run as configured.
 func (h *Host) scriptLauncher(m *Manifest, kind, name string, code []byte) (launcher, error) {
+	lang, err := h.language(m, kind, name)
+	if err != nil {
+		return nil, err
+	}
 	if h.opts.Engine == EngineInProcess {
-		if kind == "wasm" {
-			return h.wasmLauncher(m, code), nil
-		}
-		return jsLauncher(name, string(code)), nil
+		return h.inProcessLauncher(lang, m, name, code), nil
 	}
 	switch {
 	case h.opts.Engine != EngineIsolated:
@@ -197,7 +199,7 @@ func startEngine(inst *instance, boot *engineBoot, code []byte) (*engineProcess,
 	e.ctl = jsonrpc.NewConn(ctlInR, ctlOutW, jsonrpc.HandlerFunc(e.handle), &jsonrpc.Options{
 		MaxLine: boot.MaxLine,
 		Workers: 2,
-		Busy:    &jsonrpc.Error{Code: int64(CodeFailed), Message: "failed: too many requests at once"},
+		Busy:    &jsonrpc.Error{Code: int64(protocol.CodeFailed), Message: "failed: too many requests at once"},
 		OnEvent: p.protocolEvent,
 	})
 	go func() {
@@ -215,7 +217,7 @@ func startEngine(inst *instance, boot *engineBoot, code []byte) (*engineProcess,
 	case <-t.C:
 		err = fmt.Errorf("the engine did not load the code within %v", engineLoadWait)
 	case <-p.ctx.Done():
-		err = ErrClosed
+		err = protocol.ErrClosed
 	}
 	e.kill()
 	<-e.exited // bounded: the group is killed, and wait bounds the rest
@@ -286,7 +288,7 @@ func (e *engineProcess) handle(ctx context.Context, req *jsonrpc.Request) (any, 
 	}
 	if e.kind != "wasm" {
 		// Only a module calls the Host this way; a script has its lines.
-		return nil, jsonrpc.Errorf(int64(CodeMethodNotFound), "method not found: %s", req.Method)
+		return nil, jsonrpc.Errorf(int64(protocol.CodeMethodNotFound), "method not found: %s", req.Method)
 	}
 	select {
 	case <-e.inst.ready:

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"shinken.dev/go/escouade/internal/engine"
 )
 
 // FuzzEngineReport feeds the Host's decoder of an engine's reports
@@ -39,7 +41,7 @@ func FuzzEngineReport(f *testing.F) {
 // FuzzEngineBoot feeds an engine's reader of its first line anything: it
 // reads what holds within its bounds, refuses the rest, and never panics.
 func FuzzEngineBoot(f *testing.F) {
-	good, _ := json.Marshal(engineBoot{Kind: "js", Name: "main.js", ID: "p", Code: 10, Memory: 1 << 20, CPU: time.Second, Script: jsConfig{MaxLine: 1 << 20, MaxIn: 1 << 20, Turn: time.Second, Heap: 1 << 20}})
+	good, _ := json.Marshal(engineBoot{Kind: "js", Name: "main.js", ID: "p", Code: 10, Memory: 1 << 20, CPU: time.Second, Script: engine.ScriptBounds{MaxLine: 1 << 20, MaxIn: 1 << 20, Turn: time.Second, Heap: 1 << 20}})
 	for _, s := range []string{
 		string(good) + "\n0123456789",
 		`{"kind":"wasm","code":-1,"memory":1,"cpu":1}` + "\n",
@@ -59,36 +61,4 @@ func FuzzEngineBoot(f *testing.F) {
 			t.Errorf("bounds out of range accepted: %+v", boot)
 		}
 	})
-}
-
-// TestTurnWatch checks a module's turn bound: waits are not counted, a
-// turn past the limit is.
-func TestTurnWatch(t *testing.T) {
-	var said []string
-	w := newTurnWatch(time.Hour, func(why string) { said = append(said, why) })
-	w.begin()
-	next := w.wait() // the module waits: however long, it is not a turn
-	w.fire()
-	if len(said) > 0 {
-		t.Fatalf("a wait counted as a turn: %s", said)
-	}
-	next()
-	w.fire() // early: re-armed for what is left
-	if len(said) > 0 {
-		t.Fatalf("a turn within the limit was cut: %s", said)
-	}
-	w.mu.Lock()
-	w.since = time.Now().Add(-2 * time.Hour)
-	w.mu.Unlock()
-	w.fire()
-	if len(said) != 1 || said[0] == "" {
-		t.Errorf("a turn past the limit: %q", said)
-	}
-	w.end()
-	if newTurnWatch(0, nil) != nil {
-		t.Error("a zero limit watches")
-	}
-	var none *turnWatch
-	none.begin()
-	none.wait()()
 }

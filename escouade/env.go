@@ -1,6 +1,7 @@
 package escouade
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -67,6 +68,10 @@ func neverSet(key string) string {
 	switch {
 	case strings.HasPrefix(k, "ESCOUADE_"):
 		return "Escouade's own variables (ESCOUADE_*)"
+	case strings.HasPrefix(k, "SHINKEN_"):
+		// The runtime that links the Host keeps its token there: a
+		// plugin holding it would drive the computer as the agent does.
+		return "the Shinken runtime's variables (SHINKEN_*: its token)"
 	case k == "PATH":
 		return "PATH: the program is found on the agent's PATH"
 	case strings.HasPrefix(k, "LD_"), strings.HasPrefix(k, "DYLD_"):
@@ -91,4 +96,29 @@ func (p *Plugin) envRefusal(key string) string {
 		}
 	}
 	return "not a variable of permissions.env, nor of the safe set (LANG, LC_*, TZ, NO_COLOR, FORCE_COLOR, CLICOLOR, COLUMNS, LINES, CI)"
+}
+
+// valueRefusal says why value may not be given to key, a variable of the
+// safe set, or "". A locale's name never holds a path: gettext takes
+// LANGUAGE=../../x, and the others, as folders under its catalogs', which
+// would load a catalog the plugin wrote; nor does TZ name a file (/x, :x)
+// or leave the zone folder (..).
+func valueRefusal(key, value string) string {
+	switch {
+	case key == "LANG" || key == "LANGUAGE" || strings.HasPrefix(key, "LC_"):
+		for _, c := range value {
+			ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_.@-+=,", c) || (c == ':' && key == "LANGUAGE")
+			if !ok {
+				return fmt.Sprintf("%q is not a locale's name (letters, digits and _.@-+=,; LANGUAGE a list of them, separated by :)", value)
+			}
+		}
+		if strings.Contains(value, "..") {
+			return fmt.Sprintf("%q is not a locale's name", value)
+		}
+	case key == "TZ":
+		if strings.HasPrefix(value, "/") || strings.HasPrefix(value, ":") || strings.Contains(value, "..") {
+			return fmt.Sprintf("%q names a file: a time zone is named (Europe/Paris, UTC)", value)
+		}
+	}
+	return ""
 }

@@ -8,13 +8,16 @@ import (
 	"path/filepath"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/js"
+	"shinken.dev/go/escouade/protocol"
 )
 
-// A program that starts run.js or run.wasm plugins calls EngineMain first
-// thing in main: each plugin's engine is the program, started again. Here
-// TestMain has called it already.
+// A program that starts run.js or run.wasm plugins hands their engines to
+// its Host and to EngineMain, which it calls first thing in main: each
+// plugin's engine is the program, started again. Here TestMain has called
+// it already.
 func ExampleEngineMain() {
-	escouade.EngineMain() // in main, before anything else
+	escouade.EngineMain(js.Language()) // in main, before anything else
 
 	dir, err := os.MkdirTemp("", "guard-")
 	if err != nil {
@@ -28,16 +31,17 @@ func ExampleEngineMain() {
 
 	ctx := context.Background()
 	h := escouade.New(&escouade.Options{
-		Secrets:  escouade.SecretMap{},
-		Journal:  slog.DiscardHandler,
-		Projects: escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}},
+		Languages: []escouade.Language{js.Language()},
+		Secrets:   escouade.SecretMap{},
+		Journal:   slog.DiscardHandler,
+		Projects:  escouade.ProjectMap{"p": {Project: protocol.Project{ID: "p", Name: "P"}}},
 	})
 	defer h.Close(ctx)
 	if _, err := h.Start(ctx, dir); err != nil { // the script runs in a child process
 		fmt.Println(err)
 		return
 	}
-	d, _ := h.Decide(ctx, escouade.PermissionRequest{ID: "1", Kind: "rm"}, escouade.About{Project: "p"})
+	d, _ := h.Decide(ctx, protocol.PermissionRequest{ID: "1", Kind: "rm"}, escouade.About{Project: "p"})
 	fmt.Println(d.Verdict, d.Message)
 	// Output: deny no rm
 }

@@ -26,3 +26,7 @@ func SetContainment(mode string) (restore func()) {
 	old := containMode.Swap(int32(m))
 	return func() { containMode.Store(old) }
 }
+
+// CgroupParent is the Host's own cgroup folder, where it makes its
+// programs' cgroups; "" when it makes none.
+func CgroupParent() string { return cgroupParent() }

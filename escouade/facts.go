@@ -15,9 +15,9 @@ import (
 
 // About says what a fact or a permission request is about.
 type About struct {
-	Project string  // the project's id, for Projects; "" for none
-	Ticket  *Ticket // nil for none
-	Agent   *Agent  // nil for none
+	Project string           // the project's id, for Projects; "" for none
+	Ticket  *protocol.Ticket // nil for none
+	Agent   *protocol.Agent  // nil for none
 }
 
 // factVersion is the version of every fact's fields: the protocol is at
@@ -57,7 +57,7 @@ func (h *Host) Fact(ctx context.Context, name string, data any, about About) (in
 	var project *ProjectInfo
 	if about.Project != "" {
 		var err error
-		if project, err = h.opts.Projects.Project(ctx, about.Project); err != nil {
+		if project, err = h.project(ctx, about.Project); err != nil {
 			return 0, err
 		}
 	}

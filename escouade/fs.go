@@ -8,8 +8,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path"
 	"path/filepath"
+	"shinken.dev/go/escouade/protocol"
 	"slices"
 	"strings"
 	"syscall"
@@ -251,7 +251,7 @@ type fsTarget struct {
 // written and on the paths once links are followed.
 func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTarget, error) {
 	if why := syntaxRefusal(fp.path); why != "" {
-		return nil, errorf(CodeRefused, "refused: %s", why)
+		return nil, errorf(protocol.CodeRefused, "refused: %s", why)
 	}
 	var agent *AgentInfo
 	if fp.agent != "" && (fp.root == "" || isAgentRoot(fp.root)) {
@@ -266,29 +266,29 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 	if fp.root != "" {
 		access, ok := p.m.Permissions.Files[fp.root]
 		if !ok {
-			return nil, errorf(CodeRefused, "refused: the root %s is not declared in permissions.files", fp.root)
+			return nil, errorf(protocol.CodeRefused, "refused: the root %s is not declared in permissions.files", fp.root)
 		}
 		if need == Write && access != Write {
-			return nil, errorf(CodeRefused, "refused: the root %s is declared read, not write", fp.root)
+			return nil, errorf(protocol.CodeRefused, "refused: the root %s is declared read, not write", fp.root)
 		}
 		if isAgentRoot(fp.root) && agent == nil {
 			return nil, fieldErr("agent", "the root %s is an agent's: name the agent", fp.root)
 		}
 		if strings.HasPrefix(fp.path, "/") || filepath.IsAbs(fp.path) {
-			return nil, errorf(CodeRefused, "refused: an absolute path with a root: the path is relative to the root")
+			return nil, errorf(protocol.CodeRefused, "refused: an absolute path with a root: the path is relative to the root")
 		}
 		i := slices.IndexFunc(roots, func(r fsRoot) bool { return r.name == fp.root })
 		if i < 0 {
-			return nil, errorf(CodeRefused, "refused: the root %s is not there", fp.root)
+			return nil, errorf(protocol.CodeRefused, "refused: the root %s is not there", fp.root)
 		}
 		if why := pathRefusal(fp.path); why != "" {
-			return nil, errorf(CodeRefused, "refused: %s", why)
+			return nil, errorf(protocol.CodeRefused, "refused: %s", why)
 		}
 		full = filepath.Join(roots[i].real, filepath.FromSlash(fp.path))
 		writtenRoot, writtenRel = roots[i].name, filepath.ToSlash(filepath.Clean(filepath.FromSlash(fp.path)))
 	} else {
 		if !filepath.IsAbs(fp.path) {
-			return nil, errorf(CodeRefused, "refused: a path without a root must be absolute, under a root of the agent")
+			return nil, errorf(protocol.CodeRefused, "refused: a path without a root must be absolute, under a root of the agent")
 		}
 		full = filepath.Clean(fp.path)
 		// The parts below the root, as written, are judged as a relative
@@ -296,35 +296,35 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 		if r, ok := longest(roots, full, func(r fsRoot) string { return r.dir }); ok {
 			rel, _ := filepath.Rel(r.dir, full)
 			if why := pathRefusal(filepath.ToSlash(rel)); why != "" {
-				return nil, errorf(CodeRefused, "refused: %s", why)
+				return nil, errorf(protocol.CodeRefused, "refused: %s", why)
 			}
 			writtenRoot, writtenRel = r.name, filepath.ToSlash(rel)
 		}
 	}
 	real, err := realPath(full)
 	if err != nil {
-		return nil, errorf(CodeRefused, "refused: the path cannot be resolved")
+		return nil, errorf(protocol.CodeRefused, "refused: the path cannot be resolved")
 	}
 	root, ok := longest(roots, real, func(r fsRoot) string { return r.real })
 	if !ok {
-		return nil, errorf(CodeRefused, "refused: the path, links followed, is not under a root of the plugin or of the agent")
+		return nil, errorf(protocol.CodeRefused, "refused: the path, links followed, is not under a root of the plugin or of the agent")
 	}
 	if need == Write && root.access != Write {
-		return nil, errorf(CodeRefused, "refused: the path, links followed, is under the root %s, declared read", root.name)
+		return nil, errorf(protocol.CodeRefused, "refused: the path, links followed, is under the root %s, declared read", root.name)
 	}
 	rel, err := filepath.Rel(root.real, real)
 	if err != nil {
-		return nil, errorf(CodeRefused, "refused: the path cannot be resolved")
+		return nil, errorf(protocol.CodeRefused, "refused: the path cannot be resolved")
 	}
 	rel = filepath.ToSlash(rel)
 	if why := pathRefusal(rel); why != "" {
-		return nil, errorf(CodeRefused, "refused: links followed, %s", why)
+		return nil, errorf(protocol.CodeRefused, "refused: links followed, %s", why)
 	}
 	if root.name == "plugin" && strings.EqualFold(rel, ManifestName) {
-		return nil, errorf(CodeRefused, "refused: the manifest")
+		return nil, errorf(protocol.CodeRefused, "refused: the manifest")
 	}
 	if why := p.fenceRefusal(ctx, real, root, agent); why != "" {
-		return nil, errorf(CodeRefused, "refused: %s", why)
+		return nil, errorf(protocol.CodeRefused, "refused: %s", why)
 	}
 	linked := writtenRoot != root.name || writtenRel != rel
 	return &fsTarget{root: root, rel: rel, real: real, linked: linked}, nil
@@ -389,41 +389,41 @@ func fsError(err error) error {
 	switch {
 	case errors.Is(err, errLinkOnTheWay), errors.Is(err, errPluginFolder), errors.Is(err, errMoved),
 		errors.Is(err, errNotBeneath), errors.Is(err, errBadRelative):
-		return errorf(CodeRefused, "refused: %v", err)
+		return errorf(protocol.CodeRefused, "refused: %v", err)
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
-		return errorf(CodeNotFound, "notFound: no such file or folder")
+		return errorf(protocol.CodeNotFound, "notFound: no such file or folder")
 	case errors.Is(err, syscall.ELOOP), strings.Contains(err.Error(), "escapes"):
-		return errorf(CodeRefused, "refused: the path, links followed, leaves its root")
+		return errorf(protocol.CodeRefused, "refused: the path, links followed, leaves its root")
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return errorf(CodeFailed, "failed: %s: %v", pe.Op, pe.Err)
+		return errorf(protocol.CodeFailed, "failed: %s: %v", pe.Op, pe.Err)
 	}
-	return errorf(CodeFailed, "failed: the path cannot be reached")
+	return errorf(protocol.CodeFailed, "failed: the path cannot be reached")
 }
 
 // fsFit keeps an error of method within the codes its description lists:
 // fs/write has no notFound (failed), fs/stat and fs/list no failed
 // (refused: the path cannot be reached), fs/canon neither (refused).
 func fsFit(method string, err error) error {
-	var e *Error
+	var e *protocol.Error
 	if !errors.As(err, &e) {
 		return err
 	}
 	code := e.Code
 	switch {
-	case method == "fs/write" && code == CodeNotFound:
-		code = CodeFailed
-	case (method == "fs/stat" || method == "fs/list") && code == CodeFailed:
-		code = CodeRefused
-	case method == "fs/canon" && (code == CodeFailed || code == CodeNotFound):
-		code = CodeRefused
+	case method == "fs/write" && code == protocol.CodeNotFound:
+		code = protocol.CodeFailed
+	case (method == "fs/stat" || method == "fs/list") && code == protocol.CodeFailed:
+		code = protocol.CodeRefused
+	case method == "fs/canon" && (code == protocol.CodeFailed || code == protocol.CodeNotFound):
+		code = protocol.CodeRefused
 	}
 	if code == e.Code {
 		return err
 	}
 	_, msg, _ := strings.Cut(e.Message, ": ")
-	return &Error{Code: code, Message: code.String() + ": " + msg}
+	return &protocol.Error{Code: code, Message: code.String() + ": " + msg}
 }
 
 // fsReadResult is the answer to fs/read: Text when the file is UTF-8,
@@ -481,23 +481,26 @@ func fsRead(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, errorf(CodeFailed, "failed: the file cannot be read")
+		return nil, errorf(protocol.CodeFailed, "failed: the file cannot be read")
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, errorf(CodeFailed, "failed: %s is not a file", filepath.Base(t.real))
+		return nil, errorf(protocol.CodeFailed, "failed: %s is not a file", filepath.Base(t.real))
 	}
-	if t.root.name == "plugin" && linkCount(fi) > 1 {
-		return nil, errorf(CodeRefused, "refused: %s", errHardLinked)
+	if linkCount(fi) > 1 {
+		// Its other name may be anywhere the user's files are: .ssh's
+		// keys, a private project's file. No link is followed to get
+		// there, so only the count tells.
+		return nil, errorf(protocol.CodeRefused, "refused: %s", errHardLinked)
 	}
 	if fi.Size() > limit {
-		return nil, errorf(CodeFailed, "failed: the file is over %d bytes", limit)
+		return nil, errorf(protocol.CodeFailed, "failed: the file is over %d bytes", limit)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, errorf(CodeFailed, "failed: the file cannot be read")
+		return nil, errorf(protocol.CodeFailed, "failed: the file cannot be read")
 	}
 	if int64(len(data)) > limit {
-		return nil, errorf(CodeFailed, "failed: the file is over %d bytes", limit)
+		return nil, errorf(protocol.CodeFailed, "failed: the file is over %d bytes", limit)
 	}
 	text, b64, ok := textOrBase64(data)
 	if ok {
@@ -520,25 +523,29 @@ func fsWrite(ctx context.Context, c *call, params []byte) (_ any, err error) {
 		return nil, err
 	}
 	if len(fp.data) > maxFsWrite {
-		return nil, errorf(CodeFailed, "failed: %d bytes to write, over 4 MiB", len(fp.data))
+		return nil, errorf(protocol.CodeFailed, "failed: %d bytes to write, over 4 MiB", len(fp.data))
 	}
 	t, err := p.resolve(ctx, fp, Write)
 	if err != nil {
 		return nil, err
 	}
 	if t.rel == "." {
-		return nil, errorf(CodeFailed, "failed: a root is a folder, not a file")
+		return nil, errorf(protocol.CodeFailed, "failed: a root is a folder, not a file")
 	}
 	if t.linked {
-		return nil, errorf(CodeRefused, "refused: a write goes through no link: the path names %s", t.real)
+		return nil, errorf(protocol.CodeRefused, "refused: a write goes through no link: the path names %s", t.real)
 	}
 	if t.root.name == "plugin" {
-		return nil, errorf(CodeRefused, "refused: %v", errPluginFolder)
+		return nil, errorf(protocol.CodeRefused, "refused: %v", errPluginFolder)
 	}
-	if strings.EqualFold(path.Base(t.rel), ManifestName) {
-		// A manifest written anywhere would make a plugin of its folder at
-		// the next start, with the rights it names.
-		return nil, errorf(CodeRefused, "refused: a manifest (%s) is never written", ManifestName)
+	for _, part := range strings.Split(t.rel, "/") {
+		if strings.EqualFold(part, ManifestName) {
+			// A manifest written anywhere would make a plugin of its
+			// folder at the next start, with the rights it names; and a
+			// folder of that name makes its parent look like a plugin's
+			// folder, which no fence then lets anyone write or list.
+			return nil, errorf(protocol.CodeRefused, "refused: a manifest (%s) is never written, nor a folder of its name", ManifestName)
+		}
 	}
 	flags := os.O_WRONLY | os.O_CREATE
 	if fp.append {
@@ -551,14 +558,14 @@ func fsWrite(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return nil, errorf(CodeRefused, "refused: %s is not a file", filepath.Base(t.real))
+		return nil, errorf(protocol.CodeRefused, "refused: %s is not a file", filepath.Base(t.real))
 	}
 	if linkCount(fi) > 1 {
-		return nil, errorf(CodeRefused, "refused: %s", errHardLinked)
+		return nil, errorf(protocol.CodeRefused, "refused: %s", errHardLinked)
 	}
 	if !fp.append {
 		if err := f.Truncate(0); err != nil {
-			return nil, errorf(CodeFailed, "failed: the file cannot be written")
+			return nil, errorf(protocol.CodeFailed, "failed: the file cannot be written")
 		}
 	}
 	n, err := f.Write(fp.data)
@@ -568,7 +575,7 @@ func fsWrite(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	p.j.say(slog.LevelInfo, "fs/write", slog.String("path", t.real), slog.String("root", t.root.name),
 		slog.Int("bytes", n), slog.Bool("append", fp.append))
 	if err != nil {
-		return nil, errorf(CodeFailed, "failed: the file cannot be written")
+		return nil, errorf(protocol.CodeFailed, "failed: the file cannot be written")
 	}
 	return fsWriteResult{Path: t.real, Bytes: n}, nil
 }
@@ -624,7 +631,7 @@ func fsList(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.IsDir() {
-		return nil, errorf(CodeNotFound, "notFound: %s is not a folder", filepath.Base(t.real))
+		return nil, errorf(protocol.CodeNotFound, "notFound: %s is not a folder", filepath.Base(t.real))
 	}
 	// A private project the plugin is not on for is not to be known to
 	// it: its folder is left out, as it would be refused.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // fsWorld is the disk of the fs/* tests: an agent's folders, links in and
@@ -73,13 +74,13 @@ func TestFsFences(t *testing.T) {
 	v := newValidator(t)
 	h, j := hookedHost(t, nil, nil, &escouade.Options{
 		Agents: escouade.AgentMap{
-			"k1": {Agent: escouade.Agent{ID: "a1", Name: "Ada"}, Roots: escouade.AgentRoots{Agent: w.work, Repo: w.repo, Home: w.home}, Project: "pub"},
-			"k2": {Agent: escouade.Agent{ID: "a2", Name: "Bob"}, Roots: escouade.AgentRoots{Agent: w.priv}, Project: "priv"},
+			"k1": {Agent: protocol.Agent{ID: "a1", Name: "Ada"}, Roots: escouade.AgentRoots{Agent: w.work, Repo: w.repo, Home: w.home}, Project: "pub"},
+			"k2": {Agent: protocol.Agent{ID: "a2", Name: "Bob"}, Roots: escouade.AgentRoots{Agent: w.priv}, Project: "priv"},
 		},
 		Projects: escouade.ProjectMap{
-			"pub":    {Project: escouade.Project{ID: "pub", Name: "Pub"}, Root: w.repo},
-			"priv":   {Project: escouade.Project{ID: "priv", Name: "Priv", Private: true}, Root: w.priv},
-			"secret": {Project: escouade.Project{ID: "secret", Name: "Secret", Private: true}, Root: filepath.Join(w.home, "secret-project"), Plugins: map[string]bool{"fsb": true}},
+			"pub":    {Project: protocol.Project{ID: "pub", Name: "Pub"}, Root: w.repo},
+			"priv":   {Project: protocol.Project{ID: "priv", Name: "Priv", Private: true}, Root: w.priv},
+			"secret": {Project: protocol.Project{ID: "secret", Name: "Secret", Private: true}, Root: filepath.Join(w.home, "secret-project"), Plugins: map[string]bool{"fsb": true}},
 		},
 	})
 	dir := writePlugin(t, "fsa", `"run":{"js":"main.js"}`, map[string]string{"data.txt": "plugin data", ".env": "X=1"})
@@ -107,49 +108,49 @@ func TestFsFences(t *testing.T) {
 		p      *linePlugin
 		method string
 		params params
-		code   escouade.Code
+		code   protocol.Code
 		check  func(map[string]any) error
 	}{
 		{"read under agent", a, "fs/read", k1("agent", "a.txt"), 0, text("agent file")},
 		{"read under agentHome", a, "fs/read", k1("agentHome", "notes.txt"), 0, text("notes")},
 		{"read the plugin's folder", a, "fs/read", params{"root": "plugin", "path": "data.txt"}, 0, text("plugin data")},
-		{"a root not declared", b, "fs/read", params{"root": "plugin", "path": "data.txt"}, escouade.CodeRefused, nil},
-		{"a root declared read, written", a, "fs/write", params{"agent": "k1", "root": "agentRepo", "path": "x.txt", "text": "x"}, escouade.CodeRefused, nil},
-		{"..", a, "fs/read", k1("agent", "../README.md"), escouade.CodeRefused, nil},
-		{".. inside", a, "fs/read", k1("agent", "sub/../a.txt"), escouade.CodeRefused, nil},
-		{"~", a, "fs/read", params{"agent": "k1", "path": "~/notes.txt"}, escouade.CodeRefused, nil},
-		{"~ under a root", a, "fs/read", k1("agentHome", "~"), escouade.CodeRefused, nil},
-		{"an absolute path with a root", a, "fs/read", k1("agent", filepath.Join(w.work, "a.txt")), escouade.CodeRefused, nil},
+		{"a root not declared", b, "fs/read", params{"root": "plugin", "path": "data.txt"}, protocol.CodeRefused, nil},
+		{"a root declared read, written", a, "fs/write", params{"agent": "k1", "root": "agentRepo", "path": "x.txt", "text": "x"}, protocol.CodeRefused, nil},
+		{"..", a, "fs/read", k1("agent", "../README.md"), protocol.CodeRefused, nil},
+		{".. inside", a, "fs/read", k1("agent", "sub/../a.txt"), protocol.CodeRefused, nil},
+		{"~", a, "fs/read", params{"agent": "k1", "path": "~/notes.txt"}, protocol.CodeRefused, nil},
+		{"~ under a root", a, "fs/read", k1("agentHome", "~"), protocol.CodeRefused, nil},
+		{"an absolute path with a root", a, "fs/read", k1("agent", filepath.Join(w.work, "a.txt")), protocol.CodeRefused, nil},
 		{"an absolute path under a root", a, "fs/read", params{"agent": "k1", "path": filepath.Join(w.work, "a.txt")}, 0, text("agent file")},
-		{"an absolute path out of the roots", a, "fs/read", params{"agent": "k1", "path": filepath.Join(w.outside, "secret.txt")}, escouade.CodeRefused, nil},
-		{"an absolute path, no agent", a, "fs/read", params{"path": filepath.Join(w.work, "a.txt")}, escouade.CodeRefused, nil},
-		{"a relative path without a root", a, "fs/read", params{"agent": "k1", "path": "a.txt"}, escouade.CodeRefused, nil},
-		{"a link out of the roots", a, "fs/read", k1("agent", "out/secret.txt"), escouade.CodeRefused, nil},
+		{"an absolute path out of the roots", a, "fs/read", params{"agent": "k1", "path": filepath.Join(w.outside, "secret.txt")}, protocol.CodeRefused, nil},
+		{"an absolute path, no agent", a, "fs/read", params{"path": filepath.Join(w.work, "a.txt")}, protocol.CodeRefused, nil},
+		{"a relative path without a root", a, "fs/read", params{"agent": "k1", "path": "a.txt"}, protocol.CodeRefused, nil},
+		{"a link out of the roots", a, "fs/read", k1("agent", "out/secret.txt"), protocol.CodeRefused, nil},
 		{"a link to another root", a, "fs/read", k1("agent", "torepo"), 0, text("readme")},
-		{"a write through a link into a read root", a, "fs/write", params{"agent": "k1", "root": "agent", "path": "torepo", "text": "x"}, escouade.CodeRefused, nil},
-		{"a write through a dangling link out", a, "fs/write", params{"agent": "k1", "root": "agent", "path": "dangling", "text": "x"}, escouade.CodeRefused, nil},
-		{"a link to a hidden file", a, "fs/read", k1("agent", "hidden"), escouade.CodeRefused, nil},
-		{"a hidden file", a, "fs/read", k1("agentRepo", ".env"), escouade.CodeRefused, nil},
-		{"a hidden folder", a, "fs/read", k1("agentHome", ".ssh/id_rsa"), escouade.CodeRefused, nil},
-		{"a hidden file of the plugin", a, "fs/read", params{"root": "plugin", "path": ".env"}, escouade.CodeRefused, nil},
-		{"the manifest", a, "fs/read", params{"root": "plugin", "path": "plugin.json"}, escouade.CodeRefused, nil},
-		{"the agent of a private project", a, "fs/read", params{"agent": "k2", "root": "agent", "path": "p.txt"}, escouade.CodeRefused, nil},
-		{"a private project under the home", a, "fs/read", k1("agentHome", "secret-project/s.txt"), escouade.CodeRefused, nil},
+		{"a write through a link into a read root", a, "fs/write", params{"agent": "k1", "root": "agent", "path": "torepo", "text": "x"}, protocol.CodeRefused, nil},
+		{"a write through a dangling link out", a, "fs/write", params{"agent": "k1", "root": "agent", "path": "dangling", "text": "x"}, protocol.CodeRefused, nil},
+		{"a link to a hidden file", a, "fs/read", k1("agent", "hidden"), protocol.CodeRefused, nil},
+		{"a hidden file", a, "fs/read", k1("agentRepo", ".env"), protocol.CodeRefused, nil},
+		{"a hidden folder", a, "fs/read", k1("agentHome", ".ssh/id_rsa"), protocol.CodeRefused, nil},
+		{"a hidden file of the plugin", a, "fs/read", params{"root": "plugin", "path": ".env"}, protocol.CodeRefused, nil},
+		{"the manifest", a, "fs/read", params{"root": "plugin", "path": "plugin.json"}, protocol.CodeRefused, nil},
+		{"the agent of a private project", a, "fs/read", params{"agent": "k2", "root": "agent", "path": "p.txt"}, protocol.CodeRefused, nil},
+		{"a private project under the home", a, "fs/read", k1("agentHome", "secret-project/s.txt"), protocol.CodeRefused, nil},
 		{"a private project the plugin is on for", b, "fs/read", k1("agentHome", "secret-project/s.txt"), 0, text("secret")},
-		{"a private project, listed", a, "fs/list", k1("agentHome", "secret-project"), escouade.CodeRefused, nil},
-		{"over 256 KiB", a, "fs/read", k1("agent", "big.txt"), escouade.CodeFailed, nil},
+		{"a private project, listed", a, "fs/list", k1("agentHome", "secret-project"), protocol.CodeRefused, nil},
+		{"over 256 KiB", a, "fs/read", k1("agent", "big.txt"), protocol.CodeFailed, nil},
 		{"within limits.fileBytes", b, "fs/read", k1("agent", "big.txt"), 0, nil},
-		{"over 4 MiB written", a, "fs/write", params{"root": "temp", "path": "huge", "text": strings.Repeat("h", 4<<20+1)}, escouade.CodeFailed, nil},
-		{"no such file", a, "fs/read", k1("agent", "nope.txt"), escouade.CodeNotFound, nil},
-		{"no such file, stat", a, "fs/stat", k1("agent", "nope.txt"), escouade.CodeNotFound, nil},
-		{"no such folder, write has no notFound", a, "fs/write", params{"agent": "k1", "root": "agent", "path": "a.txt/b", "text": "x"}, escouade.CodeFailed, nil},
-		{"an agent not attached", a, "fs/read", params{"agent": "k9", "root": "agent", "path": "a.txt"}, escouade.CodeRefused, nil},
-		{"an agent's root, no agent", a, "fs/read", params{"root": "agent", "path": "a.txt"}, escouade.CodeInvalidParams, nil},
-		{"a root the protocol does not name", a, "fs/read", params{"root": "etc", "path": "passwd"}, escouade.CodeInvalidParams, nil},
-		{"a FIFO", a, "fs/read", k1("agent", "fifo"), escouade.CodeFailed, nil},
-		{"a folder read", a, "fs/read", k1("agent", "sub"), escouade.CodeFailed, nil},
-		{"text and dataBase64", a, "fs/write", params{"root": "temp", "path": "t", "text": "a", "dataBase64": "YQ=="}, escouade.CodeInvalidParams, nil},
-		{"canon out of the roots", a, "fs/canon", k1("agent", "out/secret.txt"), escouade.CodeRefused, nil},
+		{"over 4 MiB written", a, "fs/write", params{"root": "temp", "path": "huge", "text": strings.Repeat("h", 4<<20+1)}, protocol.CodeFailed, nil},
+		{"no such file", a, "fs/read", k1("agent", "nope.txt"), protocol.CodeNotFound, nil},
+		{"no such file, stat", a, "fs/stat", k1("agent", "nope.txt"), protocol.CodeNotFound, nil},
+		{"no such folder, write has no notFound", a, "fs/write", params{"agent": "k1", "root": "agent", "path": "a.txt/b", "text": "x"}, protocol.CodeFailed, nil},
+		{"an agent not attached", a, "fs/read", params{"agent": "k9", "root": "agent", "path": "a.txt"}, protocol.CodeRefused, nil},
+		{"an agent's root, no agent", a, "fs/read", params{"root": "agent", "path": "a.txt"}, protocol.CodeInvalidParams, nil},
+		{"a root the protocol does not name", a, "fs/read", params{"root": "etc", "path": "passwd"}, protocol.CodeInvalidParams, nil},
+		{"a FIFO", a, "fs/read", k1("agent", "fifo"), protocol.CodeFailed, nil},
+		{"a folder read", a, "fs/read", k1("agent", "sub"), protocol.CodeFailed, nil},
+		{"text and dataBase64", a, "fs/write", params{"root": "temp", "path": "t", "text": "a", "dataBase64": "YQ=="}, protocol.CodeInvalidParams, nil},
+		{"canon out of the roots", a, "fs/canon", k1("agent", "out/secret.txt"), protocol.CodeRefused, nil},
 		{"canon through a link", a, "fs/canon", k1("agent", "torepo"), 0, func(r map[string]any) error {
 			if r["path"] != filepath.Join(w.repo, "README.md") {
 				return fmt.Errorf("canon %v", r["path"])

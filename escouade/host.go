@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"shinken.dev/go/escouade/protocol"
 	"slices"
 	"sort"
 	"strings"
@@ -27,7 +28,8 @@ type Options struct {
 	// Settings gives the values of plugins' settings; nil means a
 	// FileSettings with no user values.
 	Settings SettingsSource
-	// Projects knows the projects; nil means none is known.
+	// Projects knows the projects; nil means none is known but
+	// DefaultProject, which is always known.
 	Projects Projects
 	// Agents knows the agents; nil means none is known.
 	Agents Agents
@@ -74,6 +76,13 @@ type Options struct {
 	// temp of fs/*, where proc/spawn runs a program by default); "" means
 	// os.TempDir(). The folder is removed when the plugin stops.
 	TempDir string
+
+	// Languages are the engines of plugins' code the Host may run:
+	// js.Language() (package escouade/js) for run.js, wasm.Language()
+	// (package escouade/wasm) for run.wasm. nil means none: a run.js or
+	// run.wasm plugin then fails to start with ErrNoLanguage, naming the
+	// package to add. Give the same ones to EngineMain.
+	Languages []Language
 
 	// WASMCacheDir is the folder of run.wasm's compilation cache, so that a
 	// module is compiled once, not at every start of the Host; "" means
@@ -145,9 +154,6 @@ type Host struct {
 
 	factMu sync.Mutex // orders facts: one seq, then its sends, at a time
 	seq    int64
-
-	wasmMu sync.Mutex
-	wasm   *wasmEngine // made at the first run.wasm plugin
 
 	// Knobs only the package's tests set (export_test.go): Options cannot
 	// reach them, so that no configuration lets a plugin past the fences.
@@ -261,6 +267,14 @@ func (h *Host) Start(ctx context.Context, dir string) (*Plugin, error) {
 	return h.start(ctx, m, dir, commandLauncher(m.Run.Command))
 }
 
+// folderName names a plugin's folder in a message.
+func folderName(dir string) string {
+	if dir == "" {
+		return "a plugin with no folder"
+	}
+	return dir
+}
+
 // A RunFunc runs one instance of a plugin in-process: it serves the
 // protocol, reading the Host's lines from in and writing its own to out,
 // until in ends or ctx is done. Returning before that is a crash.
@@ -271,8 +285,9 @@ type RunFunc func(ctx context.Context, in io.Reader, out io.Writer) error
 // manifest m and the folder dir (which files/read serves; "" for none). The
 // plugin's lifecycle is a command plugin's: it is stopped with shutdown and
 // then the end of its input, restarted when run returns unasked, within the
-// crash budget. package plugin's Connect uses it to test a plugin without
-// a process.
+// crash budget. With plugin.Serve as run, it is how a program ships a
+// plugin written in Go inside itself, with no process (see the example);
+// plugintest.Connect uses it to test a plugin the same way.
 //
 // The methods it may call follow m.Run: with run.wasm or run.js it is
 // served as those are, net/*, ws/*, timer/*, fs/* and proc/* included,
@@ -295,11 +310,18 @@ func (h *Host) start(ctx context.Context, m *Manifest, dir string, launch launch
 	case h.closed:
 		h.mu.Unlock()
 		p.release()
-		return nil, ErrClosed
+		return nil, protocol.ErrClosed
 	case h.plugins[m.ID] != nil:
+		// The id is the plugin's identity (its secrets, settings and
+		// journal go by it): the first folder keeps it, and the refusal
+		// names both, so that a person sees which is the impostor.
+		held := h.plugins[m.ID].dir
 		h.mu.Unlock()
 		p.release()
-		return nil, fmt.Errorf("%w: %s", ErrDuplicate, m.ID)
+		err := fmt.Errorf("%w: %s is loaded from %s; %s claims it too", ErrDuplicate, m.ID, folderName(held), folderName(dir))
+		h.log.Warn("a second folder claims a loaded plugin's id", slog.String("plugin", m.ID),
+			slog.String("loaded", folderName(held)), slog.String("refused", folderName(dir)))
+		return nil, err
 	}
 	h.plugins[m.ID] = p
 	h.reindex()
@@ -381,11 +403,5 @@ func (h *Host) Close(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	h.wasmMu.Lock()
-	if h.wasm != nil {
-		errs = append(errs, h.wasm.close())
-		h.wasm = nil
-	}
-	h.wasmMu.Unlock()
 	return errors.Join(errs...)
 }

@@ -17,6 +17,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // connect starts hs in-process in h as the plugin id with the manifest's
@@ -35,14 +36,14 @@ func connect(t *testing.T, h *escouade.Host, v *validator, id, fields, dir strin
 // factSink collects the facts a plugin receives.
 type factSink struct {
 	mu    sync.Mutex
-	facts []escouade.Fact
+	facts []protocol.Fact
 	got   chan struct{}
 }
 
 func newSink() *factSink { return &factSink{got: make(chan struct{}, 100)} }
 
 func (s *factSink) handlers() plugin.Handlers {
-	return plugin.Handlers{Fact: func(ctx context.Context, c *plugin.Conn, f escouade.Fact) {
+	return plugin.Handlers{Fact: func(ctx context.Context, c *plugin.Conn, f protocol.Fact) {
 		s.mu.Lock()
 		s.facts = append(s.facts, f)
 		s.mu.Unlock()
@@ -67,8 +68,8 @@ func (s *factSink) names() []string {
 func TestFactsGoOnlyWhereAllowed(t *testing.T) {
 	v := newValidator(t)
 	h, _ := newHost(t, &escouade.Options{Projects: escouade.ProjectMap{
-		"pub":  {Project: escouade.Project{ID: "pub", Name: "Public"}, Plugins: map[string]bool{"b": false}},
-		"priv": {Project: escouade.Project{ID: "priv", Name: "Secret", Private: true}, Plugins: map[string]bool{"a": true}},
+		"pub":  {Project: protocol.Project{ID: "pub", Name: "Public"}, Plugins: map[string]bool{"b": false}},
+		"priv": {Project: protocol.Project{ID: "priv", Name: "Secret", Private: true}, Plugins: map[string]bool{"a": true}},
 	}})
 	a, b, c := newSink(), newSink(), newSink()
 	connect(t, h, v, "a", `,"permissions":{"events":["agent.created"]}`, "", a.handlers())
@@ -148,13 +149,13 @@ func TestFactRefusals(t *testing.T) {
 }
 
 // decider answers permissions/decide with d, after delay.
-func decider(d escouade.Decision, delay time.Duration) plugin.Handlers {
-	return plugin.Handlers{Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+func decider(d protocol.Decision, delay time.Duration) plugin.Handlers {
+	return plugin.Handlers{Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
 		if delay > 0 {
 			select {
 			case <-time.After(delay):
 			case <-ctx.Done():
-				return escouade.Decision{}, ctx.Err()
+				return protocol.Decision{}, ctx.Err()
 			}
 		}
 		return d, nil
@@ -162,10 +163,10 @@ func decider(d escouade.Decision, delay time.Duration) plugin.Handlers {
 }
 
 func TestDecideCombines(t *testing.T) {
-	allow := decider(escouade.Decision{Verdict: escouade.Allow, Message: "fine"}, 0)
-	deny := decider(escouade.Decision{Verdict: escouade.Deny, Message: "no rm"}, 0)
-	ask := decider(escouade.Decision{Verdict: escouade.Ask, Message: "ask them"}, 0)
-	slow := decider(escouade.Decision{Verdict: escouade.Allow}, time.Minute)
+	allow := decider(protocol.Decision{Verdict: protocol.Allow, Message: "fine"}, 0)
+	deny := decider(protocol.Decision{Verdict: protocol.Deny, Message: "no rm"}, 0)
+	ask := decider(protocol.Decision{Verdict: protocol.Ask, Message: "ask them"}, 0)
+	slow := decider(protocol.Decision{Verdict: protocol.Allow}, time.Minute)
 	type pl struct {
 		id string
 		hs plugin.Handlers
@@ -173,29 +174,29 @@ func TestDecideCombines(t *testing.T) {
 	tests := []struct {
 		name    string
 		plugins []pl
-		want    escouade.Decision
+		want    protocol.Decision
 		quick   bool // before the 500 ms timeout
 	}{
-		{"nobody to ask", nil, escouade.Decision{Verdict: escouade.Ask}, true},
-		{"allow", []pl{{"a", allow}}, escouade.Decision{Verdict: escouade.Allow, Message: "fine", Plugin: "a"}, true},
-		{"deny wins", []pl{{"a", allow}, {"b", deny}, {"c", ask}}, escouade.Decision{Verdict: escouade.Deny, Message: "no rm", Plugin: "b"}, true},
-		{"ask over allow", []pl{{"a", allow}, {"c", ask}}, escouade.Decision{Verdict: escouade.Ask, Message: "ask them", Plugin: "c"}, true},
-		{"silence is ask", []pl{{"a", allow}, {"s", slow}}, escouade.Decision{Verdict: escouade.Ask}, false},
-		{"deny does not wait for silence", []pl{{"b", deny}, {"s", slow}}, escouade.Decision{Verdict: escouade.Deny, Message: "no rm", Plugin: "b"}, true},
-		{"not on for the project", []pl{{"off", deny}, {"a", allow}}, escouade.Decision{Verdict: escouade.Allow, Message: "fine", Plugin: "a"}, true},
+		{"nobody to ask", nil, protocol.Decision{Verdict: protocol.Ask}, true},
+		{"allow", []pl{{"a", allow}}, protocol.Decision{Verdict: protocol.Allow, Message: "fine", Plugin: "a"}, true},
+		{"deny wins", []pl{{"a", allow}, {"b", deny}, {"c", ask}}, protocol.Decision{Verdict: protocol.Deny, Message: "no rm", Plugin: "b"}, true},
+		{"ask over allow", []pl{{"a", allow}, {"c", ask}}, protocol.Decision{Verdict: protocol.Ask, Message: "ask them", Plugin: "c"}, true},
+		{"silence is ask", []pl{{"a", allow}, {"s", slow}}, protocol.Decision{Verdict: protocol.Ask}, false},
+		{"deny does not wait for silence", []pl{{"b", deny}, {"s", slow}}, protocol.Decision{Verdict: protocol.Deny, Message: "no rm", Plugin: "b"}, true},
+		{"not on for the project", []pl{{"off", deny}, {"a", allow}}, protocol.Decision{Verdict: protocol.Allow, Message: "fine", Plugin: "a"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := newValidator(t)
 			h, j := newHost(t, &escouade.Options{Projects: escouade.ProjectMap{
-				"p": {Project: escouade.Project{ID: "p", Name: "P"}, Plugins: map[string]bool{"off": false}},
+				"p": {Project: protocol.Project{ID: "p", Name: "P"}, Plugins: map[string]bool{"off": false}},
 			}})
 			for _, p := range tt.plugins {
 				connect(t, h, v, p.id, `,"permissions":{"decide":true}`, "", p.hs)
 			}
 			connect(t, h, v, "bystander", ``, "", deny) // has no permissions.decide: never asked
 			start := time.Now()
-			got, err := h.Decide(context.Background(), escouade.PermissionRequest{ID: "r1", Kind: "command", Tool: "exec", Input: map[string]any{"argv": []string{"ls"}}}, escouade.About{Project: "p"})
+			got, err := h.Decide(context.Background(), protocol.PermissionRequest{ID: "r1", Kind: "command", Tool: "exec", Input: map[string]any{"argv": []string{"ls"}}}, escouade.About{Project: "p"})
 			took := time.Since(start)
 			if err != nil || got != tt.want {
 				t.Fatalf("Decide = %+v, %v; want %+v", got, err, tt.want)
@@ -218,14 +219,14 @@ func TestDecideCombines(t *testing.T) {
 func TestDecideRefusals(t *testing.T) {
 	h, _ := newHost(t, nil)
 	ctx := context.Background()
-	req := escouade.PermissionRequest{ID: "r", Kind: "command"}
+	req := protocol.PermissionRequest{ID: "r", Kind: "command"}
 	if _, err := h.Decide(ctx, req, escouade.About{}); !errors.Is(err, escouade.ErrNoProject) {
 		t.Errorf("no project: %v", err)
 	}
 	if _, err := h.Decide(ctx, req, escouade.About{Project: "nope"}); !errors.Is(err, escouade.ErrNoProject) {
 		t.Errorf("unknown project: %v", err)
 	}
-	if _, err := h.Decide(ctx, escouade.PermissionRequest{Kind: "command"}, escouade.About{Project: "nope"}); err == nil {
+	if _, err := h.Decide(ctx, protocol.PermissionRequest{Kind: "command"}, escouade.About{Project: "nope"}); err == nil {
 		t.Error("a request without an id was asked")
 	}
 }
@@ -233,7 +234,7 @@ func TestDecideRefusals(t *testing.T) {
 // capture returns handlers that hand over the plugin's Conn.
 func capture() (plugin.Handlers, <-chan *plugin.Conn) {
 	ch := make(chan *plugin.Conn, 1)
-	return plugin.Handlers{Initialize: func(ctx context.Context, c *plugin.Conn, p escouade.InitializeParams) (map[string]any, error) {
+	return plugin.Handlers{Initialize: func(ctx context.Context, c *plugin.Conn, p protocol.InitializeParams) (map[string]any, error) {
 		ch <- c
 		return nil, nil
 	}}, ch
@@ -249,10 +250,10 @@ func TestSettings(t *testing.T) {
 	h, j := newHost(t, &escouade.Options{
 		Settings: &escouade.FileSettings{User: map[string]map[string]any{"s": {"size": 10, "dark": false}}},
 		Projects: escouade.ProjectMap{
-			"on":   {Project: escouade.Project{ID: "on", Name: "On"}, Root: rootOn},
-			"off":  {Project: escouade.Project{ID: "off", Name: "Off"}, Root: rootOff, Plugins: map[string]bool{"s": false}},
-			"priv": {Project: escouade.Project{ID: "priv", Name: "Priv", Private: true}, Root: rootOn},
-			"bad":  {Project: escouade.Project{ID: "bad", Name: "Bad"}, Root: rootBad},
+			"on":   {Project: protocol.Project{ID: "on", Name: "On"}, Root: rootOn},
+			"off":  {Project: protocol.Project{ID: "off", Name: "Off"}, Root: rootOff, Plugins: map[string]bool{"s": false}},
+			"priv": {Project: protocol.Project{ID: "priv", Name: "Priv", Private: true}, Root: rootOn},
+			"bad":  {Project: protocol.Project{ID: "bad", Name: "Bad"}, Root: rootBad},
 		},
 	})
 	hs, conns := capture()
@@ -280,7 +281,7 @@ func TestSettings(t *testing.T) {
 			t.Errorf("Settings(%q) = %s, %v; want %s", tt.project, b, err, tt.want)
 		}
 	}
-	if _, err := c.Settings(ctx, "bad"); !errors.Is(err, escouade.ErrFailed) {
+	if _, err := c.Settings(ctx, "bad"); !errors.Is(err, protocol.ErrFailed) {
 		t.Errorf("a broken .escouade.yml: %v", err)
 	}
 	j.wait(t, "s", "wrong type")
@@ -357,7 +358,7 @@ func TestFilesRead(t *testing.T) {
 	ctx := context.Background()
 	for _, tt := range tests {
 		got, err := c.ReadFile(ctx, tt.path)
-		var e *escouade.Error
+		var e *protocol.Error
 		switch {
 		case errors.As(err, &e):
 			if e.Code.String() != tt.want {
@@ -398,7 +399,7 @@ func TestCommandPluginMethodsNotFound(t *testing.T) {
 	c := <-conns
 	for _, m := range []string{"net/fetch", "net/stream", "ws/open", "ws/send", "timer/set", "fs/read", "fs/write", "proc/spawn", "proc/kill", "permissions/decide", "events/fact", "no/such"} {
 		err := c.Call(context.Background(), m, map[string]any{}, nil)
-		if !errors.Is(err, escouade.ErrMethodNotFound) {
+		if !errors.Is(err, protocol.ErrMethodNotFound) {
 			t.Errorf("%s: %v, want methodNotFound", m, err)
 		}
 	}
@@ -409,7 +410,7 @@ func TestCommandPluginMethodsNotFound(t *testing.T) {
 type crasher struct {
 	lives    atomic.Int32
 	die      atomic.Bool
-	attached chan escouade.AttachParams
+	attached chan protocol.AttachParams
 }
 
 func (cr *crasher) run(ctx context.Context, in io.Reader, out io.Writer) error {
@@ -420,26 +421,26 @@ func (cr *crasher) run(ctx context.Context, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	err := plugin.Serve(ctx, in, out, plugin.Handlers{
-		Initialize: func(context.Context, *plugin.Conn, escouade.InitializeParams) (map[string]any, error) {
+		Initialize: func(context.Context, *plugin.Conn, protocol.InitializeParams) (map[string]any, error) {
 			return map[string]any{"batch": true}, nil // the agents come back in one batch
 		},
-		Fact: func(_ context.Context, c *plugin.Conn, f escouade.Fact) {
+		Fact: func(_ context.Context, c *plugin.Conn, f protocol.Fact) {
 			if f.Name == "ticket.report" {
 				cancel()
 			}
 		},
-		Attach: func(ctx context.Context, c *plugin.Conn, a escouade.AttachParams) { cr.attached <- a },
+		Attach: func(ctx context.Context, c *plugin.Conn, a protocol.AttachParams) { cr.attached <- a },
 	})
 	return err
 }
 
 func TestRestartGivesAttachedAgentsAgain(t *testing.T) {
 	h, j := newHost(t, &escouade.Options{Agents: escouade.AgentMap{
-		"k1": {Agent: escouade.Agent{ID: "a1", Name: "Ada"}, Key: "k1"},
-		"k2": {Agent: escouade.Agent{ID: "a2", Name: "Bob"}, Key: "k2"},
+		"k1": {Agent: protocol.Agent{ID: "a1", Name: "Ada"}, Key: "k1"},
+		"k2": {Agent: protocol.Agent{ID: "a2", Name: "Bob"}, Key: "k2"},
 	}})
 	v := newValidator(t)
-	cr := &crasher{attached: make(chan escouade.AttachParams, 8)}
+	cr := &crasher{attached: make(chan protocol.AttachParams, 8)}
 	ctx := context.Background()
 	p, err := h.StartFunc(ctx, manifest(t, "cr", `,"permissions":{"events":["ticket.report"]}`), "", v.wrap(cr.run))
 	if err != nil {
@@ -476,7 +477,7 @@ func TestRestartGivesAttachedAgentsAgain(t *testing.T) {
 
 func TestCrashBudget(t *testing.T) {
 	h, j := newHost(t, &escouade.Options{CrashBudget: 2, Backoff: time.Millisecond})
-	cr := &crasher{attached: make(chan escouade.AttachParams, 8)}
+	cr := &crasher{attached: make(chan protocol.AttachParams, 8)}
 	cr.die.Store(true)
 	ctx := context.Background()
 	p, err := h.StartFunc(ctx, manifest(t, "cr", `,"permissions":{"events":["ticket.report"]}`), "", cr.run)
@@ -520,7 +521,7 @@ func (c *steppingClock) Now() time.Time {
 
 func TestCrashWindow(t *testing.T) {
 	h, j := newHost(t, &escouade.Options{CrashBudget: 1, Backoff: time.Millisecond, Clock: &steppingClock{t: time.Unix(0, 0)}})
-	cr := &crasher{attached: make(chan escouade.AttachParams, 8)}
+	cr := &crasher{attached: make(chan protocol.AttachParams, 8)}
 	cr.die.Store(true)
 	ctx := context.Background()
 	p, err := h.StartFunc(ctx, manifest(t, "cr", `,"permissions":{"events":["ticket.report"]}`), "", cr.run)
@@ -584,7 +585,7 @@ func TestHostRefusals(t *testing.T) {
 	if len(h.Plugins()) != 0 {
 		t.Errorf("plugins left after Close: %v", h.Plugins())
 	}
-	if _, err := h.StartFunc(ctx, manifest(t, "e", ""), "", run); !errors.Is(err, escouade.ErrClosed) {
+	if _, err := h.StartFunc(ctx, manifest(t, "e", ""), "", run); !errors.Is(err, protocol.ErrClosed) {
 		t.Errorf("a start after Close: %v", err)
 	}
 }
@@ -592,16 +593,16 @@ func TestHostRefusals(t *testing.T) {
 func TestInitializeParams(t *testing.T) {
 	v := newValidator(t)
 	h, _ := newHost(t, &escouade.Options{Version: "2.3.4", Lang: "fr"})
-	got := make(chan escouade.InitializeParams, 1)
+	got := make(chan protocol.InitializeParams, 1)
 	p := connect(t, h, v, "i", ``, "", plugin.Handlers{
-		Initialize: func(ctx context.Context, c *plugin.Conn, p escouade.InitializeParams) (map[string]any, error) {
+		Initialize: func(ctx context.Context, c *plugin.Conn, p protocol.InitializeParams) (map[string]any, error) {
 			got <- p
 			return map[string]any{"batch": true, "x": "y"}, nil
 		},
 	})
-	want := escouade.InitializeParams{
-		ProtocolVersion: 1, Escouade: escouade.HostInfo{Version: "2.3.4"}, Plugin: escouade.PluginInfo{ID: "i", Version: "1.0.0"},
-		Lang: "fr", Capabilities: escouade.Capabilities{Batch: true, Secrets: true, Log: true, Attach: true},
+	want := protocol.InitializeParams{
+		ProtocolVersion: 1, Escouade: protocol.HostInfo{Version: "2.3.4"}, Plugin: protocol.PluginInfo{ID: "i", Version: "1.0.0"},
+		Lang: "fr", Capabilities: protocol.Capabilities{Batch: true, Secrets: true, Log: true, Attach: true},
 	}
 	if g := <-got; g != want {
 		t.Errorf("initialize sent %+v, want %+v", g, want)

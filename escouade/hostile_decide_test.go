@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/gate"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
@@ -33,7 +35,7 @@ import (
 func TestHostileGuardPastItsBudget(t *testing.T) {
 	v := newValidator(t)
 	h, j := newHost(t, &escouade.Options{CrashBudget: 1, Backoff: time.Millisecond, Projects: escouade.ProjectMap{
-		"p": {Project: escouade.Project{ID: "p", Name: "P"}},
+		"p": {Project: protocol.Project{ID: "p", Name: "P"}},
 	}})
 	ctx := context.Background()
 	var lives atomic.Int32
@@ -44,28 +46,28 @@ func TestHostileGuardPastItsBudget(t *testing.T) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		return plugin.Serve(ctx, in, out, plugin.Handlers{
-			Decide: func(context.Context, *plugin.Conn, escouade.DecideParams) (escouade.Decision, error) {
+			Decide: func(context.Context, *plugin.Conn, protocol.DecideParams) (protocol.Decision, error) {
 				cancel() // crashes on its first request
-				return escouade.Decision{Verdict: escouade.Deny, Message: "never"}, nil
+				return protocol.Decision{Verdict: protocol.Deny, Message: "never"}, nil
 			},
 		})
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	connect(t, h, v, "lax", `,"permissions":{"decide":true}`, "", decider(escouade.Decision{Verdict: escouade.Allow}, 0))
+	connect(t, h, v, "lax", `,"permissions":{"decide":true}`, "", decider(protocol.Decision{Verdict: protocol.Allow}, 0))
 	bystander := newSink()
 	connect(t, h, v, "bystander", `,"permissions":{"events":["ticket.report"]}`, "", bystander.handlers())
 
-	req := escouade.PermissionRequest{ID: "r1", Kind: "command", Tool: "exec", Input: map[string]any{"command": "rm -rf /"}}
-	if d, err := h.Decide(ctx, req, escouade.About{Project: "p"}); err != nil || d.Verdict == escouade.Allow {
+	req := protocol.PermissionRequest{ID: "r1", Kind: "command", Tool: "exec", Input: map[string]any{"command": "rm -rf /"}}
+	if d, err := h.Decide(ctx, req, escouade.About{Project: "p"}); err != nil || d.Verdict == protocol.Allow {
 		t.Fatalf("while the guard crashes: %+v, %v", d, err)
 	}
 	j.wait(t, "guard", "disabled")
 	waitFor(t, "the guard is disabled", func() bool { return guard.State() == escouade.StateDisabled })
 	for i := range 3 {
 		d, err := h.Decide(ctx, req, escouade.About{Project: "p"})
-		if err != nil || d.Verdict != escouade.Ask || d.Plugin != "guard" {
+		if err != nil || d.Verdict != protocol.Ask || d.Plugin != "guard" {
 			t.Fatalf("decision %d with the guard disabled: %+v, %v; want ask from the guard", i, d, err)
 		}
 	}
@@ -77,7 +79,7 @@ func TestHostileGuardPastItsBudget(t *testing.T) {
 	if err := guard.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := h.Decide(ctx, req, escouade.About{Project: "p"}); err != nil || d.Verdict != escouade.Allow {
+	if d, err := h.Decide(ctx, req, escouade.About{Project: "p"}); err != nil || d.Verdict != protocol.Allow {
 		t.Fatalf("with the guard removed: %+v, %v", d, err)
 	}
 }
@@ -85,14 +87,14 @@ func TestHostileGuardPastItsBudget(t *testing.T) {
 // protocolExample is a guard written from the protocol's own example of a
 // request's input ({command: 'npm test'}): it reads input.command alone,
 // and denies what deletes files or says "forbidden".
-func protocolExample(seen chan<- escouade.PermissionRequest) plugin.Handlers {
-	return plugin.Handlers{Decide: func(_ context.Context, _ *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+func protocolExample(seen chan<- protocol.PermissionRequest) plugin.Handlers {
+	return plugin.Handlers{Decide: func(_ context.Context, _ *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
 		seen <- p.Request
 		command, _ := p.Request.Input["command"].(string)
 		if strings.HasPrefix(command, "rm ") || strings.Contains(command, "forbidden") {
-			return escouade.Decision{Verdict: escouade.Deny, Message: "not that"}, nil
+			return protocol.Decision{Verdict: protocol.Deny, Message: "not that"}, nil
 		}
-		return escouade.Decision{Verdict: escouade.Allow}, nil
+		return protocol.Decision{Verdict: protocol.Allow}, nil
 	}}
 }
 
@@ -102,10 +104,10 @@ func protocolExample(seen chan<- escouade.PermissionRequest) plugin.Handlers {
 // deny is a refusal the runtime reports as permission_denied.
 func TestHostileExecForms(t *testing.T) {
 	v := newValidator(t)
-	h, _ := newHost(t, &escouade.Options{Projects: escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}}})
-	seen := make(chan escouade.PermissionRequest, 1)
+	h, _ := newHost(t, &escouade.Options{Projects: escouade.ProjectMap{"p": {Project: protocol.Project{ID: "p", Name: "P"}}}})
+	seen := make(chan protocol.PermissionRequest, 1)
 	connect(t, h, v, "example", `,"permissions":{"decide":true}`, "", protocolExample(seen))
-	g := gate.New(h, &gate.Options{Project: "p", OnAsk: escouade.Allow})
+	g := gate.New(h, &gate.Options{Project: "p", OnAsk: protocol.Allow})
 	ctx := context.Background()
 	shell := func(s string) *string { return &s }
 	tests := []struct {
@@ -135,7 +137,7 @@ func TestHostileExecForms(t *testing.T) {
 			if tt.denied != (err != nil) {
 				t.Fatalf("Authorize = %v, denied should be %v", err, tt.denied)
 			}
-			if err != nil && !errors.Is(err, escouade.ErrRefused) {
+			if err != nil && !errors.Is(err, protocol.ErrRefused) {
 				t.Errorf("a refusal that is not ErrRefused: %v", err)
 			}
 			req := <-seen
@@ -153,6 +155,64 @@ func TestHostileExecForms(t *testing.T) {
 	}
 }
 
+// TestHostileExecWhatRuns: the forms that passed a guard matching the
+// start of input.command (bash -c, \rm, env rm), and an argv "git status"
+// with PATH set to a folder the agent wrote, each run something else than
+// they read as. A guard written from what the gate shows of what runs
+// (input.commands and their programs, input.dynamic) refuses them all,
+// with no shell parser of its own, and allows the plain git status.
+func TestHostileExecWhatRuns(t *testing.T) {
+	v := newValidator(t)
+	h, _ := newHost(t, nil) // no Projects: the gate asks about the default project
+	planted := t.TempDir()
+	if err := os.WriteFile(filepath.Join(planted, "git"), []byte("#!/bin/sh\necho the agent's own code\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	trusted := []string{"/usr/bin/", "/bin/", "/usr/local/bin/"}
+	connect(t, h, v, "careful", `,"permissions":{"decide":true}`, "", plugin.Handlers{Decide: func(_ context.Context, _ *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
+		in, err := p.Request.Command()
+		if err != nil || in.Dynamic {
+			return protocol.Decision{Verdict: protocol.Deny, Message: "cannot tell what runs"}, nil
+		}
+		for _, c := range in.Commands {
+			if c.Argv[0] == "rm" || filepath.Base(c.Argv[0]) == "rm" {
+				return protocol.Decision{Verdict: protocol.Deny, Message: "no rm"}, nil
+			}
+			if c.Program != "" && !slices.ContainsFunc(trusted, func(dir string) bool { return strings.HasPrefix(c.Program, dir) }) {
+				return protocol.Decision{Verdict: protocol.Deny, Message: "not a program of the system: " + c.Program}, nil
+			}
+		}
+		return protocol.Decision{Verdict: protocol.Allow}, nil
+	}})
+	g := gate.New(h, nil)
+	shell := func(s string) *string { return &s }
+	for _, tt := range []struct {
+		name   string
+		action aci.Action
+		denied bool
+	}{
+		{"git status", aci.Action{Argv: []string{"git", "status"}}, false},
+		{"bash -c", aci.Action{Argv: []string{"bash", "-c", "rm -rf /"}}, true},
+		{"backslash rm", aci.Action{Shell: shell(`\rm -rf /`)}, true},
+		{"env rm", aci.Action{Shell: shell("env rm -rf /")}, true},
+		{"a PATH the agent wrote", aci.Action{Argv: []string{"git", "status"}, Env: map[string]string{"PATH": planted}}, true},
+		{"a shell line's PATH", aci.Action{Shell: shell("PATH=" + planted + " git status")}, true},
+		{"a variable", aci.Action{Shell: shell("$0 -rf /")}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := tt.action
+			a.Verb = aci.VerbExec
+			err := g.Authorize(context.Background(), shinken.AuthRequest{Verb: aci.VerbExec, Action: &a})
+			if tt.denied != (err != nil) {
+				t.Errorf("Authorize = %v, denied should be %v", err, tt.denied)
+			}
+			if err != nil && !errors.Is(err, protocol.ErrRefused) {
+				t.Errorf("not a refusal: %v", err)
+			}
+		})
+	}
+}
+
 // TestHostileFetchCutAtDeadline: a server that sends half its body and
 // then nothing is answered failed at the fetch's deadline, never success
 // with the half.
@@ -164,7 +224,7 @@ func TestHostileFetchCutAtDeadline(t *testing.T) {
 	for range 5 {
 		var r fetchResult
 		err := lp.call("net/fetch", map[string]any{"url": "https://api.example.com/halfway"}, &r)
-		wantCode(t, "a body cut at the deadline", err, escouade.CodeFailed)
+		wantCode(t, "a body cut at the deadline", err, protocol.CodeFailed)
 		if r.Body != nil {
 			t.Fatalf("a cut body answered: %q", *r.Body)
 		}
@@ -191,7 +251,7 @@ func TestHostileNameOntoTheMachine(t *testing.T) {
 		ip, _ := netip.AddrFromSlice(ipn.IP)
 		name := fmt.Sprintf("h%d.example.com", i)
 		f.resolve(name, []netip.Addr{ip.Unmap()})
-		wantCode(t, "a name onto "+ip.String(), lp.call("net/fetch", map[string]any{"url": "https://" + name + "/hello"}, nil), escouade.CodeRefused)
+		wantCode(t, "a name onto "+ip.String(), lp.call("net/fetch", map[string]any{"url": "https://" + name + "/hello"}, nil), protocol.CodeRefused)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -267,5 +327,23 @@ func TestHostileSecretsOfAnotherFolder(t *testing.T) {
 			t.Errorf("the folder %s read %q, %v; want %q", dir, got, err, want)
 		}
 		p.Stop(context.Background())
+	}
+}
+
+// TestHostileImpostorFirst: a folder that claims a plugin's id and starts
+// first keeps the real one out (the id is the plugin's identity, and it
+// reads none of the real folder's secrets, TestHostileSecretsOfAnotherFolder);
+// the refusal names both folders, so that a person sees which one to
+// remove, and the journal says so.
+func TestHostileImpostorFirst(t *testing.T) {
+	h, _ := newHost(t, nil)
+	impostor := writePlugin(t, "jira", commandManifest("good"), nil)
+	real := writePlugin(t, "jira", commandManifest("good"), nil)
+	if _, err := h.Start(context.Background(), impostor); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.Start(context.Background(), real)
+	if !errors.Is(err, escouade.ErrDuplicate) || !strings.Contains(err.Error(), impostor) || !strings.Contains(err.Error(), real) {
+		t.Errorf("the second folder's refusal: %v; want ErrDuplicate naming %s and %s", err, impostor, real)
 	}
 }

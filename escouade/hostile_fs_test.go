@@ -15,6 +15,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // swapper swaps name, in a loop until stop is called, between a plain
@@ -75,7 +76,7 @@ func TestHostileFilesReadSwap(t *testing.T) {
 			case err == nil:
 				s.stop()
 				t.Fatalf("read %d returned %q through a swapped link to %s", i, got, target)
-			case errors.Is(err, escouade.ErrRefused), errors.Is(err, escouade.ErrNotFound):
+			case errors.Is(err, protocol.ErrRefused), errors.Is(err, protocol.ErrNotFound):
 				refused++
 			default:
 				s.stop()
@@ -95,8 +96,8 @@ func TestHostileFsSwap(t *testing.T) {
 	w := newFsWorld(t)
 	v := newValidator(t)
 	h, _ := hookedHost(t, nil, v, &escouade.Options{
-		Agents:   escouade.AgentMap{"k1": {Agent: escouade.Agent{ID: "a1", Name: "Ada"}, Roots: escouade.AgentRoots{Agent: w.work, Repo: w.repo, Home: w.home}, Project: "pub"}},
-		Projects: escouade.ProjectMap{"pub": {Project: escouade.Project{ID: "pub", Name: "Pub"}, Root: w.repo}},
+		Agents:   escouade.AgentMap{"k1": {Agent: protocol.Agent{ID: "a1", Name: "Ada"}, Roots: escouade.AgentRoots{Agent: w.work, Repo: w.repo, Home: w.home}, Project: "pub"}},
+		Projects: escouade.ProjectMap{"pub": {Project: protocol.Project{ID: "pub", Name: "Pub"}, Root: w.repo}},
 	})
 	a := startLinePlugin(t, h, v, "fsa", `,"permissions":{"files":{"agent":"write","agentHome":"read"}}`, "")
 	if err := a.p.Attach(context.Background(), "k1"); err != nil {
@@ -133,15 +134,16 @@ func TestHostileLinksAndFIFOs(t *testing.T) {
 	w := newFsWorld(t)
 	v := newValidator(t)
 	h, _ := hookedHost(t, nil, v, &escouade.Options{
-		Agents: escouade.AgentMap{"k1": {Agent: escouade.Agent{ID: "a1", Name: "Ada"}, Roots: escouade.AgentRoots{Agent: w.work, Repo: w.repo, Home: w.home}, Project: "pub"}},
+		Agents: escouade.AgentMap{"k1": {Agent: protocol.Agent{ID: "a1", Name: "Ada"}, Roots: escouade.AgentRoots{Agent: w.work, Repo: w.repo, Home: w.home}, Project: "pub"}},
 		Projects: escouade.ProjectMap{
-			"pub":    {Project: escouade.Project{ID: "pub", Name: "Pub"}, Root: w.repo},
-			"secret": {Project: escouade.Project{ID: "secret", Name: "Secret", Private: true}, Root: filepath.Join(w.home, "secret-project"), Plugins: map[string]bool{"fsb": true}},
+			"pub":    {Project: protocol.Project{ID: "pub", Name: "Pub"}, Root: w.repo},
+			"secret": {Project: protocol.Project{ID: "secret", Name: "Secret", Private: true}, Root: filepath.Join(w.home, "secret-project"), Plugins: map[string]bool{"fsb": true}},
 		},
 	})
 	dir := writePlugin(t, "fsa", `"run":{"js":"main.js"}`, map[string]string{"main.js": "", ".env": "X=1", "data.txt": "d"})
 	os.Link(filepath.Join(dir, ".env"), filepath.Join(dir, "env-hard"))
 	os.Link(filepath.Join(w.home, ".ssh", "id_rsa"), filepath.Join(dir, "key-hard"))
+	os.Link(filepath.Join(w.home, ".ssh", "id_rsa"), filepath.Join(w.work, "key-hard"))
 	syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644)
 	os.Symlink("inside-new.txt", filepath.Join(w.work, "dangling-in"))
 	os.Symlink(filepath.Join(w.work, "a.txt"), filepath.Join(w.work, "live-link"))
@@ -157,15 +159,16 @@ func TestHostileLinksAndFIFOs(t *testing.T) {
 		name   string
 		method string
 		params params
-		code   escouade.Code
+		code   protocol.Code
 	}{
-		{"a write through a dangling link inside the root", "fs/write", params{"agent": "k1", "root": "agent", "path": "dangling-in", "text": "x"}, escouade.CodeRefused},
-		{"a write through a live link", "fs/write", params{"agent": "k1", "root": "agent", "path": "live-link", "text": "x"}, escouade.CodeRefused},
-		{"a hard link to .env", "fs/read", params{"root": "plugin", "path": "env-hard"}, escouade.CodeRefused},
-		{"a hard link to a key", "fs/read", params{"root": "plugin", "path": "key-hard"}, escouade.CodeRefused},
-		{"a FIFO in the plugin's folder", "fs/read", params{"root": "plugin", "path": "pipe"}, escouade.CodeFailed},
-		{"a FIFO under the agent", "fs/read", params{"agent": "k1", "root": "agent", "path": "fifo"}, escouade.CodeFailed},
-		{"a FIFO written", "fs/write", params{"agent": "k1", "root": "agent", "path": "fifo", "text": "x"}, escouade.CodeFailed},
+		{"a write through a dangling link inside the root", "fs/write", params{"agent": "k1", "root": "agent", "path": "dangling-in", "text": "x"}, protocol.CodeRefused},
+		{"a write through a live link", "fs/write", params{"agent": "k1", "root": "agent", "path": "live-link", "text": "x"}, protocol.CodeRefused},
+		{"a hard link to .env", "fs/read", params{"root": "plugin", "path": "env-hard"}, protocol.CodeRefused},
+		{"a hard link to a key", "fs/read", params{"root": "plugin", "path": "key-hard"}, protocol.CodeRefused},
+		{"a hard link to a key under the agent", "fs/read", params{"agent": "k1", "root": "agent", "path": "key-hard"}, protocol.CodeRefused},
+		{"a FIFO in the plugin's folder", "fs/read", params{"root": "plugin", "path": "pipe"}, protocol.CodeFailed},
+		{"a FIFO under the agent", "fs/read", params{"agent": "k1", "root": "agent", "path": "fifo"}, protocol.CodeFailed},
+		{"a FIFO written", "fs/write", params{"agent": "k1", "root": "agent", "path": "fifo", "text": "x"}, protocol.CodeFailed},
 	} {
 		start := time.Now()
 		err := a.call(c.method, c.params, nil)
@@ -213,7 +216,7 @@ func TestHostileLinksAndFIFOs(t *testing.T) {
 	}
 	defer cp.Stop(context.Background())
 	conn := <-conns
-	for name, want := range map[string]error{"pipe": escouade.ErrNotFound, "env-hard": escouade.ErrRefused} {
+	for name, want := range map[string]error{"pipe": protocol.ErrNotFound, "env-hard": protocol.ErrRefused} {
 		if _, err := conn.ReadFile(context.Background(), name); !errors.Is(err, want) {
 			t.Errorf("files/read %s: %v, want %v", name, err, want)
 		}
@@ -236,8 +239,8 @@ func TestHostileManifestWrites(t *testing.T) {
 	w := newFsWorld(t)
 	v := newValidator(t)
 	h, _ := hookedHost(t, nil, v, &escouade.Options{
-		Agents:   escouade.AgentMap{"k1": {Agent: escouade.Agent{ID: "a1", Name: "Ada"}, Roots: escouade.AgentRoots{Agent: w.work}, Project: "pub"}},
-		Projects: escouade.ProjectMap{"pub": {Project: escouade.Project{ID: "pub", Name: "Pub"}, Root: w.repo}},
+		Agents:   escouade.AgentMap{"k1": {Agent: protocol.Agent{ID: "a1", Name: "Ada"}, Roots: escouade.AgentRoots{Agent: w.work}, Project: "pub"}},
+		Projects: escouade.ProjectMap{"pub": {Project: protocol.Project{ID: "pub", Name: "Pub"}, Root: w.repo}},
 	})
 	// Plugin folders under the agent's folder: its own, another loaded
 	// one, and one not loaded (it would be at the next start).
@@ -264,12 +267,12 @@ func TestHostileManifestWrites(t *testing.T) {
 		"plugins/other/PLUGIN.JSON",
 	} {
 		err := a.call("fs/write", params{"agent": "k1", "root": "agent", "path": path, "text": `{"commands":["sh *"]}`}, nil)
-		wantCode(t, "fs/write "+path, err, escouade.CodeRefused)
+		wantCode(t, "fs/write "+path, err, protocol.CodeRefused)
 		// The plugin reads its own folder (its root plugin), but for its
 		// manifest; nothing of another plugin's.
 		if !strings.HasPrefix(path, "plugins/self/") || strings.HasSuffix(path, "plugin.json") {
 			err := a.call("fs/read", params{"agent": "k1", "root": "agent", "path": path}, nil)
-			wantCode(t, "fs/read "+path, err, escouade.CodeRefused)
+			wantCode(t, "fs/read "+path, err, protocol.CodeRefused)
 		}
 	}
 	if _, err := escouade.ParseManifest([]byte(`{"id":"w","version":"1.0.0","protocolVersion":1,"run":{"js":"main.js"},"permissions":{"files":{"plugin":"write"}}}`)); err == nil {
@@ -281,10 +284,22 @@ func TestHostileManifestWrites(t *testing.T) {
 	// Nor is a new plugin made by writing a manifest anywhere.
 	for _, path := range []string{"newplugin/plugin.json", "newplugin/Plugin.JSON", "plugin.json"} {
 		err := a.call("fs/write", params{"agent": "k1", "root": "agent", "path": path, "text": `{"id":"evil"}`}, nil)
-		wantCode(t, "fs/write "+path, err, escouade.CodeRefused)
+		wantCode(t, "fs/write "+path, err, protocol.CodeRefused)
 	}
 	if err := a.call("fs/write", params{"agent": "k1", "root": "agent", "path": "plugins-notes.txt", "text": "fine"}, nil); err != nil {
 		t.Errorf("a plain write beside the plugins: %v", err)
+	}
+	// A folder named plugin.json would make the agent's folder look like a
+	// plugin's to the fences, which would then refuse it to every plugin.
+	for _, path := range []string{"plugin.json/x", "sub/Plugin.Json/x/y"} {
+		err := a.call("fs/write", params{"agent": "k1", "root": "agent", "path": path, "text": "x"}, nil)
+		wantCode(t, "fs/write "+path, err, protocol.CodeRefused)
+	}
+	if _, err := os.Stat(filepath.Join(w.work, escouade.ManifestName)); err == nil {
+		t.Error("a folder named plugin.json was made")
+	}
+	if err := a.call("fs/list", params{"agent": "k1", "root": "agent", "path": "."}, nil); err != nil {
+		t.Errorf("the agent's folder is no longer listed: %v", err)
 	}
 }
 
@@ -316,9 +331,15 @@ func TestHostileEnvInjection(t *testing.T) {
 		"LD_PRELOAD", "PATH", "Path", "ESCOUADE_TOKEN", "IFS", "PS4",
 	} {
 		err := lp.call("proc/spawn", map[string]any{"command": "git", "args": []string{"status"}, "agent": "k1", "env": map[string]any{k: "touch /tmp/pwned"}}, nil)
-		wantCode(t, "env "+k, err, escouade.CodeRefused)
+		wantCode(t, "env "+k, err, protocol.CodeRefused)
 	}
-	out, _ := lp.run(t, map[string]any{"command": "env", "env": map[string]any{"MY_FLAG": "1", "LANG": "C.UTF-8"}})
+	// A locale's name that is a path makes gettext load a catalog the
+	// plugin wrote; a TZ that is one reads a file.
+	for k, val := range map[string]string{"LANGUAGE": "../../../tmp/x", "LC_MESSAGES": "/tmp/x", "LANG": "fr_FR/../../x", "TZ": "/tmp/zone"} {
+		err := lp.call("proc/spawn", map[string]any{"command": "env", "env": map[string]any{k: val}}, nil)
+		wantCode(t, "env "+k+"="+val, err, protocol.CodeRefused)
+	}
+	out, _ := lp.run(t, map[string]any{"command": "env", "env": map[string]any{"MY_FLAG": "1", "LANG": "C.UTF-8", "LANGUAGE": "fr_FR:en", "TZ": "Europe/Paris"}})
 	for _, bad := range []string{"SHINKEN_TOKEN", "the-daemon-token", "ESCOUADE_", "GORACE"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("a program without an agent's environment got %s:\n%s", bad, out)
@@ -374,7 +395,7 @@ func TestHostileCommandEnv(t *testing.T) {
 		}
 	}
 	// A manifest may not name what is never passed.
-	for _, k := range []string{"ESCOUADE_SECRET", "LD_PRELOAD", "PATH"} {
+	for _, k := range []string{"ESCOUADE_SECRET", "LD_PRELOAD", "PATH", "SHINKEN_TOKEN"} {
 		if _, err := escouade.ParseManifest([]byte(`{"id":"x","version":"1.0.0","protocolVersion":1,"run":{"command":["x"]},"permissions":{"env":["` + k + `"]}}`)); err == nil {
 			t.Errorf("a manifest naming %s in permissions.env was accepted", k)
 		}
@@ -389,7 +410,7 @@ func TestHostileFIFOsTheHostReads(t *testing.T) {
 	root := t.TempDir()
 	syscall.Mkfifo(filepath.Join(root, ".escouade.yml"), 0o644)
 	h, _ := newHost(t, &escouade.Options{
-		Projects: escouade.ProjectMap{"fifo": {Project: escouade.Project{ID: "fifo", Name: "F"}, Root: root}},
+		Projects: escouade.ProjectMap{"fifo": {Project: protocol.Project{ID: "fifo", Name: "F"}, Root: root}},
 	})
 	dir := filepath.Join(t.TempDir(), "m")
 	os.Mkdir(dir, 0o755)

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/procfs"
 )
 
@@ -194,8 +195,42 @@ func TestHostileSharedLiar(t *testing.T) {
 	j.wait(t, "liar", "launch.shared: listening")
 	var r fetchResult
 	err := lp.call("net/fetch", map[string]any{"url": "http://127.0.0.1:" + port + "/"}, &r)
-	wantCode(t, "a port the shared process does not listen on", err, escouade.CodeRefused)
+	wantCode(t, "a port the shared process does not listen on", err, protocol.CodeRefused)
 	if r.Body != nil {
 		t.Fatalf("reached another server: %q", *r.Body)
 	}
+}
+
+// TestHostileCgroupEscape: a plugin's grandchild starts a session of its
+// own and writes its pid into the Host's own cgroup.procs, leaving the
+// plugin's process group and its cgroup (a process of the
+// user may: REFERENCE.md). Its parent, in the cgroup, still names it: it
+// dies with the plugin, and does not outlive Close.
+func TestHostileCgroupEscape(t *testing.T) {
+	defer escouade.SetContainment("auto")()
+	if escouade.Containment() != "cgroup" {
+		t.Skipf("no cgroup can be made here (descendants held by %q): nothing to escape from", escouade.Containment())
+	}
+	procs := filepath.Join(escouade.CgroupParent(), "cgroup.procs")
+	marker := filepath.Join(t.TempDir(), "escaper")
+	v := newValidator(t)
+	withTranscript(t, v)
+	h, _ := newHost(t, nil)
+	p := startCommand(t, h, v, "escape", ``, "cgroup-escape", procs, marker)
+	var pid int
+	waitFor(t, "the escaper's pid", func() bool {
+		b, _ := os.ReadFile(marker)
+		pid, _ = strconv.Atoi(string(b))
+		return pid > 0
+	})
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	own, _ := os.ReadFile("/proc/self/cgroup")
+	theirs, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if string(own) != string(theirs) {
+		t.Fatalf("the escaper did not reach the Host's cgroup:\n%s\nvs the Host's\n%s", theirs, own)
+	}
+	if err := p.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the escaper's end", func() bool { return !procfs.Alive(pid) })
 }

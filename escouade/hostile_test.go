@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/procfs"
 )
 
@@ -57,7 +58,7 @@ func hostileOptions() *escouade.Options {
 		ScriptTurn:   200 * time.Millisecond,
 		EngineMemory: 256 << 20,
 		CrashBudget:  1,
-		Projects:     escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}},
+		Projects:     escouade.ProjectMap{"p": {Project: protocol.Project{ID: "p", Name: "P"}}},
 	}
 }
 
@@ -73,7 +74,7 @@ func TestHostileScripts(t *testing.T) {
 				pid := enginePid(t, "hostile")
 				ended := len(j.find("hostile", "plugin ended unasked"))
 				d := decide(t, h, "command")
-				if !pr.later && d.Verdict != escouade.Ask {
+				if !pr.later && d.Verdict != protocol.Ask {
 					t.Errorf("life %d: Decide = %+v, want ask: the hostile plugin failed to answer", life, d)
 				}
 				waitFor(t, "the engine's end", func() bool { return len(j.find("hostile", "plugin ended unasked")) > ended })
@@ -91,7 +92,7 @@ func TestHostileScripts(t *testing.T) {
 			if guard.State() != escouade.StateRunning || enginePid(t, "guard") != guardPid {
 				t.Errorf("guard: state %s, pid %d then %d", guard.State(), guardPid, enginePid(t, "guard"))
 			}
-			if d := decide(t, h, "rm"); d.Verdict != escouade.Deny || d.Plugin != "guard" {
+			if d := decide(t, h, "rm"); d.Verdict != protocol.Deny || d.Plugin != "guard" {
 				t.Errorf("Decide(rm) = %+v", d)
 			}
 			if len(j.find("guard", "plugin ended")) > 0 {
@@ -112,7 +113,7 @@ func TestHostileNoCPUAfterClose(t *testing.T) {
 	pid := enginePid(t, "spin")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	go h.Decide(ctx, escouade.PermissionRequest{ID: "r", Kind: "command"}, escouade.About{Project: "p"})
+	go h.Decide(ctx, protocol.PermissionRequest{ID: "r", Kind: "command"}, escouade.About{Project: "p"})
 	j.wait(t, "spin", "permissions/decide: no answer in time")
 	if err := h.Close(context.Background()); err != nil {
 		t.Fatal(err)
@@ -211,7 +212,7 @@ func TestHostileModules(t *testing.T) {
 			if guard.State() != escouade.StateRunning || enginePid(t, "guard") != guardPid {
 				t.Errorf("guard: state %s, pid %d then %d", guard.State(), guardPid, enginePid(t, "guard"))
 			}
-			if d := decide(t, h, "rm"); d.Verdict != escouade.Deny {
+			if d := decide(t, h, "rm"); d.Verdict != protocol.Deny {
 				t.Errorf("Decide(rm) = %+v", d)
 			}
 		})
@@ -271,7 +272,7 @@ func TestHostileCompile(t *testing.T) {
 	if guard.State() != escouade.StateRunning {
 		t.Errorf("guard: state %s", guard.State())
 	}
-	if d := decide(t, h, "rm"); d.Verdict != escouade.Deny {
+	if d := decide(t, h, "rm"); d.Verdict != protocol.Deny {
 		t.Errorf("Decide(rm) = %+v", d)
 	}
 	if pids := enginePids("deep"); len(pids) > 0 {
@@ -299,6 +300,29 @@ func TestEngineNeedsOptIn(t *testing.T) {
 	}
 }
 
+// TestLanguageNeedsOptIn: a Host given no engine for a plugin's code
+// starts none, in a process or in its own, and says which package to add;
+// the other plugins are not touched.
+func TestLanguageNeedsOptIn(t *testing.T) {
+	for _, e := range []escouade.Engine{escouade.EngineIsolated, escouade.EngineInProcess} {
+		h, _ := newHost(t, &escouade.Options{Engine: e, Languages: []escouade.Language{}})
+		for kind, files := range map[string]map[string]string{
+			"js":   {"main.js": guardJS},
+			"wasm": {"main.wasm": "\x00asm"},
+		} {
+			run := `"run":{"` + kind + `":"main.` + kind + `"}`
+			dir := writePlugin(t, "p-"+kind, run, files)
+			_, err := h.Start(context.Background(), dir)
+			if !errors.Is(err, escouade.ErrNoLanguage) || !strings.Contains(err.Error(), "shinken.dev/go/escouade/"+kind) {
+				t.Errorf("%v, %s: Start = %v, want ErrNoLanguage naming the package", e, kind, err)
+			}
+		}
+		if pids := enginePids("p-js"); len(pids) > 0 {
+			t.Errorf("an engine process was started: %v", pids)
+		}
+	}
+}
+
 // startScript starts a run.js plugin id that decides, with source src.
 func startScript(t *testing.T, h *escouade.Host, id, src string) *escouade.Plugin {
 	t.Helper()
@@ -310,9 +334,9 @@ func startScript(t *testing.T, h *escouade.Host, id, src string) *escouade.Plugi
 	return p
 }
 
-func decide(t *testing.T, h *escouade.Host, kind string) escouade.Decision {
+func decide(t *testing.T, h *escouade.Host, kind string) protocol.Decision {
 	t.Helper()
-	d, err := h.Decide(context.Background(), escouade.PermissionRequest{ID: "r", Kind: kind}, escouade.About{Project: "p"})
+	d, err := h.Decide(context.Background(), protocol.PermissionRequest{ID: "r", Kind: kind}, escouade.About{Project: "p"})
 	if err != nil {
 		t.Fatal(err)
 	}

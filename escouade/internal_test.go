@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"shinken.dev/go/escouade/protocol"
 	"strings"
 	"sync"
 	"testing"
@@ -152,10 +153,10 @@ func TestRefusedPath(t *testing.T) {
 
 func TestFactEncoding(t *testing.T) {
 	b := appendFact(nil, "agent.created", 7, time.Date(2025, 1, 2, 3, 4, 5, 600, time.FixedZone("x", 3600)),
-		&ProjectInfo{Project: Project{ID: "p\"1", Name: "Nom é", Private: true}}, About{
-			Ticket: &Ticket{ID: "t", Key: "ESC-1", Title: "A\nB"}, Agent: &Agent{ID: "a", Name: "Ada"},
+		&ProjectInfo{Project: protocol.Project{ID: "p\"1", Name: "Nom é", Private: true}}, About{
+			Ticket: &protocol.Ticket{ID: "t", Key: "ESC-1", Title: "A\nB"}, Agent: &protocol.Agent{ID: "a", Name: "Ada"},
 		}, []byte(`{"x":1}`))
-	var f Fact
+	var f protocol.Fact
 	if err := f.UnmarshalJSON(b); err != nil {
 		t.Fatalf("%s: %v", b, err)
 	}

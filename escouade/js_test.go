@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 )
 
 var jsSteps = []string{
@@ -44,8 +45,8 @@ func TestJSPluginCallsEveryMethod(t *testing.T) {
 	if caps := p.Capabilities(); caps["steps"] != true {
 		t.Errorf("capabilities %v", caps)
 	}
-	d, err := h.Decide(context.Background(), escouade.PermissionRequest{ID: "r", Kind: "command"}, escouade.About{Project: "p"})
-	if err != nil || d.Verdict != escouade.Allow || d.Message != "js fr" {
+	d, err := h.Decide(context.Background(), protocol.PermissionRequest{ID: "r", Kind: "command"}, escouade.About{Project: "p"})
+	if err != nil || d.Verdict != protocol.Allow || d.Message != "js fr" {
 		t.Errorf("Decide = %+v, %v", d, err)
 	}
 	runSteps(t, h, j, "js", jsSteps)
@@ -65,7 +66,7 @@ func TestJSPluginCallsEveryMethod(t *testing.T) {
 func startJS(t *testing.T, opts *escouade.Options, id string) (*escouade.Host, *journal, *escouade.Plugin) {
 	t.Helper()
 	if opts.Projects == nil {
-		opts.Projects = escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}}
+		opts.Projects = escouade.ProjectMap{"p": {Project: protocol.Project{ID: "p", Name: "P"}}}
 	}
 	h, j := hookedHost(t, nil, nil, opts)
 	dir := writePlugin(t, id, `"run":{"js":"main.js"},"permissions":{"events":["agent.created"]}`,

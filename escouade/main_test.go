@@ -23,9 +23,15 @@ import (
 	"go.uber.org/goleak"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/js"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/protocol"
+	"shinken.dev/go/escouade/wasm"
 	"shinken.dev/go/internal/procfs"
 )
+
+// languages are the engines every test's Host is given.
+var languages = []escouade.Language{js.Language(), wasm.Language()}
 
 // The plugins run as processes are this test binary, run again with
 // "escouade-test-plugin <mode>": no script, no tool, nothing to build.
@@ -36,7 +42,7 @@ const pluginArg = "escouade-test-plugin"
 var testTemp string
 
 func TestMain(m *testing.M) {
-	escouade.EngineMain() // the isolated engines of run.js and run.wasm plugins
+	escouade.EngineMain(languages...) // the isolated engines of run.js and run.wasm plugins
 	if len(os.Args) >= 3 && strings.HasPrefix(os.Args[1], pluginArg) {
 		// pluginArg=<folder>: where withTranscript says which folder
 		// the plugins' transcripts go to (plugins get none of the
@@ -182,7 +188,7 @@ func runTestPlugin(run, mode string, args []string) int {
 		go child.Wait()
 		hs := meekHandlers
 		if len(args) > 1 && args[1] == "crash" {
-			hs.Initialize = func(context.Context, *plugin.Conn, escouade.InitializeParams) (map[string]any, error) {
+			hs.Initialize = func(context.Context, *plugin.Conn, protocol.InitializeParams) (map[string]any, error) {
 				time.AfterFunc(50*time.Millisecond, func() { os.Exit(4) })
 				return nil, nil
 			}
@@ -192,6 +198,30 @@ func runTestPlugin(run, mode string, args []string) int {
 		signal.Ignore(syscall.SIGTERM)
 		gc := exec.Command(os.Args[0], pluginArg, "sleeper")
 		gc.Start()
+		select {}
+	case "cgroup-escape":
+		// A child that stays, whose own child moves itself into the
+		// cgroup whose cgroup.procs is args[0] (the Host's) and writes its
+		// pid to args[1].
+		child := exec.Command(os.Args[0], pluginArg, "escape-middle", args[0], args[1])
+		if err := child.Start(); err != nil {
+			return 3
+		}
+		go child.Wait()
+		return serve(ctx, in, out, meekHandlers)
+	case "escape-middle":
+		signal.Ignore(syscall.SIGTERM)
+		gc := exec.Command(os.Args[0], pluginArg, "escaper", args[0], args[1])
+		gc.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // out of the group too
+		gc.Start()
+		select {}
+	case "escaper":
+		signal.Ignore(syscall.SIGTERM)
+		pid := strconv.Itoa(os.Getpid())
+		if os.WriteFile(args[0], []byte(pid), 0) != nil {
+			return 3
+		}
+		os.WriteFile(args[1], []byte(pid), 0o600)
 		select {}
 	case "sleeper":
 		signal.Ignore(syscall.SIGTERM)
@@ -206,7 +236,7 @@ func runTestPlugin(run, mode string, args []string) int {
 		// Once initialized, kills its parent: its shepherd, where one
 		// holds it.
 		hs := meekHandlers
-		hs.Initialize = func(context.Context, *plugin.Conn, escouade.InitializeParams) (map[string]any, error) {
+		hs.Initialize = func(context.Context, *plugin.Conn, protocol.InitializeParams) (map[string]any, error) {
 			time.AfterFunc(50*time.Millisecond, func() { syscall.Kill(os.Getppid(), syscall.SIGKILL) })
 			return nil, nil
 		}
@@ -256,6 +286,27 @@ func runTestPlugin(run, mode string, args []string) int {
 			}
 			return nil
 		}, false)
+	case "flood-keys", "flood-batch":
+		// Once initialized, writes floodLines lines meant to cost the Host
+		// the most per byte: one object of 90,000 keys (once a quadratic
+		// duplicate check), or a batch of tiny items (once an error per
+		// item, in one answer the Host held).
+		line := floodLine(mode)
+		return raw(in, out, func(id json.RawMessage, method string) []string {
+			switch method {
+			case "initialize":
+				lines := []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"protocolVersion":1,"capabilities":{}}}`}
+				for range floodLines {
+					lines = append(lines, line)
+				}
+				return lines
+			case "permissions/decide":
+				return []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"decision":"allow"}}`}
+			case "shutdown":
+				return []string{`{"jsonrpc":"2.0","id":` + string(id) + `,"result":null}`}
+			}
+			return nil
+		}, false)
 	case "version2":
 		return raw(in, out, func(id json.RawMessage, method string) []string {
 			switch method {
@@ -269,14 +320,14 @@ func runTestPlugin(run, mode string, args []string) int {
 	case "exit":
 		// Exits in the middle of a decision.
 		return serve(ctx, in, out, plugin.Handlers{
-			Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+			Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
 				os.Exit(3)
-				return escouade.Decision{}, nil
+				return protocol.Decision{}, nil
 			},
 		})
 	case "host":
 		// A Host in a process of its own, for the test of its death.
-		h := escouade.New(&escouade.Options{Secrets: escouade.SecretMap{}, Journal: slog.DiscardHandler})
+		h := escouade.New(&escouade.Options{Secrets: escouade.SecretMap{}, Journal: slog.DiscardHandler, Languages: languages})
 		if _, err := h.Start(ctx, args[0]); err != nil {
 			return 5
 		}
@@ -286,7 +337,7 @@ func runTestPlugin(run, mode string, args []string) int {
 		// A Host in a process of its own that holds its programs' descendants
 		// as args[0] says (see SetContainment), for the test of its death.
 		escouade.SetContainment(args[0])
-		h := escouade.New(&escouade.Options{Secrets: escouade.SecretMap{}, Journal: slog.DiscardHandler})
+		h := escouade.New(&escouade.Options{Secrets: escouade.SecretMap{}, Journal: slog.DiscardHandler, Languages: languages})
 		if _, err := h.Start(ctx, args[1]); err != nil {
 			return 5
 		}
@@ -319,8 +370,8 @@ func runTestPlugin(run, mode string, args []string) int {
 				ID      json.RawMessage `json:"id"`
 				Method  string          `json:"method"`
 				Params  struct {
-					Request escouade.PermissionRequest `json:"request"`
-					Project escouade.Project           `json:"project"`
+					Request protocol.PermissionRequest `json:"request"`
+					Project protocol.Project           `json:"project"`
 				} `json:"params"`
 			}
 			if dec.Decode(&req) != nil {
@@ -330,12 +381,34 @@ func runTestPlugin(run, mode string, args []string) int {
 		}
 	case "bench":
 		return serve(ctx, in, out, plugin.Handlers{
-			Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
-				return escouade.Decision{Verdict: escouade.Allow}, nil
+			Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
+				return protocol.Decision{Verdict: protocol.Allow}, nil
 			},
 		})
 	}
 	return 2
+}
+
+// floodLines is how many lines a flood plugin writes.
+const floodLines = 10
+
+// floodLine is a line of a flood plugin, under a MiB.
+func floodLine(mode string) string {
+	var b strings.Builder
+	if mode == "flood-batch" {
+		b.WriteString("[1")
+		for b.Len() < 1<<20-4 {
+			b.WriteString(",1")
+		}
+		b.WriteString("]")
+		return b.String()
+	}
+	b.WriteString(`{"jsonrpc":"2.0","method":"log","params":{"level":"info","message":"x"`)
+	for i := range 90000 {
+		fmt.Fprintf(&b, `,"k%d":1`, i)
+	}
+	b.WriteString("}}")
+	return b.String()
 }
 
 func serve(ctx context.Context, in io.Reader, out io.Writer, hs plugin.Handlers) int {
@@ -347,13 +420,13 @@ func serve(ctx context.Context, in io.Reader, out io.Writer, hs plugin.Handlers)
 
 // goodHandlers deny what removes files, allow the rest, and log facts.
 var goodHandlers = plugin.Handlers{
-	Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+	Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
 		if cmd, _ := p.Request.Input["command"].(string); strings.HasPrefix(cmd, "rm ") {
-			return escouade.Decision{Verdict: escouade.Deny, Message: "no rm here"}, nil
+			return protocol.Decision{Verdict: protocol.Deny, Message: "no rm here"}, nil
 		}
-		return escouade.Decision{Verdict: escouade.Allow}, nil
+		return protocol.Decision{Verdict: protocol.Allow}, nil
 	},
-	Fact: func(ctx context.Context, c *plugin.Conn, f escouade.Fact) {
+	Fact: func(ctx context.Context, c *plugin.Conn, f protocol.Fact) {
 		c.Log(slog.LevelInfo, fmt.Sprintf("fact %s %d", f.Name, f.Seq))
 	},
 }
@@ -361,8 +434,8 @@ var goodHandlers = plugin.Handlers{
 // meekHandlers allow everything and log facts: a hostile plugin's handlers,
 // so that a deny comes from the good one.
 var meekHandlers = plugin.Handlers{
-	Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
-		return escouade.Decision{Verdict: escouade.Allow}, nil
+	Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
+		return protocol.Decision{Verdict: protocol.Allow}, nil
 	},
 	Fact: goodHandlers.Fact,
 }
@@ -584,6 +657,9 @@ func newHost(t testing.TB, opts *escouade.Options) (*escouade.Host, *journal) {
 	}
 	if o.Secrets == nil {
 		o.Secrets = escouade.SecretMap{}
+	}
+	if o.Languages == nil {
+		o.Languages = languages
 	}
 	h := escouade.New(&o)
 	t.Cleanup(func() {

@@ -167,30 +167,47 @@ func ReadManifest(dir string) (*Manifest, error) {
 // the field's path, and all of them are returned, joined.
 func ParseManifest(data []byte) (*Manifest, error) {
 	if err := jsonrpc.Validate(data); err != nil {
-		return nil, &FieldError{Err: err}
+		return nil, &protocol.FieldError{Err: err}
 	}
 	mp := &manifestParser{}
 	m := mp.manifest(data)
-	if len(mp.errs) > 0 {
-		return nil, errors.Join(mp.errs...)
+	if err := mp.err(); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
 
 // manifestParser gathers every problem rather than stopping at the first,
-// so that an author fixes a manifest in one go.
+// so that an author fixes a manifest in one go; past maxManifestErrors, the
+// rest are counted, so that the report stays small whatever the manifest.
 type manifestParser struct {
 	errs []error
+	more int // problems past maxManifestErrors
 }
 
+// maxManifestErrors bounds the problems a manifest's error names.
+const maxManifestErrors = 50
+
 func (mp *manifestParser) fail(err error) {
-	if err != nil {
+	switch {
+	case err == nil:
+	case len(mp.errs) < maxManifestErrors:
 		mp.errs = append(mp.errs, err)
+	default:
+		mp.more++
 	}
 }
 
 func (mp *manifestParser) failf(path, format string, args ...any) {
-	mp.errs = append(mp.errs, fieldErr(path, format, args...))
+	mp.fail(fieldErr(path, format, args...))
+}
+
+// err joins the problems found, nil when there were none.
+func (mp *manifestParser) err() error {
+	if mp.more > 0 {
+		return errors.Join(append(mp.errs, fmt.Errorf("escouade: and %d more problems", mp.more))...)
+	}
+	return errors.Join(mp.errs...)
 }
 
 // fields walks an object strictly: each unknown key is reported, and the
@@ -199,7 +216,7 @@ func (mp *manifestParser) fields(raw []byte, path string, names []string, requir
 	if jsonrpc.KindOf(raw) == jsonrpc.KindObject {
 		jsonrpc.Members(raw, func(k, _ []byte) error {
 			if !slices.Contains(names, string(k)) {
-				mp.fail(&FieldError{Path: join(path, string(k)), Err: ErrUnknownField})
+				mp.fail(&protocol.FieldError{Path: join(path, string(k)), Err: protocol.ErrUnknownField})
 			}
 			return nil
 		})
@@ -219,7 +236,7 @@ func (mp *manifestParser) fields(raw []byte, path string, names []string, requir
 func (mp *manifestParser) str(p string, v []byte) string {
 	s, err := str(v)
 	if err != nil {
-		mp.fail(&FieldError{Path: p, Err: err})
+		mp.fail(&protocol.FieldError{Path: p, Err: err})
 	}
 	return s
 }
@@ -233,7 +250,7 @@ func (mp *manifestParser) strings(p string, v []byte) []string {
 	jsonrpc.Elements(v, func(i int, e []byte) error {
 		s, err := str(e)
 		if err != nil {
-			mp.fail(&FieldError{Path: fmt.Sprintf("%s[%d]", p, i), Err: err})
+			mp.fail(&protocol.FieldError{Path: fmt.Sprintf("%s[%d]", p, i), Err: err})
 			return nil
 		}
 		out = append(out, s)
@@ -286,10 +303,10 @@ func (mp *manifestParser) manifest(raw []byte) *Manifest {
 		case 2:
 			n, err := integer(v)
 			if err != nil {
-				mp.fail(&FieldError{Path: p, Err: err})
+				mp.fail(&protocol.FieldError{Path: p, Err: err})
 			}
-			if err == nil && n != ProtocolVersion {
-				mp.failf(p, "this host speaks protocol %d, not %d", ProtocolVersion, n)
+			if err == nil && n != protocol.Version {
+				mp.failf(p, "this host speaks protocol %d, not %d", protocol.Version, n)
 			}
 			m.ProtocolVersion = int(n)
 		case 3:
@@ -390,7 +407,7 @@ func (mp *manifestParser) permissions(p string, raw []byte, ps *Permissions) {
 		case 1:
 			b, err := boolean(v)
 			if err != nil {
-				mp.fail(&FieldError{Path: p, Err: err})
+				mp.fail(&protocol.FieldError{Path: p, Err: err})
 			}
 			ps.Decide = b
 		case 2:
@@ -553,7 +570,7 @@ func (mp *manifestParser) limits(p string, raw []byte, l *Limits) {
 	mp.fields(raw, p, names, 0, func(i int, p string, v []byte) {
 		n, err := integer(v)
 		if err != nil {
-			mp.fail(&FieldError{Path: p, Err: err})
+			mp.fail(&protocol.FieldError{Path: p, Err: err})
 			return
 		}
 		if n < 1 || n > maxima[i] {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // FuzzParseManifest feeds plugin.json to ParseManifest: it never panics,
@@ -19,7 +20,7 @@ func FuzzParseManifest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := escouade.ParseManifest(data)
 		if err != nil {
-			var fe *escouade.FieldError
+			var fe *protocol.FieldError
 			if !errors.As(err, &fe) && !strings.Contains(err.Error(), "escouade: ") {
 				t.Fatalf("a refusal that names no field: %v", err)
 			}

@@ -2,13 +2,16 @@ package escouade_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 )
 
 func TestParseManifestFull(t *testing.T) {
@@ -107,7 +110,7 @@ func TestParseManifestRefusals(t *testing.T) {
 			if err == nil {
 				t.Fatal("accepted")
 			}
-			var fe *escouade.FieldError
+			var fe *protocol.FieldError
 			if !errors.As(err, &fe) {
 				t.Fatalf("not a FieldError: %v", err)
 			}
@@ -133,7 +136,7 @@ func TestParseManifestStrictJSON(t *testing.T) {
 		}
 	}
 	_, err := escouade.ParseManifest([]byte(`{"id":"p","version":"1.0.0","protocolVersion":1,"run":{"command":["x"]},"extra":1}`))
-	if !errors.Is(err, escouade.ErrUnknownField) {
+	if !errors.Is(err, protocol.ErrUnknownField) {
 		t.Errorf("an unknown field: %v", err)
 	}
 }
@@ -171,10 +174,60 @@ func TestParseProjectFile(t *testing.T) {
 	if got, err := escouade.ParseProjectFile([]byte("other: 1\n"), "a"); err != nil || got != nil {
 		t.Errorf("no plugins section: %v, %v", got, err)
 	}
-	for _, bad := range []string{"plugins: [", "plugins:\n  a: {n: 1, n: 2}\n", "plugins:\n  a: [1]\n"} {
+	for _, bad := range []string{"plugins: [", "plugins:\n  a: {n: 1, n: 2}\n", "plugins:\n  a: [1]\n", "plugins:\n  b: {n: 1, n: 2}\n  a: {}\n",
+		"base: &b {n: 1}\nplugins:\n  a: {<<: *b}\n"} {
 		if _, err := escouade.ParseProjectFile([]byte(bad), "a"); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
+	}
+	if got, err := escouade.ParseProjectFile([]byte("base: &b hi\nplugins:\n  a: {s: *b}\n"), "a"); err != nil || got["s"] != "hi" {
+		t.Errorf("an alias: %v, %v", got, err)
+	}
+}
+
+// TestHostileProjectFile: a .escouade.yml is a file a plugin that may write
+// a project's files can write. yaml.v3 compares each key of a mapping with
+// every later one: 60,000 keys took 8 s of the Host's CPU. Aliases of
+// aliases multiply a small file. Each is refused at once.
+func TestHostileProjectFile(t *testing.T) {
+	var wide strings.Builder
+	wide.WriteString("plugins:\n  a:\n")
+	for i := range 60000 {
+		fmt.Fprintf(&wide, "    k%d: 1\n", i)
+	}
+	bomb := "l0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n"
+	for i := 1; i < 9; i++ {
+		bomb += fmt.Sprintf("l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	bomb += "plugins:\n  a: {x: *l8}\n"
+	for _, tt := range []struct{ name, file, want string }{
+		{"wide", wide.String(), "a mapping of more than 1024 keys"},
+		{"aliases", bomb, "aliases expanded"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := escouade.ParseProjectFile([]byte(tt.file), "a")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("ParseProjectFile = %v, want %q", err, tt.want)
+			}
+			t.Logf("refused in %v", time.Since(start))
+		})
+	}
+}
+
+// TestManifestErrorsBounded: a manifest's error names every problem up to
+// a bound, then counts the rest: a manifest of a thousand unknown fields
+// makes a short error, not a thousand lines.
+func TestManifestErrorsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"id":"x","version":"1.0.0","protocolVersion":1,"run":{"command":["x"]}`)
+	for i := range 1000 {
+		fmt.Fprintf(&b, `,"f%d":1`, i)
+	}
+	b.WriteString("}")
+	_, err := escouade.ParseManifest([]byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "and 950 more problems") || strings.Count(err.Error(), "\n") > 60 {
+		t.Errorf("ParseManifest = %.300v", err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"math"
 	"path"
 	"path/filepath"
+	"shinken.dev/go/escouade/protocol"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -52,12 +53,12 @@ func secretsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
 		return nil, err
 	}
 	if !p.secrets[key] {
-		return nil, errorf(CodeNotYours, "notYours: %q is not a key of permissions.secrets", key)
+		return nil, errorf(protocol.CodeNotYours, "notYours: %q is not a key of permissions.secrets", key)
 	}
 	v, ok, err := p.h.opts.Secrets.Secret(ctx, p.secretOwner(), key)
 	if err != nil {
 		p.j.say(slog.LevelWarn, "the keychain cannot be reached", slog.String("key", key), slog.String("error", err.Error()))
-		return nil, errorf(CodeKeychain, "keychain: the system's keychain cannot be reached")
+		return nil, errorf(protocol.CodeKeychain, "keychain: the system's keychain cannot be reached")
 	}
 	if !ok {
 		return nil, nil
@@ -97,7 +98,7 @@ func settingsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
 	user, err := p.h.opts.Settings.UserSettings(ctx, p.m.ID)
 	if err != nil {
 		p.j.say(slog.LevelWarn, "the user's settings cannot be read", slog.String("error", err.Error()))
-		return nil, errorf(CodeFailed, "failed: the user's settings cannot be read")
+		return nil, errorf(protocol.CodeFailed, "failed: the user's settings cannot be read")
 	}
 	p.overlay(values, user, "user")
 	if project == "" {
@@ -105,14 +106,14 @@ func settingsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
 	}
 	// A project the plugin does not know, or is not on for, gives the
 	// user's values alone: the answer does not tell which.
-	info, err := p.h.opts.Projects.Project(ctx, project)
+	info, err := p.h.project(ctx, project)
 	if err != nil || !info.On(p.m.ID) {
 		return values, nil
 	}
 	pv, err := p.h.opts.Settings.ProjectSettings(ctx, info, p.m.ID)
 	if err != nil {
 		p.j.say(slog.LevelWarn, "the project's settings cannot be read", slog.String("project", project), slog.String("error", err.Error()))
-		return nil, errorf(CodeFailed, "failed: the settings of project %s cannot be read (%s)", project, ProjectFile)
+		return nil, errorf(protocol.CodeFailed, "failed: the settings of project %s cannot be read (%s)", project, ProjectFile)
 	}
 	p.overlay(values, pv, ProjectFile)
 	return values, nil
@@ -175,10 +176,10 @@ func filesRead(ctx context.Context, p *Plugin, params []byte) (any, error) {
 		return nil, err
 	}
 	if why := refusedPath(name); why != "" {
-		return nil, errorf(CodeRefused, "refused: %s", why)
+		return nil, errorf(protocol.CodeRefused, "refused: %s", why)
 	}
 	if p.dir == "" {
-		return nil, errorf(CodeNotFound, "notFound: the plugin has no folder")
+		return nil, errorf(protocol.CodeNotFound, "notFound: the plugin has no folder")
 	}
 	// The name is judged as written, then as it resolves, links followed:
 	// a link inside the folder to .env or to the manifest is refused as
@@ -188,32 +189,32 @@ func filesRead(ctx context.Context, p *Plugin, params []byte) (any, error) {
 	dir, rel, why := p.resolvePluginFile(name)
 	switch {
 	case why == errNoSuchFile:
-		return nil, errorf(CodeNotFound, "notFound: no file %s in the plugin's folder", name)
+		return nil, errorf(protocol.CodeNotFound, "notFound: no file %s in the plugin's folder", name)
 	case why != nil:
-		return nil, errorf(CodeRefused, "refused: %v", why)
+		return nil, errorf(protocol.CodeRefused, "refused: %v", why)
 	}
 	f, fi, err := openRegular(dir, rel, true)
 	switch {
 	case errors.Is(err, errNotRegular):
-		return nil, errorf(CodeNotFound, "notFound: %s is not a file", name)
+		return nil, errorf(protocol.CodeNotFound, "notFound: %s is not a file", name)
 	case errors.Is(err, errHardLinked):
-		return nil, errorf(CodeRefused, "refused: %s is %v", name, err)
+		return nil, errorf(protocol.CodeRefused, "refused: %s is %v", name, err)
 	case err != nil:
 		return nil, openError(name, err)
 	}
 	defer f.Close()
 	if fi.Size() > maxFileRead {
-		return nil, errorf(CodeFailed, "failed: %s is over 256 KiB", name)
+		return nil, errorf(protocol.CodeFailed, "failed: %s is over 256 KiB", name)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxFileRead+1))
 	if err != nil {
-		return nil, errorf(CodeFailed, "failed: %s cannot be read", name)
+		return nil, errorf(protocol.CodeFailed, "failed: %s cannot be read", name)
 	}
 	if len(data) > maxFileRead {
-		return nil, errorf(CodeFailed, "failed: %s is over 256 KiB", name)
+		return nil, errorf(protocol.CodeFailed, "failed: %s is over 256 KiB", name)
 	}
 	if !utf8.Valid(data) {
-		return nil, errorf(CodeFailed, "failed: %s is not UTF-8", name)
+		return nil, errorf(protocol.CodeFailed, "failed: %s is not UTF-8", name)
 	}
 	return string(data), nil
 }
@@ -282,13 +283,13 @@ func (p *Plugin) resolvePluginFile(name string) (dir, rel string, why error) {
 func openError(name string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
-		return errorf(CodeNotFound, "notFound: no file %s in the plugin's folder", name)
+		return errorf(protocol.CodeNotFound, "notFound: no file %s in the plugin's folder", name)
 	case errors.Is(err, fs.ErrPermission):
-		return errorf(CodeFailed, "failed: %s cannot be read", name)
+		return errorf(protocol.CodeFailed, "failed: %s cannot be read", name)
 	case errors.Is(err, errLinkOnTheWay), errors.Is(err, errMoved):
-		return errorf(CodeRefused, "refused: %s: %v", name, err)
+		return errorf(protocol.CodeRefused, "refused: %s: %v", name, err)
 	}
-	return errorf(CodeRefused, "refused: %s leaves the plugin's folder", path.Clean(name))
+	return errorf(protocol.CodeRefused, "refused: %s leaves the plugin's folder", path.Clean(name))
 }
 
 var logLevels = map[string]slog.Level{

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/ssrf"
 )
 
@@ -199,16 +200,16 @@ func (p *Plugin) judgeURL(ctx context.Context, raw string, ws bool) (*url.URL, e
 		return nil, fieldErr("url", "not an absolute URL")
 	}
 	if u.User != nil {
-		return nil, errorf(CodeRefused, "refused: a URL with credentials: send them in a header")
+		return nil, errorf(protocol.CodeRefused, "refused: a URL with credentials: send them in a header")
 	}
 	scheme := strings.ToLower(u.Scheme)
 	host := strings.ToLower(u.Hostname())
 	port := u.Port()
 	switch {
 	case ws && scheme != "wss":
-		return nil, errorf(CodeRefused, "refused: a WebSocket is wss only, not %s", scheme)
+		return nil, errorf(protocol.CodeRefused, "refused: a WebSocket is wss only, not %s", scheme)
 	case !ws && scheme != "https" && scheme != "http":
-		return nil, errorf(CodeRefused, "refused: https only, not %s", scheme)
+		return nil, errorf(protocol.CodeRefused, "refused: https only, not %s", scheme)
 	}
 	if port == "" {
 		port = defaultPort(scheme)
@@ -235,9 +236,9 @@ func (p *Plugin) judgeURL(ctx context.Context, raw string, ws bool) (*url.URL, e
 		}
 	}
 	if !secure {
-		return nil, errorf(CodeRefused, "refused: http only reaches a server of an account ({account}) or the shared process (local:shared); %s is neither", u.Host)
+		return nil, errorf(protocol.CodeRefused, "refused: http only reaches a server of an account ({account}) or the shared process (local:shared); %s is neither", u.Host)
 	}
-	return nil, errorf(CodeRefused, "refused: %s is not a host of permissions.network nor one of their subdomains", host)
+	return nil, errorf(protocol.CodeRefused, "refused: %s is not a host of permissions.network nor one of their subdomains", host)
 }
 
 // netError words a request's failure: refused for an address the fences
@@ -246,21 +247,21 @@ func netError(err error, limit time.Duration) error {
 	var re *ssrf.RefusedError
 	switch {
 	case errors.As(err, &re):
-		return errorf(CodeRefused, "refused: %s", strings.TrimPrefix(re.Error(), "ssrf: "))
+		return errorf(protocol.CodeRefused, "refused: %s", strings.TrimPrefix(re.Error(), "ssrf: "))
 	case errors.Is(err, ssrf.ErrRefused):
-		return errorf(CodeRefused, "refused: %s", strings.TrimPrefix(err.Error(), "ssrf: "))
+		return errorf(protocol.CodeRefused, "refused: %s", strings.TrimPrefix(err.Error(), "ssrf: "))
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return errorf(CodeFailed, "failed: no answer within %v", limit)
+		return errorf(protocol.CodeFailed, "failed: no answer within %v", limit)
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
-		return errorf(CodeFailed, "failed: %s cannot be resolved", dnsErr.Name)
+		return errorf(protocol.CodeFailed, "failed: %s cannot be resolved", dnsErr.Name)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return errorf(CodeFailed, "failed: %v", err)
+	return errorf(protocol.CodeFailed, "failed: %v", err)
 }
 
 // netRequest is the params of net/fetch and net/stream.
@@ -293,7 +294,7 @@ func parseNetRequest(params []byte, stream bool) (*netRequest, error) {
 			if nr.headers, err = stringMap(v); err == nil {
 				for k, val := range nr.headers {
 					if !validToken(k) || strings.ContainsAny(val, "\r\n\x00") {
-						return &FieldError{Path: k, Err: errors.New("not a header")}
+						return &protocol.FieldError{Path: k, Err: errors.New("not a header")}
 					}
 				}
 			}
@@ -408,7 +409,7 @@ func netFetch(ctx context.Context, c *call, params []byte) (any, error) {
 	}
 	pn := p.network()
 	if pn == nil {
-		return nil, errorf(CodeFailed, "failed: the plugin is stopping")
+		return nil, errorf(protocol.CodeFailed, "failed: the plugin is stopping")
 	}
 	limit, maxBytes := p.fetchLimits()
 	ctx, cancel := context.WithTimeout(ctx, limit)
@@ -432,10 +433,10 @@ func netFetch(ctx context.Context, c *call, params []byte) (any, error) {
 		return nil, netError(err, limit)
 	}
 	if int64(len(data)) > maxBytes {
-		return nil, errorf(CodeFailed, "failed: the answer is over %d bytes", maxBytes)
+		return nil, errorf(protocol.CodeFailed, "failed: the answer is over %d bytes", maxBytes)
 	}
 	if req.Method != http.MethodHead && resp.ContentLength >= 0 && int64(len(data)) != resp.ContentLength {
-		return nil, errorf(CodeFailed, "failed: the answer was cut: %d bytes of %d", len(data), resp.ContentLength)
+		return nil, errorf(protocol.CodeFailed, "failed: the answer was cut: %d bytes of %d", len(data), resp.ContentLength)
 	}
 	res := netFetchResult{Status: resp.StatusCode, Headers: responseHeaders(resp.Header)}
 	if text, b64, ok := textOrBase64(data); ok {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 )
 
 type fetchResult struct {
@@ -66,18 +67,18 @@ func TestFetchSSRF(t *testing.T) {
 		host := fmt.Sprintf("d%d.example.com", i)
 		f.resolve(host, []netip.Addr{netip.MustParseAddr(addr)})
 		err := lp.call("net/fetch", map[string]any{"url": "https://" + host + "/hello"}, nil)
-		wantCode(t, name+" ("+addr+")", err, escouade.CodeRefused)
+		wantCode(t, name+" ("+addr+")", err, protocol.CodeRefused)
 		if d := f.dials(); len(d) > 0 {
 			t.Errorf("%s: dialled %v", name, d)
 		}
 	}
 	// One refused address among public ones refuses the name.
 	f.resolve("mixed.example.com", []netip.Addr{apiAddr, netip.MustParseAddr("10.1.1.1")})
-	wantCode(t, "a public and a private answer", lp.call("net/fetch", map[string]any{"url": "https://mixed.example.com/hello"}, nil), escouade.CodeRefused)
+	wantCode(t, "a public and a private answer", lp.call("net/fetch", map[string]any{"url": "https://mixed.example.com/hello"}, nil), protocol.CodeRefused)
 
 	// DNS rebinding: public, then private, then public again.
 	f.resolve("rebind.example.com", []netip.Addr{apiAddr}, []netip.Addr{netip.MustParseAddr("127.0.0.1")})
-	for i, want := range []escouade.Code{0, escouade.CodeRefused, 0, escouade.CodeRefused} {
+	for i, want := range []protocol.Code{0, protocol.CodeRefused, 0, protocol.CodeRefused} {
 		var r fetchResult
 		err := lp.call("net/fetch", map[string]any{"url": "https://rebind.example.com/hello"}, &r)
 		if want == 0 && (err != nil || r.Status != 200) {
@@ -101,11 +102,11 @@ func TestFetchSSRF(t *testing.T) {
 		"another scheme":        "ftp://api.example.com/x",
 		"credentials":           "https://user:pass@api.example.com/hello",
 	} {
-		wantCode(t, name, lp.call("net/fetch", map[string]any{"url": u}, nil), escouade.CodeRefused)
+		wantCode(t, name, lp.call("net/fetch", map[string]any{"url": u}, nil), protocol.CodeRefused)
 	}
-	wantCode(t, "not a URL", lp.call("net/fetch", map[string]any{"url": "::"}, nil), escouade.CodeInvalidParams)
-	wantCode(t, "body and bodyBase64", lp.call("net/fetch", map[string]any{"url": "https://api.example.com/echo", "body": "a", "bodyBase64": "YQ=="}, nil), escouade.CodeInvalidParams)
-	wantCode(t, "a header that is no header", lp.call("net/fetch", map[string]any{"url": "https://api.example.com/hello", "headers": map[string]string{"Bad Name": "x"}}, nil), escouade.CodeInvalidParams)
+	wantCode(t, "not a URL", lp.call("net/fetch", map[string]any{"url": "::"}, nil), protocol.CodeInvalidParams)
+	wantCode(t, "body and bodyBase64", lp.call("net/fetch", map[string]any{"url": "https://api.example.com/echo", "body": "a", "bodyBase64": "YQ=="}, nil), protocol.CodeInvalidParams)
+	wantCode(t, "a header that is no header", lp.call("net/fetch", map[string]any{"url": "https://api.example.com/hello", "headers": map[string]string{"Bad Name": "x"}}, nil), protocol.CodeInvalidParams)
 
 	// What comes back.
 	var r fetchResult
@@ -126,12 +127,12 @@ func TestFetchSSRF(t *testing.T) {
 	}
 
 	// The caps: 1 MiB, or limits.fetchBytes; limits.fetchMs.
-	wantCode(t, "an answer over 1 MiB", lp.call("net/fetch", map[string]any{"url": "https://api.example.com/big"}, nil), escouade.CodeFailed)
+	wantCode(t, "an answer over 1 MiB", lp.call("net/fetch", map[string]any{"url": "https://api.example.com/big"}, nil), protocol.CodeFailed)
 	if err := big.call("net/fetch", map[string]any{"url": "https://api.example.com/big"}, &r); err != nil || len(*r.Body) != 2<<20 {
 		t.Errorf("within limits.fetchBytes: %v", err)
 	}
 	start := time.Now()
-	wantCode(t, "past limits.fetchMs", lp.call("net/fetch", map[string]any{"url": "https://api.example.com/slow"}, nil), escouade.CodeFailed)
+	wantCode(t, "past limits.fetchMs", lp.call("net/fetch", map[string]any{"url": "https://api.example.com/slow"}, nil), protocol.CodeFailed)
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("a fetch of 300 ms at most took %v", d)
 	}
@@ -160,14 +161,14 @@ func TestFetchAccount(t *testing.T) {
 	if err := lp.call("net/fetch", map[string]any{"url": "http://nas.lan:8080/y"}, &r); err != nil || *r.Body != "account nas.lan:8080 /y" {
 		t.Errorf("the account's server by name: %+v %v", r, err)
 	}
-	wantCode(t, "another port", lp.call("net/fetch", map[string]any{"url": "http://192.168.1.20:8081/x"}, nil), escouade.CodeRefused)
-	wantCode(t, "another host", lp.call("net/fetch", map[string]any{"url": "http://192.168.1.21:8080/x"}, nil), escouade.CodeRefused)
-	wantCode(t, "the default port", lp.call("net/fetch", map[string]any{"url": "http://192.168.1.20/x"}, nil), escouade.CodeRefused)
-	wantCode(t, "no {account} in the manifest", no.call("net/fetch", map[string]any{"url": "http://192.168.1.20:8080/x"}, nil), escouade.CodeRefused)
+	wantCode(t, "another port", lp.call("net/fetch", map[string]any{"url": "http://192.168.1.20:8081/x"}, nil), protocol.CodeRefused)
+	wantCode(t, "another host", lp.call("net/fetch", map[string]any{"url": "http://192.168.1.21:8080/x"}, nil), protocol.CodeRefused)
+	wantCode(t, "the default port", lp.call("net/fetch", map[string]any{"url": "http://192.168.1.20/x"}, nil), protocol.CodeRefused)
+	wantCode(t, "no {account} in the manifest", no.call("net/fetch", map[string]any{"url": "http://192.168.1.20:8080/x"}, nil), protocol.CodeRefused)
 	// The permit opens the machine and the network, never what no service
 	// lives at.
 	f.resolve("nas.lan", []netip.Addr{netip.MustParseAddr("169.254.169.254")})
-	wantCode(t, "an account's name that resolves to the metadata service", lp.call("net/fetch", map[string]any{"url": "http://nas.lan:8080/y"}, nil), escouade.CodeRefused)
+	wantCode(t, "an account's name that resolves to the metadata service", lp.call("net/fetch", map[string]any{"url": "http://nas.lan:8080/y"}, nil), protocol.CodeRefused)
 }
 
 // TestFetchShared checks local:shared with a launch process that prints
@@ -185,18 +186,18 @@ func TestFetchShared(t *testing.T) {
 	if err := lp.call("net/fetch", map[string]any{"url": "http://127.0.0.1:" + port + "/p"}, &r); err != nil || *r.Body != "shared /p" {
 		t.Fatalf("the shared process: %+v %v", r, err)
 	}
-	wantCode(t, "another port", lp.call("net/fetch", map[string]any{"url": "http://127.0.0.1:1/p"}, nil), escouade.CodeRefused)
-	wantCode(t, "localhost", lp.call("net/fetch", map[string]any{"url": "http://localhost:" + port + "/p"}, nil), escouade.CodeRefused)
-	wantCode(t, "https", lp.call("net/fetch", map[string]any{"url": "https://127.0.0.1:" + port + "/p"}, nil), escouade.CodeRefused)
+	wantCode(t, "another port", lp.call("net/fetch", map[string]any{"url": "http://127.0.0.1:1/p"}, nil), protocol.CodeRefused)
+	wantCode(t, "localhost", lp.call("net/fetch", map[string]any{"url": "http://localhost:" + port + "/p"}, nil), protocol.CodeRefused)
+	wantCode(t, "https", lp.call("net/fetch", map[string]any{"url": "https://127.0.0.1:" + port + "/p"}, nil), protocol.CodeRefused)
 	// The production dialer refuses what no permit opens, even an
 	// account's server.
-	wantCode(t, "an account at the metadata address", lp.call("net/fetch", map[string]any{"url": "http://169.254.169.254/latest"}, nil), escouade.CodeRefused)
+	wantCode(t, "an account at the metadata address", lp.call("net/fetch", map[string]any{"url": "http://169.254.169.254/latest"}, nil), protocol.CodeRefused)
 
 	// Once it ends, its port is closed.
 	pid := atoi(j.wait(t, "shared", "launch.shared: process started").attrs["pid"])
 	syscall.Kill(pid, syscall.SIGKILL)
 	j.wait(t, "shared", "launch.shared: the process ended")
-	wantCode(t, "after its end", lp.call("net/fetch", map[string]any{"url": "http://127.0.0.1:" + port + "/p"}, nil), escouade.CodeRefused)
+	wantCode(t, "after its end", lp.call("net/fetch", map[string]any{"url": "http://127.0.0.1:" + port + "/p"}, nil), protocol.CodeRefused)
 }
 
 // TestFetchProxy checks that a configured proxy is followed, that only the
@@ -254,7 +255,7 @@ func TestFetchProxy(t *testing.T) {
 	if e.attrs["host"] != "api.example.com" {
 		t.Errorf("journal: %v", e)
 	}
-	wantCode(t, "a host not declared, through the proxy", lp.call("net/fetch", map[string]any{"url": "https://example.org/"}, nil), escouade.CodeRefused)
+	wantCode(t, "a host not declared, through the proxy", lp.call("net/fetch", map[string]any{"url": "https://example.org/"}, nil), protocol.CodeRefused)
 }
 
 type streamNotes struct {
@@ -377,11 +378,11 @@ func TestStreams(t *testing.T) {
 	for range 8 {
 		ids = append(ids, open("/silent", true))
 	}
-	wantCode(t, "a ninth stream", lp.call("net/stream", map[string]any{"url": "https://api.example.com/silent"}, nil), escouade.CodeRefused)
+	wantCode(t, "a ninth stream", lp.call("net/stream", map[string]any{"url": "https://api.example.com/silent"}, nil), protocol.CodeRefused)
 	for _, id := range ids {
 		lp.notify("net/cancel", map[string]any{"stream": id})
 	}
-	wantCode(t, "a stream to a host not declared", lp.call("net/stream", map[string]any{"url": "https://example.org/"}, nil), escouade.CodeRefused)
+	wantCode(t, "a stream to a host not declared", lp.call("net/stream", map[string]any{"url": "https://example.org/"}, nil), protocol.CodeRefused)
 	v.need(t, "result:net/stream", "net/chunk", "net/end", "error:refused")
 }
 
@@ -405,21 +406,21 @@ func TestWebSockets(t *testing.T) {
 		t.Helper()
 		return lp.next(t, "ws/closed", func(n note) bool { return num(n.params["socket"]) == id }).params
 	}
-	wantCode(t, "ws://", lp.call("ws/open", map[string]any{"url": "ws://api.example.com/ws"}, nil), escouade.CodeRefused)
-	wantCode(t, "https://", lp.call("ws/open", map[string]any{"url": "https://api.example.com/ws"}, nil), escouade.CodeRefused)
-	wantCode(t, "a host not declared", lp.call("ws/open", map[string]any{"url": "wss://example.org/ws"}, nil), escouade.CodeRefused)
+	wantCode(t, "ws://", lp.call("ws/open", map[string]any{"url": "ws://api.example.com/ws"}, nil), protocol.CodeRefused)
+	wantCode(t, "https://", lp.call("ws/open", map[string]any{"url": "https://api.example.com/ws"}, nil), protocol.CodeRefused)
+	wantCode(t, "a host not declared", lp.call("ws/open", map[string]any{"url": "wss://example.org/ws"}, nil), protocol.CodeRefused)
 	f.resolve("local.example.com", []netip.Addr{netip.MustParseAddr("10.0.0.7")})
-	wantCode(t, "a name of the local network", lp.call("ws/open", map[string]any{"url": "wss://local.example.com/ws"}, nil), escouade.CodeRefused)
-	wantCode(t, "not a WebSocket", lp.call("ws/open", map[string]any{"url": "wss://api.example.com/hello"}, nil), escouade.CodeFailed)
+	wantCode(t, "a name of the local network", lp.call("ws/open", map[string]any{"url": "wss://local.example.com/ws"}, nil), protocol.CodeRefused)
+	wantCode(t, "not a WebSocket", lp.call("ws/open", map[string]any{"url": "wss://api.example.com/hello"}, nil), protocol.CodeFailed)
 
 	var ids []int64
 	for range 4 {
 		ids = append(ids, open())
 	}
-	wantCode(t, "a fifth socket", lp.call("ws/open", map[string]any{"url": "wss://api.example.com/ws"}, nil), escouade.CodeRefused)
+	wantCode(t, "a fifth socket", lp.call("ws/open", map[string]any{"url": "wss://api.example.com/ws"}, nil), protocol.CodeRefused)
 
 	// A message over 1 MiB, sent: refused; received: 1009.
-	wantCode(t, "a message over 1 MiB", lp.call("ws/send", map[string]any{"socket": ids[0], "text": strings.Repeat("m", 1<<20+1)}, nil), escouade.CodeRefused)
+	wantCode(t, "a message over 1 MiB", lp.call("ws/send", map[string]any{"socket": ids[0], "text": strings.Repeat("m", 1<<20+1)}, nil), protocol.CodeRefused)
 	if err := lp.call("ws/send", map[string]any{"socket": ids[0], "text": "big"}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +434,7 @@ func TestWebSockets(t *testing.T) {
 	if c := closed(ids[1]); c["code"] != 1006.0 {
 		t.Errorf("a broken connection: %v", c)
 	}
-	wantCode(t, "a send on a closed socket", lp.call("ws/send", map[string]any{"socket": ids[1], "text": "x"}, nil), escouade.CodeRefused)
+	wantCode(t, "a send on a closed socket", lp.call("ws/send", map[string]any{"socket": ids[1], "text": "x"}, nil), protocol.CodeRefused)
 	// A peer that reads nothing: past 256 KiB waiting, refused; a long
 	// message goes when nothing waits.
 	if err := lp.call("ws/send", map[string]any{"socket": ids[2], "text": "mute"}, nil); err != nil {
@@ -445,7 +446,7 @@ func TestWebSockets(t *testing.T) {
 		err := lp.call("ws/send", map[string]any{"socket": ids[2], "text": chunk}, nil)
 		switch codeOf(err) {
 		case 0:
-		case escouade.CodeRefused:
+		case protocol.CodeRefused:
 			refused = true
 		default:
 			t.Fatalf("send %d: %v", i, err)
@@ -461,7 +462,7 @@ func TestWebSockets(t *testing.T) {
 	if c := closed(ids[3]); c["code"] != 1000.0 {
 		t.Errorf("closed: %v", c)
 	}
-	wantCode(t, "closing a socket that is closed", lp.call("ws/close", map[string]any{"socket": ids[3]}, nil), escouade.CodeRefused)
+	wantCode(t, "closing a socket that is closed", lp.call("ws/close", map[string]any{"socket": ids[3]}, nil), protocol.CodeRefused)
 	if strings.Contains(j.dump(), "hush-hush") {
 		t.Error("a header went to the journal")
 	}

@@ -284,7 +284,7 @@ func (p *Plugin) Attach(ctx context.Context, key string) error {
 	if inst == nil {
 		return nil // it will be given on the next start
 	}
-	return inst.conn.Notify(methodAttach, AttachParams{Key: key, Agent: att.Agent})
+	return inst.conn.Notify(methodAttach, protocol.AttachParams{Key: key, Agent: att.Agent})
 }
 
 // Detach forgets an attached agent: it is not given again after a restart.
@@ -375,7 +375,7 @@ func (p *Plugin) startInstance(ctx context.Context) (*instance, error) {
 	inst.conn = jsonrpc.NewConn(rd, wr, jsonrpc.HandlerFunc(inst.handle), &jsonrpc.Options{
 		MaxLine: maxLine,
 		Workers: p.h.opts.Workers,
-		Busy:    &jsonrpc.Error{Code: int64(CodeFailed), Message: "failed: too many requests at once"},
+		Busy:    &jsonrpc.Error{Code: int64(protocol.CodeFailed), Message: "failed: too many requests at once"},
 		Timeout: p.methodTimeout,
 		OnEvent: p.protocolEvent,
 	})
@@ -386,7 +386,7 @@ func (p *Plugin) startInstance(ctx context.Context) (*instance, error) {
 	}()
 
 	raw, err := inst.conn.Call(ctx, "initialize", p.initializeParams())
-	var res InitializeResult
+	var res protocol.InitializeResult
 	if err == nil {
 		if err = res.UnmarshalJSON(raw); err != nil {
 			err = fmt.Errorf("its answer does not hold: %w", err)
@@ -400,11 +400,11 @@ func (p *Plugin) startInstance(ctx context.Context) (*instance, error) {
 		p.j.say(slog.LevelWarn, "plugin failed to initialize", slog.String("error", err.Error()))
 		return nil, fmt.Errorf("escouade: plugin %s: initialize: %w", p.m.ID, err)
 	}
-	if res.ProtocolVersion != ProtocolVersion {
+	if res.ProtocolVersion != protocol.Version {
 		p.j.say(slog.LevelError, "plugin stopped: it speaks another protocol version",
-			slog.Int("speaks", res.ProtocolVersion), slog.Int("want", ProtocolVersion))
+			slog.Int("speaks", res.ProtocolVersion), slog.Int("want", protocol.Version))
 		inst.stop(p.hurry, p.h.opts.StopGrace)
-		return nil, fmt.Errorf("%w: plugin %s speaks %d, the host %d", ErrProtocolVersion, p.m.ID, res.ProtocolVersion, ProtocolVersion)
+		return nil, fmt.Errorf("%w: plugin %s speaks %d, the host %d", ErrProtocolVersion, p.m.ID, res.ProtocolVersion, protocol.Version)
 	}
 	p.mu.Lock()
 	p.caps = res.Capabilities
@@ -416,13 +416,13 @@ func (p *Plugin) startInstance(ctx context.Context) (*instance, error) {
 	return inst, nil
 }
 
-func (p *Plugin) initializeParams() InitializeParams {
-	return InitializeParams{
-		ProtocolVersion: ProtocolVersion,
-		Escouade:        HostInfo{Version: p.h.opts.Version},
-		Plugin:          PluginInfo{ID: p.m.ID, Version: p.m.Version},
+func (p *Plugin) initializeParams() protocol.InitializeParams {
+	return protocol.InitializeParams{
+		ProtocolVersion: protocol.Version,
+		Escouade:        protocol.HostInfo{Version: p.h.opts.Version},
+		Plugin:          protocol.PluginInfo{ID: p.m.ID, Version: p.m.Version},
 		Lang:            p.h.opts.Lang,
-		Capabilities:    Capabilities{Batch: true, Secrets: true, Log: true, Attach: true},
+		Capabilities:    protocol.Capabilities{Batch: true, Secrets: true, Log: true, Attach: true},
 	}
 }
 
@@ -435,7 +435,7 @@ func (inst *instance) reattach(ctx context.Context, agents []*AgentInfo, batch b
 	if batch && len(agents) > 1 {
 		calls := make([]jsonrpc.BatchCall, len(agents))
 		for i, a := range agents {
-			calls[i] = jsonrpc.BatchCall{Method: methodAttach, Params: AttachParams{Key: a.Key, Agent: a.Agent}, Notify: true}
+			calls[i] = jsonrpc.BatchCall{Method: methodAttach, Params: protocol.AttachParams{Key: a.Key, Agent: a.Agent}, Notify: true}
 		}
 		if err := inst.conn.Batch(ctx, calls); err != nil {
 			inst.p.j.say(slog.LevelWarn, "could not give the attached agents again", slog.String("error", err.Error()))
@@ -443,7 +443,7 @@ func (inst *instance) reattach(ctx context.Context, agents []*AgentInfo, batch b
 		return
 	}
 	for _, a := range agents {
-		if err := inst.conn.Notify(methodAttach, AttachParams{Key: a.Key, Agent: a.Agent}); err != nil {
+		if err := inst.conn.Notify(methodAttach, protocol.AttachParams{Key: a.Key, Agent: a.Agent}); err != nil {
 			inst.p.j.say(slog.LevelWarn, "could not give an attached agent again", slog.String("agent", a.Key), slog.String("error", err.Error()))
 		}
 	}
@@ -574,22 +574,22 @@ func (inst *instance) serve(ctx context.Context, method string, params []byte, c
 		return m(ctx, c, params)
 	}
 	if ms, known := protocol.LookupMethod(method); known && !ms.ToPlugin {
-		return nil, errorf(CodeMethodNotFound, "method not found: %s is for plugins run in-process (run.wasm, run.js); a plugin run by a command uses its own means", method)
+		return nil, errorf(protocol.CodeMethodNotFound, "method not found: %s is for plugins run in-process (run.wasm, run.js); a plugin run by a command uses its own means", method)
 	}
-	return nil, errorf(CodeMethodNotFound, "method not found: %s", method)
+	return nil, errorf(protocol.CodeMethodNotFound, "method not found: %s", method)
 }
 
 // wireError gives the protocol's error for a method's error: an *Error as
 // it is, a *FieldError as invalidParams naming the fields; nil for any
 // other error, which is the Host's failure, answered internal.
-func wireError(err error) *Error {
-	var e *Error
-	var fe *FieldError
+func wireError(err error) *protocol.Error {
+	var e *protocol.Error
+	var fe *protocol.FieldError
 	switch {
 	case errors.As(err, &e):
 		return e
 	case errors.As(err, &fe):
-		return &Error{Code: CodeInvalidParams, Message: paramsMessage(err)}
+		return &protocol.Error{Code: protocol.CodeInvalidParams, Message: paramsMessage(err)}
 	}
 	return nil
 }
@@ -597,7 +597,7 @@ func wireError(err error) *Error {
 // methodTimeout is MethodTimeout, but for the net/fetch and net/stream of
 // a plugin whose limits.fetchMs asks for longer.
 func (p *Plugin) methodTimeout(method string) time.Duration {
-	t := MethodTimeout(method)
+	t := protocol.MethodTimeout(method)
 	if (method == "net/fetch" || method == "net/stream") && p.m.Limits.FetchMs > 0 {
 		t = max(t, time.Duration(p.m.Limits.FetchMs)*time.Millisecond)
 	}

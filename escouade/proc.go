@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -177,12 +178,12 @@ func (p *Plugin) procDir(ctx context.Context, ps *procSpawnParams, agent *AgentI
 			return "", fieldErr("agent", "dir agent names the agent")
 		}
 		if agent.Project != "" {
-			if info, err := p.h.opts.Projects.Project(ctx, agent.Project); err == nil && info.Private && !info.On(p.m.ID) {
-				return "", errorf(CodeRefused, "refused: « Projet privé »: the agent works on a private project the plugin is not on for")
+			if info, err := p.h.project(ctx, agent.Project); err == nil && info.Private && !info.On(p.m.ID) {
+				return "", errorf(protocol.CodeRefused, "refused: « Projet privé »: the agent works on a private project the plugin is not on for")
 			}
 		}
 		if agent.Roots.Agent == "" {
-			return "", errorf(CodeFailed, "failed: the agent has no folder")
+			return "", errorf(protocol.CodeFailed, "failed: the agent has no folder")
 		}
 		return agent.Roots.Agent, nil
 	case "project":
@@ -193,21 +194,21 @@ func (p *Plugin) procDir(ctx context.Context, ps *procSpawnParams, agent *AgentI
 		if id == "" {
 			return "", fieldErr("project", "dir project names the project, or an agent that works on one")
 		}
-		info, err := p.h.opts.Projects.Project(ctx, id)
+		info, err := p.h.project(ctx, id)
 		if err != nil {
-			return "", errorf(CodeRefused, "refused: no project %q", id)
+			return "", errorf(protocol.CodeRefused, "refused: no project %q", id)
 		}
 		if info.Private && !info.On(p.m.ID) {
-			return "", errorf(CodeRefused, "refused: « Projet privé »: the plugin is not on for project %s", id)
+			return "", errorf(protocol.CodeRefused, "refused: « Projet privé »: the plugin is not on for project %s", id)
 		}
 		if info.Root == "" {
-			return "", errorf(CodeFailed, "failed: project %s has no folder", id)
+			return "", errorf(protocol.CodeFailed, "failed: project %s has no folder", id)
 		}
 		return info.Root, nil
 	}
 	dir, err := p.tempDir()
 	if err != nil {
-		return "", errorf(CodeFailed, "failed: the plugin's temporary folder cannot be made")
+		return "", errorf(protocol.CodeFailed, "failed: the plugin's temporary folder cannot be made")
 	}
 	return dir, nil
 }
@@ -219,18 +220,21 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 		return nil, err
 	}
 	if ps.command == "" || strings.ContainsAny(ps.command, `/\`) {
-		return nil, errorf(CodeRefused, "refused: %q: a program is named, found on the PATH, never given as a path", ps.command)
+		return nil, errorf(protocol.CodeRefused, "refused: %q: a program is named, found on the PATH, never given as a path", ps.command)
 	}
 	words := append([]string{ps.command}, ps.args...)
 	if !commandAllowed(p.m.Permissions.Commands, words) {
-		return nil, errorf(CodeRefused, "refused: %q is not an entry of permissions.commands, word for word", strings.Join(words, " "))
+		return nil, errorf(protocol.CodeRefused, "refused: %q is not an entry of permissions.commands, word for word", strings.Join(words, " "))
 	}
 	for k, v := range ps.env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
 			return nil, fieldErr("env."+k, "not a variable's name and value")
 		}
 		if why := p.envRefusal(k); why != "" {
-			return nil, errorf(CodeRefused, "refused: env %s: %s", k, why)
+			return nil, errorf(protocol.CodeRefused, "refused: env %s: %s", k, why)
+		}
+		if why := valueRefusal(k, v); why != "" {
+			return nil, errorf(protocol.CodeRefused, "refused: env %s: %s", k, why)
 		}
 	}
 	var agent *AgentInfo
@@ -247,10 +251,16 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 	if agent != nil && agent.Env != nil {
 		base = agent.Env
 	}
+	if why := p.treeRefusal(ps.command, dir, agent); why != "" {
+		return nil, errorf(protocol.CodeRefused, "refused: %s", why)
+	}
 	env := programEnv(base, ps.env)
+	if ps.command == "git" {
+		env = gitEnv(env, gitTop(dir, agent))
+	}
 	path, err := lookPath(ps.command, envValue(env, "PATH"))
 	if err != nil {
-		return nil, errorf(CodeFailed, "failed: %s is not found on the PATH", ps.command)
+		return nil, errorf(protocol.CodeFailed, "failed: %s is not found on the PATH", ps.command)
 	}
 
 	r := c.inst.res
@@ -258,10 +268,10 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 	switch {
 	case r.closed:
 		r.mu.Unlock()
-		return nil, errorf(CodeFailed, "failed: the instance is ending")
+		return nil, errorf(protocol.CodeFailed, "failed: the instance is ending")
 	case len(r.procs)+r.starting >= maxProcs:
 		r.mu.Unlock()
-		return nil, errorf(CodeRefused, "refused: %d programs at once at most", maxProcs)
+		return nil, errorf(protocol.CodeRefused, "refused: %d programs at once at most", maxProcs)
 	}
 	r.starting++ // holds the place while it starts
 	pr := &program{id: r.nextID(), r: r, feedDone: make(chan struct{})}
@@ -281,7 +291,7 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 	r.mu.Unlock()
 	if err != nil {
 		p.j.say(slog.LevelWarn, "proc/spawn: the program could not start", slog.String("command", ps.command), slog.String("error", err.Error()))
-		return nil, errorf(CodeFailed, "failed: %s could not start", ps.command)
+		return nil, errorf(protocol.CodeFailed, "failed: %s could not start", ps.command)
 	}
 	p.j.say(slog.LevelInfo, "proc/spawn", slog.Int64("proc", pr.id), slog.String("command", ps.command),
 		slog.Any("args", ps.args), slog.String("dir", dir))
@@ -466,7 +476,7 @@ func (r *resources) program(id int64) (*program, error) {
 	defer r.mu.Unlock()
 	pr, ok := r.procs[id]
 	if !ok {
-		return nil, errorf(CodeFailed, "failed: no program %d is running", id)
+		return nil, errorf(protocol.CodeFailed, "failed: no program %d is running", id)
 	}
 	return pr, nil
 }
@@ -502,9 +512,9 @@ func procWrite(_ context.Context, c *call, params []byte) (any, error) {
 	defer pr.mu.Unlock()
 	switch {
 	case pr.inDone || pr.ended || (pr.inClose && (data != "" || closeIn)):
-		return nil, errorf(CodeFailed, "failed: the input of program %d is closed", id)
+		return nil, errorf(protocol.CodeFailed, "failed: the input of program %d is closed", id)
 	case len(pr.inBuf)+len(data) > maxProcIn:
-		return nil, errorf(CodeFailed, "failed: program %d has 1 MiB of input it has not read", id)
+		return nil, errorf(protocol.CodeFailed, "failed: program %d has 1 MiB of input it has not read", id)
 	}
 	pr.inBuf = append(pr.inBuf, data...)
 	pr.inClose = closeIn

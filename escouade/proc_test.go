@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/procfs"
 )
 
@@ -26,13 +27,13 @@ func procHost(t *testing.T) (*escouade.Host, *journal, string, string) {
 	h, j := hookedHost(t, nil, nil, &escouade.Options{
 		TempDir: base,
 		Agents: escouade.AgentMap{
-			"k1": {Agent: escouade.Agent{ID: "a1", Name: "Ada"}, Roots: escouade.AgentRoots{Agent: work}, Project: "pub",
+			"k1": {Agent: protocol.Agent{ID: "a1", Name: "Ada"}, Roots: escouade.AgentRoots{Agent: work}, Project: "pub",
 				Env: []string{"PATH=/usr/bin:/bin", "HOME=" + base, "ESCOUADE_TOKEN=hush", "KEEP=1"}},
-			"k2": {Agent: escouade.Agent{ID: "a2", Name: "Bob"}, Roots: escouade.AgentRoots{Agent: priv}, Project: "priv"},
+			"k2": {Agent: protocol.Agent{ID: "a2", Name: "Bob"}, Roots: escouade.AgentRoots{Agent: priv}, Project: "priv"},
 		},
 		Projects: escouade.ProjectMap{
-			"pub":  {Project: escouade.Project{ID: "pub", Name: "Pub"}, Root: base},
-			"priv": {Project: escouade.Project{ID: "priv", Name: "Priv", Private: true}, Root: priv},
+			"pub":  {Project: protocol.Project{ID: "pub", Name: "Pub"}, Root: base},
+			"priv": {Project: protocol.Project{ID: "priv", Name: "Priv", Private: true}, Root: priv},
 		},
 	})
 	return h, j, work, base
@@ -81,26 +82,26 @@ func TestProcFences(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		p    params
-		code escouade.Code
+		code protocol.Code
 	}{
-		{"a command not in the list", params{"command": "ls"}, escouade.CodeRefused},
-		{"an extra word without *", params{"command": "echo", "args": []string{"exact", "more"}}, escouade.CodeRefused},
-		{"a word that differs", params{"command": "echo", "args": []string{"hello!"}}, escouade.CodeRefused},
-		{"an argument that holds a space", params{"command": "echo", "args": []string{"exact more"}}, escouade.CodeRefused},
-		{"a path instead of a name", params{"command": "/bin/echo", "args": []string{"exact"}}, escouade.CodeRefused},
-		{"a relative path", params{"command": "./echo", "args": []string{"exact"}}, escouade.CodeRefused},
-		{"PATH", params{"command": "env", "env": params{"PATH": "/tmp"}}, escouade.CodeRefused},
-		{"LD_PRELOAD", params{"command": "env", "env": params{"LD_PRELOAD": "/tmp/x.so"}}, escouade.CodeRefused},
-		{"DYLD_INSERT_LIBRARIES", params{"command": "env", "env": params{"DYLD_INSERT_LIBRARIES": "x"}}, escouade.CodeRefused},
-		{"ESCOUADE_*", params{"command": "env", "env": params{"ESCOUADE_TOKEN": "x"}}, escouade.CodeRefused},
-		{"path, in lower case", params{"command": "env", "env": params{"path": "/tmp"}}, escouade.CodeRefused},
-		{"a variable that is no name", params{"command": "env", "env": params{"A=B": "x"}}, escouade.CodeInvalidParams},
-		{"dir agent without an agent", params{"command": "pwd", "dir": "agent"}, escouade.CodeInvalidParams},
-		{"dir agent of a private project", params{"command": "pwd", "dir": "agent", "agent": "k2"}, escouade.CodeRefused},
-		{"dir project, private", params{"command": "pwd", "dir": "project", "project": "priv"}, escouade.CodeRefused},
-		{"dir as a path", params{"command": "pwd", "dir": "/tmp"}, escouade.CodeInvalidParams},
-		{"an agent not attached", params{"command": "pwd", "agent": "k9"}, escouade.CodeRefused},
-		{"not on the PATH", params{"command": "nosuchprogram", "agent": "k1"}, escouade.CodeFailed},
+		{"a command not in the list", params{"command": "ls"}, protocol.CodeRefused},
+		{"an extra word without *", params{"command": "echo", "args": []string{"exact", "more"}}, protocol.CodeRefused},
+		{"a word that differs", params{"command": "echo", "args": []string{"hello!"}}, protocol.CodeRefused},
+		{"an argument that holds a space", params{"command": "echo", "args": []string{"exact more"}}, protocol.CodeRefused},
+		{"a path instead of a name", params{"command": "/bin/echo", "args": []string{"exact"}}, protocol.CodeRefused},
+		{"a relative path", params{"command": "./echo", "args": []string{"exact"}}, protocol.CodeRefused},
+		{"PATH", params{"command": "env", "env": params{"PATH": "/tmp"}}, protocol.CodeRefused},
+		{"LD_PRELOAD", params{"command": "env", "env": params{"LD_PRELOAD": "/tmp/x.so"}}, protocol.CodeRefused},
+		{"DYLD_INSERT_LIBRARIES", params{"command": "env", "env": params{"DYLD_INSERT_LIBRARIES": "x"}}, protocol.CodeRefused},
+		{"ESCOUADE_*", params{"command": "env", "env": params{"ESCOUADE_TOKEN": "x"}}, protocol.CodeRefused},
+		{"path, in lower case", params{"command": "env", "env": params{"path": "/tmp"}}, protocol.CodeRefused},
+		{"a variable that is no name", params{"command": "env", "env": params{"A=B": "x"}}, protocol.CodeInvalidParams},
+		{"dir agent without an agent", params{"command": "pwd", "dir": "agent"}, protocol.CodeInvalidParams},
+		{"dir agent of a private project", params{"command": "pwd", "dir": "agent", "agent": "k2"}, protocol.CodeRefused},
+		{"dir project, private", params{"command": "pwd", "dir": "project", "project": "priv"}, protocol.CodeRefused},
+		{"dir as a path", params{"command": "pwd", "dir": "/tmp"}, protocol.CodeInvalidParams},
+		{"an agent not attached", params{"command": "pwd", "agent": "k9"}, protocol.CodeRefused},
+		{"not on the PATH", params{"command": "nosuchprogram", "agent": "k1"}, protocol.CodeFailed},
 	} {
 		wantCode(t, c.name, lp.call("proc/spawn", c.p, nil), c.code)
 	}
@@ -169,7 +170,7 @@ func TestProcFences(t *testing.T) {
 		}
 		ids = append(ids, r.Proc)
 	}
-	wantCode(t, "a fifth program", lp.call("proc/spawn", params{"command": "cat"}, nil), escouade.CodeRefused)
+	wantCode(t, "a fifth program", lp.call("proc/spawn", params{"command": "cat"}, nil), protocol.CodeRefused)
 
 	// Input: past 1 MiB it has not read, refused; closed, refused.
 	big := strings.Repeat("i", 600<<10)
@@ -179,9 +180,9 @@ func TestProcFences(t *testing.T) {
 	if err := lp.call("proc/write", params{"proc": ids[1], "data": "x", "close": true}, nil); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, "a write after close", lp.call("proc/write", params{"proc": ids[1], "data": "y"}, nil), escouade.CodeFailed)
-	wantCode(t, "a write to no program", lp.call("proc/write", params{"proc": 9999, "data": "y"}, nil), escouade.CodeFailed)
-	wantCode(t, "a kill of no program", lp.call("proc/kill", params{"proc": 9999}, nil), escouade.CodeFailed)
+	wantCode(t, "a write after close", lp.call("proc/write", params{"proc": ids[1], "data": "y"}, nil), protocol.CodeFailed)
+	wantCode(t, "a write to no program", lp.call("proc/write", params{"proc": 9999, "data": "y"}, nil), protocol.CodeFailed)
+	wantCode(t, "a kill of no program", lp.call("proc/kill", params{"proc": 9999}, nil), protocol.CodeFailed)
 	if _, code := lp.output(t, ids[1]); code != 0.0 {
 		t.Errorf("cat with its input closed: %v", code)
 	}
@@ -201,7 +202,7 @@ func TestProcFences(t *testing.T) {
 	if err := lp.call("proc/write", params{"proc": sl.Proc, "data": big}, nil); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, "past 1 MiB unread", lp.call("proc/write", params{"proc": sl.Proc, "data": big}, nil), escouade.CodeFailed)
+	wantCode(t, "past 1 MiB unread", lp.call("proc/write", params{"proc": sl.Proc, "data": big}, nil), protocol.CodeFailed)
 	for _, id := range []int64{ids[0], sl.Proc} {
 		lp.call("proc/kill", params{"proc": id}, nil)
 		lp.output(t, id)

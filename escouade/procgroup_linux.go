@@ -124,6 +124,7 @@ func (g *group) run(cmd *exec.Cmd, started chan<- error) {
 		}
 	}
 	g.mu.Lock()
+	g.cg.killEscapees() // while their parents, in the group, still name them
 	syscall.Kill(-g.pgid, syscall.SIGKILL)
 	g.cg.kill() // and every descendant, wherever it went
 	g.reaped = true
@@ -168,6 +169,9 @@ func (g *group) signal(sig syscall.Signal) {
 			}
 		})
 		return
+	}
+	if sig == syscall.SIGKILL {
+		g.cg.killEscapees()
 	}
 	syscall.Kill(-g.pgid, sig)
 	if sig == syscall.SIGKILL {

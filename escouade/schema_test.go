@@ -19,6 +19,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/protocol"
 )
 
 const schemaPath = "schema/escouade-plugin-protocol-1.schema.json"
@@ -399,8 +400,8 @@ func TestHostMessagesValidate(t *testing.T) {
 	os.WriteFile(root+"/.escouade.yml", []byte("plugins:\n  full:\n    lang: fr\n"), 0o644)
 	h, _ := newHost(t, &escouade.Options{
 		Secrets:  failingStore{escouade.SecretMap{"full": {"token": "s3cret"}}},
-		Projects: escouade.ProjectMap{"p1": {Project: escouade.Project{ID: "p1", Name: "One"}, Root: root}},
-		Agents:   escouade.AgentMap{"k1": {Agent: escouade.Agent{ID: "a1", Name: "Ada"}, Key: "k1"}},
+		Projects: escouade.ProjectMap{"p1": {Project: protocol.Project{ID: "p1", Name: "One"}, Root: root}},
+		Agents:   escouade.AgentMap{"k1": {Agent: protocol.Agent{ID: "a1", Name: "Ada"}, Key: "k1"}},
 		Lang:     "fr",
 	})
 	dir := writePlugin(t, "full", `"run":{"command":["x"]},
@@ -413,16 +414,16 @@ func TestHostMessagesValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	conns := make(chan *plugin.Conn, 1)
-	attached := make(chan escouade.AttachParams, 1)
-	facts := make(chan escouade.Fact, 4)
+	attached := make(chan protocol.AttachParams, 1)
+	facts := make(chan protocol.Fact, 4)
 	hs := plugin.Handlers{
-		Initialize: func(ctx context.Context, c *plugin.Conn, p escouade.InitializeParams) (map[string]any, error) {
+		Initialize: func(ctx context.Context, c *plugin.Conn, p protocol.InitializeParams) (map[string]any, error) {
 			conns <- c
 			return map[string]any{"batch": true}, nil
 		},
-		Fact:   func(ctx context.Context, c *plugin.Conn, f escouade.Fact) { facts <- f },
+		Fact:   func(ctx context.Context, c *plugin.Conn, f protocol.Fact) { facts <- f },
 		Decide: goodHandlers.Decide,
-		Attach: func(ctx context.Context, c *plugin.Conn, a escouade.AttachParams) { attached <- a },
+		Attach: func(ctx context.Context, c *plugin.Conn, a protocol.AttachParams) { attached <- a },
 	}
 	ctx := context.Background()
 	p, err := h.StartFunc(ctx, m, dir, v.wrap(func(ctx context.Context, in io.Reader, out io.Writer) error {
@@ -435,7 +436,7 @@ func TestHostMessagesValidate(t *testing.T) {
 
 	// Facts, with and without what they are about.
 	if _, err := h.Fact(ctx, "agent.created", map[string]any{"by": "me"}, escouade.About{
-		Project: "p1", Ticket: &escouade.Ticket{ID: "t", Key: "ESC-1", Title: "T"}, Agent: &escouade.Agent{ID: "a", Name: "A"},
+		Project: "p1", Ticket: &protocol.Ticket{ID: "t", Key: "ESC-1", Title: "T"}, Agent: &protocol.Agent{ID: "a", Name: "A"},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -444,9 +445,9 @@ func TestHostMessagesValidate(t *testing.T) {
 	}
 	<-facts
 	<-facts
-	d, err := h.Decide(ctx, escouade.PermissionRequest{ID: "r1", Kind: "command", Tool: "exec", Input: map[string]any{"command": "rm -rf /"}},
-		escouade.About{Project: "p1", Agent: &escouade.Agent{ID: "a", Name: "A"}, Ticket: &escouade.Ticket{ID: "t", Key: "K", Title: "T"}})
-	if err != nil || d.Verdict != escouade.Deny {
+	d, err := h.Decide(ctx, protocol.PermissionRequest{ID: "r1", Kind: "command", Tool: "exec", Input: map[string]any{"command": "rm -rf /"}},
+		escouade.About{Project: "p1", Agent: &protocol.Agent{ID: "a", Name: "A"}, Ticket: &protocol.Ticket{ID: "t", Key: "K", Title: "T"}})
+	if err != nil || d.Verdict != protocol.Deny {
 		t.Fatalf("Decide = %+v, %v", d, err)
 	}
 	if err := p.Attach(ctx, "k1"); err != nil {
@@ -461,10 +462,10 @@ func TestHostMessagesValidate(t *testing.T) {
 	if _, ok, err := c.Secret(ctx, "absent"); err != nil || ok {
 		t.Errorf("Secret(absent) = %v, %v", ok, err)
 	}
-	if _, _, err := c.Secret(ctx, "other"); !errors.Is(err, escouade.ErrNotYours) {
+	if _, _, err := c.Secret(ctx, "other"); !errors.Is(err, protocol.ErrNotYours) {
 		t.Errorf("Secret(other) = %v", err)
 	}
-	if _, _, err := c.Secret(ctx, "broken"); !errors.Is(err, escouade.ErrKeychain) {
+	if _, _, err := c.Secret(ctx, "broken"); !errors.Is(err, protocol.ErrKeychain) {
 		t.Errorf("Secret(broken) = %v", err)
 	}
 	if s, err := c.Settings(ctx, "p1"); err != nil || s["lang"] != "fr" || s["max"] != 3.0 {
@@ -474,17 +475,17 @@ func TestHostMessagesValidate(t *testing.T) {
 		t.Errorf("ReadFile(rules.json) = %q, %v", s, err)
 	}
 	for path, want := range map[string]error{
-		".env": escouade.ErrRefused, "../x": escouade.ErrRefused, "out": escouade.ErrRefused, "plugin.json": escouade.ErrRefused,
-		"nope.txt": escouade.ErrNotFound, "bin.dat": escouade.ErrFailed, "big.txt": escouade.ErrFailed,
+		".env": protocol.ErrRefused, "../x": protocol.ErrRefused, "out": protocol.ErrRefused, "plugin.json": protocol.ErrRefused,
+		"nope.txt": protocol.ErrNotFound, "bin.dat": protocol.ErrFailed, "big.txt": protocol.ErrFailed,
 	} {
 		if _, err := c.ReadFile(ctx, path); !errors.Is(err, want) {
 			t.Errorf("ReadFile(%s) = %v, want %v", path, err, want)
 		}
 	}
-	if err := c.Call(ctx, "net/fetch", map[string]string{"url": "https://example.com"}, nil); !errors.Is(err, escouade.ErrMethodNotFound) {
+	if err := c.Call(ctx, "net/fetch", map[string]string{"url": "https://example.com"}, nil); !errors.Is(err, protocol.ErrMethodNotFound) {
 		t.Errorf("net/fetch = %v", err)
 	}
-	if err := c.Call(ctx, "secrets/get", map[string]int{"key": 5}, nil); !errors.Is(err, escouade.ErrInvalidParams) {
+	if err := c.Call(ctx, "secrets/get", map[string]int{"key": 5}, nil); !errors.Is(err, protocol.ErrInvalidParams) {
 		t.Errorf("secrets/get with a number = %v", err)
 	}
 	var s1, s2 any
@@ -518,10 +519,10 @@ func TestErrorCodesMatchSchema(t *testing.T) {
 		} `json:"x-errors"`
 	}
 	json.Unmarshal(raw, &meta)
-	codes := []escouade.Code{
-		escouade.CodeParse, escouade.CodeInvalidRequest, escouade.CodeMethodNotFound, escouade.CodeInvalidParams,
-		escouade.CodeInternal, escouade.CodeNotYours, escouade.CodeKeychain, escouade.CodeRefused,
-		escouade.CodeFailed, escouade.CodeNotFound,
+	codes := []protocol.Code{
+		protocol.CodeParse, protocol.CodeInvalidRequest, protocol.CodeMethodNotFound, protocol.CodeInvalidParams,
+		protocol.CodeInternal, protocol.CodeNotYours, protocol.CodeKeychain, protocol.CodeRefused,
+		protocol.CodeFailed, protocol.CodeNotFound,
 	}
 	if len(codes) != len(meta.Errors) {
 		t.Errorf("%d codes in Go, %d in the schema", len(codes), len(meta.Errors))
@@ -541,14 +542,14 @@ func TestSchemaCopyIsTheContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range []string{"initialize", "permissions/decide", "files/read"} {
-		if escouade.MethodTimeout(m) == 0 {
+		if protocol.MethodTimeout(m) == 0 {
 			t.Errorf("no timeout for %s: the embedded schema was not read", m)
 		}
 	}
-	if got := escouade.MethodTimeout("permissions/decide"); got.Milliseconds() != 500 {
+	if got := protocol.MethodTimeout("permissions/decide"); got.Milliseconds() != 500 {
 		t.Errorf("permissions/decide times out after %v, want 500ms", got)
 	}
-	if got := escouade.MethodTimeout("secrets/get"); got.Milliseconds() != 5000 {
+	if got := protocol.MethodTimeout("secrets/get"); got.Milliseconds() != 5000 {
 		t.Errorf("secrets/get times out after %v, want the default 5s", got)
 	}
 }

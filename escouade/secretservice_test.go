@@ -14,6 +14,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/plugin/plugintest"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // privateBus starts a D-Bus daemon of the test's own and returns its
@@ -137,7 +138,7 @@ func TestSecretService(t *testing.T) {
 	if s, ok, err := c.Secret(ctx, "token"); err != nil || !ok || s != "tok-é" {
 		t.Errorf("through the Host: %q, %v, %v", s, ok, err)
 	}
-	if _, _, err := c.Secret(ctx, "vault"); !errors.Is(err, escouade.ErrKeychain) {
+	if _, _, err := c.Secret(ctx, "vault"); !errors.Is(err, protocol.ErrKeychain) {
 		t.Errorf("a locked secret through the Host: %v", err)
 	}
 	j.wait(t, "jira", "keychain cannot be reached")
@@ -147,7 +148,7 @@ func TestSecretService(t *testing.T) {
 	if _, err := plugintest.Connect(ctx, h2, manifest(t, "jira", `,"permissions":{"secrets":["token"]}`), "", hs2); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := (<-conns2).Secret(ctx, "token"); !errors.Is(err, escouade.ErrKeychain) {
+	if _, _, err := (<-conns2).Secret(ctx, "token"); !errors.Is(err, protocol.ErrKeychain) {
 		t.Errorf("an unreachable keychain through the Host: %v", err)
 	}
 }

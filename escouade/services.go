@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"shinken.dev/go/escouade/protocol"
+	"shinken.dev/go/internal/jsonrpc"
 )
 
 // The services a Host is given by the program that links it. Each is a
@@ -105,21 +108,124 @@ func (s *FileSettings) ProjectSettings(_ context.Context, project *ProjectInfo, 
 }
 
 // ParseProjectFile returns what a .escouade.yml gives plugin: the mapping
-// under plugins.<id>. Other sections belong to others and are not looked at;
-// a key given twice is an error.
+// under plugins.<id>. Other top-level sections belong to others and are not
+// looked at; a key given twice under plugins is an error. The file is read
+// in time linear in its size: a mapping holds at most jsonrpc.MaxKeys keys,
+// and aliases expand to at most maxProjectNodes values in all.
 func ParseProjectFile(data []byte, plugin string) (map[string]any, error) {
-	var doc struct {
-		Plugins map[string]map[string]any `yaml:"plugins"`
-	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, fmt.Errorf("escouade: %s: %w", ProjectFile, err)
 	}
-	return doc.Plugins[plugin], nil
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	if doc.Kind == 0 {
+		return nil, nil // an empty file
+	}
+	if doc.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("escouade: %s: want a mapping at the top", ProjectFile)
+	}
+	var plugins *yaml.Node
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		if k := doc.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "plugins" {
+			if plugins != nil {
+				return nil, fmt.Errorf("escouade: %s: line %d: plugins given twice", ProjectFile, k.Line)
+			}
+			plugins = doc.Content[i+1]
+		}
+	}
+	if plugins == nil {
+		return nil, nil
+	}
+	yd := yamlDecoder{budget: maxProjectNodes}
+	v, err := yd.value(plugins)
+	if err != nil {
+		return nil, fmt.Errorf("escouade: %s: %w", ProjectFile, err)
+	}
+	all, ok := v.(map[string]any)
+	if !ok && v != nil {
+		return nil, fmt.Errorf("escouade: %s: line %d: plugins: want a mapping", ProjectFile, plugins.Line)
+	}
+	var mine map[string]any
+	for id, section := range all {
+		m, ok := section.(map[string]any)
+		if !ok && section != nil {
+			return nil, fmt.Errorf("escouade: %s: plugins.%s: want a mapping", ProjectFile, id)
+		}
+		if id == plugin {
+			mine = m
+		}
+	}
+	return mine, nil
+}
+
+// maxProjectNodes bounds the values a .escouade.yml's plugins section
+// makes, aliases expanded, so that aliases of aliases cannot multiply a
+// small file into a huge one.
+const maxProjectNodes = 1 << 16
+
+// yamlDecoder turns a YAML tree into the values encoding/json would make
+// (maps with string keys, slices, scalars). yaml.v3's own decoding looks
+// for a duplicate key by comparing each key with every later one, which
+// takes seconds on a mapping of a few tens of thousands of keys: here a
+// set does it, and a mapping's size is bounded.
+type yamlDecoder struct{ budget int }
+
+func (yd *yamlDecoder) value(n *yaml.Node) (any, error) {
+	if yd.budget--; yd.budget < 0 {
+		return nil, fmt.Errorf("line %d: more than %d values, aliases expanded", n.Line, maxProjectNodes)
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		return yd.value(n.Alias)
+	case yaml.ScalarNode:
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return nil, err
+		}
+		return v, nil
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			v, err := yd.value(c)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case yaml.MappingNode:
+		if len(n.Content)/2 > jsonrpc.MaxKeys {
+			return nil, fmt.Errorf("line %d: a mapping of more than %d keys", n.Line, jsonrpc.MaxKeys)
+		}
+		out := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("line %d: a key must be a plain value", k.Line)
+			}
+			if k.Tag == "!!merge" {
+				return nil, fmt.Errorf("line %d: merge keys (<<) are not read here: write the keys out", k.Line)
+			}
+			if _, dup := out[k.Value]; dup {
+				return nil, fmt.Errorf("line %d: key %q given twice", k.Line, k.Value)
+			}
+			v, err := yd.value(n.Content[i+1])
+			if err != nil {
+				return nil, err
+			}
+			out[k.Value] = v
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("line %d: unexpected YAML node", n.Line)
 }
 
 // A ProjectInfo is a project as the Host needs it.
 type ProjectInfo struct {
-	Project
+	protocol.Project
 	// Root is the project's folder, where its .escouade.yml is; "" when
 	// it has none.
 	Root string
@@ -153,6 +259,22 @@ type ProjectLister interface {
 	Projects(ctx context.Context) ([]*ProjectInfo, error)
 }
 
+// DefaultProject is the id of the project a request is about when the
+// program that asks has no projects (a Gate given no Project asks about
+// it). The Host knows it whatever its Projects says: when Projects does not
+// know it, it is a project named "default", not private, with no folder.
+const DefaultProject = "default"
+
+// project returns the project whose id is id: Projects' answer, or the
+// default project's when Projects does not know it.
+func (h *Host) project(ctx context.Context, id string) (*ProjectInfo, error) {
+	info, err := h.opts.Projects.Project(ctx, id)
+	if err != nil && id == DefaultProject && errors.Is(err, ErrNoProject) {
+		return &ProjectInfo{Project: protocol.Project{ID: DefaultProject, Name: DefaultProject}}, nil
+	}
+	return info, err
+}
+
 // ProjectMap is Projects in memory, by project id. The default is an empty
 // one: no project is known.
 type ProjectMap map[string]*ProjectInfo
@@ -176,7 +298,7 @@ func (m ProjectMap) Projects(context.Context) ([]*ProjectInfo, error) {
 
 // An AgentInfo is an agent as the Host needs it.
 type AgentInfo struct {
-	Agent
+	protocol.Agent
 	// Key names the agent to plugins (agent/attach, fs/*).
 	Key string
 	// Roots are the agent's folders, which fs/* names agent, agentRepo

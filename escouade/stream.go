@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"shinken.dev/go/escouade/protocol"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,7 +59,7 @@ func netStream(ctx context.Context, c *call, params []byte) (any, error) {
 	}
 	pn := p.network()
 	if pn == nil {
-		return nil, errorf(CodeFailed, "failed: the plugin is stopping")
+		return nil, errorf(protocol.CodeFailed, "failed: the plugin is stopping")
 	}
 	limit, _ := p.fetchLimits()
 	r := c.inst.res
@@ -66,10 +67,10 @@ func netStream(ctx context.Context, c *call, params []byte) (any, error) {
 	switch {
 	case r.closed:
 		r.mu.Unlock()
-		return nil, errorf(CodeFailed, "failed: the instance is ending")
+		return nil, errorf(protocol.CodeFailed, "failed: the instance is ending")
 	case len(r.streams)+r.opening >= maxStreams:
 		r.mu.Unlock()
-		return nil, errorf(CodeRefused, "refused: %d streams at once at most", maxStreams)
+		return nil, errorf(protocol.CodeRefused, "refused: %d streams at once at most", maxStreams)
 	}
 	r.opening++
 	id := r.nextID()
@@ -100,7 +101,7 @@ func netStream(ctx context.Context, c *call, params []byte) (any, error) {
 			resp.Body.Close()
 		}
 		cancel()
-		var fe *FieldError
+		var fe *protocol.FieldError
 		if errors.As(err, &fe) {
 			return nil, err
 		}
@@ -157,7 +158,7 @@ func (s *stream) pump(afterAnswer func(context.Context)) {
 				why = "no byte for " + idle.String()
 			case errors.Is(err, io.EOF):
 			default:
-				why = netError(err, idle).(*Error).Message
+				why = netError(err, idle).(*protocol.Error).Message
 			}
 			s.end(why)
 			return

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -49,10 +50,10 @@ func timerSet(_ context.Context, c *call, params []byte) (any, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil, errorf(CodeRefused, "refused: the instance is ending")
+		return nil, errorf(protocol.CodeRefused, "refused: the instance is ending")
 	}
 	if len(r.timers) >= maxTimers {
-		return nil, errorf(CodeRefused, "refused: %d timers at once at most", maxTimers)
+		return nil, errorf(protocol.CodeRefused, "refused: %d timers at once at most", maxTimers)
 	}
 	id := r.nextID()
 	r.timers[id] = &timerEntry{t: time.AfterFunc(d, func() { r.fire(id) })}

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // TestTimerFences checks timer/*: 10 ms at least, 64 at once, a timer taken
@@ -24,7 +24,7 @@ func TestTimerFences(t *testing.T) {
 		}
 		seen[r.Timer] = true
 	}
-	wantCode(t, "a 65th timer", lp.call("timer/set", map[string]any{"ms": 10}, nil), escouade.CodeRefused)
+	wantCode(t, "a 65th timer", lp.call("timer/set", map[string]any{"ms": 10}, nil), protocol.CodeRefused)
 	lp.notify("timer/cancel", map[string]any{"timer": r.Timer})
 	// timer/cancel is a notification: a request sent after it may be
 	// served before it.
@@ -41,7 +41,7 @@ func TestTimerFences(t *testing.T) {
 	if d := time.Since(start); d < 10*time.Millisecond {
 		t.Errorf("a timer of 0 ms fired after %v, before 10 ms", d)
 	}
-	wantCode(t, "ms not a number", lp.call("timer/set", map[string]any{"ms": "10"}, nil), escouade.CodeInvalidParams)
-	wantCode(t, "no ms", lp.call("timer/set", map[string]any{}, nil), escouade.CodeInvalidParams)
+	wantCode(t, "ms not a number", lp.call("timer/set", map[string]any{"ms": "10"}, nil), protocol.CodeInvalidParams)
+	wantCode(t, "no ms", lp.call("timer/set", map[string]any{}, nil), protocol.CodeInvalidParams)
 	v.need(t, "result:timer/set", "timer/fired", "error:refused", "error:invalidParams")
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // everyStep are the checks the test plugins report, in Go and in
@@ -34,7 +35,7 @@ func allMethodsHost(t *testing.T, f *netFixture, v *validator, id string) (*esco
 		Lang:     "fr",
 		Secrets:  escouade.SecretMap{id: {"token": "s3cret"}},
 		Settings: &escouade.FileSettings{User: map[string]map[string]any{id: {"color": "blue"}}},
-		Projects: escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}},
+		Projects: escouade.ProjectMap{"p": {Project: protocol.Project{ID: "p", Name: "P"}}},
 	})
 }
 
@@ -72,8 +73,8 @@ func TestWASMPluginCallsEveryMethod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := h.Decide(context.Background(), escouade.PermissionRequest{ID: "r", Kind: "command"}, escouade.About{Project: "p"})
-	if err != nil || d.Verdict != escouade.Allow || d.Message != "wasm fr" {
+	d, err := h.Decide(context.Background(), protocol.PermissionRequest{ID: "r", Kind: "command"}, escouade.About{Project: "p"})
+	if err != nil || d.Verdict != protocol.Allow || d.Message != "wasm fr" {
 		t.Errorf("Decide = %+v, %v", d, err)
 	}
 	runSteps(t, h, j, "wasm", wasmSteps)
@@ -96,7 +97,7 @@ func startWASM(t *testing.T, opts *escouade.Options, id string) (*escouade.Host,
 		opts = &escouade.Options{}
 	}
 	if opts.Projects == nil {
-		opts.Projects = escouade.ProjectMap{"p": {Project: escouade.Project{ID: "p", Name: "P"}}}
+		opts.Projects = escouade.ProjectMap{"p": {Project: protocol.Project{ID: "p", Name: "P"}}}
 	}
 	h, j := hookedHost(t, nil, nil, opts)
 	dir := writePlugin(t, id, `"run":{"wasm":"plugin.wasm"},"permissions":{"events":["agent.created"]}`, nil)

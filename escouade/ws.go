@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/coder/websocket"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // A socket is a WebSocket a plugin opened (ws/open).
@@ -68,7 +69,7 @@ func wsOpen(ctx context.Context, c *call, params []byte) (any, error) {
 		if headers, err = stringMap(v); err == nil {
 			for k, val := range headers {
 				if !validToken(k) || strings.ContainsAny(val, "\r\n\x00") {
-					return &FieldError{Path: k, Err: errors.New("not a header")}
+					return &protocol.FieldError{Path: k, Err: errors.New("not a header")}
 				}
 			}
 		}
@@ -86,17 +87,17 @@ func wsOpen(ctx context.Context, c *call, params []byte) (any, error) {
 	}
 	pn := p.network()
 	if pn == nil {
-		return nil, errorf(CodeFailed, "failed: the plugin is stopping")
+		return nil, errorf(protocol.CodeFailed, "failed: the plugin is stopping")
 	}
 	r := c.inst.res
 	r.mu.Lock()
 	switch {
 	case r.closed:
 		r.mu.Unlock()
-		return nil, errorf(CodeFailed, "failed: the instance is ending")
+		return nil, errorf(protocol.CodeFailed, "failed: the instance is ending")
 	case len(r.sockets)+r.dialing >= maxSockets:
 		r.mu.Unlock()
-		return nil, errorf(CodeRefused, "refused: %d sockets at once at most", maxSockets)
+		return nil, errorf(protocol.CodeRefused, "refused: %d sockets at once at most", maxSockets)
 	}
 	r.dialing++
 	id := r.nextID()
@@ -119,7 +120,7 @@ func wsOpen(ctx context.Context, c *call, params []byte) (any, error) {
 	if err != nil {
 		r.mu.Unlock()
 		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
-			return nil, errorf(CodeFailed, "failed: the server answered %d, not a WebSocket", resp.StatusCode)
+			return nil, errorf(protocol.CodeFailed, "failed: the server answered %d, not a WebSocket", resp.StatusCode)
 		}
 		return nil, netError(err, fetchTimeout)
 	}
@@ -252,7 +253,7 @@ func (r *resources) socket(id int64) (*socket, error) {
 	defer r.mu.Unlock()
 	s, ok := r.sockets[id]
 	if !ok {
-		return nil, errorf(CodeRefused, "refused: no socket %d is open", id)
+		return nil, errorf(protocol.CodeRefused, "refused: no socket %d is open", id)
 	}
 	return s, nil
 }
@@ -297,7 +298,7 @@ func wsSend(_ context.Context, c *call, params []byte) (any, error) {
 		return nil, fieldErr("text", "a message: text or dataBase64")
 	}
 	if len(m.data) > maxWSMessage {
-		return nil, errorf(CodeRefused, "refused: a message of %d bytes, over 1 MiB", len(m.data))
+		return nil, errorf(protocol.CodeRefused, "refused: a message of %d bytes, over 1 MiB", len(m.data))
 	}
 	s, err := c.inst.res.socket(id)
 	if err != nil {
@@ -307,9 +308,9 @@ func wsSend(_ context.Context, c *call, params []byte) (any, error) {
 	defer s.mu.Unlock()
 	switch {
 	case s.closing:
-		return nil, errorf(CodeRefused, "refused: socket %d is closing", id)
+		return nil, errorf(protocol.CodeRefused, "refused: socket %d is closing", id)
 	case s.pending > 0 && s.pending+len(m.data) > maxWSQueue:
-		return nil, errorf(CodeRefused, "refused: %d bytes wait to be sent on socket %d; past 256 KiB, wait", s.pending, id)
+		return nil, errorf(protocol.CodeRefused, "refused: %d bytes wait to be sent on socket %d; past 256 KiB, wait", s.pending, id)
 	}
 	s.queue = append(s.queue, m)
 	s.pending += len(m.data)
@@ -332,7 +333,7 @@ func wsClose(_ context.Context, c *call, params []byte) (any, error) {
 	s.mu.Lock()
 	if s.asked {
 		s.mu.Unlock()
-		return nil, errorf(CodeRefused, "refused: socket %d is closing", id)
+		return nil, errorf(protocol.CodeRefused, "refused: socket %d is closing", id)
 	}
 	s.closing, s.asked = true, true
 	s.mu.Unlock()

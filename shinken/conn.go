@@ -133,7 +133,6 @@ func (c *conn) serve(parent context.Context) {
 	if !c.handshake() {
 		return
 	}
-	c.open.Store(true)
 	c.emit(Event{Kind: EventSessionOpened})
 	defer c.emit(Event{Kind: EventSessionClosed})
 	c.touch()
@@ -236,6 +235,15 @@ func (c *conn) handshake() bool {
 		}
 		return refuse("unauthorized", "unauthorized: bad or missing token")
 	}
+	// Open before the welcome, and the token checked again once open: a
+	// SetToken either finds this session open and ends it, or stored its
+	// new token before the check below, which then refuses the old one. So
+	// no session is welcomed with a token that has been replaced.
+	c.open.Store(true)
+	if !c.rt.tokenOK(hello.Token, c.unix) {
+		c.open.Store(false)
+		return refuse("unauthorized", "unauthorized: the token changed")
+	}
 	c.binary = hello.Accept != nil && hello.Accept.BinaryFrames
 	w := &aci.Welcome{Server: aci.ServerInfo{Name: c.rt.opts.Name, Version: aci.Version, Platform: c.rt.platform}, Capabilities: c.rt.caps}
 	data, err = aci.Marshal(w)
@@ -243,6 +251,7 @@ func (c *conn) handshake() bool {
 		err = c.ws.Write(ctx, websocket.MessageText, data)
 	}
 	if err != nil {
+		c.open.Store(false)
 		c.ws.CloseNow()
 		return false
 	}

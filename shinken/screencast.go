@@ -130,6 +130,9 @@ func (c *conn) startScreencast(callID string, a *aci.Action) error {
 		return aci.Errorf(aci.CodeInvalidAction, "this connection already runs %d screencasts; stop one first", n)
 	}
 	reg := rt.casts
+	if a.ResumeStream != "" {
+		reg.takeBack(a.ResumeStream, c)
+	}
 	reg.mu.Lock()
 	reg.gc()
 	var s *castStream
@@ -158,6 +161,32 @@ func (c *conn) startScreencast(callID string, a *aci.Action) error {
 	c.ack(callID)
 	go s.run(ctx, c)
 	return nil
+}
+
+// takeBack detaches stream id from the connection that runs it, for c to
+// resume it: a client that reconnects may resume before the runtime has
+// seen its old connection end (a connection dropped without a close is
+// found only by the keepalive), and the stream is the client's, not the
+// connection's. A stream c itself runs is left alone.
+func (r *castRegistry) takeBack(id string, c *conn) {
+	r.mu.Lock()
+	s := r.streams[id]
+	r.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	owner := s.owner
+	s.mu.Unlock()
+	if owner == nil || owner == c {
+		return
+	}
+	s.halt()
+	s.mu.Lock()
+	if s.owner == owner {
+		s.owner, s.detached = nil, r.now()
+	}
+	s.mu.Unlock()
 }
 
 // stop ends c's streams and forgets them: an explicit stop is no pause.

@@ -159,6 +159,62 @@ func TestScreencastResume(t *testing.T) {
 	sc2.Stop(ctx)
 }
 
+// TestScreencastResumeFromLiveConnection resumes a stream from a second
+// connection while the first, which runs it, is still open, as a client
+// does that reconnects before the runtime has seen its old connection end
+// (dropped without a close): the stream moves, its seq goes on from a
+// keyframe, and the first connection gets no more of its frames.
+func TestScreencastResumeFromLiveConnection(t *testing.T) {
+	e := newEnv(t, nil)
+	typist := e.dial(t, nil)
+	if err := typist.LaunchApp(testCtx(t), "notes"); err != nil {
+		t.Fatal(err)
+	}
+	first := e.raw(t, false)
+	first.send(`{"type":"action","call_id":"s","action":{"verb":"start_screencast","fps":30}}`)
+	var stream string
+	var seq uint64
+	for stream == "" {
+		switch m := first.read().(type) {
+		case *aci.Ack:
+			if !m.OK {
+				t.Fatalf("start: %+v", m)
+			}
+		case *aci.Observation:
+			if m.Stream != "" && m.Seq != nil {
+				stream, seq = m.Stream, *m.Seq
+			}
+		}
+	}
+	second := e.raw(t, false)
+	second.send(`{"type":"action","call_id":"r","action":{"verb":"start_screencast","fps":30,"resume_stream":"` + stream + `"}}`)
+	if a, ok := second.read().(*aci.Ack); !ok || !a.OK {
+		t.Fatalf("resume: %+v", a)
+	}
+	m, ok := second.read().(*aci.Observation)
+	if !ok || m.Stream != stream || m.Seq == nil || *m.Seq <= seq || m.Image == nil {
+		t.Fatalf("the first frame after the resume: %+v (stream %s was at seq %d)", m, stream, seq)
+	}
+	// The first connection's last frames may still be in flight; then a
+	// ping's pong comes after them, and no frame after it.
+	first.send(`{"type":"ping","t":1}`)
+	for {
+		if m := first.read(); m.MessageType() == "pong" {
+			break
+		}
+	}
+	if err := typist.TypeText(testCtx(t), "x"); err != nil { // a change to send
+		t.Fatal(err)
+	}
+	if m, ok := second.read().(*aci.Observation); !ok || m.Stream != stream {
+		t.Fatalf("the resumed stream after a change: %+v", m)
+	}
+	first.send(`{"type":"ping","t":2}`)
+	if m := first.read(); m.MessageType() != "pong" {
+		t.Fatalf("the first connection still gets %s after the resume", m.MessageType())
+	}
+}
+
 // TestScreencastSlowReader never reads: the runtime's queue stays bounded.
 func TestScreencastSlowReader(t *testing.T) {
 	e := newEnv(t, &shinken.RuntimeOptions{WriteQueue: 4, WriteTimeout: 2 * time.Second})

@@ -15,6 +15,11 @@
 // second. Any key press or scroll between presses ends a run of clicks, so
 // only back-to-back presses depend on time.
 //
+// Its window manager moves a window dragged by its title bar, resizes one
+// dragged by its frame's bottom right corner (the border's last pixels,
+// within a title bar's height of the corner), and closes one on its title
+// bar's close button or alt+F4.
+//
 // Applications are built from the package's widgets. Three are built in:
 // "notes" (a text area, a Save button and a status label), "form" (entries,
 // a check box and a Submit button that writes a summary) and "settings" (a

@@ -20,6 +20,7 @@ const (
 	pressWidget           // a widget: it gets the drags and the release
 	pressClose            // a title bar's close button: closes on release over it
 	pressMove             // a title bar: drags move the window
+	pressResize           // the frame's bottom right corner: drags resize the window
 	pressPopup            // an open pop-up: it gets the release
 )
 
@@ -28,7 +29,7 @@ type press struct {
 	kind pressKind
 	win  *Window
 	ctl  control
-	grab image.Point // pressMove: the pointer's offset in the window
+	grab image.Point // pressMove: the pointer's offset in the window; pressResize: from its bottom right corner
 }
 
 // Pointer implements shinken.Injector. Pointer positions are clamped to the
@@ -85,6 +86,8 @@ func (d *Desktop) drag(p image.Point) {
 	switch pr := d.press; pr.kind {
 	case pressMove:
 		pr.win.moveTo(p.Sub(pr.grab))
+	case pressResize:
+		pr.win.resizeTo(p.Sub(pr.grab))
 	case pressWidget:
 		pr.ctl.pointerDrag(p)
 	}
@@ -187,6 +190,8 @@ func (d *Desktop) buttonDown(p image.Point, button shinken.Button) {
 		d.press = press{kind: pressClose, win: w}
 	case p.In(w.titleBar()):
 		d.press = press{kind: pressMove, win: w, grab: p.Sub(w.frame.Min)}
+	case w.inResizeGrip(p):
+		d.press = press{kind: pressResize, win: w, grab: p.Sub(w.frame.Max)}
 	case c != nil:
 		d.press = press{kind: pressWidget, win: w, ctl: c}
 		c.pointerDown(p)

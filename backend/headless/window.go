@@ -65,16 +65,12 @@ func (w *Window) SetTitle(title string) {
 func (w *Window) SetSize(width, height int) {
 	w.d.lock()
 	defer w.d.unlock()
-	w.content = image.Pt(max(1, width), max(1, height))
+	size := image.Pt(max(1, width), max(1, height))
 	if !w.shown {
+		w.content = size
 		return
 	}
-	w.closePopup()
-	w.d.damageRect(w.outer())
-	w.frame = image.Rectangle{w.frame.Min, w.frame.Min.Add(w.frameSize())}
-	w.layout()
-	w.d.damageRect(w.outer())
-	w.d.notify()
+	w.setContent(size)
 }
 
 // Move moves the window's top left corner, title bar included, to (x, y)
@@ -99,6 +95,40 @@ func (w *Window) moveTo(p image.Point) {
 		w.d.damageRect(w.outer())
 		w.d.notify()
 	}
+}
+
+// inResizeGrip reports whether p is on the frame's border (outside the
+// content) within a title bar's height of its bottom right corner, where a
+// drag resizes the window, as window managers' corner handles do.
+func (w *Window) inResizeGrip(p image.Point) bool {
+	n := w.d.m.title
+	corner := image.Rectangle{w.frame.Max.Sub(image.Pt(n, n)), w.frame.Max}
+	return p.In(corner) && !p.In(w.contentRect())
+}
+
+// resizeTo gives the window the size that puts its frame's bottom right
+// corner at corner (exclusive), keeping its top left corner: the content area
+// in whole UI points, at least one.
+func (w *Window) resizeTo(corner image.Point) {
+	m := w.d.m
+	cw := float64(corner.X-w.frame.Min.X-2*m.border) / w.d.dpr
+	ch := float64(corner.Y-w.frame.Min.Y-m.title-m.border) / w.d.dpr
+	size := image.Pt(int(math.Max(1, math.Round(cw))), int(math.Max(1, math.Round(ch))))
+	if size != w.content {
+		w.setContent(size)
+	}
+}
+
+// setContent resizes a shown window's content area to size, in UI points,
+// and lays it out again.
+func (w *Window) setContent(size image.Point) {
+	w.closePopup()
+	w.d.damageRect(w.outer())
+	w.content = size
+	w.frame = image.Rectangle{w.frame.Min, w.frame.Min.Add(w.frameSize())}
+	w.layout()
+	w.d.damageRect(w.outer())
+	w.d.notify()
 }
 
 // Bounds returns the window's rectangle in screen pixels, title bar

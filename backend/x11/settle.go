@@ -70,7 +70,10 @@ import (
 // Each distinct damage rectangle and each AT-SPI event source (sender,
 // object, member, detail) is a source with a history of arrival times. A
 // source is ambient, and its changes are counted but wait for nothing,
-// when it is small (at most a quarter of the screen) and its last four
+// when it is small (at most a quarter of the screen, and so are the
+// ambient rectangles that changed in the settle, together: a terminal
+// redrawing its screen line by line is many small sources, one change over
+// most of the screen) and its last four
 // arrivals or more came at a steady pace (every interval under 2 s, the
 // longest at most 2.5 times the shortest plus 10 ms: a caret's on/off
 // beat), or its last three at a frame's pace (every interval under 40 ms:
@@ -302,12 +305,13 @@ func visualEvent(e atspi.Event) bool {
 func (st *settleState) painted(start time.Time, rects []image.Rectangle) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	bulk := st.bulk(start, false)
 	for k, s := range st.sources {
 		if k.event != "" || s.at[(s.n-1)%historyLen].Before(start) {
 			continue
 		}
 		for _, r := range rects {
-			if k.rect.Overlaps(r) && !st.ambient(s, start, false) {
+			if k.rect.Overlaps(r) && !(st.ambient(s, start, false) && !bulk) {
 				return true
 			}
 		}
@@ -894,19 +898,85 @@ func (st *settleState) ambient(s *source, start time.Time, scroll bool) bool {
 	return false
 }
 
+// bulk reports whether the damage rectangles that changed at or after
+// start and are ambient by their own pace cover, together, more than a
+// quarter of the screen: then none of them is set aside. A terminal that
+// scrolls faster than it can copy redraws its screen line by line, each
+// line a small rectangle repainted at the pace of the output, and a page
+// of small tiles may animate all at once; each source alone looks like a
+// caret, all of them are a change over most of the screen. st.mu must be
+// held.
+func (st *settleState) bulk(start time.Time, scroll bool) bool {
+	var rects []image.Rectangle
+	sum := 0
+	for k, s := range st.sources {
+		if k.event != "" || s.at[(s.n-1)%historyLen].Before(start) || !st.ambient(s, start, scroll) {
+			continue
+		}
+		rects = append(rects, k.rect)
+		sum += s.area
+	}
+	// The union is at most the sum: a spinner and a caret never need it.
+	return sum > st.area/4 && unionArea(rects, st.area/4) > st.area/4
+}
+
+// unionArea returns the area the rectangles rs cover together, counting
+// once what several of them cover, or, once that passes limit, some area
+// over limit.
+func unionArea(rs []image.Rectangle, limit int) int {
+	xs := make([]int, 0, 2*len(rs))
+	for _, r := range rs {
+		xs = append(xs, r.Min.X, r.Max.X)
+	}
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
+	area := 0
+	spans := make([][2]int, 0, len(rs))
+	for i := 0; i+1 < len(xs); i++ {
+		x0, x1 := xs[i], xs[i+1]
+		spans = spans[:0]
+		for _, r := range rs {
+			if r.Min.X <= x0 && r.Max.X >= x1 && !r.Empty() {
+				spans = append(spans, [2]int{r.Min.Y, r.Max.Y})
+			}
+		}
+		slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+		h, top, bottom := 0, 0, 0
+		for j, sp := range spans {
+			switch {
+			case j == 0:
+				top, bottom = sp[0], sp[1]
+			case sp[0] > bottom:
+				h += bottom - top
+				top, bottom = sp[0], sp[1]
+			default:
+				bottom = max(bottom, sp[1])
+			}
+		}
+		if len(spans) > 0 {
+			h += bottom - top
+		}
+		if area += h * (x1 - x0); area > limit {
+			break
+		}
+	}
+	return area
+}
+
 // lastChange returns the latest arrival at or after start from a source
 // that is not ambient (the zero time when there is none); scroll judges
 // ambience as after a scroll (see ambient).
 func (st *settleState) lastChange(start time.Time, scroll bool) time.Time {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	bulk := st.bulk(start, scroll)
 	var last time.Time
 	for _, s := range st.sources {
 		t := s.at[(s.n-1)%historyLen]
 		if t.Before(start) || !t.After(last) {
 			continue
 		}
-		if !st.ambient(s, start, scroll) {
+		if bulk || !st.ambient(s, start, scroll) {
 			last = t
 		}
 	}
@@ -918,6 +988,7 @@ func (st *settleState) lastChange(start time.Time, scroll bool) time.Time {
 func (st *settleState) changes(start time.Time, scroll bool) (held, ambient int) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	bulk := st.bulk(start, scroll)
 	for _, s := range st.sources {
 		n := 0
 		for i := 0; i < min(s.n, historyLen); i++ {
@@ -928,7 +999,7 @@ func (st *settleState) changes(start time.Time, scroll bool) (held, ambient int)
 		if n == 0 {
 			continue
 		}
-		if st.ambient(s, start, scroll) {
+		if !bulk && st.ambient(s, start, scroll) {
 			ambient += n
 		} else {
 			held += n

@@ -31,11 +31,18 @@ import (
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/backend/x11/session"
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/js"
+	"shinken.dev/go/escouade/protocol"
+	"shinken.dev/go/escouade/wasm"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/daemon"
 	"shinken.dev/go/shinken/daemon/x11desktop"
 )
+
+// languages are the engines of the plugins' code the daemon runs: run.js
+// and run.wasm, in this program started again (EngineMain in main).
+var languages = []escouade.Language{js.Language(), wasm.Language()}
 
 type config struct {
 	listen        string
@@ -75,7 +82,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 func main() {
 	// The plugins' run.js and run.wasm engines are this program, started
 	// again: it becomes one here when the Host started it so.
-	escouade.EngineMain()
+	escouade.EngineMain(languages...)
 	if len(os.Args) > 1 && os.Args[1] == "export" {
 		if err := daemon.ExportMain(os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "example:", err)
@@ -159,7 +166,10 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		}
 		ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 		defer stop()
-		return runRemoteMCP(ctx, cfg.remote, token, mcpOpts)
+		if err := daemon.ServeRemoteMCP(ctx, cfg.remote, token, &mcpOpts); err != nil {
+			return fmt.Errorf("-remote: %w", err)
+		}
+		return nil
 	}
 	keepAlive, readTimeout := cfg.keepAlive, cfg.readTimeout
 	if keepAlive <= 0 {
@@ -176,7 +186,8 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		Runtime: &shinken.RuntimeOptions{Name: "shinken-example", KeepAlive: keepAlive, ReadTimeout: readTimeout, MaxMessage: cfg.maxMessage, SettleCap: cfg.settleCap},
 	}
 	if cfg.plugins != "" {
-		opts.Plugins = &daemon.Plugins{Dir: cfg.plugins, Project: cfg.project, OnAsk: escouade.Verdict(cfg.onAsk)}
+		opts.Plugins = &daemon.Plugins{Dir: cfg.plugins, Project: cfg.project, OnAsk: protocol.Verdict(cfg.onAsk),
+			Host: &escouade.Options{Languages: languages}}
 	}
 	if cfg.mcp == "stdio" {
 		opts.NoSignals = true

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 
-	"shinken.dev/go/shinken/client"
-	"shinken.dev/go/shinken/daemon"
 	"shinken.dev/go/shinken/mcpserver"
 )
 
@@ -19,24 +16,6 @@ import (
 //     stdout (logs go to stderr);
 //   - with -mcp stdio -remote URL, for the runtime at URL (a sandbox seen
 //     from outside), opening no backend at all.
-
-// runRemoteMCP serves MCP on stdin and stdout for the runtime at url.
-func runRemoteMCP(ctx context.Context, url, token string, opts mcpserver.Options) error {
-	dopts := &client.DialOptions{Token: token, Name: "shinken-mcp"}
-	dial := func(ctx context.Context) (*client.Client, error) { return client.Dial(ctx, url, dopts) }
-	c, err := dial(ctx)
-	if err != nil {
-		return fmt.Errorf("-remote: %w", err)
-	}
-	defer c.Close()
-	opts.Logger.Info("serving MCP for a remote runtime", "url", url)
-	opts.Dial = dial
-	srv, err := mcpserver.New(ctx, c, &opts)
-	if err != nil {
-		return err
-	}
-	return daemon.ServeMCPStdio(ctx, srv, opts.Logger)
-}
 
 // mcpOptions are the MCP server's options from the flags.
 func mcpOptions(cfg config, log *slog.Logger) (mcpserver.Options, error) {

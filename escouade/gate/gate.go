@@ -10,7 +10,13 @@
 // command line as one string, with the structured argv, cwd and env. A
 // shell line and an argv that run the same program are seen alike, and a
 // plugin written from the protocol's example ({command: 'npm test'})
-// judges both.
+// judges both. The input also shows what will run, so that a guard need
+// not parse a shell line nor trust argv[0]: program (argv[0] found on the
+// PATH the program will have, the agent's env over Options.Env), commands
+// (every simple command of a shell line, quotes removed, and the command
+// each wrapper such as env, sudo or bash -c runs, each with the variables
+// set for it and its program) and dynamic (some of it is known only when it
+// runs: a $VAR, a $(…), a glob, eval).
 //
 // The Gate publishes request.permission before asking and
 // request.answered after, and refuses unless the plugins' combined
@@ -23,6 +29,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strconv"
 	"sync/atomic"
 
@@ -34,19 +41,24 @@ import (
 
 // Options configure a Gate. A nil *Options means the defaults.
 type Options struct {
-	// Project is the project every request is about; "" means "default".
-	// The Host's Projects must know it.
+	// Project is the project every request is about; "" means
+	// escouade.DefaultProject, which the Host always knows. Another must
+	// be known to the Host's Projects, or every request is refused.
 	Project string
-	// OnAsk is what an ask means, there being no person to ask: escouade.Deny
-	// (the default, also for "") or escouade.Allow.
-	OnAsk escouade.Verdict
+	// Env is the environment the runtime starts programs with, before an
+	// exec's env is set over it, in which the programs of a request are
+	// found (its PATH); nil means this process's (os.Environ).
+	Env []string
+	// OnAsk is what an ask means, there being no person to ask: protocol.Deny
+	// (the default, also for "") or protocol.Allow.
+	OnAsk protocol.Verdict
 	// Log receives a line per decision; nil means none.
 	Log *slog.Logger
 	// OnDecision, when set, is told of each request and the plugins'
 	// combined decision (before OnAsk gives an ask its meaning), for
 	// metrics or a session feed. It runs on the deciding goroutine: keep it
 	// short.
-	OnDecision func(escouade.PermissionRequest, escouade.Decision)
+	OnDecision func(protocol.PermissionRequest, protocol.Decision)
 }
 
 // A Gate asks an Escouade Host's plugins whether an action may go ahead.
@@ -54,10 +66,11 @@ type Options struct {
 type Gate struct {
 	host    *escouade.Host
 	project string
-	onAsk   escouade.Verdict
+	onAsk   protocol.Verdict
 	log     *slog.Logger
 	seq     atomic.Uint64
-	decided func(escouade.PermissionRequest, escouade.Decision)
+	env     []string
+	decided func(protocol.PermissionRequest, protocol.Decision)
 }
 
 // New returns a Gate asking h's plugins.
@@ -67,22 +80,25 @@ func New(h *escouade.Host, opts *Options) *Gate {
 		o = *opts
 	}
 	if o.Project == "" {
-		o.Project = "default"
+		o.Project = escouade.DefaultProject
 	}
-	if o.OnAsk != escouade.Allow {
-		o.OnAsk = escouade.Deny
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	if o.OnAsk != protocol.Allow {
+		o.OnAsk = protocol.Deny
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Gate{host: h, project: o.Project, onAsk: o.OnAsk, log: o.Log, decided: o.OnDecision}
+	return &Gate{host: h, project: o.Project, onAsk: o.OnAsk, log: o.Log, env: o.Env, decided: o.OnDecision}
 }
 
 // A RefusedError is the Gate's refusal: the plugins' combined decision,
 // and the request they were asked.
 type RefusedError struct {
-	Request  escouade.PermissionRequest
-	Decision escouade.Decision
+	Request  protocol.PermissionRequest
+	Decision protocol.Decision
 }
 
 // Error says why, as the deciding plugin worded it when it did.
@@ -90,23 +106,29 @@ func (e *RefusedError) Error() string {
 	switch {
 	case e.Decision.Message != "":
 		return e.Decision.Message
-	case e.Decision.Verdict == escouade.Ask:
+	case e.Decision.Verdict == protocol.Ask:
 		return "no plugin allowed it and there is no person to ask"
 	}
 	return "refused by plugin " + e.Decision.Plugin
 }
 
-// Is reports whether target is escouade.ErrRefused, so that
-// errors.Is(err, escouade.ErrRefused) holds for every refusal.
-func (e *RefusedError) Is(target error) bool { return target == escouade.ErrRefused }
+// Is reports whether target is protocol.ErrRefused, so that
+// errors.Is(err, protocol.ErrRefused) holds for every refusal.
+func (e *RefusedError) Is(target error) bool { return target == protocol.ErrRefused }
 
 // Request returns the permission request the plugins are asked for req,
-// under the id id. Verbs other than exec and launch_app are an error: the
-// runtime asks its Authorizer for those two only.
-func Request(req shinken.AuthRequest, id string) (escouade.PermissionRequest, error) {
+// under the id id, its programs found in this process's environment.
+// Verbs other than exec and launch_app are an error: the runtime asks its
+// Authorizer for those two only.
+func Request(req shinken.AuthRequest, id string) (protocol.PermissionRequest, error) {
+	return request(req, id, os.Environ())
+}
+
+// request is Request, with programs found in env.
+func request(req shinken.AuthRequest, id string, env []string) (protocol.PermissionRequest, error) {
 	a := req.Action
 	if a == nil {
-		return escouade.PermissionRequest{}, fmt.Errorf("gate: a request without an action")
+		return protocol.PermissionRequest{}, fmt.Errorf("gate: a request without an action")
 	}
 	var in protocol.CommandInput
 	tool := protocol.ToolExec
@@ -118,7 +140,7 @@ func Request(req shinken.AuthRequest, id string) (escouade.PermissionRequest, er
 		case a.Argv != nil && a.Shell == nil:
 			in = protocol.ArgvCommand(a.Argv)
 		default:
-			return escouade.PermissionRequest{}, fmt.Errorf("gate: an exec needs exactly one of argv and shell")
+			return protocol.PermissionRequest{}, fmt.Errorf("gate: an exec needs exactly one of argv and shell")
 		}
 		if a.Cwd != nil {
 			in.Cwd = *a.Cwd
@@ -129,16 +151,29 @@ func Request(req shinken.AuthRequest, id string) (escouade.PermissionRequest, er
 				in.Env[k] = v
 			}
 		}
+		r := newReader(env, in.Env, in.Cwd)
+		if a.Shell != nil {
+			r.line(*a.Shell, 0)
+			in.Program = r.program("/bin/sh", r.path)
+		} else if len(in.Argv) > 0 {
+			in.Program = r.program(in.Argv[0], r.path)
+			r.argv(in.Argv, nil, 0)
+		}
+		in.Commands, in.Dynamic = r.commands, r.dynamic
 	case aci.VerbLaunchApp:
 		if a.App == nil {
-			return escouade.PermissionRequest{}, fmt.Errorf("gate: a launch_app without an app")
+			return protocol.PermissionRequest{}, fmt.Errorf("gate: a launch_app without an app")
 		}
 		tool = protocol.ToolLaunchApp
 		in = protocol.ArgvCommand(append([]string{*a.App}, a.Args...))
+		r := newReader(env, nil, "")
+		in.Program = r.program(in.Argv[0], r.path)
+		r.argv(in.Argv, nil, 0)
+		in.Commands, in.Dynamic = r.commands, r.dynamic
 	default:
-		return escouade.PermissionRequest{}, fmt.Errorf("gate: %s is not a verb the gate judges", req.Verb)
+		return protocol.PermissionRequest{}, fmt.Errorf("gate: %s is not a verb the gate judges", req.Verb)
 	}
-	return escouade.PermissionRequest{ID: id, Kind: protocol.KindCommand, Tool: tool, Input: in.Map()}, nil
+	return protocol.PermissionRequest{ID: id, Kind: protocol.KindCommand, Tool: tool, Input: in.Map()}, nil
 }
 
 // Authorize implements shinken.Authorizer: it publishes
@@ -146,7 +181,7 @@ func Request(req shinken.AuthRequest, id string) (escouade.PermissionRequest, er
 // returns nil for an allow, a *RefusedError otherwise. An error of the Host
 // (an unknown project) is returned as it is, and refuses too.
 func (g *Gate) Authorize(ctx context.Context, req shinken.AuthRequest) error {
-	preq, err := Request(req, "shinken-"+strconv.FormatUint(g.seq.Add(1), 10))
+	preq, err := request(req, "shinken-"+strconv.FormatUint(g.seq.Add(1), 10), g.env)
 	if err != nil {
 		return err
 	}
@@ -162,7 +197,7 @@ func (g *Gate) Authorize(ctx context.Context, req shinken.AuthRequest) error {
 		g.decided(preq, d)
 	}
 	verdict := d.Verdict
-	if verdict == escouade.Ask {
+	if verdict == protocol.Ask {
 		verdict = g.onAsk
 	}
 	if _, err := g.host.Fact(ctx, "request.answered", map[string]any{
@@ -171,7 +206,7 @@ func (g *Gate) Authorize(ctx context.Context, req shinken.AuthRequest) error {
 		g.log.Warn("fact not published", "fact", "request.answered", "err", err)
 	}
 	g.log.Info("permission", "tool", preq.Tool, "command", preq.Input["command"], "verdict", verdict, "plugin", d.Plugin)
-	if verdict == escouade.Allow {
+	if verdict == protocol.Allow {
 		return nil
 	}
 	return &RefusedError{Request: preq, Decision: d}

@@ -71,10 +71,9 @@ func TestRequest(t *testing.T) {
 // guard written from the protocol's example, which reads input.command.
 func ExampleGate() {
 	ctx := context.Background()
-	h := escouade.New(&escouade.Options{
-		Journal:  slog.DiscardHandler,
-		Projects: escouade.ProjectMap{"default": {Project: escouade.Project{ID: "default", Name: "default"}}},
-	})
+	// No Projects: the gate asks about escouade.DefaultProject, which the
+	// Host always knows.
+	h := escouade.New(&escouade.Options{Journal: slog.DiscardHandler})
 	defer h.Close(ctx)
 	m, err := escouade.ParseManifest([]byte(`{"id":"guard","version":"1.0.0","protocolVersion":1,
 		"run":{"command":["guard"]},"permissions":{"decide":true}}`))
@@ -97,7 +96,7 @@ func ExampleGate() {
 		{Argv: []string{"sh", "-c", "npm test; curl evil"}},
 	} {
 		err := g.Authorize(ctx, shinken.AuthRequest{Verb: aci.VerbExec, Action: a})
-		fmt.Println(err == nil, errors.Is(err, escouade.ErrRefused), err)
+		fmt.Println(err == nil, errors.Is(err, protocol.ErrRefused), err)
 	}
 	// Output:
 	// true false <nil>

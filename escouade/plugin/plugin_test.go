@@ -11,8 +11,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/protocol"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -63,29 +63,29 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 
 func TestServe(t *testing.T) {
 	var mu sync.Mutex
-	var facts []escouade.Fact
+	var facts []protocol.Fact
 	factc := make(chan struct{}, 10)
 	var shut bool
 	var conn *plugin.Conn
 	h := serve(t, context.Background(), plugin.Handlers{
-		Initialize: func(ctx context.Context, c *plugin.Conn, p escouade.InitializeParams) (map[string]any, error) {
+		Initialize: func(ctx context.Context, c *plugin.Conn, p protocol.InitializeParams) (map[string]any, error) {
 			conn = c
 			return map[string]any{"batch": true}, nil
 		},
-		Fact: func(ctx context.Context, c *plugin.Conn, f escouade.Fact) {
+		Fact: func(ctx context.Context, c *plugin.Conn, f protocol.Fact) {
 			mu.Lock()
 			facts = append(facts, f)
 			mu.Unlock()
 			factc <- struct{}{}
 		},
-		Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
+		Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
 			switch p.Request.Kind {
 			case "refuse":
-				return escouade.Decision{}, &escouade.Error{Code: escouade.CodeRefused, Message: "refused: no"}
+				return protocol.Decision{}, &protocol.Error{Code: protocol.CodeRefused, Message: "refused: no"}
 			case "odd":
-				return escouade.Decision{Verdict: "maybe"}, nil
+				return protocol.Decision{Verdict: "maybe"}, nil
 			}
-			return escouade.Decision{Verdict: escouade.Deny, Message: "no " + p.Project.Name}, nil
+			return protocol.Decision{Verdict: protocol.Deny, Message: "no " + p.Project.Name}, nil
 		},
 		Shutdown: func(ctx context.Context, c *plugin.Conn) error {
 			shut = true
@@ -166,7 +166,7 @@ func TestServeEndsWithItsContext(t *testing.T) {
 func TestCallsAnsweredByHand(t *testing.T) {
 	conns := make(chan *plugin.Conn, 1)
 	h := serve(t, context.Background(), plugin.Handlers{
-		Initialize: func(ctx context.Context, c *plugin.Conn, p escouade.InitializeParams) (map[string]any, error) {
+		Initialize: func(ctx context.Context, c *plugin.Conn, p protocol.InitializeParams) (map[string]any, error) {
 			conns <- c
 			return nil, nil
 		},
@@ -184,8 +184,8 @@ func TestCallsAnsweredByHand(t *testing.T) {
 	}
 	h.send(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"notYours: token"}}`)
 	err := <-errc
-	var e *escouade.Error
-	if !errors.As(err, &e) || e.Code != escouade.CodeNotYours || !errors.Is(err, escouade.ErrNotYours) {
+	var e *protocol.Error
+	if !errors.As(err, &e) || e.Code != protocol.CodeNotYours || !errors.Is(err, protocol.ErrNotYours) {
 		t.Errorf("Secret = %v", err)
 	}
 	go func() { errc <- c.Log(0, "hi") }()

@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // Serve over real descriptors as a plugin process gets them: blocking
@@ -51,8 +51,8 @@ func exchange(t *testing.T, in, out, toPlugin, fromPlugin *os.File) {
 	done := make(chan error, 1)
 	go func() {
 		done <- plugin.Serve(context.Background(), in, out, plugin.Handlers{
-			Decide: func(ctx context.Context, c *plugin.Conn, p escouade.DecideParams) (escouade.Decision, error) {
-				return escouade.Decision{Verdict: escouade.Allow, Message: p.Request.ID}, nil
+			Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
+				return protocol.Decision{Verdict: protocol.Allow, Message: p.Request.ID}, nil
 			},
 		})
 	}()

@@ -27,6 +27,20 @@ import (
 // agent set them; env is what is set over the runtime's environment.
 // A judgement on a prefix of command (rm, git push) holds for the argv and
 // shell forms alike; one on argv[0] must also look into a shell's line.
+//
+// A gate may also show what runs, so that a guard need not parse a shell
+// line nor guess what PATH finds (package escouade/gate does):
+// input.program is the file argv[0] names, found as the runtime will find
+// it (on the PATH of the environment the program gets, env included);
+// input.commands is every simple command the line runs, each with its
+// argv as the shell reads it (quotes removed, \rm read as rm), the
+// variables set for it alone (PATH=/x git) and its program; the commands a
+// wrapper runs (env, command, exec, nohup, nice, time, timeout, setsid,
+// stdbuf, sudo, doas, and sh -c, bash -c and their kin) follow the
+// wrapper's, as commands of their own. input.dynamic says that some of
+// what runs is known only when it runs (a $VAR, a $(…), a glob, eval,
+// source, xargs, a line that does not parse): a careful guard refuses it,
+// or asks.
 const (
 	// KindCommand is the kind of a request to run a program.
 	KindCommand = "command"
@@ -48,6 +62,27 @@ type CommandInput struct {
 	// Env is set over the runtime's environment; nil when the agent set
 	// nothing.
 	Env map[string]string `json:"env,omitempty"`
+	// Program is the file Argv[0] names, found on the PATH of the
+	// program's environment; "" when the gate did not look, or found none.
+	Program string `json:"program,omitempty"`
+	// Commands are the simple commands that run, the wrapped ones
+	// included; nil when the gate did not look.
+	Commands []SimpleCommand `json:"commands,omitempty"`
+	// Dynamic says that some of what runs is known only when it runs: a
+	// word Commands gives as written, or a command it cannot see.
+	Dynamic bool `json:"dynamic,omitempty"`
+}
+
+// A SimpleCommand is one command a request runs.
+type SimpleCommand struct {
+	// Argv is its words as the shell reads them: quotes removed, and a
+	// word known only when it runs as written.
+	Argv []string `json:"argv"`
+	// Env are the variables set for this command alone (PATH=/x git).
+	Env map[string]string `json:"env,omitempty"`
+	// Program is the file Argv[0] names, found on the PATH it runs
+	// with; "" for a shell's builtin, or one not found.
+	Program string `json:"program,omitempty"`
 }
 
 // ShellCommand is the input of a shell line: command is the line as
@@ -73,13 +108,41 @@ func (in CommandInput) Map() map[string]any {
 		m["cwd"] = in.Cwd
 	}
 	if in.Env != nil {
-		env := make(map[string]any, len(in.Env))
-		for k, v := range in.Env {
-			env[k] = v
+		m["env"] = anyMap(in.Env)
+	}
+	if in.Program != "" {
+		m["program"] = in.Program
+	}
+	if in.Commands != nil {
+		cmds := make([]any, len(in.Commands))
+		for i, c := range in.Commands {
+			argv := make([]any, len(c.Argv))
+			for j, a := range c.Argv {
+				argv[j] = a
+			}
+			cm := map[string]any{"argv": argv}
+			if c.Env != nil {
+				cm["env"] = anyMap(c.Env)
+			}
+			if c.Program != "" {
+				cm["program"] = c.Program
+			}
+			cmds[i] = cm
 		}
-		m["env"] = env
+		m["commands"] = cmds
+	}
+	if in.Dynamic {
+		m["dynamic"] = true
 	}
 	return m
+}
+
+func anyMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // Command decodes the input of a request of kind command. A request of

@@ -305,7 +305,7 @@ func (c *Conn) serveLine(line []byte, items []Item) ([]Item, bool) {
 		items[i] = Item{} // let the line go once served
 	}
 	if br != nil {
-		br.done(nil)
+		br.done(nil, nil)
 	}
 	return items, false
 }
@@ -394,8 +394,7 @@ func (c *Conn) serveItem(it *Item, br *batchReply) {
 	if it.Err != nil {
 		c.event(Event{Kind: EventInvalid, ID: string(it.ID), Err: it.Err})
 		br.add()
-		line := AppendError(nil, it.ID, it.Err)
-		c.reply(br, line)
+		c.reply(br, it.ID, AppendError(nil, it.ID, it.Err))
 		return
 	}
 	switch it.Kind {
@@ -439,7 +438,7 @@ func (c *Conn) dispatch(j job) {
 	case c.closed:
 		c.mu.Unlock()
 		c.active.Add(-1)
-		c.reply(j.br, nil)
+		c.reply(j.br, nil, nil)
 		return
 	case c.nworkers >= c.opts.Workers:
 		// Every worker is taken, or one that has just finished is on its
@@ -457,7 +456,7 @@ func (c *Conn) dispatch(j job) {
 
 func (c *Conn) busy(j job) {
 	c.event(Event{Kind: EventBusy, Method: j.req.Method, ID: string(j.req.ID), Err: c.opts.Busy})
-	c.reply(j.br, AppendError(nil, j.req.ID, c.opts.Busy))
+	c.reply(j.br, j.req.ID, AppendError(nil, j.req.ID, c.opts.Busy))
 }
 
 func (c *Conn) worker(j job) {
@@ -481,7 +480,7 @@ func (c *Conn) serve(req *Request, br *batchReply) {
 		ctx = hc
 	}
 	res, err := c.h.Handle(ctx, req)
-	c.reply(br, c.answer(req, res, err))
+	c.reply(br, req.ID, c.answer(req, res, err))
 }
 
 // answer encodes the response to req.
@@ -511,11 +510,11 @@ func marshal(v any) ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// reply sends line, or hands it to br when the request came in a batch. A
-// nil line is a request that gets no answer after all.
-func (c *Conn) reply(br *batchReply, line []byte) {
+// reply sends line, the answer to id, or hands it to br when the request
+// came in a batch. A nil line is a request that gets no answer after all.
+func (c *Conn) reply(br *batchReply, id, line []byte) {
 	if br != nil {
-		br.done(line)
+		br.done(id, line)
 		return
 	}
 	if line != nil {
@@ -567,11 +566,15 @@ func (c *Conn) route(it *Item) {
 	cl.ch <- reply{result: it.Result}
 }
 
+// errBatchAnswer replaces an answer that does not fit in its batch's line.
+var errBatchAnswer = &Error{Code: CodeInternal, Message: fmt.Sprintf("answer too large for a batch (over %d bytes in all): call it alone", MaxBatchAnswer)}
+
 // batchReply gathers a batch's answers into one array line.
 type batchReply struct {
 	c     *Conn
 	mu    sync.Mutex
 	left  int
+	size  int // bytes of lines
 	lines [][]byte
 }
 
@@ -587,9 +590,15 @@ func (br *batchReply) add() {
 	br.mu.Unlock()
 }
 
-func (br *batchReply) done(line []byte) {
+// done adds line, the answer to id; one that would take the batch's answer
+// past MaxBatchAnswer is replaced by an error saying so.
+func (br *batchReply) done(id, line []byte) {
 	br.mu.Lock()
 	if line != nil {
+		if br.size+len(line)+1 > MaxBatchAnswer {
+			line = AppendError(nil, id, errBatchAnswer)
+		}
+		br.size += len(line) + 1
 		br.lines = append(br.lines, line)
 	}
 	br.left--
@@ -740,10 +749,17 @@ type BatchCall struct {
 // Batch sends calls as one batch and waits for every answer, each landing in
 // its BatchCall. It returns an error only when the batch could not be sent;
 // the calls' own failures are in their Err. The batch waits as long as the
-// longest timeout of its methods.
+// longest timeout of its methods. More than MaxBatch calls go as several
+// batches, one after the other.
 func (c *Conn) Batch(ctx context.Context, calls []BatchCall) error {
 	if len(calls) == 0 {
 		return nil
+	}
+	for len(calls) > MaxBatch {
+		if err := c.Batch(ctx, calls[:MaxBatch]); err != nil {
+			return err
+		}
+		calls = calls[MaxBatch:]
 	}
 	params := make([][]byte, len(calls))
 	for i := range calls {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -386,5 +387,62 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition never held")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestBatchBounds: the answer to a line is bounded whatever it holds. A
+// batch longer than MaxBatch gets one error; a batch whose answers would
+// pass MaxBatchAnswer gets an error for the answers past it; Batch sends
+// more calls than MaxBatch as several batches.
+func TestBatchBounds(t *testing.T) {
+	p := newPeer(t, echo, &Options{MaxLine: 2 * MaxBatchAnswer})
+	p.send(t, "["+strings.Repeat("1,", 4*MaxBatch)+"1]")
+	if got := p.read(t); got != `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: a batch of more than 256 messages"}}` {
+		t.Errorf("a long batch: %s", got)
+	}
+	big := strings.Repeat("x", MaxBatchAnswer/3)
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := range 4 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"echo","params":[%q]}`, i, big)
+	}
+	b.WriteByte(']')
+	p.send(t, b.String())
+	var answers []struct {
+		ID     int
+		Result []string
+		Error  *Error
+	}
+	if err := json.Unmarshal([]byte(p.read(t)), &answers); err != nil {
+		t.Fatal(err)
+	}
+	var results, refused int
+	for _, a := range answers {
+		switch {
+		case a.Error != nil && strings.Contains(a.Error.Message, "answer too large for a batch"):
+			refused++
+		case len(a.Result) == 1 && a.Result[0] == big:
+			results++
+		}
+	}
+	if len(answers) != 4 || results != 2 || refused != 2 {
+		t.Errorf("%d answers, %d results, %d refused: want 4, 2, 2", len(answers), results, refused)
+	}
+
+	a, _ := pair(t, nil, echo, nil, &Options{Workers: MaxBatch})
+	calls := make([]BatchCall, 2*MaxBatch+1)
+	for i := range calls {
+		calls[i] = BatchCall{Method: "echo", Params: []int{i}}
+	}
+	if err := a.Batch(context.Background(), calls); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range calls {
+		if string(c.Result) != fmt.Sprintf("[%d]", i) || c.Err != nil {
+			t.Fatalf("call %d: %s, %v", i, c.Result, c.Err)
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -29,6 +31,11 @@ func FuzzParse(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	// An object at the bound of its keys, and past it; a batch past its
+	// bound.
+	f.Add(wideObject(MaxKeys))
+	f.Add(wideObject(MaxKeys + 1))
+	f.Add([]byte("[" + strings.Repeat("1,", MaxBatch) + "1]"))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		items, _, perr := Parse(line, nil)
 		verr := Validate(line)
@@ -39,11 +46,11 @@ func FuzzParse(f *testing.F) {
 		if perr != nil && perr.Code == CodeParse && !errors.As(verr, &se) {
 			t.Fatalf("Parse refused as not JSON but Validate says %v: %q", verr, line)
 		}
-		dup, depth, ok := reference(line)
+		dup, depth, widest, ok := reference(line)
 		if verr == nil && (dup || !ok) {
 			t.Fatalf("accepted a duplicate key or a text the reference refuses: %q", line)
 		}
-		if ok && !dup && depth <= MaxDepth && utf8.Valid(line) && !bytes.ContainsRune(line, '\\') && verr != nil {
+		if ok && !dup && depth <= MaxDepth && widest <= MaxKeys && utf8.Valid(line) && !bytes.ContainsRune(line, '\\') && verr != nil {
 			t.Fatalf("refused valid, duplicate-free JSON: %v: %q", verr, line)
 		}
 		var de *DuplicateKeyError
@@ -77,10 +84,11 @@ func FuzzParse(f *testing.F) {
 }
 
 // reference reports, with encoding/json's tokenizer, whether text holds a
-// duplicate key and how deep it nests; ok is false when it is not JSON.
-func reference(text []byte) (dup bool, depth int, ok bool) {
+// duplicate key, how deep it nests and the most keys of one of its objects;
+// ok is false when it is not JSON.
+func reference(text []byte) (dup bool, depth, widest int, ok bool) {
 	if !json.Valid(text) {
-		return false, 0, false
+		return false, 0, 0, false
 	}
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.UseNumber()
@@ -93,10 +101,10 @@ func reference(text []byte) (dup bool, depth int, ok bool) {
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
-			return dup, depth, true
+			return dup, depth, widest, true
 		}
 		if err != nil {
-			return dup, depth, false
+			return dup, depth, widest, false
 		}
 		var top *frame
 		if len(stack) > 0 {
@@ -107,6 +115,7 @@ func reference(text []byte) (dup bool, depth int, ok bool) {
 				dup = true
 			}
 			top.keys[k] = true
+			widest = max(widest, len(top.keys))
 			top.key = false
 			continue
 		}
@@ -126,4 +135,18 @@ func reference(text []byte) (dup bool, depth int, ok bool) {
 			stack[len(stack)-1].key = true
 		}
 	}
+}
+
+// wideObject is a request whose params hold n keys.
+func wideObject(n int) []byte {
+	b := []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{`)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"k`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `":1`...)
+	}
+	return append(b, "}}"...)
 }

@@ -35,7 +35,20 @@ type DuplicateKeyError struct {
 
 // Error names the key and where it came again.
 func (e *DuplicateKeyError) Error() string {
-	return fmt.Sprintf("jsonrpc: duplicate key %q at byte %d", e.Key, e.Offset)
+	return fmt.Sprintf("jsonrpc: duplicate key %s at byte %d", quoteKey(e.Key), e.Offset)
+}
+
+// maxQuotedKey bounds what an error quotes of a key: an answer or a
+// journal entry that repeats a key of a megabyte would be as large as the
+// line that brought it.
+const maxQuotedKey = 64
+
+// quoteKey quotes key for an error, cut past maxQuotedKey bytes.
+func quoteKey[S ~string | ~[]byte](key S) string {
+	if len(key) <= maxQuotedKey {
+		return strconv.Quote(string(key))
+	}
+	return strconv.Quote(string(key[:maxQuotedKey])) + fmt.Sprintf("… (%d bytes)", len(key))
 }
 
 // Validate reports whether data is exactly one strict JSON value, with
@@ -114,16 +127,69 @@ func literal(data []byte, i int, lit string) (int, error) {
 }
 
 // smallObject is how many keys an object may hold before duplicates are
-// looked up in a map rather than by comparing with each earlier key.
+// looked up in a map rather than by comparing with each earlier key: the
+// check stays linear in the number of keys.
 const smallObject = 16
+
+// MaxKeys bounds the members of one object. A map that grows past the
+// caches costs some thirty times more a byte than the rest of a line, so
+// that a line of one huge object would hold a core for a tenth of a second
+// a megabyte; no message of the protocols carried here needs more.
+const MaxKeys = 1024
+
+// keySet is the keys of one object seen so far.
+type keySet struct {
+	small [smallObject][]byte
+	n     int // keys seen, each once
+	many  map[string]struct{}
+}
+
+// add records key and reports whether it was there already.
+func (ks *keySet) add(key []byte) bool {
+	if ks.many == nil {
+		for _, k := range ks.small[:ks.n] {
+			if bytes.Equal(k, key) {
+				return true
+			}
+		}
+		if ks.n < smallObject {
+			ks.small[ks.n] = key
+			ks.n++
+			return false
+		}
+		ks.many = make(map[string]struct{}, 4*smallObject)
+		for _, k := range ks.small {
+			ks.many[string(k)] = struct{}{}
+		}
+	} else if _, ok := ks.many[string(key)]; ok {
+		return true
+	}
+	ks.many[string(key)] = struct{}{}
+	ks.n++
+	return false
+}
+
+// count refuses the member at i when the object already holds MaxKeys.
+func (ks *keySet) count(i int) error {
+	if ks.n >= MaxKeys {
+		return &SyntaxError{i, fmt.Sprintf("an object of more than %d members", MaxKeys)}
+	}
+	return nil
+}
+
+// duplicate records a key given twice at offset i.
+func (s *scanner) duplicate(i int, key []byte) {
+	if s.dup == nil {
+		s.dup = &DuplicateKeyError{Offset: i, Key: string(key)}
+	}
+	s.dupAll = append(s.dupAll, i)
+}
 
 func (s *scanner) object(i, depth int) (int, error) {
 	if depth > MaxDepth {
 		return i, &SyntaxError{i, "nested too deeply"}
 	}
-	var small [smallObject][]byte
-	keys := small[:0]
-	var many map[string]struct{}
+	var keys keySet
 	i = skipSpace(s.data, i+1)
 	if i < len(s.data) && s.data[i] == '}' {
 		return i + 1, nil
@@ -131,6 +197,9 @@ func (s *scanner) object(i, depth int) (int, error) {
 	for {
 		if i >= len(s.data) || s.data[i] != '"' {
 			return i, &SyntaxError{i, "want a string key"}
+		}
+		if err := keys.count(i); err != nil {
+			return i, err
 		}
 		end, esc, err := scanString(s.data, i)
 		if err != nil {
@@ -140,23 +209,8 @@ func (s *scanner) object(i, depth int) (int, error) {
 		if esc {
 			key = unescape(key)
 		}
-		if s.seen(keys, many, key) {
-			if s.dup == nil {
-				s.dup = &DuplicateKeyError{Offset: i, Key: string(key)}
-			}
-			s.dupAll = append(s.dupAll, i)
-		}
-		switch {
-		case many != nil:
-			many[string(key)] = struct{}{}
-		case len(keys) < smallObject:
-			keys = append(keys, key)
-		default:
-			many = make(map[string]struct{}, 2*smallObject)
-			for _, k := range keys {
-				many[string(k)] = struct{}{}
-			}
-			many[string(key)] = struct{}{}
+		if keys.add(key) {
+			s.duplicate(i, key)
 		}
 		i = skipSpace(s.data, end)
 		if i >= len(s.data) || s.data[i] != ':' {
@@ -178,19 +232,6 @@ func (s *scanner) object(i, depth int) (int, error) {
 			return i, &SyntaxError{i, "want ',' or '}' in an object"}
 		}
 	}
-}
-
-func (s *scanner) seen(keys [][]byte, many map[string]struct{}, key []byte) bool {
-	if many != nil {
-		_, ok := many[string(key)]
-		return ok
-	}
-	for _, k := range keys {
-		if bytes.Equal(k, key) {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *scanner) array(i, depth int) (int, error) {

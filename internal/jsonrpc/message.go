@@ -35,10 +35,26 @@ type Item struct {
 
 var nullID = []byte("null")
 
+// MaxBatch bounds the messages of one batch. A batch is answered in one
+// line that the Conn holds until its last answer is in, and each message
+// of a batch may be answered with an error of its own, so that a line of
+// tiny items ([1,1,1,…]) would otherwise make an answer a hundred times its
+// size. A longer batch is refused whole, with one error, before any of its
+// messages is handled; Conn.Batch splits longer lists of calls.
+const MaxBatch = 256
+
+// MaxBatchAnswer bounds the bytes of a batch's answer line. An answer that
+// would take the line past it is replaced by an error saying so, for that
+// call alone (CodeInternal, "answer too large for a batch: call it alone").
+const MaxBatchAnswer = 8 << 20
+
+var errBatchTooLong = &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("invalid request: a batch of more than %d messages", MaxBatch)}
+
 // Parse decodes a line holding one message or a batch. When the line as a
 // whole must be refused, Parse returns an *Error (CodeParse for a line that
 // is not strict JSON, CodeInvalidRequest for JSON that is neither an object
-// nor a non-empty array) to answer once, with a null id. Otherwise it appends
+// nor a non-empty array, or for a batch of more than MaxBatch messages) to
+// answer once, with a null id. Otherwise it appends
 // one Item per message to items and reports whether the line was a batch.
 // The line is read once: validated and taken apart in the same pass.
 func Parse(line []byte, items []Item) (_ []Item, batch bool, _ *Error) {
@@ -62,6 +78,10 @@ func Parse(line []byte, items []Item) (_ []Item, batch bool, _ *Error) {
 			break
 		}
 		for {
+			if len(items)-n0 == MaxBatch {
+				e := *errBatchTooLong
+				return items[:n0], false, &e
+			}
 			if i < len(line) && line[i] == '{' {
 				dups := len(s.dupAll)
 				var ms []member
@@ -115,6 +135,7 @@ type member struct{ key, val []byte }
 // members validates the object at i and returns its members; duplicate
 // keys, at any depth, are recorded in s as value does.
 func (s *scanner) members(i int, ms []member) (int, []member, error) {
+	var keys keySet
 	i = skipSpace(s.data, i+1)
 	if i < len(s.data) && s.data[i] == '}' {
 		return i + 1, ms, nil
@@ -122,6 +143,9 @@ func (s *scanner) members(i int, ms []member) (int, []member, error) {
 	for {
 		if i >= len(s.data) || s.data[i] != '"' {
 			return i, ms, &SyntaxError{i, "want a string key"}
+		}
+		if err := keys.count(i); err != nil {
+			return i, ms, err
 		}
 		end, esc, err := scanString(s.data, i)
 		if err != nil {
@@ -131,14 +155,8 @@ func (s *scanner) members(i int, ms []member) (int, []member, error) {
 		if esc {
 			key = unescape(key)
 		}
-		for _, m := range ms {
-			if string(m.key) == string(key) {
-				if s.dup == nil {
-					s.dup = &DuplicateKeyError{Offset: i, Key: string(key)}
-				}
-				s.dupAll = append(s.dupAll, i)
-				break
-			}
+		if keys.add(key) {
+			s.duplicate(i, key)
 		}
 		i = skipSpace(s.data, end)
 		if i >= len(s.data) || s.data[i] != ':' {
@@ -213,7 +231,7 @@ func parseMessage(ms []member, dup bool) Item {
 			}
 			it.Error, hasError = e, true
 		default:
-			refuse(invalid(fmt.Sprintf("unknown member %q", k)))
+			refuse(invalid("unknown member " + quoteKey(k)))
 		}
 	}
 	switch {
@@ -279,7 +297,7 @@ func parseError(raw []byte) (*Error, *Error) {
 		case "data":
 			e.Data = v
 		default:
-			bad = invalid(fmt.Sprintf("unknown member %q in error", k))
+			bad = invalid("unknown member " + quoteKey(k) + " in error")
 		}
 		if bad != nil {
 			return bad

@@ -1,6 +1,8 @@
 package jsonrpc
 
 import (
+	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -76,6 +78,12 @@ func TestParseRefusals(t *testing.T) {
 		{line: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","Data":1}}`, code: CodeInvalidRequest},
 		{line: `{"jsonrpc":"2.0","id":1,"error":"boom"}`, code: CodeInvalidRequest},
 		{line: `{"jsonrpc":"2.0","id":1,"method":"m","extra":true}`, code: CodeInvalidRequest, keepsID: true},
+		// The bounds on one line's work: an object's keys, a batch's
+		// messages (refused whole, with one answer).
+		{line: string(wideObject(MaxKeys + 1)), code: CodeParse, whole: true},
+		{line: `{"jsonrpc":"2.0","method":"m",` + strings.TrimSuffix(strings.TrimPrefix(string(wideObject(MaxKeys-1)), `{"jsonrpc":"2.0","id":1,"method":"m","params":{`), "}"), code: CodeParse, whole: true},
+		{line: "[" + strings.Repeat("1,", MaxBatch) + "1]", code: CodeInvalidRequest, whole: true},
+		{line: "[" + strings.Repeat(`{"jsonrpc":"2.0","method":"n"},`, MaxBatch) + `{"jsonrpc":"2.0","method":"n"}]`, code: CodeInvalidRequest, whole: true},
 	}
 	for _, tt := range tests {
 		items, _, perr := Parse([]byte(tt.line), nil)
@@ -143,5 +151,66 @@ func BenchmarkParse(b *testing.B) {
 		if err != nil || items[0].Err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkParseHostile parses the lines that cost the most a byte, each
+// near a MiB, beside encoding/json's Valid on the same bytes (which looks
+// for no duplicate key): an object at MaxKeys members, repeated; one object
+// of 90,000 members (refused at its 1025th); a batch of half a million 1s
+// (refused at its 257th item).
+func BenchmarkParseHostile(b *testing.B) {
+	var wide []byte
+	wide = append(wide, `{"jsonrpc":"2.0","method":"log","params":[`...)
+	for i := 0; len(wide) < 1<<20; i++ {
+		if i > 0 {
+			wide = append(wide, ',')
+		}
+		o := wideObject(MaxKeys)
+		wide = append(wide, o[len(`{"jsonrpc":"2.0","id":1,"method":"m","params":`):len(o)-1]...)
+	}
+	wide = append(wide, "]}"...)
+	huge := []byte(`{"jsonrpc":"2.0","method":"log"`)
+	for i := 0; i < 90000; i++ {
+		huge = append(huge, `,"k`...)
+		huge = strconv.AppendInt(huge, int64(i), 10)
+		huge = append(huge, `":1`...)
+	}
+	huge = append(huge, '}')
+	batch := []byte("[1" + strings.Repeat(",1", 1<<19) + "]")
+	for _, tt := range []struct {
+		name string
+		line []byte
+	}{{"objects-at-MaxKeys", wide}, {"one-object-of-90000", huge}, {"batch-of-ones", batch}} {
+		b.Run(tt.name+"/Parse", func(b *testing.B) {
+			b.SetBytes(int64(len(tt.line)))
+			for b.Loop() {
+				Parse(tt.line, nil)
+			}
+		})
+		b.Run(tt.name+"/json.Valid", func(b *testing.B) {
+			b.SetBytes(int64(len(tt.line)))
+			for b.Loop() {
+				json.Valid(tt.line)
+			}
+		})
+	}
+}
+
+// TestErrorsQuoteKeysShort: an error names a key by its first bytes, so
+// that a key of a megabyte makes no answer, and no journal entry, of a
+// megabyte.
+func TestErrorsQuoteKeysShort(t *testing.T) {
+	key := strings.Repeat("k", 1<<20)
+	items, _, perr := Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","`+key+`":1}`), nil)
+	if perr != nil || len(items) != 1 || items[0].Err == nil {
+		t.Fatalf("Parse = %+v, %v", items, perr)
+	}
+	if n := len(items[0].Err.Message); n > 200 || !strings.Contains(items[0].Err.Message, "(1048576 bytes)") {
+		t.Errorf("the error of an unknown member of a MiB: %d bytes: %.300s", n, items[0].Err.Message)
+	}
+	err := Validate([]byte(`{"` + key + `":1,"` + key + `":2}`))
+	if err == nil || len(err.Error()) > 200 {
+		t.Errorf("the error of a duplicate key of a MiB: %.300v", err)
 	}
 }

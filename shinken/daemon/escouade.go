@@ -13,6 +13,7 @@ import (
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/gate"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
@@ -28,13 +29,14 @@ type Plugins struct {
 	// GoPlugin). One that does not start fails New.
 	Go []GoPlugin
 	// Project is the project the plugins are told every request is about;
-	// "" means "default". With no Host.Projects the daemon's Host knows
-	// it: nothing to configure. With Host.Projects, New fails unless they
+	// "" means escouade.DefaultProject, which every Host knows. With no
+	// Host.Projects the daemon's Host knows Project too: nothing to
+	// configure. With Host.Projects, New fails unless they
 	// know it (rather than every exec being refused at run time).
 	Project string
 	// OnAsk is what a plugin's "ask", or its silence, means with no
-	// person to ask: escouade.Allow or escouade.Deny; "" means Deny.
-	OnAsk escouade.Verdict
+	// person to ask: protocol.Allow or protocol.Deny; "" means Deny.
+	OnAsk protocol.Verdict
 	// Host configures the Host beyond the above; nil means its defaults.
 	// Its Journal defaults to the daemon's Logger, its Version to the ACI
 	// version, its Projects to one project named Project.
@@ -65,13 +67,13 @@ type plugins struct {
 // what it started.
 func startPlugins(ctx context.Context, p *Plugins, log *slog.Logger, onDecision func(verdict string)) (*plugins, error) {
 	switch p.OnAsk {
-	case "", escouade.Allow, escouade.Deny:
+	case "", protocol.Allow, protocol.Deny:
 	default:
 		return nil, fmt.Errorf("daemon: Plugins.OnAsk %q: want allow or deny", p.OnAsk)
 	}
 	project := p.Project
 	if project == "" {
-		project = "default"
+		project = escouade.DefaultProject
 	}
 	var ho escouade.Options
 	if p.Host != nil {
@@ -84,15 +86,15 @@ func startPlugins(ctx context.Context, p *Plugins, log *slog.Logger, onDecision 
 		ho.Version = aci.Version
 	}
 	if ho.Projects == nil {
-		ho.Projects = escouade.ProjectMap{project: {Project: escouade.Project{ID: project, Name: project}}}
-	} else if _, err := ho.Projects.Project(ctx, project); err != nil {
+		ho.Projects = escouade.ProjectMap{project: {Project: protocol.Project{ID: project, Name: project}}}
+	} else if _, err := ho.Projects.Project(ctx, project); err != nil && project != escouade.DefaultProject {
 		// Else every exec would be refused at run time for want of it.
 		return nil, fmt.Errorf("daemon: Plugins.Project %q is not one of Plugins.Host.Projects (set Plugins.Project to one of them, or leave Projects nil): %w", project, err)
 	}
 	host := escouade.New(&ho)
-	var od func(escouade.PermissionRequest, escouade.Decision)
+	var od func(protocol.PermissionRequest, protocol.Decision)
 	if onDecision != nil {
-		od = func(_ escouade.PermissionRequest, d escouade.Decision) { onDecision(string(d.Verdict)) }
+		od = func(_ protocol.PermissionRequest, d protocol.Decision) { onDecision(string(d.Verdict)) }
 	}
 	ps := &plugins{
 		host: host,

@@ -157,6 +157,33 @@ func (d *Daemon) ServeMCPStdio(ctx context.Context) error {
 	return ServeMCPStdio(ctx, srv, d.log)
 }
 
+// ServeRemoteMCP serves MCP on standard input and output for the runtime
+// at url (ws://host:port/aci), with token: a sandbox driven from outside
+// it, with no backend here. Its ACI session reconnects as the daemon's
+// does. A nil opts means mcpserver's defaults.
+func ServeRemoteMCP(ctx context.Context, url, token string, opts *mcpserver.Options) error {
+	var o mcpserver.Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	dopts := &client.DialOptions{Token: token, Name: "shinken-mcp"}
+	o.Dial = func(ctx context.Context) (*client.Client, error) { return client.Dial(ctx, url, dopts) }
+	c, err := o.Dial(ctx)
+	if err != nil {
+		return fmt.Errorf("daemon: the remote runtime: %w", err)
+	}
+	defer c.Close()
+	o.Logger.Info("serving MCP for a remote runtime", "url", url)
+	srv, err := mcpserver.New(ctx, c, &o)
+	if err != nil {
+		return err
+	}
+	return ServeMCPStdio(ctx, srv, o.Logger)
+}
+
 // ServeMCPStdio serves srv on standard input and output until the client
 // leaves or ctx is done; a client that leaves is no error.
 func ServeMCPStdio(ctx context.Context, srv *mcpserver.Server, log *slog.Logger) error {

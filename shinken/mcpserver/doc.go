@@ -47,6 +47,16 @@
 // Shell and Open), so the runtime's Authorizer and plugins judge them as
 // they judge those, and refuse them when they refuse commands.
 //
+// The window tools: close_window, minimize_window, maximize_window,
+// move_window and resize_window, by a window's id from list_windows, each
+// offered only where the runtime can carry it out (New asks once, see the
+// client package's WindowControl): on an X11 desktop with wmctrl, xdotool
+// and xprop all five, made of exec (with xdotool and no wmctrl, all but
+// maximize_window); on the headless desktop close_window (activate_window
+// and alt+F4), move_window (a drag of the title bar) and resize_window (a
+// drag of the frame's bottom right corner).
+// Each reads the window back and fails when it is not as asked.
+//
 // # Results and errors
 //
 // screenshot and zoom answer with MCP image content (a PNG). Every other
@@ -86,7 +96,10 @@
 // destructive but idempotent. exec and launch_app are destructive,
 // non-idempotent and open-world. read_file, list_files and screen_size are
 // read-only; write_file is destructive and idempotent; shell and open are
-// destructive, non-idempotent and open-world.
+// destructive, non-idempotent and open-world. close_window is destructive
+// and idempotent (the window may hold unsaved work); minimize_window,
+// maximize_window, move_window and resize_window only rearrange the
+// screen: non-destructive and idempotent. All five are closed-world.
 //
 // # Long calls
 //

@@ -70,8 +70,9 @@ func TestHostTools(t *testing.T) {
 	}
 }
 
-// TestHostToolsTypeScript moves files in and out and uses the shell with
-// the official TypeScript SDK's client over streamable HTTP.
+// TestHostToolsTypeScript moves files in and out, uses the shell, holds a
+// key and moves and closes a window with the official TypeScript SDK's
+// client over streamable HTTP.
 func TestHostToolsTypeScript(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {

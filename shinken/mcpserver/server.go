@@ -93,7 +93,9 @@ type Server struct {
 
 // New returns a Server driving the desktop of c, which stays the caller's
 // to close (after the Server is done with it). It asks the runtime for the
-// screen's size, to scale the Anthropic tools. With Options.Dial, the
+// screen's size, to scale the Anthropic tools, and which window
+// operations it can carry out (see client.Client.WindowControl), to offer
+// only those tools. With Options.Dial, the
 // Server replaces c by a session of its own once the runtime closes c (see
 // Reconnect).
 func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) {
@@ -146,6 +148,11 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 	s.addStructuredTools()
 	s.addHostTools()
 	s.addHeldKeyTools()
+	wc, err := c.WindowControl(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: probing the window tools: %w", err)
+	}
+	s.addWindowTools(wc)
 	return s, nil
 }
 

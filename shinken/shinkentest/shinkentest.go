@@ -99,7 +99,7 @@ func RunWith(t *testing.T, newBackend func(t *testing.T) shinken.Backend, opts *
 	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), 4*o.Timeout)
+			ctx, cancel := context.WithTimeout(t.Context(), caseDeadline(o))
 			defer cancel()
 			s := &suite{t: t, ctx: ctx, b: newBackend(t), opts: o}
 			c.run(s)
@@ -112,7 +112,7 @@ func RunWith(t *testing.T, newBackend func(t *testing.T) shinken.Backend, opts *
 				continue
 			}
 			t.Run(c.name, func(t *testing.T) {
-				ctx, cancel := context.WithTimeout(t.Context(), 4*o.Timeout)
+				ctx, cancel := context.WithTimeout(t.Context(), caseDeadline(o))
 				defer cancel()
 				w := newWire(t, newBackend(t), o.Proxy)
 				s := &suite{t: t, ctx: ctx, b: w, real: w.real, opts: o}
@@ -271,6 +271,13 @@ func findNode(ctx context.Context, a11y shinken.A11y, id string) (*shinken.Node,
 
 // errNotYet is what poll returns when its condition never held.
 var errNotYet = errors.New("shinkentest: condition not met before the deadline")
+
+// caseDeadline bounds a whole case, only so that a backend that hangs
+// fails its case rather than the test binary: what a case waits for is
+// bounded by Options.Timeout wait by wait, and a case is many calls (the
+// Settled case through a Runtime and a Client, each message checked
+// against the schema) that a loaded machine makes slow, not wrong.
+func caseDeadline(o Options) time.Duration { return max(12*o.Timeout, 2*time.Minute) }
 
 // poll calls cond until it reports true, returns an error, or ctx is done.
 // The pause between calls grows from 1 ms to 50 ms: backends that apply

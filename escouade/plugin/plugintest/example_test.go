@@ -8,6 +8,7 @@ import (
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/plugin"
 	"shinken.dev/go/escouade/plugin/plugintest"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // A plugin's test: a real Host with secrets and settings in memory, the
@@ -35,7 +36,7 @@ func ExampleConnect() {
 
 	said := make(chan string)
 	greeter := plugin.Handlers{
-		Fact: func(ctx context.Context, c *plugin.Conn, f escouade.Fact) {
+		Fact: func(ctx context.Context, c *plugin.Conn, f protocol.Fact) {
 			settings, err := c.Settings(ctx, "")
 			if err != nil {
 				said <- err.Error()
@@ -50,7 +51,7 @@ func ExampleConnect() {
 	if _, err := plugintest.Connect(ctx, h, m, "", greeter); err != nil {
 		panic(err)
 	}
-	h.Fact(ctx, "agent.created", nil, escouade.About{Agent: &escouade.Agent{ID: "a1", Name: "Ada"}})
+	h.Fact(ctx, "agent.created", nil, escouade.About{Agent: &protocol.Agent{ID: "a1", Name: "Ada"}})
 	fmt.Println(<-said)
 	// Output: Salut, Ada! (loud: false, token: t0k, password: escouade: notYours: "password" is not a key of permissions.secrets (notYours))
 }

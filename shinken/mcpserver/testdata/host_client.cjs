@@ -1,6 +1,7 @@
 // An MCP client written with the official TypeScript SDK, run by
-// TestHostToolsTypeScript: it moves files in and out and uses a shell over
-// streamable HTTP, as a new user would.
+// TestHostToolsTypeScript: it moves files in and out, uses a shell, holds
+// a key and moves and closes a window over streamable HTTP, as a new user
+// would.
 //
 //   node host_client.cjs <http://host:port/> <token> <directory>
 //
@@ -79,6 +80,27 @@ async function main() {
   held = await call(client, "key_up", {});
   check(held.structuredContent.held.length === 0, "nothing held after key_up");
   console.log("keys held and released");
+
+  // Windows: the headless desktop closes, moves and resizes them, and
+  // offers no more.
+  check(by.close_window && by.close_window.annotations.destructiveHint === true, "close_window is destructive");
+  check(by.move_window && by.move_window.annotations.destructiveHint === false && by.move_window.annotations.idempotentHint === true,
+    "move_window rearranges, idempotent");
+  for (const name of ["minimize_window", "maximize_window"]) {
+    check(!by[name], `${name} is not offered where it cannot work`);
+  }
+  const before = (await call(client, "list_windows", {})).structuredContent.windows;
+  check(before.length === 2, "two windows: " + JSON.stringify(before));
+  const moved = await call(client, "move_window", { id: before[0].id, x: 240, y: 120 });
+  check(moved.structuredContent.bbox[0] === 240 && moved.structuredContent.bbox[1] === 120, "moved: " + JSON.stringify(moved.structuredContent));
+  const sized = await call(client, "resize_window", { id: before[0].id, width: 480, height: 360 });
+  check(JSON.stringify(sized.structuredContent.bbox) === JSON.stringify([240, 120, 480, 360]), "resized: " + JSON.stringify(sized.structuredContent));
+  const off = await client.callTool({ name: "move_window", arguments: { id: before[0].id, x: 9000, y: 0 } });
+  check(off.isError && off.content[0].text.startsWith("invalid_action:"), "a move off the screen: " + JSON.stringify(off.content));
+  await call(client, "close_window", { id: before[0].id });
+  const after = (await call(client, "list_windows", {})).structuredContent.windows;
+  check(after.length === 1 && after[0].id === before[1].id, "one window left: " + JSON.stringify(after));
+  console.log("windows moved, resized and closed");
 
   const size = await call(client, "screen_size", {});
   check(size.structuredContent.width === 1280 && size.structuredContent.height === 800, "screen size");

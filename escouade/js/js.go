@@ -1,4 +1,44 @@
-package escouade
+// Package js is the engine of run.js plugins: a pure-Go JavaScript engine
+// (goja) with a prelude that gives a plugin fetch, setTimeout, WebSocket,
+// console and escouade, made of the protocol's methods. A program hands it
+// to its Host, and to EngineMain when the engines run isolated (the
+// default):
+//
+//	func main() {
+//		escouade.EngineMain(js.Language())
+//		h := escouade.New(&escouade.Options{Languages: []escouade.Language{js.Language()}})
+//		// ...
+//	}
+//
+// A program that does not link this package runs no run.js plugin: Start
+// says which package to add.
+//
+// # The API of a run.js plugin
+//
+// A script runs on an event loop: one turn at a time, the top level, then
+// each of the Host's lines, promise jobs included. The prelude gives it
+// what a browser would, made of the protocol's methods: fetch (net/fetch;
+// net/stream when init.stream or init.sse, the body then read with
+// body.getReader(), credited as it is read), setTimeout, setInterval and
+// their clears (timer/*), WebSocket (ws/*, its sends in order), console
+// (log), TextEncoder and TextDecoder. The object escouade holds lang,
+// plugin and host from initialize; on, onInitialize, onFact, onDecide,
+// onAttach and onShutdown for the Host's messages (a handler may return a
+// promise); call and notify for any method; secret, settings, file, log;
+// fs.read, fs.write, fs.stat, fs.list and fs.canon; spawn, which resolves
+// to a program with on("out"), on("exit"), write, closeInput, kill and
+// output. A refusal rejects with an escouade.Error whose code is the
+// protocol's (escouade.codes.refused):
+//
+//	escouade.onDecide((p) => p.request.kind === "rm"
+//		? { decision: "deny", message: "no rm" }
+//		: { decision: "allow" });
+//
+// A turn lasts the Host's Options.ScriptTurn (1 s) and grows the heap by
+// Options.ScriptHeap (256 MiB) at most, calls nest 10,000 deep at most: past
+// any, the instance ends, as a crash. What the fences allow, and what the
+// engine's process is bounded by, is in escouade/REFERENCE.md.
+package js
 
 import (
 	"context"
@@ -14,6 +54,8 @@ import (
 
 	"github.com/dop251/goja"
 
+	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/internal/engine"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -27,15 +69,10 @@ var prelude = sync.OnceValues(func() (*goja.Program, error) {
 	return goja.Compile("prelude.js", preludeJS, true)
 })
 
-// Bounds of a run.js plugin, which has no memory limit of its own: what
-// comes in, and how deep it calls.
+// Bounds of a run.js plugin, which has no memory limit of its own.
 const (
-	// jsMinLine is the least a line from the Host may hold; a plugin whose
-	// limits.fetchBytes is larger gets 6 times that and 1 MiB more (a body
-	// of control characters, escaped).
-	jsMinLine = 8 << 20
 	// jsStack bounds the depth of calls: deep recursion would grow the
-	// Host's heap.
+	// heap.
 	jsStack = 10_000
 	// jsHeapEvery is how often a long turn has its heap looked at.
 	jsHeapEvery = 5 * time.Millisecond
@@ -44,77 +81,37 @@ const (
 	jsNativeGrace = 250 * time.Millisecond
 )
 
-// jsLauncher runs the script code, named name, in the Host's process,
-// compiled at the first start and kept for the restarts.
-func jsLauncher(name, code string) launcher {
-	compile := sync.OnceValues(func() (*goja.Program, error) { return goja.Compile(name, code, false) })
-	return func(inst *instance) (process, error) {
-		if _, err := prelude(); err != nil {
-			return nil, fmt.Errorf("the prelude does not compile: %w", err)
-		}
-		prog, err := compile()
-		if err != nil {
-			return nil, fmt.Errorf("%s does not compile: %w", name, err)
-		}
-		cfg := scriptConfig(inst.p)
-		rep := journalReporter{inst.p.j}
-		return startFunc(inst, func(ctx context.Context, in io.Reader, out io.Writer) error {
-			return runScript(ctx, cfg, rep, prog, in, out)
-		}), nil
+// Language returns the engine of run.js plugins.
+func Language() escouade.Language { return language{} }
+
+type language struct{}
+
+func (language) Kind() string { return "js" }
+
+func (language) Compile(_ context.Context, name string, code []byte, _ engine.Options) (engine.Program, error) {
+	if _, err := prelude(); err != nil {
+		return nil, fmt.Errorf("the prelude does not compile: %w", err)
 	}
-}
-
-// A jsConfig is what bounds one instance of a script.
-type jsConfig struct {
-	MaxLine int           `json:"maxLine"` // a line the script writes
-	MaxIn   int           `json:"maxIn"`   // a line the script is given
-	Turn    time.Duration `json:"turn"`    // Options.ScriptTurn
-	Heap    int64         `json:"heap"`    // Options.ScriptHeap
-	// hard, when set, ends the engine's process: the way out of a turn
-	// that an interrupt does not stop (a native call that never looks).
-	hard func(why string)
-}
-
-// scriptConfig returns the bounds of p's script, as the Host's options
-// and p's manifest set them.
-func scriptConfig(p *Plugin) jsConfig {
-	cfg := jsConfig{MaxLine: p.h.opts.MaxLine, MaxIn: jsMinLine, Turn: p.h.opts.ScriptTurn, Heap: p.h.opts.ScriptHeap}
-	if cfg.MaxLine <= 0 {
-		cfg.MaxLine = inprocMaxLine
+	prog, err := goja.Compile(name, string(code), false)
+	if err != nil {
+		return nil, fmt.Errorf("%s does not compile: %w", name, err)
 	}
-	if fb := p.m.Limits.FetchBytes; fb > 0 {
-		cfg.MaxIn = max(cfg.MaxIn, int(6*fb)+1<<20)
-	}
-	return cfg
+	return program{prog}, nil
 }
 
-// A reporter takes an engine's journal entries: the plugin's journal when
-// the engine runs in the Host, the Host's end of the control channel when
-// it runs in a process of its own.
-type reporter interface {
-	// say writes an entry the engine decided to write.
-	say(level slog.Level, msg string, attrs ...slog.Attr)
-	// limited writes an entry the plugin caused, through the plugin's
-	// limiter.
-	limited(level slog.Level, msg string, attrs ...slog.Attr)
+type program struct{ prog *goja.Program }
+
+func (p program) Run(ctx context.Context, inst *engine.Instance) error {
+	return runScript(ctx, inst.Script, inst.Report, p.prog, inst.In, inst.Out)
 }
 
-// journalReporter reports to a plugin's journal.
-type journalReporter struct{ j *journal }
-
-func (r journalReporter) say(level slog.Level, msg string, attrs ...slog.Attr) {
-	r.j.say(level, msg, attrs...)
-}
-
-func (r journalReporter) limited(level slog.Level, msg string, attrs ...slog.Attr) {
-	r.j.limited(r.j.lines, level, msg, attrs...)
-}
+func (program) Close() error { return nil }
 
 // A jsLoop is one instance of a script: its runtime, owned by one
 // goroutine, which runs one turn at a time: the top level, then the
 // handling of each of the Host's lines, promise jobs included.
 type jsLoop struct {
-	rep     reporter
+	rep     engine.Reporter
 	vm      *goja.Runtime
 	out     io.Writer
 	maxLine int
@@ -133,7 +130,7 @@ type jsLoop struct {
 
 // runScript runs a script until its input ends, ctx ends, or a turn is
 // interrupted (which ends the instance: a crash).
-func runScript(ctx context.Context, cfg jsConfig, rep reporter, prog *goja.Program, in io.Reader, out io.Writer) error {
+func runScript(ctx context.Context, cfg engine.ScriptBounds, rep engine.Reporter, prog *goja.Program, in io.Reader, out io.Writer) error {
 	l := &jsLoop{
 		rep:      rep,
 		vm:       goja.New(),
@@ -141,7 +138,7 @@ func runScript(ctx context.Context, cfg jsConfig, rep reporter, prog *goja.Progr
 		maxLine:  cfg.MaxLine,
 		turn:     cfg.Turn,
 		heap:     cfg.Heap,
-		hard:     cfg.hard,
+		hard:     cfg.Hard,
 		rejected: map[*goja.Promise]goja.Value{},
 	}
 	stop := context.AfterFunc(ctx, func() { l.vm.Interrupt("the instance ended") })
@@ -203,7 +200,7 @@ func (l *jsLoop) read(in io.Reader, max int, lines chan<- []byte, done <-chan st
 		if err != nil {
 			var tl *jsonrpc.TooLongError
 			if errors.As(err, &tl) {
-				l.rep.say(slog.LevelWarn, "a line from the Host is over what a script may take; dropped", slog.Int64("bytes", tl.Size), slog.Int("max", max))
+				l.rep.Say(slog.LevelWarn, "a line from the Host is over what a script may take; dropped", slog.Int64("bytes", tl.Size), slog.Int("max", max))
 				continue
 			}
 			return
@@ -245,7 +242,7 @@ func (l *jsLoop) run(top bool, fn func() error) error {
 		l.vm.ClearInterrupt() // it came as the turn ended: the turn stands
 	}
 	for p, v := range l.rejected {
-		l.rep.limited(slog.LevelWarn, "unhandled promise rejection: "+v.String(), slog.String("stream", "script"))
+		l.rep.Limited(slog.LevelWarn, "unhandled promise rejection: "+v.String(), slog.String("stream", "script"))
 		delete(l.rejected, p)
 	}
 	var ie *goja.InterruptedError
@@ -256,13 +253,12 @@ func (l *jsLoop) run(top bool, fn func() error) error {
 		if why == "" {
 			why = fmt.Sprint(ie.Value())
 		}
-		l.rep.say(slog.LevelError, "script interrupted: "+why)
+		l.rep.Say(slog.LevelError, "script interrupted: "+why)
 		return fmt.Errorf("interrupted: %s", why)
 	}
 	var ex *goja.Exception
 	if errors.As(err, &ex) && !top {
-		msg, _ := cut([]byte(ex.Error()))
-		l.rep.limited(slog.LevelError, "uncaught: "+msg, slog.String("stream", "script"))
+		l.rep.Limited(slog.LevelError, "uncaught: "+ex.Error(), slog.String("stream", "script"))
 		return nil
 	}
 	return err

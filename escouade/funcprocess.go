@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"shinken.dev/go/escouade/protocol"
 	"sync"
 	"time"
 )
@@ -375,7 +376,7 @@ func (t *wireTap) waitRoom(ctx context.Context, proc int64, limit int) error {
 		t.mu.Lock()
 		if t.closed {
 			t.mu.Unlock()
-			return ErrClosed
+			return protocol.ErrClosed
 		}
 		if t.waiting[proc] < limit {
 			t.mu.Unlock()

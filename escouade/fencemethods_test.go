@@ -24,6 +24,7 @@ import (
 	"github.com/coder/websocket"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -363,16 +364,16 @@ func (h *heldReader) Read(b []byte) (int, error) {
 }
 
 // codeOf returns the code of a call's error answer, or 0.
-func codeOf(err error) escouade.Code {
+func codeOf(err error) protocol.Code {
 	var e *jsonrpc.Error
 	if errors.As(err, &e) {
-		return escouade.Code(e.Code)
+		return protocol.Code(e.Code)
 	}
 	return 0
 }
 
 // wantCode fails when err is not an answer with code.
-func wantCode(t testing.TB, what string, err error, code escouade.Code) {
+func wantCode(t testing.TB, what string, err error, code protocol.Code) {
 	t.Helper()
 	if got := codeOf(err); got != code {
 		t.Errorf("%s: %v (%s), want %s", what, err, got, code)

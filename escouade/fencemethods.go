@@ -12,6 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
 
@@ -172,7 +173,7 @@ func (p *Plugin) tempDir() (string, error) {
 	defer p.tmpMu.Unlock()
 	switch p.tmp {
 	case "-":
-		return "", ErrClosed
+		return "", protocol.ErrClosed
 	case "":
 		dir, err := os.MkdirTemp(p.h.opts.TempDir, "escouade-"+p.m.ID+"-")
 		if err != nil {
@@ -190,7 +191,7 @@ func (p *Plugin) attachedAgent(key string) (*AgentInfo, error) {
 	defer p.mu.Unlock()
 	i := slices.IndexFunc(p.attached, func(a *AgentInfo) bool { return a.Key == key })
 	if i < 0 {
-		return nil, errorf(CodeRefused, "refused: no agent %q is attached to the plugin", key)
+		return nil, errorf(protocol.CodeRefused, "refused: no agent %q is attached to the plugin", key)
 	}
 	return p.attached[i], nil
 }
@@ -230,7 +231,7 @@ func stringMap(v []byte) (map[string]string, error) {
 	err := jsonrpc.Members(v, func(k, val []byte) error {
 		s, err := str(val)
 		if err != nil {
-			return &FieldError{Path: string(k), Err: err}
+			return &protocol.FieldError{Path: string(k), Err: err}
 		}
 		m[string(k)] = s
 		return nil
@@ -247,7 +248,7 @@ func stringList(v []byte) ([]string, error) {
 	err := jsonrpc.Elements(v, func(i int, e []byte) error {
 		s, err := str(e)
 		if err != nil {
-			return &FieldError{Path: fmt.Sprintf("[%d]", i), Err: err}
+			return &protocol.FieldError{Path: fmt.Sprintf("[%d]", i), Err: err}
 		}
 		out = append(out, s)
 		return nil

@@ -1,0 +1,511 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"shinken.dev/go/shinken/aci"
+)
+
+// Window geometry on the runtime's machine: close, minimise, maximise,
+// move and resize a top-level window. ACI has no verbs for these, so each
+// is made of the verbs it has, and the runtime's Authorizer and plugins
+// judge every one as they judge those:
+//
+//   - On an X11 desktop whose window manager speaks EWMH, through exec:
+//     wmctrl (close, maximise, move, resize) and xdotool (minimise; move
+//     and resize without wmctrl), with xprop reading the window back.
+//     They must be installed on the runtime's machine and reach the
+//     desktop's display. Without wmctrl, close is made of input (below)
+//     and nothing maximises.
+//   - Elsewhere (the headless desktop, or a display without those
+//     programs), through input, as a user would: close is activate_window
+//     and alt+F4, move a drag of the window's title bar, resize a drag of
+//     its frame's bottom right corner. Minimise and maximise have no such
+//     path and are not offered.
+//
+// Each operation reads the window back afterwards and fails when the
+// window is not as asked: nothing is reported done that did not happen.
+
+// A WindowOp names one thing a WindowControl can do to a window.
+type WindowOp string
+
+// The window operations.
+const (
+	WindowClose    WindowOp = "close"
+	WindowMinimize WindowOp = "minimize"
+	WindowMaximize WindowOp = "maximize"
+	WindowMove     WindowOp = "move"
+	WindowResize   WindowOp = "resize"
+)
+
+// ErrWindowUnchanged is wrapped by a window operation's error when the
+// means it used ran but the window is not as asked afterwards (the window
+// manager ignored the request, the application refused to close, a
+// window's size hints kept it from the size asked).
+var ErrWindowUnchanged = errors.New("client: the window is not as asked")
+
+// maxProbed bounds the windows the probe looks for on the display.
+const maxProbed = 8
+
+// windowProbeWait bounds the probe's exec.
+const windowProbeWait = 10 * time.Second
+
+// windowSettle bounds how long an operation waits for the window manager
+// and the application to carry it out before it reports the window
+// unchanged.
+const windowSettle = 5 * time.Second
+
+// A WindowControl carries out window operations with the means a probe of
+// the runtime found (see Client.WindowControl). It is bound to one
+// Client; On binds the same means to another session of that runtime.
+type WindowControl struct {
+	c *Client
+	// wmctrl, xdotool: the program, and xprop, run on the desktop's
+	// display.
+	wmctrl, xdotool bool
+	// keys: activate_window and key; drag: activate_window and drag.
+	keys, drag bool
+}
+
+const windowProbeScript = `for p in wmctrl xdotool xprop; do command -v "$p" >/dev/null 2>&1 && echo "has $p"; done
+[ -n "$DISPLAY" ] || exit 0
+if command -v xdotool >/dev/null 2>&1; then echo "size $(xdotool getdisplaygeometry 2>/dev/null)"
+elif command -v wmctrl >/dev/null 2>&1; then wmctrl -d 2>/dev/null | sed -n '1s/.*DG: \([0-9]*\)x\([0-9]*\).*/size \1 \2/p'; fi
+command -v xprop >/dev/null 2>&1 || exit 0
+echo "clients $(xprop -root _NET_CLIENT_LIST 2>/dev/null | grep -o '0x[0-9a-fA-F]*' | wc -l)"
+for w in "$@"; do xprop -id "$w" WM_STATE >/dev/null 2>&1 && echo "knows $w"; done
+exit 0`
+
+// WindowControl probes the runtime once for the means of each window
+// operation and returns what it found; Supports says which operations
+// work. The probe is one exec (which programs the machine has, and
+// whether they reach the desktop's display: the same screen size and the
+// same windows) judged like any other: a refused or unavailable exec, or
+// one not answered within 10 s (a gate waiting for a person's approval),
+// leaves the input paths only. A runtime that cannot list windows gets
+// none, since no operation could be checked. It is an error only when the
+// runtime cannot be asked at all.
+func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
+	wc := &WindowControl{c: c}
+	wins, err := c.ListWindows(ctx)
+	var e *aci.Error
+	switch {
+	case errors.As(err, &e) && (e.Code == aci.CodeUnsupported || e.Code == aci.CodeUnsupportedVerb), errors.Is(err, errors.ErrUnsupported):
+		return wc, nil // no window list to read an operation back from: nothing is offered
+	case err != nil:
+		return nil, err
+	}
+	verbs := c.Welcome().Capabilities.Verbs
+	if slices.Contains(verbs, aci.VerbActivateWindow) {
+		wc.keys = slices.Contains(verbs, aci.VerbKey)
+		wc.drag = slices.Contains(verbs, aci.VerbDrag)
+	}
+	if !slices.Contains(verbs, aci.VerbExec) {
+		return wc, nil
+	}
+	size, err := c.ScreenSize(ctx)
+	if err != nil {
+		return nil, err
+	}
+	argv := []string{"/bin/sh", "-c", windowProbeScript, "sh"}
+	for _, w := range wins[:min(len(wins), maxProbed)] {
+		argv = append(argv, xid(w.ID))
+	}
+	// A gate that holds the exec for a person's approval must not hold
+	// the caller: past windowProbeWait the exec path is taken as absent.
+	pctx, cancel := context.WithTimeout(ctx, windowProbeWait)
+	defer cancel()
+	res, err := c.Exec(pctx, &aci.ExecRequest{Argv: argv, Timeout: windowProbeWait})
+	if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return wc, nil // refused, unavailable, held or killed: no exec path
+	}
+	p := parseWindowProbe(res.Stdout)
+	// The display is the desktop's when it has the same size and every
+	// window the runtime listed (or, listing none, has none either): a
+	// machine whose exec reaches some other display, as a developer's
+	// does beside a headless desktop, gets no exec path.
+	given := min(len(wins), maxProbed)
+	ours := p.size == size && p.has["xprop"] && p.known == given && (given > 0 || p.clients == 0)
+	wc.wmctrl = ours && p.has["wmctrl"]
+	wc.xdotool = ours && p.has["xdotool"]
+	return wc, nil
+}
+
+// windowProbe is what the probe script printed.
+type windowProbe struct {
+	has     map[string]bool // the programs found
+	size    aci.ScreenSize  // the display's; zero when none was read
+	known   int             // how many of the windows given the display has
+	clients int             // how many windows the display's window manager lists
+}
+
+// parseWindowProbe reads the probe script's output, ignoring any line it
+// does not know.
+func parseWindowProbe(out string) windowProbe {
+	p := windowProbe{has: map[string]bool{}}
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && f[0] == "has":
+			p.has[f[1]] = true
+		case len(f) == 3 && f[0] == "size":
+			w, errW := strconv.Atoi(f[1])
+			h, errH := strconv.Atoi(f[2])
+			if errW == nil && errH == nil && w > 0 && h > 0 {
+				p.size = aci.ScreenSize{W: w, H: h}
+			}
+		case len(f) == 2 && f[0] == "knows":
+			p.known++
+		case len(f) == 2 && f[0] == "clients":
+			p.clients, _ = strconv.Atoi(f[1])
+		}
+	}
+	return p
+}
+
+// parseIncrement reads the resize script's "inc W H" line: the window's
+// size steps, 1×1 when it has none.
+func parseIncrement(out string) image.Point {
+	inc := image.Pt(1, 1)
+	if f := strings.Fields(out); len(f) == 3 && f[0] == "inc" {
+		if x, err := strconv.Atoi(f[1]); err == nil && x > 1 && x < 1<<16 {
+			inc.X = x
+		}
+		if y, err := strconv.Atoi(f[2]); err == nil && y > 1 && y < 1<<16 {
+			inc.Y = y
+		}
+	}
+	return inc
+}
+
+// On returns the same means bound to c, another session of the runtime
+// that was probed.
+func (w *WindowControl) On(c *Client) *WindowControl {
+	cp := *w
+	cp.c = c
+	return &cp
+}
+
+// Supports reports whether op works on the runtime.
+func (w *WindowControl) Supports(op WindowOp) bool {
+	switch op {
+	case WindowClose:
+		return w.wmctrl || w.keys
+	case WindowMove:
+		return w.wmctrl || w.xdotool || w.drag
+	case WindowResize:
+		return w.wmctrl || w.xdotool || w.drag
+	case WindowMaximize:
+		return w.wmctrl
+	case WindowMinimize:
+		return w.xdotool
+	}
+	return false
+}
+
+// Ops lists the operations that work on the runtime, in the order of the
+// constants.
+func (w *WindowControl) Ops() []WindowOp {
+	var ops []WindowOp
+	for _, op := range []WindowOp{WindowClose, WindowMinimize, WindowMaximize, WindowMove, WindowResize} {
+		if w.Supports(op) {
+			ops = append(ops, op)
+		}
+	}
+	return ops
+}
+
+func (w *WindowControl) unsupported(op WindowOp) error {
+	return fmt.Errorf("client: the runtime has no means to %s a window: %w", op, errors.ErrUnsupported)
+}
+
+// Close closes the window with id, as its title bar's close button would:
+// the application may ask to save first. It returns once the window is
+// gone, or an error wrapping ErrWindowUnchanged when it is still there
+// after a few seconds.
+func (w *WindowControl) Close(ctx context.Context, id uint64) error {
+	switch {
+	case w.wmctrl:
+		if err := w.script(ctx, id, `wmctrl -i -c "$1"`); err != nil {
+			return err
+		}
+	case w.keys:
+		if err := w.c.ActivateWindow(ctx, id); err != nil {
+			return err
+		}
+		if err := w.c.Key(ctx, "alt+F4"); err != nil {
+			return err
+		}
+	default:
+		return w.unsupported(WindowClose)
+	}
+	_, err := w.settle(ctx, id, "closed", func(win *aci.WindowInfo) bool { return win == nil })
+	return err
+}
+
+// Minimize iconifies the window with id and returns once the window
+// manager says it is.
+func (w *WindowControl) Minimize(ctx context.Context, id uint64) error {
+	if !w.xdotool {
+		return w.unsupported(WindowMinimize)
+	}
+	return w.script(ctx, id, `xdotool windowminimize "$1" || exit 93
+`+pollState(`xprop -id "$1" WM_STATE | grep -q Iconic`))
+}
+
+// Maximize maximises the window with id and returns its bounds once the
+// window manager says it is maximised.
+func (w *WindowControl) Maximize(ctx context.Context, id uint64) (aci.WindowInfo, error) {
+	if !w.wmctrl {
+		return aci.WindowInfo{}, w.unsupported(WindowMaximize)
+	}
+	if err := w.script(ctx, id, `wmctrl -i -r "$1" -b add,maximized_vert,maximized_horz || exit 93
+`+pollState(`s=$(xprop -id "$1" _NET_WM_STATE); case $s in *MAXIMIZED_VERT*MAXIMIZED_HORZ*|*MAXIMIZED_HORZ*MAXIMIZED_VERT*) true;; *) false;; esac`)); err != nil {
+		return aci.WindowInfo{}, err
+	}
+	return w.settle(ctx, id, "listed", func(win *aci.WindowInfo) bool { return win != nil })
+}
+
+// Move moves the window with id so that its top left corner (its frame's,
+// title bar included, as ListWindows reports its bounds) is at x, y in
+// screen pixels, and returns its bounds once it is there. Through wmctrl
+// (X11), x and y must not be negative; through a drag of the title bar
+// (the headless desktop), the point grabbed must stay on the screen.
+func (w *WindowControl) Move(ctx context.Context, id uint64, x, y int) (aci.WindowInfo, error) {
+	at := func(win *aci.WindowInfo) bool {
+		return win != nil && len(win.BBox) == 4 && win.BBox[0] == x && win.BBox[1] == y
+	}
+	switch {
+	case (w.wmctrl || w.xdotool) && (x < 0 || y < 0):
+		// wmctrl reads -1 as "keep", and window managers may clamp the
+		// rest: frames are placed in the screen's first quadrant only.
+		return aci.WindowInfo{}, aci.Errorf(aci.CodeInvalidAction, "this desktop places a window's frame at x, y ≥ 0, not %d,%d", x, y)
+	case w.wmctrl:
+		if err := w.script(ctx, id, `wmctrl -i -r "$1" -b remove,maximized_vert,maximized_horz && wmctrl -i -r "$1" -e "0,$2,$3,-1,-1" || exit 93`,
+			strconv.Itoa(x), strconv.Itoa(y)); err != nil {
+			return aci.WindowInfo{}, err
+		}
+	case w.xdotool:
+		// Under a reparenting window manager the position given places
+		// the frame, as wmctrl's gravity 0 does.
+		if err := w.script(ctx, id, `xdotool windowmove "$1" "$2" "$3" || exit 93`, strconv.Itoa(x), strconv.Itoa(y)); err != nil {
+			return aci.WindowInfo{}, err
+		}
+	case w.drag:
+		if err := w.dragWindow(ctx, id, WindowMove, image.Pt(x, y)); err != nil {
+			return aci.WindowInfo{}, err
+		}
+	default:
+		return aci.WindowInfo{}, w.unsupported(WindowMove)
+	}
+	return w.settle(ctx, id, fmt.Sprintf("at %d,%d", x, y), at)
+}
+
+// Resize gives the window with id the size width × height in screen
+// pixels, its frame's (title bar and borders included, as ListWindows
+// reports its bounds), keeping its top left corner, and returns its
+// bounds. A window that asks for sizes in steps (a terminal's character
+// cells) gets the size of its steps nearest below or at the one asked.
+// Through a drag of the frame's corner (the headless desktop), the corner
+// must stay on the screen.
+func (w *WindowControl) Resize(ctx context.Context, id uint64, width, height int) (aci.WindowInfo, error) {
+	if !w.Supports(WindowResize) {
+		return aci.WindowInfo{}, w.unsupported(WindowResize)
+	}
+	if width <= 0 || height <= 0 {
+		return aci.WindowInfo{}, aci.Errorf(aci.CodeInvalidAction, "a window's size must be positive, not %d×%d", width, height)
+	}
+	exact := func(win *aci.WindowInfo) bool {
+		return win != nil && len(win.BBox) == 4 && win.BBox[2] == width && win.BBox[3] == height
+	}
+	if !w.wmctrl && !w.xdotool {
+		if err := w.dragWindow(ctx, id, WindowResize, image.Pt(width, height)); err != nil {
+			return aci.WindowInfo{}, err
+		}
+		return w.settle(ctx, id, fmt.Sprintf("%d×%d", width, height), exact)
+	}
+	// The frame's extents come off the size asked (wmctrl and xdotool
+	// size the client); the size increments say how near the result must
+	// be.
+	resize := `wmctrl -i -r "$1" -b remove,maximized_vert,maximized_horz && wmctrl -i -r "$1" -e "0,-1,-1,$w,$h" || exit 93`
+	if !w.wmctrl {
+		resize = `xdotool windowsize "$1" "$w" "$h" || exit 93`
+	}
+	res, err := w.run(ctx, id, `e=$(xprop -id "$1" _NET_FRAME_EXTENTS | sed -n 's/.*= *\([0-9]*\), *\([0-9]*\), *\([0-9]*\), *\([0-9]*\).*/\1 \2 \3 \4/p')
+set -- "$1" "$2" "$3" ${e:-0 0 0 0}
+w=$(($2 - $4 - $5)) h=$(($3 - $6 - $7))
+[ "$w" -gt 0 ] && [ "$h" -gt 0 ] || exit 95
+`+resize+`
+xprop -id "$1" WM_NORMAL_HINTS | sed -n 's/.*resize increment: *\([0-9]*\) by \([0-9]*\).*/inc \1 \2/p'`,
+		strconv.Itoa(width), strconv.Itoa(height))
+	if err != nil {
+		return aci.WindowInfo{}, err
+	}
+	inc := parseIncrement(res.Stdout)
+	sized := func(win *aci.WindowInfo) bool {
+		if win == nil || len(win.BBox) != 4 {
+			return false
+		}
+		dw, dh := width-win.BBox[2], height-win.BBox[3]
+		return dw >= 0 && dw < inc.X && dh >= 0 && dh < inc.Y
+	}
+	return w.settle(ctx, id, fmt.Sprintf("%d×%d", width, height), sized)
+}
+
+// dragWindow moves (op WindowMove) or resizes (WindowResize) the window
+// with id as a user would, raised first so that nothing covers what is
+// dragged: its title bar to put its top left corner at to, or its frame's
+// bottom right corner to give it the size to.
+func (w *WindowControl) dragWindow(ctx context.Context, id uint64, op WindowOp, to image.Point) error {
+	win, err := w.window(ctx, id)
+	if err != nil {
+		return err
+	}
+	if win == nil {
+		return fmt.Errorf("%w: no window %d", aci.ErrNoSuchWindow, id)
+	}
+	if len(win.BBox) != 4 {
+		return fmt.Errorf("client: window %d has no bounds to drag it by: %w", id, errors.ErrUnsupported)
+	}
+	x, y, wd, ht := win.BBox[0], win.BBox[1], win.BBox[2], win.BBox[3]
+	var grab, drop image.Point
+	what := "its title bar"
+	if op == WindowMove {
+		// A point of the title bar: a third of the way across (clear of
+		// the buttons at either end), a few pixels below the frame's top.
+		grab = image.Pt(x+wd/3, y+min(8, ht/2))
+		drop = grab.Add(to.Sub(image.Pt(x, y)))
+	} else {
+		// The last pixel of the frame's border, its resize grip.
+		what = "its bottom right corner"
+		grab = image.Pt(x+wd-1, y+ht-1)
+		drop = grab.Add(to.Sub(image.Pt(wd, ht)))
+	}
+	size, err := w.c.ScreenSize(ctx)
+	if err != nil {
+		return err
+	}
+	screen := image.Rect(0, 0, size.W, size.H)
+	if !grab.In(screen) || !drop.In(screen) {
+		return aci.Errorf(aci.CodeInvalidAction, "window %d would be dragged by %s from %d,%d to %d,%d, off the screen; this desktop %ss windows only by dragging", id, what, grab.X, grab.Y, drop.X, drop.Y, op)
+	}
+	if err := w.c.ActivateWindow(ctx, id); err != nil {
+		return err
+	}
+	return w.c.Drag(ctx, aci.Px(float64(grab.X), float64(grab.Y)), aci.Px(float64(drop.X), float64(drop.Y)), 0)
+}
+
+// Exit statuses of the window scripts.
+const (
+	exitNoWindow  = 90 // the display has no such window
+	exitUnchanged = 94 // the state did not come within windowSettle
+	exitTooSmall  = 95 // the size asked leaves no room inside the frame
+)
+
+// pollState is a script fragment that succeeds once test does, or exits
+// exitUnchanged after windowSettle.
+func pollState(test string) string {
+	n := int(windowSettle / (50 * time.Millisecond))
+	return fmt.Sprintf(`i=0
+while [ $i -lt %d ]; do
+  if %s; then exit 0; fi
+  sleep 0.05; i=$((i+1))
+done
+exit %d`, n, test, exitUnchanged)
+}
+
+// script runs body under /bin/sh with the window's X id as $1 and args
+// after it, once the display is checked to have that window.
+func (w *WindowControl) script(ctx context.Context, id uint64, body string, args ...string) error {
+	_, err := w.run(ctx, id, body, args...)
+	return err
+}
+
+func (w *WindowControl) run(ctx context.Context, id uint64, body string, args ...string) (*aci.ExecResult, error) {
+	script := `xprop -id "$1" WM_STATE >/dev/null 2>&1 || exit 90` + "\n" + body
+	res, err := w.c.Exec(ctx, &aci.ExecRequest{Argv: append([]string{"/bin/sh", "-c", script, "sh", xid(id)}, args...), Timeout: 3 * windowSettle})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case res.TimedOut:
+		return nil, aci.Errorf(aci.CodeTimeout, "the runtime killed the window command at its deadline")
+	case res.ExitCode == nil:
+		return nil, fmt.Errorf("client: the window command was killed by signal %d", deref(res.Signal))
+	}
+	switch *res.ExitCode {
+	case 0:
+		return res, nil
+	case exitNoWindow:
+		return nil, fmt.Errorf("%w: the display has no window %d", aci.ErrNoSuchWindow, id)
+	case exitUnchanged:
+		return nil, fmt.Errorf("%w: window %d, after %v", ErrWindowUnchanged, id, windowSettle)
+	case exitTooSmall:
+		return nil, aci.Errorf(aci.CodeInvalidAction, "the size asked leaves no room inside window %d's frame", id)
+	}
+	msg := strings.TrimSpace(res.Stderr)
+	if msg == "" {
+		msg = "exit status " + strconv.Itoa(*res.ExitCode)
+	}
+	return nil, fmt.Errorf("client: the window command failed: %s", msg)
+}
+
+// settle reads the window list until ok holds for the window with id (nil
+// when it is not listed), and returns the window; after windowSettle it
+// fails wrapping ErrWindowUnchanged, saying what was asked and what is.
+func (w *WindowControl) settle(ctx context.Context, id uint64, want string, ok func(*aci.WindowInfo) bool) (aci.WindowInfo, error) {
+	deadline := time.Now().Add(windowSettle)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		win, err := w.window(ctx, id)
+		if err != nil {
+			return aci.WindowInfo{}, err
+		}
+		if ok(win) {
+			if win == nil {
+				return aci.WindowInfo{ID: id}, nil
+			}
+			return *win, nil
+		}
+		if time.Now().After(deadline) {
+			now := "gone"
+			if win != nil {
+				now = fmt.Sprintf("bounds %v", win.BBox)
+			}
+			return aci.WindowInfo{}, fmt.Errorf("%w: window %d is not %s after %v (%s)", ErrWindowUnchanged, id, want, windowSettle, now)
+		}
+		select {
+		case <-ctx.Done():
+			return aci.WindowInfo{}, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// window returns the listed window with id, or nil.
+func (w *WindowControl) window(ctx context.Context, id uint64) (*aci.WindowInfo, error) {
+	wins, err := w.c.ListWindows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range wins {
+		if wins[i].ID == id {
+			return &wins[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// xid spells a window id as X programs take it.
+func xid(id uint64) string { return "0x" + strconv.FormatUint(id, 16) }
