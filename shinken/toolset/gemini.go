@@ -38,7 +38,11 @@ type GeminiOptions struct {
 	// Chrome, Firefox, Mozilla, Edge, Safari or Epiphany.
 	IsBrowser func(aci.WindowInfo) bool
 	// URL reports the current page's address for each function response's
-	// "url", which Gemini's browser environment expects. Nil sends no url.
+	// "url", which Gemini's browser environment expects; an error sends
+	// no url. Nil takes the URL of the document the active window shows
+	// from the accessibility tree (a browser document's value) when the
+	// runtime observes one and the active window is a browser's (see
+	// IsBrowser), and sends no url otherwise, as for a desktop.
 	URL func(context.Context) (string, error)
 	// ConfirmSafety decides the calls that carry a safety_decision
 	// requiring confirmation: true runs the call and acknowledges it. Nil
@@ -185,10 +189,8 @@ func (g *Gemini) Turn(ctx context.Context, calls []FunctionCall) ([]FunctionResp
 		if ack {
 			fr.Response["safety_acknowledgement"] = "true"
 		}
-		if g.opts.URL != nil {
-			if u, uerr := g.opts.URL(ctx); uerr == nil {
-				fr.Response["url"] = u
-			}
+		if u, ok := g.url(ctx); ok {
+			fr.Response["url"] = u
 		}
 		img, serr := g.s.screenshot(ctx)
 		if serr != nil {
@@ -465,6 +467,64 @@ func (g *Gemini) open(ctx context.Context, url string) error {
 		return err
 	}
 	return s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: "Return"})
+}
+
+// url is the current page's URL for a function response, and whether
+// one is known: GeminiOptions.URL's, else pageURL's.
+func (g *Gemini) url(ctx context.Context) (string, bool) {
+	if g.opts.URL != nil {
+		u, err := g.opts.URL(ctx)
+		return u, err == nil
+	}
+	u := g.pageURL(ctx)
+	return u, u != ""
+}
+
+// pageURL returns the URL of the page the active window shows, or "" when
+// none is known: the runtime ships no observation engine, no window is
+// active or the active one is not a browser's, the tree cannot be read,
+// or it holds no document with a URL. A browser's document carries its
+// URL as its value (the x11 backend's AT-SPI reads it so); the first
+// showing one in the active window's tree is the page, iframes' documents
+// coming after it.
+func (g *Gemini) pageURL(ctx context.Context) string {
+	c := g.s.c
+	if w := c.Welcome(); w == nil || !w.Capabilities.StructuredObservation {
+		return ""
+	}
+	ws, err := c.ListWindows(ctx)
+	if err != nil {
+		return ""
+	}
+	i := slices.IndexFunc(ws, func(w aci.WindowInfo) bool { return w.Active != nil && *w.Active })
+	if i < 0 || !g.opts.IsBrowser(ws[i]) {
+		return ""
+	}
+	obs, err := c.Observe(ctx, &client.ObserveRequest{ActiveWindow: true})
+	if err != nil {
+		return ""
+	}
+	for _, e := range obs.Elements {
+		if (e.Role == "document web" || e.Role == "document frame") && slices.Contains(e.States, "showing") && isURL(e.Value) {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+// isURL reports whether s looks like an absolute URL (a scheme, then a
+// colon), not a document's text.
+func isURL(s string) bool {
+	i := strings.IndexByte(s, ':')
+	if i <= 0 || strings.ContainsAny(s, " \n") {
+		return false
+	}
+	for j, r := range s[:i] {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || j > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return true
 }
 
 // browserActive refuses a browser-only function unless the active window

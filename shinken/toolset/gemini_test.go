@@ -1,6 +1,7 @@
 package toolset_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/toolset"
 )
 
@@ -132,5 +134,40 @@ func TestGeminiScrollsAndDrags(t *testing.T) {
 	}
 	if got := k.element("text", "Note").Value; len(got) >= 80*5 {
 		t.Fatal("ctrl+x after a drag cut nothing")
+	}
+}
+
+// TestGeminiURL checks when a function response carries "url": the
+// option's answer when it has one; with no option, none on a desktop
+// whose active window is not a browser's, nor when the window passes for
+// one but its tree holds no document with a URL (the call still runs).
+func TestGeminiURL(t *testing.T) {
+	k := newDesk(t, 1280, 800, "form")
+	for _, tt := range []struct {
+		name string
+		opts *toolset.GeminiOptions
+		want any // nil: no url
+	}{
+		{"option", &toolset.GeminiOptions{URL: func(context.Context) (string, error) { return "https://example.com/a", nil }}, "https://example.com/a"},
+		{"option failing", &toolset.GeminiOptions{URL: func(context.Context) (string, error) { return "", errors.New("no page") }}, nil},
+		{"desktop", nil, nil},
+		{"browser without a document", &toolset.GeminiOptions{IsBrowser: func(aci.WindowInfo) bool { return true }}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := toolset.NewGemini(k.ctx, k.c, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := g.Turn(k.ctx, []toolset.FunctionCall{fcall("take_screenshot", `{}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res[0].Response["url"]; got != tt.want {
+				t.Errorf("url %v, want %v", got, tt.want)
+			}
+			if len(res[0].Parts) != 1 {
+				t.Errorf("no screenshot in %+v", res[0])
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ const (
 	ifCache        = "org.a11y.atspi.Cache"
 	ifCollection   = "org.a11y.atspi.Collection"
 	ifComponent    = "org.a11y.atspi.Component"
+	ifDocument     = "org.a11y.atspi.Document"
 	ifEditableText = "org.a11y.atspi.EditableText"
 	ifText         = "org.a11y.atspi.Text"
 	ifValue        = "org.a11y.atspi.Value"
@@ -47,6 +48,7 @@ const (
 	hasEditableText
 	hasText
 	hasValue
+	hasDocument
 )
 
 func parseIface(name string) ifaceSet {
@@ -63,6 +65,8 @@ func parseIface(name string) ifaceSet {
 		return hasText
 	case ifValue:
 		return hasValue
+	case ifDocument:
+		return hasDocument
 	}
 	return 0
 }
@@ -185,6 +189,21 @@ func readVariantFloat(d *decoder) (float64, bool) {
 		return float64(d.u32()), d.err == nil
 	}
 	return 0, false
+}
+
+// readDocURL reads the "a{ss}" of Document.GetAttributes and returns the
+// document's URL: "DocURL" (Gecko), else "URI" (Chromium), else "".
+func readDocURL(d *decoder) string {
+	var url string
+	end := d.array(8)
+	for d.off < end && d.err == nil {
+		d.align(8)
+		k, v := d.str(), d.str()
+		if k == "DocURL" || k == "URI" && url == "" {
+			url = v
+		}
+	}
+	return url
 }
 
 // readExtents reads a "(iiii)" rectangle; a hidden node has none.

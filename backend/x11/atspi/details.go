@@ -1,6 +1,7 @@
 package atspi
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,13 @@ const browserGeomAge = 500 * time.Millisecond
 // their names, texts not yet there) with no event for what came after,
 // so past this age a walk reads the tree whole again.
 const browserTreeAge = 2 * time.Second
+
+// browserNavAge bounds the doubt a navigation (a document's URL changed)
+// leaves: Chromium updates its chrome for the new URL (the location bar's
+// security chip) a moment after the page's URL, with no event for it, so
+// for this long after a walk saw a URL change, every walk reads the tree
+// whole.
+const browserNavAge = 500 * time.Millisecond
 
 // This file holds phase 4 of a walk: what completes the nodes kept in the
 // tree, and what the memo keeps of them for the next walk.
@@ -76,10 +84,47 @@ func (w *walk) details(order []*rec) {
 					}
 				}
 			})
+		case isDocument(r) && !editable:
+			// Before its text: Gecko gives a page EditableText, whose
+			// text is placeholders for the objects it holds.
+			w.readDocURL(r, nil)
 		case r.ifs&hasEditableText != 0 || editable && r.ifs&hasText != 0:
 			w.readText(r)
 		}
 	}
+}
+
+// isDocument reports whether r is a browser's document (a page or a
+// frame's), whose value is the URL it shows.
+func isDocument(r *rec) bool {
+	return r.ifs&hasDocument != 0 && (r.role == roleDocumentWeb || r.role == roleDocumentFrame)
+}
+
+// readDocURL queues the read of r's document URL as its value: the
+// Document attributes carry it, as "DocURL" in Gecko and as "URI" in
+// Chromium (which answers GetAttributeValue("DocURL") with ""), so one
+// GetAttributes call serves both. The value stays empty when the read
+// fails, the document has no URL, or its URL is longer than a value may
+// be (maxValueBytes). then, when not nil, runs after the read.
+func (w *walk) readDocURL(r *rec, then func()) {
+	r.value = ""
+	w.p.call(call(w.dest, r.path, ifDocument, "GetAttributes"), func(m *message, err error) {
+		if then != nil {
+			defer then()
+		}
+		if err != nil {
+			return
+		}
+		d, err := expect(m, "a{ss}")
+		if err != nil {
+			return
+		}
+		// A URL cut short would name another page: one too long for a
+		// value (a large data: URL) is left out.
+		if url := readDocURL(d); d.err == nil && len(url) <= maxValueBytes {
+			r.value = url
+		}
+	})
 }
 
 // geometry reads r's extents, reusing remembered ones where nothing says
@@ -306,6 +351,19 @@ func (w *walk) remember(order []*rec) {
 		if root := w.m.last[pathRoot]; root != nil && w.rootListed != nil {
 			root.listed = w.rootListed
 		}
+	}
+	if w.m.browser {
+		var urls []string
+		for _, r := range order {
+			// The pages on screen: a tab opened behind is no navigation.
+			if isDocument(r) && r.states.has(stateShowing) {
+				urls = append(urls, r.value)
+			}
+		}
+		if w.m.urlsKnown && !slices.Equal(urls, w.m.urls) {
+			w.m.navAt = time.Now()
+		}
+		w.m.urls, w.m.urlsKnown = urls, true
 	}
 	nodes := make(map[string]*known, len(order))
 	for _, r := range order {

@@ -64,6 +64,21 @@
 // with an empty name takes the name of the label its relations name
 // (LABELLED_BY), else of the label beside it on its row.
 //
+// # Document URLs
+//
+// A browser's page ("document web") or frame document ("document frame")
+// that is not editable has its URL as its value, from the AT-SPI Document
+// attributes ("DocURL" in Gecko, "URI" in Chromium): ACI v0 has no URL
+// field, and a value is what tree_text shows every agent
+// (Value:"https://…") and what a toolset reads for the model (Gemini's
+// function responses). A URL longer than 4 KiB (a large data: URL) is
+// left out rather than cut. The URL is read again on every snapshot, mirror or
+// not, because a same-document navigation (an anchor, history.pushState)
+// changes it with no event; a URL that changed makes that snapshot, and
+// for a moment every one after it, read the browser's tree whole, since
+// the browser's chrome follows a navigation with changes it sends no
+// event for.
+//
 // # Element verbs
 //
 // [Client.Perform] invokes actions and sets values. A combo box that is not

@@ -55,6 +55,12 @@ type memo struct {
 	// readAt is when a walk last read a browser's tree whole (see
 	// browserTreeAge).
 	readAt time.Time
+	// urls are the URLs of a browser's documents on screen as the last
+	// walk read them, in tree order, and navAt when a walk last found
+	// them changed (see browserNavAge).
+	urls      []string
+	urlsKnown bool
+	navAt     time.Time
 
 	// events says the toolkit reports every change of structure, names,
 	// states and text (GTK 3, Gecko, Chromium): a repeated walk may then

@@ -92,7 +92,7 @@ func (w *walk) fromMirror() bool {
 	if w.noCache || !w.m.events || last == nil || last[pathRoot] == nil || w.ev.allDirty {
 		return false
 	}
-	if w.m.browser && time.Since(w.m.readAt) > browserTreeAge {
+	if w.m.browser && (time.Since(w.m.readAt) > browserTreeAge || time.Since(w.m.navAt) < browserNavAge) {
 		return false
 	}
 	w.mirrored = true
@@ -371,6 +371,18 @@ func (w *walk) checkSentinels() {
 			})
 		case r.states.has(stateEditable) && r.ifs&(hasEditableText|hasText) != 0:
 			w.readText(r)
+		case isDocument(r):
+			// A same-document navigation (an anchor, history.pushState)
+			// changes the URL with no event for the document, and the
+			// browser's chrome (its location bar's description, its
+			// history buttons) with none it always sends: a URL that
+			// changed makes the walk read the tree whole.
+			old := r.value
+			w.readDocURL(r, func() {
+				if r.value != old {
+					w.lost = true
+				}
+			})
 		}
 		if w.ev.anyEvent && (r.states.has(stateTransient) || r.states.has(stateFocused)) {
 			w.recheckStates(r)

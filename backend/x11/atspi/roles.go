@@ -36,6 +36,9 @@ const (
 	roleScrollBar  = 48
 	roleScrollPane = 49
 	roleViewport   = 68
+
+	roleDocumentFrame = 82
+	roleDocumentWeb   = 95
 )
 
 // roleName names role n; a role newer than this table is "role <n>".

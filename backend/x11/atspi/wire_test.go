@@ -286,6 +286,7 @@ func FuzzReadMessage(f *testing.F) {
 	f.Add(reply(f, binary.BigEndian, 1, map[string]dbus.Variant{"Name": dbus.MakeVariant("x")}))
 	f.Add(reply(f, binary.LittleEndian, 1, dbus.MakeVariant(dbus.MakeVariant(int32(1)))))
 	f.Add(reply(f, binary.BigEndian, 1, []relation{{1, []ref{{":1.7", "/x"}}}, {relationLabelledBy, []ref{{":1.7", "/l"}}}}))
+	f.Add(reply(f, binary.LittleEndian, 1, map[string]string{"DocType": "html", "URI": "https://example.com/"}))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		w := &wireConn{r: bufio.NewReader(bytes.NewReader(raw))}
 		m, err := w.readMessage()
@@ -302,12 +303,37 @@ func FuzzReadMessage(f *testing.F) {
 			func(d *decoder) { readExtents(d) },
 			func(d *decoder) { readVariantFloat(d) },
 			func(d *decoder) { readLabelledBy(d, ":1.7") },
+			func(d *decoder) { readDocURL(d) },
 			func(d *decoder) { newWalk(nil, ":1.7", "", 10, 10, &memo{}).addCacheItems(m) },
 		} {
 			d := m.body
 			read(&d)
 		}
 	})
+}
+
+// TestReadDocURL reads a document's URL from its attributes as Gecko
+// ("DocURL") and Chromium ("URI") give them.
+func TestReadDocURL(t *testing.T) {
+	for _, tt := range []struct {
+		attrs map[string]string
+		want  string
+	}{
+		{map[string]string{"DocType": "html", "MimeType": "text/html", "Title": "T", "URI": "https://c.example/"}, "https://c.example/"},
+		{map[string]string{"W3C-doctype": "html", "DocURL": "https://g.example/#a", "MimeType": "text/html"}, "https://g.example/#a"},
+		{map[string]string{"DocURL": "https://g.example/", "URI": "https://other.example/"}, "https://g.example/"},
+		{map[string]string{"MimeType": "text/html"}, ""},
+		{map[string]string{}, ""},
+	} {
+		m := readOne(t, reply(t, binary.LittleEndian, 1, tt.attrs))
+		d, err := expect(m, "a{ss}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readDocURL(d); d.err != nil || got != tt.want {
+			t.Errorf("readDocURL(%v) = %q, %v; want %q", tt.attrs, got, d.err, tt.want)
+		}
+	}
 }
 
 func TestAddresses(t *testing.T) {

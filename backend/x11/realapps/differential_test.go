@@ -266,3 +266,58 @@ func TestDifferentialZenityForm(t *testing.T) {
 		d.agree(fmt.Sprintf("round %d's set_value", i))
 	}
 }
+
+// TestDifferentialChromiumNavigation and TestDifferentialFirefoxNavigation
+// navigate a page by an anchor, by history.pushState and to a new page,
+// 20 rounds: the first look after each shows the document's new URL as
+// its value, and the mirror equals a fresh read.
+func TestDifferentialChromiumNavigation(t *testing.T) { testDifferentialNavigation(t, "chromium") }
+func TestDifferentialFirefoxNavigation(t *testing.T)  { testDifferentialNavigation(t, "firefox") }
+
+func testDifferentialNavigation(t *testing.T, browser string) {
+	d := newDesk(t)
+	if browser == "chromium" {
+		d.chromium("nav.html")
+	} else {
+		d.firefox("nav.html")
+	}
+	loaded := func(o *aci.Observation) bool {
+		doc := find(o, "document web", "Shinken navigation")
+		return doc != nil && !hasState(doc, "busy") && ref(o, "push button", "Next page") != ""
+	}
+	obs := d.observe("the navigation page", loaded)
+	base := find(obs, "document web", "Shinken navigation").Value
+	if !strings.HasPrefix(base, "file://") || !strings.HasSuffix(base, "/nav.html") {
+		t.Fatalf("the document's value is %q, want its file:// URL", base)
+	}
+	d.agree("the start")
+	n := 0
+	// step clicks the button named label and checks that the first look
+	// after it shows url as the document's value.
+	step := func(i int, label, url string) *aci.Observation {
+		t.Helper()
+		if err := d.c.Click(ctxT(t), aci.Ref(ref(obs, "push button", label))); err != nil {
+			t.Fatalf("round %d: click %s: %v", i, label, err)
+		}
+		o := d.look()
+		if doc := find(o, "document web", "Shinken navigation"); doc == nil || doc.Value != url {
+			t.Fatalf("round %d: the first look after %s does not show the URL %q:\n%s", i, label, url, o.TreeText)
+		}
+		d.agree(fmt.Sprintf("round %d's %s to %s", i, label, url))
+		return o
+	}
+	page := base // the URL without its fragment
+	for i := range rounds {
+		n++
+		step(i, "Anchor", fmt.Sprintf("%s#h%d", page, n))
+		n++
+		page = fmt.Sprintf("%s?pushed=%d", base, n)
+		step(i, "Push", page)
+		n++
+		page = fmt.Sprintf("%s?page=%d", base, n)
+		obs = step(i, "Next page", page)
+		if !loaded(obs) {
+			obs = d.observe("the next page", loaded)
+		}
+	}
+}
