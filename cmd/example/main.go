@@ -225,23 +225,10 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		defer d.Close()
 		return d.ServeMCPStdio(ctx)
 	}
-	e := d.Endpoints()[0]
 	fmt.Fprintf(out, "shinken example %s serving the %s desktop\n", aci.Version, cfg.backend)
-	fmt.Fprintf(out, "ACI:   %s\nMCP:   %s\n", e.ACI, e.MCP)
-	if cfg.metricsListen != "" {
-		fmt.Fprintf(out, "metrics: %s\n", e.Metrics)
-	}
-	switch {
-	case cfg.tokenFile != "":
-		fmt.Fprintf(out, "token: from %s\n", cfg.tokenFile)
-		if e.Page != "" {
-			fmt.Fprintf(out, "page:  %s (add #token=TOKEN)\n", e.Page)
-		}
-	default:
-		fmt.Fprintf(out, "token: %s\n", d.Token())
-		if e.Page != "" {
-			fmt.Fprintf(out, "page:  %s#token=%s\n", e.Page, d.Token())
-		}
+	if err := d.WriteAddresses(out); err != nil {
+		d.Close()
+		return err
 	}
 	return d.Run(ctx)
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -385,6 +387,41 @@ type Endpoints struct {
 	Page string
 	// Metrics is /metrics' URL, when served.
 	Metrics string
+}
+
+// WriteAddresses writes, a line each, what a person needs to reach the
+// daemon: each listener's ACI and MCP URLs, the metrics URL, the token (or
+// the file it is read from) and the page's URL, with the token in its
+// fragment (#token=), where the page reads it.
+func (d *Daemon) WriteAddresses(w io.Writer) error {
+	var b strings.Builder
+	for _, e := range d.Endpoints() {
+		fmt.Fprintf(&b, "ACI:   %s\n", e.ACI)
+		if e.MCP != "" {
+			fmt.Fprintf(&b, "MCP:   %s\n", e.MCP)
+		}
+	}
+	page := ""
+	if es := d.Endpoints(); len(es) > 0 {
+		if es[0].Metrics != "" {
+			fmt.Fprintf(&b, "metrics: %s\n", es[0].Metrics)
+		}
+		page = es[0].Page
+	}
+	switch {
+	case d.opts.TokenFile != "":
+		fmt.Fprintf(&b, "token: from %s\n", d.opts.TokenFile)
+		if page != "" {
+			fmt.Fprintf(&b, "page:  %s (add #token=TOKEN)\n", page)
+		}
+	default:
+		fmt.Fprintf(&b, "token: %s\n", d.Token())
+		if page != "" {
+			fmt.Fprintf(&b, "page:  %s#token=%s\n", page, d.Token())
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // Endpoints returns the URLs of each listener, in the order of
