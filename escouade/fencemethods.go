@@ -12,6 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"shinken.dev/go/escouade/internal/beneath"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
@@ -144,7 +145,7 @@ func readPluginFile(dir, name string, max int64) ([]byte, error) {
 	}
 	// Non-blocking, no link, a regular file: a FIFO there does not hold
 	// Start.
-	f, _, err := openRegular(real, filepath.ToSlash(filepath.Clean(name)), false)
+	f, _, err := beneath.OpenRegular(real, filepath.ToSlash(filepath.Clean(name)), false)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"shinken.dev/go/escouade/internal/beneath"
 	"shinken.dev/go/escouade/protocol"
 	"slices"
 	"strings"
@@ -160,10 +161,6 @@ func syntaxRefusal(p string) string {
 	return ""
 }
 
-func within(root, p string) bool {
-	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
-}
-
 // realPath follows the links of p, as far as the path exists: the parts
 // that do not exist yet are kept as they are.
 func realPath(p string) (string, error) {
@@ -229,7 +226,7 @@ func longest(roots []fsRoot, p string, match func(fsRoot) string) (fsRoot, bool)
 	found := false
 	for _, r := range roots {
 		d := match(r)
-		if within(d, p) && (!found || len(d) > len(match(best))) {
+		if beneath.Within(d, p) && (!found || len(d) > len(match(best))) {
 			best, found = r, true
 		}
 	}
@@ -345,7 +342,7 @@ func (p *Plugin) fenceRefusal(ctx context.Context, real string, root fsRoot, age
 		return "the projects cannot be listed to judge the path"
 	}
 	for _, pr := range private {
-		if within(pr, real) {
+		if beneath.Within(pr, real) {
 			return "« Projet privé »: the path is in a private project the plugin is not on for"
 		}
 	}
@@ -387,8 +384,8 @@ func (p *Plugin) privateRoots(ctx context.Context) []string {
 // notFound, a path that escapes its root refused, anything else failed.
 func fsError(err error) error {
 	switch {
-	case errors.Is(err, errLinkOnTheWay), errors.Is(err, errPluginFolder), errors.Is(err, errMoved),
-		errors.Is(err, errNotBeneath), errors.Is(err, errBadRelative):
+	case errors.Is(err, beneath.ErrLinkOnTheWay), errors.Is(err, beneath.ErrPluginFolder), errors.Is(err, beneath.ErrMoved),
+		errors.Is(err, beneath.ErrNotBeneath), errors.Is(err, beneath.ErrBadRelative):
 		return errorf(protocol.CodeRefused, "refused: %v", err)
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return errorf(protocol.CodeNotFound, "notFound: no such file or folder")
@@ -446,7 +443,7 @@ func fsOpenRead(ctx context.Context, c *call, params []byte, flag int) (*fsTarge
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := openBeneath(t.root.real, t.rel, flag, 0, p.beneath(t, false))
+	f, err := beneath.Open(t.root.real, t.rel, flag, 0, p.openOptions(t, false))
 	if err != nil {
 		return nil, nil, fsError(err)
 	}
@@ -456,13 +453,13 @@ func fsOpenRead(ctx context.Context, c *call, params []byte, flag int) (*fsTarge
 // beneath returns how fs/* opens under t's root: no write and no root but
 // plugin reaches into a plugin's folder (one holding a plugin.json, or a
 // loaded plugin's), and the root plugin reads into no other plugin's.
-func (p *Plugin) beneath(t *fsTarget, mkdirs bool) beneathOptions {
-	o := beneathOptions{mkdirs: mkdirs, noPluginFolder: mkdirs || t.root.name != "plugin"}
+func (p *Plugin) openOptions(t *fsTarget, mkdirs bool) beneath.Options {
+	o := beneath.Options{MkDirs: mkdirs, NoPluginFolder: mkdirs || t.root.name != "plugin"}
 	for _, d := range p.h.pluginDirs() {
 		if !mkdirs && t.root.name == "plugin" && d == t.root.real {
 			continue
 		}
-		o.notIn = append(o.notIn, d)
+		o.NotIn = append(o.NotIn, d)
 	}
 	return o
 }
@@ -486,11 +483,11 @@ func fsRead(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	if !fi.Mode().IsRegular() {
 		return nil, errorf(protocol.CodeFailed, "failed: %s is not a file", filepath.Base(t.real))
 	}
-	if linkCount(fi) > 1 {
+	if beneath.LinkCount(fi) > 1 {
 		// Its other name may be anywhere the user's files are: .ssh's
 		// keys, a private project's file. No link is followed to get
 		// there, so only the count tells.
-		return nil, errorf(protocol.CodeRefused, "refused: %s", errHardLinked)
+		return nil, errorf(protocol.CodeRefused, "refused: %s", beneath.ErrHardLinked)
 	}
 	if fi.Size() > limit {
 		return nil, errorf(protocol.CodeFailed, "failed: the file is over %d bytes", limit)
@@ -536,7 +533,7 @@ func fsWrite(ctx context.Context, c *call, params []byte) (_ any, err error) {
 		return nil, errorf(protocol.CodeRefused, "refused: a write goes through no link: the path names %s", t.real)
 	}
 	if t.root.name == "plugin" {
-		return nil, errorf(protocol.CodeRefused, "refused: %v", errPluginFolder)
+		return nil, errorf(protocol.CodeRefused, "refused: %v", beneath.ErrPluginFolder)
 	}
 	for _, part := range strings.Split(t.rel, "/") {
 		if strings.EqualFold(part, ManifestName) {
@@ -551,7 +548,7 @@ func fsWrite(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	if fp.append {
 		flags |= os.O_APPEND
 	}
-	f, err := openBeneath(t.root.real, t.rel, flags, 0o644, p.beneath(t, true))
+	f, err := beneath.Open(t.root.real, t.rel, flags, 0o644, p.openOptions(t, true))
 	if err != nil {
 		return nil, fsError(err)
 	}
@@ -560,8 +557,8 @@ func fsWrite(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, errorf(protocol.CodeRefused, "refused: %s is not a file", filepath.Base(t.real))
 	}
-	if linkCount(fi) > 1 {
-		return nil, errorf(protocol.CodeRefused, "refused: %s", errHardLinked)
+	if beneath.LinkCount(fi) > 1 {
+		return nil, errorf(protocol.CodeRefused, "refused: %s", beneath.ErrHardLinked)
 	}
 	if !fp.append {
 		if err := f.Truncate(0); err != nil {
@@ -589,7 +586,7 @@ type fsStatResult struct {
 
 func fsStat(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/stat", err) }()
-	_, f, err := fsOpenRead(ctx, c, params, openForStat)
+	_, f, err := fsOpenRead(ctx, c, params, beneath.OpenForStat)
 	if err != nil {
 		return nil, err
 	}

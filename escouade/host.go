@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"shinken.dev/go/escouade/protocol"
 	"slices"
 	"sort"
@@ -404,4 +405,22 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// pluginDirs returns the real paths of the folders of the loaded plugins.
+func (h *Host) pluginDirs() []string {
+	h.mu.Lock()
+	dirs := make([]string, 0, len(h.plugins))
+	for _, p := range h.plugins {
+		if p.dir != "" {
+			dirs = append(dirs, p.dir)
+		}
+	}
+	h.mu.Unlock()
+	for i, d := range dirs {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			dirs[i] = r
+		}
+	}
+	return dirs
 }

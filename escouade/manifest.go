@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"shinken.dev/go/escouade/internal/beneath"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
@@ -147,7 +148,7 @@ const (
 
 // ReadManifest reads and checks the manifest in dir.
 func ReadManifest(dir string) (*Manifest, error) {
-	f, err := openFileIn(dir, ManifestName)
+	f, err := beneath.OpenFileIn(dir, ManifestName)
 	if err != nil {
 		return nil, fmt.Errorf("escouade: %s: %w", ManifestName, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"path"
 	"path/filepath"
+	"shinken.dev/go/escouade/internal/beneath"
 	"shinken.dev/go/escouade/protocol"
 	"strings"
 	"syscall"
@@ -193,11 +194,11 @@ func filesRead(ctx context.Context, p *Plugin, params []byte) (any, error) {
 	case why != nil:
 		return nil, errorf(protocol.CodeRefused, "refused: %v", why)
 	}
-	f, fi, err := openRegular(dir, rel, true)
+	f, fi, err := beneath.OpenRegular(dir, rel, true)
 	switch {
-	case errors.Is(err, errNotRegular):
+	case errors.Is(err, beneath.ErrNotRegular):
 		return nil, errorf(protocol.CodeNotFound, "notFound: %s is not a file", name)
-	case errors.Is(err, errHardLinked):
+	case errors.Is(err, beneath.ErrHardLinked):
 		return nil, errorf(protocol.CodeRefused, "refused: %s is %v", name, err)
 	case err != nil:
 		return nil, openError(name, err)
@@ -286,7 +287,7 @@ func openError(name string, err error) error {
 		return errorf(protocol.CodeNotFound, "notFound: no file %s in the plugin's folder", name)
 	case errors.Is(err, fs.ErrPermission):
 		return errorf(protocol.CodeFailed, "failed: %s cannot be read", name)
-	case errors.Is(err, errLinkOnTheWay), errors.Is(err, errMoved):
+	case errors.Is(err, beneath.ErrLinkOnTheWay), errors.Is(err, beneath.ErrMoved):
 		return errorf(protocol.CodeRefused, "refused: %s: %v", name, err)
 	}
 	return errorf(protocol.CodeRefused, "refused: %s leaves the plugin's folder", path.Clean(name))

@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"shinken.dev/go/escouade/internal/beneath"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
@@ -89,7 +90,7 @@ func (s *FileSettings) ProjectSettings(_ context.Context, project *ProjectInfo, 
 	if project.Root == "" {
 		return nil, nil
 	}
-	f, err := openFileIn(project.Root, ProjectFile)
+	f, err := beneath.OpenFileIn(project.Root, ProjectFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -2,6 +2,7 @@ package escouade
 
 import (
 	"path/filepath"
+	"shinken.dev/go/escouade/internal/beneath"
 	"strings"
 )
 
@@ -44,12 +45,12 @@ func (p *Plugin) treeRefusal(command, dir string, agent *AgentInfo) string {
 	}
 	why := command + " runs what the folder it runs in configures (" + treeRunnerWhat(command) + "), and the plugin may write "
 	if tmp, err := p.tempDir(); err == nil {
-		if t, err := filepath.EvalSymlinks(tmp); err == nil && within(t, real) {
+		if t, err := filepath.EvalSymlinks(tmp); err == nil && beneath.Within(t, real) {
 			return why + "its temporary folder: it runs only in an agent's or a project's folder the plugin may not write"
 		}
 	}
 	for _, r := range p.fsRoots(agent) {
-		if r.access == Write && within(r.real, real) {
+		if r.access == Write && beneath.Within(r.real, real) {
 			return why + "that folder (permissions.files " + r.name + ": write)"
 		}
 	}
@@ -92,7 +93,7 @@ func gitTop(dir string, agent *AgentInfo) string {
 	if err != nil {
 		return dir
 	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil && within(repo, real) {
+	if real, err := filepath.EvalSymlinks(dir); err == nil && beneath.Within(repo, real) {
 		return repo
 	}
 	return dir

@@ -1,4 +1,4 @@
-package escouade
+package beneath
 
 import (
 	"errors"
@@ -21,61 +21,61 @@ func beneathWorld(t testing.TB) string {
 	os.Symlink("nowhere", filepath.Join(dir, "a", "dangling"))
 	syscall.Mkfifo(filepath.Join(dir, "a", "fifo"), 0o644)
 	os.Mkdir(filepath.Join(dir, "p"), 0o755)
-	os.WriteFile(filepath.Join(dir, "p", ManifestName), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(dir, "p", manifestName), []byte("{}"), 0o644)
 	os.WriteFile(filepath.Join(dir, "p", "code.js"), []byte("//"), 0o644)
 	return dir
 }
 
-// TestOpenBeneath: what openBeneath opens and refuses, walked and (on
+// TestOpenBeneath: what Open opens and refuses, walked and (on
 // Linux, where the kernel has it) with openat2, the two compared.
 func TestOpenBeneath(t *testing.T) {
 	dir := beneathWorld(t)
 	tests := []struct {
 		rel  string
 		flag int
-		o    beneathOptions
+		o    Options
 		want error // nil, a sentinel, or os.ErrNotExist
 	}{
-		{"a/b/f.txt", os.O_RDONLY, beneathOptions{}, nil},
-		{".", os.O_RDONLY, beneathOptions{}, nil},
-		{"a/link/f.txt", os.O_RDONLY, beneathOptions{}, errLinkOnTheWay},
-		{"a/b/flink", os.O_RDONLY, beneathOptions{}, errLinkOnTheWay},
-		{"a/dangling", os.O_WRONLY | os.O_CREATE, beneathOptions{mkdirs: true}, errLinkOnTheWay},
-		{"a/nope", os.O_RDONLY, beneathOptions{}, os.ErrNotExist},
-		{"../outside.txt", os.O_RDONLY, beneathOptions{}, errNotBeneath},
-		{"a/../outside.txt", os.O_RDONLY, beneathOptions{}, errBadRelative},
-		{"/etc/passwd", os.O_RDONLY, beneathOptions{}, errBadRelative},
-		{"p/code.js", os.O_RDONLY, beneathOptions{noPluginFolder: true}, errPluginFolder},
-		{"p", os.O_RDONLY, beneathOptions{noPluginFolder: true}, errPluginFolder},
-		{"p/code.js", os.O_RDONLY, beneathOptions{notIn: []string{filepath.Join(dir, "p")}}, errPluginFolder},
-		{"p/code.js", os.O_RDONLY, beneathOptions{}, nil},
-		{"a/new/deep.txt", os.O_WRONLY | os.O_CREATE, beneathOptions{mkdirs: true}, nil},
+		{"a/b/f.txt", os.O_RDONLY, Options{}, nil},
+		{".", os.O_RDONLY, Options{}, nil},
+		{"a/link/f.txt", os.O_RDONLY, Options{}, ErrLinkOnTheWay},
+		{"a/b/flink", os.O_RDONLY, Options{}, ErrLinkOnTheWay},
+		{"a/dangling", os.O_WRONLY | os.O_CREATE, Options{MkDirs: true}, ErrLinkOnTheWay},
+		{"a/nope", os.O_RDONLY, Options{}, os.ErrNotExist},
+		{"../outside.txt", os.O_RDONLY, Options{}, ErrNotBeneath},
+		{"a/../outside.txt", os.O_RDONLY, Options{}, ErrBadRelative},
+		{"/etc/passwd", os.O_RDONLY, Options{}, ErrBadRelative},
+		{"p/code.js", os.O_RDONLY, Options{NoPluginFolder: true}, ErrPluginFolder},
+		{"p", os.O_RDONLY, Options{NoPluginFolder: true}, ErrPluginFolder},
+		{"p/code.js", os.O_RDONLY, Options{NotIn: []string{filepath.Join(dir, "p")}}, ErrPluginFolder},
+		{"p/code.js", os.O_RDONLY, Options{}, nil},
+		{"a/new/deep.txt", os.O_WRONLY | os.O_CREATE, Options{MkDirs: true}, nil},
 	}
 	for _, walk := range []bool{false, true} {
 		noOpenat2.Store(walk)
 		for _, tt := range tests {
-			f, err := openBeneath(dir, tt.rel, tt.flag, 0o644, tt.o)
+			f, err := Open(dir, tt.rel, tt.flag, 0o644, tt.o)
 			if f != nil {
 				f.Close()
 			}
 			if (tt.want == nil) != (err == nil) || (tt.want != nil && !errors.Is(err, tt.want)) {
-				t.Errorf("walk %v: openBeneath(%q) = %v, want %v", walk, tt.rel, err, tt.want)
+				t.Errorf("walk %v: Open(%q) = %v, want %v", walk, tt.rel, err, tt.want)
 			}
 		}
 	}
 	noOpenat2.Store(false)
 	// A FIFO opens at once, non-blocking, and is no regular file.
-	if _, _, err := openRegular(dir, "a/fifo", false); !errors.Is(err, errNotRegular) {
+	if _, _, err := OpenRegular(dir, "a/fifo", false); !errors.Is(err, ErrNotRegular) {
 		t.Errorf("a FIFO: %v", err)
 	}
 	os.Link(filepath.Join(dir, "outside.txt"), filepath.Join(dir, "a", "hard"))
-	if _, _, err := openRegular(dir, "a/hard", true); !errors.Is(err, errHardLinked) {
+	if _, _, err := OpenRegular(dir, "a/hard", true); !errors.Is(err, ErrHardLinked) {
 		t.Errorf("a hard link: %v", err)
 	}
 }
 
 // BenchmarkOpen compares the open of a file two folders down through
-// openBeneath (openat2, then the O_NOFOLLOW walk) with os.Root's, the
+// Open (openat2, then the O_NOFOLLOW walk) with os.Root's, the
 // reference the Host used before.
 func BenchmarkOpen(b *testing.B) {
 	dir := beneathWorld(b)
@@ -102,7 +102,7 @@ func BenchmarkOpen(b *testing.B) {
 			noOpenat2.Store(walk)
 			defer noOpenat2.Store(false)
 			for b.Loop() {
-				f, err := openBeneath(dir, "a/b/f.txt", os.O_RDONLY, 0, beneathOptions{})
+				f, err := Open(dir, "a/b/f.txt", os.O_RDONLY, 0, Options{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,13 +1,5 @@
-package escouade
-
-import (
-	"errors"
-	"os"
-	"path/filepath"
-	"strings"
-)
-
-// Every file the Host opens for a plugin (files/read, fs/*, the code that
+// Package beneath opens files under a folder the way the plugin host must:
+// every file the Host opens for a plugin (files/read, fs/*, the code that
 // Start reads) is opened here: under a folder already judged, by a path
 // relative to it that was judged, with no link followed on the way (the
 // path was resolved when it was judged; a link that appears since is
@@ -22,46 +14,57 @@ import (
 // the descriptor's path is read back from /proc/self/fd. On other Unix
 // systems it is the walk, and the check is that the path names the file
 // opened. Elsewhere it is os.Root, and the same check.
+package beneath
 
-// beneathOptions say what else an open under a folder does.
-type beneathOptions struct {
-	// mkdirs makes the folders missing on the way (fs/write).
-	mkdirs bool
-	// noPluginFolder refuses a path through a plugin's folder: a folder
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Options say what else an open under a folder does.
+type Options struct {
+	// MkDirs makes the folders missing on the way (fs/write).
+	MkDirs bool
+	// NoPluginFolder refuses a path through a plugin's folder: a folder
 	// holding a plugin.json, the root's own included, or the folder of a
-	// loaded plugin (in notIn).
-	noPluginFolder bool
-	notIn          []string // real paths of folders nothing is opened in
+	// loaded plugin (in NotIn).
+	NoPluginFolder bool
+	NotIn          []string // real paths of folders nothing is opened in
 }
 
 // Why an open under a folder is refused.
+// manifestName is the name of a plugin's manifest, which marks its folder.
+const manifestName = "plugin.json"
+
 var (
-	errLinkOnTheWay = errors.New("a link on the way: links are followed only when the path is judged")
-	errPluginFolder = errors.New("a plugin's folder: its manifest and its code are no root's")
-	errMoved        = errors.New("the path changed while it was opened")
-	errNotBeneath   = errors.New("the path leaves its root")
-	errNotRegular   = errors.New("not a regular file")
-	errHardLinked   = errors.New("a file with more than one name (a hard link)")
-	errBadRelative  = errors.New("not a clean relative path")
+	ErrLinkOnTheWay = errors.New("a link on the way: links are followed only when the path is judged")
+	ErrPluginFolder = errors.New("a plugin's folder: its manifest and its code are no root's")
+	ErrMoved        = errors.New("the path changed while it was opened")
+	ErrNotBeneath   = errors.New("the path leaves its root")
+	ErrNotRegular   = errors.New("not a regular file")
+	ErrHardLinked   = errors.New("a file with more than one name (a hard link)")
+	ErrBadRelative  = errors.New("not a clean relative path")
 )
 
-// openBeneath opens rel (slash-separated, clean, relative; "." for dir
+// Open opens rel (slash-separated, clean, relative; "." for dir
 // itself) under dir (a real path) with flag and perm, as the comment above
 // says. The caller closes the file.
-func openBeneath(dir, rel string, flag int, perm os.FileMode, o beneathOptions) (*os.File, error) {
+func Open(dir, rel string, flag int, perm os.FileMode, o Options) (*os.File, error) {
 	rel = filepath.ToSlash(rel)
 	if rel == "" || strings.HasPrefix(rel, "/") || filepath.ToSlash(filepath.Clean(rel)) != rel {
-		return nil, errBadRelative
+		return nil, ErrBadRelative
 	}
 	for _, part := range strings.Split(rel, "/") {
 		if part == ".." {
-			return nil, errNotBeneath
+			return nil, ErrNotBeneath
 		}
 	}
 	want := filepath.Join(dir, filepath.FromSlash(rel))
-	for _, d := range o.notIn {
-		if within(d, want) {
-			return nil, errPluginFolder
+	for _, d := range o.NotIn {
+		if Within(d, want) {
+			return nil, ErrPluginFolder
 		}
 	}
 	f, err := openNoLinks(dir, rel, flag, perm, o)
@@ -74,7 +77,7 @@ func openBeneath(dir, rel string, flag int, perm os.FileMode, o beneathOptions) 
 		if err != nil {
 			return nil, err
 		}
-		return nil, errLinkOnTheWay
+		return nil, ErrLinkOnTheWay
 	}
 	if err := checkOpenedAt(f, want); err != nil {
 		f.Close()
@@ -83,11 +86,11 @@ func openBeneath(dir, rel string, flag int, perm os.FileMode, o beneathOptions) 
 	return f, nil
 }
 
-// openRegular opens rel under dir for reading, as a regular file with one
+// OpenRegular opens rel under dir for reading, as a regular file with one
 // name at most when oneName is set (a hard link in a plugin's folder may
 // name any file of its owner: .env, a key).
-func openRegular(dir, rel string, oneName bool) (*os.File, os.FileInfo, error) {
-	f, err := openBeneath(dir, rel, os.O_RDONLY, 0, beneathOptions{})
+func OpenRegular(dir, rel string, oneName bool) (*os.File, os.FileInfo, error) {
+	f, err := Open(dir, rel, os.O_RDONLY, 0, Options{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -98,41 +101,28 @@ func openRegular(dir, rel string, oneName bool) (*os.File, os.FileInfo, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fi, errNotRegular
+		return nil, fi, ErrNotRegular
 	}
-	if oneName && linkCount(fi) > 1 {
+	if oneName && LinkCount(fi) > 1 {
 		f.Close()
-		return nil, fi, errHardLinked
+		return nil, fi, ErrHardLinked
 	}
 	return f, fi, nil
 }
 
-// pluginDirs returns the real paths of the folders of the loaded plugins.
-func (h *Host) pluginDirs() []string {
-	h.mu.Lock()
-	dirs := make([]string, 0, len(h.plugins))
-	for _, p := range h.plugins {
-		if p.dir != "" {
-			dirs = append(dirs, p.dir)
-		}
-	}
-	h.mu.Unlock()
-	for i, d := range dirs {
-		if r, err := filepath.EvalSymlinks(d); err == nil {
-			dirs[i] = r
-		}
-	}
-	return dirs
-}
-
-// openFileIn opens the regular file name of the folder dir (links of dir
+// OpenFileIn opens the regular file name of the folder dir (links of dir
 // itself followed, none below it) for the Host's own reading: a manifest,
 // a project's .escouade.yml. A FIFO put there holds nothing up.
-func openFileIn(dir, name string) (*os.File, error) {
+func OpenFileIn(dir, name string) (*os.File, error) {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return nil, err
 	}
-	f, _, err := openRegular(real, name, false)
+	f, _, err := OpenRegular(real, name, false)
 	return f, err
+}
+
+// Within reports whether the clean path p is root or lies beneath it.
+func Within(root, p string) bool {
+	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
 }

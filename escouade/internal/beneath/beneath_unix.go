@@ -1,6 +1,6 @@
 //go:build unix
 
-package escouade
+package beneath
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func openNoLinks(dir, rel string, flag int, perm os.FileMode, o beneathOptions) (*os.File, error) {
+func openNoLinks(dir, rel string, flag int, perm os.FileMode, o Options) (*os.File, error) {
 	rootFD, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
@@ -24,7 +24,7 @@ func openNoLinks(dir, rel string, flag int, perm os.FileMode, o beneathOptions) 
 	}
 	// The folders on the way are walked when something is to be done or
 	// looked at in each of them, or when the kernel has no openat2.
-	if !o.mkdirs && !o.noPluginFolder {
+	if !o.MkDirs && !o.NoPluginFolder {
 		if fd, err := openat2Beneath(rootFD, rel, flag, uint32(perm.Perm())); !errors.Is(err, errNoOpenat2) {
 			return fdFile(fd, rel, err)
 		}
@@ -33,9 +33,9 @@ func openNoLinks(dir, rel string, flag int, perm os.FileMode, o beneathOptions) 
 	if err != nil {
 		return nil, err
 	}
-	if o.noPluginFolder && holdsManifest(fd) {
+	if o.NoPluginFolder && holdsManifest(fd) {
 		unix.Close(fd)
-		return nil, errPluginFolder
+		return nil, ErrPluginFolder
 	}
 	if len(parts) == 0 {
 		unix.Close(fd)
@@ -44,7 +44,7 @@ func openNoLinks(dir, rel string, flag int, perm os.FileMode, o beneathOptions) 
 	}
 	for _, part := range parts[:len(parts)-1] {
 		next, err := unix.Openat(fd, part, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-		if errors.Is(err, unix.ENOENT) && o.mkdirs {
+		if errors.Is(err, unix.ENOENT) && o.MkDirs {
 			if err = unix.Mkdirat(fd, part, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
 				next, err = unix.Openat(fd, part, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 			}
@@ -56,9 +56,9 @@ func openNoLinks(dir, rel string, flag int, perm os.FileMode, o beneathOptions) 
 		}
 		unix.Close(fd)
 		fd = next
-		if o.noPluginFolder && holdsManifest(fd) {
+		if o.NoPluginFolder && holdsManifest(fd) {
 			unix.Close(fd)
-			return nil, errPluginFolder
+			return nil, ErrPluginFolder
 		}
 	}
 	defer unix.Close(fd)
@@ -68,10 +68,10 @@ func openNoLinks(dir, rel string, flag int, perm os.FileMode, o beneathOptions) 
 		return nil, walkError(fd, last, err)
 	}
 	f := os.NewFile(uintptr(nfd), rel)
-	if o.noPluginFolder {
+	if o.NoPluginFolder {
 		if fi, err := f.Stat(); err == nil && fi.IsDir() && holdsManifest(nfd) {
 			f.Close()
-			return nil, errPluginFolder
+			return nil, ErrPluginFolder
 		}
 	}
 	return f, nil
@@ -81,7 +81,7 @@ func openNoLinks(dir, rel string, flag int, perm os.FileMode, o beneathOptions) 
 func fdFile(fd int, name string, err error) (*os.File, error) {
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) {
-			return nil, errLinkOnTheWay // RESOLVE_NO_SYMLINKS, RESOLVE_BENEATH
+			return nil, ErrLinkOnTheWay // RESOLVE_NO_SYMLINKS, RESOLVE_BENEATH
 		}
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
@@ -93,7 +93,7 @@ func fdFile(fd int, name string, err error) (*os.File, error) {
 func walkError(fd int, part string, err error) error {
 	var st unix.Stat_t
 	if unix.Fstatat(fd, part, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		return errLinkOnTheWay
+		return ErrLinkOnTheWay
 	}
 	return &os.PathError{Op: "open", Path: part, Err: err}
 }
@@ -103,14 +103,14 @@ func walkError(fd int, part string, err error) error {
 // file system that ignores case finds it in any case.
 func holdsManifest(fd int) bool {
 	var st unix.Stat_t
-	return unix.Fstatat(fd, ManifestName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	return unix.Fstatat(fd, manifestName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
 }
 
 // checkOpenedAt checks that f is the file at want.
 func checkOpenedAt(f *os.File, want string) error {
 	if p, ok := fdPath(f); ok {
 		if p != want {
-			return errMoved
+			return ErrMoved
 		}
 		return nil
 	}
@@ -120,12 +120,12 @@ func checkOpenedAt(f *os.File, want string) error {
 	}
 	at, err := os.Lstat(want)
 	if err != nil || !os.SameFile(fi, at) {
-		return errMoved
+		return ErrMoved
 	}
 	return nil
 }
 
-func linkCount(fi os.FileInfo) uint64 {
+func LinkCount(fi os.FileInfo) uint64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return uint64(st.Nlink)
 	}

@@ -1,4 +1,4 @@
-package escouade
+package beneath
 
 import (
 	"errors"
@@ -51,6 +51,6 @@ func fdPath(f *os.File) (string, bool) {
 	return p, true
 }
 
-// openForStat opens a file to stat it: O_PATH needs no right to read it,
+// OpenForStat opens a file to stat it: O_PATH needs no right to read it,
 // and opens a socket or a device without touching it.
-const openForStat = unix.O_PATH
+const OpenForStat = unix.O_PATH

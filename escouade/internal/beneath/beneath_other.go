@@ -1,6 +1,6 @@
 //go:build !unix
 
-package escouade
+package beneath
 
 import (
 	"os"
@@ -10,22 +10,22 @@ import (
 
 // openNoLinks opens through os.Root, which keeps to dir whatever links
 // say; the folders on the way are looked at for a manifest by name.
-func openNoLinks(dir, rel string, flag int, perm os.FileMode, o beneathOptions) (*os.File, error) {
+func openNoLinks(dir, rel string, flag int, perm os.FileMode, o Options) (*os.File, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	if o.noPluginFolder {
+	if o.NoPluginFolder {
 		cur := "."
 		for _, part := range append([]string{"."}, strings.Split(rel, "/")...) {
 			cur = filepath.Join(cur, part)
 			if _, err := root.Lstat(filepath.Join(cur, ManifestName)); err == nil {
-				return nil, errPluginFolder
+				return nil, ErrPluginFolder
 			}
 		}
 	}
-	if d := filepath.Dir(filepath.FromSlash(rel)); o.mkdirs && d != "." {
+	if d := filepath.Dir(filepath.FromSlash(rel)); o.MkDirs && d != "." {
 		if err := root.MkdirAll(d, 0o755); err != nil {
 			return nil, err
 		}
@@ -41,12 +41,12 @@ func checkOpenedAt(f *os.File, want string) error {
 	}
 	at, err := os.Lstat(want)
 	if err != nil || !os.SameFile(fi, at) {
-		return errMoved
+		return ErrMoved
 	}
 	return nil
 }
 
-func linkCount(os.FileInfo) uint64 { return 1 }
+func LinkCount(os.FileInfo) uint64 { return 1 }
 
-// openForStat opens a file to stat it.
-const openForStat = os.O_RDONLY
+// OpenForStat opens a file to stat it.
+const OpenForStat = os.O_RDONLY

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package escouade
+package beneath
 
 import (
 	"errors"
@@ -16,5 +16,5 @@ func openat2Beneath(int, string, int, uint32) (int, error) { return -1, errNoOpe
 // compares the file opened with the one its path names.
 func fdPath(*os.File) (string, bool) { return "", false }
 
-// openForStat opens a file to stat it.
-const openForStat = os.O_RDONLY
+// OpenForStat opens a file to stat it.
+const OpenForStat = os.O_RDONLY
