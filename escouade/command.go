@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"shinken.dev/go/escouade/internal/contain"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,7 +19,7 @@ type command struct {
 	in     *os.File // the Host's end of the plugin's stdin
 	out    *os.File // the Host's end of the plugin's stdout
 	stderr *stderrWriter
-	g      *group
+	g      *contain.Group
 	exited chan struct{}
 
 	mu  sync.Mutex
@@ -69,7 +70,7 @@ func startCommand(p *Plugin, argv []string) (*command, error) {
 		// up Wait.
 		WaitDelay: p.h.opts.StopGrace,
 	}
-	c.g, err = startGroup(cmd, true)
+	c.g, err = contain.Start(cmd, true)
 	inR.Close() // the child holds its own copies
 	outW.Close()
 	if err != nil {
@@ -83,9 +84,9 @@ func startCommand(p *Plugin, argv []string) (*command, error) {
 
 // wait notes how the program ended, once its stderr is drained.
 func (c *command) wait() {
-	<-c.g.done()
+	<-c.g.Done()
 	c.stderr.close()
-	how := c.g.result().how
+	how := c.g.Result().How
 	c.mu.Lock()
 	c.how = how
 	c.mu.Unlock()
@@ -95,8 +96,8 @@ func (c *command) wait() {
 func (c *command) stdout() io.Reader     { return c.out }
 func (c *command) stdin() io.Writer      { return c.in }
 func (c *command) closeInput()           { c.inOnce.Do(func() { c.in.Close() }) }
-func (c *command) terminate()            { c.g.signal(syscall.SIGTERM) }
-func (c *command) kill()                 { c.g.signal(syscall.SIGKILL) }
+func (c *command) terminate()            { c.g.Signal(syscall.SIGTERM) }
+func (c *command) kill()                 { c.g.Signal(syscall.SIGKILL) }
 func (c *command) done() <-chan struct{} { return c.exited }
 
 func (c *command) release() {
@@ -108,7 +109,7 @@ func (c *command) status() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.how == "" {
-		return fmt.Sprintf("process group %d still running", c.g.pgid)
+		return fmt.Sprintf("process group %d still running", c.g.PGID())
 	}
 	return c.how
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"shinken.dev/go/escouade/internal/contain"
 	"shinken.dev/go/escouade/internal/engine"
 )
 
@@ -94,8 +95,9 @@ var engineLinked atomic.Bool
 // Without the call, Start of such a plugin fails with ErrNoEngine.
 func EngineMain(langs ...Language) {
 	engineLinked.Store(true)
-	if os.Getenv(shepherdEnv) == engineVersion {
-		os.Exit(runShepherd())
+	contain.AllowShepherd()
+	if contain.IsShepherd() {
+		os.Exit(contain.RunShepherd())
 	}
 	if os.Getenv(engineEnv) != engineVersion {
 		return

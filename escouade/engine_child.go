@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"shinken.dev/go/escouade/internal/contain"
 	"shinken.dev/go/escouade/internal/engine"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
@@ -37,7 +38,7 @@ func runEngine(langs []Language) int {
 	in := bufio.NewReaderSize(os.Stdin, engineBootMax)
 	boot, err := readBoot(in)
 	if err == nil {
-		err = limitSelf(boot.Memory, boot.CPU)
+		err = contain.LimitSelf(boot.Memory, boot.CPU)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "escouade engine:", err)

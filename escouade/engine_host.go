@@ -9,12 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"shinken.dev/go/escouade/internal/contain"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
@@ -33,7 +33,7 @@ func (h *Host) scriptLauncher(m *Manifest, kind, name string, code []byte) (laun
 	switch {
 	case h.opts.Engine != EngineIsolated:
 		return nil, fmt.Errorf("escouade: no engine %v", h.opts.Engine)
-	case !engineSupported:
+	case !contain.LimitsSupported:
 		return nil, fmt.Errorf("escouade: plugin %s: %s: %w", m.ID, name, errors.ErrUnsupported)
 	case !engineLinked.Load():
 		return nil, ErrNoEngine
@@ -81,7 +81,7 @@ func (h *Host) scriptLauncher(m *Manifest, kind, name string, code []byte) (laun
 type engineProcess struct {
 	inst   *instance
 	kind   string // "js" or "wasm"
-	g      *group
+	g      *contain.Group
 	in     *os.File // the Host's end of its stdin
 	out    *os.File // the Host's end of its stdout
 	ctlIn  *os.File // the Host's end of descriptor 3
@@ -106,16 +106,12 @@ type engineProcess struct {
 	inOnce, outOnce sync.Once
 }
 
-// engineRuntimeVars are the variables of the Host's environment an engine
-// is given: the Go runtime's knobs, which carry no secret.
-var engineRuntimeVars = []string{"GODEBUG", "GOMAXPROCS", "GORACE"}
-
 // engineEnviron is an engine's environment: nothing of the Host's (no
 // token, no secret) but the runtime's knobs, and the variable that makes
 // EngineMain run the engine.
 func engineEnviron() []string {
 	env := []string{engineEnv + "=" + engineVersion}
-	for _, k := range engineRuntimeVars {
+	for _, k := range contain.RuntimeVars {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
@@ -123,18 +119,9 @@ func engineEnviron() []string {
 	return env
 }
 
-// selfPath is the program to start as an engine: on Linux the running
-// binary itself, even if its file was replaced since.
-func selfPath() (string, error) {
-	if runtime.GOOS == "linux" {
-		return "/proc/self/exe", nil
-	}
-	return os.Executable()
-}
-
 func startEngine(inst *instance, boot *engineBoot, code []byte) (*engineProcess, error) {
 	p := inst.p
-	exe, err := selfPath()
+	exe, err := contain.SelfPath()
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +171,7 @@ func startEngine(inst *instance, boot *engineBoot, code []byte) (*engineProcess,
 		ExtraFiles: []*os.File{ctlInW, ctlOutR},
 		WaitDelay:  p.h.opts.StopGrace,
 	}
-	e.g, err = startGroup(cmd, false) // an engine starts nothing
+	e.g, err = contain.Start(cmd, false) // an engine starts nothing
 	for _, f := range []*os.File{inR, outW, ctlInW, ctlOutR} {
 		f.Close() // the child holds its own copies
 	}
@@ -257,7 +244,7 @@ func (w bootedWriter) Write(b []byte) (int, error) {
 // wait notes how the engine ended, once its stderr is drained and its
 // control channel read to the end.
 func (e *engineProcess) wait() {
-	<-e.g.done()
+	<-e.g.Done()
 	e.stderr.close()
 	t := time.NewTimer(e.inst.p.h.opts.StopGrace)
 	select {
@@ -265,7 +252,7 @@ func (e *engineProcess) wait() {
 	case <-t.C:
 	}
 	t.Stop()
-	how := e.g.result().how
+	how := e.g.Result().How
 	e.mu.Lock()
 	e.how = how
 	e.mu.Unlock()
@@ -353,8 +340,8 @@ func (e *engineProcess) stdout() io.Reader     { return e.out }
 func (e *engineProcess) stdin() io.Writer      { return e.tap }
 func (e *engineProcess) wire() *wireTap        { return e.tap }
 func (e *engineProcess) closeInput()           { e.inOnce.Do(func() { e.in.Close() }) }
-func (e *engineProcess) terminate()            { e.g.signal(syscall.SIGTERM) }
-func (e *engineProcess) kill()                 { e.g.signal(syscall.SIGKILL) }
+func (e *engineProcess) terminate()            { e.g.Signal(syscall.SIGTERM) }
+func (e *engineProcess) kill()                 { e.g.Signal(syscall.SIGKILL) }
 func (e *engineProcess) done() <-chan struct{} { return e.exited }
 
 func (e *engineProcess) release() {
@@ -376,7 +363,7 @@ func (e *engineProcess) status() string {
 	defer e.mu.Unlock()
 	how := e.how
 	if how == "" {
-		how = fmt.Sprintf("engine process %d still running", e.g.pgid)
+		how = fmt.Sprintf("engine process %d still running", e.g.PGID())
 	}
 	if e.failure != "" {
 		how += ": " + e.failure

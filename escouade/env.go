@@ -3,6 +3,7 @@ package escouade
 import (
 	"fmt"
 	"os"
+	"shinken.dev/go/escouade/internal/contain"
 	"slices"
 	"strings"
 )
@@ -38,7 +39,7 @@ var minimalEnvNames = []string{"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ"
 // no token, no secret, none of ESCOUADE_*, whatever the manifest says.
 func commandEnv(m *Manifest) []string {
 	env := minimalEnv()
-	names := append(append([]string(nil), engineRuntimeVars...), m.Permissions.Env...)
+	names := append(append([]string(nil), contain.RuntimeVars...), m.Permissions.Env...)
 	for _, k := range names {
 		if neverSet(k) != "" || slices.Contains(minimalEnvNames, k) {
 			continue

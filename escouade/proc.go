@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"shinken.dev/go/escouade/internal/contain"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
@@ -31,7 +32,7 @@ const (
 type program struct {
 	id     int64
 	r      *resources
-	g      *group
+	g      *contain.Group
 	stdin  *os.File
 	stdout *os.File
 	stderr *os.File
@@ -320,7 +321,7 @@ func (pr *program) start(path string, argv []string, dir string, env []string) e
 		return err
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Dir: dir, Env: env, Stdin: inR, Stdout: outW, Stderr: errW}
-	pr.g, err = startGroup(cmd, true)
+	pr.g, err = contain.Start(cmd, true)
 	inR.Close()
 	outW.Close()
 	errW.Close()
@@ -345,7 +346,7 @@ func (pr *program) run() {
 	go pr.pump("stderr", pr.stderr, &readers)
 	go pr.feed()
 
-	<-pr.g.done()
+	<-pr.g.Done()
 	pr.mu.Lock()
 	pr.ended = true
 	pr.cond.Broadcast()
@@ -361,8 +362,8 @@ func (pr *program) run() {
 	pr.stderr.Close()
 
 	var code *int
-	if end := pr.g.result(); end.exited {
-		code = &end.code
+	if end := pr.g.Result(); end.Exited {
+		code = &end.Code
 	}
 	r.mu.Lock()
 	delete(r.procs, pr.id)
@@ -469,7 +470,7 @@ func (pr *program) feed() {
 }
 
 // kill ends the program and its group; proc/exit follows, code null.
-func (pr *program) kill() { pr.g.signal(syscall.SIGKILL) }
+func (pr *program) kill() { pr.g.Signal(syscall.SIGKILL) }
 
 func (r *resources) program(id int64) (*program, error) {
 	r.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"shinken.dev/go/escouade/internal/contain"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,7 +21,7 @@ import (
 type sharedProcess struct {
 	p       *Plugin
 	listens *regexp.Regexp
-	g       *group
+	g       *contain.Group
 
 	mu    sync.Mutex
 	port  string // "" until read, and again once it ended
@@ -47,7 +48,7 @@ func startShared(p *Plugin, sp *SharedProcess) *sharedProcess {
 		Stdout: out, Stderr: out,
 		WaitDelay: p.h.opts.StopGrace,
 	}
-	g, err := startGroup(cmd, true)
+	g, err := contain.Start(cmd, true)
 	if err != nil {
 		p.j.say(slog.LevelError, "launch.shared: the process could not start", slog.String("error", err.Error()))
 		s.alive = false
@@ -57,14 +58,14 @@ func startShared(p *Plugin, sp *SharedProcess) *sharedProcess {
 	s.mu.Lock()
 	s.g, s.alive = g, true
 	s.mu.Unlock()
-	p.j.say(slog.LevelInfo, "launch.shared: process started", slog.Int("pid", g.pid()))
+	p.j.say(slog.LevelInfo, "launch.shared: process started", slog.Int("pid", g.Pid()))
 	go func() {
-		<-g.done()
+		<-g.Done()
 		out.flush()
 		s.mu.Lock()
 		s.alive, s.port = false, ""
 		s.mu.Unlock()
-		how := g.result().how
+		how := g.Result().How
 		p.j.say(slog.LevelWarn, "launch.shared: the process ended; local:shared is closed", slog.String("status", how))
 		close(s.done)
 	}()
@@ -81,7 +82,7 @@ func (s *sharedProcess) Port() (string, bool) {
 		return "", false
 	}
 	n, _ := strconv.Atoi(port)
-	if !listensOn(g, n) {
+	if !contain.ListensOn(g, n) {
 		s.p.j.say(slog.LevelWarn, "local:shared: the shared process does not listen on the port it printed; refused", slog.String("port", port))
 		return "", false
 	}
@@ -115,7 +116,7 @@ func (s *sharedProcess) stop() {
 	if s.g == nil {
 		return
 	}
-	s.g.signal(syscall.SIGTERM)
+	s.g.Signal(syscall.SIGTERM)
 	t := time.NewTimer(s.p.h.opts.StopGrace)
 	defer t.Stop()
 	select {
@@ -123,7 +124,7 @@ func (s *sharedProcess) stop() {
 		return
 	case <-t.C:
 	}
-	s.g.signal(syscall.SIGKILL)
+	s.g.Signal(syscall.SIGKILL)
 	<-s.done
 }
 

@@ -1,4 +1,4 @@
-package escouade
+package contain
 
 import (
 	"errors"
@@ -29,7 +29,7 @@ var containMode atomic.Int32
 // Its descendants are held by a cgroup where one can be made, else, when
 // the program mayFork (starts others: every program but an engine), by a
 // shepherd, where the program links EngineMain.
-func startGroup(cmd *exec.Cmd, mayFork bool) (*group, error) {
+func Start(cmd *exec.Cmd, mayFork bool) (*Group, error) {
 	var cg *cgroup
 	if containment(containMode.Load()) == containAuto {
 		cg = newCgroup()
@@ -52,7 +52,7 @@ func startGroup(cmd *exec.Cmd, mayFork bool) (*group, error) {
 
 // startContained starts cmd in its own group, into cg, or under a
 // shepherd when there is no cg and the program mayFork.
-func startContained(cmd *exec.Cmd, cg *cgroup, mayFork bool) (*group, error) {
+func startContained(cmd *exec.Cmd, cg *cgroup, mayFork bool) (*Group, error) {
 	attr := syscall.SysProcAttr{}
 	if cmd.SysProcAttr != nil {
 		attr = *cmd.SysProcAttr
@@ -64,7 +64,7 @@ func startContained(cmd *exec.Cmd, cg *cgroup, mayFork bool) (*group, error) {
 		attr.UseCgroupFD, attr.CgroupFD = true, cg.fd
 	}
 	cmd.SysProcAttr = &attr
-	g := &group{exited: make(chan struct{}), cg: cg}
+	g := &Group{exited: make(chan struct{}), cg: cg}
 	if cg == nil && mayFork && useShepherd() {
 		sc, sh, err := shepherded(cmd)
 		if err != nil {
@@ -81,7 +81,7 @@ func startContained(cmd *exec.Cmd, cg *cgroup, mayFork bool) (*group, error) {
 			err = g.sh.boot()
 			close(g.sh.booted)
 			if err != nil {
-				g.signal(syscall.SIGKILL)
+				g.Signal(syscall.SIGKILL)
 				<-g.exited // bounded: the shepherd is told to end, then killed
 			}
 		}
@@ -100,10 +100,10 @@ func startContained(cmd *exec.Cmd, cg *cgroup, mayFork bool) (*group, error) {
 // one can be started (the program called EngineMain) and the tests did not
 // ask for the group alone.
 func useShepherd() bool {
-	return engineLinked.Load() && containment(containMode.Load()) != containGroup
+	return reexec.Load() && containment(containMode.Load()) != containGroup
 }
 
-func (g *group) run(cmd *exec.Cmd, started chan<- error) {
+func (g *Group) run(cmd *exec.Cmd, started chan<- error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
@@ -139,7 +139,7 @@ func (g *group) run(cmd *exec.Cmd, started chan<- error) {
 		} else {
 			// Something killed the shepherd before it could sweep (the
 			// program or a descendant: they have the user's rights).
-			end = ending{how: "its shepherd was killed (" + end.how + "): what it started may outlive it"}
+			end = Ending{How: "its shepherd was killed (" + end.How + "): what it started may outlive it"}
 		}
 	}
 	g.mu.Lock()
@@ -152,7 +152,7 @@ func (g *group) run(cmd *exec.Cmd, started chan<- error) {
 // shepherd's SIGKILL is a request to it, to kill and sweep everything
 // below it, and the group's kill only if it did not end within
 // shepherdWait.
-func (g *group) signal(sig syscall.Signal) {
+func (g *Group) Signal(sig syscall.Signal) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.reaped {

@@ -1,4 +1,4 @@
-package escouade
+package contain
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 // process group) holds a TCP socket listening on port, on the loopback
 // or every address: what local:shared opens is a port the shared process
 // is seen to listen on, not whatever port it prints.
-func listensOn(g *group, port int) bool {
+func ListensOn(g *Group, port int) bool {
 	inodes := listeningSockets(port)
 	if len(inodes) == 0 {
 		return false
@@ -76,7 +76,7 @@ func listeningSockets(port int) map[string]bool {
 
 // members returns the pids of g's processes: its cgroup's, those below its
 // shepherd, or else those of its process group.
-func (g *group) members() []int {
+func (g *Group) members() []int {
 	if g.sh != nil {
 		return descendants(g.pgid)
 	}

@@ -1,4 +1,4 @@
-package escouade
+package contain
 
 import (
 	"os"
@@ -24,7 +24,7 @@ import (
 // the leader is reaped, and a Host that dies abruptly leaves its plugins to
 // notice their closed stdin; elsewhere there are no groups, and only the
 // leader is killed.
-type group struct {
+type Group struct {
 	pgid   int           // the leader's pid, which names the group
 	cg     *cgroup       // every descendant, where it can be made (Linux); nil otherwise
 	sh     *shepherd     // the leader is the program's shepherd (Linux, no cgroup); nil otherwise
@@ -32,32 +32,33 @@ type group struct {
 
 	mu     sync.Mutex
 	reaped bool // the leader was reaped: its pid may name a stranger now
-	end    ending
+	end    Ending
 }
 
 // An ending is how a group's program ended.
-type ending struct {
-	exited bool   // it exited, with code as its status; false when a signal killed it
-	code   int    // its exit status, when it exited
-	how    string // as a person reads it: "exit status 1", "signal: killed"
+type Ending struct {
+	Exited bool   // it exited, with code as its status; false when a signal killed it
+	Code   int    // its exit status, when it exited
+	How    string // as a person reads it: "exit status 1", "signal: killed"
 }
 
 // endingOf says how a program that exec waited for ended.
-func endingOf(state *os.ProcessState, err error) ending {
+func endingOf(state *os.ProcessState, err error) Ending {
 	switch {
 	case state != nil:
-		return ending{exited: state.Exited(), code: state.ExitCode(), how: state.String()}
+		return Ending{Exited: state.Exited(), Code: state.ExitCode(), How: state.String()}
 	case err != nil:
-		return ending{how: err.Error()}
+		return Ending{How: err.Error()}
 	}
-	return ending{how: "exited"}
+	return Ending{How: "exited"}
 }
 
-func (g *group) done() <-chan struct{} { return g.exited }
+// Done is closed once the leader is reaped.
+func (g *Group) Done() <-chan struct{} { return g.exited }
 
 // pid returns the program's pid: the leader's, or the one its shepherd
 // started.
-func (g *group) pid() int {
+func (g *Group) Pid() int {
 	if g.sh != nil {
 		return g.sh.pid
 	}
@@ -65,8 +66,11 @@ func (g *group) pid() int {
 }
 
 // result returns how the program ended, once done.
-func (g *group) result() ending {
+func (g *Group) Result() Ending {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.end
 }
+
+// PGID is the process group's id: its leader's pid.
+func (g *Group) PGID() int { return g.pgid }

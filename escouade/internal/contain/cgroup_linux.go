@@ -1,4 +1,4 @@
-package escouade
+package contain
 
 import (
 	"bufio"

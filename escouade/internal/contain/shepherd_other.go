@@ -1,6 +1,6 @@
 //go:build !linux
 
-package escouade
+package contain
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ const shepherdEnv = "ESCOUADE_SHEPHERD"
 type shepherd struct{ pid int }
 
 // runShepherd refuses: no Host here starts a shepherd.
-func runShepherd() int {
+func RunShepherd() int {
 	fmt.Fprintln(os.Stderr, "escouade: a shepherd runs on Linux only")
 	return exitBoot
 }

@@ -1,12 +1,8 @@
-package escouade
+package contain
 
-// Contained reports whether the programs started now have their
-// descendants held: by a cgroup of their own, or by a shepherd.
-func Contained() bool { return Containment() != "" }
-
-// Containment says what holds the descendants of the programs started now:
+// Holder says what holds the descendants of the programs started now:
 // "cgroup", "shepherd", or "" (the process group alone).
-func Containment() string {
+func Holder() string {
 	mode := containment(containMode.Load())
 	switch {
 	case mode == containAuto && cgroupParent() != "" && !noCgroups.Load():
@@ -17,11 +13,12 @@ func Containment() string {
 	return ""
 }
 
-// SetContainment makes the programs started from now on held by what
-// mode names: "auto" (a cgroup where one can be made, else a shepherd),
+// SetMode makes the programs started from now on held by what mode
+// names: "auto" (a cgroup where one can be made, else a shepherd),
 // "shepherd" (never a cgroup) or "group" (the process group alone). It
-// returns what sets it back.
-func SetContainment(mode string) (restore func()) {
+// returns what sets it back. Tests use it to try each way on a machine
+// where all work.
+func SetMode(mode string) (restore func()) {
 	m := map[string]containment{"auto": containAuto, "shepherd": containShepherd, "group": containGroup}[mode]
 	old := containMode.Swap(int32(m))
 	return func() { containMode.Store(old) }

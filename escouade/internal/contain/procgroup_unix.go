@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package escouade
+package contain
 
 import (
 	"os/exec"
@@ -10,7 +10,7 @@ import (
 // startGroup starts cmd in a group of its own and waits for it on a
 // goroutine of its own. Whether the program may start others makes no
 // difference here: the group is all there is.
-func startGroup(cmd *exec.Cmd, _ bool) (*group, error) {
+func Start(cmd *exec.Cmd, _ bool) (*Group, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -18,7 +18,7 @@ func startGroup(cmd *exec.Cmd, _ bool) (*group, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	g := &group{pgid: cmd.Process.Pid, exited: make(chan struct{})}
+	g := &Group{pgid: cmd.Process.Pid, exited: make(chan struct{})}
 	// Without a wait that leaves the leader unreaped, the group is killed
 	// just after: its id could only name a stranger if the system reused
 	// it in between.
@@ -27,7 +27,7 @@ func startGroup(cmd *exec.Cmd, _ bool) (*group, error) {
 }
 
 // signal sends sig to the whole group, unless its leader was reaped.
-func (g *group) signal(sig syscall.Signal) {
+func (g *Group) Signal(sig syscall.Signal) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.reaped {

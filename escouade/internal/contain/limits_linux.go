@@ -1,4 +1,4 @@
-package escouade
+package contain
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // mapped), and its CPU time reach cpu beyond what it used. Both limits are
 // hard: past the first the kernel refuses memory (the runtime's fatal out
 // of memory), past the second it sends SIGKILL.
-func limitSelf(memory int64, cpu time.Duration) error {
+func LimitSelf(memory int64, cpu time.Duration) error {
 	statm, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
 		return fmt.Errorf("the address space: %w", err)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package escouade
+package contain
 
 // A cgroup is Linux's; elsewhere the process group is what is killed.
 type cgroup struct{}

@@ -1,4 +1,4 @@
-package escouade
+package contain
 
 import (
 	"bufio"
@@ -51,7 +51,7 @@ import (
 
 // shepherdEnv is the variable a Host sets, with the engine's runtime
 // knobs and nothing else, in a shepherd's environment: EngineMain runs the
-// shepherd when it holds engineVersion.
+// shepherd when it holds shepherdVersion.
 const shepherdEnv = "ESCOUADE_SHEPHERD"
 
 // shepherdBootMax bounds the shepherd's first line: the program's path,
@@ -103,7 +103,7 @@ type shepherd struct {
 // shepherded returns the command that starts target under a shepherd, and
 // the shepherd; the caller starts the command, then calls boot.
 func shepherded(target *exec.Cmd) (*exec.Cmd, *shepherd, error) {
-	exe, err := selfPath()
+	exe, err := SelfPath()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -117,8 +117,8 @@ func shepherded(target *exec.Cmd) (*exec.Cmd, *shepherd, error) {
 		lifeW.Close()
 		return nil, nil, err
 	}
-	env := []string{shepherdEnv + "=" + engineVersion}
-	for _, k := range engineRuntimeVars {
+	env := []string{shepherdEnv + "=" + shepherdVersion}
+	for _, k := range RuntimeVars {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
@@ -259,23 +259,23 @@ func (s *shepherd) ended() *shepherdReply {
 }
 
 // ending is how a shepherd's program ended, as its reply says.
-func (r *shepherdReply) ending() ending {
-	end := ending{exited: true, code: r.Code, how: "exit status " + strconv.Itoa(r.Code)}
+func (r *shepherdReply) ending() Ending {
+	end := Ending{Exited: true, Code: r.Code, How: "exit status " + strconv.Itoa(r.Code)}
 	if r.Signal != 0 {
-		end = ending{how: "signal: " + syscall.Signal(r.Signal).String()}
+		end = Ending{How: "signal: " + syscall.Signal(r.Signal).String()}
 	}
 	if r.Alive {
-		end = ending{how: "it could not be killed (another user's process: a setuid program)"}
+		end = Ending{How: "it could not be killed (another user's process: a setuid program)"}
 	}
 	if r.Left > 0 {
-		end.how += fmt.Sprintf("; %d processes it started could not be killed (another user's), and outlive it", r.Left)
+		end.How += fmt.Sprintf("; %d processes it started could not be killed (another user's), and outlive it", r.Left)
 	}
 	return end
 }
 
-// runShepherd is the life of a shepherd's process; it returns its exit
+// RunShepherd is the life of a shepherd's process; it returns its exit
 // status.
-func runShepherd() int {
+func RunShepherd() int {
 	os.Unsetenv(shepherdEnv)
 	// The program's parent-death signal fires when the thread that started
 	// it ends: this one, locked for the process's whole life.

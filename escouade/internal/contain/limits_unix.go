@@ -1,6 +1,6 @@
 //go:build unix
 
-package escouade
+package contain
 
 import (
 	"fmt"
@@ -9,8 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// engineSupported: an isolated engine can run here.
-const engineSupported = true
+// LimitsSupported: an isolated engine can run here.
+const LimitsSupported = true
 
 // limitCPU bounds the process's CPU time to cpu beyond what it used, in
 // whole seconds, soft and hard alike: the kernel kills it there.

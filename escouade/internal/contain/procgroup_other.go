@@ -1,6 +1,6 @@
 //go:build !unix
 
-package escouade
+package contain
 
 import (
 	"os"
@@ -10,18 +10,18 @@ import (
 
 // startGroup starts cmd. Without process groups, only the program itself
 // can be killed.
-func startGroup(cmd *exec.Cmd, _ bool) (*group, error) {
+func Start(cmd *exec.Cmd, _ bool) (*Group, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	g := &group{pgid: cmd.Process.Pid, exited: make(chan struct{})}
+	g := &Group{pgid: cmd.Process.Pid, exited: make(chan struct{})}
 	g.await(cmd, func() {})
 	return g, nil
 }
 
 // signal ends the program, whatever sig asks: there is no gentler way to
 // ask here.
-func (g *group) signal(syscall.Signal) {
+func (g *Group) Signal(syscall.Signal) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.reaped {

@@ -1,4 +1,4 @@
-package escouade
+package contain
 
 import (
 	"bufio"
@@ -52,7 +52,7 @@ func FuzzShepherdReply(f *testing.F) {
 		if r.Pid < 0 || r.Code < 0 || r.Code > 255 || r.Signal < 0 || r.Signal > 64 {
 			t.Errorf("out of range accepted: %+v", r)
 		}
-		if end := r.ending(); end.how == "" {
+		if end := r.ending(); end.How == "" {
 			t.Errorf("an ending no one can read: %+v", r)
 		}
 	})

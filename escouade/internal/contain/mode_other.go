@@ -1,0 +1,13 @@
+//go:build !linux
+
+package contain
+
+// Holder says what holds the descendants of the programs started now:
+// here the process group alone ("").
+func Holder() string { return "" }
+
+// SetMode does nothing here: the process group is all there is.
+func SetMode(string) (restore func()) { return func() {} }
+
+// CgroupParent is "": only Linux has cgroups.
+func CgroupParent() string { return "" }
