@@ -16,11 +16,6 @@ func object(raw []byte, names []string, strict bool, set func(i int, v []byte) e
 	return fields.Object(raw, names, strict, set)
 }
 
-var (
-	errWantObject = fields.ErrWantObject
-	errWantNumber = fields.ErrWantNumber
-)
-
 func under(name string, err error) error              { return fields.Under(name, err) }
 func require(seen, mask uint64, names []string) error { return fields.Require(seen, mask, names) }
 func join(path, name string) string                   { return fields.Join(path, name) }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade/internal/contain"
+	"shinken.dev/go/escouade/internal/fence"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
@@ -309,7 +310,7 @@ func (e *engineProcess) report(params []byte) {
 		case 3:
 			rp.Fatal, err = boolean(v)
 		case 4:
-			rp.Attrs, err = stringMap(v)
+			rp.Attrs, err = fence.StringMap(v)
 		}
 		return err
 	})

@@ -5,6 +5,7 @@ import (
 	"net"
 	"time"
 
+	"shinken.dev/go/escouade/internal/fence"
 	"shinken.dev/go/internal/ssrf"
 )
 
@@ -16,7 +17,7 @@ import (
 // are, and dial each address it judged with dial: a test maps a public
 // address to its server on this machine.
 func SetNetHook(h *Host, r ssrf.Resolver, dial func(ctx context.Context, network, addr string) (net.Conn, error)) {
-	h.hook = &netHook{resolver: r, dial: dial}
+	h.hook = &fence.NetHook{Resolver: r, Dial: dial}
 }
 
 // SetStreamIdle shortens the 120 s after which a silent stream ends.
@@ -39,7 +40,7 @@ func ProcPending(p *Plugin, proc int64) int {
 }
 
 // ProcOutLimit is the bound ProcPending stays under, but for one read.
-const ProcOutLimit = maxProcOut
+const ProcOutLimit = fence.MaxProcOut
 
 // SetEngineLinked sets whether the program called EngineMain, and returns
 // what sets it back.

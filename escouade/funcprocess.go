@@ -355,9 +355,9 @@ func (t *wireTap) answered(id []byte) <-chan struct{} {
 	return ch
 }
 
-// sendOut sends one proc/out notification, with params already encoded,
-// and counts it as waiting to be read.
-func (t *wireTap) sendOut(send func() error, proc int64, params []byte) error {
+// SendOut sends one proc/out notification, with params already encoded,
+// and counts it as waiting to be read (fence.Tap).
+func (t *wireTap) SendOut(send func() error, proc int64, params []byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if err := send(); err != nil {
@@ -369,9 +369,9 @@ func (t *wireTap) sendOut(send func() error, proc int64, params []byte) error {
 	return nil
 }
 
-// waitRoom waits until less than limit bytes of proc's output wait to be
-// read by the plugin, or ctx ends, or the tap closes.
-func (t *wireTap) waitRoom(ctx context.Context, proc int64, limit int) error {
+// WaitRoom waits until less than limit bytes of proc's output wait to be
+// read by the plugin, or ctx ends, or the tap closes (fence.Tap).
+func (t *wireTap) WaitRoom(ctx context.Context, proc int64, limit int) error {
 	for {
 		t.mu.Lock()
 		if t.closed {
@@ -443,10 +443,11 @@ func (c *call) answered() <-chan struct{} {
 // be written: an answer the connection could not write never comes.
 const answerWait = 10 * time.Second
 
-// afterAnswer returns a function that waits until c's answer reached the
-// plugin, answerWait at most, or ctx ends. It must be called before the
-// method returns, so that the answer is watched for before it is written.
-func (c *call) afterAnswer() func(ctx context.Context) {
+// AfterAnswer returns a function that waits until c's answer reached the
+// plugin, answerWait at most, or ctx ends (fence.Call). It must be called
+// before the method returns, so that the answer is watched for before it
+// is written.
+func (c *call) AfterAnswer() func(ctx context.Context) {
 	answered := c.answered()
 	return func(ctx context.Context) {
 		t := time.NewTimer(answerWait)

@@ -11,13 +11,16 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"shinken.dev/go/escouade/protocol"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"shinken.dev/go/escouade/internal/beneath"
+	"shinken.dev/go/escouade/internal/fence"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // Options configure a Host. A nil *Options, or a zero field, gives the
@@ -158,8 +161,8 @@ type Host struct {
 
 	// Knobs only the package's tests set (export_test.go): Options cannot
 	// reach them, so that no configuration lets a plugin past the fences.
-	hook       *netHook      // a resolver and a dialer in place of the network's
-	streamIdle time.Duration // 0 means the protocol's 120 s
+	hook       *fence.NetHook // a resolver and a dialer in place of the network's
+	streamIdle time.Duration  // 0 means the protocol's 120 s
 	// onCall hears every answer of escouade.call, and onLine every line
 	// to and from an in-process plugin, for the schema's tests.
 	onCall func(method string, answer []byte)
@@ -423,4 +426,37 @@ func (h *Host) pluginDirs() []string {
 		}
 	}
 	return dirs
+}
+
+// readPluginFile reads name in the plugin's folder dir, through os.Root,
+// up to max bytes. It opens without blocking and reads only a regular
+// file: a FIFO, which a plugin's program can make in its folder, would
+// block open(2) until someone writes to it, and a device read for ever.
+func readPluginFile(dir, name string, max int64) ([]byte, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	// Non-blocking, no link, a regular file: a FIFO there does not hold
+	// Start.
+	f, _, err := beneath.OpenRegular(real, filepath.ToSlash(filepath.Clean(name)), false)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%v)", name, fi.Mode().Type())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is over %d bytes", name, max)
+	}
+	return data, nil
 }

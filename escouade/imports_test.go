@@ -15,7 +15,7 @@ import (
 // and none imports testing outside its tests.
 func TestImports(t *testing.T) {
 	forbidden := []string{"shinken.dev/go/shinken", "testing"}
-	for _, dir := range []string{".", "plugin", "protocol", "schema", "internal/fields", "../internal/jsonrpc", "../internal/ssrf"} {
+	for _, dir := range []string{".", "plugin", "protocol", "schema", "internal/fields", "internal/fence", "../internal/jsonrpc", "../internal/ssrf"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("no Go files in %s: %v", dir, err)
@@ -70,6 +70,40 @@ func TestProtocolImports(t *testing.T) {
 				if strings.Contains(strings.SplitN(path, "/", 2)[0], ".") && !allowed[path] {
 					t.Errorf("%s imports %s", f, path)
 				}
+			}
+		}
+	}
+}
+
+// TestFenceImports keeps the ladder: the fences stand beneath the Host and
+// reach only the protocol, the codecs, the network's judge and the rooms
+// beneath them, never the host package that hands them what it knows.
+func TestFenceImports(t *testing.T) {
+	allowed := map[string]bool{
+		"shinken.dev/go/escouade/protocol":         true,
+		"shinken.dev/go/escouade/internal/fields":  true,
+		"shinken.dev/go/escouade/internal/beneath": true,
+		"shinken.dev/go/escouade/internal/contain": true,
+		"shinken.dev/go/internal/jsonrpc":          true,
+		"shinken.dev/go/internal/ssrf":             true,
+		"github.com/coder/websocket":               true,
+	}
+	files, _ := filepath.Glob(filepath.Join("internal", "fence", "*.go"))
+	if len(files) == 0 {
+		t.Fatal("no Go files in internal/fence")
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		ast, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range ast.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if strings.Contains(strings.SplitN(path, "/", 2)[0], ".") && !allowed[path] {
+				t.Errorf("%s imports %s", f, path)
 			}
 		}
 	}

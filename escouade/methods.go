@@ -25,7 +25,7 @@ type method func(ctx context.Context, p *Plugin, params []byte) (any, error)
 // commandMethods are what a plugin run by a command may call, and a plugin
 // run in-process too. The rest of the protocol's toEscouade methods
 // (net/*, ws/*, timer/*, fs/*, proc/*) are for plugins run in-process
-// alone: inprocMethods.
+// alone: the fences (escouade/internal/fence).
 var commandMethods = map[string]method{
 	"secrets/get":  secretsGet,
 	"settings/get": settingsGet,

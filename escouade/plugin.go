@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"shinken.dev/go/escouade/internal/fence"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
@@ -51,11 +52,10 @@ type Plugin struct {
 	// the methods only those may: net/*, ws/*, timer/*, fs/*, proc/*.
 	inproc bool
 
-	netOnce sync.Once
-	net     *pluginNet // its network, made at its first request
-	shared  *sharedProcess
-	tmpMu   sync.Mutex
-	tmp     string // its temporary folder, made at first use
+	fences *fence.Plugin // what its fences keep for its whole life: its network
+	shared *sharedProcess
+	tmpMu  sync.Mutex
+	tmp    string // its temporary folder, made at first use
 
 	cur   atomic.Pointer[instance] // the running instance, nil between lives
 	state atomic.Int32
@@ -89,6 +89,7 @@ func newPlugin(h *Host, m *Manifest, dir string, launch launcher) (*Plugin, erro
 		p.secrets[k] = true
 	}
 	p.inproc = m.Run.WASM != "" || m.Run.JS != ""
+	p.fences = fence.New(p.fenceConfig(), fenceHost{p})
 	if dir != "" {
 		fi, err := os.Stat(dir)
 		if err == nil && !fi.IsDir() {
@@ -153,10 +154,7 @@ func (p *Plugin) release() {
 	if p.shared != nil {
 		p.shared.stop()
 	}
-	p.netOnce.Do(func() {}) // no network is made after this
-	if p.net != nil {
-		p.net.close()
-	}
+	p.fences.Close()
 	p.mu.Lock()
 	releases := p.releases
 	p.releases = nil
@@ -346,15 +344,14 @@ type instance struct {
 	proc    process
 	conn    *jsonrpc.Conn
 	runDone chan struct{}
-	ready   chan struct{} // closed once conn is set
-	res     *resources
-	tap     *wireTap // what goes into an in-process plugin; nil for a program
+	ready   chan struct{}   // closed once conn is set
+	res     *fence.Instance // made with conn
+	tap     *wireTap        // what goes into an in-process plugin; nil for a program
 }
 
 func (p *Plugin) startInstance(ctx context.Context) (*instance, error) {
 	p.setState(StateStarting)
 	inst := &instance{p: p, runDone: make(chan struct{}), ready: make(chan struct{})}
-	inst.res = newResources(inst)
 	proc, err := p.launch(inst)
 	if err != nil {
 		return nil, fmt.Errorf("escouade: plugin %s: %w", p.m.ID, err)
@@ -379,6 +376,11 @@ func (p *Plugin) startInstance(ctx context.Context) (*instance, error) {
 		Timeout: p.methodTimeout,
 		OnEvent: p.protocolEvent,
 	})
+	var tap fence.Tap
+	if inst.tap != nil {
+		tap = inst.tap
+	}
+	inst.res = p.fences.NewInstance(inst.conn, tap)
 	close(inst.ready)
 	go func() {
 		inst.conn.Run(context.Background())
@@ -495,7 +497,7 @@ func (inst *instance) wait(hurry <-chan struct{}, grace time.Duration) bool {
 // and says how it ended.
 func (inst *instance) finish(grace time.Duration) string {
 	inst.proc.kill()
-	inst.res.close()
+	inst.res.Close()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -570,8 +572,8 @@ func (inst *instance) serve(ctx context.Context, method string, params []byte, c
 	if m, ok := commandMethods[method]; ok {
 		return m(ctx, p, params)
 	}
-	if m, ok := inprocMethods[method]; ok && p.inproc {
-		return m(ctx, c, params)
+	if m, ok := fence.Lookup(method); ok && p.inproc {
+		return m(ctx, inst.res, c, params)
 	}
 	if ms, known := protocol.LookupMethod(method); known && !ms.ToPlugin {
 		return nil, errorf(protocol.CodeMethodNotFound, "method not found: %s is for plugins run in-process (run.wasm, run.js); a plugin run by a command uses its own means", method)

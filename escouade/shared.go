@@ -6,12 +6,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"shinken.dev/go/escouade/internal/contain"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"shinken.dev/go/escouade/internal/contain"
+	"shinken.dev/go/escouade/internal/fence"
 )
 
 // A sharedProcess is the process of launch.shared: the Host starts it with
@@ -44,7 +46,7 @@ func startShared(p *Plugin, sp *SharedProcess) *sharedProcess {
 	s.alive = true
 	out := &portWriter{s: s}
 	cmd := &exec.Cmd{
-		Path: path, Args: sp.Command, Dir: p.dir, Env: minimalEnv(),
+		Path: path, Args: sp.Command, Dir: p.dir, Env: fence.MinimalEnv(),
 		Stdout: out, Stderr: out,
 		WaitDelay: p.h.opts.StopGrace,
 	}

@@ -2,6 +2,7 @@ package escouade
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -90,4 +91,15 @@ func appendABIError(b []byte, e *protocol.Error) []byte {
 	b = append(b, `,"message":`...)
 	b = jsonrpc.AppendString(b, e.Message)
 	return append(b, `}}`...)
+}
+
+// marshalResult encodes a method's result: nil is null.
+func marshalResult(v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return []byte("null"), nil
+	case json.RawMessage:
+		return v, nil
+	}
+	return json.Marshal(v)
 }

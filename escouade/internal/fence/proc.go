@@ -1,4 +1,4 @@
-package escouade
+package fence
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade/internal/contain"
+	"shinken.dev/go/escouade/internal/fields"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
@@ -23,7 +24,7 @@ import (
 // The fences of proc/*.
 const (
 	maxProcs   = 4         // programs at once
-	maxProcOut = 256 << 10 // bytes of proc/out written to the plugin and not yet read by it: past it the Host stops reading the program
+	MaxProcOut = 256 << 10 // bytes of proc/out written to the plugin and not yet read by it: past it the Host stops reading the program
 	maxProcIn  = 1 << 20   // bytes of proc/write the program has not read yet
 	procChunk  = 32 << 10  // bytes read from a program at once
 )
@@ -31,7 +32,7 @@ const (
 // A program is one run by proc/spawn.
 type program struct {
 	id     int64
-	r      *resources
+	r      *Instance
 	g      *contain.Group
 	stdin  *os.File
 	stdout *os.File
@@ -64,27 +65,27 @@ var procSpawnFields = []string{"command", "args", "dir", "agent", "project", "en
 
 func parseProcSpawn(params []byte) (*procSpawnParams, error) {
 	ps := &procSpawnParams{}
-	seen, err := object(paramsObject(params), procSpawnFields, false, func(i int, v []byte) (err error) {
+	seen, err := fields.Object(paramsObject(params), procSpawnFields, false, func(i int, v []byte) (err error) {
 		switch i {
 		case 0:
-			ps.command, err = str(v)
+			ps.command, err = fields.String(v)
 		case 1:
 			ps.args, err = stringList(v)
 		case 2:
-			if ps.dir, err = str(v); err == nil && ps.dir != "agent" && ps.dir != "project" {
+			if ps.dir, err = fields.String(v); err == nil && ps.dir != "agent" && ps.dir != "project" {
 				err = errors.New("want agent or project")
 			}
 		case 3:
-			ps.agent, err = str(v)
+			ps.agent, err = fields.String(v)
 		case 4:
-			ps.project, err = str(v)
+			ps.project, err = fields.String(v)
 		case 5:
-			ps.env, err = stringMap(v)
+			ps.env, err = StringMap(v)
 		}
 		return err
 	})
 	if err == nil {
-		err = require(seen, 1, procSpawnFields)
+		err = fields.Require(seen, 1, procSpawnFields)
 	}
 	if err != nil {
 		return nil, err
@@ -92,9 +93,9 @@ func parseProcSpawn(params []byte) (*procSpawnParams, error) {
 	for i, w := range append([]string{ps.command}, ps.args...) {
 		if strings.ContainsRune(w, 0) {
 			if i == 0 {
-				return nil, fieldErr("command", "a NUL")
+				return nil, fields.Errorf("command", "a NUL")
 			}
-			return nil, fieldErr("args", "a NUL in an argument")
+			return nil, fields.Errorf("args", "a NUL in an argument")
 		}
 	}
 	return ps, nil
@@ -172,14 +173,14 @@ func envValue(env []string, key string) string {
 
 // procDir chooses where a program runs: the agent's folder, a project's,
 // or the plugin's temporary folder.
-func (p *Plugin) procDir(ctx context.Context, ps *procSpawnParams, agent *AgentInfo) (string, error) {
+func (p *Plugin) procDir(ctx context.Context, ps *procSpawnParams, agent *Agent) (string, error) {
 	switch ps.dir {
 	case "agent":
 		if agent == nil {
-			return "", fieldErr("agent", "dir agent names the agent")
+			return "", fields.Errorf("agent", "dir agent names the agent")
 		}
 		if agent.Project != "" {
-			if info, err := p.h.project(ctx, agent.Project); err == nil && info.Private && !info.On(p.m.ID) {
+			if info, err := p.h.Project(ctx, agent.Project); err == nil && info.Private && !info.On {
 				return "", errorf(protocol.CodeRefused, "refused: « Projet privé »: the agent works on a private project the plugin is not on for")
 			}
 		}
@@ -193,13 +194,13 @@ func (p *Plugin) procDir(ctx context.Context, ps *procSpawnParams, agent *AgentI
 			id = agent.Project
 		}
 		if id == "" {
-			return "", fieldErr("project", "dir project names the project, or an agent that works on one")
+			return "", fields.Errorf("project", "dir project names the project, or an agent that works on one")
 		}
-		info, err := p.h.project(ctx, id)
+		info, err := p.h.Project(ctx, id)
 		if err != nil {
 			return "", errorf(protocol.CodeRefused, "refused: no project %q", id)
 		}
-		if info.Private && !info.On(p.m.ID) {
+		if info.Private && !info.On {
 			return "", errorf(protocol.CodeRefused, "refused: « Projet privé »: the plugin is not on for project %s", id)
 		}
 		if info.Root == "" {
@@ -207,15 +208,15 @@ func (p *Plugin) procDir(ctx context.Context, ps *procSpawnParams, agent *AgentI
 		}
 		return info.Root, nil
 	}
-	dir, err := p.tempDir()
+	dir, err := p.h.TempDir()
 	if err != nil {
 		return "", errorf(protocol.CodeFailed, "failed: the plugin's temporary folder cannot be made")
 	}
 	return dir, nil
 }
 
-func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
-	p := c.inst.p
+func procSpawn(ctx context.Context, in *Instance, _ Call, params []byte) (any, error) {
+	p := in.p
 	ps, err := parseProcSpawn(params)
 	if err != nil {
 		return nil, err
@@ -224,12 +225,12 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 		return nil, errorf(protocol.CodeRefused, "refused: %q: a program is named, found on the PATH, never given as a path", ps.command)
 	}
 	words := append([]string{ps.command}, ps.args...)
-	if !commandAllowed(p.m.Permissions.Commands, words) {
+	if !commandAllowed(p.cfg.Commands, words) {
 		return nil, errorf(protocol.CodeRefused, "refused: %q is not an entry of permissions.commands, word for word", strings.Join(words, " "))
 	}
 	for k, v := range ps.env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
-			return nil, fieldErr("env."+k, "not a variable's name and value")
+			return nil, fields.Errorf("env."+k, "not a variable's name and value")
 		}
 		if why := p.envRefusal(k); why != "" {
 			return nil, errorf(protocol.CodeRefused, "refused: env %s: %s", k, why)
@@ -238,9 +239,9 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 			return nil, errorf(protocol.CodeRefused, "refused: env %s: %s", k, why)
 		}
 	}
-	var agent *AgentInfo
+	var agent *Agent
 	if ps.agent != "" {
-		if agent, err = p.attachedAgent(ps.agent); err != nil {
+		if agent, err = p.h.Agent(ps.agent); err != nil {
 			return nil, err
 		}
 	}
@@ -248,7 +249,7 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := minimalEnv()
+	base := MinimalEnv()
 	if agent != nil && agent.Env != nil {
 		base = agent.Env
 	}
@@ -264,7 +265,7 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 		return nil, errorf(protocol.CodeFailed, "failed: %s is not found on the PATH", ps.command)
 	}
 
-	r := c.inst.res
+	r := in
 	r.mu.Lock()
 	switch {
 	case r.closed:
@@ -291,10 +292,10 @@ func procSpawn(ctx context.Context, c *call, params []byte) (any, error) {
 	}
 	r.mu.Unlock()
 	if err != nil {
-		p.j.say(slog.LevelWarn, "proc/spawn: the program could not start", slog.String("command", ps.command), slog.String("error", err.Error()))
+		p.h.Say(slog.LevelWarn, "proc/spawn: the program could not start", slog.String("command", ps.command), slog.String("error", err.Error()))
 		return nil, errorf(protocol.CodeFailed, "failed: %s could not start", ps.command)
 	}
-	p.j.say(slog.LevelInfo, "proc/spawn", slog.Int64("proc", pr.id), slog.String("command", ps.command),
+	p.h.Say(slog.LevelInfo, "proc/spawn", slog.Int64("proc", pr.id), slog.String("command", ps.command),
 		slog.Any("args", ps.args), slog.String("dir", dir))
 	go pr.run()
 	return procSpawnResult{Proc: pr.id}, nil
@@ -353,7 +354,7 @@ func (pr *program) run() {
 	pr.mu.Unlock()
 	// The group is dead, so its pipes end, unless a process that left the
 	// group holds them: a read that waits past the grace is cut off.
-	grace := time.Now().Add(r.inst.p.h.opts.StopGrace)
+	grace := time.Now().Add(r.p.cfg.StopGrace)
 	pr.stdout.SetReadDeadline(grace)
 	pr.stderr.SetReadDeadline(grace)
 	readers.Wait()
@@ -383,12 +384,12 @@ type procExitParams struct {
 func (pr *program) pump(stream string, f *os.File, wg *sync.WaitGroup) {
 	defer wg.Done()
 	r := pr.r
-	tap := r.inst.tap
+	tap := r.tap
 	buf := make([]byte, procChunk+utf8Carry)
 	carry := 0
 	for {
 		if tap != nil {
-			if err := tap.waitRoom(r.ctx, pr.id, maxProcOut); err != nil {
+			if err := tap.WaitRoom(r.ctx, pr.id, MaxProcOut); err != nil {
 				return
 			}
 		}
@@ -396,7 +397,7 @@ func (pr *program) pump(stream string, f *os.File, wg *sync.WaitGroup) {
 		ended := pr.ended
 		pr.mu.Unlock()
 		if ended {
-			f.SetReadDeadline(time.Now().Add(r.inst.p.h.opts.StopGrace))
+			f.SetReadDeadline(time.Now().Add(r.p.cfg.StopGrace))
 		}
 		n, err := f.Read(buf[carry : carry+procChunk])
 		data := buf[:carry+n]
@@ -429,10 +430,10 @@ func (pr *program) send(stream string, data []byte) error {
 	b = append(b, `,"data":`...)
 	b = jsonrpc.AppendString(b, string(data)) // invalid UTF-8 becomes U+FFFD
 	b = append(b, '}')
-	conn := pr.r.inst.conn
+	conn := pr.r.conn
 	send := func() error { return conn.Notify("proc/out", json.RawMessage(b)) }
-	if tap := pr.r.inst.tap; tap != nil {
-		return tap.sendOut(send, pr.id, b)
+	if tap := pr.r.tap; tap != nil {
+		return tap.SendOut(send, pr.id, b)
 	}
 	return send()
 }
@@ -472,7 +473,7 @@ func (pr *program) feed() {
 // kill ends the program and its group; proc/exit follows, code null.
 func (pr *program) kill() { pr.g.Signal(syscall.SIGKILL) }
 
-func (r *resources) program(id int64) (*program, error) {
+func (r *Instance) program(id int64) (*program, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	pr, ok := r.procs[id]
@@ -484,28 +485,28 @@ func (r *resources) program(id int64) (*program, error) {
 
 var procWriteFields = []string{"proc", "data", "close"}
 
-func procWrite(_ context.Context, c *call, params []byte) (any, error) {
+func procWrite(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
 	var id int64
 	var data string
 	var closeIn bool
-	seen, err := object(paramsObject(params), procWriteFields, false, func(i int, v []byte) (err error) {
+	seen, err := fields.Object(paramsObject(params), procWriteFields, false, func(i int, v []byte) (err error) {
 		switch i {
 		case 0:
-			id, err = integer(v)
+			id, err = fields.Int(v)
 		case 1:
-			data, err = str(v)
+			data, err = fields.String(v)
 		case 2:
-			closeIn, err = boolean(v)
+			closeIn, err = fields.Bool(v)
 		}
 		return err
 	})
 	if err == nil {
-		err = require(seen, 1, procWriteFields)
+		err = fields.Require(seen, 1, procWriteFields)
 	}
 	if err != nil {
 		return nil, err
 	}
-	pr, err := c.inst.res.program(id)
+	pr, err := in.program(id)
 	if err != nil {
 		return nil, err
 	}
@@ -523,12 +524,12 @@ func procWrite(_ context.Context, c *call, params []byte) (any, error) {
 	return nil, nil
 }
 
-func procKill(_ context.Context, c *call, params []byte) (any, error) {
+func procKill(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
 	id, err := idParam(params, "proc")
 	if err != nil {
 		return nil, err
 	}
-	pr, err := c.inst.res.program(id)
+	pr, err := in.program(id)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package escouade
+package fence
 
 import (
 	"context"
@@ -9,11 +9,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"shinken.dev/go/escouade/internal/beneath"
-	"shinken.dev/go/escouade/protocol"
 	"slices"
 	"strings"
 	"syscall"
+
+	"shinken.dev/go/escouade/internal/beneath"
+	"shinken.dev/go/escouade/internal/fields"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // The fences of fs/*.
@@ -58,13 +60,13 @@ func parseFsParams(params []byte, write bool) (*fsParams, error) {
 		names = fsWriteFields
 	}
 	var text, b64 *string
-	seen, err := object(paramsObject(params), names, false, func(i int, v []byte) error {
+	seen, err := fields.Object(paramsObject(params), names, false, func(i int, v []byte) error {
 		if i == 5 {
-			b, err := boolean(v)
+			b, err := fields.Bool(v)
 			fp.append = b
 			return err
 		}
-		s, err := str(v)
+		s, err := fields.String(v)
 		if err != nil {
 			return err
 		}
@@ -72,7 +74,7 @@ func parseFsParams(params []byte, write bool) (*fsParams, error) {
 		case 0:
 			fp.agent = s
 		case 1:
-			if !slices.Contains(fileRoots, s) {
+			if !slices.Contains(FileRoots, s) {
 				return errors.New("want plugin, agent, agentRepo, agentHome or temp")
 			}
 			fp.root = s
@@ -86,7 +88,7 @@ func parseFsParams(params []byte, write bool) (*fsParams, error) {
 		return nil
 	})
 	if err == nil {
-		err = require(seen, 0b100, names)
+		err = fields.Require(seen, 0b100, names)
 	}
 	if err != nil {
 		return nil, err
@@ -94,17 +96,17 @@ func parseFsParams(params []byte, write bool) (*fsParams, error) {
 	if write {
 		switch {
 		case text != nil && b64 != nil:
-			return nil, fieldErr("dataBase64", "text or dataBase64, not both")
+			return nil, fields.Errorf("dataBase64", "text or dataBase64, not both")
 		case text != nil:
 			fp.data, fp.hasData = []byte(*text), true
 		case b64 != nil:
 			data, err := base64.StdEncoding.Strict().DecodeString(*b64)
 			if err != nil {
-				return nil, fieldErr("dataBase64", "not base64")
+				return nil, fields.Errorf("dataBase64", "not base64")
 			}
 			fp.data, fp.hasData = data, true
 		default:
-			return nil, fieldErr("text", "what to write: text or dataBase64")
+			return nil, fields.Errorf("text", "what to write: text or dataBase64")
 		}
 	}
 	return fp, nil
@@ -188,19 +190,19 @@ func realPath(p string) (string, error) {
 
 // fsRoots returns the roots the plugin declared that exist for agent (nil
 // for none: plugin and temp need no agent).
-func (p *Plugin) fsRoots(agent *AgentInfo) []fsRoot {
+func (p *Plugin) fsRoots(agent *Agent) []fsRoot {
 	var roots []fsRoot
-	for _, name := range fileRoots {
-		access, ok := p.m.Permissions.Files[name]
+	for _, name := range FileRoots {
+		access, ok := p.cfg.Files[name]
 		if !ok {
 			continue
 		}
 		var dir string
 		switch name {
 		case "plugin":
-			dir = p.dir
+			dir = p.cfg.Dir
 		case "temp":
-			dir, _ = p.tempDir()
+			dir, _ = p.h.TempDir()
 		case "agent", "agentRepo", "agentHome":
 			if agent == nil {
 				continue
@@ -250,9 +252,9 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 	if why := syntaxRefusal(fp.path); why != "" {
 		return nil, errorf(protocol.CodeRefused, "refused: %s", why)
 	}
-	var agent *AgentInfo
+	var agent *Agent
 	if fp.agent != "" && (fp.root == "" || isAgentRoot(fp.root)) {
-		a, err := p.attachedAgent(fp.agent)
+		a, err := p.h.Agent(fp.agent)
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +263,7 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 	roots := p.fsRoots(agent)
 	var full, writtenRoot, writtenRel string
 	if fp.root != "" {
-		access, ok := p.m.Permissions.Files[fp.root]
+		access, ok := p.cfg.Files[fp.root]
 		if !ok {
 			return nil, errorf(protocol.CodeRefused, "refused: the root %s is not declared in permissions.files", fp.root)
 		}
@@ -269,7 +271,7 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 			return nil, errorf(protocol.CodeRefused, "refused: the root %s is declared read, not write", fp.root)
 		}
 		if isAgentRoot(fp.root) && agent == nil {
-			return nil, fieldErr("agent", "the root %s is an agent's: name the agent", fp.root)
+			return nil, fields.Errorf("agent", "the root %s is an agent's: name the agent", fp.root)
 		}
 		if strings.HasPrefix(fp.path, "/") || filepath.IsAbs(fp.path) {
 			return nil, errorf(protocol.CodeRefused, "refused: an absolute path with a root: the path is relative to the root")
@@ -330,10 +332,9 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 // fenceRefusal applies the fence of private projects: a plugin not turned
 // on for a private project reaches nothing of it, neither through the agent
 // that works on it nor through a path into its folder.
-func (p *Plugin) fenceRefusal(ctx context.Context, real string, root fsRoot, agent *AgentInfo) string {
-	projects := p.h.opts.Projects
+func (p *Plugin) fenceRefusal(ctx context.Context, real string, root fsRoot, agent *Agent) string {
 	if agent != nil && agent.Project != "" && isAgentRoot(root.name) {
-		if info, err := projects.Project(ctx, agent.Project); err == nil && info.Private && !info.On(p.m.ID) {
+		if info, err := p.h.Project(ctx, agent.Project); err == nil && info.Private && !info.On {
 			return "« Projet privé »: the agent works on a private project the plugin is not on for"
 		}
 	}
@@ -352,17 +353,13 @@ func (p *Plugin) fenceRefusal(ctx context.Context, real string, root fsRoot, age
 // listPrivateRoots returns the real paths of the folders of the private
 // projects the plugin is not on for.
 func (p *Plugin) listPrivateRoots(ctx context.Context) ([]string, error) {
-	lister, ok := p.h.opts.Projects.(ProjectLister)
-	if !ok {
-		return nil, nil
-	}
-	all, err := lister.Projects(ctx)
-	if err != nil {
+	all, ok, err := p.h.Projects(ctx)
+	if !ok || err != nil {
 		return nil, err
 	}
 	var roots []string
 	for _, info := range all {
-		if info.Root == "" || !info.Private || info.On(p.m.ID) {
+		if info.Root == "" || !info.Private || info.On {
 			continue
 		}
 		if pr, err := realPath(info.Root); err == nil {
@@ -433,12 +430,12 @@ type fsReadResult struct {
 // fsOpenRead parses the params of a reading fs method, resolves the path
 // for Read and opens it, with flag, under its root (openBeneath): the
 // steps fs/read, fs/stat and fs/list share. The caller closes the file.
-func fsOpenRead(ctx context.Context, c *call, params []byte, flag int) (*fsTarget, *os.File, error) {
+func fsOpenRead(ctx context.Context, in *Instance, params []byte, flag int) (*fsTarget, *os.File, error) {
 	fp, err := parseFsParams(params, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	p := c.inst.p
+	p := in.p
 	t, err := p.resolve(ctx, fp, Read)
 	if err != nil {
 		return nil, nil, err
@@ -455,7 +452,7 @@ func fsOpenRead(ctx context.Context, c *call, params []byte, flag int) (*fsTarge
 // loaded plugin's), and the root plugin reads into no other plugin's.
 func (p *Plugin) openOptions(t *fsTarget, mkdirs bool) beneath.Options {
 	o := beneath.Options{MkDirs: mkdirs, NoPluginFolder: mkdirs || t.root.name != "plugin"}
-	for _, d := range p.h.pluginDirs() {
+	for _, d := range p.h.PluginDirs() {
 		if !mkdirs && t.root.name == "plugin" && d == t.root.real {
 			continue
 		}
@@ -464,14 +461,14 @@ func (p *Plugin) openOptions(t *fsTarget, mkdirs bool) beneath.Options {
 	return o
 }
 
-func fsRead(ctx context.Context, c *call, params []byte) (_ any, err error) {
+func fsRead(ctx context.Context, in *Instance, _ Call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/read", err) }()
-	p := c.inst.p
+	p := in.p
 	limit := int64(maxFsRead)
-	if p.m.Limits.FileBytes > 0 {
-		limit = p.m.Limits.FileBytes
+	if p.cfg.Limits.FileBytes > 0 {
+		limit = p.cfg.Limits.FileBytes
 	}
-	t, f, err := fsOpenRead(ctx, c, params, os.O_RDONLY)
+	t, f, err := fsOpenRead(ctx, in, params, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -512,9 +509,9 @@ type fsWriteResult struct {
 	Bytes int    `json:"bytes"`
 }
 
-func fsWrite(ctx context.Context, c *call, params []byte) (_ any, err error) {
+func fsWrite(ctx context.Context, in *Instance, _ Call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/write", err) }()
-	p := c.inst.p
+	p := in.p
 	fp, err := parseFsParams(params, true)
 	if err != nil {
 		return nil, err
@@ -569,7 +566,7 @@ func fsWrite(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	if err == nil {
 		err = f.Close()
 	}
-	p.j.say(slog.LevelInfo, "fs/write", slog.String("path", t.real), slog.String("root", t.root.name),
+	p.h.Say(slog.LevelInfo, "fs/write", slog.String("path", t.real), slog.String("root", t.root.name),
 		slog.Int("bytes", n), slog.Bool("append", fp.append))
 	if err != nil {
 		return nil, errorf(protocol.CodeFailed, "failed: the file cannot be written")
@@ -584,9 +581,9 @@ type fsStatResult struct {
 	Modified *int64 `json:"modified"` // milliseconds since 1970
 }
 
-func fsStat(ctx context.Context, c *call, params []byte) (_ any, err error) {
+func fsStat(ctx context.Context, in *Instance, _ Call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/stat", err) }()
-	_, f, err := fsOpenRead(ctx, c, params, beneath.OpenForStat)
+	_, f, err := fsOpenRead(ctx, in, params, beneath.OpenForStat)
 	if err != nil {
 		return nil, err
 	}
@@ -620,9 +617,9 @@ type fsListResult struct {
 	Truncated bool      `json:"truncated"`
 }
 
-func fsList(ctx context.Context, c *call, params []byte) (_ any, err error) {
+func fsList(ctx context.Context, in *Instance, _ Call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/list", err) }()
-	t, f, err := fsOpenRead(ctx, c, params, os.O_RDONLY)
+	t, f, err := fsOpenRead(ctx, in, params, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -632,7 +629,7 @@ func fsList(ctx context.Context, c *call, params []byte) (_ any, err error) {
 	}
 	// A private project the plugin is not on for is not to be known to
 	// it: its folder is left out, as it would be refused.
-	private := c.inst.p.privateRoots(ctx)
+	private := in.p.privateRoots(ctx)
 	res := fsListResult{Entries: []fsEntry{}}
 	for {
 		batch, err := f.ReadDir(256)
@@ -672,13 +669,13 @@ type fsCanonResult struct {
 	Path string `json:"path"`
 }
 
-func fsCanon(ctx context.Context, c *call, params []byte) (_ any, err error) {
+func fsCanon(ctx context.Context, in *Instance, _ Call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/canon", err) }()
 	fp, err := parseFsParams(params, false)
 	if err != nil {
 		return nil, err
 	}
-	t, err := c.inst.p.resolve(ctx, fp, Read)
+	t, err := in.p.resolve(ctx, fp, Read)
 	if err != nil {
 		return nil, err
 	}

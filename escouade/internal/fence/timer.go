@@ -1,10 +1,11 @@
-package escouade
+package fence
 
 import (
 	"context"
 	"math"
 	"time"
 
+	"shinken.dev/go/escouade/internal/fields"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
@@ -28,25 +29,25 @@ type timerParams struct {
 	Timer int64 `json:"timer"`
 }
 
-func timerSet(_ context.Context, c *call, params []byte) (any, error) {
+func timerSet(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
 	var ms float64
-	seen, err := object(paramsObject(params), []string{"ms"}, false, func(_ int, v []byte) (err error) {
+	seen, err := fields.Object(paramsObject(params), []string{"ms"}, false, func(_ int, v []byte) (err error) {
 		if ms, err = jsonrpc.Number(v); err != nil {
-			return errWantNumber
+			return fields.ErrWantNumber
 		}
 		return nil
 	})
 	if err == nil {
-		err = require(seen, 1, []string{"ms"})
+		err = fields.Require(seen, 1, []string{"ms"})
 	}
 	if err != nil {
 		return nil, err
 	}
 	if math.IsNaN(ms) || ms > float64(maxTimer/time.Millisecond) {
-		return nil, fieldErr("ms", "want at most %d ms", maxTimer/time.Millisecond)
+		return nil, fields.Errorf("ms", "want at most %d ms", maxTimer/time.Millisecond)
 	}
 	d := max(time.Duration(ms*float64(time.Millisecond)), minTimer)
-	r := c.inst.res
+	r := in
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -61,7 +62,7 @@ func timerSet(_ context.Context, c *call, params []byte) (any, error) {
 }
 
 // fire tells the plugin that a timer came due, unless it was taken back.
-func (r *resources) fire(id int64) {
+func (r *Instance) fire(id int64) {
 	r.mu.Lock()
 	_, ok := r.timers[id]
 	delete(r.timers, id)
@@ -71,12 +72,12 @@ func (r *resources) fire(id int64) {
 	}
 }
 
-func timerCancel(_ context.Context, c *call, params []byte) (any, error) {
+func timerCancel(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
 	id, err := idParam(params, "timer")
 	if err != nil {
 		return nil, err
 	}
-	r := c.inst.res
+	r := in
 	r.mu.Lock()
 	if t, ok := r.timers[id]; ok {
 		t.t.Stop()

@@ -1,9 +1,10 @@
-package escouade
+package fence
 
 import (
 	"path/filepath"
-	"shinken.dev/go/escouade/internal/beneath"
 	"strings"
+
+	"shinken.dev/go/escouade/internal/beneath"
 )
 
 // Some programs run what a file in the folder they run in tells them to,
@@ -35,7 +36,7 @@ var treeRunners = map[string]bool{
 
 // treeRefusal says why command may not run in dir for the plugin, or "":
 // dir is one the plugin may write, and command runs what is written there.
-func (p *Plugin) treeRefusal(command, dir string, agent *AgentInfo) string {
+func (p *Plugin) treeRefusal(command, dir string, agent *Agent) string {
 	if !treeRunners[command] {
 		return ""
 	}
@@ -44,7 +45,7 @@ func (p *Plugin) treeRefusal(command, dir string, agent *AgentInfo) string {
 		return "its folder cannot be judged"
 	}
 	why := command + " runs what the folder it runs in configures (" + treeRunnerWhat(command) + "), and the plugin may write "
-	if tmp, err := p.tempDir(); err == nil {
+	if tmp, err := p.h.TempDir(); err == nil {
 		if t, err := filepath.EvalSymlinks(tmp); err == nil && beneath.Within(t, real) {
 			return why + "its temporary folder: it runs only in an agent's or a project's folder the plugin may not write"
 		}
@@ -85,7 +86,7 @@ var gitKeeps = map[string]bool{
 // gitTop is the highest folder a git run in dir may take for its
 // repository: the agent's repository (AgentRoots.Repo) when dir is in it,
 // which the user named; else dir itself.
-func gitTop(dir string, agent *AgentInfo) string {
+func gitTop(dir string, agent *Agent) string {
 	if agent == nil || agent.Roots.Repo == "" {
 		return dir
 	}

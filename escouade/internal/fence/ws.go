@@ -1,4 +1,4 @@
-package escouade
+package fence
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 	"sync"
 
 	"github.com/coder/websocket"
+	"shinken.dev/go/escouade/internal/fields"
 	"shinken.dev/go/escouade/protocol"
 )
 
 // A socket is a WebSocket a plugin opened (ws/open).
 type socket struct {
 	id   int64
-	r    *resources
+	r    *Instance
 	conn *websocket.Conn
 
 	mu      sync.Mutex
@@ -57,16 +58,16 @@ type wsClosedParams struct {
 
 var wsOpenFields = []string{"url", "headers"}
 
-func wsOpen(ctx context.Context, c *call, params []byte) (any, error) {
-	p := c.inst.p
+func wsOpen(ctx context.Context, in *Instance, c Call, params []byte) (any, error) {
+	p := in.p
 	var raw string
 	var headers map[string]string
-	seen, err := object(paramsObject(params), wsOpenFields, false, func(i int, v []byte) (err error) {
+	seen, err := fields.Object(paramsObject(params), wsOpenFields, false, func(i int, v []byte) (err error) {
 		if i == 0 {
-			raw, err = str(v)
+			raw, err = fields.String(v)
 			return err
 		}
-		if headers, err = stringMap(v); err == nil {
+		if headers, err = StringMap(v); err == nil {
 			for k, val := range headers {
 				if !validToken(k) || strings.ContainsAny(val, "\r\n\x00") {
 					return &protocol.FieldError{Path: k, Err: errors.New("not a header")}
@@ -76,7 +77,7 @@ func wsOpen(ctx context.Context, c *call, params []byte) (any, error) {
 		return err
 	})
 	if err == nil {
-		err = require(seen, 1, wsOpenFields)
+		err = fields.Require(seen, 1, wsOpenFields)
 	}
 	if err != nil {
 		return nil, err
@@ -89,7 +90,7 @@ func wsOpen(ctx context.Context, c *call, params []byte) (any, error) {
 	if pn == nil {
 		return nil, errorf(protocol.CodeFailed, "failed: the plugin is stopping")
 	}
-	r := c.inst.res
+	r := in
 	r.mu.Lock()
 	switch {
 	case r.closed:
@@ -129,7 +130,7 @@ func wsOpen(ctx context.Context, c *call, params []byte) (any, error) {
 	r.sockets[id] = s
 	r.wg.Add(2)
 	r.mu.Unlock()
-	go s.read(c.afterAnswer())
+	go s.read(c.AfterAnswer())
 	go s.write()
 	return wsOpenResult{Socket: id}, nil
 }
@@ -248,7 +249,7 @@ func (s *socket) askedClose() bool {
 	return s.asked
 }
 
-func (r *resources) socket(id int64) (*socket, error) {
+func (r *Instance) socket(id int64) (*socket, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s, ok := r.sockets[id]
@@ -260,15 +261,15 @@ func (r *resources) socket(id int64) (*socket, error) {
 
 var wsSendFields = []string{"socket", "text", "dataBase64"}
 
-func wsSend(_ context.Context, c *call, params []byte) (any, error) {
+func wsSend(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
 	var id int64
 	var text, b64 *string
-	seen, err := object(paramsObject(params), wsSendFields, false, func(i int, v []byte) (err error) {
+	seen, err := fields.Object(paramsObject(params), wsSendFields, false, func(i int, v []byte) (err error) {
 		if i == 0 {
-			id, err = integer(v)
+			id, err = fields.Int(v)
 			return err
 		}
-		s, err := str(v)
+		s, err := fields.String(v)
 		if i == 1 {
 			text = &s
 		} else {
@@ -277,7 +278,7 @@ func wsSend(_ context.Context, c *call, params []byte) (any, error) {
 		return err
 	})
 	if err == nil {
-		err = require(seen, 1, wsSendFields)
+		err = fields.Require(seen, 1, wsSendFields)
 	}
 	if err != nil {
 		return nil, err
@@ -285,22 +286,22 @@ func wsSend(_ context.Context, c *call, params []byte) (any, error) {
 	var m wsOut
 	switch {
 	case text != nil && b64 != nil:
-		return nil, fieldErr("dataBase64", "text or dataBase64, not both")
+		return nil, fields.Errorf("dataBase64", "text or dataBase64, not both")
 	case text != nil:
 		m = wsOut{typ: websocket.MessageText, data: []byte(*text)}
 	case b64 != nil:
 		data, err := base64.StdEncoding.Strict().DecodeString(*b64)
 		if err != nil {
-			return nil, fieldErr("dataBase64", "not base64")
+			return nil, fields.Errorf("dataBase64", "not base64")
 		}
 		m = wsOut{typ: websocket.MessageBinary, data: data}
 	default:
-		return nil, fieldErr("text", "a message: text or dataBase64")
+		return nil, fields.Errorf("text", "a message: text or dataBase64")
 	}
 	if len(m.data) > maxWSMessage {
 		return nil, errorf(protocol.CodeRefused, "refused: a message of %d bytes, over 1 MiB", len(m.data))
 	}
-	s, err := c.inst.res.socket(id)
+	s, err := in.socket(id)
 	if err != nil {
 		return nil, err
 	}
@@ -321,12 +322,12 @@ func wsSend(_ context.Context, c *call, params []byte) (any, error) {
 	return nil, nil
 }
 
-func wsClose(_ context.Context, c *call, params []byte) (any, error) {
+func wsClose(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
 	id, err := idParam(params, "socket")
 	if err != nil {
 		return nil, err
 	}
-	s, err := c.inst.res.socket(id)
+	s, err := in.socket(id)
 	if err != nil {
 		return nil, err
 	}

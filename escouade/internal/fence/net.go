@@ -1,4 +1,4 @@
-package escouade
+package fence
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"shinken.dev/go/escouade/internal/fields"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/ssrf"
 )
@@ -32,13 +33,12 @@ const (
 	maxWSQueue     = 256 << 10 // what may wait to be sent, but for one long message
 )
 
-// A netHook stands in for the network in the package's tests: a resolver
-// whose answers are judged as any are, and a dialer that reaches, for an
-// address judged public, a server of the test on this machine. Only
-// export_test.go sets it.
-type netHook struct {
-	resolver ssrf.Resolver
-	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+// A NetHook stands in for the network in tests: a resolver whose answers
+// are judged as any are, and a dialer that reaches, for an address judged
+// public, a server of the test on this machine. No configuration sets it.
+type NetHook struct {
+	Resolver ssrf.Resolver
+	Dial     func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // pluginNet is a plugin's network: its own transport, so that no
@@ -58,11 +58,10 @@ type pluginNet struct {
 func (p *Plugin) network() *pluginNet {
 	p.netOnce.Do(func() {
 		pn := &pluginNet{p: p, proxies: map[string]bool{}}
-		opts := p.h.opts.Network
 		pn.transport = &http.Transport{
 			Proxy:                  pn.proxy,
 			DialContext:            pn.dial,
-			TLSClientConfig:        opts.TLS.Clone(),
+			TLSClientConfig:        p.cfg.TLS.Clone(),
 			TLSHandshakeTimeout:    fetchTimeout,
 			MaxResponseHeaderBytes: maxHeaderBytes,
 			IdleConnTimeout:        90 * time.Second,
@@ -82,7 +81,7 @@ func (pn *pluginNet) close() { pn.transport.CloseIdleConnections() }
 
 // proxy asks the configuration for a proxy, and notes the one chosen.
 func (pn *pluginNet) proxy(req *http.Request) (*url.URL, error) {
-	choose := pn.p.h.opts.Network.Proxy
+	choose := pn.p.cfg.Proxy
 	if choose == nil {
 		return nil, nil
 	}
@@ -97,7 +96,7 @@ func (pn *pluginNet) proxy(req *http.Request) (*url.URL, error) {
 	pn.mu.Lock()
 	pn.proxies[net.JoinHostPort(u.Hostname(), port)] = true
 	pn.mu.Unlock()
-	pn.p.j.limited(pn.p.j.proto, slog.LevelInfo, "through a proxy only the host's name was judged, not its addresses",
+	pn.p.h.Limited(slog.LevelInfo, "through a proxy only the host's name was judged, not its addresses",
 		slog.String("host", req.URL.Hostname()), slog.String("proxy", u.Redacted()))
 	return u, nil
 }
@@ -112,8 +111,8 @@ func (pn *pluginNet) dial(ctx context.Context, network, addr string) (net.Conn, 
 		return (&net.Dialer{Timeout: fetchTimeout}).DialContext(ctx, network, addr)
 	}
 	d := &ssrf.Dialer{Local: func(host, port string) bool { return pn.p.localPermit(ctx, host, port) }}
-	if hook := pn.p.h.hook; hook != nil {
-		d.Resolver = hook.resolver
+	if hook := pn.p.cfg.Hook; hook != nil {
+		d.Resolver = hook.Resolver
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, err
@@ -122,7 +121,7 @@ func (pn *pluginNet) dial(ctx context.Context, network, addr string) (net.Conn, 
 		if err != nil {
 			return nil, err
 		}
-		return hook.dial(ctx, network, addrs[0].String())
+		return hook.Dial(ctx, network, addrs[0].String())
 	}
 	return d.DialContext(ctx, network, addr)
 }
@@ -131,16 +130,16 @@ func (pn *pluginNet) dial(ctx context.Context, network, addr string) (net.Conn, 
 type account struct{ host, port string }
 
 func (p *Plugin) accounts(ctx context.Context) []account {
-	list, err := p.h.opts.Accounts.Accounts(ctx, p.m.ID)
+	list, err := p.h.Accounts(ctx)
 	if err != nil {
-		p.j.say(slog.LevelWarn, "the plugin's accounts cannot be read", slog.String("error", err.Error()))
+		p.h.Say(slog.LevelWarn, "the plugin's accounts cannot be read", slog.String("error", err.Error()))
 		return nil
 	}
 	var out []account
 	for _, s := range list {
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-			p.j.say(slog.LevelWarn, "an account's server is not an http or https URL; ignored")
+			p.h.Say(slog.LevelWarn, "an account's server is not an http or https URL; ignored")
 			continue
 		}
 		port := u.Port()
@@ -161,7 +160,7 @@ func defaultPort(scheme string) string {
 
 // declares reports whether permissions.network holds entry.
 func (p *Plugin) declares(entry string) bool {
-	for _, e := range p.m.Permissions.Network {
+	for _, e := range p.cfg.Network {
 		if e == entry {
 			return true
 		}
@@ -181,8 +180,8 @@ func (p *Plugin) localPermit(ctx context.Context, host, port string) bool {
 			}
 		}
 	}
-	if p.declares("local:shared") && host == "127.0.0.1" && p.shared != nil {
-		if sp, ok := p.shared.Port(); ok && sp == port {
+	if p.declares("local:shared") && host == "127.0.0.1" {
+		if sp, ok := p.h.SharedPort(); ok && sp == port {
 			return true
 		}
 	}
@@ -197,7 +196,7 @@ func (p *Plugin) localPermit(ctx context.Context, host, port string) bool {
 func (p *Plugin) judgeURL(ctx context.Context, raw string, ws bool) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.Hostname() == "" {
-		return nil, fieldErr("url", "not an absolute URL")
+		return nil, fields.Errorf("url", "not an absolute URL")
 	}
 	if u.User != nil {
 		return nil, errorf(protocol.CodeRefused, "refused: a URL with credentials: send them in a header")
@@ -215,7 +214,7 @@ func (p *Plugin) judgeURL(ctx context.Context, raw string, ws bool) (*url.URL, e
 		port = defaultPort(scheme)
 	}
 	secure := scheme == "https" || scheme == "wss"
-	for _, e := range p.m.Permissions.Network {
+	for _, e := range p.cfg.Network {
 		switch e {
 		case "{account}":
 			for _, a := range p.accounts(ctx) {
@@ -224,8 +223,8 @@ func (p *Plugin) judgeURL(ctx context.Context, raw string, ws bool) (*url.URL, e
 				}
 			}
 		case "local:shared":
-			if !ws && scheme == "http" && host == "127.0.0.1" && p.shared != nil {
-				if sp, ok := p.shared.Port(); ok && sp == port {
+			if !ws && scheme == "http" && host == "127.0.0.1" {
+				if sp, ok := p.h.SharedPort(); ok && sp == port {
 					return u, nil
 				}
 			}
@@ -282,16 +281,16 @@ func parseNetRequest(params []byte, stream bool) (*netRequest, error) {
 		names = names[:5]
 	}
 	var text, b64 *string
-	seen, err := object(paramsObject(params), names, false, func(i int, v []byte) (err error) {
+	seen, err := fields.Object(paramsObject(params), names, false, func(i int, v []byte) (err error) {
 		switch i {
 		case 0:
-			nr.url, err = str(v)
+			nr.url, err = fields.String(v)
 		case 1:
-			if nr.method, err = str(v); err == nil && !validToken(nr.method) {
+			if nr.method, err = fields.String(v); err == nil && !validToken(nr.method) {
 				err = errors.New("not an HTTP method")
 			}
 		case 2:
-			if nr.headers, err = stringMap(v); err == nil {
+			if nr.headers, err = StringMap(v); err == nil {
 				for k, val := range nr.headers {
 					if !validToken(k) || strings.ContainsAny(val, "\r\n\x00") {
 						return &protocol.FieldError{Path: k, Err: errors.New("not a header")}
@@ -301,34 +300,34 @@ func parseNetRequest(params []byte, stream bool) (*netRequest, error) {
 		case 3:
 			if string(v) != "null" {
 				var s string
-				if s, err = str(v); err == nil {
+				if s, err = fields.String(v); err == nil {
 					text = &s
 				}
 			}
 		case 4:
 			var s string
-			if s, err = str(v); err == nil {
+			if s, err = fields.String(v); err == nil {
 				b64 = &s
 			}
 		case 5:
-			nr.sse, err = boolean(v)
+			nr.sse, err = fields.Bool(v)
 		}
 		return err
 	})
 	if err == nil {
-		err = require(seen, 1, names)
+		err = fields.Require(seen, 1, names)
 	}
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case text != nil && b64 != nil:
-		return nil, fieldErr("bodyBase64", "body or bodyBase64, not both")
+		return nil, fields.Errorf("bodyBase64", "body or bodyBase64, not both")
 	case text != nil:
 		nr.body = []byte(*text)
 	case b64 != nil:
 		if nr.body, err = base64.StdEncoding.Strict().DecodeString(*b64); err != nil {
-			return nil, fieldErr("bodyBase64", "not base64")
+			return nil, fields.Errorf("bodyBase64", "not base64")
 		}
 	}
 	return nr, nil
@@ -355,7 +354,7 @@ func (p *Plugin) newRequest(ctx context.Context, nr *netRequest, u *url.URL) (*h
 	}
 	req, err := http.NewRequestWithContext(ctx, nr.method, u.String(), body)
 	if err != nil {
-		return nil, fieldErr("url", "%v", err)
+		return nil, fields.Errorf("url", "%v", err)
 	}
 	for k, v := range nr.headers {
 		if strings.EqualFold(k, "Host") {
@@ -369,11 +368,11 @@ func (p *Plugin) newRequest(ctx context.Context, nr *netRequest, u *url.URL) (*h
 // fetchLimits are net/fetch's time and size for the plugin.
 func (p *Plugin) fetchLimits() (time.Duration, int64) {
 	t, n := fetchTimeout, int64(fetchBytes)
-	if p.m.Limits.FetchMs > 0 {
-		t = time.Duration(p.m.Limits.FetchMs) * time.Millisecond
+	if p.cfg.Limits.FetchMs > 0 {
+		t = time.Duration(p.cfg.Limits.FetchMs) * time.Millisecond
 	}
-	if p.m.Limits.FetchBytes > 0 {
-		n = p.m.Limits.FetchBytes
+	if p.cfg.Limits.FetchBytes > 0 {
+		n = p.cfg.Limits.FetchBytes
 	}
 	return t, n
 }
@@ -397,8 +396,8 @@ type netFetchResult struct {
 	BodyBase64 *string           `json:"bodyBase64,omitempty"`
 }
 
-func netFetch(ctx context.Context, c *call, params []byte) (any, error) {
-	p := c.inst.p
+func netFetch(ctx context.Context, in *Instance, _ Call, params []byte) (any, error) {
+	p := in.p
 	nr, err := parseNetRequest(params, false)
 	if err != nil {
 		return nil, err

@@ -1,21 +1,23 @@
-package escouade
+package fence
 
 import (
 	"context"
 	"errors"
 	"io"
 	"net/http"
-	"shinken.dev/go/escouade/protocol"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"shinken.dev/go/escouade/internal/fields"
+	"shinken.dev/go/escouade/protocol"
 )
 
 // A stream is a response read in pieces (net/stream): the Host reads no
 // further than the plugin's credit allows.
 type stream struct {
 	id     int64
-	r      *resources
+	r      *Instance
 	body   io.ReadCloser
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -47,8 +49,8 @@ type netEndParams struct {
 	Error  string `json:"error,omitempty"`
 }
 
-func netStream(ctx context.Context, c *call, params []byte) (any, error) {
-	p := c.inst.p
+func netStream(ctx context.Context, in *Instance, c Call, params []byte) (any, error) {
+	p := in.p
 	nr, err := parseNetRequest(params, true)
 	if err != nil {
 		return nil, err
@@ -62,7 +64,7 @@ func netStream(ctx context.Context, c *call, params []byte) (any, error) {
 		return nil, errorf(protocol.CodeFailed, "failed: the plugin is stopping")
 	}
 	limit, _ := p.fetchLimits()
-	r := c.inst.res
+	r := in
 	r.mu.Lock()
 	switch {
 	case r.closed:
@@ -111,7 +113,7 @@ func netStream(ctx context.Context, c *call, params []byte) (any, error) {
 	r.streams[id] = s
 	r.wg.Add(1)
 	r.mu.Unlock()
-	go s.pump(c.afterAnswer())
+	go s.pump(c.AfterAnswer())
 	return netStreamResult{Stream: id, Status: resp.StatusCode, Headers: responseHeaders(resp.Header)}, nil
 }
 
@@ -122,7 +124,7 @@ func (s *stream) pump(afterAnswer func(context.Context)) {
 	defer s.body.Close()
 	defer s.cancel()
 	afterAnswer(s.ctx)
-	idle := s.r.inst.p.h.streamIdle
+	idle := s.r.p.cfg.StreamIdle
 	if idle <= 0 {
 		idle = streamIdle
 	}
@@ -221,7 +223,7 @@ func (s *stream) end(why string) {
 	s.r.notify("net/end", netEndParams{Stream: s.id, Error: why})
 }
 
-func (r *resources) stream(id int64) *stream {
+func (r *Instance) stream(id int64) *stream {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.streams[id]
@@ -229,24 +231,24 @@ func (r *resources) stream(id int64) *stream {
 
 var netCreditFields = []string{"stream", "bytes"}
 
-func netCredit(_ context.Context, c *call, params []byte) (any, error) {
+func netCredit(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
 	var id, n int64
-	seen, err := object(paramsObject(params), netCreditFields, false, func(i int, v []byte) (err error) {
+	seen, err := fields.Object(paramsObject(params), netCreditFields, false, func(i int, v []byte) (err error) {
 		if i == 0 {
-			id, err = integer(v)
-		} else if n, err = integer(v); err == nil && n < 0 {
+			id, err = fields.Int(v)
+		} else if n, err = fields.Int(v); err == nil && n < 0 {
 			err = errors.New("want a count of bytes, not a negative number")
 		}
 		return err
 	})
 	if err == nil {
-		err = require(seen, 0b11, netCreditFields)
+		err = fields.Require(seen, 0b11, netCreditFields)
 	}
 	if err != nil {
 		return nil, err
 	}
 	// A credit for a stream that ended is late, not wrong.
-	if s := c.inst.res.stream(id); s != nil {
+	if s := in.stream(id); s != nil {
 		s.mu.Lock()
 		s.unconsumed = max(0, s.unconsumed-int(min(n, streamWindow)))
 		close(s.changed)
@@ -256,12 +258,12 @@ func netCredit(_ context.Context, c *call, params []byte) (any, error) {
 	return nil, nil
 }
 
-func netCancel(_ context.Context, c *call, params []byte) (any, error) {
+func netCancel(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
 	id, err := idParam(params, "stream")
 	if err != nil {
 		return nil, err
 	}
-	r := c.inst.res
+	r := in
 	r.mu.Lock()
 	s := r.streams[id]
 	delete(r.streams, id)
