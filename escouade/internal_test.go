@@ -5,12 +5,15 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"shinken.dev/go/escouade/protocol"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"shinken.dev/go/escouade/internal/fence"
+	"shinken.dev/go/escouade/protocol"
 )
 
 func TestPipe(t *testing.T) {
@@ -173,3 +176,26 @@ func TestFactEncoding(t *testing.T) {
 type stoppedClock struct{}
 
 func (stoppedClock) Now() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
+
+// TestFenceAgrees: the fences name the roots of permissions.files and the
+// manifest as the manifest's decoder does, and are handed a manifest's
+// accesses as it declares them.
+func TestFenceAgrees(t *testing.T) {
+	if !slices.Equal(fileRoots, fence.FileRoots) {
+		t.Errorf("the manifest's roots %q, the fences' %q", fileRoots, fence.FileRoots)
+	}
+	if ManifestName != fence.ManifestName {
+		t.Errorf("the manifest is %s, the fences refuse %s", ManifestName, fence.ManifestName)
+	}
+	m := &Manifest{ID: "x"}
+	m.Permissions.Files = map[string]Access{"temp": Write, "agent": Read}
+	m.Limits = Limits{FetchMs: 1, FetchBytes: 2, FileBytes: 3}
+	p := &Plugin{h: New(nil), m: m, dir: "/plugin"}
+	cfg := p.fenceConfig()
+	if len(cfg.Files) != 2 || cfg.Files["temp"] != fence.Write || cfg.Files["agent"] != fence.Read {
+		t.Errorf("files %v", cfg.Files)
+	}
+	if cfg.Limits != (fence.Limits{FetchMs: 1, FetchBytes: 2, FileBytes: 3}) || cfg.Dir != "/plugin" {
+		t.Errorf("config %+v", cfg)
+	}
+}

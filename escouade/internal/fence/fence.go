@@ -337,7 +337,8 @@ func utf8Cut(b []byte) int {
 	return len(b)
 }
 
-// stringMap decodes an object of strings (headers, env).
+// StringMap decodes an object of strings (headers, env), each error
+// naming its member.
 func StringMap(v []byte) (map[string]string, error) {
 	if jsonrpc.KindOf(v) != jsonrpc.KindObject {
 		return nil, fields.ErrWantObject

@@ -23,11 +23,15 @@ import (
 
 // The fences of proc/*.
 const (
-	maxProcs   = 4         // programs at once
-	MaxProcOut = 256 << 10 // bytes of proc/out written to the plugin and not yet read by it: past it the Host stops reading the program
-	maxProcIn  = 1 << 20   // bytes of proc/write the program has not read yet
-	procChunk  = 32 << 10  // bytes read from a program at once
+	maxProcs  = 4        // programs at once
+	maxProcIn = 1 << 20  // bytes of proc/write the program has not read yet
+	procChunk = 32 << 10 // bytes read from a program at once
 )
+
+// MaxProcOut is how many bytes of proc/out may be written to a plugin
+// whose wire is watched (a Tap) and not yet read by it: past it the
+// program is not read until the plugin catches up.
+const MaxProcOut = 256 << 10
 
 // A program is one run by proc/spawn.
 type program struct {
