@@ -430,12 +430,12 @@ type fsReadResult struct {
 // fsOpenRead parses the params of a reading fs method, resolves the path
 // for Read and opens it, with flag, under its root (openBeneath): the
 // steps fs/read, fs/stat and fs/list share. The caller closes the file.
-func fsOpenRead(ctx context.Context, in *Instance, params []byte, flag int) (*fsTarget, *os.File, error) {
+func fsOpenRead(ctx context.Context, r *Instance, params []byte, flag int) (*fsTarget, *os.File, error) {
 	fp, err := parseFsParams(params, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	p := in.p
+	p := r.p
 	t, err := p.resolve(ctx, fp, Read)
 	if err != nil {
 		return nil, nil, err
@@ -461,14 +461,14 @@ func (p *Plugin) openOptions(t *fsTarget, mkdirs bool) beneath.Options {
 	return o
 }
 
-func fsRead(ctx context.Context, in *Instance, _ Call, params []byte) (_ any, err error) {
+func fsRead(ctx context.Context, r *Instance, _ Call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/read", err) }()
-	p := in.p
+	p := r.p
 	limit := int64(maxFsRead)
 	if p.cfg.Limits.FileBytes > 0 {
 		limit = p.cfg.Limits.FileBytes
 	}
-	t, f, err := fsOpenRead(ctx, in, params, os.O_RDONLY)
+	t, f, err := fsOpenRead(ctx, r, params, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -509,9 +509,9 @@ type fsWriteResult struct {
 	Bytes int    `json:"bytes"`
 }
 
-func fsWrite(ctx context.Context, in *Instance, _ Call, params []byte) (_ any, err error) {
+func fsWrite(ctx context.Context, r *Instance, _ Call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/write", err) }()
-	p := in.p
+	p := r.p
 	fp, err := parseFsParams(params, true)
 	if err != nil {
 		return nil, err
@@ -581,9 +581,9 @@ type fsStatResult struct {
 	Modified *int64 `json:"modified"` // milliseconds since 1970
 }
 
-func fsStat(ctx context.Context, in *Instance, _ Call, params []byte) (_ any, err error) {
+func fsStat(ctx context.Context, r *Instance, _ Call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/stat", err) }()
-	_, f, err := fsOpenRead(ctx, in, params, beneath.OpenForStat)
+	_, f, err := fsOpenRead(ctx, r, params, beneath.OpenForStat)
 	if err != nil {
 		return nil, err
 	}
@@ -617,9 +617,9 @@ type fsListResult struct {
 	Truncated bool      `json:"truncated"`
 }
 
-func fsList(ctx context.Context, in *Instance, _ Call, params []byte) (_ any, err error) {
+func fsList(ctx context.Context, r *Instance, _ Call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/list", err) }()
-	t, f, err := fsOpenRead(ctx, in, params, os.O_RDONLY)
+	t, f, err := fsOpenRead(ctx, r, params, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -629,7 +629,7 @@ func fsList(ctx context.Context, in *Instance, _ Call, params []byte) (_ any, er
 	}
 	// A private project the plugin is not on for is not to be known to
 	// it: its folder is left out, as it would be refused.
-	private := in.p.privateRoots(ctx)
+	private := r.p.privateRoots(ctx)
 	res := fsListResult{Entries: []fsEntry{}}
 	for {
 		batch, err := f.ReadDir(256)
@@ -669,13 +669,13 @@ type fsCanonResult struct {
 	Path string `json:"path"`
 }
 
-func fsCanon(ctx context.Context, in *Instance, _ Call, params []byte) (_ any, err error) {
+func fsCanon(ctx context.Context, r *Instance, _ Call, params []byte) (_ any, err error) {
 	defer func() { err = fsFit("fs/canon", err) }()
 	fp, err := parseFsParams(params, false)
 	if err != nil {
 		return nil, err
 	}
-	t, err := in.p.resolve(ctx, fp, Read)
+	t, err := r.p.resolve(ctx, fp, Read)
 	if err != nil {
 		return nil, err
 	}

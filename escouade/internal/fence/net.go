@@ -396,8 +396,8 @@ type netFetchResult struct {
 	BodyBase64 *string           `json:"bodyBase64,omitempty"`
 }
 
-func netFetch(ctx context.Context, in *Instance, _ Call, params []byte) (any, error) {
-	p := in.p
+func netFetch(ctx context.Context, r *Instance, _ Call, params []byte) (any, error) {
+	p := r.p
 	nr, err := parseNetRequest(params, false)
 	if err != nil {
 		return nil, err

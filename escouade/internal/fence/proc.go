@@ -219,8 +219,8 @@ func (p *Plugin) procDir(ctx context.Context, ps *procSpawnParams, agent *Agent)
 	return dir, nil
 }
 
-func procSpawn(ctx context.Context, in *Instance, _ Call, params []byte) (any, error) {
-	p := in.p
+func procSpawn(ctx context.Context, r *Instance, _ Call, params []byte) (any, error) {
+	p := r.p
 	ps, err := parseProcSpawn(params)
 	if err != nil {
 		return nil, err
@@ -269,7 +269,6 @@ func procSpawn(ctx context.Context, in *Instance, _ Call, params []byte) (any, e
 		return nil, errorf(protocol.CodeFailed, "failed: %s is not found on the PATH", ps.command)
 	}
 
-	r := in
 	r.mu.Lock()
 	switch {
 	case r.closed:
@@ -489,7 +488,7 @@ func (r *Instance) program(id int64) (*program, error) {
 
 var procWriteFields = []string{"proc", "data", "close"}
 
-func procWrite(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
+func procWrite(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
 	var id int64
 	var data string
 	var closeIn bool
@@ -510,7 +509,7 @@ func procWrite(_ context.Context, in *Instance, _ Call, params []byte) (any, err
 	if err != nil {
 		return nil, err
 	}
-	pr, err := in.program(id)
+	pr, err := r.program(id)
 	if err != nil {
 		return nil, err
 	}
@@ -528,12 +527,12 @@ func procWrite(_ context.Context, in *Instance, _ Call, params []byte) (any, err
 	return nil, nil
 }
 
-func procKill(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
+func procKill(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
 	id, err := idParam(params, "proc")
 	if err != nil {
 		return nil, err
 	}
-	pr, err := in.program(id)
+	pr, err := r.program(id)
 	if err != nil {
 		return nil, err
 	}

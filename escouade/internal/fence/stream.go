@@ -49,8 +49,8 @@ type netEndParams struct {
 	Error  string `json:"error,omitempty"`
 }
 
-func netStream(ctx context.Context, in *Instance, c Call, params []byte) (any, error) {
-	p := in.p
+func netStream(ctx context.Context, r *Instance, c Call, params []byte) (any, error) {
+	p := r.p
 	nr, err := parseNetRequest(params, true)
 	if err != nil {
 		return nil, err
@@ -64,7 +64,6 @@ func netStream(ctx context.Context, in *Instance, c Call, params []byte) (any, e
 		return nil, errorf(protocol.CodeFailed, "failed: the plugin is stopping")
 	}
 	limit, _ := p.fetchLimits()
-	r := in
 	r.mu.Lock()
 	switch {
 	case r.closed:
@@ -231,7 +230,7 @@ func (r *Instance) stream(id int64) *stream {
 
 var netCreditFields = []string{"stream", "bytes"}
 
-func netCredit(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
+func netCredit(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
 	var id, n int64
 	seen, err := fields.Object(paramsObject(params), netCreditFields, false, func(i int, v []byte) (err error) {
 		if i == 0 {
@@ -248,7 +247,7 @@ func netCredit(_ context.Context, in *Instance, _ Call, params []byte) (any, err
 		return nil, err
 	}
 	// A credit for a stream that ended is late, not wrong.
-	if s := in.stream(id); s != nil {
+	if s := r.stream(id); s != nil {
 		s.mu.Lock()
 		s.unconsumed = max(0, s.unconsumed-int(min(n, streamWindow)))
 		close(s.changed)
@@ -258,12 +257,11 @@ func netCredit(_ context.Context, in *Instance, _ Call, params []byte) (any, err
 	return nil, nil
 }
 
-func netCancel(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
+func netCancel(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
 	id, err := idParam(params, "stream")
 	if err != nil {
 		return nil, err
 	}
-	r := in
 	r.mu.Lock()
 	s := r.streams[id]
 	delete(r.streams, id)

@@ -29,7 +29,7 @@ type timerParams struct {
 	Timer int64 `json:"timer"`
 }
 
-func timerSet(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
+func timerSet(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
 	var ms float64
 	seen, err := fields.Object(paramsObject(params), []string{"ms"}, false, func(_ int, v []byte) (err error) {
 		if ms, err = jsonrpc.Number(v); err != nil {
@@ -47,7 +47,6 @@ func timerSet(_ context.Context, in *Instance, _ Call, params []byte) (any, erro
 		return nil, fields.Errorf("ms", "want at most %d ms", maxTimer/time.Millisecond)
 	}
 	d := max(time.Duration(ms*float64(time.Millisecond)), minTimer)
-	r := in
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -72,12 +71,11 @@ func (r *Instance) fire(id int64) {
 	}
 }
 
-func timerCancel(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
+func timerCancel(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
 	id, err := idParam(params, "timer")
 	if err != nil {
 		return nil, err
 	}
-	r := in
 	r.mu.Lock()
 	if t, ok := r.timers[id]; ok {
 		t.t.Stop()

@@ -58,8 +58,8 @@ type wsClosedParams struct {
 
 var wsOpenFields = []string{"url", "headers"}
 
-func wsOpen(ctx context.Context, in *Instance, c Call, params []byte) (any, error) {
-	p := in.p
+func wsOpen(ctx context.Context, r *Instance, c Call, params []byte) (any, error) {
+	p := r.p
 	var raw string
 	var headers map[string]string
 	seen, err := fields.Object(paramsObject(params), wsOpenFields, false, func(i int, v []byte) (err error) {
@@ -90,7 +90,6 @@ func wsOpen(ctx context.Context, in *Instance, c Call, params []byte) (any, erro
 	if pn == nil {
 		return nil, errorf(protocol.CodeFailed, "failed: the plugin is stopping")
 	}
-	r := in
 	r.mu.Lock()
 	switch {
 	case r.closed:
@@ -261,7 +260,7 @@ func (r *Instance) socket(id int64) (*socket, error) {
 
 var wsSendFields = []string{"socket", "text", "dataBase64"}
 
-func wsSend(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
+func wsSend(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
 	var id int64
 	var text, b64 *string
 	seen, err := fields.Object(paramsObject(params), wsSendFields, false, func(i int, v []byte) (err error) {
@@ -301,7 +300,7 @@ func wsSend(_ context.Context, in *Instance, _ Call, params []byte) (any, error)
 	if len(m.data) > maxWSMessage {
 		return nil, errorf(protocol.CodeRefused, "refused: a message of %d bytes, over 1 MiB", len(m.data))
 	}
-	s, err := in.socket(id)
+	s, err := r.socket(id)
 	if err != nil {
 		return nil, err
 	}
@@ -322,12 +321,12 @@ func wsSend(_ context.Context, in *Instance, _ Call, params []byte) (any, error)
 	return nil, nil
 }
 
-func wsClose(_ context.Context, in *Instance, _ Call, params []byte) (any, error) {
+func wsClose(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
 	id, err := idParam(params, "socket")
 	if err != nil {
 		return nil, err
 	}
-	s, err := in.socket(id)
+	s, err := r.socket(id)
 	if err != nil {
 		return nil, err
 	}
