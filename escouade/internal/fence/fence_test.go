@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 	"shinken.dev/go/escouade/protocol"
@@ -338,5 +340,60 @@ func TestUTF8Cut(t *testing.T) {
 		if got := utf8Cut([]byte(tt.in)); got != tt.want {
 			t.Errorf("utf8Cut(%q) = %d, want %d", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestProc: a program of permissions.commands runs in the plugin's
+// temporary folder, its output and then its end told in order; what the
+// permissions do not name is refused before anything runs.
+func TestProc(t *testing.T) {
+	in, n := start(t, Config{Commands: []string{"echo *", "pwd"}, StopGrace: time.Minute}, &testHost{})
+	res, err := serve(t, in, "proc/spawn", `{"command":"echo","args":["un","deux"],"env":{"LANG":"C"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.(procSpawnResult).Proc
+	var out strings.Builder
+	for got := range n {
+		if got.method == "proc/exit" {
+			if got.params != fmt.Sprintf(`{"proc":%d,"code":0}`, id) {
+				t.Errorf("proc/exit: %s", got.params)
+			}
+			break
+		}
+		var p struct {
+			Proc   int64
+			Stream string
+			Data   string
+		}
+		if err := json.Unmarshal([]byte(got.params), &p); err != nil || got.method != "proc/out" || p.Proc != id || p.Stream != "stdout" {
+			t.Fatalf("%s %s: %v", got.method, got.params, err)
+		}
+		out.WriteString(p.Data)
+	}
+	if out.String() != "un deux\n" {
+		t.Errorf("stdout %q", out.String())
+	}
+	for _, tt := range []struct {
+		name, params string
+		want         protocol.Code
+	}{
+		{"words not an entry", `{"command":"pwd","args":["-P"]}`, protocol.CodeRefused},
+		{"a program not named", `{"command":"rm","args":["x"]}`, protocol.CodeRefused},
+		{"a path", `{"command":"/bin/echo"}`, protocol.CodeRefused},
+		{"a variable not permitted", `{"command":"echo","env":{"GIT_DIR":"x"}}`, protocol.CodeRefused},
+		{"a variable never set", `{"command":"echo","env":{"LD_PRELOAD":"x"}}`, protocol.CodeRefused},
+		{"a locale that is a path", `{"command":"echo","env":{"LANGUAGE":"../x"}}`, protocol.CodeRefused},
+		{"dir agent, no agent", `{"command":"pwd","dir":"agent"}`, protocol.CodeInvalidParams},
+		{"an agent not attached", `{"command":"pwd","agent":"eve"}`, protocol.CodeRefused},
+		{"a NUL", `{"command":"echo","args":["a\u0000b"]}`, protocol.CodeInvalidParams},
+		{"no command", `{"args":["x"]}`, protocol.CodeInvalidParams},
+	} {
+		if _, err := serve(t, in, "proc/spawn", tt.params); code(err) != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, err, tt.want)
+		}
+	}
+	if _, err := serve(t, in, "proc/kill", fmt.Sprintf(`{"proc":%d}`, id)); code(err) != protocol.CodeFailed {
+		t.Errorf("proc/kill of a program that ended: %v", err)
 	}
 }
