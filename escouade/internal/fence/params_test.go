@@ -115,7 +115,7 @@ func TestParams(t *testing.T) {
 		{"proc/spawn", `{}`, protocol.CodeInvalidParams, "command"},
 		{"proc/spawn", `{"command":"ls","args":"-l"}`, protocol.CodeInvalidParams, "args"},
 		{"proc/spawn", `{"command":"ls","args":["-l",1]}`, protocol.CodeInvalidParams, "args[1]"},
-		{"proc/spawn", `{"command":"ls","dir":"/tmp"}`, protocol.CodeInvalidParams, "dir"},
+		{"proc/spawn", `{"command":"ls","dir":"/srv"}`, protocol.CodeInvalidParams, "dir"},
 		{"proc/spawn", `{"command":"ls","env":{"A":1}}`, protocol.CodeInvalidParams, "env.A"},
 		{"proc/spawn", `{"command":"l\u0000s"}`, protocol.CodeInvalidParams, "command"},
 		{"proc/spawn", `{"command":"ls","args":["\u0000"]}`, protocol.CodeInvalidParams, "args"},
