@@ -26,7 +26,7 @@ type outer struct {
 
 func TestDecode(t *testing.T) {
 	var o outer
-	err := Unmarshal([]byte(`{"s":"a\u00e9\ud83d\ude00\n","f":-1.5e2,"u":65535,"b":true,"in":{"n":1},
+	err := Schema.Unmarshal([]byte(`{"s":"a\u00e9\ud83d\ude00\n","f":-1.5e2,"u":65535,"b":true,"in":{"n":1},
 		"open":{"n":2,"extra":[1,{"x":null}]},"list":[{"n":3}],"m":{"k":"v"},"any":{"a":[1,"x",true,null]},
 		"raw":{"z" : 1},"null":null}`), &o)
 	if err != nil {
@@ -58,7 +58,7 @@ func TestErrorsNamePaths(t *testing.T) {
 	}
 	for _, tc := range cases {
 		var o outer
-		err := Unmarshal([]byte(tc.in), &o)
+		err := Schema.Unmarshal([]byte(tc.in), &o)
 		if tc.path == "" {
 			if err != nil {
 				t.Errorf("%s: %v", tc.in, err)
@@ -74,13 +74,13 @@ func TestErrorsNamePaths(t *testing.T) {
 
 func TestIntegersSaturate(t *testing.T) {
 	var o outer
-	if err := Unmarshal([]byte(`{"u":70000,"null":1e308}`), &o); err != nil || o.U != 65535 || *o.Null != int(^uint(0)>>1) {
+	if err := Schema.Unmarshal([]byte(`{"u":70000,"null":1e308}`), &o); err != nil || o.U != 65535 || *o.Null != int(^uint(0)>>1) {
 		t.Fatalf("saturation: %v %+v", err, o)
 	}
-	if err := Unmarshal([]byte(`{"null":-1e400}`), &o); err == nil {
+	if err := Schema.Unmarshal([]byte(`{"null":-1e400}`), &o); err == nil {
 		t.Fatal("-1e400 accepted")
 	}
-	if err := Unmarshal([]byte(`{"null":-1e300}`), &o); err != nil || *o.Null != -int(^uint(0)>>1)-1 {
+	if err := Schema.Unmarshal([]byte(`{"null":-1e300}`), &o); err != nil || *o.Null != -int(^uint(0)>>1)-1 {
 		t.Fatalf("negative saturation: %v %v", err, *o.Null)
 	}
 }
@@ -101,7 +101,7 @@ func FuzzUnmarshal(f *testing.F) {
 	f.Add([]byte(`{"s":"\u00e9\ud83d\ude00","raw":[1,2],"null":1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var o outer
-		err := Unmarshal(data, &o)
+		err := Schema.Unmarshal(data, &o)
 		if err != nil {
 			if _, ok := err.(*Error); !ok {
 				t.Fatalf("error %T is not *Error", err)
