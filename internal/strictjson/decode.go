@@ -115,11 +115,22 @@ func (o Options) Unmarshal(data []byte, v any) error {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return &Error{Path: "$", Msg: "decode target must be a non-nil pointer", Err: ErrType}
 	}
-	d := decoder{data: data, o: o}
+	d := decoders.Get().(*decoder)
+	d.data, d.pos, d.o, d.skipSeen = data, 0, o, false
 	d.sc = Scanner{Data: data, ReplaceLoneSurrogates: o.ReplaceLoneSurrogates}
 	d.path = d.pathBuf[:0]
+	err := d.top(rv.Elem())
+	// Hold nothing of the text or the caller's while pooled.
+	clear(d.pathBuf[:min(d.deepest, len(d.pathBuf))])
+	d.data, d.o, d.sc, d.path, d.deepest = nil, Options{}, Scanner{}, nil, 0
+	decoders.Put(d)
+	return err
+}
+
+// top decodes the whole text into v.
+func (d *decoder) top(v reflect.Value) error {
 	d.skipSpace()
-	if err := d.value(rv.Elem(), false, 0); err != nil {
+	if err := d.value(v, false, 0); err != nil {
 		return err
 	}
 	d.skipSpace()
@@ -128,6 +139,10 @@ func (o Options) Unmarshal(data []byte, v any) error {
 	}
 	return nil
 }
+
+// decoders keeps decoders, with their path buffers, between messages: a
+// decoder is as big as a small message.
+var decoders = sync.Pool{New: func() any { return new(decoder) }}
 
 // Valid reports whether data is one strict JSON value, read as o reads
 // it, and returns a path-naming error if not.
@@ -143,8 +158,16 @@ type decoder struct {
 	o        Options
 	sc       Scanner // skips values by the same rules
 	path     []pathElem
+	deepest  int // the longest the path was
 	skipSeen bool
 	pathBuf  [16]pathElem
+}
+
+// push adds an element to the path and returns its index.
+func (d *decoder) push(p pathElem) int {
+	d.path = append(d.path, p)
+	d.deepest = max(d.deepest, len(d.path))
+	return len(d.path) - 1
 }
 
 type pathElem struct {
@@ -266,7 +289,26 @@ type fieldInfo struct {
 
 type structInfo struct {
 	fields []fieldInfo
-	byName map[string]int // name -> position in fields
+	byName map[string]int // name -> position in fields, for a struct of many
+}
+
+// fewFields is how many fields a struct may have for its keys to be
+// looked up by comparing with each name rather than in a map: faster for
+// the small objects of these wires.
+const fewFields = 8
+
+// lookup returns the position in fields of the field named key.
+func (si *structInfo) lookup(key []byte) (int, bool) {
+	if si.byName == nil {
+		for i := range si.fields {
+			if si.fields[i].name == string(key) {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	i, ok := si.byName[string(key)]
+	return i, ok
 }
 
 var structCache sync.Map // reflect.Type -> *structInfo
@@ -275,7 +317,7 @@ func infoFor(t reflect.Type) *structInfo {
 	if si, ok := structCache.Load(t); ok {
 		return si.(*structInfo)
 	}
-	si := &structInfo{byName: map[string]int{}}
+	si := &structInfo{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag, ok := f.Tag.Lookup("json")
@@ -297,8 +339,13 @@ func infoFor(t reflect.Type) *structInfo {
 				fi.mustTrue = true
 			}
 		}
-		si.byName[name] = len(si.fields)
 		si.fields = append(si.fields, fi)
+	}
+	if len(si.fields) > fewFields {
+		si.byName = make(map[string]int, len(si.fields))
+		for i, f := range si.fields {
+			si.byName[f.name] = i
+		}
 	}
 	if len(si.fields) > 64 {
 		panic("strictjson: struct " + t.String() + " has more than 64 fields")
@@ -538,8 +585,7 @@ func (d *decoder) members(depth int, f func(key []byte) error) error {
 		return d.syntax(&SyntaxError{d.pos, fmt.Sprintf("nesting deeper than %d", MaxDepth)})
 	}
 	d.pos++
-	d.path = append(d.path, pathElem{index: -1})
-	top := len(d.path) - 1
+	top := d.push(pathElem{index: -1})
 	d.skipSpace()
 	if d.peek() == '}' {
 		d.pos++
@@ -592,8 +638,7 @@ func (d *decoder) elements(depth int, f func(i int) error) error {
 		return d.syntax(&SyntaxError{d.pos, fmt.Sprintf("nesting deeper than %d", MaxDepth)})
 	}
 	d.pos++
-	d.path = append(d.path, pathElem{index: 0})
-	top := len(d.path) - 1
+	top := d.push(pathElem{index: 0})
 	d.skipSpace()
 	if d.peek() == ']' {
 		d.pos++
@@ -621,10 +666,13 @@ func (d *decoder) elements(depth int, f func(i int) error) error {
 }
 
 func (d *decoder) object(v reflect.Value, open bool, depth int) error {
+	if d.peek() != '{' {
+		return d.typeErr("object", depth) // and no field is missing
+	}
 	si := infoFor(v.Type())
 	open = open || d.o.Open
 	var seen uint64
-	var unknown keySet
+	var unknown *keySet     // made at the first unknown key, which is rare
 	top := len(d.path) == 0 // the message itself, where Skip applies
 	err := d.members(depth, func(key []byte) error {
 		if top && d.o.Skip != "" && string(key) == d.o.Skip {
@@ -634,10 +682,13 @@ func (d *decoder) object(v reflect.Value, open bool, depth int) error {
 			d.skipSeen = true
 			return d.skip(depth + 1)
 		}
-		i, ok := si.byName[string(key)]
+		i, ok := si.lookup(key)
 		if !ok {
 			if !open {
 				return d.failSkip(d.problem(ErrUnknownField, "unknown field %q", key), depth+1)
+			}
+			if unknown == nil {
+				unknown = new(keySet)
 			}
 			if unknown.add(key) {
 				return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %q", key), depth+1)
