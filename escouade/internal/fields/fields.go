@@ -73,11 +73,18 @@ const MaxProblems = 50
 // counts the rest. The zero Problems is empty and ready to use.
 type Problems struct {
 	errs []error
-	more int // problems past MaxProblems
+	more int             // problems past MaxProblems
+	bad  map[string]bool // the paths of the FieldErrors recorded
 }
 
 // Add records err; nil is ignored.
 func (p *Problems) Add(err error) {
+	if fe, ok := err.(*FieldError); ok {
+		if p.bad == nil {
+			p.bad = map[string]bool{}
+		}
+		p.bad[fe.Path] = true
+	}
 	switch {
 	case err == nil:
 	case len(p.errs) < MaxProblems:
@@ -86,6 +93,10 @@ func (p *Problems) Add(err error) {
 		p.more++
 	}
 }
+
+// At reports whether a problem was recorded at path itself: a value that
+// did not decode, whose further checks would only repeat it.
+func (p *Problems) At(path string) bool { return p.bad[path] }
 
 // Addf records a FieldError at path.
 func (p *Problems) Addf(path, format string, args ...any) { p.Add(Errorf(path, format, args...)) }
@@ -117,11 +128,15 @@ func Decode(raw []byte, v any) error {
 }
 
 // DecodeStrict is Decode for a format whose every key is known: an
-// unknown one is a FieldError wrapping ErrUnknownField. Its problems are
-// added to p, so that a caller that checks more of the values gathers
-// every problem in one place.
-func DecodeStrict(raw []byte, v any, p *Problems) {
-	decode(raw, v, false, p)
+// unknown one is a FieldError wrapping ErrUnknownField. raw is the value
+// at path (the paths of its problems start there: "" at the top). Its
+// problems are added to p, so that a caller that checks more of the values
+// gathers every problem in one place.
+func DecodeStrict(raw []byte, path string, v any, p *Problems) {
+	o := strictjson.Options{Report: func(e *strictjson.Error) { p.Add(Under(path, FromStrict(e))) }}
+	if err := o.Unmarshal(raw, v); err != nil {
+		p.Add(Under(path, FromStrict(err)))
+	}
 }
 
 func decode(raw []byte, v any, open bool, p *Problems) {
