@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"shinken.dev/go/escouade/internal/fields"
@@ -309,15 +310,15 @@ func (mc *manifestChecker) author(raw json.RawMessage) string {
 func (mc *manifestChecker) strings(p string, list []string, check func(string) string) {
 	seen := make(map[string]bool, len(list))
 	for i, s := range list {
-		item := fmt.Sprintf("%s[%d]", p, i)
-		if mc.At(item) {
+		item := func() string { return p + "[" + strconv.Itoa(i) + "]" }
+		if mc.Any() && mc.At(item()) {
 			continue
 		}
 		if why := check(s); why != "" {
-			mc.Addf(item, "%s", why)
+			mc.Addf(item(), "%s", why)
 		}
 		if seen[s] {
-			mc.Addf(item, "%q is given twice", s)
+			mc.Addf(item(), "%q is given twice", s)
 		}
 		seen[s] = true
 	}

@@ -747,7 +747,27 @@ func (d *decoder) mapValue(v reflect.Value, depth int) error {
 	return nil
 }
 
+var stringsType = reflect.TypeFor[[]string]()
+
 func (d *decoder) slice(v reflect.Value, depth int) error {
+	if v.Type() == stringsType {
+		// The most common list, without reflection for each element.
+		s := []string{}
+		err := d.elements(depth, func(int) error {
+			if d.peek() != '"' {
+				s = append(s, "")
+				return d.typeErr("string", depth+1)
+			}
+			x, err := d.str()
+			s = append(s, x)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		v.Set(reflect.ValueOf(s))
+		return nil
+	}
 	s := reflect.MakeSlice(v.Type(), 0, 4)
 	err := d.elements(depth, func(i int) error {
 		s = reflect.Append(s, reflect.Zero(v.Type().Elem()))

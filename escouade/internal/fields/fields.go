@@ -98,6 +98,9 @@ func (p *Problems) Add(err error) {
 // did not decode, whose further checks would only repeat it.
 func (p *Problems) At(path string) bool { return p.bad[path] }
 
+// Any reports whether a problem was recorded.
+func (p *Problems) Any() bool { return len(p.errs) > 0 || p.more > 0 }
+
 // Addf records a FieldError at path.
 func (p *Problems) Addf(path, format string, args ...any) { p.Add(Errorf(path, format, args...)) }
 
