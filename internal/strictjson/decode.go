@@ -122,6 +122,9 @@ func (o Options) Unmarshal(data []byte, v any) error {
 	err := d.top(rv.Elem())
 	// Hold nothing of the text or the caller's while pooled.
 	clear(d.pathBuf[:min(d.deepest, len(d.pathBuf))])
+	for _, ks := range d.sets {
+		ks.reset()
+	}
 	d.data, d.o, d.sc, d.path, d.deepest = nil, Options{}, Scanner{}, nil, 0
 	decoders.Put(d)
 	return err
@@ -161,6 +164,38 @@ type decoder struct {
 	deepest  int // the longest the path was
 	skipSeen bool
 	pathBuf  [16]pathElem
+	sets []*keySet // see keySet
+	// infos keeps the structs this decoder read last, kept while it is
+	// pooled: a lookup costs less than the cache's.
+	infos [4]struct {
+		t  reflect.Type
+		si *structInfo
+	}
+}
+
+// keySet returns the set of keys for an object at depth, emptied: one per
+// depth, kept while the decoder is pooled, as objects at one depth come
+// one after the other.
+func (d *decoder) keySet(depth int) *keySet {
+	for len(d.sets) <= depth {
+		d.sets = append(d.sets, new(keySet))
+	}
+	ks := d.sets[depth]
+	ks.reset()
+	return ks
+}
+
+// info returns the structInfo of t.
+func (d *decoder) info(t reflect.Type) *structInfo {
+	for _, c := range d.infos {
+		if c.t == t {
+			return c.si
+		}
+	}
+	si := infoFor(t)
+	copy(d.infos[1:], d.infos[:])
+	d.infos[0].t, d.infos[0].si = t, si
+	return si
 }
 
 // push adds an element to the path and returns its index.
@@ -365,14 +400,6 @@ func (d *decoder) value(v reflect.Value, open bool, depth int) error {
 	if d.peek() == 'n' {
 		return d.null(v, depth)
 	}
-	if v.Type() == rawType {
-		start := d.pos
-		if err := d.skip(depth); err != nil {
-			return err
-		}
-		v.SetBytes(append([]byte(nil), d.data[start:d.pos]...))
-		return nil
-	}
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {
@@ -398,6 +425,14 @@ func (d *decoder) value(v reflect.Value, open bool, depth int) error {
 	case reflect.Map:
 		return d.mapValue(v, depth)
 	case reflect.Slice:
+		if v.Type() == rawType {
+			start := d.pos
+			if err := d.skip(depth); err != nil {
+				return err
+			}
+			v.SetBytes(append([]byte(nil), d.data[start:d.pos]...))
+			return nil
+		}
 		return d.slice(v, depth)
 	case reflect.String:
 		if d.peek() != '"' {
@@ -669,7 +704,7 @@ func (d *decoder) object(v reflect.Value, open bool, depth int) error {
 	if d.peek() != '{' {
 		return d.typeErr("object", depth) // and no field is missing
 	}
-	si := infoFor(v.Type())
+	si := d.info(v.Type())
 	open = open || d.o.Open
 	var seen uint64
 	var unknown *keySet     // made at the first unknown key, which is rare
@@ -688,7 +723,7 @@ func (d *decoder) object(v reflect.Value, open bool, depth int) error {
 				return d.failSkip(d.problem(ErrUnknownField, "unknown field %q", key), depth+1)
 			}
 			if unknown == nil {
-				unknown = new(keySet)
+				unknown = d.keySet(depth)
 			}
 			if unknown.add(key) {
 				return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %q", key), depth+1)

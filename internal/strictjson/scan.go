@@ -181,6 +181,12 @@ type keySet struct {
 	many  map[string]struct{}
 }
 
+// reset empties the set, holding nothing of the keys it had.
+func (ks *keySet) reset() {
+	clear(ks.small[:ks.n])
+	ks.n, ks.many = 0, nil
+}
+
 // add records key and reports whether it was there already.
 func (ks *keySet) add(key []byte) bool {
 	if ks.many == nil {
