@@ -16,9 +16,7 @@ func object(raw []byte, names []string, strict bool, set func(i int, v []byte) e
 	return fields.Object(raw, names, strict, set)
 }
 
-func under(name string, err error) error              { return fields.Under(name, err) }
 func require(seen, mask uint64, names []string) error { return fields.Require(seen, mask, names) }
-func join(path, name string) string                   { return fields.Join(path, name) }
 func str(v []byte) (string, error)                    { return fields.String(v) }
 func integer(v []byte) (int64, error)                 { return fields.Int(v) }
 func boolean(v []byte) (bool, error)                  { return fields.Bool(v) }

@@ -1,9 +1,10 @@
 package escouade
 
 import (
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path"
@@ -11,11 +12,13 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"shinken.dev/go/escouade/internal/beneath"
+	"shinken.dev/go/escouade/internal/fields"
 	"shinken.dev/go/escouade/protocol"
-	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/internal/strictjson"
 )
 
 // ManifestName is the name of a plugin's manifest in its folder.
@@ -167,198 +170,186 @@ func ReadManifest(dir string) (*Manifest, error) {
 // no key twice) and every field known: each problem is a *FieldError naming
 // the field's path, and all of them are returned, joined.
 func ParseManifest(data []byte) (*Manifest, error) {
-	if err := jsonrpc.Validate(data); err != nil {
+	if err := strictjson.Validate(data); err != nil {
 		return nil, &protocol.FieldError{Err: err}
 	}
-	mp := &manifestParser{}
-	m := mp.manifest(data)
-	if err := mp.err(); err != nil {
+	var mj manifestJSON
+	mc := manifestChecker{}
+	fields.DecodeStrict(data, "", &mj, &mc.Problems)
+	m := mc.manifest(&mj)
+	if err := mc.Err(); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// manifestParser gathers every problem rather than stopping at the first,
-// so that an author fixes a manifest in one go; past maxManifestErrors, the
-// rest are counted, so that the report stays small whatever the manifest.
-type manifestParser struct {
-	errs []error
-	more int // problems past maxManifestErrors
+// The manifest as it is written, decoded by name (package fields) before
+// its values are checked. A pointer tells a field that is present.
+type (
+	manifestJSON struct {
+		ID              string          `json:"id" wire:"required"`
+		Version         string          `json:"version" wire:"required"`
+		ProtocolVersion int64           `json:"protocolVersion" wire:"required"`
+		Run             runJSON         `json:"run" wire:"required"`
+		Permissions     permissionsJSON `json:"permissions"`
+		Contributes     contributesJSON `json:"contributes"`
+		Limits          limitsJSON      `json:"limits"`
+		Launch          launchJSON      `json:"launch"`
+		// The display fields; author is a string or an object.
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Author      json.RawMessage `json:"author"`
+		Homepage    string          `json:"homepage"`
+	}
+	authorJSON struct {
+		Name  string `json:"name" wire:"required"`
+		Email string `json:"email"`
+		URL   string `json:"url"`
+	}
+	runJSON struct {
+		Command *[]string `json:"command"`
+		WASM    *string   `json:"wasm"`
+		JS      *string   `json:"js"`
+	}
+	permissionsJSON struct {
+		Events   []string   `json:"events"`
+		Decide   bool       `json:"decide"`
+		Secrets  []string   `json:"secrets"`
+		Network  []string   `json:"network"`
+		Files    *filesJSON `json:"files"`
+		Commands []string   `json:"commands"`
+		Env      []string   `json:"env"`
+	}
+	// filesJSON names the roots a plugin's files may be under.
+	filesJSON struct {
+		Plugin    *Access `json:"plugin"`
+		Agent     *Access `json:"agent"`
+		AgentRepo *Access `json:"agentRepo"`
+		AgentHome *Access `json:"agentHome"`
+		Temp      *Access `json:"temp"`
+	}
+	contributesJSON struct {
+		Settings map[string]settingJSON `json:"settings"`
+	}
+	settingJSON struct {
+		Type        SettingType     `json:"type" wire:"required"`
+		Default     json.RawMessage `json:"default"`
+		Description string          `json:"description"`
+	}
+	limitsJSON struct {
+		FetchMs    *int64 `json:"fetchMs"`
+		FetchBytes *int64 `json:"fetchBytes"`
+		FileBytes  *int64 `json:"fileBytes"`
+	}
+	launchJSON struct {
+		Shared *sharedJSON `json:"shared"`
+	}
+	sharedJSON struct {
+		Command *[]string `json:"command" wire:"required"`
+		Listens *string   `json:"listens" wire:"required"`
+	}
+)
+
+// manifestChecker checks the values of a decoded manifest, gathering every
+// problem rather than stopping at the first, so that an author fixes a
+// manifest in one go; past fields.MaxProblems, the rest are counted, so
+// that the report stays small whatever the manifest. A value that did not
+// decode is not checked further: its problem is named once.
+type manifestChecker struct {
+	fields.Problems
 }
 
-// maxManifestErrors bounds the problems a manifest's error names.
-const maxManifestErrors = 50
-
-func (mp *manifestParser) fail(err error) {
-	switch {
-	case err == nil:
-	case len(mp.errs) < maxManifestErrors:
-		mp.errs = append(mp.errs, err)
-	default:
-		mp.more++
+func (mc *manifestChecker) manifest(mj *manifestJSON) *Manifest {
+	m := &Manifest{
+		ID: mj.ID, Version: mj.Version, ProtocolVersion: int(mj.ProtocolVersion),
+		Name: mj.Name, Description: mj.Description, Homepage: mj.Homepage,
 	}
-}
-
-func (mp *manifestParser) failf(path, format string, args ...any) {
-	mp.fail(fieldErr(path, format, args...))
-}
-
-// err joins the problems found, nil when there were none.
-func (mp *manifestParser) err() error {
-	if mp.more > 0 {
-		return errors.Join(append(mp.errs, fmt.Errorf("escouade: and %d more problems", mp.more))...)
+	if m.ID != "" && !idPattern.MatchString(m.ID) {
+		mc.Addf("id", "%q is not an id: lower case letters, digits, '.', '_' and '-', 100 at most, starting with a letter or a digit", m.ID)
 	}
-	return errors.Join(mp.errs...)
-}
-
-// fields walks an object strictly: each unknown key is reported, and the
-// known ones are still checked, so that one pass reports every problem.
-func (mp *manifestParser) fields(raw []byte, path string, names []string, required uint64, set func(i int, p string, v []byte)) {
-	if jsonrpc.KindOf(raw) == jsonrpc.KindObject {
-		jsonrpc.Members(raw, func(k, _ []byte) error {
-			if !slices.Contains(names, string(k)) {
-				mp.fail(&protocol.FieldError{Path: join(path, string(k)), Err: protocol.ErrUnknownField})
-			}
-			return nil
-		})
+	if m.Version != "" && !versionPattern.MatchString(m.Version) {
+		mc.Addf("version", "%q is not a semantic version (1.4.0)", m.Version)
 	}
-	seen, err := object(raw, names, false, func(i int, v []byte) error {
-		set(i, join(path, names[i]), v)
-		return nil
-	})
-	if err == nil {
-		err = require(seen, required, names)
+	if n := mj.ProtocolVersion; n != protocol.Version && !mc.At("protocolVersion") && !mc.At("") {
+		mc.Addf("protocolVersion", "this host speaks protocol %d, not %d", protocol.Version, n)
 	}
-	if err != nil {
-		mp.fail(under(path, err))
+	if !mc.At("run") && !mc.At("") {
+		m.Run = mc.run(&mj.Run)
 	}
-}
-
-func (mp *manifestParser) str(p string, v []byte) string {
-	s, err := str(v)
-	if err != nil {
-		mp.fail(&protocol.FieldError{Path: p, Err: err})
-	}
-	return s
-}
-
-func (mp *manifestParser) strings(p string, v []byte) []string {
-	if jsonrpc.KindOf(v) != jsonrpc.KindArray {
-		mp.failf(p, "want an array of strings")
-		return nil
-	}
-	out := []string{}
-	jsonrpc.Elements(v, func(i int, e []byte) error {
-		s, err := str(e)
-		if err != nil {
-			mp.fail(&protocol.FieldError{Path: fmt.Sprintf("%s[%d]", p, i), Err: err})
-			return nil
+	m.Permissions = mc.permissions(&mj.Permissions)
+	m.Contributes = mc.contributes(&mj.Contributes)
+	m.Limits = mc.limits(&mj.Limits)
+	m.Launch = mc.launch(&mj.Launch)
+	m.Author = mc.author(mj.Author)
+	if m.Homepage != "" {
+		if u, err := url.Parse(m.Homepage); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			mc.Addf("homepage", "%q is not an http or https address", m.Homepage)
 		}
-		out = append(out, s)
-		return nil
-	})
-	return out
+	}
+	return m
 }
 
-// unique reports the entries of list given twice.
-func (mp *manifestParser) unique(p string, list []string) {
+// author reads the author field: a string, or an object with a name and
+// an email and a url, as package.json has it.
+func (mc *manifestChecker) author(raw json.RawMessage) string {
+	if raw == nil {
+		return ""
+	}
+	if strictjson.KindOf(raw) == strictjson.KindObject {
+		var a authorJSON
+		fields.DecodeStrict(raw, "author", &a, &mc.Problems)
+		return a.Name
+	}
+	var name string
+	fields.DecodeStrict(raw, "author", &name, &mc.Problems)
+	return name
+}
+
+// strings checks each entry of the list at p with check, which says what
+// is wrong with one ("" when nothing is), and reports the entries given
+// twice.
+func (mc *manifestChecker) strings(p string, list []string, check func(string) string) {
 	seen := make(map[string]bool, len(list))
 	for i, s := range list {
+		item := func() string { return p + "[" + strconv.Itoa(i) + "]" }
+		if mc.Any() && mc.At(item()) {
+			continue
+		}
+		if why := check(s); why != "" {
+			mc.Addf(item(), "%s", why)
+		}
 		if seen[s] {
-			mp.failf(fmt.Sprintf("%s[%d]", p, i), "%q is given twice", s)
+			mc.Addf(item(), "%q is given twice", s)
 		}
 		seen[s] = true
 	}
 }
 
-// author reads the author field: a string, or an object with a name and
-// an email and a url, as package.json has it.
-func (mp *manifestParser) author(p string, v []byte) string {
-	if jsonrpc.KindOf(v) != jsonrpc.KindObject {
-		return mp.str(p, v)
+func (mc *manifestChecker) argv(p string, argv *[]string) []string {
+	if argv == nil || mc.At(p) {
+		return nil
 	}
-	var name string
-	mp.fields(v, p, []string{"name", "email", "url"}, 0b1, func(i int, p string, v []byte) {
-		s := mp.str(p, v)
-		if i == 0 {
-			name = s
-		}
-	})
-	return name
-}
-
-func (mp *manifestParser) manifest(raw []byte) *Manifest {
-	m := &Manifest{}
-	names := []string{"id", "version", "protocolVersion", "run", "permissions", "contributes", "limits", "launch",
-		"name", "description", "author", "homepage"}
-	mp.fields(raw, "", names, 0b1111, func(i int, p string, v []byte) {
-		switch i {
-		case 0:
-			if m.ID = mp.str(p, v); m.ID != "" && !idPattern.MatchString(m.ID) {
-				mp.failf(p, "%q is not an id: lower case letters, digits, '.', '_' and '-', 100 at most, starting with a letter or a digit", m.ID)
-			}
-		case 1:
-			if m.Version = mp.str(p, v); m.Version != "" && !versionPattern.MatchString(m.Version) {
-				mp.failf(p, "%q is not a semantic version (1.4.0)", m.Version)
-			}
-		case 2:
-			n, err := integer(v)
-			if err != nil {
-				mp.fail(&protocol.FieldError{Path: p, Err: err})
-			}
-			if err == nil && n != protocol.Version {
-				mp.failf(p, "this host speaks protocol %d, not %d", protocol.Version, n)
-			}
-			m.ProtocolVersion = int(n)
-		case 3:
-			mp.run(p, v, &m.Run)
-		case 4:
-			mp.permissions(p, v, &m.Permissions)
-		case 5:
-			mp.contributes(p, v, &m.Contributes)
-		case 6:
-			mp.limits(p, v, &m.Limits)
-		case 7:
-			mp.launch(p, v, &m.Launch)
-		case 8:
-			m.Name = mp.str(p, v)
-		case 9:
-			m.Description = mp.str(p, v)
-		case 10:
-			m.Author = mp.author(p, v)
-		case 11:
-			if m.Homepage = mp.str(p, v); m.Homepage != "" {
-				if u, err := url.Parse(m.Homepage); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-					mp.failf(p, "%q is not an http or https address", m.Homepage)
-				}
-			}
-		}
-	})
-	return m
-}
-
-func (mp *manifestParser) argv(p string, v []byte) []string {
-	argv := mp.strings(p, v)
-	if argv != nil && len(argv) == 0 && jsonrpc.KindOf(v) == jsonrpc.KindArray {
-		mp.failf(p, "want a program and its arguments, not an empty list")
+	if len(*argv) == 0 {
+		mc.Addf(p, "want a program and its arguments, not an empty list")
 	}
-	if len(argv) > 0 && argv[0] == "" {
-		mp.failf(p+"[0]", "the program's name is empty")
+	if len(*argv) > 0 && (*argv)[0] == "" && !mc.At(p+"[0]") {
+		mc.Addf(p+"[0]", "the program's name is empty")
 	}
-	return argv
+	mc.program(p, *argv)
+	return *argv
 }
 
 // inFolder checks a path that must name a file of the plugin's folder.
-func (mp *manifestParser) inFolder(p, name string) {
+func (mc *manifestChecker) inFolder(p, name string) {
 	if name == "" || path.IsAbs(name) || filepath.IsAbs(name) || path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../") {
-		mp.failf(p, "%q must be a clean path inside the plugin's folder", name)
+		mc.Addf(p, "%q must be a clean path inside the plugin's folder", name)
 	}
 }
 
 // program checks argv's program: a name found on the PATH (node), an
 // absolute path, or a path inside the plugin's folder (bin/plugin), never
 // one that leaves it (../../bin/sh).
-func (mp *manifestParser) program(p string, argv []string) {
+func (mc *manifestChecker) program(p string, argv []string) {
 	if len(argv) == 0 || argv[0] == "" {
 		return
 	}
@@ -367,102 +358,95 @@ func (mp *manifestParser) program(p string, argv []string) {
 		return
 	}
 	if c := path.Clean(prog); c == ".." || strings.HasPrefix(c, "../") || c != strings.TrimPrefix(prog, "./") {
-		mp.failf(p+"[0]", "%q must be a clean path inside the plugin's folder", argv[0])
+		mc.Addf(p+"[0]", "%q must be a clean path inside the plugin's folder", argv[0])
 	}
 }
 
-func (mp *manifestParser) run(p string, raw []byte, r *Run) {
-	names := []string{"command", "wasm", "js"}
+func (mc *manifestChecker) run(rj *runJSON) Run {
+	var r Run
+	// A field is given when it holds a value, even one that did not
+	// decode (null, a number).
 	n := 0
-	mp.fields(raw, p, names, 0, func(i int, p string, v []byte) {
-		n++
-		switch i {
-		case 0:
-			r.Command = mp.argv(p, v)
-			mp.program(p, r.Command)
-		case 1:
-			r.WASM = mp.str(p, v)
-			mp.inFolder(p, r.WASM)
-		case 2:
-			r.JS = mp.str(p, v)
-			mp.inFolder(p, r.JS)
+	for _, given := range []bool{rj.Command != nil || mc.At("run.command"), rj.WASM != nil || mc.At("run.wasm"), rj.JS != nil || mc.At("run.js")} {
+		if given {
+			n++
 		}
-	})
-	if n != 1 && jsonrpc.KindOf(raw) == jsonrpc.KindObject {
-		mp.failf(p, "want exactly one of command, wasm and js")
 	}
+	if rj.Command != nil {
+		r.Command = mc.argv("run.command", rj.Command)
+	}
+	if rj.WASM != nil {
+		r.WASM = *rj.WASM
+		mc.inFolder("run.wasm", r.WASM)
+	}
+	if rj.JS != nil {
+		r.JS = *rj.JS
+		mc.inFolder("run.js", r.JS)
+	}
+	if n != 1 {
+		mc.Addf("run", "want exactly one of command, wasm and js")
+	}
+	return r
 }
 
-func (mp *manifestParser) permissions(p string, raw []byte, ps *Permissions) {
-	names := []string{"events", "decide", "secrets", "network", "files", "commands", "env"}
-	mp.fields(raw, p, names, 0, func(i int, p string, v []byte) {
-		switch i {
-		case 0:
-			ps.Events = mp.strings(p, v)
-			for j, e := range ps.Events {
-				if !protocol.IsFact(e) {
-					mp.failf(fmt.Sprintf("%s[%d]", p, j), "%q is not a fact of the protocol", e)
-				}
-			}
-			mp.unique(p, ps.Events)
-		case 1:
-			b, err := boolean(v)
-			if err != nil {
-				mp.fail(&protocol.FieldError{Path: p, Err: err})
-			}
-			ps.Decide = b
-		case 2:
-			ps.Secrets = mp.strings(p, v)
-			for j, k := range ps.Secrets {
-				if !keyPattern.MatchString(k) {
-					mp.failf(fmt.Sprintf("%s[%d]", p, j), "%q is not a key: letters, digits, '.', '_' and '-'", k)
-				}
-			}
-			mp.unique(p, ps.Secrets)
-		case 3:
-			ps.Network = mp.strings(p, v)
-			for j, h := range ps.Network {
-				if h != "{account}" && h != "local:shared" && !isHostName(h) {
-					mp.failf(fmt.Sprintf("%s[%d]", p, j), "%q is not a host name (api.example.com), {account} or local:shared", h)
-				}
-			}
-			mp.unique(p, ps.Network)
-		case 4:
-			ps.Files = map[string]Access{}
-			mp.fields(v, p, fileRoots, 0, func(i int, p string, v []byte) {
-				switch a := Access(mp.str(p, v)); {
-				case a == Write && fileRoots[i] == "plugin":
-					// A plugin's folder holds its manifest and its code:
-					// no root ever writes there.
-					mp.failf(p, "the plugin's folder is read only: want read")
-				case a == Read, a == Write:
-					ps.Files[fileRoots[i]] = a
-				default:
-					mp.failf(p, "want read or write, not %q", string(a))
-				}
-			})
-		case 5:
-			ps.Commands = mp.strings(p, v)
-			for j, c := range ps.Commands {
-				if why := commandProblem(c); why != "" {
-					mp.failf(fmt.Sprintf("%s[%d]", p, j), "%q: %s", c, why)
-				}
-			}
-			mp.unique(p, ps.Commands)
-		case 6:
-			ps.Env = mp.strings(p, v)
-			for j, k := range ps.Env {
-				item := fmt.Sprintf("%s[%d]", p, j)
-				switch why := neverSet(k); {
-				case !envName.MatchString(k):
-					mp.failf(item, "%q is not a variable's name: letters, digits and '_'", k)
-				case why != "":
-					mp.failf(item, "%q: %s may never be set", k, why)
-				}
-			}
-			mp.unique(p, ps.Env)
+func (mc *manifestChecker) permissions(pj *permissionsJSON) Permissions {
+	ps := Permissions{Events: pj.Events, Decide: pj.Decide, Secrets: pj.Secrets, Network: pj.Network, Commands: pj.Commands, Env: pj.Env}
+	mc.strings("permissions.events", ps.Events, func(e string) string {
+		if !protocol.IsFact(e) {
+			return fmt.Sprintf("%q is not a fact of the protocol", e)
 		}
+		return ""
 	})
+	mc.strings("permissions.secrets", ps.Secrets, func(k string) string {
+		if !keyPattern.MatchString(k) {
+			return fmt.Sprintf("%q is not a key: letters, digits, '.', '_' and '-'", k)
+		}
+		return ""
+	})
+	mc.strings("permissions.network", ps.Network, func(h string) string {
+		if h != "{account}" && h != "local:shared" && !isHostName(h) {
+			return fmt.Sprintf("%q is not a host name (api.example.com), {account} or local:shared", h)
+		}
+		return ""
+	})
+	mc.strings("permissions.commands", ps.Commands, func(c string) string {
+		if why := commandProblem(c); why != "" {
+			return fmt.Sprintf("%q: %s", c, why)
+		}
+		return ""
+	})
+	mc.strings("permissions.env", ps.Env, func(k string) string {
+		switch why := neverSet(k); {
+		case !envName.MatchString(k):
+			return fmt.Sprintf("%q is not a variable's name: letters, digits and '_'", k)
+		case why != "":
+			return fmt.Sprintf("%q: %s may never be set", k, why)
+		}
+		return ""
+	})
+	if f := pj.Files; f != nil && !mc.At("permissions.files") {
+		ps.Files = map[string]Access{}
+		for _, root := range []struct {
+			name   string
+			access *Access
+		}{{"plugin", f.Plugin}, {"agent", f.Agent}, {"agentRepo", f.AgentRepo}, {"agentHome", f.AgentHome}, {"temp", f.Temp}} {
+			p := "permissions.files." + root.name
+			if root.access == nil || mc.At(p) {
+				continue
+			}
+			switch a := *root.access; {
+			case a == Write && root.name == "plugin":
+				// A plugin's folder holds its manifest and its code: no
+				// root ever writes there.
+				mc.Addf(p, "the plugin's folder is read only: want read")
+			case a == Read, a == Write:
+				ps.Files[root.name] = a
+			default:
+				mc.Addf(p, "want read or write, not %q", string(a))
+			}
+		}
+	}
+	return ps
 }
 
 // envName is the shape of a variable a manifest may name.
@@ -499,116 +483,98 @@ func commandProblem(c string) string {
 	return ""
 }
 
-func (mp *manifestParser) contributes(p string, raw []byte, c *Contributes) {
-	mp.fields(raw, p, []string{"settings"}, 0, func(_ int, p string, v []byte) {
-		if jsonrpc.KindOf(v) != jsonrpc.KindObject {
-			mp.failf(p, "want an object")
-			return
-		}
-		c.Settings = map[string]SettingSpec{}
-		jsonrpc.Members(v, func(k, sv []byte) error {
-			key := string(k)
-			sp := p + "." + key
-			if !keyPattern.MatchString(key) {
-				mp.failf(sp, "%q is not a key: letters, digits, '.', '_' and '-'", key)
-			}
-			c.Settings[key] = mp.setting(sp, sv)
-			return nil
-		})
-	})
-}
-
-func (mp *manifestParser) setting(p string, raw []byte) SettingSpec {
-	var s SettingSpec
-	var def []byte
-	mp.fields(raw, p, []string{"type", "default", "description"}, 0b1, func(i int, p string, v []byte) {
-		switch i {
-		case 0:
-			switch t := SettingType(mp.str(p, v)); t {
-			case SettingString, SettingNumber, SettingBoolean:
-				s.Type = t
-			default:
-				mp.failf(p, "want string, number or boolean, not %q", t)
-			}
-		case 1:
-			def = v
-		case 2:
-			s.Description = mp.str(p, v)
-		}
-	})
-	if def != nil && s.Type != "" {
-		val, err := settingValue(s.Type, def)
-		if err != nil {
-			mp.failf(p+".default", "%v", err)
-		}
-		s.Default = val
+func (mc *manifestChecker) contributes(cj *contributesJSON) Contributes {
+	if cj.Settings == nil || mc.At("contributes.settings") {
+		return Contributes{}
 	}
-	return s
+	c := Contributes{Settings: make(map[string]SettingSpec, len(cj.Settings))}
+	for _, key := range slices.Sorted(maps.Keys(cj.Settings)) {
+		sj := cj.Settings[key]
+		sp := "contributes.settings." + key
+		if !keyPattern.MatchString(key) {
+			mc.Addf(sp, "%q is not a key: letters, digits, '.', '_' and '-'", key)
+		}
+		s := SettingSpec{Description: sj.Description}
+		switch sj.Type {
+		case SettingString, SettingNumber, SettingBoolean:
+			s.Type = sj.Type
+		default:
+			if !mc.At(sp+".type") && !mc.At(sp) {
+				mc.Addf(sp+".type", "want string, number or boolean, not %q", string(sj.Type))
+			}
+		}
+		if sj.Default != nil && s.Type != "" {
+			val, err := settingValue(s.Type, sj.Default)
+			if err != nil {
+				mc.Addf(sp+".default", "%v", err)
+			}
+			s.Default = val
+		}
+		c.Settings[key] = s
+	}
+	return c
 }
 
 // settingValue decodes a JSON value of type t.
 func settingValue(t SettingType, v []byte) (any, error) {
 	switch t {
 	case SettingString:
-		if s, err := jsonrpc.String(v); err == nil {
+		if s, err := strictjson.String(v); err == nil {
 			return s, nil
 		}
 	case SettingNumber:
-		if f, err := jsonrpc.Number(v); err == nil {
+		if f, err := strictjson.Number(v); err == nil {
 			return f, nil
 		}
 	case SettingBoolean:
-		if b, err := jsonrpc.Bool(v); err == nil {
+		if b, err := strictjson.Bool(v); err == nil {
 			return b, nil
 		}
 	}
 	return nil, fmt.Errorf("want a %s", t)
 }
 
-func (mp *manifestParser) limits(p string, raw []byte, l *Limits) {
-	names := []string{"fetchMs", "fetchBytes", "fileBytes"}
-	maxima := []int64{maxFetchMs, maxFetchBytes, maxFileBytes}
-	mp.fields(raw, p, names, 0, func(i int, p string, v []byte) {
-		n, err := integer(v)
-		if err != nil {
-			mp.fail(&protocol.FieldError{Path: p, Err: err})
-			return
+func (mc *manifestChecker) limits(lj *limitsJSON) Limits {
+	var l Limits
+	for _, f := range []struct {
+		name string
+		n    *int64
+		max  int64
+		set  func(int64)
+	}{
+		{"fetchMs", lj.FetchMs, maxFetchMs, func(n int64) { l.FetchMs = int(n) }},
+		{"fetchBytes", lj.FetchBytes, maxFetchBytes, func(n int64) { l.FetchBytes = n }},
+		{"fileBytes", lj.FileBytes, maxFileBytes, func(n int64) { l.FileBytes = n }},
+	} {
+		p := "limits." + f.name
+		switch {
+		case f.n == nil || mc.At(p):
+		case *f.n < 1 || *f.n > f.max:
+			mc.Addf(p, "want 1 to %d, not %d", f.max, *f.n)
+		default:
+			f.set(*f.n)
 		}
-		if n < 1 || n > maxima[i] {
-			mp.failf(p, "want 1 to %d, not %d", maxima[i], n)
-			return
-		}
-		switch i {
-		case 0:
-			l.FetchMs = int(n)
-		case 1:
-			l.FetchBytes = n
-		case 2:
-			l.FileBytes = n
-		}
-	})
+	}
+	return l
 }
 
-func (mp *manifestParser) launch(p string, raw []byte, l *Launch) {
-	mp.fields(raw, p, []string{"shared"}, 0, func(_ int, p string, v []byte) {
-		sp := &SharedProcess{}
-		mp.fields(v, p, []string{"command", "listens"}, 0b11, func(i int, p string, v []byte) {
-			if i == 0 {
-				sp.Command = mp.argv(p, v)
-				mp.program(p, sp.Command)
-				return
-			}
-			sp.Listens = mp.str(p, v)
-			re, err := regexp.Compile(sp.Listens)
-			switch {
-			case err != nil:
-				mp.failf(p, "not a regular expression: %v", err)
-			case re.NumSubexp() < 1:
-				mp.failf(p, "the port must be the expression's first group")
-			}
-		})
-		l.Shared = sp
-	})
+func (mc *manifestChecker) launch(lj *launchJSON) Launch {
+	sj := lj.Shared
+	if sj == nil || mc.At("launch.shared") {
+		return Launch{}
+	}
+	sp := &SharedProcess{Command: mc.argv("launch.shared.command", sj.Command)}
+	if sj.Listens != nil && !mc.At("launch.shared.listens") {
+		sp.Listens = *sj.Listens
+		re, err := regexp.Compile(sp.Listens)
+		switch {
+		case err != nil:
+			mc.Addf("launch.shared.listens", "not a regular expression: %v", err)
+		case re.NumSubexp() < 1:
+			mc.Addf("launch.shared.listens", "the port must be the expression's first group")
+		}
+	}
+	return Launch{Shared: sp}
 }
 
 // FindPlugins lists the folders directly in parent that hold a plugin.json,

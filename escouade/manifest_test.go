@@ -1,6 +1,8 @@
 package escouade_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -243,5 +245,29 @@ func TestManifestDisplayFields(t *testing.T) {
 		if m.Name != "Display" || m.Description != "Shows fields" || m.Author != "Ada" || m.Homepage != "https://example.com/d" {
 			t.Errorf("display fields %+v", m)
 		}
+	}
+}
+
+// TestManifestFieldsByName: the manifest decodes by its fields' names, so
+// that the same fields in another order make the same manifest.
+func TestManifestFieldsByName(t *testing.T) {
+	want, err := escouade.ParseManifest(fullManifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(fullManifest, &v); err != nil {
+		t.Fatal(err)
+	}
+	sorted, err := json.Marshal(v) // every object's keys in alphabetical order
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(sorted, fullManifest) {
+		t.Fatal("the manifest's keys were in order already")
+	}
+	got, err := escouade.ParseManifest(sorted)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("reordered: %+v, %v\nwant %+v", got, err, want)
 	}
 }

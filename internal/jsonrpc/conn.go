@@ -31,6 +31,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"shinken.dev/go/internal/strictjson"
 )
 
 // A Request is a call or a notification received from the other side.
@@ -264,7 +266,7 @@ func (c *Conn) read() (err error, moved bool) {
 			}
 			return err, false
 		}
-		if len(line) == 0 || skipSpace(line, 0) == len(line) {
+		if len(line) == 0 || strictjson.SkipSpace(line, 0) == len(line) {
 			continue // a blank line carries nothing to answer
 		}
 		if items, moved = c.serveLine(line, items[:0]); moved {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"shinken.dev/go/internal/strictjson"
 )
 
 // FuzzParse holds the codec to encoding/json on what is JSON, to a reference
@@ -42,7 +44,7 @@ func FuzzParse(f *testing.F) {
 		if verr == nil && !json.Valid(line) {
 			t.Fatalf("accepted what encoding/json refuses: %q", line)
 		}
-		var se *SyntaxError
+		var se *strictjson.SyntaxError
 		if perr != nil && perr.Code == CodeParse && !errors.As(verr, &se) {
 			t.Fatalf("Parse refused as not JSON but Validate says %v: %q", verr, line)
 		}
@@ -53,7 +55,7 @@ func FuzzParse(f *testing.F) {
 		if ok && !dup && depth <= MaxDepth && widest <= MaxKeys && utf8.Valid(line) && !bytes.ContainsRune(line, '\\') && verr != nil {
 			t.Fatalf("refused valid, duplicate-free JSON: %v: %q", verr, line)
 		}
-		var de *DuplicateKeyError
+		var de *strictjson.DuplicateKeyError
 		if errors.As(verr, &de) && !dup {
 			t.Fatalf("a duplicate the reference does not see: %v: %q", verr, line)
 		}

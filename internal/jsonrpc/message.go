@@ -3,6 +3,8 @@ package jsonrpc
 import (
 	"fmt"
 	"strconv"
+
+	"shinken.dev/go/internal/strictjson"
 )
 
 // MessageKind says what a message is.
@@ -58,21 +60,22 @@ var errBatchTooLong = &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf("inv
 // one Item per message to items and reports whether the line was a batch.
 // The line is read once: validated and taken apart in the same pass.
 func Parse(line []byte, items []Item) (_ []Item, batch bool, _ *Error) {
-	s := scanner{data: line}
+	s := strictjson.Scanner{Data: line}
 	n0 := len(items)
-	var buf [8]member
-	i := skipSpace(line, 0)
+	var buf [8]strictjson.Member
+	i := strictjson.SkipSpace(line, 0)
 	var err error
+	notObject := false
 	switch {
 	case i < len(line) && line[i] == '{':
-		var ms []member
-		i, ms, err = s.members(i, buf[:0])
+		var ms []strictjson.Member
+		i, ms, err = s.Object(i, 1, buf[:0])
 		if err == nil {
-			items = append(items, parseMessage(ms, s.dup != nil))
+			items = append(items, parseMessage(ms, s.Duplicates() > 0))
 		}
 	case i < len(line) && line[i] == '[':
 		batch = true
-		i = skipSpace(line, i+1)
+		i = strictjson.SkipSpace(line, i+1)
 		if i < len(line) && line[i] == ']' {
 			i++
 			break
@@ -83,43 +86,41 @@ func Parse(line []byte, items []Item) (_ []Item, batch bool, _ *Error) {
 				return items[:n0], false, &e
 			}
 			if i < len(line) && line[i] == '{' {
-				dups := len(s.dupAll)
-				var ms []member
-				if i, ms, err = s.members(i, buf[:0]); err != nil {
+				dups := s.Duplicates()
+				var ms []strictjson.Member
+				if i, ms, err = s.Object(i, 1, buf[:0]); err != nil {
 					break
 				}
-				items = append(items, parseMessage(ms, len(s.dupAll) > dups))
+				items = append(items, parseMessage(ms, s.Duplicates() > dups))
 			} else {
-				if i, err = s.value(i, 1); err != nil {
+				if i, err = s.Value(i, 1); err != nil {
 					break
 				}
 				items = append(items, Item{Err: invalid("not an object")})
 			}
-			i = skipSpace(line, i)
+			i = strictjson.SkipSpace(line, i)
 			if i < len(line) && line[i] == ',' {
-				i = skipSpace(line, i+1)
+				i = strictjson.SkipSpace(line, i+1)
 				continue
 			}
 			if i < len(line) && line[i] == ']' {
 				i++
 			} else {
-				err = &SyntaxError{i, "want ',' or ']' in an array"}
+				err = &strictjson.SyntaxError{Offset: i, Msg: "want ',' or ']' in an array"}
 			}
 			break
 		}
 	default:
-		i, err = s.value(i, 0)
-		if err == nil {
-			err = errNotObject
-		}
+		i, err = s.Value(i, 0)
+		notObject = err == nil
 	}
-	if err == nil {
-		if j := skipSpace(line, i); j != len(line) {
-			err = &SyntaxError{j, "text after the value"}
+	if err == nil && !notObject {
+		if j := strictjson.SkipSpace(line, i); j != len(line) {
+			err = &strictjson.SyntaxError{Offset: j, Msg: "text after the value"}
 		}
 	}
 	switch {
-	case err == errNotObject:
+	case notObject:
 		return items[:n0], false, &Error{Code: CodeInvalidRequest, Message: "invalid request: not an object"}
 	case err != nil:
 		return items[:n0], false, &Error{Code: CodeParse, Message: "parse error: " + err.Error()}
@@ -129,61 +130,8 @@ func Parse(line []byte, items []Item) (_ []Item, batch bool, _ *Error) {
 	return items, batch, nil
 }
 
-// A member is a key of a message's object, unescaped, and its raw value.
-type member struct{ key, val []byte }
-
-// members validates the object at i and returns its members; duplicate
-// keys, at any depth, are recorded in s as value does.
-func (s *scanner) members(i int, ms []member) (int, []member, error) {
-	var keys keySet
-	i = skipSpace(s.data, i+1)
-	if i < len(s.data) && s.data[i] == '}' {
-		return i + 1, ms, nil
-	}
-	for {
-		if i >= len(s.data) || s.data[i] != '"' {
-			return i, ms, &SyntaxError{i, "want a string key"}
-		}
-		if err := keys.count(i); err != nil {
-			return i, ms, err
-		}
-		end, esc, err := scanString(s.data, i)
-		if err != nil {
-			return end, ms, err
-		}
-		key := s.data[i+1 : end-1]
-		if esc {
-			key = unescape(key)
-		}
-		if keys.add(key) {
-			s.duplicate(i, key)
-		}
-		i = skipSpace(s.data, end)
-		if i >= len(s.data) || s.data[i] != ':' {
-			return i, ms, &SyntaxError{i, "want ':' after a key"}
-		}
-		v := skipSpace(s.data, i+1)
-		if i, err = s.value(v, 1); err != nil {
-			return i, ms, err
-		}
-		ms = append(ms, member{key, s.data[v:i]})
-		i = skipSpace(s.data, i)
-		if i >= len(s.data) {
-			return i, ms, &SyntaxError{i, "unexpected end of text in an object"}
-		}
-		switch s.data[i] {
-		case ',':
-			i = skipSpace(s.data, i+1)
-		case '}':
-			return i + 1, ms, nil
-		default:
-			return i, ms, &SyntaxError{i, "want ',' or '}' in an object"}
-		}
-	}
-}
-
 // parseMessage makes a message of an object's members.
-func parseMessage(ms []member, dup bool) Item {
+func parseMessage(ms []strictjson.Member, dup bool) Item {
 	var it Item
 	var hasVersion, hasMethod, hasResult, hasError bool
 	var bad *Error
@@ -195,7 +143,7 @@ func parseMessage(ms []member, dup bool) Item {
 	// Every member is read, even after a bad one, to learn whether the
 	// message is a request whose id may be echoed.
 	for _, m := range ms {
-		k, v := m.key, m.val
+		k, v := m.Key, m.Value
 		switch string(k) {
 		case "jsonrpc":
 			if string(v) != `"2.0"` {
@@ -231,7 +179,7 @@ func parseMessage(ms []member, dup bool) Item {
 			}
 			it.Error, hasError = e, true
 		default:
-			refuse(invalid("unknown member " + quoteKey(k)))
+			refuse(invalid("unknown member " + strictjson.QuoteKey(k)))
 		}
 	}
 	switch {
@@ -297,7 +245,7 @@ func parseError(raw []byte) (*Error, *Error) {
 		case "data":
 			e.Data = v
 		default:
-			bad = invalid("unknown member " + quoteKey(k) + " in error")
+			bad = invalid("unknown member " + strictjson.QuoteKey(k) + " in error")
 		}
 		if bad != nil {
 			return bad

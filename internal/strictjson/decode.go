@@ -1,78 +1,208 @@
-// Package strictjson decodes JSON into Go structs the way a strict wire
-// protocol wants it: unknown fields are errors (unless the field is tagged
-// open), duplicate keys are errors, keys match case-sensitively, required
-// fields are checked by presence, and every error names the JSON path of the
-// offending value.
+// Package strictjson is the module's one strict JSON decoder: one scanner
+// (scan.go) that holds every rule of strict JSON — UTF-8, escapes,
+// numbers, duplicate keys, the key-count bound MaxKeys and the depth bound
+// MaxDepth — and, built on it, a decoder into Go structs the way a strict
+// wire protocol wants it: unknown fields are errors (unless the field is
+// tagged open, or the Options say every object is), duplicate keys are
+// errors, keys match case-sensitively, required fields are checked by
+// presence, and every error names the JSON path of the offending value.
+// Package jsonrpc reads its lines with the same Scanner.
 //
 // Struct fields use the json tag's name. A second tag, wire, holds the
 // options encoding/json has no word for: "required" (the key must be
 // present, even if its value is null), "open" (the nested object may carry
 // keys the struct does not know; they are skipped) and "true" (a bool that,
 // when present, must be true).
+//
+// The rules of the text are the same for every format; what a format
+// reads its values as (null, whole numbers, lone surrogates) is chosen in
+// its Options, whose zero value is the strictest reading.
 package strictjson
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf16"
-	"unicode/utf8"
 )
+
+// Options are the choices of one format. The zero Options are the
+// strictest reading: every object's keys known, null only where a value
+// may be anything, an integer written as one, lone surrogates refused.
+type Options struct {
+	// Skip is a top-level key accepted and its value skipped: the
+	// discriminator a caller already read ("type").
+	Skip string
+	// Open lets every object carry keys its struct does not name; they
+	// are skipped (after the same checks as any value), as in a format
+	// whose messages may grow fields. Without it only fields tagged
+	// wire:"open" are.
+	Open bool
+	// NullIsZero decodes null into a pointer, a slice, a map or an
+	// interface as its zero value, as encoding/json does. Otherwise null
+	// is a value of its own kind, refused for every type but any and
+	// json.RawMessage (which keeps the bytes "null").
+	NullIsZero bool
+	// WholeNumbers lets an integer field take any number whose value is
+	// whole (1.0, 1e3), as JSON Schema's "integer" does, saturating past
+	// the field's range at its bound. Otherwise an integer field takes an
+	// integer literal within its range only.
+	WholeNumbers bool
+	// ReplaceLoneSurrogates reads a \u escape of a lone surrogate as
+	// U+FFFD, as encoding/json and JSON Schema validators do (a browser's
+	// JSON.stringify writes one for a string cut inside a pair). Otherwise
+	// it is a syntax error.
+	ReplaceLoneSurrogates bool
+	// Report, when set, is given each problem with a field (a value of the
+	// wrong type or out of range, an unknown field, a field given twice or
+	// missing, a bool that must be true), and the decoding goes on past
+	// it, the value skipped, so that one pass finds every problem: the
+	// decoding then fails only on a text that is not strict JSON. Without
+	// it the first problem is returned.
+	Report func(*Error)
+}
+
+// Schema is the reading of a format whose law is a JSON Schema, as the
+// schema's validators read a text: null is the zero value of a pointer, a
+// slice or a map, a whole number is an integer (saturating past the
+// field's range), a lone surrogate is U+FFFD. The ACI (package aci) and the
+// session inspector's page read their messages so.
+var Schema = Options{NullIsZero: true, WholeNumbers: true, ReplaceLoneSurrogates: true}
 
 // An Error is a decoding error at a JSON path such as "$.action.target.x".
 type Error struct {
 	Path string
 	Msg  string
+	// Err is the kind of problem: ErrType, ErrRange, ErrUnknownField,
+	// ErrDuplicateKey, ErrMissing or ErrNotTrue; or the *SyntaxError of a
+	// text that is not strict JSON.
+	Err error
+	// Want is the JSON type a value of the wrong type should have been
+	// ("string", "integer", "object", ...), for ErrType.
+	Want string
+	// Key is the missing field's name, for ErrMissing; Path is then the
+	// object's.
+	Key string
 }
 
+// Error returns the path and why: "$.action.x: expected number, got string".
 func (e *Error) Error() string { return e.Path + ": " + e.Msg }
 
-// MaxDepth bounds the nesting of arrays and objects.
-const MaxDepth = 64
+// Unwrap returns the kind of problem, Err.
+func (e *Error) Unwrap() error { return e.Err }
+
+// The kinds of problems with a field, wrapped by an Error.
+var (
+	ErrType         = errors.New("strictjson: a value of the wrong type")
+	ErrRange        = errors.New("strictjson: a number out of range")
+	ErrUnknownField = errors.New("strictjson: unknown field")
+	ErrDuplicateKey = errors.New("strictjson: duplicate key")
+	ErrMissing      = errors.New("strictjson: missing required field")
+	ErrNotTrue      = errors.New("strictjson: must be true when present")
+)
+
+// Unmarshal decodes data into v, which must be a non-nil pointer, by the
+// strictest reading (the zero Options).
+func Unmarshal(data []byte, v any) error { return Options{}.Unmarshal(data, v) }
 
 // Unmarshal decodes data into v, which must be a non-nil pointer.
-func Unmarshal(data []byte, v any) error {
-	return UnmarshalSkipping(data, v, "")
-}
-
-// UnmarshalSkipping is Unmarshal, except that a top-level key named skip is
-// accepted and its value skipped: the discriminator a caller already read.
-func UnmarshalSkipping(data []byte, v any, skip string) error {
+func (o Options) Unmarshal(data []byte, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return &Error{Path: "$", Msg: "decode target must be a non-nil pointer"}
+		return &Error{Path: "$", Msg: "decode target must be a non-nil pointer", Err: ErrType}
 	}
-	d := decoder{data: data, skip: skip}
+	d := decoders.Get().(*decoder)
+	d.data, d.pos, d.o, d.skipSeen = data, 0, o, false
+	d.sc = Scanner{Data: data, ReplaceLoneSurrogates: o.ReplaceLoneSurrogates}
 	d.path = d.pathBuf[:0]
+	err := d.top(rv.Elem())
+	// Hold nothing of the text or the caller's while pooled.
+	clear(d.pathBuf[:min(d.deepest, len(d.pathBuf))])
+	for _, ks := range d.sets {
+		ks.reset()
+	}
+	d.data, d.o, d.sc, d.path, d.deepest = nil, Options{}, Scanner{}, nil, 0
+	decoders.Put(d)
+	return err
+}
+
+// top decodes the whole text into v.
+func (d *decoder) top(v reflect.Value) error {
 	d.skipSpace()
-	if err := d.value(rv.Elem(), false, 0); err != nil {
+	if err := d.value(v, false, 0); err != nil {
 		return err
 	}
 	d.skipSpace()
 	if d.pos != len(d.data) {
-		return d.errf("unexpected data after the top-level value")
+		return d.syntax(&SyntaxError{d.pos, "unexpected data after the top-level value"})
 	}
 	return nil
 }
 
-// Valid reports whether data is one well-formed JSON value without duplicate
-// keys, and returns a path-naming error if not.
-func Valid(data []byte) error {
+// decoders keeps decoders, with their path buffers, between messages: a
+// decoder is as big as a small message.
+var decoders = sync.Pool{New: func() any { return new(decoder) }}
+
+// Valid reports whether data is one strict JSON value, read as o reads
+// it, and returns a path-naming error if not.
+func (o Options) Valid(data []byte) error {
 	var v any
-	return Unmarshal(data, &v)
+	o.Report = nil
+	return o.Unmarshal(data, &v)
 }
 
 type decoder struct {
 	data     []byte
 	pos      int
+	o        Options
+	sc       Scanner // skips values by the same rules
 	path     []pathElem
-	skip     string // a top-level key to skip
+	deepest  int // the longest the path was
 	skipSeen bool
 	pathBuf  [16]pathElem
+	sets []*keySet // see keySet
+	// infos keeps the structs this decoder read last, kept while it is
+	// pooled: a lookup costs less than the cache's.
+	infos [4]struct {
+		t  reflect.Type
+		si *structInfo
+	}
+}
+
+// keySet returns the set of keys for an object at depth, emptied: one per
+// depth, kept while the decoder is pooled, as objects at one depth come
+// one after the other.
+func (d *decoder) keySet(depth int) *keySet {
+	for len(d.sets) <= depth {
+		d.sets = append(d.sets, new(keySet))
+	}
+	ks := d.sets[depth]
+	ks.reset()
+	return ks
+}
+
+// info returns the structInfo of t.
+func (d *decoder) info(t reflect.Type) *structInfo {
+	for _, c := range d.infos {
+		if c.t == t {
+			return c.si
+		}
+	}
+	si := infoFor(t)
+	copy(d.infos[1:], d.infos[:])
+	d.infos[0].t, d.infos[0].si = t, si
+	return si
+}
+
+// push adds an element to the path and returns its index.
+func (d *decoder) push(p pathElem) int {
+	d.path = append(d.path, p)
+	d.deepest = max(d.deepest, len(d.path))
+	return len(d.path) - 1
 }
 
 type pathElem struct {
@@ -96,20 +226,53 @@ func (d *decoder) pathString() string {
 	return b.String()
 }
 
-func (d *decoder) errf(format string, args ...any) *Error {
-	return &Error{Path: d.pathString(), Msg: fmt.Sprintf(format, args...)}
+// problem makes the Error of kind at the current path.
+func (d *decoder) problem(kind error, format string, args ...any) *Error {
+	return &Error{Path: d.pathString(), Msg: fmt.Sprintf(format, args...), Err: kind}
 }
 
-func (d *decoder) skipSpace() {
-	for d.pos < len(d.data) {
-		switch d.data[d.pos] {
-		case ' ', '\t', '\n', '\r':
-			d.pos++
-		default:
-			return
-		}
-	}
+// syntax makes a SyntaxError an Error at the current path.
+func (d *decoder) syntax(se *SyntaxError) *Error {
+	return &Error{Path: d.pathString(), Msg: se.Msg, Err: se}
 }
+
+// asError turns an error of the scanner into an Error at the current path.
+func (d *decoder) asError(err error) error {
+	if se, ok := err.(*SyntaxError); ok {
+		return d.syntax(se)
+	}
+	return err
+}
+
+// fail reports a problem with a field and returns nil when the Options
+// gather them; it returns the problem otherwise.
+func (d *decoder) fail(e *Error) error {
+	if d.o.Report != nil {
+		d.o.Report(e)
+		return nil
+	}
+	return e
+}
+
+// failSkip fails e, then, when decoding goes on, skips the value at the
+// current position.
+func (d *decoder) failSkip(e *Error, depth int) error {
+	if err := d.fail(e); err != nil {
+		return err
+	}
+	return d.skip(depth)
+}
+
+// startsValue reports whether c may start a JSON value.
+func startsValue(c byte) bool {
+	switch c {
+	case '"', '{', '[', 't', 'f', 'n', '-':
+		return true
+	}
+	return c >= '0' && c <= '9'
+}
+
+func (d *decoder) skipSpace() { d.pos = SkipSpace(d.data, d.pos) }
 
 func (d *decoder) peek() byte {
 	if d.pos < len(d.data) {
@@ -140,8 +303,15 @@ func (d *decoder) kindName() string {
 	}
 }
 
-func (d *decoder) typeErr(want string) *Error {
-	return d.errf("expected %s, got %s", want, d.kindName())
+// typeErr is the problem of a value that is not of the type want; the
+// value is skipped when decoding goes on.
+func (d *decoder) typeErr(want string, depth int) error {
+	e := d.problem(ErrType, "expected %s, got %s", want, d.kindName())
+	e.Want = want
+	if !startsValue(d.peek()) {
+		return e // not a value: nothing to skip past, nothing to go on with
+	}
+	return d.failSkip(e, depth)
 }
 
 type fieldInfo struct {
@@ -154,7 +324,26 @@ type fieldInfo struct {
 
 type structInfo struct {
 	fields []fieldInfo
-	byName map[string]int // name -> position in fields
+	byName map[string]int // name -> position in fields, for a struct of many
+}
+
+// fewFields is how many fields a struct may have for its keys to be
+// looked up by comparing with each name rather than in a map: faster for
+// the small objects of these wires.
+const fewFields = 8
+
+// lookup returns the position in fields of the field named key.
+func (si *structInfo) lookup(key []byte) (int, bool) {
+	if si.byName == nil {
+		for i := range si.fields {
+			if si.fields[i].name == string(key) {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	i, ok := si.byName[string(key)]
+	return i, ok
 }
 
 var structCache sync.Map // reflect.Type -> *structInfo
@@ -163,7 +352,7 @@ func infoFor(t reflect.Type) *structInfo {
 	if si, ok := structCache.Load(t); ok {
 		return si.(*structInfo)
 	}
-	si := &structInfo{byName: map[string]int{}}
+	si := &structInfo{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag, ok := f.Tag.Lookup("json")
@@ -185,8 +374,13 @@ func infoFor(t reflect.Type) *structInfo {
 				fi.mustTrue = true
 			}
 		}
-		si.byName[name] = len(si.fields)
 		si.fields = append(si.fields, fi)
+	}
+	if len(si.fields) > fewFields {
+		si.byName = make(map[string]int, len(si.fields))
+		for i, f := range si.fields {
+			si.byName[f.name] = i
+		}
 	}
 	if len(si.fields) > 64 {
 		panic("strictjson: struct " + t.String() + " has more than 64 fields")
@@ -200,97 +394,11 @@ var (
 	rawType = reflect.TypeFor[json.RawMessage]()
 )
 
-// TopString returns the string value of key in the top-level object of data,
-// skipping everything else without building it. It reports false when data
-// is not an object, key is absent, or its value is not a string.
-func TopString(data []byte, key string) (string, bool) {
-	var d decoder
-	if !d.seekTop(data, key) || d.peek() != '"' {
-		return "", false
-	}
-	s, err := d.str()
-	return s, err == nil
-}
-
-// TopRaw returns the raw bytes of the value of key in the top-level object
-// of data, checked for syntax only, like TopString.
-func TopRaw(data []byte, key string) ([]byte, bool) {
-	var d decoder
-	if !d.seekTop(data, key) {
-		return nil, false
-	}
-	start := d.pos
-	if !d.skipLoose() {
-		return nil, false
-	}
-	return data[start:d.pos], true
-}
-
-// seekTop positions d at the value of key in the top-level object of data.
-// Keys match exactly (case-sensitively); the first occurrence wins.
-func (d *decoder) seekTop(data []byte, key string) bool {
-	d.data = data
-	d.skipSpace()
-	if d.peek() != '{' {
-		return false
-	}
-	d.pos++
-	d.skipSpace()
-	if d.peek() == '}' {
-		return false
-	}
-	for {
-		if d.peek() != '"' {
-			return false
-		}
-		k, err := d.keyBytes()
-		if err != nil {
-			return false
-		}
-		d.skipSpace()
-		if d.peek() != ':' {
-			return false
-		}
-		d.pos++
-		d.skipSpace()
-		if string(k) == key {
-			return true
-		}
-		if !d.skipLoose() {
-			return false
-		}
-		d.skipSpace()
-		if d.peek() != ',' {
-			return false
-		}
-		d.pos++
-		d.skipSpace()
-	}
-}
-
+// value decodes the value at the current position into v; depth is the
+// number of arrays and objects around it.
 func (d *decoder) value(v reflect.Value, open bool, depth int) error {
-	if depth > MaxDepth {
-		return d.errf("nesting deeper than %d", MaxDepth)
-	}
 	if d.peek() == 'n' {
-		if err := d.literal("null"); err != nil {
-			return err
-		}
-		switch v.Kind() {
-		case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice:
-			v.SetZero()
-			return nil
-		}
-		d.pos -= 4
-		return d.typeErr(jsonKindOf(v.Type()))
-	}
-	if v.Type() == rawType {
-		start := d.pos
-		if _, err := d.anyValue(depth); err != nil {
-			return err
-		}
-		v.SetBytes(append([]byte(nil), d.data[start:d.pos]...))
-		return nil
+		return d.null(v, depth)
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -300,7 +408,7 @@ func (d *decoder) value(v reflect.Value, open bool, depth int) error {
 		return d.value(v.Elem(), open, depth)
 	case reflect.Interface:
 		if v.Type() != anyType {
-			return d.errf("cannot decode into %s", v.Type())
+			return d.problem(ErrType, "cannot decode into %s", v.Type())
 		}
 		x, err := d.anyValue(depth)
 		if err != nil {
@@ -317,10 +425,18 @@ func (d *decoder) value(v reflect.Value, open bool, depth int) error {
 	case reflect.Map:
 		return d.mapValue(v, depth)
 	case reflect.Slice:
+		if v.Type() == rawType {
+			start := d.pos
+			if err := d.skip(depth); err != nil {
+				return err
+			}
+			v.SetBytes(append([]byte(nil), d.data[start:d.pos]...))
+			return nil
+		}
 		return d.slice(v, depth)
 	case reflect.String:
 		if d.peek() != '"' {
-			return d.typeErr("string")
+			return d.typeErr("string", depth)
 		}
 		s, err := d.str()
 		if err != nil {
@@ -337,56 +453,15 @@ func (d *decoder) value(v reflect.Value, open bool, depth int) error {
 			v.SetBool(false)
 			return d.literal("false")
 		}
-		return d.typeErr("boolean")
+		return d.typeErr("boolean", depth)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if !d.atNumber() {
-			return d.typeErr("integer")
-		}
-		f, lit, err := d.number()
-		if err != nil {
-			return err
-		}
-		if f != math.Trunc(f) {
-			return d.errf("expected integer, got %s", lit)
-		}
-		// An integer past the field's range saturates at its bound: the
-		// schema sets no maximum, and every such field here is a size, a
-		// duration or an id, for which the bound means "as much as there
-		// is" or "no such thing". Past 2^53 digits are lost, as in any
-		// I-JSON reader.
-		bits := v.Type().Bits()
-		bound := math.Ldexp(1, bits-1) // 2^(bits-1): one past the largest value
-		switch {
-		case f >= bound:
-			v.SetInt(math.MaxInt64 >> (64 - bits))
-		case f < -bound:
-			v.SetInt(math.MinInt64 >> (64 - bits))
-		default:
-			v.SetInt(int64(f))
-		}
-		return nil
+		return d.integer(v, depth)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if !d.atNumber() {
-			return d.typeErr("integer")
-		}
-		f, lit, err := d.number()
-		if err != nil {
-			return err
-		}
-		if f != math.Trunc(f) {
-			return d.errf("expected integer, got %s", lit)
-		}
-		if f < 0 {
-			return d.errf("expected a non-negative integer, got %s", lit)
-		}
-		bits := v.Type().Bits()
-		if hi := math.Ldexp(1, bits); f >= hi {
-			v.SetUint(math.MaxUint64 >> (64 - bits))
-		} else {
-			v.SetUint(uint64(f))
-		}
-		return nil
+		return d.unsigned(v, depth)
 	case reflect.Float32, reflect.Float64:
+		if !d.atNumber() {
+			return d.typeErr("number", depth)
+		}
 		f, _, err := d.number()
 		if err != nil {
 			return err
@@ -394,7 +469,123 @@ func (d *decoder) value(v reflect.Value, open bool, depth int) error {
 		v.SetFloat(f)
 		return nil
 	}
-	return d.errf("cannot decode into %s", v.Type())
+	return d.problem(ErrType, "cannot decode into %s", v.Type())
+}
+
+// null decodes the null at the current position into v.
+func (d *decoder) null(v reflect.Value, depth int) error {
+	if err := d.literal("null"); err != nil {
+		return err
+	}
+	switch k := v.Kind(); {
+	case d.o.NullIsZero && (k == reflect.Pointer || k == reflect.Map || k == reflect.Slice || k == reflect.Interface),
+		v.Type() == anyType:
+		v.SetZero()
+		return nil
+	case v.Type() == rawType:
+		v.SetBytes([]byte("null"))
+		return nil
+	}
+	d.pos -= len("null")
+	return d.typeErr(jsonKindOf(v.Type()), depth)
+}
+
+// integer decodes a number into the signed integer v.
+func (d *decoder) integer(v reflect.Value, depth int) error {
+	if !d.atNumber() {
+		return d.typeErr("integer", depth)
+	}
+	bits := v.Type().Bits()
+	if !d.o.WholeNumbers {
+		start := d.pos
+		lit, err := d.scanNumber()
+		if err != nil {
+			return err
+		}
+		n, err := Int(lit)
+		if err != nil {
+			d.pos = start
+			return d.typeErr("integer", depth)
+		}
+		if lo, hi := int64(math.MinInt64>>(64-bits)), int64(math.MaxInt64>>(64-bits)); n < lo || n > hi {
+			return d.fail(d.problem(ErrRange, "%s is out of range", lit))
+		}
+		v.SetInt(n)
+		return nil
+	}
+	start := d.pos
+	f, lit, err := d.number()
+	if err != nil {
+		return err
+	}
+	if f != math.Trunc(f) {
+		d.pos = start
+		e := d.problem(ErrType, "expected integer, got %s", lit)
+		e.Want = "integer"
+		return d.failSkip(e, depth)
+	}
+	// An integer past the field's range saturates at its bound: the
+	// schema sets no maximum, and every such field of the ACI is a size, a
+	// duration or an id, for which the bound means "as much as there is"
+	// or "no such thing". Past 2^53 digits are lost, as in any I-JSON
+	// reader.
+	bound := math.Ldexp(1, bits-1) // 2^(bits-1): one past the largest value
+	switch {
+	case f >= bound:
+		v.SetInt(math.MaxInt64 >> (64 - bits))
+	case f < -bound:
+		v.SetInt(math.MinInt64 >> (64 - bits))
+	default:
+		v.SetInt(int64(f))
+	}
+	return nil
+}
+
+// unsigned decodes a number into the unsigned integer v.
+func (d *decoder) unsigned(v reflect.Value, depth int) error {
+	if !d.atNumber() {
+		return d.typeErr("integer", depth)
+	}
+	bits := v.Type().Bits()
+	start := d.pos
+	if !d.o.WholeNumbers {
+		lit, err := d.scanNumber()
+		if err != nil {
+			return err
+		}
+		n, err := Int(lit)
+		if err != nil {
+			d.pos = start
+			return d.typeErr("integer", depth)
+		}
+		if n < 0 {
+			return d.fail(d.problem(ErrRange, "expected a non-negative integer, got %s", lit))
+		}
+		if uint64(n) > math.MaxUint64>>(64-bits) {
+			return d.fail(d.problem(ErrRange, "%s is out of range", lit))
+		}
+		v.SetUint(uint64(n))
+		return nil
+	}
+	f, lit, err := d.number()
+	if err != nil {
+		return err
+	}
+	if f != math.Trunc(f) {
+		d.pos = start
+		e := d.problem(ErrType, "expected integer, got %s", lit)
+		e.Want = "integer"
+		return d.failSkip(e, depth)
+	}
+	if f < 0 {
+		return d.fail(d.problem(ErrRange, "expected a non-negative integer, got %s", lit))
+	}
+	if hi := math.Ldexp(1, bits); f >= hi {
+		v.SetUint(math.MaxUint64 >> (64 - bits))
+	} else {
+		v.SetUint(uint64(f))
+	}
+	return nil
 }
 
 func jsonKindOf(t reflect.Type) string {
@@ -409,30 +600,39 @@ func jsonKindOf(t reflect.Type) string {
 		return "boolean"
 	case reflect.Float32, reflect.Float64:
 		return "number"
+	case reflect.Pointer:
+		return jsonKindOf(t.Elem())
 	}
 	return "integer"
 }
 
-// members walks the object at the current position: for each member it
-// reads the key, sets it as the last element of the path, and calls f with
-// the decoder at the member's value, which f must consume. The path is
-// restored when the object ends well.
-func (d *decoder) members(f func(key []byte) error) error {
+// members walks the object at the current position, itself inside depth
+// containers: for each member it reads the key, sets it as the last
+// element of the path, and calls f with the decoder at the member's
+// value, which f must consume. The path is restored when the object ends
+// well. An object of more than MaxKeys members, or one past MaxDepth, is
+// not strict JSON.
+func (d *decoder) members(depth int, f func(key []byte) error) error {
 	if d.peek() != '{' {
-		return d.typeErr("object")
+		return d.typeErr("object", depth)
+	}
+	if depth+1 > MaxDepth {
+		return d.syntax(&SyntaxError{d.pos, fmt.Sprintf("nesting deeper than %d", MaxDepth)})
 	}
 	d.pos++
-	d.path = append(d.path, pathElem{index: -1})
-	top := len(d.path) - 1
+	top := d.push(pathElem{index: -1})
 	d.skipSpace()
 	if d.peek() == '}' {
 		d.pos++
 		d.path = d.path[:top]
 		return nil
 	}
-	for {
+	for n := 0; ; n++ {
 		if d.peek() != '"' {
-			return d.errf("expected a string key, got %s", d.kindName())
+			return d.syntax(&SyntaxError{d.pos, "expected a string key, got " + d.kindName()})
+		}
+		if n == MaxKeys {
+			return d.syntax(&SyntaxError{d.pos, fmt.Sprintf("an object of more than %d members", MaxKeys)})
 		}
 		key, err := d.keyBytes()
 		if err != nil {
@@ -441,7 +641,7 @@ func (d *decoder) members(f func(key []byte) error) error {
 		d.path[top].key = key
 		d.skipSpace()
 		if d.peek() != ':' {
-			return d.errf("expected ':' after key")
+			return d.syntax(&SyntaxError{d.pos, "expected ':' after key"})
 		}
 		d.pos++
 		d.skipSpace()
@@ -459,19 +659,21 @@ func (d *decoder) members(f func(key []byte) error) error {
 			d.path = d.path[:top]
 			return nil
 		}
-		return d.errf("expected ',' or '}' after object value")
+		return d.syntax(&SyntaxError{d.pos, "expected ',' or '}' after object value"})
 	}
 }
 
 // elements walks the array at the current position like members, calling
 // f with each element's index.
-func (d *decoder) elements(f func(i int) error) error {
+func (d *decoder) elements(depth int, f func(i int) error) error {
 	if d.peek() != '[' {
-		return d.typeErr("array")
+		return d.typeErr("array", depth)
+	}
+	if depth+1 > MaxDepth {
+		return d.syntax(&SyntaxError{d.pos, fmt.Sprintf("nesting deeper than %d", MaxDepth)})
 	}
 	d.pos++
-	d.path = append(d.path, pathElem{index: 0})
-	top := len(d.path) - 1
+	top := d.push(pathElem{index: 0})
 	d.skipSpace()
 	if d.peek() == ']' {
 		d.pos++
@@ -494,39 +696,42 @@ func (d *decoder) elements(f func(i int) error) error {
 			d.path = d.path[:top]
 			return nil
 		}
-		return d.errf("expected ',' or ']' after array element")
+		return d.syntax(&SyntaxError{d.pos, "expected ',' or ']' after array element"})
 	}
 }
 
 func (d *decoder) object(v reflect.Value, open bool, depth int) error {
-	si := infoFor(v.Type())
+	if d.peek() != '{' {
+		return d.typeErr("object", depth) // and no field is missing
+	}
+	si := d.info(v.Type())
+	open = open || d.o.Open
 	var seen uint64
-	var unknown map[string]bool
-	top := len(d.path) == 0 // the message itself, where d.skip applies
-	err := d.members(func(key []byte) error {
-		if top && d.skip != "" && string(key) == d.skip {
+	var unknown *keySet     // made at the first unknown key, which is rare
+	top := len(d.path) == 0 // the message itself, where Skip applies
+	err := d.members(depth, func(key []byte) error {
+		if top && d.o.Skip != "" && string(key) == d.o.Skip {
 			if d.skipSeen {
-				return d.errf("duplicate key %q", key)
+				return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %q", key), depth+1)
 			}
 			d.skipSeen = true
-			return d.skipValue(depth + 1)
+			return d.skip(depth + 1)
 		}
-		i, ok := si.byName[string(key)]
+		i, ok := si.lookup(key)
 		if !ok {
 			if !open {
-				return d.errf("unknown field %q", key)
-			}
-			if unknown[string(key)] {
-				return d.errf("duplicate key %q", key)
+				return d.failSkip(d.problem(ErrUnknownField, "unknown field %q", key), depth+1)
 			}
 			if unknown == nil {
-				unknown = map[string]bool{}
+				unknown = d.keySet(depth)
 			}
-			unknown[string(key)] = true
-			return d.skipValue(depth + 1)
+			if unknown.add(key) {
+				return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %q", key), depth+1)
+			}
+			return d.skip(depth + 1)
 		}
 		if seen&(1<<i) != 0 {
-			return d.errf("duplicate key %q", key)
+			return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %q", key), depth+1)
 		}
 		seen |= 1 << i
 		f := si.fields[i]
@@ -534,7 +739,7 @@ func (d *decoder) object(v reflect.Value, open bool, depth int) error {
 			return err
 		}
 		if f.mustTrue && !v.Field(f.index).Bool() {
-			return d.errf("must be true when present")
+			return d.fail(d.problem(ErrNotTrue, "must be true when present"))
 		}
 		return nil
 	})
@@ -543,7 +748,11 @@ func (d *decoder) object(v reflect.Value, open bool, depth int) error {
 	}
 	for i, f := range si.fields {
 		if f.required && seen&(1<<i) == 0 {
-			return d.errf("missing required field %q", f.name)
+			e := d.problem(ErrMissing, "missing required field %q", f.name)
+			e.Key = f.name
+			if err := d.fail(e); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -551,13 +760,13 @@ func (d *decoder) object(v reflect.Value, open bool, depth int) error {
 
 func (d *decoder) mapValue(v reflect.Value, depth int) error {
 	if v.Type().Key().Kind() != reflect.String {
-		return d.errf("cannot decode into %s", v.Type())
+		return d.problem(ErrType, "cannot decode into %s", v.Type())
 	}
 	m := reflect.MakeMap(v.Type())
-	err := d.members(func(key []byte) error {
+	err := d.members(depth, func(key []byte) error {
 		kv := reflect.ValueOf(string(key)).Convert(v.Type().Key())
 		if m.MapIndex(kv).IsValid() {
-			return d.errf("duplicate key %q", key)
+			return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %q", key), depth+1)
 		}
 		ev := reflect.New(v.Type().Elem()).Elem()
 		if err := d.value(ev, false, depth+1); err != nil {
@@ -573,9 +782,29 @@ func (d *decoder) mapValue(v reflect.Value, depth int) error {
 	return nil
 }
 
+var stringsType = reflect.TypeFor[[]string]()
+
 func (d *decoder) slice(v reflect.Value, depth int) error {
+	if v.Type() == stringsType {
+		// The most common list, without reflection for each element.
+		s := []string{}
+		err := d.elements(depth, func(int) error {
+			if d.peek() != '"' {
+				s = append(s, "")
+				return d.typeErr("string", depth+1)
+			}
+			x, err := d.str()
+			s = append(s, x)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		v.Set(reflect.ValueOf(s))
+		return nil
+	}
 	s := reflect.MakeSlice(v.Type(), 0, 4)
-	err := d.elements(func(i int) error {
+	err := d.elements(depth, func(i int) error {
 		s = reflect.Append(s, reflect.Zero(v.Type().Elem()))
 		return d.value(s.Index(i), false, depth+1)
 	})
@@ -589,15 +818,12 @@ func (d *decoder) slice(v reflect.Value, depth int) error {
 // anyValue decodes any JSON value into the types encoding/json uses for any:
 // map[string]any, []any, string, float64, bool and nil.
 func (d *decoder) anyValue(depth int) (any, error) {
-	if depth > MaxDepth {
-		return nil, d.errf("nesting deeper than %d", MaxDepth)
-	}
 	switch c := d.peek(); {
 	case c == '{':
 		m := map[string]any{}
-		err := d.members(func(key []byte) error {
+		err := d.members(depth, func(key []byte) error {
 			if _, dup := m[string(key)]; dup {
-				return d.errf("duplicate key %q", key)
+				return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %q", key), depth+1)
 			}
 			x, err := d.anyValue(depth + 1)
 			m[string(key)] = x
@@ -606,7 +832,7 @@ func (d *decoder) anyValue(depth int) (any, error) {
 		return m, err
 	case c == '[':
 		a := []any{}
-		err := d.elements(func(int) error {
+		err := d.elements(depth, func(int) error {
 			x, err := d.anyValue(depth + 1)
 			a = append(a, x)
 			return err
@@ -624,14 +850,32 @@ func (d *decoder) anyValue(depth int) (any, error) {
 		f, _, err := d.number()
 		return f, err
 	}
-	return nil, d.errf("expected a value, got %s", d.kindName())
+	return nil, d.syntax(&SyntaxError{d.pos, "expected a value, got " + d.kindName()})
+}
+
+// skip checks and skips one value inside depth containers without
+// building it, by the Scanner's rules; a key given twice in it is a
+// problem at its path.
+func (d *decoder) skip(depth int) error {
+	dups := d.sc.Duplicates()
+	end, err := d.sc.Value(d.pos, depth)
+	if err != nil {
+		d.pos = end
+		return d.asError(err)
+	}
+	d.pos = end
+	if d.sc.Duplicates() > dups {
+		return d.fail(d.problem(ErrDuplicateKey, "duplicate key %q", d.sc.lastDup))
+	}
+	return nil
 }
 
 func (d *decoder) literal(lit string) error {
-	if len(d.data)-d.pos < len(lit) || string(d.data[d.pos:d.pos+len(lit)]) != lit {
-		return d.errf("invalid literal, expected %s", lit)
+	end, err := literal(d.data, d.pos, lit)
+	if err != nil {
+		return d.syntax(&SyntaxError{d.pos, "invalid literal, expected " + lit})
 	}
-	d.pos += len(lit)
+	d.pos = end
 	return nil
 }
 
@@ -640,7 +884,7 @@ func (d *decoder) atNumber() bool {
 	return c == '-' || c >= '0' && c <= '9'
 }
 
-// number scans a JSON number per RFC 8259's grammar.
+// number scans a number and reads it as a float64.
 func (d *decoder) number() (float64, string, error) {
 	lit, err := d.scanNumber()
 	if err != nil {
@@ -653,52 +897,18 @@ func (d *decoder) number() (float64, string, error) {
 // the grammar.
 func (d *decoder) scanNumber() ([]byte, error) {
 	start := d.pos
-	p := d.pos
-	if p < len(d.data) && d.data[p] == '-' {
-		p++
+	end, err := scanNumber(d.data, d.pos)
+	if err != nil {
+		d.pos = end
+		return nil, d.asError(err)
 	}
-	switch {
-	case p < len(d.data) && d.data[p] == '0':
-		p++
-	case p < len(d.data) && d.data[p] >= '1' && d.data[p] <= '9':
-		for p < len(d.data) && d.data[p] >= '0' && d.data[p] <= '9' {
-			p++
-		}
-	default:
-		return nil, d.typeErr("number")
-	}
-	if p < len(d.data) && d.data[p] == '.' {
-		p++
-		q := p
-		for p < len(d.data) && d.data[p] >= '0' && d.data[p] <= '9' {
-			p++
-		}
-		if p == q {
-			d.pos = p
-			return nil, d.errf("invalid number: no digits after '.'")
-		}
-	}
-	if p < len(d.data) && (d.data[p] == 'e' || d.data[p] == 'E') {
-		p++
-		if p < len(d.data) && (d.data[p] == '+' || d.data[p] == '-') {
-			p++
-		}
-		q := p
-		for p < len(d.data) && d.data[p] >= '0' && d.data[p] <= '9' {
-			p++
-		}
-		if p == q {
-			d.pos = p
-			return nil, d.errf("invalid number: no digits in exponent")
-		}
-	}
-	d.pos = p
-	return d.data[start:p], nil
+	d.pos = end
+	return d.data[start:end], nil
 }
 
 // parseNumber converts a scanned literal.
 func (d *decoder) parseNumber(lit []byte) (float64, string, error) {
-	// Fast path for small integers, the common case on this wire.
+	// Fast path for small integers, the common case on these wires.
 	if n := len(lit); n <= 15 {
 		neg := lit[0] == '-'
 		digits := lit
@@ -723,7 +933,7 @@ func (d *decoder) parseNumber(lit []byte) (float64, string, error) {
 	}
 	f, err := strconv.ParseFloat(string(lit), 64)
 	if err != nil {
-		return 0, string(lit), d.errf("number %s out of range", lit)
+		return 0, string(lit), d.fail(d.problem(ErrRange, "number %s out of range", lit))
 	}
 	return f, string(lit), nil
 }
@@ -731,250 +941,21 @@ func (d *decoder) parseNumber(lit []byte) (float64, string, error) {
 // keyBytes scans a JSON string used as a key. Without escapes it returns a
 // slice of the input, so looking a key up costs no allocation.
 func (d *decoder) keyBytes() ([]byte, error) {
-	start := d.pos + 1
-	for p := start; p < len(d.data); p++ {
-		c := d.data[p]
-		if c == '"' {
-			if !utf8.Valid(d.data[start:p]) {
-				d.pos = p
-				return nil, d.errf("key is not valid UTF-8")
-			}
-			d.pos = p + 1
-			return d.data[start:p], nil
-		}
-		if c == '\\' || c < 0x20 {
-			break
-		}
+	end, esc, err := scanString(d.data, d.pos, d.o.ReplaceLoneSurrogates)
+	if err != nil {
+		d.pos = end
+		return nil, d.asError(err)
 	}
-	s, err := d.str()
-	return []byte(s), err
+	key := d.data[d.pos+1 : end-1]
+	d.pos = end
+	if esc {
+		key = unescape(key)
+	}
+	return key, nil
 }
 
-// skipValue checks and skips one value without building it.
-func (d *decoder) skipValue(depth int) error {
-	if depth > MaxDepth {
-		return d.errf("nesting deeper than %d", MaxDepth)
-	}
-	switch c := d.peek(); {
-	case c == '"':
-		_, err := d.keyBytes()
-		return err
-	case c == '{' || c == '[':
-		_, err := d.anyValue(depth)
-		return err
-	case c == 't':
-		return d.literal("true")
-	case c == 'f':
-		return d.literal("false")
-	case c == 'n':
-		return d.literal("null")
-	default:
-		_, _, err := d.number()
-		return err
-	}
-}
-
-// skipLoose skips one value checking only its syntax: no depth limit (it
-// keeps its own stack of open containers instead of recursing), no check of
-// duplicate keys. TopString uses it, so that a message whose other fields
-// are deeply nested or repeat a key still yields its call_id, and gets an
-// answer in-band.
-func (d *decoder) skipLoose() bool {
-	var open []byte // the closing bracket of each open container
-	for {
-		d.skipSpace()
-		// A value.
-		switch c := d.peek(); {
-		case c == '{' || c == '[':
-			d.pos++
-			d.skipSpace()
-			closing := byte('}')
-			if c == '[' {
-				closing = ']'
-			}
-			if d.peek() == closing {
-				d.pos++
-				break
-			}
-			open = append(open, closing)
-			if closing == '}' {
-				if !d.looseKey() {
-					return false
-				}
-			}
-			continue
-		case c == '"':
-			if _, err := d.keyBytes(); err != nil {
-				return false
-			}
-		case c == 't':
-			if d.literal("true") != nil {
-				return false
-			}
-		case c == 'f':
-			if d.literal("false") != nil {
-				return false
-			}
-		case c == 'n':
-			if d.literal("null") != nil {
-				return false
-			}
-		default:
-			if _, err := d.scanNumber(); err != nil {
-				return false
-			}
-		}
-		// After a value: close containers, or go on to the next member.
-		for {
-			if len(open) == 0 {
-				return true
-			}
-			d.skipSpace()
-			top := open[len(open)-1]
-			switch d.peek() {
-			case ',':
-				d.pos++
-				if top == '}' && !d.looseKey() {
-					return false
-				}
-			case top:
-				d.pos++
-				open = open[:len(open)-1]
-				continue
-			default:
-				return false
-			}
-			break
-		}
-	}
-}
-
-// looseKey reads `"key":` inside an object being skipped.
-func (d *decoder) looseKey() bool {
-	d.skipSpace()
-	if d.peek() != '"' {
-		return false
-	}
-	if _, err := d.keyBytes(); err != nil {
-		return false
-	}
-	d.skipSpace()
-	if d.peek() != ':' {
-		return false
-	}
-	d.pos++
-	return true
-}
-
-// str scans a JSON string, checking escapes and UTF-8.
+// str scans a JSON string by the Scanner's rules and returns it unescaped.
 func (d *decoder) str() (string, error) {
-	d.pos++ // opening quote
-	start := d.pos
-	// Fast path: no escapes, all ASCII or valid UTF-8.
-	for p := start; p < len(d.data); p++ {
-		c := d.data[p]
-		if c == '"' {
-			raw := d.data[start:p]
-			if !utf8.Valid(raw) {
-				return "", d.errf("string is not valid UTF-8")
-			}
-			d.pos = p + 1
-			return string(raw), nil
-		}
-		if c == '\\' {
-			break
-		}
-		if c < 0x20 {
-			d.pos = p
-			return "", d.errf("control character in string")
-		}
-	}
-	var b []byte
-	p := start
-	for {
-		if p >= len(d.data) {
-			d.pos = p
-			return "", d.errf("unterminated string")
-		}
-		c := d.data[p]
-		switch {
-		case c == '"':
-			if !utf8.Valid(b) {
-				return "", d.errf("string is not valid UTF-8")
-			}
-			d.pos = p + 1
-			return string(b), nil
-		case c < 0x20:
-			d.pos = p
-			return "", d.errf("control character in string")
-		case c != '\\':
-			b = append(b, c)
-			p++
-			continue
-		}
-		p++
-		if p >= len(d.data) {
-			d.pos = p
-			return "", d.errf("unterminated string")
-		}
-		switch d.data[p] {
-		case '"', '\\', '/':
-			b = append(b, d.data[p])
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r, n, ok := hex4(d.data[p+1:])
-			if !ok {
-				d.pos = p
-				return "", d.errf("invalid \\u escape")
-			}
-			p += n
-			if utf16.IsSurrogate(r) {
-				r2, n2, ok2 := rune(0), 0, false
-				if p+2 < len(d.data) && d.data[p+1] == '\\' && d.data[p+2] == 'u' {
-					r2, n2, ok2 = hex4(d.data[p+3:])
-				}
-				if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
-					r = dec
-					p += 2 + n2
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			b = utf8.AppendRune(b, r)
-		default:
-			d.pos = p
-			return "", d.errf("invalid escape '\\%c'", d.data[p])
-		}
-		p++
-	}
-}
-
-func hex4(b []byte) (rune, int, bool) {
-	if len(b) < 4 {
-		return 0, 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, 0, false
-		}
-	}
-	return r, 4, true
+	key, err := d.keyBytes()
+	return string(key), err
 }

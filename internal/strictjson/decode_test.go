@@ -2,6 +2,7 @@ package strictjson
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -26,7 +27,7 @@ type outer struct {
 
 func TestDecode(t *testing.T) {
 	var o outer
-	err := Unmarshal([]byte(`{"s":"a\u00e9\ud83d\ude00\n","f":-1.5e2,"u":65535,"b":true,"in":{"n":1},
+	err := Schema.Unmarshal([]byte(`{"s":"a\u00e9\ud83d\ude00\n","f":-1.5e2,"u":65535,"b":true,"in":{"n":1},
 		"open":{"n":2,"extra":[1,{"x":null}]},"list":[{"n":3}],"m":{"k":"v"},"any":{"a":[1,"x",true,null]},
 		"raw":{"z" : 1},"null":null}`), &o)
 	if err != nil {
@@ -58,7 +59,7 @@ func TestErrorsNamePaths(t *testing.T) {
 	}
 	for _, tc := range cases {
 		var o outer
-		err := Unmarshal([]byte(tc.in), &o)
+		err := Schema.Unmarshal([]byte(tc.in), &o)
 		if tc.path == "" {
 			if err != nil {
 				t.Errorf("%s: %v", tc.in, err)
@@ -74,13 +75,13 @@ func TestErrorsNamePaths(t *testing.T) {
 
 func TestIntegersSaturate(t *testing.T) {
 	var o outer
-	if err := Unmarshal([]byte(`{"u":70000,"null":1e308}`), &o); err != nil || o.U != 65535 || *o.Null != int(^uint(0)>>1) {
+	if err := Schema.Unmarshal([]byte(`{"u":70000,"null":1e308}`), &o); err != nil || o.U != 65535 || *o.Null != int(^uint(0)>>1) {
 		t.Fatalf("saturation: %v %+v", err, o)
 	}
-	if err := Unmarshal([]byte(`{"null":-1e400}`), &o); err == nil {
+	if err := Schema.Unmarshal([]byte(`{"null":-1e400}`), &o); err == nil {
 		t.Fatal("-1e400 accepted")
 	}
-	if err := Unmarshal([]byte(`{"null":-1e300}`), &o); err != nil || *o.Null != -int(^uint(0)>>1)-1 {
+	if err := Schema.Unmarshal([]byte(`{"null":-1e300}`), &o); err != nil || *o.Null != -int(^uint(0)>>1)-1 {
 		t.Fatalf("negative saturation: %v %v", err, *o.Null)
 	}
 }
@@ -101,7 +102,7 @@ func FuzzUnmarshal(f *testing.F) {
 	f.Add([]byte(`{"s":"\u00e9\ud83d\ude00","raw":[1,2],"null":1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var o outer
-		err := Unmarshal(data, &o)
+		err := Schema.Unmarshal(data, &o)
 		if err != nil {
 			if _, ok := err.(*Error); !ok {
 				t.Fatalf("error %T is not *Error", err)
@@ -131,5 +132,102 @@ func TestTopStringPastHostileFields(t *testing.T) {
 		if _, ok := TopString([]byte(in), "call_id"); ok {
 			t.Errorf("TopString(%q) accepted broken JSON", in)
 		}
+	}
+}
+
+// FuzzOptions holds the strictest reading to the scanner and to itself:
+// what it accepts, Validate accepts; a text Validate refuses as not JSON,
+// it refuses; and gathering problems (Report) changes what is named, not
+// what is accepted: it fails only on a text that is not strict JSON, and
+// reports nothing exactly when the decoding that stops at the first
+// problem succeeds. The seed corpus is testdata/fuzz/FuzzOptions.
+func FuzzOptions(f *testing.F) {
+	f.Add([]byte(`{"s":"x","in":{"n":1},"list":[{"n":2}],"any":[1,{"a":null}],"null":1}`))
+	f.Add([]byte(`{"u":1.5,"list":[{},{"n":"x"}],"open":{"n":1,"x":[1,2],"x":3},"S":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var o outer
+		err := Unmarshal(data, &o)
+		if err != nil {
+			if _, ok := err.(*Error); !ok {
+				t.Fatalf("error %T is not *Error", err)
+			}
+		}
+		verr := Validate(data)
+		if err == nil && verr != nil {
+			t.Fatalf("decoded %q that Validate refuses: %v", data, verr)
+		}
+		var se *SyntaxError
+		if errors.As(verr, &se) && err == nil {
+			t.Fatalf("decoded %q, not JSON: %v", data, verr)
+		}
+		var reports []*Error
+		var all outer
+		rerr := Options{Report: func(e *Error) { reports = append(reports, e) }}.Unmarshal(data, &all)
+		if rerr != nil && !errors.As(rerr, &se) {
+			t.Fatalf("gathering failed on %q with a problem that is not syntax: %v", data, rerr)
+		}
+		if (err == nil) != (rerr == nil && len(reports) == 0) {
+			t.Fatalf("%q: stopping %v, gathering %v and %d problems", data, err, rerr, len(reports))
+		}
+		for _, e := range reports {
+			if errors.As(e, &se) || e.Path == "" || e.Path[0] != '$' {
+				t.Fatalf("%q: reported %v", data, e)
+			}
+		}
+	})
+}
+
+// TestOptions: the zero Options read the strictest; Schema reads as the
+// ACI's schema does; Open skips unknown keys everywhere; Report names
+// every problem and goes on.
+func TestOptions(t *testing.T) {
+	for _, tt := range []struct {
+		in     string
+		strict string // the zero Options' error, "" when accepted
+		schema string // Schema's
+	}{
+		{`{"null":1.0}`, "$.null: expected integer, got number", ""},
+		{`{"null":1e3}`, "$.null: expected integer, got number", ""},
+		{`{"null":9223372036854775808}`, "$.null: expected integer, got number", ""},
+		{`{"null":null}`, "$.null: expected integer, got null", ""},
+		{`{"s":"\ud800","null":1}`, "$.s: lone high surrogate", ""},
+		{`{"s":"\udc00\ud800","null":1}`, "$.s: lone low surrogate", ""},
+		{`{"in":null,"null":1}`, "$.in: expected object, got null", ""},
+		{`{"raw":null,"null":1}`, "", ""},
+		{`{"u":70000,"null":1}`, "$.u: 70000 is out of range", ""},
+		{`{"null":1,"x":` + strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth) + `}`, `$.x: unknown field "x"`, `$.x: unknown field "x"`},
+		{`{"null":1,"any":` + strings.Repeat("[", MaxDepth-1) + strings.Repeat("]", MaxDepth-1) + `}`, "", ""},
+		{`{"null":1,"any":` + strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth) + `}`, "nesting deeper than 128", "nesting deeper than 128"},
+	} {
+		var o outer
+		check := func(reading string, err error, want string) {
+			switch {
+			case want == "" && err != nil:
+				t.Errorf("%s: %.60s: %v", reading, tt.in, err)
+			case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+				t.Errorf("%s: %.60s: %v, want %q", reading, tt.in, err, want)
+			}
+		}
+		check("strict", Unmarshal([]byte(tt.in), &o), tt.strict)
+		check("schema", Schema.Unmarshal([]byte(tt.in), &o), tt.schema)
+	}
+	var got inner
+	if err := (Options{Open: true}).Unmarshal([]byte(`{"x":{"y":[1]},"n":3,"z":1}`), &got); err != nil || got.N != 3 {
+		t.Errorf("open: %+v, %v", got, err)
+	}
+	if err := (Options{Open: true}).Unmarshal([]byte(`{"x":1,"n":3,"x":2}`), &got); err == nil || !errors.Is(err, ErrDuplicateKey) {
+		t.Errorf("open, an unknown key twice: %v", err)
+	}
+	var problems []string
+	var o outer
+	err := Options{Report: func(e *Error) { problems = append(problems, e.Error()) }}.Unmarshal(
+		[]byte(`{"s":1,"u":-1,"b":false,"in":{},"list":[{"n":"x"},{"n":2}],"m":{"a":"1","a":"2"},"zz":[1],"null":1}`), &o)
+	want := []string{`$.s: expected string, got number`, `$.u: expected a non-negative integer, got -1`, `$.b: must be true when present`,
+		`$.in: missing required field "n"`, `$.list[0].n: expected integer, got string`, `$.m.a: duplicate key "a"`, `$.zz: unknown field "zz"`}
+	if err != nil || strings.Join(problems, "\n") != strings.Join(want, "\n") || len(o.List) != 2 || o.List[1].N != 2 {
+		t.Errorf("Report: %v\n%s\nwant\n%s\n%+v", err, strings.Join(problems, "\n"), strings.Join(want, "\n"), o)
+	}
+	if err := (Options{Report: func(*Error) {}}).Unmarshal([]byte(`{"s":1,"null":1`), &o); err == nil {
+		t.Error("Report: a text cut short decoded")
 	}
 }

@@ -39,7 +39,7 @@ func spliceType(typ string, body []byte) []byte {
 func Unmarshal(data []byte) (Message, error) {
 	typ, ok := strictjson.TopString(data, "type")
 	if !ok {
-		if err := strictjson.Valid(data); err != nil {
+		if err := strictjson.Schema.Valid(data); err != nil {
 			return nil, decodeErr(err)
 		}
 		return nil, &Error{Code: CodeInvalidMessage, Detail: `$.type: missing or not a string`}
@@ -48,7 +48,7 @@ func Unmarshal(data []byte) (Message, error) {
 	if m == nil {
 		return nil, &Error{Code: CodeInvalidMessage, Detail: fmt.Sprintf("$.type: unknown message type %q", typ)}
 	}
-	if err := strictjson.UnmarshalSkipping(data, m, "type"); err != nil {
+	if err := skipType.Unmarshal(data, m); err != nil {
 		return nil, decodeErr(err)
 	}
 	if v, ok := m.(interface{ Validate() error }); ok {
@@ -58,6 +58,14 @@ func Unmarshal(data []byte) (Message, error) {
 	}
 	return m, nil
 }
+
+// skipType is how a message is read: by the schema's reading of JSON
+// (strictjson.Schema), its "type", already read, skipped.
+var skipType = func() strictjson.Options {
+	o := strictjson.Schema
+	o.Skip = "type"
+	return o
+}()
 
 func newMessage(typ string) Message {
 	switch typ {
@@ -103,7 +111,7 @@ func decodeErr(err error) error {
 // structs, such as *ExecResult or *ActionBatch) with the same strictness as
 // Unmarshal, and runs v's Validate method when it has one.
 func DecodeJSON(data []byte, v any) error {
-	if err := strictjson.Unmarshal(data, v); err != nil {
+	if err := strictjson.Schema.Unmarshal(data, v); err != nil {
 		return decodeErr(err)
 	}
 	if val, ok := v.(interface{ Validate() error }); ok {
@@ -185,7 +193,7 @@ func DecodeBinaryFrame(frame []byte) (Message, []byte, error) {
 	payload := frame[4+n:]
 	typ, ok := strictjson.TopString(hdr, "type")
 	if !ok {
-		if err := strictjson.Valid(hdr); err != nil {
+		if err := strictjson.Schema.Valid(hdr); err != nil {
 			return nil, nil, decodeErr(err)
 		}
 		return nil, nil, &Error{Code: CodeInvalidMessage, Detail: "$.type: missing or not a string"}
@@ -199,7 +207,7 @@ func DecodeBinaryFrame(frame []byte) (Message, []byte, error) {
 	default:
 		return nil, nil, &Error{Code: CodeInvalidMessage, Detail: fmt.Sprintf("$.type: %q is not a binary frame kind", typ)}
 	}
-	if err := strictjson.UnmarshalSkipping(hdr, m, "type"); err != nil {
+	if err := skipType.Unmarshal(hdr, m); err != nil {
 		return nil, nil, decodeErr(err)
 	}
 	if err := m.(interface{ Validate() error }).Validate(); err != nil {

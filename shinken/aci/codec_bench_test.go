@@ -1,6 +1,7 @@
 package aci_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -49,5 +50,30 @@ func BenchmarkDecodeObservation100(b *testing.B) {
 		if _, err := aci.Unmarshal(data); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkDecodeReference decodes the click and the observation of the
+// benchmarks above with encoding/json into the same structs, skipping
+// every check, as the reference of the same run.
+func BenchmarkDecodeReference(b *testing.B) {
+	obs := observation100()
+	for _, tt := range []struct {
+		name string
+		data []byte
+		v    func() any
+	}{
+		{"Click", clickJSON, func() any { return new(aci.ActionMsg) }},
+		{"Observation100", obs, func() any { return new(aci.Observation) }},
+	} {
+		b.Run(tt.name+"/json.Unmarshal", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(tt.data)))
+			for b.Loop() {
+				if err := json.Unmarshal(tt.data, tt.v()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

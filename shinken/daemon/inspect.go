@@ -67,7 +67,7 @@ func (e *errInspect) Error() string { return "invalid_message: " + e.msg }
 // decodeInspect decodes and checks one message from the page.
 func decodeInspect(data []byte) (*inspectMsg, error) {
 	var m inspectMsg
-	if err := strictjson.Unmarshal(data, &m); err != nil {
+	if err := strictjson.Schema.Unmarshal(data, &m); err != nil {
 		return nil, &errInspect{err.Error()}
 	}
 	switch m.Type {

@@ -1,9 +1,18 @@
-// Package fields decodes JSON objects field by field, by hand rather than
-// through encoding/json, which matches keys without regard to case and
-// lets the last of two equal keys win. Here a key matches only as written,
-// a known key given twice is an error, and every error is a FieldError
-// that names the field's path. The protocol's messages (package protocol)
-// and the Host's manifest and params are decoded with it.
+// Package fields decodes the objects of the plugin protocol and of the
+// manifest into tagged structs, by name, with the module's one strict
+// decoder (package strictjson) rather than encoding/json, which matches
+// keys without regard to case and lets the last of two equal keys win.
+// Here a key matches only as written, a key given twice is an error, and
+// every error is a FieldError that names the field's path. The protocol's
+// messages (package protocol) and the Host's manifest and params are
+// decoded with it.
+//
+// A struct's fields are named by their json tags; wire:"required" says a
+// field must be present (see package strictjson). Decode reads a message,
+// whose unknown fields are ignored (the protocol's messages may grow
+// fields); DecodeStrict reads a format whose every field is known (the
+// manifest), and goes on past each problem so that one pass names them
+// all.
 package fields
 
 import (
@@ -12,6 +21,7 @@ import (
 	"strings"
 
 	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/internal/strictjson"
 )
 
 // ErrUnknownField is wrapped by the FieldError of a field that the format
@@ -46,6 +56,7 @@ func Errorf(path string, format string, args ...any) *FieldError {
 // Why a value does not hold.
 var (
 	ErrWantObject = errors.New("want an object")
+	ErrWantArray  = errors.New("want an array")
 	ErrWantString = errors.New("want a string")
 	ErrWantInt    = errors.New("want an integer")
 	ErrWantBool   = errors.New("want true or false")
@@ -53,6 +64,129 @@ var (
 	ErrGivenTwice = errors.New("given twice")
 	ErrMissing    = errors.New("missing")
 )
+
+// MaxProblems bounds the problems one decoding names; past it, the rest
+// are counted, so that the error stays small whatever the text.
+const MaxProblems = 50
+
+// Problems gathers the problems of one decoding, up to MaxProblems, and
+// counts the rest. The zero Problems is empty and ready to use.
+type Problems struct {
+	errs []error
+	more int             // problems past MaxProblems
+	bad  map[string]bool // the paths of the FieldErrors recorded
+}
+
+// Add records err; nil is ignored.
+func (p *Problems) Add(err error) {
+	if fe, ok := err.(*FieldError); ok {
+		if p.bad == nil {
+			p.bad = map[string]bool{}
+		}
+		p.bad[fe.Path] = true
+	}
+	switch {
+	case err == nil:
+	case len(p.errs) < MaxProblems:
+		p.errs = append(p.errs, err)
+	default:
+		p.more++
+	}
+}
+
+// At reports whether a problem was recorded at path itself: a value that
+// did not decode, whose further checks would only repeat it.
+func (p *Problems) At(path string) bool { return p.bad[path] }
+
+// Any reports whether a problem was recorded.
+func (p *Problems) Any() bool { return len(p.errs) > 0 || p.more > 0 }
+
+// Addf records a FieldError at path.
+func (p *Problems) Addf(path, format string, args ...any) { p.Add(Errorf(path, format, args...)) }
+
+// Err joins the problems recorded, nil when there were none.
+func (p *Problems) Err() error {
+	if p.more > 0 {
+		return errors.Join(append(p.errs, fmt.Errorf("escouade: and %d more problems", p.more))...)
+	}
+	return errors.Join(p.errs...)
+}
+
+// Decode decodes the JSON object raw into v, a pointer to a tagged struct,
+// by the strictest reading of package strictjson (null is no value but
+// for json.RawMessage and any, an integer is written as one, no lone
+// surrogate), ignoring keys the structs do not name. Every problem with a
+// field is a FieldError; all of them, up to MaxProblems, are returned,
+// joined. A text that is not strict JSON fails with one FieldError that
+// wraps a *strictjson.SyntaxError.
+func Decode(raw []byte, v any) error {
+	// Most messages hold: decode once, stopping at a problem, and only
+	// then again to name every problem.
+	if err := (strictjson.Options{Open: true}).Unmarshal(raw, v); err == nil {
+		return nil
+	}
+	var p Problems
+	decode(raw, v, true, &p)
+	return p.Err()
+}
+
+// DecodeStrict is Decode for a format whose every key is known: an
+// unknown one is a FieldError wrapping ErrUnknownField. raw is the value
+// at path (the paths of its problems start there: "" at the top). Its
+// problems are added to p, so that a caller that checks more of the values
+// gathers every problem in one place.
+func DecodeStrict(raw []byte, path string, v any, p *Problems) {
+	o := strictjson.Options{Report: func(e *strictjson.Error) { p.Add(Under(path, FromStrict(e))) }}
+	if err := o.Unmarshal(raw, v); err != nil {
+		p.Add(Under(path, FromStrict(err)))
+	}
+}
+
+func decode(raw []byte, v any, open bool, p *Problems) {
+	o := strictjson.Options{Open: open, Report: func(e *strictjson.Error) { p.Add(FromStrict(e)) }}
+	if err := o.Unmarshal(raw, v); err != nil {
+		p.Add(FromStrict(err))
+	}
+}
+
+// FromStrict turns an error of package strictjson into a FieldError: its
+// JSON path ("$.run.command[1]") becomes the field's ("run.command[1]"),
+// and its kind one of this package's reasons.
+func FromStrict(err error) error {
+	var e *strictjson.Error
+	if !errors.As(err, &e) {
+		return &FieldError{Err: err}
+	}
+	path := strings.TrimPrefix(strings.TrimPrefix(e.Path, "$"), ".")
+	why := e.Err
+	switch e.Err {
+	case strictjson.ErrMissing:
+		path, why = Join(path, e.Key), ErrMissing
+	case strictjson.ErrDuplicateKey:
+		why = ErrGivenTwice
+	case strictjson.ErrUnknownField:
+		why = ErrUnknownField
+	case strictjson.ErrType:
+		why = wantKind[e.Want]
+		if why == nil {
+			why = errors.New(e.Msg)
+		}
+	case strictjson.ErrRange, strictjson.ErrNotTrue:
+		why = errors.New(e.Msg)
+	}
+	return &FieldError{Path: path, Err: why}
+}
+
+// wantKind is the reason of a value of the wrong type, by the JSON type
+// wanted.
+var wantKind = map[string]error{
+	"object":  ErrWantObject,
+	"array":   ErrWantArray,
+	"string":  ErrWantString,
+	"integer": ErrWantInt,
+	"number":  ErrWantNumber,
+	"boolean": ErrWantBool,
+}
 
 // Object walks the members of the object raw. For a key in names, set is
 // called with its index and value. A known key given twice is an error; an

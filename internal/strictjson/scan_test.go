@@ -1,9 +1,10 @@
-package jsonrpc
+package strictjson
 
 import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -17,7 +18,7 @@ func TestValidate(t *testing.T) {
 		if i > 0 {
 			many.WriteString(",")
 		}
-		many.WriteString(`"k` + itoa(int64(i)) + `":1`)
+		many.WriteString(`"k` + strconv.Itoa(i) + `":1`)
 	}
 	manyOK := many.String() + "}"
 	manyDup := many.String() + `,"k3":2}`
