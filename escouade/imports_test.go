@@ -45,14 +45,15 @@ func TestImports(t *testing.T) {
 }
 
 // TestProtocolImports keeps the protocol package, which every plugin
-// links, and the SDK to the standard library, x/sys and the JSON-RPC
-// codec.
+// links, and the SDK to the standard library, x/sys and the JSON
+// codecs.
 func TestProtocolImports(t *testing.T) {
 	allowed := map[string]bool{
 		"shinken.dev/go/escouade/internal/fields": true,
 		"shinken.dev/go/escouade/schema":          true,
 		"shinken.dev/go/escouade/protocol":        true,
 		"shinken.dev/go/internal/jsonrpc":         true,
+		"shinken.dev/go/internal/strictjson":      true,
 		"golang.org/x/sys/unix":                   true,
 	}
 	for _, dir := range []string{"protocol", "schema", "internal/fields", "plugin"} {
