@@ -164,7 +164,7 @@ type decoder struct {
 	deepest  int // the longest the path was
 	skipSeen bool
 	pathBuf  [16]pathElem
-	sets []*keySet // see keySet
+	sets     []*keySet // see keySet
 	// infos keeps the structs this decoder read last, kept while it is
 	// pooled: a lookup costs less than the cache's.
 	infos [4]struct {
@@ -306,11 +306,12 @@ func (d *decoder) kindName() string {
 // typeErr is the problem of a value that is not of the type want; the
 // value is skipped when decoding goes on.
 func (d *decoder) typeErr(want string, depth int) error {
+	if !startsValue(d.peek()) {
+		// Not a value: a text that is not JSON, nothing to go on with.
+		return d.syntax(&SyntaxError{d.pos, fmt.Sprintf("expected %s, got %s", want, d.kindName())})
+	}
 	e := d.problem(ErrType, "expected %s, got %s", want, d.kindName())
 	e.Want = want
-	if !startsValue(d.peek()) {
-		return e // not a value: nothing to skip past, nothing to go on with
-	}
 	return d.failSkip(e, depth)
 }
 
