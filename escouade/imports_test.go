@@ -15,7 +15,7 @@ import (
 // and none imports testing outside its tests.
 func TestImports(t *testing.T) {
 	forbidden := []string{"shinken.dev/go/shinken", "testing"}
-	for _, dir := range []string{".", "plugin", "protocol", "schema", "internal/fields", "internal/fence", "../internal/jsonrpc", "../internal/ssrf"} {
+	for _, dir := range []string{".", "plugin", "protocol", "schema", "internal/fields", "internal/fence", "../internal/jsonrpc", "../internal/strictjson", "../internal/ssrf"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("no Go files in %s: %v", dir, err)
@@ -45,8 +45,8 @@ func TestImports(t *testing.T) {
 }
 
 // TestProtocolImports keeps the protocol package, which every plugin
-// links, and the SDK to the standard library, x/sys and the JSON
-// codecs.
+// links, and the SDK to the standard library, x/sys, the JSON-RPC codec
+// and the strict JSON decoder it reads with.
 func TestProtocolImports(t *testing.T) {
 	allowed := map[string]bool{
 		"shinken.dev/go/escouade/internal/fields": true,

@@ -60,7 +60,7 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 	})
-	b.Run("DecideParams/json.Unmarshal", func(b *testing.B) {
+	b.Run("DecideParams-json.Unmarshal", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(decideJSON)))
 		for b.Loop() {
@@ -80,7 +80,7 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 	})
-	b.Run("Fact/json.Unmarshal", func(b *testing.B) {
+	b.Run("Fact-json.Unmarshal", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(factJSON)))
 		for b.Loop() {

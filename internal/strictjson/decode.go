@@ -164,7 +164,7 @@ type decoder struct {
 	deepest  int // the longest the path was
 	skipSeen bool
 	pathBuf  [16]pathElem
-	sets []*keySet // see keySet
+	sets     []*keySet // see keySet
 	// infos keeps the structs this decoder read last, kept while it is
 	// pooled: a lookup costs less than the cache's.
 	infos [4]struct {
@@ -306,11 +306,12 @@ func (d *decoder) kindName() string {
 // typeErr is the problem of a value that is not of the type want; the
 // value is skipped when decoding goes on.
 func (d *decoder) typeErr(want string, depth int) error {
+	if !startsValue(d.peek()) {
+		// Not a value: a text that is not JSON, nothing to go on with.
+		return d.syntax(&SyntaxError{d.pos, fmt.Sprintf("expected %s, got %s", want, d.kindName())})
+	}
 	e := d.problem(ErrType, "expected %s, got %s", want, d.kindName())
 	e.Want = want
-	if !startsValue(d.peek()) {
-		return e // not a value: nothing to skip past, nothing to go on with
-	}
 	return d.failSkip(e, depth)
 }
 
@@ -332,8 +333,13 @@ type structInfo struct {
 // the small objects of these wires.
 const fewFields = 8
 
-// lookup returns the position in fields of the field named key.
-func (si *structInfo) lookup(key []byte) (int, bool) {
+// lookup returns the position in fields of the field named key; hint is
+// where to look first, as the fields of a message tend to come in the
+// order of its struct.
+func (si *structInfo) lookup(key []byte, hint int) (int, bool) {
+	if hint < len(si.fields) && si.fields[hint].name == string(key) {
+		return hint, true
+	}
 	if si.byName == nil {
 		for i := range si.fields {
 			if si.fields[i].name == string(key) {
@@ -707,7 +713,8 @@ func (d *decoder) object(v reflect.Value, open bool, depth int) error {
 	si := d.info(v.Type())
 	open = open || d.o.Open
 	var seen uint64
-	var unknown *keySet     // made at the first unknown key, which is rare
+	next := 0               // where the next key is looked for first
+	var unknown *keySet     // taken at the first unknown key
 	top := len(d.path) == 0 // the message itself, where Skip applies
 	err := d.members(depth, func(key []byte) error {
 		if top && d.o.Skip != "" && string(key) == d.o.Skip {
@@ -717,7 +724,7 @@ func (d *decoder) object(v reflect.Value, open bool, depth int) error {
 			d.skipSeen = true
 			return d.skip(depth + 1)
 		}
-		i, ok := si.lookup(key)
+		i, ok := si.lookup(key, next)
 		if !ok {
 			if !open {
 				return d.failSkip(d.problem(ErrUnknownField, "unknown field %q", key), depth+1)
@@ -734,7 +741,8 @@ func (d *decoder) object(v reflect.Value, open bool, depth int) error {
 			return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %q", key), depth+1)
 		}
 		seen |= 1 << i
-		f := si.fields[i]
+		next = i + 1
+		f := &si.fields[i]
 		if err := d.value(v.Field(f.index), f.open, depth+1); err != nil {
 			return err
 		}

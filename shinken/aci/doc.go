@@ -11,7 +11,12 @@
 //
 // [Unmarshal] decodes one text message strictly: unknown fields, duplicate
 // keys, case-variant keys and every conditional rule the schema states are
-// errors, each naming the JSON path. [DecodeBinaryFrame] splits a binary
+// errors, each naming the JSON path. The text must be strict JSON, by the
+// rules every decoder of the module shares: valid UTF-8, arrays and objects
+// nested at most 128 deep, an object of at most 1024 members. Values are
+// read as the schema's validators read them: null is an optional field left
+// out, a whole number such as 1.0 is an integer, a lone surrogate escape is
+// U+FFFD. [DecodeBinaryFrame] splits a binary
 // frame into its JSON header and payload, checking every offset.
 // [Marshal] and [AppendBinaryFrame] encode.
 //

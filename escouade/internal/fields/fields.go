@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"strings"
 
-	"shinken.dev/go/internal/jsonrpc"
 	"shinken.dev/go/internal/strictjson"
 )
 
@@ -188,7 +187,10 @@ var wantKind = map[string]error{
 	"boolean": ErrWantBool,
 }
 
-// Object walks the members of the object raw. For a key in names, set is
+// Object walks the members of the object raw by position: the older way,
+// kept for the Host's params decoders that still use it, until they decode
+// into tagged structs with Decode (a reordered names slice breaks such a
+// decoder silently). For a key in names, set is
 // called with its index and value. A known key given twice is an error; an
 // unknown key is an error when strict, and ignored otherwise (the
 // protocol's messages may grow fields). It returns a bit per name seen.
@@ -197,11 +199,11 @@ var wantKind = map[string]error{
 // is put under the member's name, so that nested objects need not know
 // where they are.
 func Object(raw []byte, names []string, strict bool, set func(i int, v []byte) error) (uint64, error) {
-	if jsonrpc.KindOf(raw) != jsonrpc.KindObject {
+	if strictjson.KindOf(raw) != strictjson.KindObject {
 		return 0, &FieldError{Err: ErrWantObject}
 	}
 	var seen uint64
-	err := jsonrpc.Members(raw, func(k, v []byte) error {
+	err := strictjson.Members(raw, func(k, v []byte) error {
 		for i, n := range names {
 			if string(k) != n {
 				continue
@@ -270,7 +272,7 @@ func Join(path, name string) string {
 
 // String decodes a JSON string.
 func String(v []byte) (string, error) {
-	s, err := jsonrpc.String(v)
+	s, err := strictjson.String(v)
 	if err != nil {
 		return "", ErrWantString
 	}
@@ -279,7 +281,7 @@ func String(v []byte) (string, error) {
 
 // Int decodes a JSON integer.
 func Int(v []byte) (int64, error) {
-	n, err := jsonrpc.Int(v)
+	n, err := strictjson.Int(v)
 	if err != nil {
 		return 0, ErrWantInt
 	}
@@ -288,7 +290,7 @@ func Int(v []byte) (int64, error) {
 
 // Bool decodes true or false.
 func Bool(v []byte) (bool, error) {
-	b, err := jsonrpc.Bool(v)
+	b, err := strictjson.Bool(v)
 	if err != nil {
 		return false, ErrWantBool
 	}
@@ -296,5 +298,6 @@ func Bool(v []byte) (bool, error) {
 }
 
 // Strict checks raw as strict JSON (UTF-8, no duplicate key) before it is
-// handed to encoding/json, which checks neither.
-func Strict(raw []byte) error { return jsonrpc.Validate(raw) }
+// handed to encoding/json, which checks neither. Decode needs no such
+// check: it reads by the same rules.
+func Strict(raw []byte) error { return strictjson.Validate(raw) }
