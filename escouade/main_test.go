@@ -226,6 +226,11 @@ func runTestPlugin(run, mode string, args []string) int {
 	case "sleeper":
 		signal.Ignore(syscall.SIGTERM)
 		select {}
+	case "orphan-escape", "orphan-escape-1", "orphan-escape-2", "orphan-escape-3",
+		"regicide", "regicide-child", "ns-siblings", "ns-siblings-child", "ns-sleeper":
+		// Plugins, and what they start, that try to leave what holds
+		// them (pidns_helpers_linux_test.go).
+		return runNamespaceHelper(ctx, in, out, mode, args)
 	case "envdump":
 		// Writes its environment to args[0], one variable a line.
 		if err := os.WriteFile(args[0], []byte(strings.Join(os.Environ(), "\n")), 0o600); err != nil {
