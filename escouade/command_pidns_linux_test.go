@@ -35,8 +35,8 @@ func TestNamespaceInitSignals(t *testing.T) {
 	defer escouade.SetContainment("auto")()
 	needPIDNamespaces(t)
 	for _, tc := range []struct {
-		name       string
-		ns, trap   bool
+		name      string
+		ns, trap  bool
 		sigkilled bool
 	}{
 		{"namespace", true, false, true},
