@@ -80,7 +80,7 @@ func namespaceRefused(err error) bool {
 		return false
 	}
 	switch errno {
-	case syscall.EPERM, syscall.EINVAL, syscall.ENOSPC, syscall.EUSERS, syscall.ENOSYS:
+	case syscall.EPERM, syscall.EINVAL, syscall.ENOSPC, syscall.EUSERS:
 		return true
 	}
 	return false

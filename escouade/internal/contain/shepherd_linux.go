@@ -393,6 +393,10 @@ func RunShepherd() int {
 	}
 	end := shepherdReply{Ended: true, Code: ws.ExitStatus(), Left: left}
 	switch {
+	case !reaped && init:
+		// What the sweep could not kill (another user's), the kernel
+		// kills as the namespace's init exits, now.
+		end = shepherdReply{Ended: true, Signal: int(syscall.SIGKILL)}
 	case !reaped:
 		end = shepherdReply{Ended: true, Left: left, Alive: true}
 	case ws.Signaled():
