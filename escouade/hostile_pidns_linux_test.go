@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -278,4 +279,55 @@ func TestShepherdDeathEndsItsNamespace(t *testing.T) {
 	}
 	p.Stop(context.Background())
 	waitFor(t, "no process of the plugin left", func() bool { return len(processesBelow(os.Getpid())) <= before })
+}
+
+// TestHostDeathEndsNamespaces: a Host killed outright takes with it its
+// command plugin, the init of its pid namespace (its parent-death
+// signal), and with the plugin the children that left its group (setsid,
+// setpgid): the kernel empties the namespace, no shepherd and no later
+// Host needed.
+func TestHostDeathEndsNamespaces(t *testing.T) {
+	defer escouade.SetContainment("auto")()
+	needPIDNamespaces(t)
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	dir := writePlugin(t, "orphans", commandManifest("escapees", pidFile), nil)
+	exe, _ := os.Executable()
+	host := exec.Command(exe, pluginArg, "host-contained", "auto", dir)
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	waitFor(t, "the escapees' pids", func() bool {
+		b, _ := os.ReadFile(pidFile)
+		pids = pids[:0]
+		for _, f := range strings.Fields(string(b)) {
+			n, _ := strconv.Atoi(f)
+			pids = append(pids, n)
+		}
+		return len(pids) == 2
+	})
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	held := processesBelow(host.Process.Pid)
+	if len(held) != 3 {
+		t.Fatalf("below the Host: %v, want the plugin and two escapees", held)
+	}
+	host.Process.Signal(syscall.SIGKILL)
+	host.Wait()
+	for _, pid := range held {
+		waitFor(t, "process "+strconv.Itoa(pid)+" ended with its Host", func() bool { return !procfs.Alive(pid) })
+	}
+	// The dead Host's cgroups, empty now, would be the next Host's to
+	// remove: this test's Host swept before it.
+	if parent := escouade.CgroupParent(); parent != "" {
+		stale, _ := filepath.Glob(filepath.Join(parent, "escouade-*-"+strconv.Itoa(host.Process.Pid)+"-*"))
+		for _, dir := range stale {
+			if err := os.Remove(dir); err != nil {
+				t.Errorf("the dead Host's cgroup: %v", err)
+			}
+		}
+	}
 }
