@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,5 +89,26 @@ func pidNamespaceRefused(t *testing.T) {
 		if PIDNamespaces() {
 			t.Errorf("after start %d, namespaces are still tried", i)
 		}
+	}
+}
+
+// TestHostPIDOfChild: a process finds the pid /proc gives its only child
+// (outside a namespace, the one it got from fork).
+func TestHostPIDOfChild(t *testing.T) {
+	// The test's goroutine is the thread that starts the child, as a
+	// shepherd's is.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd := exec.Command("/bin/sh", "-c", "read x")
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { w.Close(); cmd.Wait() }()
+	if got := hostPIDOfChild(); got != cmd.Process.Pid {
+		t.Errorf("hostPIDOfChild = %d, want %d", got, cmd.Process.Pid)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"shinken.dev/go/internal/procfs"
 )
 
 // Where the Host may (CAP_SYS_ADMIN in its user namespace), each program
@@ -114,16 +116,35 @@ func SetPIDNamespaces(on bool) (restore func()) {
 // hostPIDOfChild returns, for a process that is the init of a pid
 // namespace, the pid its only child has in the namespace of /proc (the
 // Host's, where the Host reads it), or 0: the children of the calling
-// thread, which started it, as /proc lists them.
+// thread, which started it, as /proc lists them, or, on a kernel that
+// lists none (no CONFIG_PROC_CHILDREN), the process whose parent is this
+// one as /proc numbers it.
 func hostPIDOfChild() int {
-	b, err := os.ReadFile("/proc/thread-self/children")
+	if b, err := os.ReadFile("/proc/thread-self/children"); err == nil {
+		f := strings.Fields(string(b))
+		if len(f) != 1 {
+			return 0
+		}
+		pid, _ := strconv.Atoi(f[0])
+		return pid
+	}
+	self, err := os.Readlink("/proc/self")
 	if err != nil {
 		return 0
 	}
-	f := strings.Fields(string(b))
-	if len(f) != 1 {
+	ppid, err := strconv.Atoi(self)
+	if err != nil {
 		return 0
 	}
-	pid, _ := strconv.Atoi(f[0])
-	return pid
+	all, _ := procfs.All()
+	child := 0
+	for _, p := range all {
+		if p.PPID == ppid {
+			if child != 0 {
+				return 0
+			}
+			child = p.PID
+		}
+	}
+	return child
 }
