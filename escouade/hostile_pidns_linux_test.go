@@ -331,3 +331,35 @@ func TestHostDeathEndsNamespaces(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileSpawnedCgroupEscape: a proc/spawn program's child writes its
+// pid into the Host's own cgroup.procs and double-forks with setsid; the
+// last of its line says its pid through a fifo the program reads, and
+// the program exits. The program was the init of its pid namespace: the
+// escapee is dead by the time proc/exit comes.
+func TestHostileSpawnedCgroupEscape(t *testing.T) {
+	defer escouade.SetContainment("auto")()
+	if escouade.Containment() != "cgroup" {
+		t.Skipf("no cgroup can be made here (descendants held by %q): nothing to escape from", escouade.Containment())
+	}
+	needPIDNamespaces(t)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	procs := filepath.Join(escouade.CgroupParent(), "cgroup.procs")
+	h, _, _, _ := procHost(t)
+	v := newValidator(t)
+	lp := startLinePlugin(t, h, v, "spawned-escape", `,"permissions":{"commands":["sh -c *"]}`, "")
+	script := `"$0" ` + pluginArg + ` orphan-escape-1 "$1" "$2" & read pid <"$2"; echo "$pid"`
+	out, code := lp.run(t, map[string]any{"command": "sh", "args": []string{"-c", script, exe, procs, fifo}})
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil || code != 0.0 {
+		t.Fatalf("the program said %q, code %v", out, code)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	if procfs.Alive(pid) {
+		t.Fatalf("the escapee %d outlived its program", pid)
+	}
+}
