@@ -20,3 +20,6 @@ func PIDNamespaceRefused() error { return nil }
 
 // SetPIDNamespaces does nothing here: there are no pid namespaces.
 func SetPIDNamespaces(bool) (restore func()) { return func() {} }
+
+// SetUserNamespaces does nothing here: there are no user namespaces.
+func SetUserNamespaces(bool) (restore func()) { return func() {} }

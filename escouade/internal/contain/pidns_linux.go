@@ -65,11 +65,34 @@ var mayMakePIDNamespace = sync.OnceValue(func() bool {
 	return false
 })
 
+// userNS is set by SetUserNamespaces(true): a Host without CAP_SYS_ADMIN
+// makes each pid namespace in a user namespace of its own.
+var userNS atomic.Bool
+
 // usePIDNamespace reports whether a program that may start others is
 // started now in a pid namespace of its own.
 func usePIDNamespace() bool {
 	return containment(containMode.Load()) != containGroup && !pidnsOff.Load() &&
-		pidnsRefused.Load() == nil && mayMakePIDNamespace()
+		pidnsRefused.Load() == nil && (mayMakePIDNamespace() || userNS.Load())
+}
+
+// namespaceAttr sets in attr the clone flags of a pid namespace when ns,
+// and clears them otherwise: CLONE_NEWPID, and, for a Host without
+// CAP_SYS_ADMIN that was allowed one (SetUserNamespaces), CLONE_NEWUSER
+// with the Host's own uid and gid mapped to themselves (and nothing else),
+// setgroups denied, as an unprivileged process must.
+func namespaceAttr(attr *syscall.SysProcAttr, ns bool) {
+	attr.Cloneflags &^= syscall.CLONE_NEWPID | syscall.CLONE_NEWUSER
+	attr.UidMappings, attr.GidMappings, attr.GidMappingsEnableSetgroups = nil, nil, false
+	if !ns {
+		return
+	}
+	attr.Cloneflags |= syscall.CLONE_NEWPID
+	if !mayMakePIDNamespace() {
+		attr.Cloneflags |= syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	}
 }
 
 // namespaceRefused reports whether err, a failed start with CLONE_NEWPID,
@@ -111,6 +134,21 @@ func PIDNamespaceRefused() error {
 func SetPIDNamespaces(on bool) (restore func()) {
 	old := pidnsOff.Swap(!on)
 	return func() { pidnsOff.Store(old) }
+}
+
+// SetUserNamespaces lets a Host without CAP_SYS_ADMIN make the pid
+// namespaces of its programs (on), each in a user namespace of its own
+// that maps the Host's uid and gid to themselves, where the kernel lets
+// an unprivileged process make one; off (the default) makes none there.
+// A program in a user namespace is no longer quite the user's: a setuid
+// or file-capability program it runs (sudo, su, ping where it has
+// capabilities, fusermount) does not gain its rights, other users' ids
+// show as the overflow id (nobody), and its supplementary groups as
+// nogroup, while its access to files stays the user's. It returns what
+// sets it back.
+func SetUserNamespaces(on bool) (restore func()) {
+	old := userNS.Swap(on)
+	return func() { userNS.Store(old) }
 }
 
 // hostPIDOfChild returns, for a process that is the init of a pid

@@ -79,10 +79,7 @@ func startContained(cmd *exec.Cmd, cg *cgroup, ns, mayFork bool) (*Group, error)
 	if cg != nil {
 		attr.UseCgroupFD, attr.CgroupFD = true, cg.fd
 	}
-	attr.Cloneflags &^= syscall.CLONE_NEWPID
-	if ns {
-		attr.Cloneflags |= syscall.CLONE_NEWPID
-	}
+	namespaceAttr(&attr, ns)
 	cmd.SysProcAttr = &attr
 	g := &Group{exited: make(chan struct{}), cg: cg, ns: ns}
 	if cg == nil && mayFork && useShepherd() {
