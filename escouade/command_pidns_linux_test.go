@@ -3,26 +3,32 @@ package escouade_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"shinken.dev/go/escouade"
 )
 
 // shellPlugin answers initialize, then ignores shutdown and the end of its
-// input, and waits in a loop of sleeps (the Host gives it no PATH): a plugin that ends on SIGTERM's
-// default action alone, or on its trap when trap is set.
-func shellPlugin(trap bool) string {
+// input, and waits in a loop of sleeps (the Host gives it no PATH): a
+// plugin that ends on SIGTERM's default action alone, or on its trap when
+// trap is set. It writes the lines both ways to transcript, as the test
+// plugins do, for the schema's check.
+func shellPlugin(trap bool, transcript string) string {
 	script := `while read -r line; do
+  printf '<%s\n' "$line" >>"$1"
   case $line in *'"initialize"'*)
     id=${line#*'"id":'}; id=${id%%[!0-9]*}
-    printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1,"capabilities":{}}}\n' "$id";;
+    answer='{"jsonrpc":"2.0","id":'$id',"result":{"protocolVersion":1,"capabilities":{}}}'
+    printf '>%s\n' "$answer" >>"$1"
+    printf '%s\n' "$answer";;
   esac
 done
 while :; do /bin/sleep 1; done`
 	if trap {
 		script = "trap 'exit 0' TERM\n" + script
 	}
-	argv, _ := json.Marshal([]string{"/bin/sh", "-c", script})
+	argv, _ := json.Marshal([]string{"/bin/sh", "-c", script, "shell-plugin", transcript})
 	return `"run":{"command":` + string(argv) + `}`
 }
 
@@ -45,8 +51,10 @@ func TestNamespaceInitSignals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer escouade.SetPIDNamespaces(tc.ns)()
+			v := newValidator(t)
+			transcript := filepath.Join(t.TempDir(), "transcript")
 			h, j := newHost(t, nil)
-			p, err := h.Start(context.Background(), writePlugin(t, "shell", shellPlugin(tc.trap), nil))
+			p, err := h.Start(context.Background(), writePlugin(t, "shell", shellPlugin(tc.trap, transcript), nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,6 +66,7 @@ func TestNamespaceInitSignals(t *testing.T) {
 			if killed != tc.sigkilled {
 				t.Errorf("ended by SIGKILL: %v, want %v; the journal holds:\n%s", killed, tc.sigkilled, j.dump())
 			}
+			v.transcript(transcript)
 		})
 	}
 }
