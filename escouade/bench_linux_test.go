@@ -16,7 +16,7 @@ import (
 // BenchmarkContainedStart starts a command plugin (this test binary, to
 // its answer to initialize) and stops it (shutdown, its end, the sweep of
 // what it left), held each way this machine has, interleaved in one loop
-// so that each sees the same machine: by its process group alone (the
+// (each iteration in another order) so that each sees the same machine: by its process group alone (the
 // reference), by a cgroup, and by a shepherd, each of the last two with
 // and without a pid namespace. It reports each way's medians and their
 // ratios to the group's, and those of each way with a namespace to the
@@ -30,8 +30,8 @@ func BenchmarkContainedStart(b *testing.B) {
 	stops := map[containWay][]time.Duration{}
 	var pss, rss []int64 // KiB, of each shepherd
 	b.ResetTimer()
-	for range b.N {
-		for _, mode := range modes {
+	for i := range b.N {
+		for _, mode := range rotated(modes, i) {
 			mode.set()
 			t0 := time.Now()
 			p, err := h.Start(ctx, dir)
@@ -94,8 +94,8 @@ func BenchmarkContainedSpawn(b *testing.B) {
 	lp := startLinePlugin(b, h, nil, "spawner", `,"permissions":{"commands":["sh -c *"]}`, "")
 	runs := map[containWay][]time.Duration{}
 	b.ResetTimer()
-	for range b.N {
-		for _, mode := range modes {
+	for i := range b.N {
+		for _, mode := range rotated(modes, i) {
 			mode.set()
 			t0 := time.Now()
 			if _, code := lp.run(b, map[string]any{"command": "sh", "args": []string{"-c", "true"}}); code != 0.0 {
@@ -167,6 +167,14 @@ func containModes(b *testing.B) []containWay {
 		b.Logf("the Host may make no pid namespace here: none measured")
 	}
 	return ways
+}
+
+// rotated returns ways in the order that begins at its i-th (modulo its
+// length): each way follows each other in turn, so that none pays for
+// what the one before it left (a shepherd's exit, a cgroup's removal).
+func rotated(ways []containWay, i int) []containWay {
+	i %= len(ways)
+	return append(ways[i:len(ways):len(ways)], ways[:i]...)
 }
 
 // medianMS returns the median of ds in milliseconds (ds is sorted).
