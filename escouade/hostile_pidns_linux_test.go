@@ -146,6 +146,11 @@ func TestHostileShepherdRegicide(t *testing.T) {
 func TestHostileNamespaceSiblings(t *testing.T) {
 	defer escouade.SetContainment("auto")()
 	needPIDNamespaces(t)
+	for _, tool := range []string{"unshare", "nsenter"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s here (util-linux) to try the way out with", tool)
+		}
+	}
 	before := len(processesBelow(os.Getpid()))
 	dir := t.TempDir()
 	out, nested, entered := filepath.Join(dir, "report"), filepath.Join(dir, "nested"), filepath.Join(dir, "entered")
