@@ -63,7 +63,7 @@ func hostileEscapees(t *testing.T, mode string) {
 	ph, _, _, _ := procHost(t)
 	lp := startLinePlugin(t, ph, v, "spawner", `,"permissions":{"commands":["sh -c *"]}`, "")
 	var r struct{ Proc int64 }
-	if err := lp.call("proc/spawn", map[string]any{"command": "sh", "args": []string{"-c", "setsid sleep 300 >/dev/null 2>&1 & echo $!; exec sleep 300"}}, &r); err != nil {
+	if err := lp.call("proc/spawn", map[string]any{"command": "sh", "args": []string{"-c", "setsid sleep 300 >/dev/null 2>&1 & " + hostPIDsScript + "echo $hostkids; exec sleep 300"}}, &r); err != nil {
 		t.Fatal(err)
 	}
 	n := lp.next(t, "", func(n note) bool { return n.method == "proc/out" && num(n.params["proc"]) == r.Proc })
@@ -84,7 +84,7 @@ func hostileEscapees(t *testing.T, mode string) {
 	})
 
 	// A program that ends takes what it started with it, setsid or not.
-	out, _ := lp.run(t, map[string]any{"command": "sh", "args": []string{"-c", "setsid sleep 300 >/dev/null 2>&1 & echo $!"}})
+	out, _ := lp.run(t, map[string]any{"command": "sh", "args": []string{"-c", "setsid sleep 300 >/dev/null 2>&1 & " + hostPIDsScript + "echo $hostkids"}})
 	orphan, err := strconv.Atoi(strings.TrimSpace(out))
 	if err != nil {
 		t.Fatalf("the spawned program said %q", out)

@@ -146,7 +146,7 @@ func runTestPlugin(run, mode string, args []string) int {
 	if dir != "" {
 		// Every line both ways goes to a transcript, one per process, that
 		// the test checks against the protocol's schema.
-		f, err := os.Create(filepath.Join(dir, strconv.Itoa(os.Getpid())))
+		f, err := os.Create(filepath.Join(dir, strconv.Itoa(hostPID(os.Getpid()))))
 		if err != nil {
 			return 2
 		}
@@ -184,7 +184,7 @@ func runTestPlugin(run, mode string, args []string) int {
 		if err := child.Start(); err != nil {
 			return 3
 		}
-		os.WriteFile(args[0], []byte(strconv.Itoa(child.Process.Pid)), 0o600)
+		os.WriteFile(args[0], []byte(strconv.Itoa(hostPID(child.Process.Pid))), 0o600)
 		go child.Wait()
 		hs := meekHandlers
 		if len(args) > 1 && args[1] == "crash" {
@@ -217,15 +217,20 @@ func runTestPlugin(run, mode string, args []string) int {
 		select {}
 	case "escaper":
 		signal.Ignore(syscall.SIGTERM)
-		pid := strconv.Itoa(os.Getpid())
+		pid := strconv.Itoa(os.Getpid()) // as its namespace numbers it, for cgroup.procs
 		if os.WriteFile(args[0], []byte(pid), 0) != nil {
 			return 3
 		}
-		os.WriteFile(args[1], []byte(pid), 0o600)
+		os.WriteFile(args[1], []byte(strconv.Itoa(hostPID(os.Getpid()))), 0o600)
 		select {}
 	case "sleeper":
 		signal.Ignore(syscall.SIGTERM)
 		select {}
+	case "orphan-escape", "orphan-escape-1", "orphan-escape-2", "orphan-escape-3",
+		"regicide", "regicide-child", "ns-siblings", "ns-siblings-child", "ns-sleeper":
+		// Plugins, and what they start, that try to leave what holds
+		// them (pidns_helpers_linux_test.go).
+		return runNamespaceHelper(ctx, in, out, mode, args)
 	case "envdump":
 		// Writes its environment to args[0], one variable a line.
 		if err := os.WriteFile(args[0], []byte(strings.Join(os.Environ(), "\n")), 0o600); err != nil {
@@ -256,7 +261,7 @@ func runTestPlugin(run, mode string, args []string) int {
 			if err := child.Start(); err != nil {
 				return 3
 			}
-			pids = append(pids, strconv.Itoa(child.Process.Pid))
+			pids = append(pids, strconv.Itoa(hostPID(child.Process.Pid)))
 			go child.Wait()
 		}
 		os.WriteFile(args[0], []byte(strings.Join(pids, " ")), 0o600)

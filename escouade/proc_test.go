@@ -272,7 +272,7 @@ func TestProcEndsWithThePlugin(t *testing.T) {
 	h, _, _, _ := procHost(t)
 	lp := startLinePlugin(t, h, nil, "ends", procCommands, "")
 	var r struct{ Proc int64 }
-	if err := lp.call("proc/spawn", map[string]any{"command": "sh", "args": []string{"-c", `sleep 60 & echo $$ $!; wait`}}, &r); err != nil {
+	if err := lp.call("proc/spawn", map[string]any{"command": "sh", "args": []string{"-c", `sleep 60 & ` + hostPIDsScript + `echo $hostpid $hostkids; wait`}}, &r); err != nil {
 		t.Fatal(err)
 	}
 	n := lp.next(t, "proc/out", nil)

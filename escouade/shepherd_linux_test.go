@@ -70,11 +70,14 @@ func TestShepherdSaysHowItEnded(t *testing.T) {
 	waitFor(t, "no shepherd left", func() bool { return len(processesBelow(os.Getpid())) <= before })
 }
 
-// TestShepherdKilled: a program that kills its shepherd ends with it (its
+// TestShepherdKilled: where the shepherd is no pid namespace's init (the
+// Host may make none), a program that kills its shepherd ends with it (its
 // parent-death signal), the journal says that what it started may outlive
-// it, and the Host carries on.
+// it, and the Host carries on. Where it is one, the program cannot:
+// TestHostileShepherdRegicide.
 func TestShepherdKilled(t *testing.T) {
 	defer escouade.SetContainment("shepherd")()
+	defer escouade.SetPIDNamespaces(false)()
 	before := len(processesBelow(os.Getpid()))
 	v := newValidator(t)
 	withTranscript(t, v)

@@ -11,3 +11,15 @@ func SetMode(string) (restore func()) { return func() {} }
 
 // CgroupParent is "": only Linux has cgroups.
 func CgroupParent() string { return "" }
+
+// PIDNamespaces is false: only Linux has pid namespaces.
+func PIDNamespaces() bool { return false }
+
+// PIDNamespaceRefused is nil: no namespace is ever tried here.
+func PIDNamespaceRefused() error { return nil }
+
+// SetPIDNamespaces does nothing here: there are no pid namespaces.
+func SetPIDNamespaces(bool) (restore func()) { return func() {} }
+
+// SetUserNamespaces does nothing here: there are no user namespaces.
+func SetUserNamespaces(bool) (restore func()) { return func() {} }

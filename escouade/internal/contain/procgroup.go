@@ -18,6 +18,12 @@ import (
 // everything below it when the program ends. Without either, and on other
 // systems, a descendant that left the group outlives it.
 //
+// On Linux, where the Host may, the leader is also the init of a pid
+// namespace of its own (see pidns_linux.go), which no descendant can
+// leave and which the kernel empties when the leader ends: that holds
+// even a descendant that moved itself out of the cgroup, or killed its
+// shepherd.
+//
 // On Linux the leader is watched without being reaped, so that its group
 // is killed while its pid cannot name anything else, and it gets a
 // parent-death signal; on other Unix systems the group is killed just after
@@ -28,6 +34,7 @@ type Group struct {
 	pgid   int           // the leader's pid, which names the group
 	cg     *cgroup       // every descendant, where it can be made (Linux); nil otherwise
 	sh     *shepherd     // the leader is the program's shepherd (Linux, no cgroup); nil otherwise
+	ns     bool          // the leader is the init of a pid namespace of its own (Linux)
 	exited chan struct{} // closed once the leader is reaped and Wait returned
 
 	mu     sync.Mutex

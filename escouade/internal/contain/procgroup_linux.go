@@ -23,36 +23,52 @@ const (
 
 var containMode atomic.Int32
 
-// startGroup starts cmd in a group of its own, with a parent-death signal,
+// Start starts cmd in a group of its own, with a parent-death signal,
 // and waits for it on a goroutine locked to the thread that started it: the
 // signal fires when that thread ends, so it lives as long as the child.
 // Its descendants are held by a cgroup where one can be made, else, when
 // the program mayFork (starts others: every program but an engine), by a
-// shepherd, where the program links EngineMain.
+// shepherd, where the program links EngineMain; and a program that
+// mayFork, or its shepherd, is the init of a pid namespace of its own
+// where the Host may make one (pidns_linux.go).
 func Start(cmd *exec.Cmd, mayFork bool) (*Group, error) {
 	var cg *cgroup
 	if containment(containMode.Load()) == containAuto {
 		cg = newCgroup()
 	}
-	g, err := startContained(cmd, cg, mayFork)
+	ns := mayFork && usePIDNamespace()
+	g, err := startContained(cmd, cg, ns, mayFork)
+	if err != nil && ns && namespaceRefused(err) {
+		// The kernel may refuse the namespace (a seccomp policy, a
+		// security module): try without, and make no more if that works.
+		first := err
+		if g, err = startContained(copyCmd(cmd), cg, false, mayFork); err == nil {
+			pidnsRefused.CompareAndSwap(nil, &first)
+		}
+	}
 	if err != nil && cg != nil {
 		// Perhaps a kernel without clone3 into a cgroup (before 5.7): try
 		// without, with a copy (a Cmd starts once), and make no more
 		// cgroups if that works.
 		cg.remove()
-		retry := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
-			Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, ExtraFiles: cmd.ExtraFiles,
-			SysProcAttr: cmd.SysProcAttr, WaitDelay: cmd.WaitDelay, Cancel: cmd.Cancel}
-		if g, err = startContained(retry, nil, mayFork); err == nil {
+		if g, err = startContained(copyCmd(cmd), nil, ns && pidnsRefused.Load() == nil, mayFork); err == nil {
 			noCgroups.Store(true)
 		}
 	}
 	return g, err
 }
 
+// copyCmd returns a copy of cmd that has not started: a Cmd starts once.
+func copyCmd(cmd *exec.Cmd) *exec.Cmd {
+	return &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
+		Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, ExtraFiles: cmd.ExtraFiles,
+		SysProcAttr: cmd.SysProcAttr, WaitDelay: cmd.WaitDelay, Cancel: cmd.Cancel}
+}
+
 // startContained starts cmd in its own group, into cg, or under a
-// shepherd when there is no cg and the program mayFork.
-func startContained(cmd *exec.Cmd, cg *cgroup, mayFork bool) (*Group, error) {
+// shepherd when there is no cg and the program mayFork; the program, or
+// its shepherd, is the init of a pid namespace of its own when ns.
+func startContained(cmd *exec.Cmd, cg *cgroup, ns, mayFork bool) (*Group, error) {
 	attr := syscall.SysProcAttr{}
 	if cmd.SysProcAttr != nil {
 		attr = *cmd.SysProcAttr
@@ -63,8 +79,9 @@ func startContained(cmd *exec.Cmd, cg *cgroup, mayFork bool) (*Group, error) {
 	if cg != nil {
 		attr.UseCgroupFD, attr.CgroupFD = true, cg.fd
 	}
+	namespaceAttr(&attr, ns)
 	cmd.SysProcAttr = &attr
-	g := &Group{exited: make(chan struct{}), cg: cg}
+	g := &Group{exited: make(chan struct{}), cg: cg, ns: ns}
 	if cg == nil && mayFork && useShepherd() {
 		sc, sh, err := shepherded(cmd)
 		if err != nil {
@@ -137,9 +154,16 @@ func (g *Group) run(cmd *exec.Cmd, started chan<- error) {
 		if said := g.sh.ended(); said != nil {
 			end = said.ending() // the program's, not the shepherd's
 		} else {
-			// Something killed the shepherd before it could sweep (the
-			// program or a descendant: they have the user's rights).
-			end = Ending{How: "its shepherd was killed (" + end.How + "): what it started may outlive it"}
+			// Something killed the shepherd before it could sweep: the
+			// program or a descendant, which have the user's rights,
+			// unless the shepherd is their namespace's init, which only
+			// the Host (or the user, from outside) can kill, and whose
+			// end took everything in the namespace with it.
+			if g.ns {
+				end = Ending{How: "its shepherd was killed (" + end.How + "), and with it all it held"}
+			} else {
+				end = Ending{How: "its shepherd was killed (" + end.How + "): what it started may outlive it"}
+			}
 		}
 	}
 	g.mu.Lock()

@@ -43,11 +43,19 @@ import (
 // run.wasm plugins start nothing (their code has no way to) and get no
 // shepherd.
 //
-// What the shepherd cannot stop is a descendant that kills it: the
-// program runs with the user's rights, as the shepherd does. The Host then
-// kills the process group, and an escapee of a program that did that
-// survives, as it would with no shepherd. A cgroup has no such gap, which
-// is why a shepherd is used only where no cgroup can be made.
+// Where the Host may make a pid namespace, the shepherd is the init of
+// one (pidns_linux.go), and its program an ordinary process below it: no
+// process below can kill the shepherd (an init gets from its own
+// namespace only the signals it handles, SIGKILL never), and whatever
+// ends it (the Host, the user from outside, a fault) ends with it every
+// process in the namespace, the kernel's doing.
+//
+// Where it may not, what the shepherd cannot stop is a descendant that
+// kills it: the program runs with the user's rights, as the shepherd
+// does. The Host then kills the process group, and an escapee of a
+// program that did that survives, as it would with no shepherd. A cgroup
+// has no such gap, which is why a shepherd is used only where no cgroup
+// can be made.
 
 // shepherdEnv is the variable a Host sets, with the engine's runtime
 // knobs and nothing else, in a shepherd's environment: EngineMain runs the
@@ -315,9 +323,20 @@ func RunShepherd() int {
 	if err != nil {
 		return fail(err)
 	}
-	target := proc.Pid
-	proc.Release() // reaped below, with the adopted
-	say(shepherdReply{Pid: target})
+	target := proc.Pid // in the shepherd's pid namespace
+	proc.Release()     // reaped below, with the adopted
+	// The Host names the program by its pid in /proc, which is the
+	// Host's: the same as target, unless the shepherd is the init of a
+	// pid namespace of its own.
+	init := os.Getpid() == 1
+	hostPid := target
+	if init {
+		if hostPid = hostPIDOfChild(); hostPid == 0 {
+			syscall.Kill(target, syscall.SIGKILL)
+			return fail(errors.New("the shepherd cannot see its program in /proc"))
+		}
+	}
+	say(shepherdReply{Pid: hostPid})
 	// The program's input and output are its own: the shepherd lets go of
 	// them (its standard error stays, for the Go runtime's last words).
 	if null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
@@ -364,7 +383,7 @@ func RunShepherd() int {
 	}
 	// Within half the Host's wait, so that the shepherd says what is left
 	// before the Host gives up on it.
-	left := sweep(noChild, time.Now().Add(shepherdWait/2))
+	left := sweep(noChild, time.Now().Add(shepherdWait/2), init)
 	if !reaped {
 		select {
 		case ws = <-programEnded: // killed by the sweep
@@ -374,6 +393,10 @@ func RunShepherd() int {
 	}
 	end := shepherdReply{Ended: true, Code: ws.ExitStatus(), Left: left}
 	switch {
+	case !reaped && init:
+		// What the sweep could not kill (another user's), the kernel
+		// kills as the namespace's init exits, now.
+		end = shepherdReply{Ended: true, Signal: int(syscall.SIGKILL)}
 	case !reaped:
 		end = shepherdReply{Ended: true, Left: left, Alive: true}
 	case ws.Signaled():
@@ -388,8 +411,10 @@ func RunShepherd() int {
 // each orphan below it is adopted by it. A fork that races a pass is
 // caught by the next one. Past deadline it gives up on what it cannot
 // kill (another user's process: a setuid program), and returns how many
-// processes are left below.
-func sweep(noChild <-chan struct{}, deadline time.Time) (left int) {
+// processes are left below. A shepherd that is the init of its pid
+// namespace (init) kills all of the namespace at once (kill -1), and
+// leaves nothing: what it could not kill, the kernel kills as it exits.
+func sweep(noChild <-chan struct{}, deadline time.Time, init bool) (left int) {
 	pause := time.Millisecond
 	for {
 		select {
@@ -397,12 +422,19 @@ func sweep(noChild <-chan struct{}, deadline time.Time) (left int) {
 			return 0
 		default:
 		}
-		below := descendants(os.Getpid())
-		if time.Now().After(deadline) {
-			return len(below)
-		}
-		for _, pid := range below {
-			syscall.Kill(pid, syscall.SIGKILL)
+		if init {
+			if time.Now().After(deadline) {
+				return 0
+			}
+			syscall.Kill(-1, syscall.SIGKILL)
+		} else {
+			below := descendants(os.Getpid())
+			if time.Now().After(deadline) {
+				return len(below)
+			}
+			for _, pid := range below {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
 		}
 		t := time.NewTimer(pause)
 		select {

@@ -1,0 +1,64 @@
+package contain
+
+import (
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkStartNamespaces starts sh -c true and waits for its end, held
+// by a cgroup where one can be made, three ways interleaved in one loop so
+// that each sees the same machine: no namespace (the reference), a pid
+// namespace, and a pid namespace in a user namespace of its own (the way
+// of a Host without CAP_SYS_ADMIN that allows them, forced here whatever
+// this process holds). It reports each way's median and its ratio to the
+// reference's.
+func BenchmarkStartNamespaces(b *testing.B) {
+	defer SetMode("auto")()
+	old := mayMakePIDNamespace
+	defer func() { mayMakePIDNamespace = old; pidnsRefused.Store(nil) }()
+	type way struct {
+		name       string
+		ns, userNS bool
+		durations  []time.Duration
+	}
+	ways := []*way{{name: "none"}, {name: "pidns", ns: true}, {name: "userns+pidns", ns: true, userNS: true}}
+	b.ResetTimer()
+	for range b.N {
+		for _, w := range ways {
+			privileged := old()
+			mayMakePIDNamespace = func() bool { return privileged && !w.userNS }
+			restoreNS := SetPIDNamespaces(w.ns)
+			restoreUser := SetUserNamespaces(w.userNS)
+			t0 := time.Now()
+			g, err := Start(newCmd("/bin/sh", "-c", "true"), true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			<-g.Done()
+			w.durations = append(w.durations, time.Since(t0))
+			restoreUser()
+			restoreNS()
+			if g.ns != w.ns {
+				b.Fatalf("%s: in a namespace: %v (refused: %v)", w.name, g.ns, PIDNamespaceRefused())
+			}
+		}
+	}
+	b.StopTimer()
+	median := func(ds []time.Duration) float64 {
+		slices.Sort(ds)
+		return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
+	}
+	for _, w := range ways {
+		b.ReportMetric(median(w.durations), w.name+"-ms")
+	}
+	for _, w := range ways[1:] {
+		b.ReportMetric(median(w.durations)/median(ways[0].durations), w.name+"/none")
+	}
+}
+
+// newCmd returns a command for Start.
+func newCmd(path string, args ...string) *exec.Cmd {
+	return &exec.Cmd{Path: path, Args: append([]string{path}, args...)}
+}

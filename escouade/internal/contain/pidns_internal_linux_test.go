@@ -1,0 +1,211 @@
+package contain
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"shinken.dev/go/internal/procfs"
+)
+
+// noAdminEnv marks the run of this test binary that TestPIDNamespaceRefused
+// starts without CAP_SYS_ADMIN.
+const noAdminEnv = "CONTAIN_TEST_NO_SYS_ADMIN"
+
+// TestPIDNamespaceRefused: where the kernel refuses a pid namespace (here,
+// a Host without CAP_SYS_ADMIN that tries anyway), a program starts
+// without one, the refusal is kept for the Host to journal, and no more
+// namespaces are tried; a Host that knows it lacks the right tries none.
+// It runs this test again without CAP_SYS_ADMIN (setpriv drops it from the
+// bounding set), where the check is made.
+func TestPIDNamespaceRefused(t *testing.T) {
+	if os.Getenv(noAdminEnv) == "1" {
+		pidNamespaceRefused(t)
+		return
+	}
+	if !mayMakePIDNamespace() {
+		// Already without the right: the check can be made here.
+		pidNamespaceRefused(t)
+		return
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("no setpriv to start this test without CAP_SYS_ADMIN, and this process holds it")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(setpriv, "--bounding-set", "-sys_admin", "--", self, "-test.run", "^TestPIDNamespaceRefused$", "-test.v")
+	cmd.Env = append(os.Environ(), noAdminEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestPIDNamespaceRefused")) {
+		t.Fatalf("without CAP_SYS_ADMIN: %v\n%s", err, out)
+	}
+}
+
+func pidNamespaceRefused(t *testing.T) {
+	if mayMakePIDNamespace() {
+		t.Fatal("a Host without CAP_SYS_ADMIN thinks it may make pid namespaces")
+	}
+	if PIDNamespaces() {
+		t.Fatal("PIDNamespaces is true without CAP_SYS_ADMIN")
+	}
+	// Try anyway, as a Host whose capabilities say yes and whose kernel
+	// says no would (a seccomp policy, a security module).
+	old := mayMakePIDNamespace
+	mayMakePIDNamespace = func() bool { return true }
+	defer func() { mayMakePIDNamespace = old; pidnsRefused.Store(nil) }()
+	restore := SetMode("auto") // a cgroup where one can be made; no shepherd (no EngineMain)
+	defer restore()
+	noCgroupsBefore := noCgroups.Load()
+	defer noCgroups.Store(noCgroupsBefore)
+
+	for i := range 2 {
+		var out bytes.Buffer
+		cmd := exec.Command("/bin/sh", "-c", "echo $$")
+		cmd.Stdout = &out
+		g, err := Start(cmd, true)
+		if err != nil {
+			t.Fatalf("start %d: %v", i, err)
+		}
+		<-g.Done()
+		if end := g.Result(); !end.Exited || end.Code != 0 {
+			t.Fatalf("start %d ended %+v", i, end)
+		}
+		if g.ns {
+			t.Errorf("start %d: in a pid namespace the kernel refused", i)
+		}
+		// Its pid is the Host's: it is no namespace's init.
+		if pid, _ := strconv.Atoi(strings.TrimSpace(out.String())); pid != g.Pid() || pid == 1 {
+			t.Errorf("start %d: the program says it is %q, the Host says %d", i, out.String(), g.Pid())
+		}
+		err = PIDNamespaceRefused()
+		if err == nil || !strings.Contains(err.Error(), "operation not permitted") {
+			t.Fatalf("after start %d, the refusal kept is %v", i, err)
+		}
+		if PIDNamespaces() {
+			t.Errorf("after start %d, namespaces are still tried", i)
+		}
+	}
+}
+
+// TestHostPIDOfChild: a process finds the pid /proc gives its only child
+// (outside a namespace, the one it got from fork).
+func TestHostPIDOfChild(t *testing.T) {
+	// The test's goroutine is the thread that starts the child, as a
+	// shepherd's is.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd := exec.Command("/bin/sh", "-c", "read x")
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { w.Close(); cmd.Wait() }()
+	if got := hostPIDOfChild(); got != cmd.Process.Pid {
+		t.Errorf("hostPIDOfChild = %d, want %d", got, cmd.Process.Pid)
+	}
+}
+
+// asNobodyEnv marks the run of this test binary that TestUserNamespaces
+// starts as an unprivileged user.
+const asNobodyEnv = "CONTAIN_TEST_AS_NOBODY"
+
+// TestUserNamespaces: a Host without CAP_SYS_ADMIN, allowed user
+// namespaces, makes each program the init of a pid namespace in a user
+// namespace of its own: the program is pid 1 there and still the Host's
+// user, and what it started in a session of its own ends with it. It runs
+// this test again as nobody (setpriv), from a copy of the test binary
+// that nobody may run, where the check is made.
+func TestUserNamespaces(t *testing.T) {
+	if os.Getenv(asNobodyEnv) == "1" {
+		userNamespaces(t)
+		return
+	}
+	if os.Getuid() != 0 {
+		userNamespaces(t)
+		return
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("no setpriv to run this test as an unprivileged user, and this process is root")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "contain.test")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "-test.run", "^TestUserNamespaces$", "-test.v")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), asNobodyEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	switch {
+	case bytes.Contains(out, []byte("--- SKIP: TestUserNamespaces")):
+		t.Skipf("as nobody:\n%s", out)
+	case err != nil || !bytes.Contains(out, []byte("--- PASS: TestUserNamespaces")):
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	t.Logf("as nobody:\n%s", out)
+}
+
+func userNamespaces(t *testing.T) {
+	if mayMakePIDNamespace() {
+		t.Fatal("an unprivileged Host thinks it may make pid namespaces")
+	}
+	if PIDNamespaces() {
+		t.Fatal("pid namespaces without CAP_SYS_ADMIN, and no user namespaces allowed")
+	}
+	defer SetUserNamespaces(true)()
+	defer func() { pidnsRefused.Store(nil) }()
+	if !PIDNamespaces() {
+		t.Fatal("no pid namespaces with user namespaces allowed")
+	}
+	var out bytes.Buffer
+	cmd := exec.Command("/bin/sh", "-c", `echo $$; id -u; setsid sleep 300 >/dev/null 2>&1 & read p _ </proc/self/stat; read c </proc/self/task/$p/children; echo $c`)
+	cmd.Stdout = &out
+	g, err := Start(cmd, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-g.Done()
+	if err := PIDNamespaceRefused(); err != nil {
+		t.Skipf("the kernel makes no user namespace for an unprivileged process here: %v", err)
+	}
+	if end := g.Result(); !end.Exited || end.Code != 0 || !g.ns {
+		t.Fatalf("ended %+v, in a namespace: %v", end, g.ns)
+	}
+	lines := strings.Fields(out.String())
+	if len(lines) != 3 || lines[0] != "1" || lines[1] != strconv.Itoa(os.Getuid()) {
+		t.Fatalf("the program said %q: want its pid 1 and uid %d", out.String(), os.Getuid())
+	}
+	t.Logf("the program said %q", out.String())
+	escapee, _ := strconv.Atoi(lines[2])
+	if escapee <= 0 {
+		t.Fatalf("the program said %q", out.String())
+	}
+	if procfs.Alive(escapee) {
+		syscall.Kill(escapee, syscall.SIGKILL)
+		t.Fatalf("the setsid child %d outlived its program", escapee)
+	}
+}
