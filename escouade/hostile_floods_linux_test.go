@@ -1,0 +1,436 @@
+package escouade_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/protocol"
+)
+
+// The floods of TestHostileDecoderFloods, mounted through the engines: a
+// run.js plugin with no permissions reaches the Host's decoder through the
+// prelude (a toJSON in a call's params, or a JSON.stringify it replaced,
+// which makes the prelude write any line), a run.wasm module by writing
+// raw lines or calling escouade.call. Each once held a core of the Host
+// (9.5–12 s of CPU in 10–12 s) or grew its memory by hundreds of MiB; now
+// each line is refused with one error, and what the Host spends on the
+// flood is measured beside a reference flood of the same bytes that is
+// cheap to read.
+
+// A hostCost is what an attack cost the Host's process, from its own
+// rusage, its heap's statistics and its peak resident set.
+type hostCost struct {
+	cpu, wall time.Duration
+	alloc     uint64 // bytes the Go heap allocated
+	peak      int64  // KiB the resident set rose to, above where it began
+}
+
+func (c hostCost) String() string {
+	return fmt.Sprintf("%v of CPU in %v (%.2f of a core), %d MiB allocated, peak RSS +%d MiB",
+		c.cpu.Round(time.Millisecond), c.wall.Round(time.Millisecond), c.ratio(), c.alloc>>20, c.peak>>10)
+}
+
+// ratio is the share of a core the Host used over the attack.
+func (c hostCost) ratio() float64 { return float64(c.cpu) / float64(max(c.wall, time.Millisecond)) }
+
+// measure runs attack and says what it cost the Host's process. The peak
+// resident set is reset first (clear_refs 5), so that the peak read after
+// is this attack's.
+func measure(t *testing.T, attack func()) hostCost {
+	t.Helper()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+	rss := procKiB(os.Getpid(), "status", "VmRSS:")
+	cpu, start := hostCPU(t), time.Now()
+	attack()
+	c := hostCost{cpu: hostCPU(t) - cpu, wall: time.Since(start)}
+	runtime.ReadMemStats(&after)
+	c.alloc = after.TotalAlloc - before.TotalAlloc
+	c.peak = procKiB(os.Getpid(), "status", "VmHWM:") - rss
+	return c
+}
+
+// A wireRecord keeps what goes between a Host and its in-process or
+// engine plugins, in order, for the validator to check once the attack is
+// measured (checked as it goes, the lines of 90,000 keys would cost the
+// test's decoder more than the Host's). A line of the plugin over
+// recordMax is counted and dropped: it is the flood, and holds no request
+// the Host answers but with a null id. Every line of the Host is kept.
+type wireRecord struct {
+	mu      sync.Mutex
+	seq     []recorded
+	sides   [2]recordSide // the plugin's, the Host's
+	dropped int           // the plugin's lines over recordMax
+	longest int           // the Host's longest line
+}
+
+type recorded struct {
+	fromHost bool
+	abi      string // the method an escouade.call answer is for; "" for a line
+	line     []byte
+}
+
+type recordSide struct {
+	partial []byte
+	skip    bool // within a line over the bound
+}
+
+// recordMax bounds the lines of the plugin that are kept.
+const recordMax = 64 << 10
+
+// hostMax bounds the lines of the Host that are kept: a batch's answer
+// and a little more.
+const hostMax = 9 << 20
+
+func recordWire(h *escouade.Host) *wireRecord {
+	r := &wireRecord{}
+	escouade.SetWireHooks(h, r.chunk, func(method string, answer []byte) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.seq = append(r.seq, recorded{fromHost: true, abi: method, line: append([]byte(nil), answer...)})
+	})
+	return r
+}
+
+// chunk splits what a side wrote into lines, dropping what passes its
+// bound as it streams by.
+func (r *wireRecord) chunk(fromHost bool, b []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	side, bound := &r.sides[0], recordMax
+	if fromHost {
+		side, bound = &r.sides[1], hostMax
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		piece := b
+		if i >= 0 {
+			piece = b[:i]
+		}
+		if !side.skip {
+			if len(side.partial)+len(piece) > bound {
+				side.skip, side.partial = true, nil
+			} else {
+				side.partial = append(side.partial, piece...)
+			}
+		}
+		if i < 0 {
+			return
+		}
+		switch {
+		case side.skip && fromHost:
+			r.longest = max(r.longest, hostMax+1)
+		case side.skip:
+			r.dropped++
+		case len(side.partial) > 0:
+			r.longest = max(r.longest, len(side.partial)*btoi(fromHost))
+			r.seq = append(r.seq, recorded{fromHost: fromHost, line: side.partial})
+		}
+		side.partial, side.skip = nil, false
+		b = b[i+1:]
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// check hands what was recorded to v, in order, and forgets it.
+func (r *wireRecord) check(v *validator) {
+	r.mu.Lock()
+	seq := r.seq
+	r.seq = nil
+	r.mu.Unlock()
+	for _, x := range seq {
+		switch {
+		case x.abi != "":
+			v.abiAnswer(x.abi, x.line)
+		case x.fromHost:
+			v.fromHost(x.line)
+		default:
+			v.fromPlugin(x.line)
+		}
+	}
+}
+
+// floodHost returns a Host whose engines run as e, every line to and from
+// its plugins recorded and checked against the schema at the test's end,
+// and a guard that denies rm. Turns are long: a flood's top level or a
+// module's writes on a loaded machine under the race detector are not
+// what is tested.
+func floodHost(t *testing.T, e escouade.Engine) (*escouade.Host, *journal, *wireRecord) {
+	t.Helper()
+	v := newValidator(t)
+	h, j := newHost(t, &escouade.Options{
+		Engine:       e,
+		Projects:     projects(),
+		ScriptTurn:   30 * time.Second,
+		WASMCacheDir: wasmCache(t),
+	})
+	rec := recordWire(h)
+	t.Cleanup(func() { rec.check(v) }) // after the Host's Close: cleanups run last first
+	startScript(t, h, "guard", guardJS)
+	return h, j, rec
+}
+
+// afterFlood checks that the Host still serves once the flood is read: the
+// guard's deny wins, the hostile plugin runs (it only wrote lines that were
+// refused), and Close keeps a deadline of 2 s, its engines gone.
+func afterFlood(t *testing.T, h *escouade.Host, j *journal, p *escouade.Plugin) {
+	t.Helper()
+	if d := decide(t, h, "rm"); d.Verdict != protocol.Deny || d.Plugin != "guard" {
+		t.Errorf("Decide(rm) after the flood = %+v", d)
+	}
+	if p.State() != escouade.StateRunning || len(j.find(p.ID(), "plugin ended")) > 0 {
+		t.Errorf("the flooding plugin: state %s; the journal holds:\n%s", p.State(), j.dump())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := h.Close(ctx); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	t.Logf("Close took %v", time.Since(start).Round(time.Millisecond))
+	if pids := enginePids(p.ID()); len(pids) > 0 {
+		t.Errorf("engine processes left after Close: %v", pids)
+	}
+}
+
+// floodBounds are what a flood of floodLines lines of a MiB may cost the
+// Host, beside ref, a flood of the same bytes that the Host reads to its
+// end: the flood once cost 12 s of CPU a line, and 47 MiB of answer a
+// line (686 MiB of RSS for the whole). In-process, the engine's own work
+// (a script's building and writing 90,000 keys) is the Host's process's
+// too, and the reference's: only the comparison holds there.
+func floodBounds(t *testing.T, e escouade.Engine, c, ref hostCost) {
+	t.Helper()
+	t.Logf("the flood: %v", c)
+	t.Logf("the reference: %v", ref)
+	t.Logf("CPU %.2f× the reference's, allocations %.2f×", float64(c.cpu)/float64(max(ref.cpu, time.Millisecond)), float64(c.alloc)/float64(max(ref.alloc, 1)))
+	// What starts the plugin is in both.
+	if c.cpu > 2*ref.cpu+time.Second {
+		t.Errorf("the flood took %v of the Host's CPU, the reference %v", c.cpu, ref.cpu)
+	}
+	if c.alloc > 2*ref.alloc+64<<20 {
+		t.Errorf("the flood made the Host allocate %d MiB, the reference %d MiB", c.alloc>>20, ref.alloc>>20)
+	}
+	if c.peak > ref.peak+128<<10 {
+		t.Errorf("the flood grew the Host's RSS by %d MiB, the reference by %d MiB", c.peak>>10, ref.peak>>10)
+	}
+	if e != escouade.EngineIsolated {
+		return
+	}
+	if c.cpu > 5*time.Second {
+		t.Errorf("the flood took %v of the Host's CPU", c.cpu)
+	}
+	if c.alloc > 256<<20 {
+		t.Errorf("the flood made the Host allocate %d MiB", c.alloc>>20)
+	}
+	if c.peak > 192<<10 {
+		t.Errorf("the flood grew the Host's RSS by %d MiB", c.peak>>10)
+	}
+}
+
+// jsFlood is a script with no permissions that sends floodLines messages,
+// one a turn, through send(i) (JavaScript), then says "flood done".
+func jsFlood(setup, send string) string {
+	return setup + fmt.Sprintf(`
+let n = 0;
+(function next() {
+	if (n === %d) { escouade.log("info", "flood done"); return; }
+	%s;
+	n++;
+	setTimeout(next, 0);
+})();`, floodLines, send)
+}
+
+// jsKeys is a log's params of 90,000 keys, built once: what a toJSON
+// returns.
+const jsKeys = `const big = { level: "info", message: "x" };
+for (let i = 0; i < 90000; i++) big["k" + i] = 1;
+const params = { toJSON() { return big; } };
+`
+
+// jsNested is the reference of jsKeys: the same 90,000 keys, which cost
+// the script as much to write, in 90 objects of 1000, each within the
+// bound: the Host reads the whole line, and checks every key.
+const jsNested = `const big = { level: "debug", message: "x" };
+for (let i = 0; i < 90000; i++) (big["g" + (i % 90)] ||= {})["k" + i] = 1;
+const params = { toJSON() { return big; } };
+`
+
+// jsRaw makes the prelude write line as it is: it writes what
+// JSON.stringify returns, and a script may replace JSON.stringify.
+func jsRaw(line string) string {
+	b, _ := json.Marshal(line)
+	return `const line = ` + string(b) + `;
+const stringify = JSON.stringify;
+function raw() { JSON.stringify = () => line; try { escouade.notify("raw"); } finally { JSON.stringify = stringify; } }
+`
+}
+
+// startFloodJS starts the script src as the plugin id, with no
+// permissions.
+func startFloodJS(t *testing.T, h *escouade.Host, id, src string) *escouade.Plugin {
+	t.Helper()
+	dir := writePlugin(t, id, `"run":{"js":"main.js"}`, map[string]string{"main.js": src})
+	p, err := h.Start(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestHostileFloodJS: a run.js plugin with no permissions floods the Host
+// through the prelude, in an engine's process and in the Host's own: a
+// call's and a notification's params whose toJSON returns an object of
+// 90,000 keys, and raw lines of 90,000 keys or of a batch of tiny items,
+// written by a JSON.stringify the script replaced.
+func TestHostileFloodJS(t *testing.T) {
+	attacks := []struct {
+		name, src, says string
+	}{
+		{"call-tojson", jsFlood(jsKeys, `escouade.call("log", params).catch(() => {})`), "not JSON"},
+		{"notify-tojson", jsFlood(jsKeys, `escouade.notify("log", params)`), "not JSON"},
+		{"raw-keys", jsFlood(jsRaw(floodLine("flood-keys")), `raw()`), "not JSON"},
+		{"raw-batch", jsFlood(jsRaw(floodLine("flood-batch")), `raw()`), "not JSON-RPC 2.0"},
+	}
+	reference := jsFlood(jsNested, `escouade.notify("log", params)`)
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			var ref hostCost
+			t.Run("reference", func(t *testing.T) {
+				h, j, _ := floodHost(t, eng.engine)
+				var p *escouade.Plugin
+				ref = measure(t, func() {
+					p = startFloodJS(t, h, "plain", reference)
+					j.wait(t, "plain", "flood done")
+				})
+				afterFlood(t, h, j, p)
+			})
+			for _, a := range attacks {
+				t.Run(a.name, func(t *testing.T) {
+					h, j, _ := floodHost(t, eng.engine)
+					var p *escouade.Plugin
+					c := measure(t, func() {
+						p = startFloodJS(t, h, "flood", a.src)
+						j.wait(t, "flood", "flood done")
+						waitFor(t, "every line answered", func() bool { return len(j.find("flood", a.says)) >= floodLines })
+					})
+					if n := len(j.find("flood", a.says)); n != floodLines {
+						t.Errorf("%d lines answered, want one answer each: %d", n, floodLines)
+					}
+					floodBounds(t, eng.engine, c, ref)
+					afterFlood(t, h, j, p)
+				})
+			}
+		})
+	}
+}
+
+// wasmFlood is the module of testdata/wasmflood, built once.
+var wasmFlood = sync.OnceValues(func() ([]byte, error) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		return nil, err
+	}
+	out := filepath.Join(testTemp, "flood.wasm")
+	cmd := exec.Command(goTool, "build", "-trimpath", "-o", out, "./testdata/wasmflood")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%v: %s", err, b)
+	}
+	return os.ReadFile(out)
+})
+
+// startFloodWASM starts the flood module as the plugin flood-<mode>,
+// which tells it what to send.
+func startFloodWASM(t *testing.T, h *escouade.Host, mode string) *escouade.Plugin {
+	t.Helper()
+	code, err := wasmFlood()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writePlugin(t, "flood-"+mode, `"run":{"wasm":"plugin.wasm"}`, nil)
+	if err := os.WriteFile(filepath.Join(dir, "plugin.wasm"), code, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := h.Start(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestHostileFloodWASM: a run.wasm module floods the Host, in an engine's
+// process and in the Host's own: raw lines of 90,000 keys, batches of tiny
+// items, and escouade.call with params of 90,000 keys.
+func TestHostileFloodWASM(t *testing.T) {
+	if _, err := wasmFlood(); err != nil {
+		t.Fatal("the flood module does not build:", err)
+	}
+	// The first start compiles the module into the cache, which every
+	// later one reads: a compilation is not what is measured.
+	h, j, _ := floodHost(t, escouade.EngineInProcess)
+	j.wait(t, startFloodWASM(t, h, "idle").ID(), "flood done")
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			refs := map[string]hostCost{}
+			for _, mode := range []string{"plain", "abi-plain"} {
+				t.Run("reference-"+mode, func(t *testing.T) {
+					h, j, _ := floodHost(t, eng.engine)
+					var p *escouade.Plugin
+					refs[mode] = measure(t, func() {
+						p = startFloodWASM(t, h, mode)
+						j.wait(t, p.ID(), "flood done")
+					})
+					afterFlood(t, h, j, p)
+				})
+			}
+			for _, a := range []struct{ mode, says, ref string }{
+				{"keys", "not JSON", "plain"},
+				{"batch", "not JSON-RPC 2.0", "plain"},
+				{"abi-keys", "", "abi-plain"},
+			} {
+				t.Run(a.mode, func(t *testing.T) {
+					h, j, _ := floodHost(t, eng.engine)
+					var p *escouade.Plugin
+					c := measure(t, func() {
+						p = startFloodWASM(t, h, a.mode)
+						j.wait(t, p.ID(), "flood done")
+						if a.says != "" {
+							waitFor(t, "every line answered", func() bool { return len(j.find(p.ID(), a.says)) >= floodLines })
+						}
+					})
+					if a.says == "" {
+						// escouade.call's params are refused invalidParams,
+						// each, by the Host or the engine's process.
+						if e := j.find(p.ID(), "flood done"); !strings.Contains(e[0].msg, fmt.Sprintf("%d refused", floodLines)) {
+							t.Errorf("the module said %q, want %d calls refused", e[0].msg, floodLines)
+						}
+					} else if n := len(j.find(p.ID(), a.says)); n != floodLines {
+						t.Errorf("%d lines answered, want one answer each: %d", n, floodLines)
+					}
+					floodBounds(t, eng.engine, c, refs[a.ref])
+					afterFlood(t, h, j, p)
+				})
+			}
+		})
+	}
+}

@@ -1,0 +1,168 @@
+//go:build wasip1
+
+// Command wasmflood is a hostile plugin for run.wasm, written in Go for
+// wasip1, that the escouade package's tests build and run: once it has
+// answered initialize, it writes the lines (or makes the escouade.call
+// calls) that once cost the Host the most per byte, back to back, then
+// says "flood done" in its journal (log) and serves the Host's requests
+// (a decision is allow). What it sends is chosen by its plugin id, which
+// the Host gives it as its first argument:
+//
+//   - flood-keys: lines of one object of 90,000 keys;
+//   - flood-batch: batches of tiny items, [1,1,1,…], of a MiB;
+//   - flood-plain: the reference, lines of the same size that are cheap
+//     to read: a notification whose params hold one long string;
+//   - flood-deep: lines of a million nested arrays;
+//   - flood-number: requests whose params hold a number of a MiB;
+//   - flood-abi-keys: escouade.call of secrets/get with params of 90,000
+//     keys (its "flood done" says how many were refused invalidParams);
+//   - flood-abi-plain: the reference, escouade.call of secrets/get with
+//     params of the same size holding one long string;
+//   - flood-nonl: one line of 256 MiB, its newline last;
+//   - flood-endless: a line that never ends;
+//   - flood-idle: nothing (a start compiles the module into the cache).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"unsafe"
+)
+
+//go:wasmimport escouade call
+func hostCall(methodPtr, methodLen, paramsPtr, paramsLen, outPtr, outCap uint32) uint32
+
+// lines is how many lines (or calls) a flood makes: as the tests' own
+// floodLines.
+const lines = 10
+
+func main() {
+	mode := strings.TrimPrefix(os.Args[0], "flood-")
+	in := bufio.NewReaderSize(os.Stdin, 1<<16)
+	for {
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.ID == nil || m.Method == "" {
+			continue // an answer: the Host's refusals of the flood
+		}
+		switch m.Method {
+		case "initialize":
+			reply(m.ID, `{"protocolVersion":1,"capabilities":{}}`)
+			say(flood(mode))
+		case "permissions/decide":
+			reply(m.ID, `{"decision":"allow"}`)
+		case "shutdown":
+			reply(m.ID, `null`)
+		default:
+			os.Stdout.WriteString(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32601,"message":"method not found"}}` + "\n")
+		}
+	}
+}
+
+func reply(id json.RawMessage, result string) {
+	os.Stdout.WriteString(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + result + "}\n")
+}
+
+func say(msg string) {
+	b, _ := json.Marshal(msg)
+	os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"log","params":{"level":"info","message":` + string(b) + "}}\n")
+}
+
+// flood mounts the attack of mode and returns what to say once done.
+func flood(mode string) string {
+	switch mode {
+	case "idle":
+		return "flood done"
+	case "abi-keys", "abi-plain":
+		params := `{"key":"k"` + keysObject(90000)[len(`{"level":"info","message":"x"`):]
+		if mode == "abi-plain" {
+			params = `{"key":"k","pad":"` + strings.Repeat("x", len(params)-20) + `"}`
+		}
+		refused := 0
+		for range lines {
+			if code := call("secrets/get", params); code == -32602 {
+				refused++
+			}
+		}
+		return fmt.Sprintf("flood done: %d refused", refused)
+	case "nonl", "endless":
+		chunk := bytes.Repeat([]byte("x"), 1<<20)
+		for i := 0; mode == "endless" || i < 256; i++ {
+			os.Stdout.Write(chunk)
+		}
+		os.Stdout.WriteString("\n")
+		return "flood done"
+	}
+	line := []byte(floodLine(mode) + "\n")
+	for range lines {
+		os.Stdout.Write(line)
+	}
+	return "flood done"
+}
+
+// floodLine is one line of the flood of mode, of about a MiB.
+func floodLine(mode string) string {
+	switch mode {
+	case "keys":
+		return `{"jsonrpc":"2.0","method":"log","params":` + keysObject(90000) + `}`
+	case "batch":
+		return "[1" + strings.Repeat(",1", 1<<19-1) + "]"
+	case "plain":
+		n := len(floodLine("keys"))
+		return `{"jsonrpc":"2.0","method":"log","params":{"level":"debug","message":"` + strings.Repeat("x", n-78) + `"}}`
+	case "deep":
+		return `{"jsonrpc":"2.0","method":"log","params":{"level":"info","message":` + strings.Repeat("[", 1<<19) + strings.Repeat("]", 1<<19) + `}}`
+	case "number":
+		return `{"jsonrpc":"2.0","id":1,"method":"timer/set","params":{"ms":1` + strings.Repeat("0", 1<<20) + `}}`
+	}
+	panic("no flood " + mode)
+}
+
+// keysObject is a log's params with n more keys.
+func keysObject(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"level":"info","message":"x"`)
+	for i := range n {
+		fmt.Fprintf(&b, `,"k%d":1`, i)
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+var out = make([]byte, 4096)
+
+// call calls method through escouade.call and returns the error code of
+// its answer, 0 for a result.
+func call(method, params string) int {
+	m, p := []byte(method), []byte(params)
+	n := hostCall(ptr(m), uint32(len(m)), ptr(p), uint32(len(p)), ptr(out), uint32(len(out)))
+	if int(n) > len(out) {
+		return 1 // an answer this plugin did not ask for: not a refusal
+	}
+	var a struct {
+		Error *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(out[:n], &a) != nil || a.Error == nil {
+		return 0
+	}
+	return a.Error.Code
+}
+
+func ptr(b []byte) uint32 {
+	if len(b) == 0 {
+		return 0
+	}
+	return uint32(uintptr(unsafe.Pointer(&b[0])))
+}
