@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -85,8 +86,13 @@ type recorded struct {
 
 type recordSide struct {
 	partial []byte
-	skip    bool // within a line over the bound
+	skip    bool   // within a line over the bound
+	head    []byte // its first bytes
 }
+
+// requestHead reads the id and method of a request of the prelude's or
+// the module's, which write them first, from the head of a line.
+var requestHead = regexp.MustCompile(`^\{"jsonrpc":"2\.0","id":([0-9]+),"method":("[^"\\]*")`)
 
 // recordMax bounds the lines of the plugin that are kept.
 const recordMax = 64 << 10
@@ -122,6 +128,7 @@ func (r *wireRecord) chunk(fromHost bool, b []byte) {
 		}
 		if !side.skip {
 			if len(side.partial)+len(piece) > bound {
+				side.head = append(side.partial, piece...)[:256]
 				side.skip, side.partial = true, nil
 			} else {
 				side.partial = append(side.partial, piece...)
@@ -134,21 +141,44 @@ func (r *wireRecord) chunk(fromHost bool, b []byte) {
 		case side.skip && fromHost:
 			r.longest = max(r.longest, hostMax+1)
 		case side.skip:
+			// A request's id and method are kept, for its answer.
 			r.dropped++
+			if m := requestHead.FindSubmatch(side.head); m != nil {
+				r.seq = append(r.seq, recorded{line: fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"method":%s}`, m[1], m[2])})
+			}
 		case len(side.partial) > 0:
-			r.longest = max(r.longest, len(side.partial)*btoi(fromHost))
+			if fromHost {
+				r.longest = max(r.longest, len(side.partial))
+			}
 			r.seq = append(r.seq, recorded{fromHost: fromHost, line: side.partial})
 		}
-		side.partial, side.skip = nil, false
+		side.partial, side.skip, side.head = nil, false, nil
 		b = b[i+1:]
 	}
 }
 
-func btoi(b bool) int {
-	if b {
-		return 1
+// dump returns the start of each line recorded, for a failure's message.
+func (r *wireRecord) dump() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for _, x := range r.seq {
+		fmt.Fprintf(&b, "\n%v %.200s", x.fromHost, x.line)
 	}
-	return 0
+	return b.String()
+}
+
+// hostLines counts the lines of the Host recorded so far that hold s, and
+// says how long the longest line of the Host was.
+func (r *wireRecord) hostLines(s string) (n, longest int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, x := range r.seq {
+		if x.fromHost && x.abi == "" && bytes.Contains(x.line, []byte(s)) {
+			n++
+		}
+	}
+	return n, r.longest
 }
 
 // check hands what was recorded to v, in order, and forgets it.
@@ -367,7 +397,8 @@ func startFloodWASM(t *testing.T, h *escouade.Host, mode string) *escouade.Plugi
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := writePlugin(t, "flood-"+mode, `"run":{"wasm":"plugin.wasm"}`, nil)
+	// big.txt is what flood-bomb reads: as large as files/read returns.
+	dir := writePlugin(t, "flood-"+mode, `"run":{"wasm":"plugin.wasm"}`, map[string]string{"big.txt": strings.Repeat("x", 256<<10)})
 	if err := os.WriteFile(filepath.Join(dir, "plugin.wasm"), code, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -430,6 +461,179 @@ func TestHostileFloodWASM(t *testing.T) {
 					floodBounds(t, eng.engine, c, refs[a.ref])
 					afterFlood(t, h, j, p)
 				})
+			}
+		})
+	}
+}
+
+// The siblings of the floods, on the engines' paths: each line is of a
+// kind a decoder or an answer might spend more on than the line's bytes,
+// and each must be answered as escouade/REFERENCE.md says, the Host
+// bounded.
+
+// siblingBounds are what floodLines lines of the siblings may cost the
+// Host (of a few MiB each at most): far below what a superlinear check
+// or an answer that repeats what it refuses would cost, far above what
+// reading them does.
+func siblingBounds(t *testing.T, e escouade.Engine, c hostCost) {
+	t.Helper()
+	t.Logf("%v", c)
+	if e != escouade.EngineIsolated {
+		return // the engine's own work is the Host's process's too
+	}
+	if c.cpu > 5*time.Second {
+		t.Errorf("the Host spent %v of CPU", c.cpu)
+	}
+	if c.alloc > 512<<20 {
+		t.Errorf("the Host allocated %d MiB", c.alloc>>20)
+	}
+	// A batch of files/read holds a worker's answers at once, and the
+	// batch's answer: the most of the siblings, some 160 MiB.
+	if c.peak > 256<<10 {
+		t.Errorf("the Host's RSS grew by %d MiB", c.peak>>10)
+	}
+}
+
+// TestHostileFloodSiblingsJS: a run.js plugin with no permissions sends,
+// back to back, a string of a million escapes, a key of a million
+// escapes, params nested past the depth bound, params whose toJSON throws
+// (the script's own error: the Host sees nothing), and settings/get for a
+// project named by a MiB.
+func TestHostileFloodSiblingsJS(t *testing.T) {
+	probes := []struct {
+		name, src string
+		says      string // in the journal, floodLines times
+		answer    string // in the Host's lines, floodLines times
+	}{
+		{name: "escaped-string", src: jsFlood(`const params = { level: "info", message: "\u0001".repeat(1 << 20) };`, `escouade.notify("log", params)`), says: "\u0001\u0001\u0001"},
+		{name: "escaped-key", src: jsFlood(`const params = { level: "info", message: "escaped key", ["\u0001".repeat(1 << 20)]: 1 };`, `escouade.notify("log", params)`), says: "escaped key"},
+		{name: "deep", src: jsFlood(`let deep = 1; for (let i = 0; i < 200; i++) deep = [deep];
+const params = { toJSON() { return { level: "info", message: "x", deep: deep }; } };`, `escouade.notify("log", params)`), says: "not JSON"},
+		{name: "tojson-throws", src: jsFlood(`const params = { toJSON() { throw new Error("no JSON here"); } };`,
+			`escouade.call("log", params).catch((e) => escouade.log("info", "rejected: " + e.message))`), says: "rejected: no JSON here"},
+		{name: "settings-project", src: jsFlood(`const project = "\x7f".repeat(1 << 20);`,
+			`escouade.settings(project).then(() => escouade.log("info", "settings answered"))`), says: "settings answered", answer: `"result":{}`},
+	}
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			for _, pr := range probes {
+				t.Run(pr.name, func(t *testing.T) {
+					h, j, rec := floodHost(t, eng.engine)
+					var p *escouade.Plugin
+					c := measure(t, func() {
+						p = startFloodJS(t, h, "flood", pr.src)
+						j.wait(t, "flood", "flood done")
+						waitFor(t, "every line answered", func() bool { return len(j.find("flood", pr.says)) >= floodLines })
+						if pr.answer != "" {
+							waitFor(t, "every answer", func() bool { n, _ := rec.hostLines(pr.answer); return n >= floodLines })
+						}
+					})
+					if n := len(j.find("flood", pr.says)); n != floodLines {
+						t.Errorf("the journal said %q %d times, want %d", pr.says, n, floodLines)
+					}
+					if _, longest := rec.hostLines(""); longest > 4<<10 {
+						t.Errorf("the Host wrote a line of %d bytes", longest)
+					}
+					siblingBounds(t, eng.engine, c)
+					afterFlood(t, h, j, p)
+				})
+			}
+		})
+	}
+}
+
+// TestHostileFloodSiblingsWASM: a run.wasm module writes, back to back,
+// lines of a million nested arrays, requests whose params hold a number of
+// a MiB, one line of 256 MiB, and batches of 256 files/read whose answers
+// would make 64 MiB: each is answered as REFERENCE.md says (parse,
+// invalidParams, a line over the cap discarded, a batch's answer within 8
+// MiB), the Host bounded.
+func TestHostileFloodSiblingsWASM(t *testing.T) {
+	if _, err := wasmFlood(); err != nil {
+		t.Fatal("the flood module does not build:", err)
+	}
+	h, j, _ := floodHost(t, escouade.EngineInProcess)
+	j.wait(t, startFloodWASM(t, h, "idle").ID(), "flood done")
+	probes := []struct {
+		mode    string
+		says    string // in the journal, lines times
+		answer  string // in the Host's lines, lines times
+		lines   int
+		longest int // the Host's longest line
+	}{
+		{mode: "deep", says: "not JSON", lines: floodLines, longest: 4 << 10},
+		{mode: "number", answer: `"code":-32602`, lines: floodLines, longest: 4 << 10},
+		{mode: "nonl", says: "over the cap", lines: 1, longest: 4 << 10},
+		// Each batch is answered in one line, its calls beyond the Host's
+		// workers refused failed, busy, the line within the 8 MiB of a
+		// batch's answer.
+		{mode: "bomb", answer: `[{"jsonrpc":"2.0"`, lines: floodLines, longest: 8<<20 + 64<<10},
+	}
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			for _, pr := range probes {
+				t.Run(pr.mode, func(t *testing.T) {
+					h, j, rec := floodHost(t, eng.engine)
+					t.Cleanup(func() {
+						if t.Failed() {
+							t.Logf("the lines recorded: %s", rec.dump())
+						}
+					})
+					var p *escouade.Plugin
+					c := measure(t, func() {
+						p = startFloodWASM(t, h, pr.mode)
+						j.wait(t, p.ID(), "flood done")
+						waitFor(t, "every line answered", func() bool {
+							n, _ := rec.hostLines(pr.answer)
+							return (pr.says == "" || len(j.find(p.ID(), pr.says)) >= pr.lines) && (pr.answer == "" || n >= pr.lines)
+						})
+					})
+					if pr.says != "" {
+						if n := len(j.find(p.ID(), pr.says)); n != pr.lines {
+							t.Errorf("the journal said %q %d times, want %d", pr.says, n, pr.lines)
+						}
+					}
+					n, longest := rec.hostLines(pr.answer)
+					if pr.answer != "" && n != pr.lines {
+						t.Errorf("%d lines of the Host hold %q, want %d", n, pr.answer, pr.lines)
+					}
+					if longest > pr.longest {
+						t.Errorf("the Host wrote a line of %d bytes, want %d at most", longest, pr.longest)
+					}
+					siblingBounds(t, eng.engine, c)
+					afterFlood(t, h, j, p)
+				})
+			}
+		})
+	}
+}
+
+// TestHostileFloodJSToJSONRecursion: a toJSON that returns an object
+// holding itself makes JSON.stringify recurse without end in goja's Go
+// code, each toJSON returning before the next is called (no bound on
+// nested calls stops it, and goja's check for cycles makes each level
+// slower than the last): the turn's bound ends it, the instance with it,
+// and the Host, in-process too, survives with the other plugins.
+func TestHostileFloodJSToJSONRecursion(t *testing.T) {
+	src := `const params = { toJSON() { return { level: "info", message: "x", again: params }; } };
+setTimeout(() => escouade.call("log", params), 0);`
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			o := hostileOptions()
+			o.Engine = eng.engine
+			h, j := hookedHost(t, nil, newValidator(t), o)
+			startScript(t, h, "guard", guardJS)
+			p := startFloodJS(t, h, "recurse", src)
+			j.wait(t, "recurse", "script interrupted: a turn ran past")
+			j.wait(t, "recurse", "plugin restarted")
+			waitFor(t, "the plugin running again", func() bool { return p.State() == escouade.StateRunning })
+			if d := decide(t, h, "rm"); d.Verdict != protocol.Deny || d.Plugin != "guard" {
+				t.Errorf("Decide(rm) = %+v", d)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if err := h.Close(ctx); err != nil {
+				t.Errorf("Close: %v", err)
 			}
 		})
 	}

@@ -14,6 +14,8 @@
 //     to read: a notification whose params hold one long string;
 //   - flood-deep: lines of a million nested arrays;
 //   - flood-number: requests whose params hold a number of a MiB;
+//   - flood-bomb: batches of 256 files/read of the plugin's big.txt, of
+//     answers far past what a batch's answer may hold;
 //   - flood-abi-keys: escouade.call of secrets/get with params of 90,000
 //     keys (its "flood done" says how many were refused invalidParams);
 //   - flood-abi-plain: the reference, escouade.call of secrets/get with
@@ -124,6 +126,13 @@ func floodLine(mode string) string {
 		return `{"jsonrpc":"2.0","method":"log","params":{"level":"info","message":` + strings.Repeat("[", 1<<19) + strings.Repeat("]", 1<<19) + `}}`
 	case "number":
 		return `{"jsonrpc":"2.0","id":1,"method":"timer/set","params":{"ms":1` + strings.Repeat("0", 1<<20) + `}}`
+	case "bomb":
+		var b strings.Builder
+		for i := range 256 {
+			b.WriteString(",")
+			fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"files/read","params":{"path":"big.txt"}}`, i)
+		}
+		return "[" + b.String()[1:] + "]"
 	}
 	panic("no flood " + mode)
 }
