@@ -17,6 +17,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/protocol"
+	"shinken.dev/go/internal/procfs"
 )
 
 // The floods of TestHostileDecoderFloods, mounted through the engines: a
@@ -389,6 +390,23 @@ var wasmFlood = sync.OnceValues(func() ([]byte, error) {
 	return os.ReadFile(out)
 })
 
+// warmFloodModule builds the flood module and starts it once, which
+// compiles it into the cache every later start reads: a compilation is
+// not what is measured.
+func warmFloodModule(t *testing.T) {
+	t.Helper()
+	if _, err := wasmFlood(); err != nil {
+		t.Fatal("the flood module does not build:", err)
+	}
+	h, j, _ := floodHost(t, escouade.EngineInProcess)
+	j.wait(t, startFloodWASM(t, h, "idle").ID(), "flood done")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // startFloodWASM starts the flood module as the plugin flood-<mode>,
 // which tells it what to send.
 func startFloodWASM(t *testing.T, h *escouade.Host, mode string) *escouade.Plugin {
@@ -413,13 +431,7 @@ func startFloodWASM(t *testing.T, h *escouade.Host, mode string) *escouade.Plugi
 // process and in the Host's own: raw lines of 90,000 keys, batches of tiny
 // items, and escouade.call with params of 90,000 keys.
 func TestHostileFloodWASM(t *testing.T) {
-	if _, err := wasmFlood(); err != nil {
-		t.Fatal("the flood module does not build:", err)
-	}
-	// The first start compiles the module into the cache, which every
-	// later one reads: a compilation is not what is measured.
-	h, j, _ := floodHost(t, escouade.EngineInProcess)
-	j.wait(t, startFloodWASM(t, h, "idle").ID(), "flood done")
+	warmFloodModule(t)
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
 			refs := map[string]hostCost{}
@@ -549,11 +561,7 @@ const params = { toJSON() { return { level: "info", message: "x", deep: deep }; 
 // invalidParams, a line over the cap discarded, a batch's answer within 8
 // MiB), the Host bounded.
 func TestHostileFloodSiblingsWASM(t *testing.T) {
-	if _, err := wasmFlood(); err != nil {
-		t.Fatal("the flood module does not build:", err)
-	}
-	h, j, _ := floodHost(t, escouade.EngineInProcess)
-	j.wait(t, startFloodWASM(t, h, "idle").ID(), "flood done")
+	warmFloodModule(t)
 	probes := []struct {
 		mode    string
 		says    string // in the journal, lines times
@@ -636,5 +644,39 @@ setTimeout(() => escouade.call("log", params), 0);`
 				t.Errorf("Close: %v", err)
 			}
 		})
+	}
+}
+
+// TestHostileFloodEndlessLine: a module in an engine's process writes a
+// line that never ends. The Host discards it as it streams by (a line
+// past the cap is never held), spends on it what reading a pipe costs,
+// and Close ends the engine within its deadline, mid-line.
+func TestHostileFloodEndlessLine(t *testing.T) {
+	warmFloodModule(t)
+	h, j, _ := floodHost(t, escouade.EngineIsolated)
+	var p *escouade.Plugin
+	var pid int
+	c := measure(t, func() {
+		p = startFloodWASM(t, h, "endless")
+		pid = enginePid(t, p.ID())
+		// The engine's own count of what it wrote: readiness, not a wait.
+		waitFor(t, "64 MiB written", func() bool { return procKiB(pid, "io", "wchar:") >= 64<<20 })
+	})
+	t.Logf("64 MiB of a line: %v", c)
+	if c.alloc > 64<<20 {
+		t.Errorf("the Host allocated %d MiB for a line it discards", c.alloc>>20)
+	}
+	if c.peak > 64<<10 {
+		t.Errorf("the Host's RSS grew by %d MiB for a line it discards", c.peak>>10)
+	}
+	if c.cpu > 5*time.Second {
+		t.Errorf("the Host spent %v of CPU discarding 64 MiB", c.cpu)
+	}
+	if len(j.find(p.ID(), "over the cap")) > 0 {
+		t.Errorf("a line that has not ended was journaled as over the cap")
+	}
+	afterFlood(t, h, j, p)
+	if procfs.Alive(pid) {
+		t.Errorf("the engine's process %d outlived Close", pid)
 	}
 }
