@@ -264,17 +264,27 @@ func floodBounds(t *testing.T, e escouade.Engine, c, ref hostCost) {
 	if c.peak > ref.peak+128<<10 {
 		t.Errorf("the flood grew the Host's RSS by %d MiB, the reference by %d MiB", c.peak>>10, ref.peak>>10)
 	}
+	hostBounds(t, e, c, 256<<20, 192<<10)
+}
+
+// hostBounds are what floodLines lines of a few MiB may cost the Host, its
+// engines isolated, at most: 5 s of CPU (the key flood once took 12 s a
+// line), alloc bytes allocated, its RSS grown by peak KiB. In-process, the
+// engine's own work is the Host's process's too: no bound of the Host's
+// alone holds there.
+func hostBounds(t *testing.T, e escouade.Engine, c hostCost, alloc uint64, peak int64) {
+	t.Helper()
 	if e != escouade.EngineIsolated {
 		return
 	}
 	if c.cpu > 5*time.Second {
-		t.Errorf("the flood took %v of the Host's CPU", c.cpu)
+		t.Errorf("the Host spent %v of CPU", c.cpu)
 	}
-	if c.alloc > 256<<20 {
-		t.Errorf("the flood made the Host allocate %d MiB", c.alloc>>20)
+	if c.alloc > alloc {
+		t.Errorf("the Host allocated %d MiB", c.alloc>>20)
 	}
-	if c.peak > 192<<10 {
-		t.Errorf("the flood grew the Host's RSS by %d MiB", c.peak>>10)
+	if c.peak > peak {
+		t.Errorf("the Host's RSS grew by %d MiB", c.peak>>10)
 	}
 }
 
@@ -301,7 +311,7 @@ const params = { toJSON() { return big; } };
 // jsNested is the reference of jsKeys: the same 90,000 keys, which cost
 // the script as much to write, in 90 objects of 1000, each within the
 // bound: the Host reads the whole line, and checks every key.
-const jsNested = `const big = { level: "debug", message: "x" };
+const jsNested = `const big = { level: "debug", message: "reference line" };
 for (let i = 0; i < 90000; i++) (big["g" + (i % 90)] ||= {})["k" + i] = 1;
 const params = { toJSON() { return big; } };
 `
@@ -314,6 +324,37 @@ func jsRaw(line string) string {
 const stringify = JSON.stringify;
 function raw() { JSON.stringify = () => line; try { escouade.notify("raw"); } finally { JSON.stringify = stringify; } }
 `
+}
+
+// A jsRun is a run.js plugin's flood, measured, and what it ran in.
+type jsRun struct {
+	h    *escouade.Host
+	j    *journal
+	rec  *wireRecord
+	p    *escouade.Plugin
+	cost hostCost
+}
+
+// runJSFlood starts src as the plugin "flood" with no permissions in a
+// Host whose engines run as e, and measures the Host until the script said
+// "flood done" and the journal says says floodLines times (and the Host's
+// lines hold answer as often, unless it is "").
+func runJSFlood(t *testing.T, e escouade.Engine, src, says, answer string) jsRun {
+	t.Helper()
+	var r jsRun
+	r.h, r.j, r.rec = floodHost(t, e)
+	r.cost = measure(t, func() {
+		r.p = startFloodJS(t, r.h, "flood", src)
+		r.j.wait(t, "flood", "flood done")
+		waitFor(t, "every line answered", func() bool { return len(r.j.find("flood", says)) >= floodLines })
+		if answer != "" {
+			waitFor(t, "every answer", func() bool { n, _ := r.rec.hostLines(answer); return n >= floodLines })
+		}
+	})
+	if n := len(r.j.find("flood", says)); n != floodLines {
+		t.Errorf("the journal said %q %d times, want %d", says, n, floodLines)
+	}
+	return r
 }
 
 // startFloodJS starts the script src as the plugin id, with no
@@ -347,28 +388,16 @@ func TestHostileFloodJS(t *testing.T) {
 		t.Run(eng.name, func(t *testing.T) {
 			var ref hostCost
 			t.Run("reference", func(t *testing.T) {
-				h, j, _ := floodHost(t, eng.engine)
-				var p *escouade.Plugin
-				ref = measure(t, func() {
-					p = startFloodJS(t, h, "plain", reference)
-					j.wait(t, "plain", "flood done")
-				})
-				afterFlood(t, h, j, p)
+				// The reference's lines are logs, journaled.
+				r := runJSFlood(t, eng.engine, reference, "reference line", "")
+				ref = r.cost
+				afterFlood(t, r.h, r.j, r.p)
 			})
 			for _, a := range attacks {
 				t.Run(a.name, func(t *testing.T) {
-					h, j, _ := floodHost(t, eng.engine)
-					var p *escouade.Plugin
-					c := measure(t, func() {
-						p = startFloodJS(t, h, "flood", a.src)
-						j.wait(t, "flood", "flood done")
-						waitFor(t, "every line answered", func() bool { return len(j.find("flood", a.says)) >= floodLines })
-					})
-					if n := len(j.find("flood", a.says)); n != floodLines {
-						t.Errorf("%d lines answered, want one answer each: %d", n, floodLines)
-					}
-					floodBounds(t, eng.engine, c, ref)
-					afterFlood(t, h, j, p)
+					r := runJSFlood(t, eng.engine, a.src, a.says, "")
+					floodBounds(t, eng.engine, r.cost, ref)
+					afterFlood(t, r.h, r.j, r.p)
 				})
 			}
 		})
@@ -484,26 +513,14 @@ func TestHostileFloodWASM(t *testing.T) {
 // bounded.
 
 // siblingBounds are what floodLines lines of the siblings may cost the
-// Host (of a few MiB each at most): far below what a superlinear check
-// or an answer that repeats what it refuses would cost, far above what
-// reading them does.
+// Host (of a few MiB each at most): far below what a superlinear check or
+// an answer that repeats what it refuses would cost, far above what
+// reading them does. A batch of files/read holds a worker's answers at
+// once, and the batch's answer: the most of the siblings, some 160 MiB.
 func siblingBounds(t *testing.T, e escouade.Engine, c hostCost) {
 	t.Helper()
 	t.Logf("%v", c)
-	if e != escouade.EngineIsolated {
-		return // the engine's own work is the Host's process's too
-	}
-	if c.cpu > 5*time.Second {
-		t.Errorf("the Host spent %v of CPU", c.cpu)
-	}
-	if c.alloc > 512<<20 {
-		t.Errorf("the Host allocated %d MiB", c.alloc>>20)
-	}
-	// A batch of files/read holds a worker's answers at once, and the
-	// batch's answer: the most of the siblings, some 160 MiB.
-	if c.peak > 256<<10 {
-		t.Errorf("the Host's RSS grew by %d MiB", c.peak>>10)
-	}
+	hostBounds(t, e, c, 512<<20, 256<<10)
 }
 
 // TestHostileFloodSiblingsJS: a run.js plugin with no permissions sends,
@@ -530,24 +547,12 @@ const params = { toJSON() { return { level: "info", message: "x", deep: deep }; 
 		t.Run(eng.name, func(t *testing.T) {
 			for _, pr := range probes {
 				t.Run(pr.name, func(t *testing.T) {
-					h, j, rec := floodHost(t, eng.engine)
-					var p *escouade.Plugin
-					c := measure(t, func() {
-						p = startFloodJS(t, h, "flood", pr.src)
-						j.wait(t, "flood", "flood done")
-						waitFor(t, "every line answered", func() bool { return len(j.find("flood", pr.says)) >= floodLines })
-						if pr.answer != "" {
-							waitFor(t, "every answer", func() bool { n, _ := rec.hostLines(pr.answer); return n >= floodLines })
-						}
-					})
-					if n := len(j.find("flood", pr.says)); n != floodLines {
-						t.Errorf("the journal said %q %d times, want %d", pr.says, n, floodLines)
-					}
-					if _, longest := rec.hostLines(""); longest > 4<<10 {
+					r := runJSFlood(t, eng.engine, pr.src, pr.says, pr.answer)
+					if _, longest := r.rec.hostLines(""); longest > 4<<10 {
 						t.Errorf("the Host wrote a line of %d bytes", longest)
 					}
-					siblingBounds(t, eng.engine, c)
-					afterFlood(t, h, j, p)
+					siblingBounds(t, eng.engine, r.cost)
+					afterFlood(t, r.h, r.j, r.p)
 				})
 			}
 		})
