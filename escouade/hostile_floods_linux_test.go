@@ -261,10 +261,17 @@ func afterFlood(t *testing.T, h *escouade.Host, j *journal, p *escouade.Plugin) 
 // too, and the reference's: only the comparison holds there.
 func floodBounds(t *testing.T, e escouade.Engine, c, ref hostCost) {
 	t.Helper()
+	besideReference(t, c, ref)
+	hostBounds(t, e, c, 256<<20, 192<<10)
+}
+
+// besideReference checks that c costs the Host at most twice what ref does,
+// and a little more: what starts the plugin is in both.
+func besideReference(t *testing.T, c, ref hostCost) {
+	t.Helper()
 	t.Logf("the flood: %v", c)
 	t.Logf("the reference: %v", ref)
 	t.Logf("CPU %.2f× the reference's, allocations %.2f×", float64(c.cpu)/float64(max(ref.cpu, time.Millisecond)), float64(c.alloc)/float64(max(ref.alloc, 1)))
-	// What starts the plugin is in both.
 	if c.cpu > 2*ref.cpu+time.Second {
 		t.Errorf("the flood took %v of the Host's CPU, the reference %v", c.cpu, ref.cpu)
 	}
@@ -274,7 +281,6 @@ func floodBounds(t *testing.T, e escouade.Engine, c, ref hostCost) {
 	if c.peak > ref.peak+128<<10 {
 		t.Errorf("the flood grew the Host's RSS by %d MiB, the reference by %d MiB", c.peak>>10, ref.peak>>10)
 	}
-	hostBounds(t, e, c, 256<<20, 192<<10)
 }
 
 // hostBounds are what floodLines lines of a few MiB may cost the Host, its
@@ -543,9 +549,10 @@ func TestHostileFloodSiblingsJS(t *testing.T) {
 		name, src string
 		says      string // in the journal, floodLines times
 		answer    string // in the Host's lines, floodLines times
+		escaped   bool   // measured beside the reference
 	}{
-		{name: "escaped-string", src: jsFlood(`const params = { level: "info", message: "\u0001".repeat(1 << 20) };`, `escouade.notify("log", params)`), says: "\u0001\u0001\u0001"},
-		{name: "escaped-key", src: jsFlood(`const params = { level: "info", message: "escaped key", ["\u0001".repeat(1 << 20)]: 1 };`, `escouade.notify("log", params)`), says: "escaped key"},
+		{name: "escaped-string", src: jsFlood(`const params = { level: "info", message: "\u0001".repeat(1 << 20) };`, `escouade.notify("log", params)`), says: "\u0001\u0001\u0001", escaped: true},
+		{name: "escaped-key", src: jsFlood(`const params = { level: "info", message: "escaped key", ["\u0001".repeat(1 << 20)]: 1 };`, `escouade.notify("log", params)`), says: "escaped key", escaped: true},
 		{name: "deep", src: jsFlood(`let deep = 1; for (let i = 0; i < 200; i++) deep = [deep];
 const params = { toJSON() { return { level: "info", message: "x", deep: deep }; } };`, `escouade.notify("log", params)`), says: "not JSON"},
 		{name: "tojson-throws", src: jsFlood(`const params = { toJSON() { throw new Error("no JSON here"); } };`,
@@ -553,15 +560,28 @@ const params = { toJSON() { return { level: "info", message: "x", deep: deep }; 
 		{name: "settings-project", src: jsFlood(`const project = "\x7f".repeat(1 << 20);`,
 			`escouade.settings(project).then(() => escouade.log("info", "settings answered"))`), says: "settings answered", answer: `"result":{}`},
 	}
+	// The reference of the escapes: lines of the same bytes, none escaped
+	// (JSON.stringify writes \u0001 as six).
+	reference := jsFlood(`const params = { level: "info", message: "reference " + "x".repeat(6 << 20) };`, `escouade.notify("log", params)`)
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
+			var ref hostCost
+			t.Run("reference", func(t *testing.T) {
+				r := runJSFlood(t, eng.engine, reference, "reference x", "")
+				ref = r.cost
+				afterFlood(t, r.h, r.j, r.p)
+			})
 			for _, pr := range probes {
 				t.Run(pr.name, func(t *testing.T) {
 					r := runJSFlood(t, eng.engine, pr.src, pr.says, pr.answer)
 					if _, longest := r.rec.hostLines(""); longest > 4<<10 {
 						t.Errorf("the Host wrote a line of %d bytes", longest)
 					}
-					siblingBounds(t, eng.engine, r.cost)
+					if pr.escaped {
+						besideReference(t, r.cost, ref)
+					} else {
+						siblingBounds(t, eng.engine, r.cost)
+					}
 					afterFlood(t, r.h, r.j, r.p)
 				})
 			}
