@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -177,6 +178,26 @@ func (r *wireRecord) pluginBytes() int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.written
+}
+
+// pluginSaid reports whether a line of the plugins recorded holds s.
+func (r *wireRecord) pluginSaid(s string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, x := range r.seq {
+		if !x.fromHost && bytes.Contains(x.line, []byte(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// processCPU is the CPU time this process has used, for a benchmark (which
+// hostCPU, for tests, does not serve).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // hostLines counts the lines of the Host recorded so far that hold s, and
@@ -722,5 +743,50 @@ func TestHostileFloodEndlessLine(t *testing.T) {
 				t.Errorf("the engine's process %d outlived Close", pid)
 			}
 		})
+	}
+}
+
+// BenchmarkFloodLine is what one flood line of about a MiB, written by a
+// run.wasm module, costs the Host, beside the reference: a line of the
+// same bytes, a notification of no method whose params hold one long
+// string, which the Host reads to its end. host-cpu-ms/line is the Host's
+// own CPU (its rusage), the engine's included in-process; ns/op the wall
+// time a line takes to be read and answered.
+func BenchmarkFloodLine(b *testing.B) {
+	code, err := wasmFlood()
+	if err != nil {
+		b.Fatal("the flood module does not build:", err)
+	}
+	for _, eng := range engines {
+		for _, kind := range []string{"unknown", "keys", "batch"} {
+			b.Run(eng.name+"/"+kind, func(b *testing.B) {
+				h, _ := newHost(b, &escouade.Options{Engine: eng.engine, Projects: projects(), ScriptTurn: time.Minute, WASMCacheDir: wasmCache(b)})
+				rec := recordWire(h)
+				dir := writePlugin(b, "flood-bench-"+kind, `"run":{"wasm":"plugin.wasm"},"permissions":{"events":["agent.created"]}`, nil)
+				if err := os.WriteFile(filepath.Join(dir, "plugin.wasm"), code, 0o644); err != nil {
+					b.Fatal(err)
+				}
+				p, err := h.Start(context.Background(), dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+				b.ResetTimer()
+				cpu := processCPU()
+				if _, err := h.Fact(context.Background(), "agent.created", map[string]any{"n": b.N}, escouade.About{Project: "p"}); err != nil {
+					b.Fatal(err)
+				}
+				// The Host reads its lines in order: once it has read the
+				// module's "bench done", it has read every flood line.
+				for deadline := time.Now().Add(time.Minute); !rec.pluginSaid("bench done"); {
+					if time.Now().After(deadline) {
+						b.Fatalf("%s never said bench done", p.ID())
+					}
+					time.Sleep(time.Millisecond)
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(processCPU()-cpu)/float64(time.Millisecond)/float64(b.N), "host-cpu-ms/line")
+			})
+		}
 	}
 }

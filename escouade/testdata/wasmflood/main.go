@@ -22,7 +22,11 @@
 //     params of the same size holding one long string;
 //   - flood-nonl: one line of 256 MiB, its newline last;
 //   - flood-endless: a line that never ends;
-//   - flood-idle: nothing (a start compiles the module into the cache).
+//   - flood-idle: nothing (a start compiles the module into the cache);
+//   - flood-bench-<keys, batch or unknown>: for each fact, as many lines
+//     of keys, of a batch, or of a notification of no method with one
+//     long string (the reference) as its data's n says, then "bench
+//     done".
 package main
 
 import (
@@ -53,14 +57,32 @@ func main() {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
+			Params struct {
+				Data struct {
+					N int `json:"n"`
+				} `json:"data"`
+			} `json:"params"`
 		}
-		if json.Unmarshal(line, &m) != nil || m.ID == nil || m.Method == "" {
+		if json.Unmarshal(line, &m) != nil || m.Method == "" {
 			continue // an answer: the Host's refusals of the flood
+		}
+		if bench, ok := strings.CutPrefix(mode, "bench-"); ok && m.Method == "events/fact" {
+			l := []byte(floodLine(bench) + "\n")
+			for range m.Params.Data.N {
+				os.Stdout.Write(l)
+			}
+			say("bench done")
+			continue
+		}
+		if m.ID == nil {
+			continue
 		}
 		switch m.Method {
 		case "initialize":
 			reply(m.ID, `{"protocolVersion":1,"capabilities":{}}`)
-			say(flood(mode))
+			if !strings.HasPrefix(mode, "bench-") {
+				say(flood(mode))
+			}
 		case "permissions/decide":
 			reply(m.ID, `{"decision":"allow"}`)
 		case "shutdown":
@@ -122,6 +144,9 @@ func floodLine(mode string) string {
 	case "plain":
 		n := len(floodLine("keys"))
 		return `{"jsonrpc":"2.0","method":"log","params":{"level":"debug","message":"` + strings.Repeat("x", n-78) + `"}}`
+	case "unknown":
+		n := len(floodLine("keys"))
+		return `{"jsonrpc":"2.0","method":"flood/none","params":{"s":"` + strings.Repeat("x", n-60) + `"}}`
 	case "deep":
 		return `{"jsonrpc":"2.0","method":"log","params":{"level":"info","message":` + strings.Repeat("[", 1<<19) + strings.Repeat("]", 1<<19) + `}}`
 	case "number":
