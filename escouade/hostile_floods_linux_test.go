@@ -77,7 +77,7 @@ type wireRecord struct {
 	seq     []recorded
 	sides   [2]recordSide // the plugin's, the Host's
 	dropped int           // the plugin's lines over recordMax
-	longest int           // the Host's longest line
+	longest int           // the Host's longest line, or escouade.call answer
 	written int64         // bytes the plugins wrote
 }
 
@@ -109,6 +109,7 @@ func recordWire(h *escouade.Host) *wireRecord {
 	escouade.SetWireHooks(h, r.chunk, func(method string, answer []byte) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
+		r.longest = max(r.longest, len(answer))
 		r.seq = append(r.seq, recorded{fromHost: true, abi: method, line: append([]byte(nil), answer...)})
 	})
 	return r

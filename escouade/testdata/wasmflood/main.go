@@ -20,6 +20,8 @@
 //     keys (its "flood done" says how many were refused invalidParams);
 //   - flood-abi-plain: the reference, escouade.call of secrets/get with
 //     params of the same size holding one long string;
+//   - flood-abi-method: escouade.call of a method named by 17 MiB (its
+//     "flood done" says the code of the answer);
 //   - flood-nonl: one line of 256 MiB, its newline last;
 //   - flood-endless: a line that never ends;
 //   - flood-idle: nothing (a start compiles the module into the cache);
@@ -41,6 +43,9 @@ import (
 
 //go:wasmimport escouade call
 func hostCall(methodPtr, methodLen, paramsPtr, paramsLen, outPtr, outCap uint32) uint32
+
+//go:wasmimport escouade result
+func hostResult(outPtr, outCap uint32) uint32
 
 // lines is how many lines (or calls) a flood makes: as the tests' own
 // floodLines.
@@ -119,6 +124,11 @@ func flood(mode string) string {
 			}
 		}
 		return fmt.Sprintf("flood done: %d refused", refused)
+	case "abi-method":
+		// A method of 17 MiB: past what a line of the engine's control
+		// channel may hold.
+		code := call(strings.Repeat("m", 17<<20), `{}`)
+		return fmt.Sprintf("flood done: code %d", code)
 	case "nonl", "endless":
 		chunk := bytes.Repeat([]byte("x"), 1<<20)
 		for i := 0; mode == "endless" || i < 256; i++ {
@@ -180,15 +190,19 @@ var out = make([]byte, 4096)
 func call(method, params string) int {
 	m, p := []byte(method), []byte(params)
 	n := hostCall(ptr(m), uint32(len(m)), ptr(p), uint32(len(p)), ptr(out), uint32(len(out)))
+	answer := out[:min(int(n), len(out))]
 	if int(n) > len(out) {
-		return 1 // an answer this plugin did not ask for: not a refusal
+		answer = make([]byte, n)
+		if hostResult(ptr(answer), n) != n {
+			return 1
+		}
 	}
 	var a struct {
 		Error *struct {
 			Code int `json:"code"`
 		} `json:"error"`
 	}
-	if json.Unmarshal(out[:n], &a) != nil || a.Error == nil {
+	if json.Unmarshal(answer, &a) != nil || a.Error == nil {
 		return 0
 	}
 	return a.Error.Code
