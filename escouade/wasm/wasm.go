@@ -35,8 +35,11 @@
 // answer is kept or out_cap is too small (the answer is then still kept).
 //
 // A notification (log, timer/cancel, net/credit, net/cancel) is served as
-// a request and answered {"result":null}. A pointer or length outside the
-// module's memory traps, which ends the instance. What a method sends
+// a request and answered {"result":null}, or the error its params earn
+// (invalidParams: params that are not strict JSON, an object of more than
+// 1024 members, a log's unknown level), where the same notification by a
+// line would go unanswered. A pointer or length outside the module's
+// memory traps, which ends the instance. What a method sends
 // afterwards (a timer's timer/fired, a stream's net/chunk) comes as a line
 // on the module's standard input, always after the answer that names it.
 // A call blocks the module for as long as the method takes (net/fetch: up
