@@ -32,6 +32,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/internal/strictjson"
 )
 
@@ -209,7 +210,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts *Options) *Conn {
 	}
 	if h == nil {
 		h = HandlerFunc(func(_ context.Context, req *Request) (any, error) {
-			return nil, Errorf(CodeMethodNotFound, "method not found: %s", req.Method)
+			return nil, Errorf(CodeMethodNotFound, "method not found: %s", logtext.Cut(req.Method))
 		})
 	}
 	c := &Conn{
@@ -341,7 +342,6 @@ func (c *Conn) serveInline(req *Request) bool {
 	c.armWatchdog()
 	c.serve(req, nil)
 	c.inlineSince.Store(0)
-	c.active.Add(-1)
 	c.wg.Done()
 	return !c.lent.CompareAndSwap(true, false)
 }
@@ -443,11 +443,17 @@ func (c *Conn) dispatch(j job) {
 		c.reply(j.br, nil, nil)
 		return
 	case c.nworkers >= c.opts.Workers:
-		// Every worker is taken, or one that has just finished is on its
-		// way back.
+		// Every worker exists, and the slot taken above says one of them
+		// serves nothing: it is on its way back, with nothing between it
+		// and the queue that can block (its answer is queued, not
+		// written). Wait for it rather than answer busy.
 		c.mu.Unlock()
-		c.active.Add(-1)
-		c.busy(j)
+		select {
+		case c.work <- j:
+		case <-c.ctx.Done():
+			c.active.Add(-1)
+			c.reply(j.br, nil, nil)
+		}
 		return
 	}
 	c.nworkers++
@@ -465,7 +471,6 @@ func (c *Conn) worker(j job) {
 	defer c.wg.Done()
 	for {
 		c.serve(j.req, j.br)
-		c.active.Add(-1)
 		select {
 		case j = <-c.work:
 		case <-c.ctx.Done():
@@ -474,6 +479,9 @@ func (c *Conn) worker(j job) {
 	}
 }
 
+// serve handles req and answers it, giving its slot back first: the peer,
+// answered, may send the next request at once, and must find the slot
+// free (a batch's answer is the last of its requests' answers).
 func (c *Conn) serve(req *Request, br *batchReply) {
 	ctx := c.ctx
 	if t := c.timeout(req.Method); t > 0 {
@@ -482,7 +490,9 @@ func (c *Conn) serve(req *Request, br *batchReply) {
 		ctx = hc
 	}
 	res, err := c.h.Handle(ctx, req)
-	c.reply(br, req.ID, c.answer(req, res, err))
+	line := c.answer(req, res, err)
+	c.active.Add(-1)
+	c.reply(br, req.ID, line) // never blocks: the writer queues
 }
 
 // answer encodes the response to req.

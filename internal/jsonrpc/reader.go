@@ -92,7 +92,7 @@ func (l *LineReader) Next() ([]byte, error) {
 			skipped = int64(len(l.acc) + len(frag))
 			l.acc = l.acc[:0]
 		case !complete && err == bufio.ErrBufferFull:
-			l.acc = append(l.acc, frag...)
+			l.acc = l.gather(frag)
 		}
 		if err == bufio.ErrBufferFull {
 			continue
@@ -109,25 +109,34 @@ func (l *LineReader) Next() ([]byte, error) {
 		if skipped > 0 {
 			return nil, &TooLongError{Size: skipped, Max: l.max}
 		}
-		var line []byte
 		if len(l.acc) > 0 {
-			line = l.keep(append(l.acc, frag...))
-			l.acc = l.acc[:0]
-			if cap(l.acc) > 64<<10 {
-				l.acc = nil // do not pin one huge line's memory
-			}
-		} else {
-			line = l.keep(frag)
+			// The gathered line is handed over whole, not copied again.
+			line := l.gather(frag)
+			l.acc = nil
+			return line, nil
 		}
-		return line, nil
+		return l.keep(frag), nil
 	}
 }
 
-// keep copies b into the slab.
+// gather appends frag to the line being gathered, doubling its room when
+// it must grow (within the cap), so that a line of n bytes costs at most
+// about 2n bytes of allocations, and is never copied once gathered.
+func (l *LineReader) gather(frag []byte) []byte {
+	if need := len(l.acc) + len(frag); need > cap(l.acc) {
+		room := min(max(2*cap(l.acc), need, 64<<10), l.max)
+		acc := make([]byte, len(l.acc), max(room, need))
+		copy(acc, l.acc)
+		l.acc = acc
+	}
+	return append(l.acc, frag...)
+}
+
 // Buffered reports whether more input was read than Next has returned:
 // another line, or part of one, is already here.
 func (l *LineReader) Buffered() bool { return l.r.Buffered() > 0 }
 
+// keep copies b into the slab, or into a slice of its own when large.
 func (l *LineReader) keep(b []byte) []byte {
 	n := len(b)
 	if n > slabSize/4 {
