@@ -156,11 +156,14 @@ func (c *conn) serve(parent context.Context) {
 	c.readLoop()
 
 	// The reader is done: cancel in-flight work, let it finish (its sends
-	// fail fast once the context is done), then stop the writer.
+	// fail fast once the context is done), then stop the writer. Other
+	// sessions' input waits until what this one held is released.
+	c.rt.departing.begin()
 	cancel(context.Cause(ctx))
 	close(c.input)
 	<-inputDone
 	c.releaseHeld()
+	c.rt.departing.end()
 	c.work.Wait()
 	c.rt.casts.detach(c)
 	<-writerDone

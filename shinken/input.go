@@ -6,6 +6,7 @@ import (
 	"image"
 	"math"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -63,6 +64,9 @@ func (c *conn) mutate(callID string, a *aci.Action) (rerr error) {
 			return err
 		}
 	}
+	if err := rt.departing.wait(ctx); err != nil {
+		return err
+	}
 	rt.inputMu.Lock()
 	defer rt.inputMu.Unlock()
 	if err := rt.refuseHeld(a.Verb); err != nil {
@@ -112,6 +116,53 @@ func (c *conn) mutate(callID string, a *aci.Action) (rerr error) {
 		return pressKeys(ctx, in, a.Keys, millis(a.MS, rt.opts.MaxWait))
 	}
 	return aci.Errorf(aci.CodeUnsupportedVerb, "%s", a.Verb)
+}
+
+// departures counts the sessions that have ended but not yet released
+// what they held. Input is a device every session shares: the close
+// handshake completes (the client sees its session over, and may open
+// another) before the ending session has released its buttons, so a later
+// session's input waits for those releases rather than move a pointer
+// whose button is still down.
+type departures struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n drops to 0
+}
+
+func (d *departures) begin() {
+	d.mu.Lock()
+	if d.n == 0 {
+		d.zero = make(chan struct{})
+	}
+	d.n++
+	d.mu.Unlock()
+}
+
+func (d *departures) end() {
+	d.mu.Lock()
+	if d.n--; d.n == 0 {
+		close(d.zero)
+	}
+	d.mu.Unlock()
+}
+
+// wait returns once no session is ending, or when ctx ends (the ending
+// session's own input, cancelled, does not wait for itself).
+func (d *departures) wait(ctx context.Context) error {
+	d.mu.Lock()
+	if d.n == 0 {
+		d.mu.Unlock()
+		return nil
+	}
+	zero := d.zero
+	d.mu.Unlock()
+	select {
+	case <-zero:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // releaseHeld releases the buttons this connection pressed with mouse_down

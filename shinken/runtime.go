@@ -123,6 +123,7 @@ type Runtime struct {
 	verbs    map[aci.Verb]bool
 
 	inputMu   sync.Mutex // serialises input runtime-wide
+	departing departures // sessions ending, whose held input is not released yet
 	held      *hold      // a person's takeover; guarded by inputMu
 	lastPtr   atomic.Pointer[image.Point]
 	lastPress pressRecord // guarded by inputMu

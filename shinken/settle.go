@@ -109,6 +109,9 @@ func (rt *Runtime) settle(ctx context.Context, start time.Time, callID string, v
 // held, and settles what it did into rep. Input held by a person refuses
 // it.
 func (rt *Runtime) settled(ctx context.Context, callID string, v aci.Verb, rep *SettleReport, f func() error) error {
+	if err := rt.departing.wait(ctx); err != nil {
+		return err
+	}
 	rt.inputMu.Lock()
 	defer rt.inputMu.Unlock()
 	if err := rt.refuseHeld(v); err != nil {

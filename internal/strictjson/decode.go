@@ -436,7 +436,9 @@ func (d *decoder) value(v reflect.Value, open bool, depth int) error {
 			if err := d.skip(depth); err != nil {
 				return err
 			}
-			v.SetBytes(append([]byte(nil), d.data[start:d.pos]...))
+			raw := make([]byte, d.pos-start)
+			copy(raw, d.data[start:d.pos])
+			v.SetBytes(raw)
 			return nil
 		}
 		return d.slice(v, depth)

@@ -240,53 +240,89 @@ func (s *Scanner) Object(i, depth int, ms []Member) (int, []Member, error) {
 	if depth > MaxDepth {
 		return i, ms, &SyntaxError{i, "nested too deeply"}
 	}
-	return s.members(i, depth, ms, true)
+	return s.members(i, depth, ms)
 }
 
+// object validates the object at i, at depth, keeping nothing of it: the
+// walk of Object without the members, the most common on every wire.
 func (s *Scanner) object(i, depth int) (int, error) {
 	if depth > MaxDepth {
 		return i, &SyntaxError{i, "nested too deeply"}
 	}
-	i, _, err := s.members(i, depth, nil, false)
-	return i, err
+	var keys keySet
+	i = SkipSpace(s.Data, i+1)
+	if i < len(s.Data) && s.Data[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, _, err = s.key(i, &keys); err != nil {
+			return i, err
+		}
+		if i, err = s.Value(SkipSpace(s.Data, i), depth); err != nil {
+			return i, err
+		}
+		i = SkipSpace(s.Data, i)
+		if i >= len(s.Data) {
+			return i, &SyntaxError{i, "unexpected end of text in an object"}
+		}
+		switch s.Data[i] {
+		case ',':
+			i = SkipSpace(s.Data, i+1)
+		case '}':
+			return i + 1, nil
+		default:
+			return i, &SyntaxError{i, "want ',' or '}' in an object"}
+		}
+	}
 }
 
-// members reads the object at i, appending its members to ms when keep.
-func (s *Scanner) members(i, depth int, ms []Member, keep bool) (int, []Member, error) {
+// key reads the key of a member at i, records it in keys (a duplicate in
+// the Scanner), and returns the offset past its colon and the key,
+// unescaped.
+func (s *Scanner) key(i int, keys *keySet) (int, []byte, error) {
+	if i >= len(s.Data) || s.Data[i] != '"' {
+		return i, nil, &SyntaxError{i, "want a string key"}
+	}
+	if err := keys.count(i); err != nil {
+		return i, nil, err
+	}
+	end, esc, err := scanString(s.Data, i, s.ReplaceLoneSurrogates)
+	if err != nil {
+		return end, nil, err
+	}
+	key := s.Data[i+1 : end-1]
+	if esc {
+		key = unescape(key)
+	}
+	if keys.add(key) {
+		s.duplicate(i, key)
+	}
+	i = SkipSpace(s.Data, end)
+	if i >= len(s.Data) || s.Data[i] != ':' {
+		return i, nil, &SyntaxError{i, "want ':' after a key"}
+	}
+	return i + 1, key, nil
+}
+
+// members reads the object at i, appending its members to ms.
+func (s *Scanner) members(i, depth int, ms []Member) (int, []Member, error) {
 	var keys keySet
 	i = SkipSpace(s.Data, i+1)
 	if i < len(s.Data) && s.Data[i] == '}' {
 		return i + 1, ms, nil
 	}
 	for {
-		if i >= len(s.Data) || s.Data[i] != '"' {
-			return i, ms, &SyntaxError{i, "want a string key"}
-		}
-		if err := keys.count(i); err != nil {
+		var key []byte
+		var err error
+		if i, key, err = s.key(i, &keys); err != nil {
 			return i, ms, err
 		}
-		end, esc, err := scanString(s.Data, i, s.ReplaceLoneSurrogates)
-		if err != nil {
-			return end, ms, err
-		}
-		key := s.Data[i+1 : end-1]
-		if esc {
-			key = unescape(key)
-		}
-		if keys.add(key) {
-			s.duplicate(i, key)
-		}
-		i = SkipSpace(s.Data, end)
-		if i >= len(s.Data) || s.Data[i] != ':' {
-			return i, ms, &SyntaxError{i, "want ':' after a key"}
-		}
-		v := SkipSpace(s.Data, i+1)
+		v := SkipSpace(s.Data, i)
 		if i, err = s.Value(v, depth); err != nil {
 			return i, ms, err
 		}
-		if keep {
-			ms = append(ms, Member{key, s.Data[v:i]})
-		}
+		ms = append(ms, Member{key, s.Data[v:i]})
 		i = SkipSpace(s.Data, i)
 		if i >= len(s.Data) {
 			return i, ms, &SyntaxError{i, "unexpected end of text in an object"}
