@@ -48,59 +48,46 @@ type fsParams struct {
 	append  bool
 }
 
-var (
-	fsPathFields  = []string{"agent", "root", "path"}
-	fsWriteFields = []string{"agent", "root", "path", "text", "dataBase64", "append"}
+// The params of fs/* as they are written, decoded by name: every method
+// names a path, and fs/write what to write.
+type (
+	fsPathJSON struct {
+		Agent string  `json:"agent"`
+		Root  *string `json:"root"` // nil for none; "" is no root
+		Path  string  `json:"path" wire:"required"`
+	}
+	fsWriteJSON struct {
+		Text       *string `json:"text"`
+		DataBase64 *string `json:"dataBase64"`
+		Append     bool    `json:"append"`
+	}
 )
 
 func parseFsParams(params []byte, write bool) (*fsParams, error) {
-	fp := &fsParams{}
-	names := fsPathFields
+	var pj fsPathJSON
+	var wj fsWriteJSON
+	err := decodeParams(params, &pj)
 	if write {
-		names = fsWriteFields
-	}
-	var text, b64 *string
-	seen, err := fields.Object(paramsObject(params), names, false, func(i int, v []byte) error {
-		if i == 5 {
-			b, err := fields.Bool(v)
-			fp.append = b
-			return err
-		}
-		s, err := fields.String(v)
-		if err != nil {
-			return err
-		}
-		switch i {
-		case 0:
-			fp.agent = s
-		case 1:
-			if !slices.Contains(FileRoots, s) {
-				return errors.New("want plugin, agent, agentRepo, agentHome or temp")
-			}
-			fp.root = s
-		case 2:
-			fp.path = s
-		case 3:
-			text = &s
-		case 4:
-			b64 = &s
-		}
-		return nil
-	})
-	if err == nil {
-		err = fields.Require(seen, 0b100, names)
+		err = errors.Join(err, decodeParams(params, &wj))
 	}
 	if err != nil {
 		return nil, err
 	}
+	fp := &fsParams{agent: pj.Agent, path: pj.Path, append: wj.Append}
+	if pj.Root != nil {
+		if !slices.Contains(FileRoots, *pj.Root) {
+			return nil, fields.Errorf("root", "want plugin, agent, agentRepo, agentHome or temp")
+		}
+		fp.root = *pj.Root
+	}
 	if write {
 		switch {
-		case text != nil && b64 != nil:
+		case wj.Text != nil && wj.DataBase64 != nil:
 			return nil, fields.Errorf("dataBase64", "text or dataBase64, not both")
-		case text != nil:
-			fp.data, fp.hasData = []byte(*text), true
-		case b64 != nil:
-			data, err := base64.StdEncoding.Strict().DecodeString(*b64)
+		case wj.Text != nil:
+			fp.data, fp.hasData = []byte(*wj.Text), true
+		case wj.DataBase64 != nil:
+			data, err := base64.StdEncoding.Strict().DecodeString(*wj.DataBase64)
 			if err != nil {
 				return nil, fields.Errorf("dataBase64", "not base64")
 			}
