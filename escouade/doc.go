@@ -19,7 +19,7 @@
 // journal (a slog.Handler) and a Clock.
 //
 // Start loads a plugin folder: its manifest, plugin.json, is parsed
-// strictly (ParseManifest names every problem's path), and its code runs
+// strictly (package manifest names every problem's path), and its code runs
 // as the manifest says: run.command as a program of its own, in a minimal
 // environment that never holds the program's tokens; run.js and run.wasm
 // by an engine the program handed to the Host (Options.Languages), in a

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade/internal/contain"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 	"shinken.dev/go/internal/strictjson"
@@ -23,7 +24,7 @@ import (
 // scriptLauncher returns the launcher of a run.js (kind "js") or run.wasm
 // (kind "wasm") plugin: in a process of its own unless Options.Engine says
 // otherwise. It fails when the engine cannot run as configured.
-func (h *Host) scriptLauncher(m *Manifest, kind, name string, code []byte) (launcher, error) {
+func (h *Host) scriptLauncher(m *manifest.Manifest, kind, name string, code []byte) (launcher, error) {
 	lang, err := h.language(m, kind, name)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"shinken.dev/go/escouade/internal/fence"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 )
 
@@ -21,7 +22,7 @@ func (p *Plugin) fenceConfig() fence.Config {
 	files := make(map[string]fence.Access, len(perms.Files))
 	for root, a := range perms.Files {
 		files[root] = fence.Read
-		if a == Write {
+		if a == manifest.AccessWrite {
 			files[root] = fence.Write
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"shinken.dev/go/escouade/internal/beneath"
 	"shinken.dev/go/escouade/internal/fence"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 )
 
@@ -242,7 +243,7 @@ func New(opts *Options) *Host {
 // plugin has answered initialize, or with the error that kept it from
 // doing so.
 func (h *Host) Start(ctx context.Context, dir string) (*Plugin, error) {
-	m, err := ReadManifest(dir)
+	m, err := manifest.Read(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -297,14 +298,14 @@ type RunFunc func(ctx context.Context, in io.Reader, out io.Writer) error
 // served as those are, net/*, ws/*, timer/*, fs/* and proc/* included,
 // which is how a plugin in WASM is tested in Go; with run.command it is
 // answered methodNotFound for them, as a program is.
-func (h *Host) StartFunc(ctx context.Context, m *Manifest, dir string, run RunFunc) (*Plugin, error) {
+func (h *Host) StartFunc(ctx context.Context, m *manifest.Manifest, dir string, run RunFunc) (*Plugin, error) {
 	if m == nil || run == nil {
 		return nil, errors.New("escouade: StartFunc needs a manifest and a RunFunc")
 	}
 	return h.start(ctx, m, dir, funcLauncher(run))
 }
 
-func (h *Host) start(ctx context.Context, m *Manifest, dir string, launch launcher) (*Plugin, error) {
+func (h *Host) start(ctx context.Context, m *manifest.Manifest, dir string, launch launcher) (*Plugin, error) {
 	p, err := newPlugin(h, m, dir, launch)
 	if err != nil {
 		return nil, err

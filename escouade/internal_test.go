@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"shinken.dev/go/escouade/internal/fence"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 )
 
@@ -177,19 +177,13 @@ type stoppedClock struct{}
 
 func (stoppedClock) Now() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 
-// TestFenceAgrees: the fences name the roots of permissions.files and the
-// manifest as the manifest's decoder does, and are handed a manifest's
-// accesses as it declares them.
+// TestFenceAgrees: the fences are handed a manifest's accesses and limits
+// as it declares them (the roots of permissions.files and the manifest's
+// name they take from package manifest itself).
 func TestFenceAgrees(t *testing.T) {
-	if !slices.Equal(fileRoots, fence.FileRoots) {
-		t.Errorf("the manifest's roots %q, the fences' %q", fileRoots, fence.FileRoots)
-	}
-	if ManifestName != fence.ManifestName {
-		t.Errorf("the manifest is %s, the fences refuse %s", ManifestName, fence.ManifestName)
-	}
-	m := &Manifest{ID: "x"}
-	m.Permissions.Files = map[string]Access{"temp": Write, "agent": Read}
-	m.Limits = Limits{FetchMs: 1, FetchBytes: 2, FileBytes: 3}
+	m := &manifest.Manifest{ID: "x"}
+	m.Permissions.Files = map[string]manifest.Access{"temp": manifest.AccessWrite, "agent": manifest.AccessRead}
+	m.Limits = manifest.Limits{FetchMs: 1, FetchBytes: 2, FileBytes: 3}
 	p := &Plugin{h: New(nil), m: m, dir: "/plugin"}
 	cfg := p.fenceConfig()
 	if len(cfg.Files) != 2 || cfg.Files["temp"] != fence.Write || cfg.Files["agent"] != fence.Read {

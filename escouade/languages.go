@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"shinken.dev/go/escouade/internal/engine"
+	"shinken.dev/go/escouade/manifest"
 )
 
 // A Language is the engine of one kind of plugin code: js.Language() of
@@ -30,7 +31,7 @@ var ErrNoLanguage = fmt.Errorf("escouade: no engine for this plugin's code")
 
 // language returns the Host's engine of kind, or an error naming the
 // package to add.
-func (h *Host) language(m *Manifest, kind, name string) (Language, error) {
+func (h *Host) language(m *manifest.Manifest, kind, name string) (Language, error) {
 	for _, l := range h.opts.Languages {
 		if l != nil && l.Kind() == kind {
 			return l, nil
@@ -75,7 +76,7 @@ func (r journalReporter) Limited(level slog.Level, msg string, attrs ...slog.Att
 // inProcessLauncher runs code, the file name of m's folder, with lang on
 // goroutines of the Host's process: compiled at the first start, kept for
 // the restarts, freed with the plugin.
-func (h *Host) inProcessLauncher(lang Language, m *Manifest, name string, code []byte) launcher {
+func (h *Host) inProcessLauncher(lang Language, m *manifest.Manifest, name string, code []byte) launcher {
 	var mu sync.Mutex
 	var prog engine.Program
 	return func(inst *instance) (process, error) {

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"shinken.dev/go/escouade/internal/beneath"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 	"strings"
 	"syscall"
@@ -126,15 +127,15 @@ func (p *Plugin) overlay(values, from map[string]any, source string) {
 
 // settingOfType returns v when it is of type t (any Go number for a
 // number).
-func settingOfType(t SettingType, v any) (any, bool) {
+func settingOfType(t manifest.SettingType, v any) (any, bool) {
 	switch t {
-	case SettingString:
+	case manifest.SettingString:
 		s, ok := v.(string)
 		return s, ok
-	case SettingBoolean:
+	case manifest.SettingBoolean:
 		b, ok := v.(bool)
 		return b, ok
-	case SettingNumber:
+	case manifest.SettingNumber:
 		switch n := v.(type) {
 		case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
 			return n, true
@@ -222,7 +223,7 @@ func refusedPath(name string) string {
 			return "a hidden file or folder: " + part
 		}
 	}
-	if strings.EqualFold(name, ManifestName) {
+	if strings.EqualFold(name, manifest.Name) {
 		return "the manifest"
 	}
 	return ""

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade/internal/fence"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
@@ -43,7 +44,7 @@ func (s State) String() string {
 // concurrent use.
 type Plugin struct {
 	h       *Host
-	m       *Manifest
+	m       *manifest.Manifest
 	dir     string
 	launch  launcher
 	j       *journal
@@ -76,7 +77,7 @@ type Plugin struct {
 	done      chan struct{} // the supervisor has ended
 }
 
-func newPlugin(h *Host, m *Manifest, dir string, launch launcher) (*Plugin, error) {
+func newPlugin(h *Host, m *manifest.Manifest, dir string, launch launcher) (*Plugin, error) {
 	p := &Plugin{
 		h: h, m: m, dir: dir, launch: launch,
 		j:        newJournal(h, m.ID),
@@ -107,7 +108,7 @@ func newPlugin(h *Host, m *Manifest, dir string, launch launcher) (*Plugin, erro
 func (p *Plugin) ID() string { return p.m.ID }
 
 // Manifest returns the plugin's manifest. It must not be modified.
-func (p *Plugin) Manifest() *Manifest { return p.m }
+func (p *Plugin) Manifest() *manifest.Manifest { return p.m }
 
 // Dir returns the plugin's folder; "" for an in-process plugin without one.
 func (p *Plugin) Dir() string { return p.dir }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"shinken.dev/go/escouade/manifest"
 )
 
 // A StartError is the failure of one folder in StartAll.
@@ -42,7 +44,7 @@ func (h *Host) StartAll(ctx context.Context, dirs []string) ([]*Plugin, []error)
 	}
 	byID := map[string][]string{}
 	for _, dir := range dirs {
-		m, err := ReadManifest(dir)
+		m, err := manifest.Read(dir)
 		if err != nil {
 			fail(dir, err)
 			continue

@@ -110,14 +110,6 @@ const (
 	Write
 )
 
-// FileRoots are the roots permissions.files may name, in the order they
-// are tried.
-var FileRoots = []string{"plugin", "agent", "agentRepo", "agentHome", "temp"}
-
-// ManifestName is the name of a plugin's manifest, which no fence reads or
-// writes.
-const ManifestName = "plugin.json"
-
 // Limits are the manifest's limits; 0 means the protocol's default.
 type Limits struct {
 	FetchMs    int   // how long net/fetch may take

@@ -15,6 +15,7 @@ import (
 
 	"shinken.dev/go/escouade/internal/beneath"
 	"shinken.dev/go/escouade/internal/fields"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 )
 
@@ -75,7 +76,7 @@ func parseFsParams(params []byte, write bool) (*fsParams, error) {
 	}
 	fp := &fsParams{agent: pj.Agent, path: pj.Path, append: wj.Append}
 	if pj.Root != nil {
-		if !slices.Contains(FileRoots, *pj.Root) {
+		if !slices.Contains(manifest.FileRoots(), *pj.Root) {
 			return nil, fields.Errorf("root", "want plugin, agent, agentRepo, agentHome or temp")
 		}
 		fp.root = *pj.Root
@@ -179,7 +180,7 @@ func realPath(p string) (string, error) {
 // for none: plugin and temp need no agent).
 func (p *Plugin) fsRoots(agent *Agent) []fsRoot {
 	var roots []fsRoot
-	for _, name := range FileRoots {
+	for _, name := range manifest.FileRoots() {
 		access, ok := p.cfg.Files[name]
 		if !ok {
 			continue
@@ -306,7 +307,7 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 	if why := pathRefusal(rel); why != "" {
 		return nil, errorf(protocol.CodeRefused, "refused: links followed, %s", why)
 	}
-	if root.name == "plugin" && strings.EqualFold(rel, ManifestName) {
+	if root.name == "plugin" && strings.EqualFold(rel, manifest.Name) {
 		return nil, errorf(protocol.CodeRefused, "refused: the manifest")
 	}
 	if why := p.fenceRefusal(ctx, real, root, agent); why != "" {
@@ -520,12 +521,12 @@ func fsWrite(ctx context.Context, r *Instance, _ Call, params []byte) (_ any, er
 		return nil, errorf(protocol.CodeRefused, "refused: %v", beneath.ErrPluginFolder)
 	}
 	for _, part := range strings.Split(t.rel, "/") {
-		if strings.EqualFold(part, ManifestName) {
+		if strings.EqualFold(part, manifest.Name) {
 			// A manifest written anywhere would make a plugin of its
 			// folder at the next start, with the rights it names; and a
 			// folder of that name makes its parent look like a plugin's
 			// folder, which no fence then lets anyone write or list.
-			return nil, errorf(protocol.CodeRefused, "refused: a manifest (%s) is never written, nor a folder of its name", ManifestName)
+			return nil, errorf(protocol.CodeRefused, "refused: a manifest (%s) is never written, nor a folder of its name", manifest.Name)
 		}
 	}
 	flags := os.O_WRONLY | os.O_CREATE
