@@ -11,11 +11,9 @@ import (
 	"shinken.dev/go/escouade/manifest"
 )
 
-// A Language is the engine of one kind of plugin code: js.Language() of
-// package shinken.dev/go/escouade/js runs run.js, wasm.Language() of
-// package shinken.dev/go/escouade/wasm runs run.wasm. A program hands the
-// ones it wants to its Host (Options.Languages) and to EngineMain; a
-// program that hands none links neither engine.
+// A Language is the engine of one kind of plugin code: js.Language()
+// (package escouade/js) runs run.js, wasm.Language() (escouade/wasm)
+// run.wasm. A program that hands none over links neither engine.
 type Language interface {
 	engine.Language
 }
@@ -24,9 +22,8 @@ type Language interface {
 // of a program that did not include it.
 var languagePackages = map[string]string{"js": "shinken.dev/go/escouade/js", "wasm": "shinken.dev/go/escouade/wasm"}
 
-// ErrNoLanguage is wrapped by the error of Start for a plugin whose code's
-// engine the program did not hand to the Host; the error names the package
-// to add.
+// ErrNoLanguage is wrapped by the error of Start for a plugin whose engine
+// the program did not hand over; the error names the package to add.
 var ErrNoLanguage = fmt.Errorf("escouade: no engine for this plugin's code")
 
 // language returns the Host's engine of kind, or an error naming the

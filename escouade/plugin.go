@@ -40,8 +40,7 @@ func (s State) String() string {
 	return fmt.Sprintf("State(%d)", int32(s))
 }
 
-// A Plugin is a plugin loaded by a Host. Its methods are safe for
-// concurrent use.
+// A Plugin is a plugin loaded by a Host, safe for concurrent use.
 type Plugin struct {
 	h       *Host
 	m       *manifest.Manifest
@@ -174,11 +173,10 @@ func (p *Plugin) release() {
 	p.j.flush()
 }
 
-// Stop stops the plugin: a shutdown request, then the end of its input,
-// then SIGTERM to its process group, then SIGKILL, each step given
-// Options.StopGrace (shutdown its own timeout). The Host forgets it. When
-// ctx ends first, the plugin is killed at once and ctx's error returned.
-// Stopping a stopped plugin does nothing.
+// Stop stops the plugin: a shutdown request (its own timeout), then the
+// end of its input, SIGTERM to its group and SIGKILL, each given
+// Options.StopGrace; the Host forgets it. When ctx ends first, it is killed
+// at once and ctx's error returned. Stopping it again does nothing.
 func (p *Plugin) Stop(ctx context.Context) error {
 	p.stopOnce.Do(func() {
 		close(p.stopping)
@@ -266,9 +264,8 @@ func (p *Plugin) supervise(inst *instance) {
 	}
 }
 
-// Attach attaches the agent whose key is key to the plugin, and tells the
-// plugin (agent/attach). The Host gives every attached agent again after a
-// restart. Attaching an attached agent tells the plugin again.
+// Attach attaches the agent key to the plugin and tells it (agent/attach),
+// again if it was attached, and again after each restart.
 func (p *Plugin) Attach(ctx context.Context, key string) error {
 	a, err := p.h.opts.Agents.Agent(ctx, key)
 	if err != nil {
