@@ -5,13 +5,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
-	"shinken.dev/go/escouade/internal/fence"
 	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 )
@@ -177,19 +178,23 @@ type stoppedClock struct{}
 
 func (stoppedClock) Now() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 
-// TestFenceAgrees: the fences are handed a manifest's accesses and limits
-// as it declares them (the roots of permissions.files and the manifest's
-// name they take from package manifest itself).
+// TestFenceAgrees: the fences are handed a manifest's permissions and
+// limits as it declares them (they read manifest's own types, roots and
+// name), and the plugin's folder.
 func TestFenceAgrees(t *testing.T) {
 	m := &manifest.Manifest{ID: "x"}
 	m.Permissions.Files = map[string]manifest.Access{"temp": manifest.AccessWrite, "agent": manifest.AccessRead}
+	m.Permissions.Network = []string{"api.example.com"}
+	m.Permissions.Commands = []string{"git status"}
+	m.Permissions.Env = []string{"GIT_DIR"}
 	m.Limits = manifest.Limits{FetchMs: 1, FetchBytes: 2, FileBytes: 3}
 	p := &Plugin{h: New(nil), m: m, dir: "/plugin"}
 	cfg := p.fenceConfig()
-	if len(cfg.Files) != 2 || cfg.Files["temp"] != fence.Write || cfg.Files["agent"] != fence.Read {
-		t.Errorf("files %v", cfg.Files)
+	if !maps.Equal(cfg.Files, m.Permissions.Files) || !slices.Equal(cfg.Network, m.Permissions.Network) ||
+		!slices.Equal(cfg.Commands, m.Permissions.Commands) || !slices.Equal(cfg.Env, m.Permissions.Env) {
+		t.Errorf("permissions %+v", cfg)
 	}
-	if cfg.Limits != (fence.Limits{FetchMs: 1, FetchBytes: 2, FileBytes: 3}) || cfg.Dir != "/plugin" {
+	if cfg.Limits != m.Limits || cfg.Dir != "/plugin" {
 		t.Errorf("config %+v", cfg)
 	}
 }

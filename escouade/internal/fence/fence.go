@@ -36,6 +36,7 @@ import (
 	"unicode/utf8"
 
 	"shinken.dev/go/escouade/internal/fields"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 )
 
@@ -101,30 +102,14 @@ type Tap interface {
 	SendOut(send func() error, proc int64, params []byte) error
 }
 
-// Access is what a root of permissions.files grants.
-type Access uint8
-
-// Accesses.
-const (
-	Read Access = iota + 1
-	Write
-)
-
-// Limits are the manifest's limits; 0 means the protocol's default.
-type Limits struct {
-	FetchMs    int   // how long net/fetch may take
-	FetchBytes int64 // how big its answer may be
-	FileBytes  int64 // how big fs/read's file may be
-}
-
 // Config is what the fences of one plugin know from its start to its end.
 type Config struct {
-	Files    map[string]Access // permissions.files: root name to access
-	Network  []string          // permissions.network
-	Commands []string          // permissions.commands
-	Env      []string          // permissions.env: variables it may set
-	Limits   Limits
-	Dir      string // the plugin's folder; "" for none
+	Files    map[string]manifest.Access // permissions.files: root name to access
+	Network  []string                   // permissions.network
+	Commands []string                   // permissions.commands
+	Env      []string                   // permissions.env: variables it may set
+	Limits   manifest.Limits            // 0 keeps the protocol's
+	Dir      string                     // the plugin's folder; "" for none
 
 	// Proxy returns the proxy for a request, as http.Transport.Proxy; nil
 	// means a direct connection. TLS configures TLS; nil means Go's

@@ -32,7 +32,7 @@ type fsRoot struct {
 	name   string
 	dir    string // as configured
 	real   string // links followed
-	access Access
+	access manifest.Access
 }
 
 func isAgentRoot(name string) bool {
@@ -236,7 +236,7 @@ type fsTarget struct {
 
 // resolve judges what fp names, for an access of need, on the paths as
 // written and on the paths once links are followed.
-func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTarget, error) {
+func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need manifest.Access) (*fsTarget, error) {
 	if why := syntaxRefusal(fp.path); why != "" {
 		return nil, errorf(protocol.CodeRefused, "refused: %s", why)
 	}
@@ -255,7 +255,7 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 		if !ok {
 			return nil, errorf(protocol.CodeRefused, "refused: the root %s is not declared in permissions.files", fp.root)
 		}
-		if need == Write && access != Write {
+		if need == manifest.AccessWrite && access != manifest.AccessWrite {
 			return nil, errorf(protocol.CodeRefused, "refused: the root %s is declared read, not write", fp.root)
 		}
 		if isAgentRoot(fp.root) && agent == nil {
@@ -296,7 +296,7 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 	if !ok {
 		return nil, errorf(protocol.CodeRefused, "refused: the path, links followed, is not under a root of the plugin or of the agent")
 	}
-	if need == Write && root.access != Write {
+	if need == manifest.AccessWrite && root.access != manifest.AccessWrite {
 		return nil, errorf(protocol.CodeRefused, "refused: the path, links followed, is under the root %s, declared read", root.name)
 	}
 	rel, err := filepath.Rel(root.real, real)
@@ -416,7 +416,7 @@ type fsReadResult struct {
 }
 
 // fsOpenRead parses the params of a reading fs method, resolves the path
-// for Read and opens it, with flag, under its root (openBeneath): the
+// for reading and opens it, with flag, under its root (openBeneath): the
 // steps fs/read, fs/stat and fs/list share. The caller closes the file.
 func fsOpenRead(ctx context.Context, r *Instance, params []byte, flag int) (*fsTarget, *os.File, error) {
 	fp, err := parseFsParams(params, false)
@@ -424,7 +424,7 @@ func fsOpenRead(ctx context.Context, r *Instance, params []byte, flag int) (*fsT
 		return nil, nil, err
 	}
 	p := r.p
-	t, err := p.resolve(ctx, fp, Read)
+	t, err := p.resolve(ctx, fp, manifest.AccessRead)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -507,7 +507,7 @@ func fsWrite(ctx context.Context, r *Instance, _ Call, params []byte) (_ any, er
 	if len(fp.data) > maxFsWrite {
 		return nil, errorf(protocol.CodeFailed, "failed: %d bytes to write, over 4 MiB", len(fp.data))
 	}
-	t, err := p.resolve(ctx, fp, Write)
+	t, err := p.resolve(ctx, fp, manifest.AccessWrite)
 	if err != nil {
 		return nil, err
 	}
@@ -663,7 +663,7 @@ func fsCanon(ctx context.Context, r *Instance, _ Call, params []byte) (_ any, er
 	if err != nil {
 		return nil, err
 	}
-	t, err := r.p.resolve(ctx, fp, Read)
+	t, err := r.p.resolve(ctx, fp, manifest.AccessRead)
 	if err != nil {
 		return nil, err
 	}
