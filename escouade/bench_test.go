@@ -44,7 +44,7 @@ func startBenchPlugins(b *testing.B, h *escouade.Host, n int, process bool) {
 			}
 			continue
 		}
-		m := manifest(b, id, `,"permissions":{"decide":true}`)
+		m := parseManifest(b, id, `,"permissions":{"decide":true}`)
 		if _, err := plugintest.Connect(context.Background(), h, m, "", plugin.Handlers{
 			Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
 				return protocol.Decision{Verdict: protocol.Allow}, nil
@@ -178,7 +178,7 @@ func BenchmarkFactsFanOut(b *testing.B) {
 	var counts [plugins]atomic.Int64
 	progress := make(chan struct{}, 1)
 	for i := range plugins {
-		m := manifest(b, fmt.Sprintf("sink%d", i), `,"permissions":{"events":["agent.status"]}`)
+		m := parseManifest(b, fmt.Sprintf("sink%d", i), `,"permissions":{"events":["agent.status"]}`)
 		if _, err := plugintest.Connect(context.Background(), h, m, "", plugin.Handlers{
 			Fact: func(ctx context.Context, c *plugin.Conn, f protocol.Fact) {
 				if counts[i].Add(1)%128 == 0 {

@@ -11,22 +11,15 @@ import (
 	"shinken.dev/go/internal/jsonrpc"
 )
 
-// Decide asks every plugin with permissions.decide that is on for the
-// request's project whether req may go ahead, all at once, and combines
-// their answers: a deny wins over everything; otherwise an ask, a plugin
-// that does not answer within the method's timeout (500 ms) or answers
-// something that does not hold, means ask; otherwise, when every plugin
-// allows, allow. A plugin with permissions.decide that cannot answer
-// (crashed and waiting to restart, or disabled past its crash budget)
-// counts as ask until it is removed (Plugin.Stop): a decision fails
-// closed, and a guard that crashes never lets another plugin's allow win.
-// No plugin to ask means ask. The decision carries the deciding plugin's
-// message and id: the first to deny; else the first, by id, to ask or to
-// allow.
-//
-// about.Project is required: the protocol sends the project with every
-// request. The error is for a request that cannot be asked, never for a
-// plugin's failure.
+// Decide asks every plugin with permissions.decide that is on for
+// about.Project (required) whether req may go ahead, all at once, within
+// 500 ms, and combines their answers: a deny wins; then an ask, a silence,
+// an answer that does not hold, or a plugin that cannot answer (restarting,
+// or disabled until Plugin.Stop removes it) means ask, so that a decision
+// fails closed; allow only when every plugin allows. No plugin to ask means
+// ask. The decision carries the deciding plugin's message and id: the
+// first to deny, else the first by id. An error is for a request that
+// cannot be asked.
 func (h *Host) Decide(ctx context.Context, req protocol.PermissionRequest, about About) (protocol.Decision, error) {
 	if about.Project == "" {
 		return protocol.Decision{}, fmt.Errorf("escouade: Decide: %w: the request names no project", ErrNoProject)

@@ -7,19 +7,18 @@ import (
 	"shinken.dev/go/escouade/protocol"
 )
 
-// The Host decodes its manifest and the params of its methods as the
-// protocol's messages are decoded (internal/fields): a key matches only as
-// written, a known key given twice is an error, and every error names the
-// field's path. These are the short names the Host's decoders use.
-
-func object(raw []byte, names []string, strict bool, set func(i int, v []byte) error) (uint64, error) {
-	return fields.Object(raw, names, strict, set)
+// decodeParams decodes params by name into v, a pointer to a tagged
+// struct (internal/fields): keys it does not name are ignored, as the
+// protocol's params may grow, and every problem is a FieldError naming its
+// path. No params at all read as an empty object.
+func decodeParams(params []byte, v any) error {
+	if params == nil {
+		params = []byte("{}")
+	}
+	return fields.Decode(params, v)
 }
 
-func require(seen, mask uint64, names []string) error { return fields.Require(seen, mask, names) }
-func str(v []byte) (string, error)                    { return fields.String(v) }
-func integer(v []byte) (int64, error)                 { return fields.Int(v) }
-func boolean(v []byte) (bool, error)                  { return fields.Bool(v) }
+// fieldErr returns the FieldError of a value that does not hold, at path.
 func fieldErr(path, format string, args ...any) *protocol.FieldError {
 	return fields.Errorf(path, format, args...)
 }

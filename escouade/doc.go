@@ -6,9 +6,9 @@
 // and its types are package protocol's).
 //
 // This is the embedder's API. A plugin's author reads package plugin (a
-// plugin in Go), package js (the run.js API) or package wasm (the run.wasm
-// ABI); what a plugin may do and what holds it, fence by fence, is in
-// REFERENCE.md beside this package.
+// plugin in Go), package js (the run.js API), package wasm (the run.wasm
+// ABI) or package manifest (plugin.json); what a plugin may do and what
+// holds it, fence by fence, is in REFERENCE.md beside this package.
 //
 // # A Host
 //
@@ -19,7 +19,7 @@
 // journal (a slog.Handler) and a Clock.
 //
 // Start loads a plugin folder: its manifest, plugin.json, is parsed
-// strictly (ParseManifest names every problem's path), and its code runs
+// strictly (package manifest names every problem's path), and its code runs
 // as the manifest says: run.command as a program of its own, in a minimal
 // environment that never holds the program's tokens; run.js and run.wasm
 // by an engine the program handed to the Host (Options.Languages), in a
@@ -34,9 +34,7 @@
 //   - Fact publishes a fact to the plugins that list it in
 //     permissions.events and are on for its project;
 //   - Decide asks every plugin with permissions.decide, in parallel,
-//     within 500 ms: a deny wins, an ask or a silence means ask, and so
-//     does a plugin that cannot answer (restarting, or disabled past its
-//     crash budget) until it is stopped: a decision fails closed;
+//     within 500 ms: a deny wins, and a decision fails closed;
 //   - Plugin.Attach gives a plugin an agent, whose folders its fences may
 //     then reach;
 //   - the plugins' requests are served within their permissions

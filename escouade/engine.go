@@ -10,29 +10,19 @@ import (
 	"shinken.dev/go/escouade/internal/engine"
 )
 
-// Engine says where a Host runs the engines of run.js and run.wasm
-// plugins: the JavaScript interpreter and the WebAssembly runtime that
-// execute a plugin's code.
+// Engine says where a Host runs the engines of run.js and run.wasm plugins
+// (REFERENCE.md, "Isolation of the engines").
 type Engine int
 
 const (
-	// EngineIsolated, the default, runs each run.js and run.wasm plugin in
-	// a child process of its own: the program that links the Host, started
-	// again, which must call EngineMain first thing in main. Whatever the
-	// plugin's code does to its engine (a recursion that overflows the
-	// stack, a native call that never returns, an allocation without end)
-	// costs that process alone: it is killed with its process group and
-	// restarted within the crash budget. The kernel bounds its memory
-	// (Options.EngineMemory, RLIMIT_AS on Linux) and its CPU time
-	// (Options.EngineCPU, RLIMIT_CPU), and a turn that runs past
-	// Options.ScriptTurn ends the process. It needs a Unix system.
+	// EngineIsolated, the default, runs each such plugin in a child
+	// process of its own (the program started again: it must call
+	// EngineMain), bounded by the kernel and killed with its group, so
+	// that what its code does costs that process alone. It needs Unix.
 	EngineIsolated Engine = iota
-	// EngineInProcess runs them on goroutines of the Host's own process,
-	// as a RunFunc: cheaper to start and to call, but a plugin's code can
-	// then take the whole process down (goja's recursion, a fatal stack
-	// overflow, cannot be recovered), keep a core busy after Close, and
-	// grow the Host's memory. Choose it only for plugins as trusted as the
-	// program itself, or to measure what isolation costs.
+	// EngineInProcess runs them on the Host's goroutines: cheaper, but a
+	// plugin's code can take the whole process down. Only for code as
+	// trusted as the program.
 	EngineInProcess
 )
 
@@ -47,9 +37,8 @@ func (e Engine) String() string {
 	return "Engine(?)"
 }
 
-// ErrNoEngine is the error of Start for a run.js or run.wasm plugin, when
-// its engine is to run isolated in a program that did not call EngineMain.
-// The Host never falls back to running the plugin in its own process.
+// ErrNoEngine is Start's error for an isolated engine in a program that did
+// not call EngineMain: the Host never falls back to its own process.
 var ErrNoEngine = errors.New("escouade: run.js and run.wasm plugins run in a child process of this program, which must call escouade.EngineMain first thing in main (or set Options.Engine to EngineInProcess)")
 
 // engineEnv is the variable a Host sets, alone, in the environment of an
@@ -69,30 +58,11 @@ const (
 // shepherds).
 var engineLinked atomic.Bool
 
-// EngineMain turns the process into a plugin's engine when a Host started
-// it as one, and otherwise returns at once. A program that starts run.js
-// or run.wasm plugins with a Host (Options.Engine left EngineIsolated)
-// calls it first thing in main, before flags are parsed or anything is
-// started, and a test binary in TestMain:
-//
-//	func main() {
-//		escouade.EngineMain(js.Language(), wasm.Language())
-//		// ... the program, its Host among the rest
-//	}
-//
-// langs are the engines the program includes, the same as its Hosts'
-// Options.Languages; a program with command plugins alone calls it with
-// none, for the shepherds.
-//
-// It also runs, in a process of its own, the shepherd of each program a
-// command plugin, proc/spawn or launch.shared starts where no cgroup can
-// hold what that program starts (see "What ends with a plugin" in the
-// package's documentation).
-//
-// A process started as an engine reads the plugin's code and its bounds
-// from its input, serves the plugin's lines on its standard input and
-// output, and exits when the plugin ends: EngineMain never returns to it.
-// Without the call, Start of such a plugin fails with ErrNoEngine.
+// EngineMain turns the process into a plugin's engine, or a program's
+// shepherd, when a Host started it as one (it then never returns), and
+// otherwise returns at once. A program calls it first thing in main (a test
+// binary in TestMain) with its Hosts' Options.Languages, as the package's
+// documentation shows; without it, isolated engines fail with ErrNoEngine.
 func EngineMain(langs ...Language) {
 	engineLinked.Store(true)
 	contain.AllowShepherd()

@@ -2,7 +2,6 @@ package escouade
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +21,7 @@ import (
 	"shinken.dev/go/escouade/internal/engine"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/internal/strictjson"
 )
 
 // Exit statuses of an engine's process, beyond 0 (the plugin ended) and 2
@@ -80,9 +80,7 @@ func readBoot(in *bufio.Reader) (*engineBoot, error) {
 		return nil, fmt.Errorf("the first line: %w", err)
 	}
 	var boot engineBoot
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&boot); err != nil {
+	if err := strictjson.Unmarshal(line, &boot); err != nil {
 		return nil, fmt.Errorf("the first line: %w", err)
 	}
 	if boot.Code < 0 || boot.Code > maxWASM || boot.Memory <= 0 || boot.CPU <= 0 {

@@ -15,15 +15,16 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade/internal/contain"
-	"shinken.dev/go/escouade/internal/fence"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/internal/strictjson"
 )
 
 // scriptLauncher returns the launcher of a run.js (kind "js") or run.wasm
 // (kind "wasm") plugin: in a process of its own unless Options.Engine says
 // otherwise. It fails when the engine cannot run as configured.
-func (h *Host) scriptLauncher(m *Manifest, kind, name string, code []byte) (launcher, error) {
+func (h *Host) scriptLauncher(m *manifest.Manifest, kind, name string, code []byte) (launcher, error) {
 	lang, err := h.language(m, kind, name)
 	if err != nil {
 		return nil, err
@@ -292,28 +293,10 @@ func (e *engineProcess) handle(ctx context.Context, req *jsonrpc.Request) (any, 
 	return json.RawMessage(answer), nil
 }
 
-var reportFields = []string{"level", "msg", "limited", "fatal", "attrs"}
-
 // report journals what the engine said.
 func (e *engineProcess) report(params []byte) {
 	var rp report
-	_, err := object(params, reportFields, true, func(i int, v []byte) (err error) {
-		switch i {
-		case 0:
-			var n int64
-			n, err = integer(v)
-			rp.Level = int(n)
-		case 1:
-			rp.Msg, err = str(v)
-		case 2:
-			rp.Limited, err = boolean(v)
-		case 3:
-			rp.Fatal, err = boolean(v)
-		case 4:
-			rp.Attrs, err = fence.StringMap(v)
-		}
-		return err
-	})
+	err := strictjson.Unmarshal(params, &rp)
 	j := e.inst.p.j
 	if err != nil {
 		j.limited(j.proto, slog.LevelWarn, "the engine sent a report that does not hold; ignored", slog.String("error", err.Error()))

@@ -2,13 +2,13 @@ package escouade_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/plugin"
 	"shinken.dev/go/escouade/plugin/plugintest"
 	"shinken.dev/go/escouade/protocol"
@@ -26,7 +26,7 @@ func Example() {
 	})
 	defer h.Close(ctx)
 
-	m, err := escouade.ParseManifest([]byte(`{
+	m, err := manifest.Parse([]byte(`{
 		"id": "notifier", "version": "1.0.0", "protocolVersion": 1,
 		"run": {"command": ["notifier"]},
 		"permissions": {"events": ["ticket.column"]}
@@ -69,7 +69,7 @@ func ExampleHost_Decide() {
 			return protocol.Decision{Verdict: protocol.Allow}, nil
 		},
 	}
-	m, _ := escouade.ParseManifest([]byte(`{"id": "guard", "version": "1.0.0", "protocolVersion": 1,
+	m, _ := manifest.Parse([]byte(`{"id": "guard", "version": "1.0.0", "protocolVersion": 1,
 		"run": {"command": ["guard"]}, "permissions": {"decide": true}}`))
 	if _, err := plugintest.Connect(ctx, h, m, "", guard); err != nil {
 		panic(err)
@@ -89,23 +89,6 @@ func ExampleHost_Decide() {
 	// rm -rf /: deny "nothing is removed in Shop" (guard)
 }
 
-// A manifest is parsed strictly: every problem names its field.
-func ExampleParseManifest() {
-	_, err := escouade.ParseManifest([]byte(`{
-		"id": "jira", "version": "1.0.0", "protocolVersion": 1,
-		"run": {"command": ["jira-plugin"]},
-		"permissions": {"events": ["ticket.moved"], "files": {"agentRepo": "rw"}},
-		"colour": "blue"
-	}`))
-	fmt.Println(err)
-	fmt.Println(errors.Is(err, protocol.ErrUnknownField))
-	// Output:
-	// escouade: colour: unknown field
-	// escouade: permissions.events[0]: "ticket.moved" is not a fact of the protocol
-	// escouade: permissions.files.agentRepo: want read or write, not "rw"
-	// true
-}
-
 // A plugin written in Go can run inside the program that links the Host,
 // with no process: StartFunc runs plugin.Serve over in-memory pipes, and
 // gives it the lifecycle of a command plugin (shutdown, restart within the
@@ -116,7 +99,7 @@ func ExampleHost_StartFunc() {
 	h := escouade.New(&escouade.Options{Journal: slog.DiscardHandler})
 	defer h.Close(ctx)
 
-	m, err := escouade.ParseManifest([]byte(`{
+	m, err := manifest.Parse([]byte(`{
 		"id": "no-force-push", "version": "1.0.0", "protocolVersion": 1,
 		"run": {"command": ["builtin"]},
 		"permissions": {"decide": true}

@@ -24,14 +24,11 @@ type About struct {
 // the first version of each.
 const factVersion = 1
 
-// Fact publishes a fact: name is one of the protocol's fact names, data
-// what it says (a value encoding/json encodes as an object; nil is {}),
-// about what it concerns. It goes to every running plugin that lists name
-// in permissions.events and, when it concerns a project, is on for that
-// project. It returns the fact's seq.
-//
-// Fact never waits for a plugin: a plugin that reads too slowly misses the
-// fact, and the journal says so.
+// Fact publishes a fact, one of the protocol's names, with data (what
+// encoding/json encodes as an object; nil is {}), to every running plugin
+// that lists it in permissions.events and is on for about's project, and
+// returns its seq. It never waits for a plugin: one that reads too slowly
+// misses the fact, and the journal says so.
 func (h *Host) Fact(ctx context.Context, name string, data any, about About) (int64, error) {
 	if !protocol.IsFact(name) {
 		return 0, fmt.Errorf("%w: %q", ErrUnknownFact, name)

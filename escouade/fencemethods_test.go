@@ -24,6 +24,7 @@ import (
 	"github.com/coder/websocket"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
@@ -271,7 +272,7 @@ type linePlugin struct {
 // writes against the schema.
 func startLinePlugin(t testing.TB, h *escouade.Host, v *validator, id, fields, dir string) *linePlugin {
 	t.Helper()
-	m, err := escouade.ParseManifest([]byte(fmt.Sprintf(`{"id":%q,"version":"1.0.0","protocolVersion":1,"run":{"js":"main.js"}%s}`, id, fields)))
+	m, err := manifest.Parse([]byte(fmt.Sprintf(`{"id":%q,"version":"1.0.0","protocolVersion":1,"run":{"js":"main.js"}%s}`, id, fields)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,23 +18,12 @@ import (
 // fenceConfig is what the fences of p know for its whole life.
 func (p *Plugin) fenceConfig() fence.Config {
 	perms := p.m.Permissions
-	files := make(map[string]fence.Access, len(perms.Files))
-	for root, a := range perms.Files {
-		files[root] = fence.Read
-		if a == Write {
-			files[root] = fence.Write
-		}
-	}
 	return fence.Config{
-		Files:    files,
-		Network:  perms.Network,
-		Commands: perms.Commands,
-		Env:      perms.Env,
-		Limits: fence.Limits{
-			FetchMs:    p.m.Limits.FetchMs,
-			FetchBytes: p.m.Limits.FetchBytes,
-			FileBytes:  p.m.Limits.FileBytes,
-		},
+		Files:      perms.Files,
+		Network:    perms.Network,
+		Commands:   perms.Commands,
+		Env:        perms.Env,
+		Limits:     p.m.Limits,
 		Dir:        p.dir,
 		Proxy:      p.h.opts.Network.Proxy,
 		TLS:        p.h.opts.Network.TLS,

@@ -20,123 +20,80 @@ import (
 
 	"shinken.dev/go/escouade/internal/beneath"
 	"shinken.dev/go/escouade/internal/fence"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 )
 
 // Options configure a Host. A nil *Options, or a zero field, gives the
-// default documented beside the field.
+// default documented beside the field. REFERENCE.md says what each bound
+// holds, and where.
 type Options struct {
-	// Secrets keeps the plugins' secrets; nil means the desktop's keychain
-	// (the Secret Service, over D-Bus; see SecretService).
-	Secrets SecretStore
-	// Settings gives the values of plugins' settings; nil means a
-	// FileSettings with no user values.
-	Settings SettingsSource
-	// Projects knows the projects; nil means none is known but
-	// DefaultProject, which is always known.
-	Projects Projects
-	// Agents knows the agents; nil means none is known.
-	Agents Agents
-	// Journal receives what happens to plugins and what they log; nil
-	// means slog.Default's handler.
-	Journal slog.Handler
-	// Clock tells the time of facts and crashes; nil means the system's.
-	Clock Clock
+	Secrets  SecretStore    // the plugins' secrets; nil: the desktop's keychain (SecretService)
+	Settings SettingsSource // settings' values; nil: a FileSettings with no user values
+	Projects Projects       // nil: none is known but DefaultProject, which always is
+	Agents   Agents         // nil: none is known
+	Journal  slog.Handler   // what happens to plugins and what they log; nil: slog.Default's
+	Clock    Clock          // the time of facts and crashes; nil: the system's
 
-	// Version is the Host's version, sent in initialize; "" means "0.0.0".
-	Version string
-	// Lang is the interface's language (fr, en), sent in initialize; ""
-	// leaves it out.
-	Lang string
+	Version string // the Host's, sent in initialize; "": "0.0.0"
+	Lang    string // the interface's language (fr, en), sent in initialize; "": none
 
-	// CrashBudget is how many restarts a plugin gets within CrashWindow;
-	// past it the plugin is disabled. 0 means 3.
-	CrashBudget int
-	// CrashWindow: 0 means 5 minutes.
-	CrashWindow time.Duration
-	// Backoff is the delay before the first restart after a crash; it
-	// doubles with each crash in the window, up to a minute. 0 means 1 s.
-	Backoff time.Duration
-	// StopGrace is how long each step of a stop waits for the plugin to end
-	// before the next, harder one: closing its input, then SIGTERM to its
-	// process group, then SIGKILL. 0 means 1 s.
-	StopGrace time.Duration
+	// CrashBudget is how many restarts a plugin gets within CrashWindow (0:
+	// 5 minutes) before it is disabled; 0 means 3. Backoff, doubled at each
+	// crash up to a minute, delays a restart; StopGrace is each step of a
+	// stop (its input closed, SIGTERM, SIGKILL); 0 means 1 s for both.
+	CrashBudget                     int
+	CrashWindow, Backoff, StopGrace time.Duration
 
-	// MaxLine is the byte cap on a line a plugin writes; 0 means 1 MiB for
-	// a program, and 8 MiB for a plugin in WASM (run.wasm, run.js), whose
-	// fs/write of 4 MiB, in base64, must fit in a line.
-	MaxLine int
-	// Workers is how many of a plugin's requests are handled at once; past
-	// it a request is answered failed. 0 means 16.
-	Workers int
+	// MaxLine caps a line a plugin writes, in bytes; 0 means 1 MiB for a
+	// program, 8 MiB for run.wasm and run.js (a 4 MiB fs/write in base64).
+	// Workers is how many of a plugin's requests are served at once, past
+	// which one is answered failed; 0 means 16.
+	MaxLine, Workers int
 
-	// Network is the network of the plugins run in-process (net/*, ws/*):
-	// proxy and TLS. nil means a direct connection and Go's TLS defaults.
-	Network *NetworkOptions
-	// Accounts gives the servers of plugins' accounts, for {account}; nil
-	// means no plugin has one.
+	// Network is the proxy and TLS of in-process plugins' net/* and ws/*;
+	// nil: direct, Go's TLS defaults. Accounts gives the servers {account}
+	// opens; nil: none. TempDir holds each plugin's temporary folder (fs/*'s
+	// temp, proc/spawn's default), removed when it stops; "": os.TempDir().
+	Network  *NetworkOptions
 	Accounts Accounts
-	// TempDir is where each plugin's temporary folder is made (the root
-	// temp of fs/*, where proc/spawn runs a program by default); "" means
-	// os.TempDir(). The folder is removed when the plugin stops.
-	TempDir string
+	TempDir  string
 
-	// Languages are the engines of plugins' code the Host may run:
-	// js.Language() (package escouade/js) for run.js, wasm.Language()
-	// (package escouade/wasm) for run.wasm. nil means none: a run.js or
-	// run.wasm plugin then fails to start with ErrNoLanguage, naming the
-	// package to add. Give the same ones to EngineMain.
+	// Languages are the engines the Host may run: js.Language() (package
+	// escouade/js) for run.js, wasm.Language() (package escouade/wasm) for
+	// run.wasm; give EngineMain the same. nil means none: such a plugin
+	// fails to start with ErrNoLanguage, naming the package to add.
 	Languages []Language
 
-	// WASMCacheDir is the folder of run.wasm's compilation cache, so that a
-	// module is compiled once, not at every start of the Host; "" means
-	// escouade/wasm in os.UserCacheDir(), or a cache in memory when there
-	// is none.
-	WASMCacheDir string
-	// WASMMemoryPages caps the memory of a run.wasm plugin, in pages of
-	// 64 KiB: past it memory.grow fails, which ends a Go module. 0 means
-	// 4096 (256 MiB).
+	// WASMCacheDir holds run.wasm's compilation cache; "" means
+	// escouade/wasm in os.UserCacheDir(), else memory. WASMMemoryPages caps
+	// a module's memory in 64 KiB pages (memory.grow fails past it, which
+	// ends a Go module); 0 means 4096 (256 MiB).
+	WASMCacheDir    string
 	WASMMemoryPages uint32
 
-	// ScriptTurn bounds how long a run.js plugin may run before it returns
-	// to its event loop (its top level, a callback, a handler); past it the
-	// script is interrupted and the instance ends, as a crash. 0 means 1 s.
+	// ScriptTurn bounds a turn of a run.js plugin (and, isolated, of a
+	// run.wasm one), ScriptHeap what a script's turn may grow the heap by:
+	// past either the instance ends, as a crash. 0 means 1 s and 256 MiB.
 	ScriptTurn time.Duration
-	// ScriptHeap bounds how much the heap may grow during one turn of a
-	// run.js plugin; past it the script is interrupted and the instance
-	// ends. 0 means 256 MiB.
 	ScriptHeap int64
 
-	// Engine is where run.js and run.wasm plugins run: EngineIsolated, the
-	// zero value, in a child process each, which needs EngineMain in the
-	// program's main; EngineInProcess in the Host's process. Isolated, a
-	// run.wasm plugin's turns are bounded by ScriptTurn as a script's are:
-	// a module that runs that long without reading its input, calling the
-	// Host or sleeping is ended, as a crash.
-	Engine Engine
-	// EngineMemory bounds the memory an isolated engine's process may map
-	// beyond what it holds at its start, the kernel enforcing it (Linux:
-	// RLIMIT_AS); past it an allocation fails, which ends the process, as
-	// a crash. 0 means 512 MiB.
+	// Engine is where run.js and run.wasm plugins run (EngineIsolated, the
+	// default, needs EngineMain). An isolated engine's process may map
+	// EngineMemory beyond what it starts with (0: 512 MiB) and use
+	// EngineCPU in one life (0: 10 minutes), the kernel enforcing both.
+	Engine       Engine
 	EngineMemory int64
-	// EngineCPU bounds the CPU time of one life of an isolated engine's
-	// process, the kernel enforcing it (RLIMIT_CPU, in whole seconds);
-	// past it the process is killed and the plugin restarted, as after a
-	// crash. 0 means 10 minutes.
-	EngineCPU time.Duration
+	EngineCPU    time.Duration
 }
 
-// NetworkOptions configure the network of in-process plugins, as the
-// user's network settings say.
+// NetworkOptions configure the network of in-process plugins.
 type NetworkOptions struct {
-	// Proxy returns the proxy for a request, as http.Transport.Proxy; nil,
-	// or a nil URL, means a direct connection. The environment's proxy
-	// variables are not read. Through a proxy only the host's name can be
-	// judged, never its addresses: the journal says so.
+	// Proxy returns a request's proxy, as http.Transport.Proxy; nil, or a
+	// nil URL, means direct (the environment is not read). Through a proxy
+	// only the host's name is judged, never its addresses.
 	Proxy func(*http.Request) (*url.URL, error)
-	// TLS configures TLS (roots of trust, client certificates); nil means
-	// Go's defaults. It is cloned.
-	TLS *tls.Config
+	TLS   *tls.Config // cloned; nil: Go's defaults
 }
 
 // A Host runs plugins: it starts them, gives them facts, asks them to
@@ -235,14 +192,11 @@ func New(opts *Options) *Host {
 	return h
 }
 
-// Start loads the plugin in dir and runs it as its manifest says: a
-// program (run.command), a WebAssembly module (run.wasm) or a script
-// (run.js) of its folder, the last two in a process of their own unless
-// Options.Engine says otherwise (see EngineMain). It returns once the
-// plugin has answered initialize, or with the error that kept it from
-// doing so.
+// Start loads the plugin in dir and runs it as its manifest says (see the
+// package's documentation). It returns once the plugin answered initialize,
+// or with the error that kept it from doing so.
 func (h *Host) Start(ctx context.Context, dir string) (*Plugin, error) {
-	m, err := ReadManifest(dir)
+	m, err := manifest.Read(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -279,32 +233,23 @@ func folderName(dir string) string {
 	return dir
 }
 
-// A RunFunc runs one instance of a plugin in-process: it serves the
-// protocol, reading the Host's lines from in and writing its own to out,
-// until in ends or ctx is done. Returning before that is a crash.
-// plugin.Serve is one.
+// A RunFunc runs one instance of a plugin in-process, as plugin.Serve
+// does: the Host's lines from in, its own to out, until in ends or ctx is
+// done; returning before that is a crash.
 type RunFunc func(ctx context.Context, in io.Reader, out io.Writer) error
 
-// StartFunc starts a plugin that runs in-process, as run says, with the
-// manifest m and the folder dir (which files/read serves; "" for none). The
-// plugin's lifecycle is a command plugin's: it is stopped with shutdown and
-// then the end of its input, restarted when run returns unasked, within the
-// crash budget. With plugin.Serve as run, it is how a program ships a
-// plugin written in Go inside itself, with no process (see the example);
-// plugintest.Connect uses it to test a plugin the same way.
-//
-// The methods it may call follow m.Run: with run.wasm or run.js it is
-// served as those are, net/*, ws/*, timer/*, fs/* and proc/* included,
-// which is how a plugin in WASM is tested in Go; with run.command it is
-// answered methodNotFound for them, as a program is.
-func (h *Host) StartFunc(ctx context.Context, m *Manifest, dir string, run RunFunc) (*Plugin, error) {
+// StartFunc starts a plugin that runs in-process as run says (plugin.Serve:
+// a plugin in Go inside the program), with the manifest m and the folder
+// dir (files/read's; "" for none). Its life is a command plugin's; it may
+// call what m.Run's kind may (with run.js or run.wasm, the fences too).
+func (h *Host) StartFunc(ctx context.Context, m *manifest.Manifest, dir string, run RunFunc) (*Plugin, error) {
 	if m == nil || run == nil {
 		return nil, errors.New("escouade: StartFunc needs a manifest and a RunFunc")
 	}
 	return h.start(ctx, m, dir, funcLauncher(run))
 }
 
-func (h *Host) start(ctx context.Context, m *Manifest, dir string, launch launcher) (*Plugin, error) {
+func (h *Host) start(ctx context.Context, m *manifest.Manifest, dir string, launch launcher) (*Plugin, error) {
 	p, err := newPlugin(h, m, dir, launch)
 	if err != nil {
 		return nil, err
@@ -377,8 +322,7 @@ func (h *Host) Plugin(id string) *Plugin {
 	return h.plugins[id]
 }
 
-// Plugins returns the loaded plugins (running, restarting or disabled),
-// sorted by id.
+// Plugins returns the loaded plugins, whatever their state, by id.
 func (h *Host) Plugins() []*Plugin {
 	h.mu.Lock()
 	ps := make([]*Plugin, 0, len(h.plugins))

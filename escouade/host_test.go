@@ -24,7 +24,7 @@ import (
 // extra fields, every line checked by v.
 func connect(t *testing.T, h *escouade.Host, v *validator, id, fields, dir string, hs plugin.Handlers) *escouade.Plugin {
 	t.Helper()
-	p, err := h.StartFunc(context.Background(), manifest(t, id, fields), dir, v.wrap(func(ctx context.Context, in io.Reader, out io.Writer) error {
+	p, err := h.StartFunc(context.Background(), parseManifest(t, id, fields), dir, v.wrap(func(ctx context.Context, in io.Reader, out io.Writer) error {
 		return plugin.Serve(ctx, in, out, hs)
 	}))
 	if err != nil {
@@ -313,7 +313,7 @@ func TestFilesRead(t *testing.T) {
 	os.Symlink("data", filepath.Join(dir, "data-link"))
 	os.Symlink("nowhere", filepath.Join(dir, "dangling"))
 	hs, conns := capture()
-	p, err := h.StartFunc(context.Background(), manifest(t, "f", ""), dir, v.wrap(func(ctx context.Context, in io.Reader, out io.Writer) error {
+	p, err := h.StartFunc(context.Background(), parseManifest(t, "f", ""), dir, v.wrap(func(ctx context.Context, in io.Reader, out io.Writer) error {
 		return plugin.Serve(ctx, in, out, hs)
 	}))
 	if err != nil {
@@ -442,7 +442,7 @@ func TestRestartGivesAttachedAgentsAgain(t *testing.T) {
 	v := newValidator(t)
 	cr := &crasher{attached: make(chan protocol.AttachParams, 8)}
 	ctx := context.Background()
-	p, err := h.StartFunc(ctx, manifest(t, "cr", `,"permissions":{"events":["ticket.report"]}`), "", v.wrap(cr.run))
+	p, err := h.StartFunc(ctx, parseManifest(t, "cr", `,"permissions":{"events":["ticket.report"]}`), "", v.wrap(cr.run))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -480,7 +480,7 @@ func TestCrashBudget(t *testing.T) {
 	cr := &crasher{attached: make(chan protocol.AttachParams, 8)}
 	cr.die.Store(true)
 	ctx := context.Background()
-	p, err := h.StartFunc(ctx, manifest(t, "cr", `,"permissions":{"events":["ticket.report"]}`), "", cr.run)
+	p, err := h.StartFunc(ctx, parseManifest(t, "cr", `,"permissions":{"events":["ticket.report"]}`), "", cr.run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +524,7 @@ func TestCrashWindow(t *testing.T) {
 	cr := &crasher{attached: make(chan protocol.AttachParams, 8)}
 	cr.die.Store(true)
 	ctx := context.Background()
-	p, err := h.StartFunc(ctx, manifest(t, "cr", `,"permissions":{"events":["ticket.report"]}`), "", cr.run)
+	p, err := h.StartFunc(ctx, parseManifest(t, "cr", `,"permissions":{"events":["ticket.report"]}`), "", cr.run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -547,7 +547,7 @@ func TestInProcessProtocolVersion(t *testing.T) {
 		io.Copy(io.Discard, in)
 		return nil
 	}
-	_, err := h.StartFunc(context.Background(), manifest(t, "v7", ""), "", run)
+	_, err := h.StartFunc(context.Background(), parseManifest(t, "v7", ""), "", run)
 	if !errors.Is(err, escouade.ErrProtocolVersion) {
 		t.Fatalf("StartFunc = %v", err)
 	}
@@ -562,10 +562,10 @@ func TestHostRefusals(t *testing.T) {
 	ctx := context.Background()
 	hs, _ := capture()
 	run := func(ctx context.Context, in io.Reader, out io.Writer) error { return plugin.Serve(ctx, in, out, hs) }
-	if _, err := h.StartFunc(ctx, manifest(t, "d", ""), "", run); err != nil {
+	if _, err := h.StartFunc(ctx, parseManifest(t, "d", ""), "", run); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.StartFunc(ctx, manifest(t, "d", ""), "", run); !errors.Is(err, escouade.ErrDuplicate) {
+	if _, err := h.StartFunc(ctx, parseManifest(t, "d", ""), "", run); !errors.Is(err, escouade.ErrDuplicate) {
 		t.Errorf("a second plugin d: %v", err)
 	}
 	dir := writePlugin(t, "w", `"run":{"wasm":"main.wasm"}`, nil)
@@ -585,7 +585,7 @@ func TestHostRefusals(t *testing.T) {
 	if len(h.Plugins()) != 0 {
 		t.Errorf("plugins left after Close: %v", h.Plugins())
 	}
-	if _, err := h.StartFunc(ctx, manifest(t, "e", ""), "", run); !errors.Is(err, protocol.ErrClosed) {
+	if _, err := h.StartFunc(ctx, parseManifest(t, "e", ""), "", run); !errors.Is(err, protocol.ErrClosed) {
 		t.Errorf("a start after Close: %v", err)
 	}
 }

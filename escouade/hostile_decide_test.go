@@ -17,6 +17,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/gate"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/plugin"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/shinken"
@@ -39,7 +40,7 @@ func TestHostileGuardPastItsBudget(t *testing.T) {
 	}})
 	ctx := context.Background()
 	var lives atomic.Int32
-	guard, err := h.StartFunc(ctx, manifest(t, "guard", `,"permissions":{"decide":true}`), "", v.wrap(func(ctx context.Context, in io.Reader, out io.Writer) error {
+	guard, err := h.StartFunc(ctx, parseManifest(t, "guard", `,"permissions":{"decide":true}`), "", v.wrap(func(ctx context.Context, in io.Reader, out io.Writer) error {
 		if lives.Add(1) > 1 {
 			return errors.New("crashed at start")
 		}
@@ -311,7 +312,7 @@ func TestHostileSecretsOfAnotherFolder(t *testing.T) {
 	v := newValidator(t)
 	for dir, want := range map[string]string{impostor: "", real: "t0k"} {
 		h, _ := newHost(t, &escouade.Options{Secrets: secrets})
-		m, err := escouade.ReadManifest(dir)
+		m, err := manifest.Read(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

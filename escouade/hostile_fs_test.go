@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/plugin"
 	"shinken.dev/go/escouade/protocol"
 )
@@ -56,7 +57,7 @@ func TestHostileFilesReadSwap(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "id_rsa")
 	os.WriteFile(outside, []byte("KEY"), 0o600)
 	hs, conns := capture()
-	p, err := h.StartFunc(context.Background(), manifest(t, "swapper", ""), dir, v.wrap(func(ctx context.Context, in io.Reader, out io.Writer) error {
+	p, err := h.StartFunc(context.Background(), parseManifest(t, "swapper", ""), dir, v.wrap(func(ctx context.Context, in io.Reader, out io.Writer) error {
 		return plugin.Serve(ctx, in, out, hs)
 	}))
 	if err != nil {
@@ -208,7 +209,7 @@ func TestHostileLinksAndFIFOs(t *testing.T) {
 	cdir := writePlugin(t, "cmdp", `"run":{"command":["x"]}`, map[string]string{".env": "S=1"})
 	syscall.Mkfifo(filepath.Join(cdir, "pipe"), 0o644)
 	os.Link(filepath.Join(cdir, ".env"), filepath.Join(cdir, "env-hard"))
-	cp, err := h.StartFunc(context.Background(), manifest(t, "cmdp", ""), cdir, v.wrap(func(ctx context.Context, in io.Reader, out io.Writer) error {
+	cp, err := h.StartFunc(context.Background(), parseManifest(t, "cmdp", ""), cdir, v.wrap(func(ctx context.Context, in io.Reader, out io.Writer) error {
 		return plugin.Serve(ctx, in, out, hs)
 	}))
 	if err != nil {
@@ -247,7 +248,7 @@ func TestHostileManifestWrites(t *testing.T) {
 	mk := func(id string) string {
 		d := filepath.Join(w.work, "plugins", id)
 		os.MkdirAll(filepath.Join(d, "lib"), 0o755)
-		os.WriteFile(filepath.Join(d, escouade.ManifestName), []byte(`{"id":"`+id+`"}`), 0o644)
+		os.WriteFile(filepath.Join(d, manifest.Name), []byte(`{"id":"`+id+`"}`), 0o644)
 		os.WriteFile(filepath.Join(d, "main.js"), []byte("//"), 0o644)
 		os.WriteFile(filepath.Join(d, "lib", "code.js"), []byte("//"), 0o644)
 		return d
@@ -275,10 +276,10 @@ func TestHostileManifestWrites(t *testing.T) {
 			wantCode(t, "fs/read "+path, err, protocol.CodeRefused)
 		}
 	}
-	if _, err := escouade.ParseManifest([]byte(`{"id":"w","version":"1.0.0","protocolVersion":1,"run":{"js":"main.js"},"permissions":{"files":{"plugin":"write"}}}`)); err == nil {
+	if _, err := manifest.Parse([]byte(`{"id":"w","version":"1.0.0","protocolVersion":1,"run":{"js":"main.js"},"permissions":{"files":{"plugin":"write"}}}`)); err == nil {
 		t.Error("a manifest that writes its own folder was accepted")
 	}
-	if b, _ := os.ReadFile(filepath.Join(other, escouade.ManifestName)); string(b) != `{"id":"other"}` {
+	if b, _ := os.ReadFile(filepath.Join(other, manifest.Name)); string(b) != `{"id":"other"}` {
 		t.Errorf("another plugin's manifest was written: %s", b)
 	}
 	// Nor is a new plugin made by writing a manifest anywhere.
@@ -295,7 +296,7 @@ func TestHostileManifestWrites(t *testing.T) {
 		err := a.call("fs/write", params{"agent": "k1", "root": "agent", "path": path, "text": "x"}, nil)
 		wantCode(t, "fs/write "+path, err, protocol.CodeRefused)
 	}
-	if _, err := os.Stat(filepath.Join(w.work, escouade.ManifestName)); err == nil {
+	if _, err := os.Stat(filepath.Join(w.work, manifest.Name)); err == nil {
 		t.Error("a folder named plugin.json was made")
 	}
 	if err := a.call("fs/list", params{"agent": "k1", "root": "agent", "path": "."}, nil); err != nil {
@@ -396,7 +397,7 @@ func TestHostileCommandEnv(t *testing.T) {
 	}
 	// A manifest may not name what is never passed.
 	for _, k := range []string{"ESCOUADE_SECRET", "LD_PRELOAD", "PATH", "SHINKEN_TOKEN"} {
-		if _, err := escouade.ParseManifest([]byte(`{"id":"x","version":"1.0.0","protocolVersion":1,"run":{"command":["x"]},"permissions":{"env":["` + k + `"]}}`)); err == nil {
+		if _, err := manifest.Parse([]byte(`{"id":"x","version":"1.0.0","protocolVersion":1,"run":{"command":["x"]},"permissions":{"env":["` + k + `"]}}`)); err == nil {
 			t.Errorf("a manifest naming %s in permissions.env was accepted", k)
 		}
 	}
@@ -414,21 +415,21 @@ func TestHostileFIFOsTheHostReads(t *testing.T) {
 	})
 	dir := filepath.Join(t.TempDir(), "m")
 	os.Mkdir(dir, 0o755)
-	syscall.Mkfifo(filepath.Join(dir, escouade.ManifestName), 0o644)
+	syscall.Mkfifo(filepath.Join(dir, manifest.Name), 0o644)
 	if _, err := h.Start(context.Background(), dir); err == nil {
 		t.Error("a FIFO as the manifest started")
 	}
-	// ReadManifest opens it non-blocking, and refuses it for what it is.
-	if _, err := escouade.ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
-		t.Errorf("ReadManifest of a FIFO: %v", err)
+	// manifest.Read opens it non-blocking, and refuses it for what it is.
+	if _, err := manifest.Read(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("manifest.Read of a FIFO: %v", err)
 	}
 	// Discovery leaves it out, and StartAll starts the others.
 	parent := filepath.Dir(dir)
 	good := filepath.Join(parent, "good")
 	os.Mkdir(good, 0o755)
-	os.WriteFile(filepath.Join(good, escouade.ManifestName), []byte(`{"id":"good-one","version":"1.0.0","protocolVersion":1,`+commandManifest("good")+`}`), 0o644)
-	if dirs, err := escouade.FindPlugins(parent); err != nil || len(dirs) != 1 || dirs[0] != good {
-		t.Errorf("FindPlugins = %v, %v", dirs, err)
+	os.WriteFile(filepath.Join(good, manifest.Name), []byte(`{"id":"good-one","version":"1.0.0","protocolVersion":1,`+commandManifest("good")+`}`), 0o644)
+	if dirs, err := manifest.Find(parent); err != nil || len(dirs) != 1 || dirs[0] != good {
+		t.Errorf("manifest.Find = %v, %v", dirs, err)
 	}
 	started, errs := h.StartAll(context.Background(), []string{dir, good})
 	if len(started) != 1 || started[0].ID() != "good-one" || len(errs) != 1 {

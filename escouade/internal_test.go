@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -12,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"shinken.dev/go/escouade/internal/fence"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 )
 
@@ -177,25 +178,23 @@ type stoppedClock struct{}
 
 func (stoppedClock) Now() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 
-// TestFenceAgrees: the fences name the roots of permissions.files and the
-// manifest as the manifest's decoder does, and are handed a manifest's
-// accesses as it declares them.
+// TestFenceAgrees: the fences are handed a manifest's permissions and
+// limits as it declares them (they read manifest's own types, roots and
+// name), and the plugin's folder.
 func TestFenceAgrees(t *testing.T) {
-	if !slices.Equal(fileRoots, fence.FileRoots) {
-		t.Errorf("the manifest's roots %q, the fences' %q", fileRoots, fence.FileRoots)
-	}
-	if ManifestName != fence.ManifestName {
-		t.Errorf("the manifest is %s, the fences refuse %s", ManifestName, fence.ManifestName)
-	}
-	m := &Manifest{ID: "x"}
-	m.Permissions.Files = map[string]Access{"temp": Write, "agent": Read}
-	m.Limits = Limits{FetchMs: 1, FetchBytes: 2, FileBytes: 3}
+	m := &manifest.Manifest{ID: "x"}
+	m.Permissions.Files = map[string]manifest.Access{"temp": manifest.AccessWrite, "agent": manifest.AccessRead}
+	m.Permissions.Network = []string{"api.example.com"}
+	m.Permissions.Commands = []string{"git status"}
+	m.Permissions.Env = []string{"GIT_DIR"}
+	m.Limits = manifest.Limits{FetchMs: 1, FetchBytes: 2, FileBytes: 3}
 	p := &Plugin{h: New(nil), m: m, dir: "/plugin"}
 	cfg := p.fenceConfig()
-	if len(cfg.Files) != 2 || cfg.Files["temp"] != fence.Write || cfg.Files["agent"] != fence.Read {
-		t.Errorf("files %v", cfg.Files)
+	if !maps.Equal(cfg.Files, m.Permissions.Files) || !slices.Equal(cfg.Network, m.Permissions.Network) ||
+		!slices.Equal(cfg.Commands, m.Permissions.Commands) || !slices.Equal(cfg.Env, m.Permissions.Env) {
+		t.Errorf("permissions %+v", cfg)
 	}
-	if cfg.Limits != (fence.Limits{FetchMs: 1, FetchBytes: 2, FileBytes: 3}) || cfg.Dir != "/plugin" {
+	if cfg.Limits != m.Limits || cfg.Dir != "/plugin" {
 		t.Errorf("config %+v", cfg)
 	}
 }

@@ -8,13 +8,12 @@ import (
 	"sync"
 
 	"shinken.dev/go/escouade/internal/engine"
+	"shinken.dev/go/escouade/manifest"
 )
 
-// A Language is the engine of one kind of plugin code: js.Language() of
-// package shinken.dev/go/escouade/js runs run.js, wasm.Language() of
-// package shinken.dev/go/escouade/wasm runs run.wasm. A program hands the
-// ones it wants to its Host (Options.Languages) and to EngineMain; a
-// program that hands none links neither engine.
+// A Language is the engine of one kind of plugin code: js.Language()
+// (package escouade/js) runs run.js, wasm.Language() (escouade/wasm)
+// run.wasm. A program that hands none over links neither engine.
 type Language interface {
 	engine.Language
 }
@@ -23,14 +22,13 @@ type Language interface {
 // of a program that did not include it.
 var languagePackages = map[string]string{"js": "shinken.dev/go/escouade/js", "wasm": "shinken.dev/go/escouade/wasm"}
 
-// ErrNoLanguage is wrapped by the error of Start for a plugin whose code's
-// engine the program did not hand to the Host; the error names the package
-// to add.
+// ErrNoLanguage is wrapped by the error of Start for a plugin whose engine
+// the program did not hand over; the error names the package to add.
 var ErrNoLanguage = fmt.Errorf("escouade: no engine for this plugin's code")
 
 // language returns the Host's engine of kind, or an error naming the
 // package to add.
-func (h *Host) language(m *Manifest, kind, name string) (Language, error) {
+func (h *Host) language(m *manifest.Manifest, kind, name string) (Language, error) {
 	for _, l := range h.opts.Languages {
 		if l != nil && l.Kind() == kind {
 			return l, nil
@@ -75,7 +73,7 @@ func (r journalReporter) Limited(level slog.Level, msg string, attrs ...slog.Att
 // inProcessLauncher runs code, the file name of m's folder, with lang on
 // goroutines of the Host's process: compiled at the first start, kept for
 // the restarts, freed with the plugin.
-func (h *Host) inProcessLauncher(lang Language, m *Manifest, name string, code []byte) launcher {
+func (h *Host) inProcessLauncher(lang Language, m *manifest.Manifest, name string, code []byte) launcher {
 	var mu sync.Mutex
 	var prog engine.Program
 	return func(inst *instance) (process, error) {

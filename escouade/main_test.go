@@ -24,6 +24,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/js"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/plugin"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/escouade/wasm"
@@ -602,16 +603,16 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// writePlugin writes a plugin folder: manifest is plugin.json's fields
+// writePlugin writes a plugin folder: fields are plugin.json's fields
 // beyond id, version and protocolVersion, as JSON without its braces.
-func writePlugin(t testing.TB, id, manifest string, files map[string]string) string {
+func writePlugin(t testing.TB, id, fields string, files map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	m := fmt.Sprintf(`{"id":%q,"version":"1.0.0","protocolVersion":1,%s}`, id, manifest)
-	if err := os.WriteFile(filepath.Join(dir, escouade.ManifestName), []byte(m), 0o644); err != nil {
+	m := fmt.Sprintf(`{"id":%q,"version":"1.0.0","protocolVersion":1,%s}`, id, fields)
+	if err := os.WriteFile(filepath.Join(dir, manifest.Name), []byte(m), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for name, content := range files {
@@ -635,10 +636,10 @@ func commandManifest(mode string, args ...string) string {
 	return `"run":{"command":` + string(b) + `}`
 }
 
-// manifest parses a manifest given as for writePlugin.
-func manifest(t testing.TB, id, fields string) *escouade.Manifest {
+// parseManifest parses a manifest given as for writePlugin.
+func parseManifest(t testing.TB, id, fields string) *manifest.Manifest {
 	t.Helper()
-	m, err := escouade.ParseManifest([]byte(fmt.Sprintf(`{"id":%q,"version":"1.0.0","protocolVersion":1,"run":{"command":["unused"]}%s}`, id, fields)))
+	m, err := manifest.Parse([]byte(fmt.Sprintf(`{"id":%q,"version":"1.0.0","protocolVersion":1,"run":{"command":["unused"]}%s}`, id, fields)))
 	if err != nil {
 		t.Fatal(err)
 	}

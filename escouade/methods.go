@@ -3,7 +3,6 @@ package escouade
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"shinken.dev/go/escouade/internal/beneath"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 	"strings"
 	"syscall"
@@ -33,26 +33,14 @@ var commandMethods = map[string]method{
 	"log":          logLine,
 }
 
-// paramsObject is params, or an empty object when the plugin sent none.
-func paramsObject(params []byte) []byte {
-	if params == nil {
-		return []byte("{}")
-	}
-	return params
-}
-
 func secretsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
-	var key string
-	seen, err := object(paramsObject(params), []string{"key"}, false, func(_ int, v []byte) (err error) {
-		key, err = str(v)
-		return err
-	})
-	if err == nil {
-		err = require(seen, 1, []string{"key"})
+	var kp struct {
+		Key string `json:"key" wire:"required"`
 	}
-	if err != nil {
+	if err := decodeParams(params, &kp); err != nil {
 		return nil, err
 	}
+	key := kp.Key
 	if !p.secrets[key] {
 		return nil, errorf(protocol.CodeNotYours, "notYours: %q is not a key of permissions.secrets", key)
 	}
@@ -81,14 +69,13 @@ func (p *Plugin) secretOwner() SecretOwner {
 }
 
 func settingsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
-	var project string
-	_, err := object(paramsObject(params), []string{"project"}, false, func(_ int, v []byte) (err error) {
-		project, err = str(v)
-		return err
-	})
-	if err != nil {
+	var sp struct {
+		Project string `json:"project"`
+	}
+	if err := decodeParams(params, &sp); err != nil {
 		return nil, err
 	}
+	project := sp.Project
 	specs := p.m.Contributes.Settings
 	values := make(map[string]any, len(specs))
 	for k, s := range specs {
@@ -140,15 +127,15 @@ func (p *Plugin) overlay(values, from map[string]any, source string) {
 
 // settingOfType returns v when it is of type t (any Go number for a
 // number).
-func settingOfType(t SettingType, v any) (any, bool) {
+func settingOfType(t manifest.SettingType, v any) (any, bool) {
 	switch t {
-	case SettingString:
+	case manifest.SettingString:
 		s, ok := v.(string)
 		return s, ok
-	case SettingBoolean:
+	case manifest.SettingBoolean:
 		b, ok := v.(bool)
 		return b, ok
-	case SettingNumber:
+	case manifest.SettingNumber:
 		switch n := v.(type) {
 		case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
 			return n, true
@@ -165,17 +152,13 @@ func settingOfType(t SettingType, v any) (any, bool) {
 const maxFileRead = 256 << 10
 
 func filesRead(ctx context.Context, p *Plugin, params []byte) (any, error) {
-	var name string
-	seen, err := object(paramsObject(params), []string{"path"}, false, func(_ int, v []byte) (err error) {
-		name, err = str(v)
-		return err
-	})
-	if err == nil {
-		err = require(seen, 1, []string{"path"})
+	var fp struct {
+		Path string `json:"path" wire:"required"`
 	}
-	if err != nil {
+	if err := decodeParams(params, &fp); err != nil {
 		return nil, err
 	}
+	name := fp.Path
 	if why := refusedPath(name); why != "" {
 		return nil, errorf(protocol.CodeRefused, "refused: %s", why)
 	}
@@ -240,7 +223,7 @@ func refusedPath(name string) string {
 			return "a hidden file or folder: " + part
 		}
 	}
-	if strings.EqualFold(name, ManifestName) {
+	if strings.EqualFold(name, manifest.Name) {
 		return "the manifest"
 	}
 	return ""
@@ -302,31 +285,18 @@ var logLevels = map[string]slog.Level{
 
 // logLine writes the plugin's log notification to the journal.
 func logLine(_ context.Context, p *Plugin, params []byte) (any, error) {
-	names := []string{"level", "message"}
-	var level slog.Level
-	var msg string
-	seen, err := object(paramsObject(params), names, false, func(i int, v []byte) error {
-		s, err := str(v)
-		if err != nil {
-			return err
-		}
-		if i == 1 {
-			msg = s
-			return nil
-		}
-		l, ok := logLevels[s]
-		if !ok {
-			return fmt.Errorf("want debug, info, warn or error, not %q", s)
-		}
-		level = l
-		return nil
-	})
-	if err == nil {
-		err = require(seen, 0b11, names)
+	var lp struct {
+		Level   string `json:"level" wire:"required"`
+		Message string `json:"message" wire:"required"`
 	}
-	if err != nil {
+	if err := decodeParams(params, &lp); err != nil {
 		return nil, err
 	}
+	level, ok := logLevels[lp.Level]
+	if !ok {
+		return nil, fieldErr("level", "want debug, info, warn or error, not %q", lp.Level)
+	}
+	msg := lp.Message
 	line, long := cut([]byte(msg))
 	attrs := []slog.Attr{slog.String("stream", "log")}
 	if long {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade/internal/fence"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
 )
@@ -39,11 +40,10 @@ func (s State) String() string {
 	return fmt.Sprintf("State(%d)", int32(s))
 }
 
-// A Plugin is a plugin loaded by a Host. Its methods are safe for
-// concurrent use.
+// A Plugin is a plugin loaded by a Host, safe for concurrent use.
 type Plugin struct {
 	h       *Host
-	m       *Manifest
+	m       *manifest.Manifest
 	dir     string
 	launch  launcher
 	j       *journal
@@ -76,7 +76,7 @@ type Plugin struct {
 	done      chan struct{} // the supervisor has ended
 }
 
-func newPlugin(h *Host, m *Manifest, dir string, launch launcher) (*Plugin, error) {
+func newPlugin(h *Host, m *manifest.Manifest, dir string, launch launcher) (*Plugin, error) {
 	p := &Plugin{
 		h: h, m: m, dir: dir, launch: launch,
 		j:        newJournal(h, m.ID),
@@ -107,7 +107,7 @@ func newPlugin(h *Host, m *Manifest, dir string, launch launcher) (*Plugin, erro
 func (p *Plugin) ID() string { return p.m.ID }
 
 // Manifest returns the plugin's manifest. It must not be modified.
-func (p *Plugin) Manifest() *Manifest { return p.m }
+func (p *Plugin) Manifest() *manifest.Manifest { return p.m }
 
 // Dir returns the plugin's folder; "" for an in-process plugin without one.
 func (p *Plugin) Dir() string { return p.dir }
@@ -173,11 +173,10 @@ func (p *Plugin) release() {
 	p.j.flush()
 }
 
-// Stop stops the plugin: a shutdown request, then the end of its input,
-// then SIGTERM to its process group, then SIGKILL, each step given
-// Options.StopGrace (shutdown its own timeout). The Host forgets it. When
-// ctx ends first, the plugin is killed at once and ctx's error returned.
-// Stopping a stopped plugin does nothing.
+// Stop stops the plugin: a shutdown request (its own timeout), then the
+// end of its input, SIGTERM to its group and SIGKILL, each given
+// Options.StopGrace; the Host forgets it. When ctx ends first, it is killed
+// at once and ctx's error returned. Stopping it again does nothing.
 func (p *Plugin) Stop(ctx context.Context) error {
 	p.stopOnce.Do(func() {
 		close(p.stopping)
@@ -265,9 +264,8 @@ func (p *Plugin) supervise(inst *instance) {
 	}
 }
 
-// Attach attaches the agent whose key is key to the plugin, and tells the
-// plugin (agent/attach). The Host gives every attached agent again after a
-// restart. Attaching an attached agent tells the plugin again.
+// Attach attaches the agent key to the plugin and tells it (agent/attach),
+// again if it was attached, and again after each restart.
 func (p *Plugin) Attach(ctx context.Context, key string) error {
 	a, err := p.h.opts.Agents.Agent(ctx, key)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/plugin"
 	"shinken.dev/go/escouade/protocol"
 )
@@ -409,7 +410,7 @@ func TestHostMessagesValidate(t *testing.T) {
 		"contributes":{"settings":{"lang":{"type":"string","default":"en"},"max":{"type":"number","default":3}}}`,
 		map[string]string{"rules.json": `{"a":1}`, ".env": "X=1", "bin.dat": "\xff\xfe", "big.txt": strings.Repeat("a", 300<<10)})
 	os.Symlink("/etc/hostname", dir+"/out")
-	m, err := escouade.ReadManifest(dir)
+	m, err := manifest.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,23 +9,18 @@ import (
 	"github.com/godbus/dbus/v5"
 )
 
-// SecretService is the default SecretStore: the desktop's keychain, through
-// the freedesktop Secret Service API on the session D-Bus (GNOME Keyring,
-// KWallet, KeePassXC). A plugin's secret is the item whose attributes are
-// application=escouade, plugin=<id>, folder=<the real path of its folder>
-// and key=<key>, as
+// SecretService is the default SecretStore: the desktop's keychain (GNOME
+// Keyring, KWallet, KeePassXC) over the Secret Service D-Bus API. A
+// plugin's secret is the item with the attributes application=escouade,
+// plugin=<id>, folder=<its folder's real path> (none without a folder) and
+// key=<key>, as secret-tool makes it:
 //
 //	secret-tool store --label='Escouade: <id> <key>' application escouade plugin <id> folder <dir> key <key>
 //
-// makes it: a folder that claims another plugin's id finds none of its
-// secrets. A plugin without a folder (started in-process) has no folder
-// attribute. A bus that cannot be reached, a service that is not there, and
-// an item that is locked are errors: the plugin is answered keychain. The
-// Host reads secrets rarely, so each lookup opens its own connection.
+// An unreachable bus or service, or a locked item, is an error: the plugin
+// is answered keychain.
 type SecretService struct {
-	// Address is the bus's address; "" means the session bus
-	// ($DBUS_SESSION_BUS_ADDRESS).
-	Address string
+	Address string // the bus's; "": the session bus ($DBUS_SESSION_BUS_ADDRESS)
 }
 
 const (

@@ -145,7 +145,7 @@ func TestSecretService(t *testing.T) {
 
 	h2, _ := newHost(t, &escouade.Options{Secrets: unreachable})
 	hs2, conns2 := capture()
-	if _, err := plugintest.Connect(ctx, h2, manifest(t, "jira", `,"permissions":{"secrets":["token"]}`), "", hs2); err != nil {
+	if _, err := plugintest.Connect(ctx, h2, parseManifest(t, "jira", `,"permissions":{"secrets":["token"]}`), "", hs2); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := (<-conns2).Secret(ctx, "token"); !errors.Is(err, protocol.ErrKeychain) {

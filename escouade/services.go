@@ -27,18 +27,16 @@ type SecretStore interface {
 	Secret(ctx context.Context, owner SecretOwner, key string) (value string, ok bool, err error)
 }
 
-// A SecretOwner is the plugin a secret belongs to: its id and its folder.
-// A secret is bound to both, so that a folder claiming another plugin's id
-// does not read that plugin's secrets.
+// A SecretOwner is the plugin a secret belongs to, bound to both its id and
+// its folder: a folder claiming another's id reads none of its secrets.
 type SecretOwner struct {
 	ID  string
 	Dir string // the real path of its folder; "" for a plugin without one
 }
 
 // SecretMap is a SecretStore in memory: owner, then key, to secret. An
-// owner is written "id@/real/path/of/its/folder", bound to that folder,
-// or "id", which any folder claiming the id reads (for plugins without a
-// folder, and tests); the bound one is looked up first.
+// owner is "id@/real/path/of/its/folder", or "id" for any folder claiming
+// the id (plugins without one, tests), looked up second.
 type SecretMap map[string]map[string]string
 
 // Secret implements SecretStore.
@@ -52,14 +50,13 @@ func (m SecretMap) Secret(_ context.Context, owner SecretOwner, key string) (str
 	return v, ok, nil
 }
 
-// A SettingsSource gives the values set for plugins' settings, before the
-// Host checks them against the manifest's contributes.settings.
+// A SettingsSource gives the values set for plugins' settings, which the
+// Host then checks against the manifest's contributes.settings.
 type SettingsSource interface {
 	// UserSettings returns the values the user set for plugin, by key.
 	UserSettings(ctx context.Context, plugin string) (map[string]any, error)
-	// ProjectSettings returns the values project gives plugin: those of
-	// its .escouade.yml under plugins.<id>. The Host asks only for a
-	// project where the plugin is on.
+	// ProjectSettings returns what project's .escouade.yml gives plugin
+	// (plugins.<id>), asked only for a project where the plugin is on.
 	ProjectSettings(ctx context.Context, project *ProjectInfo, plugin string) (map[string]any, error)
 }
 
@@ -70,8 +67,7 @@ const ProjectFile = ".escouade.yml"
 const maxProjectFile = 1 << 20
 
 // FileSettings is the default SettingsSource: the user's values from User,
-// and a project's from the .escouade.yml in its Root (a project without a
-// Root gives none).
+// a project's from the .escouade.yml in its Root (if any).
 type FileSettings struct {
 	User map[string]map[string]any // plugin id, then key, to value
 }
@@ -109,10 +105,8 @@ func (s *FileSettings) ProjectSettings(_ context.Context, project *ProjectInfo, 
 }
 
 // ParseProjectFile returns what a .escouade.yml gives plugin: the mapping
-// under plugins.<id>. Other top-level sections belong to others and are not
-// looked at; a key given twice under plugins is an error. The file is read
-// in time linear in its size: a mapping holds at most jsonrpc.MaxKeys keys,
-// and aliases expand to at most maxProjectNodes values in all.
+// under plugins.<id>; other sections are not looked at, a key given twice
+// is an error, and the file is read in time linear in its size.
 func ParseProjectFile(data []byte, plugin string) (map[string]any, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
@@ -227,13 +221,10 @@ func (yd *yamlDecoder) value(n *yaml.Node) (any, error) {
 // A ProjectInfo is a project as the Host needs it.
 type ProjectInfo struct {
 	protocol.Project
-	// Root is the project's folder, where its .escouade.yml is; "" when
-	// it has none.
-	Root string
+	Root string // its folder, where its .escouade.yml is; "" for none
 	// Plugins says, by plugin id, whether the user turned the plugin on
-	// (true) or off (false) for the project. A plugin not listed is on for
-	// a project that is not private, and off for a private one: a private
-	// project's facts go only to plugins turned on for it.
+	// (true) or off (false) for the project. One not listed is on unless
+	// the project is private.
 	Plugins map[string]bool
 }
 
@@ -247,23 +238,20 @@ func (p *ProjectInfo) On(plugin string) bool {
 
 // Projects knows the projects.
 type Projects interface {
-	// Project returns the project whose id is id, or an error wrapping
-	// ErrNoProject.
+	// Project returns the project id, or an error wrapping ErrNoProject.
 	Project(ctx context.Context, id string) (*ProjectInfo, error)
 }
 
-// A ProjectLister is a Projects that can list every project it knows. When
-// the Projects given to a Host is one, the fences of fs/* refuse a private
-// project's folder wherever a path reaches it from (an agent's home that
-// holds it, a link), not only through the agent that works on it.
+// A ProjectLister is a Projects that lists every project it knows: the
+// fences of fs/* then refuse a private project's folder by whatever path
+// reaches it (an agent's home that holds it, a link).
 type ProjectLister interface {
 	Projects(ctx context.Context) ([]*ProjectInfo, error)
 }
 
-// DefaultProject is the id of the project a request is about when the
-// program that asks has no projects (a Gate given no Project asks about
-// it). The Host knows it whatever its Projects says: when Projects does not
-// know it, it is a project named "default", not private, with no folder.
+// DefaultProject is the project a request is about when the program has
+// no projects (a Gate given no Project). The Host always knows it: unless
+// Projects does, it is "default", not private, with no folder.
 const DefaultProject = "default"
 
 // project returns the project whose id is id: Projects' answer, or the
@@ -276,8 +264,7 @@ func (h *Host) project(ctx context.Context, id string) (*ProjectInfo, error) {
 	return info, err
 }
 
-// ProjectMap is Projects in memory, by project id. The default is an empty
-// one: no project is known.
+// ProjectMap is Projects in memory, by project id.
 type ProjectMap map[string]*ProjectInfo
 
 // Project implements Projects.
@@ -300,18 +287,14 @@ func (m ProjectMap) Projects(context.Context) ([]*ProjectInfo, error) {
 // An AgentInfo is an agent as the Host needs it.
 type AgentInfo struct {
 	protocol.Agent
-	// Key names the agent to plugins (agent/attach, fs/*).
-	Key string
-	// Roots are the agent's folders, which fs/* names agent, agentRepo
-	// and agentHome; "" when it has none.
-	Roots AgentRoots
-	// Project is the id of the project the agent works on ("" for none):
-	// when it is private, a plugin not on for it reaches none of the
-	// agent's folders, and proc/spawn's dir project defaults to it.
+	Key   string     // names the agent to plugins (agent/attach, fs/*)
+	Roots AgentRoots // fs/*'s roots agent, agentRepo, agentHome ("" for none)
+	// Project is the project the agent works on ("" for none): when it is
+	// private, a plugin not on for it reaches none of the agent's folders.
+	// proc/spawn's dir project defaults to it.
 	Project string
-	// Env is the environment of the programs the agent runs, as
-	// os.Environ gives one; nil means the Host's own. proc/spawn starts
-	// from it, without Escouade's variables (ESCOUADE_*).
+	// Env is the environment of the agent's programs, as os.Environ gives
+	// one (nil: the Host's), which proc/spawn starts from, less ESCOUADE_*.
 	Env []string
 }
 
@@ -324,12 +307,11 @@ type AgentRoots struct {
 
 // Agents knows the agents and their roots.
 type Agents interface {
-	// Agent returns the agent whose key is key, or an error wrapping
-	// ErrNoAgent.
+	// Agent returns the agent key, or an error wrapping ErrNoAgent.
 	Agent(ctx context.Context, key string) (*AgentInfo, error)
 }
 
-// AgentMap is Agents in memory, by key. The default is an empty one.
+// AgentMap is Agents in memory, by key.
 type AgentMap map[string]*AgentInfo
 
 // Agent implements Agents.
@@ -341,17 +323,15 @@ func (m AgentMap) Agent(_ context.Context, key string) (*AgentInfo, error) {
 }
 
 // Accounts gives the servers the user typed for a plugin's accounts, which
-// {account} in permissions.network opens to it: on that host and port
-// alone, in http or https, even on the local network.
+// {account} in permissions.network opens to it: that host and port alone,
+// in http or https, even on the local network.
 type Accounts interface {
-	// Accounts returns the servers of plugin's accounts, each a URL of
-	// scheme http or https with a host and an optional port
-	// (http://192.168.1.20:8080, https://git.example.org).
+	// Accounts returns plugin's servers, each an http or https URL with a
+	// host and an optional port (https://git.example.org:8443).
 	Accounts(ctx context.Context, plugin string) ([]string, error)
 }
 
-// AccountMap is Accounts in memory: plugin id to its servers. The default
-// is an empty one: no plugin has an account.
+// AccountMap is Accounts in memory: plugin id to its servers.
 type AccountMap map[string][]string
 
 // Accounts implements Accounts.

@@ -14,6 +14,7 @@ import (
 
 	"shinken.dev/go/escouade/internal/contain"
 	"shinken.dev/go/escouade/internal/fence"
+	"shinken.dev/go/escouade/manifest"
 )
 
 // A sharedProcess is the process of launch.shared: the Host starts it with
@@ -31,7 +32,7 @@ type sharedProcess struct {
 	done  chan struct{}
 }
 
-func startShared(p *Plugin, sp *SharedProcess) *sharedProcess {
+func startShared(p *Plugin, sp *manifest.SharedProcess) *sharedProcess {
 	s := &sharedProcess{p: p, listens: regexp.MustCompile(sp.Listens), done: make(chan struct{})}
 	path := sp.Command[0]
 	if strings.ContainsRune(path, '/') {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"shinken.dev/go/escouade/manifest"
 )
 
 // A StartError is the failure of one folder in StartAll.
@@ -20,13 +22,9 @@ func (e *StartError) Error() string { return fmt.Sprintf("escouade: plugin in %s
 // Unwrap returns why.
 func (e *StartError) Unwrap() error { return e.Err }
 
-// StartAll starts the plugins in dirs, all at once, so that one plugin
-// slow or silent at initialize holds up none of the others, and no
-// plugin keeps the rest from starting: each folder that fails (a manifest
-// that does not hold, a program that does not answer, a protocol version
-// of its own) is journaled and returned as a *StartError, and the others
-// run. Folders whose manifests claim one id are all refused: neither is
-// trusted to be the plugin its id names. It returns the plugins started,
+// StartAll starts the plugins in dirs all at once: a folder that fails is
+// journaled and returned as a *StartError, and holds up none of the others;
+// folders claiming one id are all refused. It returns the plugins started,
 // sorted by id.
 func (h *Host) StartAll(ctx context.Context, dirs []string) ([]*Plugin, []error) {
 	var (
@@ -42,7 +40,7 @@ func (h *Host) StartAll(ctx context.Context, dirs []string) ([]*Plugin, []error)
 	}
 	byID := map[string][]string{}
 	for _, dir := range dirs {
-		m, err := ReadManifest(dir)
+		m, err := manifest.Read(dir)
 		if err != nil {
 			fail(dir, err)
 			continue

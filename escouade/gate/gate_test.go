@@ -12,6 +12,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/gate"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/plugin"
 	"shinken.dev/go/escouade/plugin/plugintest"
 	"shinken.dev/go/escouade/protocol"
@@ -75,7 +76,7 @@ func ExampleGate() {
 	// Host always knows.
 	h := escouade.New(&escouade.Options{Journal: slog.DiscardHandler})
 	defer h.Close(ctx)
-	m, err := escouade.ParseManifest([]byte(`{"id":"guard","version":"1.0.0","protocolVersion":1,
+	m, err := manifest.Parse([]byte(`{"id":"guard","version":"1.0.0","protocolVersion":1,
 		"run":{"command":["guard"]},"permissions":{"decide":true}}`))
 	if err != nil {
 		panic(err)

@@ -12,6 +12,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/gate"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/plugin"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/shinken"
@@ -49,9 +50,9 @@ type Plugins struct {
 // decisions, restarts after a crash, shutdown). The manifest says what
 // the plugin may do, as a plugin.json does.
 type GoPlugin struct {
-	// Manifest is the plugin's manifest (see escouade.ParseManifest);
+	// Manifest is the plugin's manifest (see manifest.Parse);
 	// its run.command is not run, but must be set, as a plugin.json's.
-	Manifest *escouade.Manifest
+	Manifest *manifest.Manifest
 	// Handlers answer the Host (plugin.Handlers.Decide for a guard).
 	Handlers plugin.Handlers
 }
@@ -116,7 +117,7 @@ func startPlugins(ctx context.Context, p *Plugins, log *slog.Logger, onDecision 
 		log.Info("plugin started", "plugin", pl.ID(), "in", "process")
 	}
 	if p.Dir != "" {
-		dirs, err := escouade.FindPlugins(p.Dir)
+		dirs, err := manifest.Find(p.Dir)
 		if err != nil {
 			ps.close()
 			return nil, fmt.Errorf("daemon: plugins: %w", err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/plugin"
 	"shinken.dev/go/escouade/protocol"
 )
@@ -16,7 +17,7 @@ import (
 // testPlugin is a Go plugin with the manifest of a guard named id.
 func testPlugin(t testing.TB, id string, hs plugin.Handlers) GoPlugin {
 	t.Helper()
-	m, err := escouade.ParseManifest([]byte(`{"id": "` + id + `", "version": "1.0.0", "protocolVersion": 1,
+	m, err := manifest.Parse([]byte(`{"id": "` + id + `", "version": "1.0.0", "protocolVersion": 1,
 		"run": {"command": ["` + id + `"]}, "permissions": {"decide": true}}`))
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"shinken.dev/go/backend/headless"
-	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/plugin"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/shinken/aci"
@@ -42,7 +42,7 @@ func Example() {
 	tokenFile := filepath.Join(dir, "token")
 	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
 
-	manifest, err := escouade.ParseManifest([]byte(`{"id": "no-rm", "version": "1.0.0",
+	manifest, err := manifest.Parse([]byte(`{"id": "no-rm", "version": "1.0.0",
 		"protocolVersion": 1, "run": {"command": ["no-rm"]}, "permissions": {"decide": true}}`))
 	if err != nil {
 		panic(err)

@@ -20,7 +20,7 @@ func openNoLinks(dir, rel string, flag int, perm os.FileMode, o Options) (*os.Fi
 		cur := "."
 		for _, part := range append([]string{"."}, strings.Split(rel, "/")...) {
 			cur = filepath.Join(cur, part)
-			if _, err := root.Lstat(filepath.Join(cur, ManifestName)); err == nil {
+			if _, err := root.Lstat(filepath.Join(cur, manifestName)); err == nil {
 				return nil, ErrPluginFolder
 			}
 		}

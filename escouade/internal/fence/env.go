@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"shinken.dev/go/escouade/internal/contain"
+	"shinken.dev/go/escouade/manifest"
 )
 
 // The environment of what the Host starts for a plugin (proc/spawn's
@@ -43,7 +44,7 @@ func CommandEnv(permitted []string) []string {
 	env := MinimalEnv()
 	names := append(append([]string(nil), contain.RuntimeVars...), permitted...)
 	for _, k := range names {
-		if NeverSet(k) != "" || slices.Contains(minimalEnvNames, k) {
+		if manifest.NeverSet(k) != "" || slices.Contains(minimalEnvNames, k) {
 			continue
 		}
 		if v, ok := os.LookupEnv(k); ok {
@@ -65,30 +66,11 @@ func MinimalEnv() []string {
 	return env
 }
 
-// NeverSet says why a variable may never be set by a plugin, whatever its
-// manifest says, or "".
-func NeverSet(key string) string {
-	k := strings.ToUpper(key)
-	switch {
-	case strings.HasPrefix(k, "ESCOUADE_"):
-		return "Escouade's own variables (ESCOUADE_*)"
-	case strings.HasPrefix(k, "SHINKEN_"):
-		// The runtime that links the Host keeps its token there: a
-		// plugin holding it would drive the computer as the agent does.
-		return "the Shinken runtime's variables (SHINKEN_*: its token)"
-	case k == "PATH":
-		return "PATH: the program is found on the agent's PATH"
-	case strings.HasPrefix(k, "LD_"), strings.HasPrefix(k, "DYLD_"):
-		return "the loader's variables (LD_*, DYLD_*)"
-	}
-	return ""
-}
-
 // envRefusal says why the plugin may not set key for a program, or "": a
 // variable is set only when it is of the safe set or named, as written,
 // in permissions.env.
 func (p *Plugin) envRefusal(key string) string {
-	if why := NeverSet(key); why != "" {
+	if why := manifest.NeverSet(key); why != "" {
 		return why + " may never be set"
 	}
 	if safeEnv[key] {

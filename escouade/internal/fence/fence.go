@@ -23,17 +23,21 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"shinken.dev/go/escouade/internal/fields"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
-	"shinken.dev/go/internal/jsonrpc"
 )
 
 // A Method serves a request only a plugin run in-process may make. It
@@ -98,38 +102,14 @@ type Tap interface {
 	SendOut(send func() error, proc int64, params []byte) error
 }
 
-// Access is what a root of permissions.files grants.
-type Access uint8
-
-// Accesses.
-const (
-	Read Access = iota + 1
-	Write
-)
-
-// FileRoots are the roots permissions.files may name, in the order they
-// are tried.
-var FileRoots = []string{"plugin", "agent", "agentRepo", "agentHome", "temp"}
-
-// ManifestName is the name of a plugin's manifest, which no fence reads or
-// writes.
-const ManifestName = "plugin.json"
-
-// Limits are the manifest's limits; 0 means the protocol's default.
-type Limits struct {
-	FetchMs    int   // how long net/fetch may take
-	FetchBytes int64 // how big its answer may be
-	FileBytes  int64 // how big fs/read's file may be
-}
-
 // Config is what the fences of one plugin know from its start to its end.
 type Config struct {
-	Files    map[string]Access // permissions.files: root name to access
-	Network  []string          // permissions.network
-	Commands []string          // permissions.commands
-	Env      []string          // permissions.env: variables it may set
-	Limits   Limits
-	Dir      string // the plugin's folder; "" for none
+	Files    map[string]manifest.Access // permissions.files: root name to access
+	Network  []string                   // permissions.network
+	Commands []string                   // permissions.commands
+	Env      []string                   // permissions.env: variables it may set
+	Limits   manifest.Limits            // 0 keeps the protocol's
+	Dir      string                     // the plugin's folder; "" for none
 
 	// Proxy returns the proxy for a request, as http.Transport.Proxy; nil
 	// means a direct connection. TLS configures TLS; nil means Go's
@@ -337,50 +317,20 @@ func utf8Cut(b []byte) int {
 	return len(b)
 }
 
-// StringMap decodes an object of strings (headers, env), each error
-// naming its member.
-func StringMap(v []byte) (map[string]string, error) {
-	if jsonrpc.KindOf(v) != jsonrpc.KindObject {
-		return nil, fields.ErrWantObject
-	}
-	m := map[string]string{}
-	err := jsonrpc.Members(v, func(k, val []byte) error {
-		s, err := fields.String(val)
-		if err != nil {
-			return &protocol.FieldError{Path: string(k), Err: err}
-		}
-		m[string(k)] = s
-		return nil
-	})
-	return m, err
-}
+// decodeParams decodes params by name into v, a pointer to a tagged
+// struct (package fields): keys it does not name are ignored, as the
+// protocol's params may grow, and every problem is a FieldError naming its
+// path. No params at all read as an empty object.
+func decodeParams(params []byte, v any) error { return fields.Decode(paramsObject(params), v) }
 
-// stringList decodes an array of strings.
-func stringList(v []byte) ([]string, error) {
-	if jsonrpc.KindOf(v) != jsonrpc.KindArray {
-		return nil, fmt.Errorf("want an array of strings")
-	}
-	out := []string{}
-	err := jsonrpc.Elements(v, func(i int, e []byte) error {
-		s, err := fields.String(e)
-		if err != nil {
-			return &protocol.FieldError{Path: fmt.Sprintf("[%d]", i), Err: err}
+// checkHeaders checks the headers of a request (net/*, ws/open): each name
+// a token, no value that would end its line.
+func checkHeaders(h map[string]string) error {
+	var p fields.Problems
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		if !validToken(k) || strings.ContainsAny(h[k], "\r\n\x00") {
+			p.Add(&protocol.FieldError{Path: fields.Join("headers", k), Err: errors.New("not a header")})
 		}
-		out = append(out, s)
-		return nil
-	})
-	return out, err
-}
-
-// id decodes the integer that names a timer, program, stream or socket.
-func idParam(params []byte, name string) (int64, error) {
-	var id int64
-	seen, err := fields.Object(paramsObject(params), []string{name}, false, func(_ int, v []byte) (err error) {
-		id, err = fields.Int(v)
-		return err
-	})
-	if err == nil {
-		err = fields.Require(seen, 1, []string{name})
 	}
-	return id, err
+	return p.Err()
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 )
 
@@ -211,7 +212,7 @@ func TestFiles(t *testing.T) {
 		},
 		projects: map[string]*Project{"secret": {Private: true}},
 	}
-	in, _ := start(t, Config{Files: map[string]Access{"temp": Write, "agentHome": Read}}, h)
+	in, _ := start(t, Config{Files: map[string]manifest.Access{"temp": manifest.AccessWrite, "agentHome": manifest.AccessRead}}, h)
 
 	res, err := serve(t, in, "fs/write", `{"root":"temp","path":"a/b.txt","text":"un"}`)
 	if err != nil {
@@ -279,7 +280,7 @@ func TestPrivateFolder(t *testing.T) {
 		projects: map[string]*Project{"work": {Root: private, Private: true}},
 		listable: true,
 	}
-	in, _ := start(t, Config{Files: map[string]Access{"agentHome": Read}}, h)
+	in, _ := start(t, Config{Files: map[string]manifest.Access{"agentHome": manifest.AccessRead}}, h)
 	if _, err := serve(t, in, "fs/read", `{"agent":"ada","root":"agentHome","path":"work/plan.txt"}`); code(err) != protocol.CodeRefused ||
 		!strings.Contains(err.Error(), "private project") {
 		t.Errorf("a private project's file: %v", err)

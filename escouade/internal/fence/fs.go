@@ -15,6 +15,7 @@ import (
 
 	"shinken.dev/go/escouade/internal/beneath"
 	"shinken.dev/go/escouade/internal/fields"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 )
 
@@ -31,7 +32,7 @@ type fsRoot struct {
 	name   string
 	dir    string // as configured
 	real   string // links followed
-	access Access
+	access manifest.Access
 }
 
 func isAgentRoot(name string) bool {
@@ -48,59 +49,46 @@ type fsParams struct {
 	append  bool
 }
 
-var (
-	fsPathFields  = []string{"agent", "root", "path"}
-	fsWriteFields = []string{"agent", "root", "path", "text", "dataBase64", "append"}
+// The params of fs/* as they are written, decoded by name: every method
+// names a path, and fs/write what to write.
+type (
+	fsPathJSON struct {
+		Agent string  `json:"agent"`
+		Root  *string `json:"root"` // nil for none; "" is no root
+		Path  string  `json:"path" wire:"required"`
+	}
+	fsWriteJSON struct {
+		Text       *string `json:"text"`
+		DataBase64 *string `json:"dataBase64"`
+		Append     bool    `json:"append"`
+	}
 )
 
 func parseFsParams(params []byte, write bool) (*fsParams, error) {
-	fp := &fsParams{}
-	names := fsPathFields
+	var pj fsPathJSON
+	var wj fsWriteJSON
+	err := decodeParams(params, &pj)
 	if write {
-		names = fsWriteFields
-	}
-	var text, b64 *string
-	seen, err := fields.Object(paramsObject(params), names, false, func(i int, v []byte) error {
-		if i == 5 {
-			b, err := fields.Bool(v)
-			fp.append = b
-			return err
-		}
-		s, err := fields.String(v)
-		if err != nil {
-			return err
-		}
-		switch i {
-		case 0:
-			fp.agent = s
-		case 1:
-			if !slices.Contains(FileRoots, s) {
-				return errors.New("want plugin, agent, agentRepo, agentHome or temp")
-			}
-			fp.root = s
-		case 2:
-			fp.path = s
-		case 3:
-			text = &s
-		case 4:
-			b64 = &s
-		}
-		return nil
-	})
-	if err == nil {
-		err = fields.Require(seen, 0b100, names)
+		err = errors.Join(err, decodeParams(params, &wj))
 	}
 	if err != nil {
 		return nil, err
 	}
+	fp := &fsParams{agent: pj.Agent, path: pj.Path, append: wj.Append}
+	if pj.Root != nil {
+		if !slices.Contains(manifest.FileRoots(), *pj.Root) {
+			return nil, fields.Errorf("root", "want plugin, agent, agentRepo, agentHome or temp")
+		}
+		fp.root = *pj.Root
+	}
 	if write {
 		switch {
-		case text != nil && b64 != nil:
+		case wj.Text != nil && wj.DataBase64 != nil:
 			return nil, fields.Errorf("dataBase64", "text or dataBase64, not both")
-		case text != nil:
-			fp.data, fp.hasData = []byte(*text), true
-		case b64 != nil:
-			data, err := base64.StdEncoding.Strict().DecodeString(*b64)
+		case wj.Text != nil:
+			fp.data, fp.hasData = []byte(*wj.Text), true
+		case wj.DataBase64 != nil:
+			data, err := base64.StdEncoding.Strict().DecodeString(*wj.DataBase64)
 			if err != nil {
 				return nil, fields.Errorf("dataBase64", "not base64")
 			}
@@ -192,7 +180,7 @@ func realPath(p string) (string, error) {
 // for none: plugin and temp need no agent).
 func (p *Plugin) fsRoots(agent *Agent) []fsRoot {
 	var roots []fsRoot
-	for _, name := range FileRoots {
+	for _, name := range manifest.FileRoots() {
 		access, ok := p.cfg.Files[name]
 		if !ok {
 			continue
@@ -248,7 +236,7 @@ type fsTarget struct {
 
 // resolve judges what fp names, for an access of need, on the paths as
 // written and on the paths once links are followed.
-func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTarget, error) {
+func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need manifest.Access) (*fsTarget, error) {
 	if why := syntaxRefusal(fp.path); why != "" {
 		return nil, errorf(protocol.CodeRefused, "refused: %s", why)
 	}
@@ -267,7 +255,7 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 		if !ok {
 			return nil, errorf(protocol.CodeRefused, "refused: the root %s is not declared in permissions.files", fp.root)
 		}
-		if need == Write && access != Write {
+		if need == manifest.AccessWrite && access != manifest.AccessWrite {
 			return nil, errorf(protocol.CodeRefused, "refused: the root %s is declared read, not write", fp.root)
 		}
 		if isAgentRoot(fp.root) && agent == nil {
@@ -308,7 +296,7 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 	if !ok {
 		return nil, errorf(protocol.CodeRefused, "refused: the path, links followed, is not under a root of the plugin or of the agent")
 	}
-	if need == Write && root.access != Write {
+	if need == manifest.AccessWrite && root.access != manifest.AccessWrite {
 		return nil, errorf(protocol.CodeRefused, "refused: the path, links followed, is under the root %s, declared read", root.name)
 	}
 	rel, err := filepath.Rel(root.real, real)
@@ -319,7 +307,7 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need Access) (*fsTar
 	if why := pathRefusal(rel); why != "" {
 		return nil, errorf(protocol.CodeRefused, "refused: links followed, %s", why)
 	}
-	if root.name == "plugin" && strings.EqualFold(rel, ManifestName) {
+	if root.name == "plugin" && strings.EqualFold(rel, manifest.Name) {
 		return nil, errorf(protocol.CodeRefused, "refused: the manifest")
 	}
 	if why := p.fenceRefusal(ctx, real, root, agent); why != "" {
@@ -428,7 +416,7 @@ type fsReadResult struct {
 }
 
 // fsOpenRead parses the params of a reading fs method, resolves the path
-// for Read and opens it, with flag, under its root (openBeneath): the
+// for reading and opens it, with flag, under its root (openBeneath): the
 // steps fs/read, fs/stat and fs/list share. The caller closes the file.
 func fsOpenRead(ctx context.Context, r *Instance, params []byte, flag int) (*fsTarget, *os.File, error) {
 	fp, err := parseFsParams(params, false)
@@ -436,7 +424,7 @@ func fsOpenRead(ctx context.Context, r *Instance, params []byte, flag int) (*fsT
 		return nil, nil, err
 	}
 	p := r.p
-	t, err := p.resolve(ctx, fp, Read)
+	t, err := p.resolve(ctx, fp, manifest.AccessRead)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -519,7 +507,7 @@ func fsWrite(ctx context.Context, r *Instance, _ Call, params []byte) (_ any, er
 	if len(fp.data) > maxFsWrite {
 		return nil, errorf(protocol.CodeFailed, "failed: %d bytes to write, over 4 MiB", len(fp.data))
 	}
-	t, err := p.resolve(ctx, fp, Write)
+	t, err := p.resolve(ctx, fp, manifest.AccessWrite)
 	if err != nil {
 		return nil, err
 	}
@@ -533,12 +521,12 @@ func fsWrite(ctx context.Context, r *Instance, _ Call, params []byte) (_ any, er
 		return nil, errorf(protocol.CodeRefused, "refused: %v", beneath.ErrPluginFolder)
 	}
 	for _, part := range strings.Split(t.rel, "/") {
-		if strings.EqualFold(part, ManifestName) {
+		if strings.EqualFold(part, manifest.Name) {
 			// A manifest written anywhere would make a plugin of its
 			// folder at the next start, with the rights it names; and a
 			// folder of that name makes its parent look like a plugin's
 			// folder, which no fence then lets anyone write or list.
-			return nil, errorf(protocol.CodeRefused, "refused: a manifest (%s) is never written, nor a folder of its name", ManifestName)
+			return nil, errorf(protocol.CodeRefused, "refused: a manifest (%s) is never written, nor a folder of its name", manifest.Name)
 		}
 	}
 	flags := os.O_WRONLY | os.O_CREATE
@@ -675,7 +663,7 @@ func fsCanon(ctx context.Context, r *Instance, _ Call, params []byte) (_ any, er
 	if err != nil {
 		return nil, err
 	}
-	t, err := r.p.resolve(ctx, fp, Read)
+	t, err := r.p.resolve(ctx, fp, manifest.AccessRead)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -272,55 +273,50 @@ type netRequest struct {
 	sse     bool
 }
 
-var netRequestFields = []string{"url", "method", "headers", "body", "bodyBase64", "sse"}
+// The params of net/fetch and net/stream as they are written, decoded by
+// name; net/stream's alone have sse.
+type (
+	netRequestJSON struct {
+		URL        string            `json:"url" wire:"required"`
+		Method     *string           `json:"method"`
+		Headers    map[string]string `json:"headers"`
+		Body       json.RawMessage   `json:"body"` // a string, or null for none
+		BodyBase64 *string           `json:"bodyBase64"`
+	}
+	netStreamJSON struct {
+		SSE bool `json:"sse"`
+	}
+)
 
 func parseNetRequest(params []byte, stream bool) (*netRequest, error) {
-	nr := &netRequest{method: http.MethodGet}
-	names := netRequestFields
-	if !stream {
-		names = names[:5]
-	}
-	var text, b64 *string
-	seen, err := fields.Object(paramsObject(params), names, false, func(i int, v []byte) (err error) {
-		switch i {
-		case 0:
-			nr.url, err = fields.String(v)
-		case 1:
-			if nr.method, err = fields.String(v); err == nil && !validToken(nr.method) {
-				err = errors.New("not an HTTP method")
-			}
-		case 2:
-			if nr.headers, err = StringMap(v); err == nil {
-				for k, val := range nr.headers {
-					if !validToken(k) || strings.ContainsAny(val, "\r\n\x00") {
-						return &protocol.FieldError{Path: k, Err: errors.New("not a header")}
-					}
-				}
-			}
-		case 3:
-			if string(v) != "null" {
-				var s string
-				if s, err = fields.String(v); err == nil {
-					text = &s
-				}
-			}
-		case 4:
-			var s string
-			if s, err = fields.String(v); err == nil {
-				b64 = &s
-			}
-		case 5:
-			nr.sse, err = fields.Bool(v)
-		}
-		return err
-	})
-	if err == nil {
-		err = fields.Require(seen, 1, names)
+	var rj netRequestJSON
+	var sj netStreamJSON
+	err := decodeParams(params, &rj)
+	if stream {
+		err = errors.Join(err, decodeParams(params, &sj))
 	}
 	if err != nil {
 		return nil, err
 	}
-	switch {
+	nr := &netRequest{url: rj.URL, method: http.MethodGet, headers: rj.Headers, sse: sj.SSE}
+	if rj.Method != nil {
+		if !validToken(*rj.Method) {
+			return nil, fields.Errorf("method", "not an HTTP method")
+		}
+		nr.method = *rj.Method
+	}
+	if err := checkHeaders(rj.Headers); err != nil {
+		return nil, err
+	}
+	var text *string
+	if rj.Body != nil && string(rj.Body) != "null" {
+		s, err := fields.String(rj.Body)
+		if err != nil {
+			return nil, fields.Under("body", err)
+		}
+		text = &s
+	}
+	switch b64 := rj.BodyBase64; {
 	case text != nil && b64 != nil:
 		return nil, fields.Errorf("bodyBase64", "body or bodyBase64, not both")
 	case text != nil:

@@ -3,7 +3,6 @@ package fence
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -65,34 +64,28 @@ type procSpawnParams struct {
 	env     map[string]string
 }
 
-var procSpawnFields = []string{"command", "args", "dir", "agent", "project", "env"}
+// procSpawnJSON is the params of proc/spawn as they are written, decoded
+// by name.
+type procSpawnJSON struct {
+	Command string            `json:"command" wire:"required"`
+	Args    []string          `json:"args"`
+	Dir     *string           `json:"dir"` // agent or project; nil for the temporary folder
+	Agent   string            `json:"agent"`
+	Project string            `json:"project"`
+	Env     map[string]string `json:"env"`
+}
 
 func parseProcSpawn(params []byte) (*procSpawnParams, error) {
-	ps := &procSpawnParams{}
-	seen, err := fields.Object(paramsObject(params), procSpawnFields, false, func(i int, v []byte) (err error) {
-		switch i {
-		case 0:
-			ps.command, err = fields.String(v)
-		case 1:
-			ps.args, err = stringList(v)
-		case 2:
-			if ps.dir, err = fields.String(v); err == nil && ps.dir != "agent" && ps.dir != "project" {
-				err = errors.New("want agent or project")
-			}
-		case 3:
-			ps.agent, err = fields.String(v)
-		case 4:
-			ps.project, err = fields.String(v)
-		case 5:
-			ps.env, err = StringMap(v)
-		}
-		return err
-	})
-	if err == nil {
-		err = fields.Require(seen, 1, procSpawnFields)
-	}
-	if err != nil {
+	var pj procSpawnJSON
+	if err := decodeParams(params, &pj); err != nil {
 		return nil, err
+	}
+	ps := &procSpawnParams{command: pj.Command, args: pj.Args, agent: pj.Agent, project: pj.Project, env: pj.Env}
+	if pj.Dir != nil {
+		if *pj.Dir != "agent" && *pj.Dir != "project" {
+			return nil, fields.Errorf("dir", "want agent or project")
+		}
+		ps.dir = *pj.Dir
 	}
 	for i, w := range append([]string{ps.command}, ps.args...) {
 		if strings.ContainsRune(w, 0) {
@@ -486,29 +479,16 @@ func (r *Instance) program(id int64) (*program, error) {
 	return pr, nil
 }
 
-var procWriteFields = []string{"proc", "data", "close"}
-
 func procWrite(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
-	var id int64
-	var data string
-	var closeIn bool
-	seen, err := fields.Object(paramsObject(params), procWriteFields, false, func(i int, v []byte) (err error) {
-		switch i {
-		case 0:
-			id, err = fields.Int(v)
-		case 1:
-			data, err = fields.String(v)
-		case 2:
-			closeIn, err = fields.Bool(v)
-		}
-		return err
-	})
-	if err == nil {
-		err = fields.Require(seen, 1, procWriteFields)
+	var wp struct {
+		Proc  int64  `json:"proc" wire:"required"`
+		Data  string `json:"data"`
+		Close bool   `json:"close"`
 	}
-	if err != nil {
+	if err := decodeParams(params, &wp); err != nil {
 		return nil, err
 	}
+	id, data, closeIn := wp.Proc, wp.Data, wp.Close
 	pr, err := r.program(id)
 	if err != nil {
 		return nil, err
@@ -528,10 +508,13 @@ func procWrite(_ context.Context, r *Instance, _ Call, params []byte) (any, erro
 }
 
 func procKill(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
-	id, err := idParam(params, "proc")
-	if err != nil {
+	var kp struct {
+		Proc int64 `json:"proc" wire:"required"`
+	}
+	if err := decodeParams(params, &kp); err != nil {
 		return nil, err
 	}
+	id := kp.Proc
 	pr, err := r.program(id)
 	if err != nil {
 		return nil, err

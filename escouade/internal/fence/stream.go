@@ -228,24 +228,18 @@ func (r *Instance) stream(id int64) *stream {
 	return r.streams[id]
 }
 
-var netCreditFields = []string{"stream", "bytes"}
-
 func netCredit(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
-	var id, n int64
-	seen, err := fields.Object(paramsObject(params), netCreditFields, false, func(i int, v []byte) (err error) {
-		if i == 0 {
-			id, err = fields.Int(v)
-		} else if n, err = fields.Int(v); err == nil && n < 0 {
-			err = errors.New("want a count of bytes, not a negative number")
-		}
-		return err
-	})
-	if err == nil {
-		err = fields.Require(seen, 0b11, netCreditFields)
+	var cp struct {
+		Stream int64 `json:"stream" wire:"required"`
+		Bytes  int64 `json:"bytes" wire:"required"`
 	}
-	if err != nil {
+	if err := decodeParams(params, &cp); err != nil {
 		return nil, err
 	}
+	if cp.Bytes < 0 {
+		return nil, fields.Errorf("bytes", "want a count of bytes, not a negative number")
+	}
+	id, n := cp.Stream, cp.Bytes
 	// A credit for a stream that ended is late, not wrong.
 	if s := r.stream(id); s != nil {
 		s.mu.Lock()
@@ -258,10 +252,13 @@ func netCredit(_ context.Context, r *Instance, _ Call, params []byte) (any, erro
 }
 
 func netCancel(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
-	id, err := idParam(params, "stream")
-	if err != nil {
+	var cp struct {
+		Stream int64 `json:"stream" wire:"required"`
+	}
+	if err := decodeParams(params, &cp); err != nil {
 		return nil, err
 	}
+	id := cp.Stream
 	r.mu.Lock()
 	s := r.streams[id]
 	delete(r.streams, id)

@@ -7,7 +7,6 @@ import (
 
 	"shinken.dev/go/escouade/internal/fields"
 	"shinken.dev/go/escouade/protocol"
-	"shinken.dev/go/internal/jsonrpc"
 )
 
 // The fences of timer/*.
@@ -26,23 +25,17 @@ type timerSetResult struct {
 
 // timerParams is the params of timer/fired and timer/cancel.
 type timerParams struct {
-	Timer int64 `json:"timer"`
+	Timer int64 `json:"timer" wire:"required"`
 }
 
 func timerSet(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
-	var ms float64
-	seen, err := fields.Object(paramsObject(params), []string{"ms"}, false, func(_ int, v []byte) (err error) {
-		if ms, err = jsonrpc.Number(v); err != nil {
-			return fields.ErrWantNumber
-		}
-		return nil
-	})
-	if err == nil {
-		err = fields.Require(seen, 1, []string{"ms"})
+	var tp struct {
+		MS float64 `json:"ms" wire:"required"`
 	}
-	if err != nil {
+	if err := decodeParams(params, &tp); err != nil {
 		return nil, err
 	}
+	ms := tp.MS
 	if math.IsNaN(ms) || ms > float64(maxTimer/time.Millisecond) {
 		return nil, fields.Errorf("ms", "want at most %d ms", maxTimer/time.Millisecond)
 	}
@@ -72,10 +65,11 @@ func (r *Instance) fire(id int64) {
 }
 
 func timerCancel(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
-	id, err := idParam(params, "timer")
-	if err != nil {
+	var tp timerParams
+	if err := decodeParams(params, &tp); err != nil {
 		return nil, err
 	}
+	id := tp.Timer
 	r.mu.Lock()
 	if t, ok := r.timers[id]; ok {
 		t.t.Stop()

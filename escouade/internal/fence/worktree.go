@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"shinken.dev/go/escouade/internal/beneath"
+	"shinken.dev/go/escouade/manifest"
 )
 
 // Some programs run what a file in the folder they run in tells them to,
@@ -51,7 +52,7 @@ func (p *Plugin) treeRefusal(command, dir string, agent *Agent) string {
 		}
 	}
 	for _, r := range p.fsRoots(agent) {
-		if r.access == Write && beneath.Within(r.real, real) {
+		if r.access == manifest.AccessWrite && beneath.Within(r.real, real) {
 			return why + "that folder (permissions.files " + r.name + ": write)"
 		}
 	}

@@ -56,32 +56,19 @@ type wsClosedParams struct {
 	Reason string `json:"reason"`
 }
 
-var wsOpenFields = []string{"url", "headers"}
-
 func wsOpen(ctx context.Context, r *Instance, c Call, params []byte) (any, error) {
 	p := r.p
-	var raw string
-	var headers map[string]string
-	seen, err := fields.Object(paramsObject(params), wsOpenFields, false, func(i int, v []byte) (err error) {
-		if i == 0 {
-			raw, err = fields.String(v)
-			return err
-		}
-		if headers, err = StringMap(v); err == nil {
-			for k, val := range headers {
-				if !validToken(k) || strings.ContainsAny(val, "\r\n\x00") {
-					return &protocol.FieldError{Path: k, Err: errors.New("not a header")}
-				}
-			}
-		}
-		return err
-	})
-	if err == nil {
-		err = fields.Require(seen, 1, wsOpenFields)
+	var op struct {
+		URL     string            `json:"url" wire:"required"`
+		Headers map[string]string `json:"headers"`
 	}
-	if err != nil {
+	if err := decodeParams(params, &op); err != nil {
 		return nil, err
 	}
+	if err := checkHeaders(op.Headers); err != nil {
+		return nil, err
+	}
+	raw, headers := op.URL, op.Headers
 	u, err := p.judgeURL(ctx, raw, true)
 	if err != nil {
 		return nil, err
@@ -258,30 +245,16 @@ func (r *Instance) socket(id int64) (*socket, error) {
 	return s, nil
 }
 
-var wsSendFields = []string{"socket", "text", "dataBase64"}
-
 func wsSend(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
-	var id int64
-	var text, b64 *string
-	seen, err := fields.Object(paramsObject(params), wsSendFields, false, func(i int, v []byte) (err error) {
-		if i == 0 {
-			id, err = fields.Int(v)
-			return err
-		}
-		s, err := fields.String(v)
-		if i == 1 {
-			text = &s
-		} else {
-			b64 = &s
-		}
-		return err
-	})
-	if err == nil {
-		err = fields.Require(seen, 1, wsSendFields)
+	var sp struct {
+		Socket     int64   `json:"socket" wire:"required"`
+		Text       *string `json:"text"`
+		DataBase64 *string `json:"dataBase64"`
 	}
-	if err != nil {
+	if err := decodeParams(params, &sp); err != nil {
 		return nil, err
 	}
+	id, text, b64 := sp.Socket, sp.Text, sp.DataBase64
 	var m wsOut
 	switch {
 	case text != nil && b64 != nil:
@@ -322,10 +295,13 @@ func wsSend(_ context.Context, r *Instance, _ Call, params []byte) (any, error) 
 }
 
 func wsClose(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
-	id, err := idParam(params, "socket")
-	if err != nil {
+	var cp struct {
+		Socket int64 `json:"socket" wire:"required"`
+	}
+	if err := decodeParams(params, &cp); err != nil {
 		return nil, err
 	}
+	id := cp.Socket
 	s, err := r.socket(id)
 	if err != nil {
 		return nil, err

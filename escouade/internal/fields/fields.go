@@ -187,47 +187,6 @@ var wantKind = map[string]error{
 	"boolean": ErrWantBool,
 }
 
-// Object walks the members of the object raw by position: the older way,
-// kept for the Host's params decoders that still use it, until they decode
-// into tagged structs with Decode (a reordered names slice breaks such a
-// decoder silently). For a key in names, set is
-// called with its index and value. A known key given twice is an error; an
-// unknown key is an error when strict, and ignored otherwise (the
-// protocol's messages may grow fields). It returns a bit per name seen.
-//
-// Paths are made only for errors, and relative to raw: an error set returns
-// is put under the member's name, so that nested objects need not know
-// where they are.
-func Object(raw []byte, names []string, strict bool, set func(i int, v []byte) error) (uint64, error) {
-	if strictjson.KindOf(raw) != strictjson.KindObject {
-		return 0, &FieldError{Err: ErrWantObject}
-	}
-	var seen uint64
-	err := strictjson.Members(raw, func(k, v []byte) error {
-		for i, n := range names {
-			if string(k) != n {
-				continue
-			}
-			if seen&(1<<i) != 0 {
-				return &FieldError{Path: n, Err: ErrGivenTwice}
-			}
-			seen |= 1 << i
-			if err := set(i, v); err != nil {
-				return Under(n, err)
-			}
-			return nil
-		}
-		if strict {
-			return &FieldError{Path: string(k), Err: ErrUnknownField}
-		}
-		return nil
-	})
-	if fe := (*FieldError)(nil); err != nil && !errors.As(err, &fe) {
-		err = &FieldError{Err: err}
-	}
-	return seen, err
-}
-
 // Under puts err under the field name: the paths of its FieldErrors are
 // prefixed with name, and any other error becomes the field's.
 func Under(name string, err error) error {
@@ -243,18 +202,6 @@ func Under(name string, err error) error {
 		return errors.Join(out...)
 	}
 	return &FieldError{Path: name, Err: err}
-}
-
-// Require checks that every name whose bit is in mask was seen, and names
-// every one that was not.
-func Require(seen, mask uint64, names []string) error {
-	var missing []error
-	for i, n := range names {
-		if mask&(1<<i) != 0 && seen&(1<<i) == 0 {
-			missing = append(missing, &FieldError{Path: n, Err: ErrMissing})
-		}
-	}
-	return errors.Join(missing...)
 }
 
 // Join appends name to path: "a.b", or "a[0]" for an index.

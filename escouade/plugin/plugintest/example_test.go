@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/plugin"
 	"shinken.dev/go/escouade/plugin/plugintest"
 	"shinken.dev/go/escouade/protocol"
@@ -21,7 +22,7 @@ func ExampleConnect() {
 		Settings: &escouade.FileSettings{User: map[string]map[string]any{"greeter": {"greeting": "Salut"}}},
 	})
 	defer h.Close(ctx)
-	m, err := escouade.ParseManifest([]byte(`{
+	m, err := manifest.Parse([]byte(`{
 		"id": "greeter", "version": "0.1.0", "protocolVersion": 1,
 		"run": {"command": ["greeter"]},
 		"permissions": {"events": ["agent.created"], "secrets": ["token"]},

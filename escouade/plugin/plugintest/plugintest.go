@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/plugin"
 )
 
@@ -16,7 +17,7 @@ import (
 // and the folder dir ("" for none): the Host runs it as it runs a command
 // plugin (initialize, facts, decisions, restarts, stop), over pipes in
 // memory instead of a process's stdio.
-func Connect(ctx context.Context, h *escouade.Host, m *escouade.Manifest, dir string, hs plugin.Handlers) (*escouade.Plugin, error) {
+func Connect(ctx context.Context, h *escouade.Host, m *manifest.Manifest, dir string, hs plugin.Handlers) (*escouade.Plugin, error) {
 	return h.StartFunc(ctx, m, dir, func(ctx context.Context, in io.Reader, out io.Writer) error {
 		return plugin.Serve(ctx, in, out, hs)
 	})

@@ -1,4 +1,4 @@
-package escouade_test
+package manifest_test
 
 import (
 	"errors"
@@ -6,19 +6,19 @@ import (
 	"strings"
 	"testing"
 
-	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 )
 
-// FuzzParseManifest feeds plugin.json to ParseManifest: it never panics,
+// FuzzParse feeds plugin.json to Parse: it never panics,
 // every refusal is a FieldError or a join of them, and what it accepts
 // holds the rules the fences rely on (the plugin's folder read only, no
 // program that leaves the folder, no variable that is never set). The
-// seed corpus is testdata/fuzz/FuzzParseManifest.
-func FuzzParseManifest(f *testing.F) {
+// seed corpus is testdata/fuzz/FuzzParse.
+func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"id":"p","version":"1.0.0","protocolVersion":1,"run":{"command":["bin/p"]},"name":"P","author":{"name":"Ada"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := escouade.ParseManifest(data)
+		m, err := manifest.Parse(data)
 		if err != nil {
 			var fe *protocol.FieldError
 			if !errors.As(err, &fe) && !strings.Contains(err.Error(), "escouade: ") {
@@ -26,7 +26,7 @@ func FuzzParseManifest(f *testing.F) {
 			}
 			return
 		}
-		if m.Permissions.Files["plugin"] == escouade.Write {
+		if m.Permissions.Files["plugin"] == manifest.AccessWrite {
 			t.Fatal("the plugin's folder written")
 		}
 		for _, argv := range [][]string{m.Run.Command, sharedCommand(m)} {
@@ -46,7 +46,7 @@ func FuzzParseManifest(f *testing.F) {
 	})
 }
 
-func sharedCommand(m *escouade.Manifest) []string {
+func sharedCommand(m *manifest.Manifest) []string {
 	if m.Launch.Shared == nil {
 		return nil
 	}

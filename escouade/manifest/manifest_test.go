@@ -1,4 +1,4 @@
-package escouade_test
+package manifest_test
 
 import (
 	"bytes"
@@ -10,14 +10,13 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
-	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 )
 
 func TestParseManifestFull(t *testing.T) {
-	m, err := escouade.ParseManifest([]byte(`{
+	m, err := manifest.Parse([]byte(`{
 		"id": "jira-sync",
 		"version": "1.4.0-beta.2+build.7",
 		"protocolVersion": 1,
@@ -41,24 +40,24 @@ func TestParseManifestFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &escouade.Manifest{
+	want := &manifest.Manifest{
 		ID: "jira-sync", Version: "1.4.0-beta.2+build.7", ProtocolVersion: 1,
-		Run: escouade.Run{Command: []string{"./bin/plugin", "--quiet"}},
-		Permissions: escouade.Permissions{
+		Run: manifest.Run{Command: []string{"./bin/plugin", "--quiet"}},
+		Permissions: manifest.Permissions{
 			Events:   []string{"ticket.created", "ticket.column"},
 			Decide:   true,
 			Secrets:  []string{"token"},
 			Network:  []string{"api.atlassian.com", "{account}", "local:shared"},
-			Files:    map[string]escouade.Access{"plugin": escouade.Read, "agentRepo": escouade.Write},
+			Files:    map[string]manifest.Access{"plugin": manifest.AccessRead, "agentRepo": manifest.AccessWrite},
 			Commands: []string{"git status", "npm test *"},
 		},
-		Contributes: escouade.Contributes{Settings: map[string]escouade.SettingSpec{
-			"project": {Type: escouade.SettingString, Default: "ESC", Description: "The Jira project."},
-			"limit":   {Type: escouade.SettingNumber, Default: 2.5},
-			"verbose": {Type: escouade.SettingBoolean},
+		Contributes: manifest.Contributes{Settings: map[string]manifest.SettingSpec{
+			"project": {Type: manifest.SettingString, Default: "ESC", Description: "The Jira project."},
+			"limit":   {Type: manifest.SettingNumber, Default: 2.5},
+			"verbose": {Type: manifest.SettingBoolean},
 		}},
-		Limits: escouade.Limits{FetchMs: 30000, FetchBytes: 4 << 20, FileBytes: 1 << 20},
-		Launch: escouade.Launch{Shared: &escouade.SharedProcess{Command: []string{"node", "server.js"}, Listens: `listening on port (\d+)`}},
+		Limits: manifest.Limits{FetchMs: 30000, FetchBytes: 4 << 20, FileBytes: 1 << 20},
+		Launch: manifest.Launch{Shared: &manifest.SharedProcess{Command: []string{"node", "server.js"}, Listens: `listening on port (\d+)`}},
 	}
 	if !reflect.DeepEqual(m, want) {
 		t.Errorf("got  %+v\nwant %+v", m, want)
@@ -108,7 +107,7 @@ func TestParseManifestRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := escouade.ParseManifest([]byte(tt.manifest))
+			_, err := manifest.Parse([]byte(tt.manifest))
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -133,11 +132,11 @@ func TestParseManifestStrictJSON(t *testing.T) {
 		`{"id":"p",}`,
 		`[]`,
 	} {
-		if _, err := escouade.ParseManifest([]byte(bad)); err == nil {
+		if _, err := manifest.Parse([]byte(bad)); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
 	}
-	_, err := escouade.ParseManifest([]byte(`{"id":"p","version":"1.0.0","protocolVersion":1,"run":{"command":["x"]},"extra":1}`))
+	_, err := manifest.Parse([]byte(`{"id":"p","version":"1.0.0","protocolVersion":1,"run":{"command":["x"]},"extra":1}`))
 	if !errors.Is(err, protocol.ErrUnknownField) {
 		t.Errorf("an unknown field: %v", err)
 	}
@@ -152,68 +151,19 @@ func TestReadManifestAndFindPlugins(t *testing.T) {
 	}
 	os.Mkdir(filepath.Join(parent, "empty"), 0o755)
 	os.WriteFile(filepath.Join(parent, "file"), nil, 0o644)
-	dirs, err := escouade.FindPlugins(parent)
+	dirs, err := manifest.Find(parent)
 	if err != nil || len(dirs) != 2 || filepath.Base(dirs[0]) != "a" || filepath.Base(dirs[1]) != "b" {
 		t.Fatalf("FindPlugins = %v, %v", dirs, err)
 	}
-	m, err := escouade.ReadManifest(dirs[1])
+	m, err := manifest.Read(dirs[1])
 	if err != nil || m.ID != "b" {
 		t.Fatalf("ReadManifest = %+v, %v", m, err)
 	}
-	if _, err := escouade.ReadManifest(filepath.Join(parent, "empty")); err == nil {
+	if _, err := manifest.Read(filepath.Join(parent, "empty")); err == nil {
 		t.Error("a folder without a manifest was read")
 	}
-	if _, err := escouade.FindPlugins(filepath.Join(parent, "nope")); err == nil {
+	if _, err := manifest.Find(filepath.Join(parent, "nope")); err == nil {
 		t.Error("a missing folder was listed")
-	}
-}
-
-func TestParseProjectFile(t *testing.T) {
-	got, err := escouade.ParseProjectFile([]byte("name: x\nplugins:\n  a: {n: 1, s: hi, b: true, f: 1.5}\n  b: {n: 2}\n"), "a")
-	if err != nil || !reflect.DeepEqual(got, map[string]any{"n": 1, "s": "hi", "b": true, "f": 1.5}) {
-		t.Errorf("ParseProjectFile = %v, %v", got, err)
-	}
-	if got, err := escouade.ParseProjectFile([]byte("other: 1\n"), "a"); err != nil || got != nil {
-		t.Errorf("no plugins section: %v, %v", got, err)
-	}
-	for _, bad := range []string{"plugins: [", "plugins:\n  a: {n: 1, n: 2}\n", "plugins:\n  a: [1]\n", "plugins:\n  b: {n: 1, n: 2}\n  a: {}\n",
-		"base: &b {n: 1}\nplugins:\n  a: {<<: *b}\n"} {
-		if _, err := escouade.ParseProjectFile([]byte(bad), "a"); err == nil {
-			t.Errorf("accepted %q", bad)
-		}
-	}
-	if got, err := escouade.ParseProjectFile([]byte("base: &b hi\nplugins:\n  a: {s: *b}\n"), "a"); err != nil || got["s"] != "hi" {
-		t.Errorf("an alias: %v, %v", got, err)
-	}
-}
-
-// TestHostileProjectFile: a .escouade.yml is a file a plugin that may write
-// a project's files can write. yaml.v3 compares each key of a mapping with
-// every later one: 60,000 keys took 8 s of the Host's CPU. Aliases of
-// aliases multiply a small file. Each is refused at once.
-func TestHostileProjectFile(t *testing.T) {
-	var wide strings.Builder
-	wide.WriteString("plugins:\n  a:\n")
-	for i := range 60000 {
-		fmt.Fprintf(&wide, "    k%d: 1\n", i)
-	}
-	bomb := "l0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n"
-	for i := 1; i < 9; i++ {
-		bomb += fmt.Sprintf("l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
-	}
-	bomb += "plugins:\n  a: {x: *l8}\n"
-	for _, tt := range []struct{ name, file, want string }{
-		{"wide", wide.String(), "a mapping of more than 1024 keys"},
-		{"aliases", bomb, "aliases expanded"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			start := time.Now()
-			_, err := escouade.ParseProjectFile([]byte(tt.file), "a")
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("ParseProjectFile = %v, want %q", err, tt.want)
-			}
-			t.Logf("refused in %v", time.Since(start))
-		})
 	}
 }
 
@@ -227,7 +177,7 @@ func TestManifestErrorsBounded(t *testing.T) {
 		fmt.Fprintf(&b, `,"f%d":1`, i)
 	}
 	b.WriteString("}")
-	_, err := escouade.ParseManifest([]byte(b.String()))
+	_, err := manifest.Parse([]byte(b.String()))
 	if err == nil || !strings.Contains(err.Error(), "and 950 more problems") || strings.Count(err.Error(), "\n") > 60 {
 		t.Errorf("ParseManifest = %.300v", err)
 	}
@@ -237,7 +187,7 @@ func TestManifestErrorsBounded(t *testing.T) {
 // accepted and kept; they change nothing the Host does.
 func TestManifestDisplayFields(t *testing.T) {
 	for _, author := range []string{`"Ada"`, `{"name":"Ada","email":"ada@example.com","url":"https://example.com"}`} {
-		m, err := escouade.ParseManifest([]byte(`{"id":"d","version":"1.0.0","protocolVersion":1,"run":{"command":["bin/d"]},
+		m, err := manifest.Parse([]byte(`{"id":"d","version":"1.0.0","protocolVersion":1,"run":{"command":["bin/d"]},
 			"name":"Display","description":"Shows fields","author":` + author + `,"homepage":"https://example.com/d"}`))
 		if err != nil {
 			t.Fatal(err)
@@ -251,7 +201,7 @@ func TestManifestDisplayFields(t *testing.T) {
 // TestManifestFieldsByName: the manifest decodes by its fields' names, so
 // that the same fields in another order make the same manifest.
 func TestManifestFieldsByName(t *testing.T) {
-	want, err := escouade.ParseManifest(fullManifest)
+	want, err := manifest.Parse(fullManifest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +216,7 @@ func TestManifestFieldsByName(t *testing.T) {
 	if bytes.Equal(sorted, fullManifest) {
 		t.Fatal("the manifest's keys were in order already")
 	}
-	got, err := escouade.ParseManifest(sorted)
+	got, err := manifest.Parse(sorted)
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("reordered: %+v, %v\nwant %+v", got, err, want)
 	}

@@ -1,4 +1,17 @@
-package escouade
+// Package manifest reads what a plugin's folder says about the plugin: its
+// manifest, plugin.json (Name), as the Escouade protocol defines it — its
+// id and version, how it runs, what it may receive and reach, the settings
+// it adds, its limits and the process the Host starts beside it.
+//
+// Parse checks a manifest's text and Read the manifest of a folder; Find
+// lists the folders of a parent that hold one. The JSON must be strict
+// (UTF-8, no key given twice, keys matched as written) and every field
+// known but the display fields; every problem is a *protocol.FieldError
+// naming the field's path ("permissions.files.agentRepo",
+// "run.command[0]"), and all of them, up to 50, are returned together, so
+// that an author fixes a manifest in one go. A Manifest that Parse returns
+// holds every rule below; the Host (package escouade) relies on them.
+package manifest
 
 import (
 	"encoding/json"
@@ -21,11 +34,11 @@ import (
 	"shinken.dev/go/internal/strictjson"
 )
 
-// ManifestName is the name of a plugin's manifest in its folder.
-const ManifestName = "plugin.json"
+// Name is the name of a plugin's manifest in its folder.
+const Name = "plugin.json"
 
-// maxManifest bounds the manifest read from a folder.
-const maxManifest = 1 << 20
+// MaxSize bounds the manifest Read reads from a folder, in bytes.
+const MaxSize = 1 << 20
 
 // A Manifest is a plugin's plugin.json.
 type Manifest struct {
@@ -83,8 +96,8 @@ type Access string
 
 // Accesses.
 const (
-	Read  Access = "read"
-	Write Access = "write"
+	AccessRead  Access = "read"
+	AccessWrite Access = "write"
 )
 
 // Contributes is what a plugin adds to the application.
@@ -139,37 +152,43 @@ var (
 	versionPattern = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
 	keyPattern     = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
 	labelPattern   = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	fileRoots      = []string{"plugin", "agent", "agentRepo", "agentHome", "temp"}
 )
+
+// FileRoots returns the roots permissions.files may name, in the order
+// they are tried: plugin (the plugin's folder, read only), agent,
+// agentRepo and agentHome (an attached agent's folders) and temp (the
+// plugin's temporary folder).
+func FileRoots() []string { return []string{"plugin", "agent", "agentRepo", "agentHome", "temp"} }
 
 // Upper bounds of Limits.
 const (
-	maxFetchMs    = 120_000
-	maxFetchBytes = 32 << 20
-	maxFileBytes  = 4 << 20
+	MaxFetchMs    = 120_000  // Limits.FetchMs
+	MaxFetchBytes = 32 << 20 // Limits.FetchBytes
+	MaxFileBytes  = 4 << 20  // Limits.FileBytes
 )
 
-// ReadManifest reads and checks the manifest in dir.
-func ReadManifest(dir string) (*Manifest, error) {
-	f, err := beneath.OpenFileIn(dir, ManifestName)
+// Read reads and checks the manifest in dir, a file of at most MaxSize
+// bytes opened with no link on the way.
+func Read(dir string) (*Manifest, error) {
+	f, err := beneath.OpenFileIn(dir, Name)
 	if err != nil {
-		return nil, fmt.Errorf("escouade: %s: %w", ManifestName, err)
+		return nil, fmt.Errorf("escouade: %s: %w", Name, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxManifest+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("escouade: %w", err)
 	}
-	if len(data) > maxManifest {
-		return nil, fmt.Errorf("escouade: %s is over %d bytes", ManifestName, maxManifest)
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("escouade: %s is over %d bytes", Name, MaxSize)
 	}
-	return ParseManifest(data)
+	return Parse(data)
 }
 
-// ParseManifest parses and checks a manifest. The JSON must be strict (UTF-8,
-// no key twice) and every field known: each problem is a *FieldError naming
-// the field's path, and all of them are returned, joined.
-func ParseManifest(data []byte) (*Manifest, error) {
+// Parse parses and checks a manifest. The JSON must be strict (UTF-8, no
+// key twice) and every field known: each problem is a *protocol.FieldError
+// naming the field's path, and all of them are returned, joined.
+func Parse(data []byte) (*Manifest, error) {
 	if err := strictjson.Validate(data); err != nil {
 		return nil, &protocol.FieldError{Err: err}
 	}
@@ -416,7 +435,7 @@ func (mc *manifestChecker) permissions(pj *permissionsJSON) Permissions {
 		return ""
 	})
 	mc.strings("permissions.env", ps.Env, func(k string) string {
-		switch why := neverSet(k); {
+		switch why := NeverSet(k); {
 		case !envName.MatchString(k):
 			return fmt.Sprintf("%q is not a variable's name: letters, digits and '_'", k)
 		case why != "":
@@ -435,11 +454,11 @@ func (mc *manifestChecker) permissions(pj *permissionsJSON) Permissions {
 				continue
 			}
 			switch a := *root.access; {
-			case a == Write && root.name == "plugin":
+			case a == AccessWrite && root.name == "plugin":
 				// A plugin's folder holds its manifest and its code: no
 				// root ever writes there.
 				mc.Addf(p, "the plugin's folder is read only: want read")
-			case a == Read, a == Write:
+			case a == AccessRead, a == AccessWrite:
 				ps.Files[root.name] = a
 			default:
 				mc.Addf(p, "want read or write, not %q", string(a))
@@ -542,9 +561,9 @@ func (mc *manifestChecker) limits(lj *limitsJSON) Limits {
 		max  int64
 		set  func(int64)
 	}{
-		{"fetchMs", lj.FetchMs, maxFetchMs, func(n int64) { l.FetchMs = int(n) }},
-		{"fetchBytes", lj.FetchBytes, maxFetchBytes, func(n int64) { l.FetchBytes = n }},
-		{"fileBytes", lj.FileBytes, maxFileBytes, func(n int64) { l.FileBytes = n }},
+		{"fetchMs", lj.FetchMs, MaxFetchMs, func(n int64) { l.FetchMs = int(n) }},
+		{"fetchBytes", lj.FetchBytes, MaxFetchBytes, func(n int64) { l.FetchBytes = n }},
+		{"fileBytes", lj.FileBytes, MaxFileBytes, func(n int64) { l.FileBytes = n }},
 	} {
 		p := "limits." + f.name
 		switch {
@@ -577,9 +596,9 @@ func (mc *manifestChecker) launch(lj *launchJSON) Launch {
 	return Launch{Shared: sp}
 }
 
-// FindPlugins lists the folders directly in parent that hold a plugin.json,
+// Find lists the folders directly in parent that hold a plugin.json,
 // sorted by name.
-func FindPlugins(parent string) ([]string, error) {
+func Find(parent string) ([]string, error) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return nil, fmt.Errorf("escouade: %w", err)
@@ -590,10 +609,30 @@ func FindPlugins(parent string) ([]string, error) {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			continue
 		}
-		if fi, err := os.Stat(filepath.Join(dir, ManifestName)); err == nil && fi.Mode().IsRegular() {
+		if fi, err := os.Stat(filepath.Join(dir, Name)); err == nil && fi.Mode().IsRegular() {
 			dirs = append(dirs, dir)
 		}
 	}
 	sort.Strings(dirs)
 	return dirs, nil
+}
+
+// NeverSet says why a variable may never be set by a plugin, whatever its
+// manifest says (a manifest naming it in permissions.env is refused), or
+// "" when it may be.
+func NeverSet(name string) string {
+	k := strings.ToUpper(name)
+	switch {
+	case strings.HasPrefix(k, "ESCOUADE_"):
+		return "Escouade's own variables (ESCOUADE_*)"
+	case strings.HasPrefix(k, "SHINKEN_"):
+		// The runtime that links the Host keeps its token there: a
+		// plugin holding it would drive the computer as the agent does.
+		return "the Shinken runtime's variables (SHINKEN_*: its token)"
+	case k == "PATH":
+		return "PATH: the program is found on the agent's PATH"
+	case strings.HasPrefix(k, "LD_"), strings.HasPrefix(k, "DYLD_"):
+		return "the loader's variables (LD_*, DYLD_*)"
+	}
+	return ""
 }

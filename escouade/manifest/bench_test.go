@@ -1,10 +1,10 @@
-package escouade_test
+package manifest_test
 
 import (
 	"encoding/json"
 	"testing"
 
-	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/manifest"
 )
 
 // fullManifest is a manifest that sets every field, as a plugin that
@@ -40,7 +40,7 @@ func BenchmarkParseManifest(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(fullManifest)))
 		for b.Loop() {
-			if _, err := escouade.ParseManifest(fullManifest); err != nil {
+			if _, err := manifest.Parse(fullManifest); err != nil {
 				b.Fatal(err)
 			}
 		}
