@@ -78,6 +78,7 @@ func startCommand(p *Plugin, argv []string) (*command, error) {
 		outR.Close()
 		return nil, err
 	}
+	p.h.sayNamespaces(p.j)
 	go c.wait()
 	return c, nil
 }

@@ -21,6 +21,7 @@ import (
 	"shinken.dev/go/escouade/internal/engine"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/internal/strictjson"
 )
 
@@ -57,7 +58,7 @@ func runEngine(langs []Language) int {
 		return exitBoot
 	}
 
-	ctl := &ctlClient{w: os.NewFile(3, "escouade-control-out"), lr: jsonrpc.NewLineReader(os.NewFile(4, "escouade-control-in"), boot.MaxLine)}
+	ctl := &ctlClient{w: os.NewFile(3, "escouade-control-out"), lr: jsonrpc.NewLineReader(os.NewFile(4, "escouade-control-in"), boot.MaxLine), max: boot.MaxLine}
 	rep := &ctlReporter{c: ctl}
 	// The Host's SIGTERM ends the plugin as the end of its input does.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
@@ -124,9 +125,9 @@ func runChild(ctx context.Context, langs []Language, boot *engineBoot, code []by
 	}
 	inst.Call = func(ctx context.Context, method string, params []byte, _ <-chan struct{}) []byte {
 		defer turn.Wait()()
-		if !utf8.ValidString(method) || strings.HasPrefix(method, "engine/") {
+		if !utf8.ValidString(method) || strings.HasPrefix(method, "engine/") || len(method) > maxMethodName {
 			// engine/* names the engine's own calls, not the protocol's.
-			return appendABIError(nil, errorf(protocol.CodeMethodNotFound, "method not found: %q", method))
+			return appendABIError(nil, errorf(protocol.CodeMethodNotFound, "method not found: %s", logtext.Quote(method))) // no protocol method is so named
 		}
 		params, answer := abiParams(params)
 		if answer != nil {
@@ -146,6 +147,11 @@ func runChild(ctx context.Context, langs []Language, boot *engineBoot, code []by
 	return prog.Run(ctx, inst)
 }
 
+// maxMethodName bounds the name of a method a module calls: no protocol
+// method's name is near it, and a longer one is answered here, never sent
+// (nor echoed whole).
+const maxMethodName = 256
+
 // A ctlClient is the engine's end of the control channel. A module's call
 // is synchronous, so it is written and its answer read on the caller's own
 // goroutine, blocking: two pipes crossed, and no hand-off between
@@ -153,6 +159,8 @@ func runChild(ctx context.Context, langs []Language, boot *engineBoot, code []by
 type ctlClient struct {
 	wmu sync.Mutex // one line at a time
 	w   *os.File
+
+	max int // the longest line the Host reads; 0 for no bound
 
 	rmu   sync.Mutex // one call at a time
 	lr    *jsonrpc.LineReader
@@ -188,7 +196,13 @@ func (c *ctlClient) call(method string, params []byte) ([]byte, error) {
 	defer c.rmu.Unlock()
 	c.next++
 	id := strconv.FormatInt(c.next, 10)
-	if err := c.write(append(jsonrpc.AppendRequest(nil, c.next, method, params), '\n')); err != nil {
+	line := jsonrpc.AppendRequest(nil, c.next, method, params)
+	if c.max > 0 && len(line) > c.max {
+		// The Host would discard the line unread and answer no id: the
+		// call would wait for ever. It is refused here.
+		return nil, &jsonrpc.Error{Code: int64(protocol.CodeInvalidParams), Message: fmt.Sprintf("invalid params: a call of %d bytes; the control channel takes %d", len(line), c.max)}
+	}
+	if err := c.write(append(line, '\n')); err != nil {
 		return nil, err
 	}
 	for {

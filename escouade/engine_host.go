@@ -18,6 +18,7 @@ import (
 	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/internal/strictjson"
 )
 
@@ -277,7 +278,7 @@ func (e *engineProcess) handle(ctx context.Context, req *jsonrpc.Request) (any, 
 	}
 	if e.kind != "wasm" {
 		// Only a module calls the Host this way; a script has its lines.
-		return nil, jsonrpc.Errorf(int64(protocol.CodeMethodNotFound), "method not found: %s", req.Method)
+		return nil, jsonrpc.Errorf(int64(protocol.CodeMethodNotFound), "method not found: %s", logtext.Cut(req.Method))
 	}
 	select {
 	case <-e.inst.ready:

@@ -11,6 +11,7 @@ import (
 
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/internal/logtext"
 )
 
 // About says what a fact or a permission request is about.
@@ -31,7 +32,7 @@ const factVersion = 1
 // misses the fact, and the journal says so.
 func (h *Host) Fact(ctx context.Context, name string, data any, about About) (int64, error) {
 	if !protocol.IsFact(name) {
-		return 0, fmt.Errorf("%w: %q", ErrUnknownFact, name)
+		return 0, fmt.Errorf("%w: %s", ErrUnknownFact, logtext.Quote(name))
 	}
 	var raw []byte
 	switch d := data.(type) {

@@ -8,6 +8,7 @@ import (
 
 	"shinken.dev/go/escouade/internal/fence"
 	"shinken.dev/go/escouade/protocol"
+	"shinken.dev/go/internal/logtext"
 )
 
 // The fences a plugin run in-process calls (fs/*, net/*, ws/*, timer/*,
@@ -44,7 +45,7 @@ func (f fenceHost) Agent(key string) (*fence.Agent, error) {
 	defer p.mu.Unlock()
 	i := slices.IndexFunc(p.attached, func(a *AgentInfo) bool { return a.Key == key })
 	if i < 0 {
-		return nil, errorf(protocol.CodeRefused, "refused: no agent %q is attached to the plugin", key)
+		return nil, errorf(protocol.CodeRefused, "refused: no agent %s is attached to the plugin", logtext.Quote(key))
 	}
 	a := p.attached[i]
 	return &fence.Agent{

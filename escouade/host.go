@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade/internal/beneath"
+	"shinken.dev/go/escouade/internal/contain"
 	"shinken.dev/go/escouade/internal/fence"
 	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
@@ -100,8 +101,9 @@ type NetworkOptions struct {
 // decide permissions, serves their requests, and restarts them when they
 // crash. Its methods are safe for concurrent use.
 type Host struct {
-	opts Options
-	log  *slog.Logger
+	opts   Options
+	log    *slog.Logger
+	nsSaid sync.Once // the journal said pid namespaces are refused
 
 	mu      sync.Mutex
 	plugins map[string]*Plugin
@@ -403,4 +405,16 @@ func readPluginFile(dir, name string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is over %d bytes", name, max)
 	}
 	return data, nil
+}
+
+// sayNamespaces journals, once a Host, that the kernel refused the pid
+// namespace a program was to start in (REFERENCE.md, "What ends with a
+// plugin").
+func (h *Host) sayNamespaces(j *journal) {
+	if err := contain.PIDNamespaceRefused(); err != nil {
+		h.nsSaid.Do(func() {
+			j.say(slog.LevelWarn, "the kernel refused a pid namespace: programs start without one, and what they start may outlive them by leaving their cgroup",
+				slog.String("error", err.Error()))
+		})
+	}
 }

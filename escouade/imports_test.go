@@ -73,6 +73,7 @@ func TestFenceImports(t *testing.T) {
 		"shinken.dev/go/escouade/internal/beneath": true,
 		"shinken.dev/go/escouade/internal/contain": true,
 		"shinken.dev/go/internal/jsonrpc":          true,
+		"shinken.dev/go/internal/logtext":          true,
 		"shinken.dev/go/internal/ssrf":             true,
 		"github.com/coder/websocket":               true,
 	})

@@ -12,6 +12,7 @@ import (
 	"shinken.dev/go/escouade/internal/beneath"
 	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
+	"shinken.dev/go/internal/logtext"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -42,7 +43,7 @@ func secretsGet(ctx context.Context, p *Plugin, params []byte) (any, error) {
 	}
 	key := kp.Key
 	if !p.secrets[key] {
-		return nil, errorf(protocol.CodeNotYours, "notYours: %q is not a key of permissions.secrets", key)
+		return nil, errorf(protocol.CodeNotYours, "notYours: %s is not a key of permissions.secrets", logtext.Quote(key))
 	}
 	v, ok, err := p.h.opts.Secrets.Secret(ctx, p.secretOwner(), key)
 	if err != nil {
@@ -294,7 +295,7 @@ func logLine(_ context.Context, p *Plugin, params []byte) (any, error) {
 	}
 	level, ok := logLevels[lp.Level]
 	if !ok {
-		return nil, fieldErr("level", "want debug, info, warn or error, not %q", lp.Level)
+		return nil, fieldErr("level", "want debug, info, warn or error, not %s", logtext.Quote(lp.Level))
 	}
 	msg := lp.Message
 	line, long := cut([]byte(msg))

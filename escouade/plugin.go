@@ -16,6 +16,7 @@ import (
 	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/internal/logtext"
 )
 
 // State is where a plugin is in its life.
@@ -576,7 +577,7 @@ func (inst *instance) serve(ctx context.Context, method string, params []byte, c
 	if ms, known := protocol.LookupMethod(method); known && !ms.ToPlugin {
 		return nil, errorf(protocol.CodeMethodNotFound, "method not found: %s is for plugins run in-process (run.wasm, run.js); a plugin run by a command uses its own means", method)
 	}
-	return nil, errorf(protocol.CodeMethodNotFound, "method not found: %s", method)
+	return nil, errorf(protocol.CodeMethodNotFound, "method not found: %s", logtext.Cut(method))
 }
 
 // wireError gives the protocol's error for a method's error: an *Error as

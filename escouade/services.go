@@ -13,6 +13,7 @@ import (
 	"shinken.dev/go/escouade/internal/beneath"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/internal/logtext"
 )
 
 // The services a Host is given by the program that links it. Each is a
@@ -205,7 +206,7 @@ func (yd *yamlDecoder) value(n *yaml.Node) (any, error) {
 				return nil, fmt.Errorf("line %d: merge keys (<<) are not read here: write the keys out", k.Line)
 			}
 			if _, dup := out[k.Value]; dup {
-				return nil, fmt.Errorf("line %d: key %q given twice", k.Line, k.Value)
+				return nil, fmt.Errorf("line %d: key %s given twice", k.Line, logtext.Quote(k.Value))
 			}
 			v, err := yd.value(n.Content[i+1])
 			if err != nil {
@@ -272,7 +273,7 @@ func (m ProjectMap) Project(_ context.Context, id string) (*ProjectInfo, error) 
 	if p, ok := m[id]; ok {
 		return p, nil
 	}
-	return nil, fmt.Errorf("%w: %q", ErrNoProject, id)
+	return nil, fmt.Errorf("%w: %s", ErrNoProject, logtext.Quote(id))
 }
 
 // Projects implements ProjectLister.
@@ -319,7 +320,7 @@ func (m AgentMap) Agent(_ context.Context, key string) (*AgentInfo, error) {
 	if a, ok := m[key]; ok {
 		return a, nil
 	}
-	return nil, fmt.Errorf("%w: %q", ErrNoAgent, key)
+	return nil, fmt.Errorf("%w: %s", ErrNoAgent, logtext.Quote(key))
 }
 
 // Accounts gives the servers the user typed for a plugin's accounts, which

@@ -58,6 +58,7 @@ func startShared(p *Plugin, sp *manifest.SharedProcess) *sharedProcess {
 		close(s.done)
 		return s
 	}
+	p.h.sayNamespaces(p.j)
 	s.mu.Lock()
 	s.g, s.alive = g, true
 	s.mu.Unlock()

@@ -32,6 +32,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"runtime/debug"
 	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/internal/strictjson"
 )
@@ -53,7 +54,9 @@ func (r *Request) Notification() bool { return r.ID == nil }
 // *Error is answered with its code and message; any other error is answered
 // CodeInternal with a generic message and reported as an EventHandler.
 // A notification's result is dropped and its error reported as an
-// EventHandler.
+// EventHandler. A handler that panics is answered and reported as one
+// that failed, its panic and stack in the event's error: the connection
+// and the process go on.
 type Handler interface {
 	Handle(ctx context.Context, req *Request) (result any, err error)
 }
@@ -489,10 +492,23 @@ func (c *Conn) serve(req *Request, br *batchReply) {
 		defer hc.release()
 		ctx = hc
 	}
-	res, err := c.h.Handle(ctx, req)
+	res, err := c.handle(ctx, req)
 	line := c.answer(req, res, err)
 	c.active.Add(-1)
 	c.reply(br, req.ID, line) // never blocks: the writer queues
+}
+
+// handle runs the handler on req. A handler that panics fails with an
+// error that says so, with its stack: the request is answered internal and
+// the panic reported as an EventHandler, as net/http does, so that what a
+// peer sent can never take the process down through a handler's bug.
+func (c *Conn) handle(ctx context.Context, req *Request) (res any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("jsonrpc: the handler of %s panicked: %v\n%s", logtext.Cut(req.Method), r, debug.Stack())
+		}
+	}()
+	return c.h.Handle(ctx, req)
 }
 
 // answer encodes the response to req.
@@ -933,7 +949,7 @@ func (n *noteQueue) loop() {
 				break
 			}
 			for i, r := range batch {
-				if _, err := n.c.h.Handle(n.c.ctx, r); err != nil {
+				if _, err := n.c.handle(n.c.ctx, r); err != nil {
 					// Nobody can be answered: the journal is the only one
 					// to hear of it, whatever the error.
 					n.c.event(Event{Kind: EventHandler, Method: r.Method, Err: err})

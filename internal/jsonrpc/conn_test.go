@@ -446,3 +446,31 @@ func TestBatchBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestHandlerPanics holds a handler's panic to a failed request: the
+// request and a notification are answered and reported as failures, and
+// the connection serves the next request.
+func TestHandlerPanics(t *testing.T) {
+	h := HandlerFunc(func(_ context.Context, req *Request) (any, error) {
+		if req.Method == "boom" {
+			panic("a bug")
+		}
+		return "fine", nil
+	})
+	p := newPeer(t, h, nil)
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"boom"}`)
+	if got := p.read(t); got != `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}` {
+		t.Errorf("a panic answered %s", got)
+	}
+	p.send(t, `{"jsonrpc":"2.0","method":"boom"}`)
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"ok"}`)
+	if got := p.read(t); got != `{"jsonrpc":"2.0","id":2,"result":"fine"}` {
+		t.Errorf("after a panic: %s", got)
+	}
+	for range 2 {
+		ev := <-p.events
+		if ev.Kind != EventHandler || ev.Method != "boom" || !strings.Contains(ev.Err.Error(), "panicked: a bug") {
+			t.Errorf("event %v %s %v, want the handler's panic", ev.Kind, ev.Method, ev.Err)
+		}
+	}
+}

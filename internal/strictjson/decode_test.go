@@ -3,6 +3,7 @@ package strictjson
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -229,5 +230,29 @@ func TestOptions(t *testing.T) {
 	}
 	if err := (Options{Report: func(*Error) {}}).Unmarshal([]byte(`{"s":1,"null":1`), &o); err == nil {
 		t.Error("Report: a text cut short decoded")
+	}
+}
+
+// TestManyUnknownKeys decodes, twice over the pooled decoder, an object
+// whose unknown keys outgrow the small set into its map: emptying the set
+// for the next use must not reach past the small set (it once panicked,
+// from a plugin's params of 17 unknown keys).
+func TestManyUnknownKeys(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"a":"x"`)
+	for i := range 100 {
+		fmt.Fprintf(&b, `,"k%d":%d`, i, i)
+	}
+	b.WriteString("}")
+	for range 3 {
+		var v struct {
+			A string `json:"a"`
+		}
+		if err := (Options{Open: true}).Unmarshal([]byte(b.String()), &v); err != nil || v.A != "x" {
+			t.Fatalf("open: %+v, %v", v, err)
+		}
+		if err := Unmarshal([]byte(b.String()), &v); !errors.Is(err, ErrUnknownField) {
+			t.Fatalf("strict: %v, want an unknown field", err)
+		}
 	}
 }

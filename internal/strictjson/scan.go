@@ -183,7 +183,7 @@ type keySet struct {
 
 // reset empties the set, holding nothing of the keys it had.
 func (ks *keySet) reset() {
-	clear(ks.small[:ks.n])
+	clear(ks.small[:min(ks.n, smallObject)]) // n counts the keys in many too
 	ks.n, ks.many = 0, nil
 }
 

@@ -38,6 +38,7 @@ import (
 	"shinken.dev/go/escouade/internal/fields"
 	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
+	"sync/atomic"
 )
 
 // A Method serves a request only a plugin run in-process may make. It
@@ -179,6 +180,8 @@ type Plugin struct {
 
 	netOnce sync.Once
 	net     *pluginNet // its network, made at its first request
+
+	nsSaid atomic.Bool // the journal said pid namespaces are refused
 }
 
 // New returns the fences of a plugin configured by cfg, asking h what

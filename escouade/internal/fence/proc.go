@@ -18,6 +18,7 @@ import (
 	"shinken.dev/go/escouade/internal/fields"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/internal/logtext"
 )
 
 // The fences of proc/*.
@@ -195,7 +196,7 @@ func (p *Plugin) procDir(ctx context.Context, ps *procSpawnParams, agent *Agent)
 		}
 		info, err := p.h.Project(ctx, id)
 		if err != nil {
-			return "", errorf(protocol.CodeRefused, "refused: no project %q", id)
+			return "", errorf(protocol.CodeRefused, "refused: no project %s", logtext.Quote(id))
 		}
 		if info.Private && !info.On {
 			return "", errorf(protocol.CodeRefused, "refused: « Projet privé »: the plugin is not on for project %s", id)
@@ -219,11 +220,11 @@ func procSpawn(ctx context.Context, r *Instance, _ Call, params []byte) (any, er
 		return nil, err
 	}
 	if ps.command == "" || strings.ContainsAny(ps.command, `/\`) {
-		return nil, errorf(protocol.CodeRefused, "refused: %q: a program is named, found on the PATH, never given as a path", ps.command)
+		return nil, errorf(protocol.CodeRefused, "refused: %s: a program is named, found on the PATH, never given as a path", logtext.Quote(ps.command))
 	}
 	words := append([]string{ps.command}, ps.args...)
 	if !commandAllowed(p.cfg.Commands, words) {
-		return nil, errorf(protocol.CodeRefused, "refused: %q is not an entry of permissions.commands, word for word", strings.Join(words, " "))
+		return nil, errorf(protocol.CodeRefused, "refused: %s is not an entry of permissions.commands, word for word", logtext.Quote(strings.Join(words, " ")))
 	}
 	for k, v := range ps.env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
@@ -293,6 +294,10 @@ func procSpawn(ctx context.Context, r *Instance, _ Call, params []byte) (any, er
 	}
 	p.h.Say(slog.LevelInfo, "proc/spawn", slog.Int64("proc", pr.id), slog.String("command", ps.command),
 		slog.Any("args", ps.args), slog.String("dir", dir))
+	if err := contain.PIDNamespaceRefused(); err != nil && !p.nsSaid.Swap(true) {
+		p.h.Say(slog.LevelWarn, "the kernel refused a pid namespace: programs start without one, and what they start may outlive them by leaving their cgroup",
+			slog.String("error", err.Error()))
+	}
 	go pr.run()
 	return procSpawnResult{Proc: pr.id}, nil
 }
