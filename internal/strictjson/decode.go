@@ -220,7 +220,12 @@ func (d *decoder) pathString() string {
 			b.WriteByte(']')
 		} else {
 			b.WriteByte('.')
-			b.Write(p.key)
+			if len(p.key) > maxQuotedKey { // a map's key, as long as the text
+				b.Write(p.key[:maxQuotedKey])
+				b.WriteString("…")
+			} else {
+				b.Write(p.key)
+			}
 		}
 	}
 	return b.String()
@@ -516,7 +521,7 @@ func (d *decoder) integer(v reflect.Value, depth int) error {
 			return d.typeErr("integer", depth)
 		}
 		if lo, hi := int64(math.MinInt64>>(64-bits)), int64(math.MaxInt64>>(64-bits)); n < lo || n > hi {
-			return d.fail(d.problem(ErrRange, "%s is out of range", lit))
+			return d.fail(d.problem(ErrRange, "%s is out of range", cutLit(lit)))
 		}
 		v.SetInt(n)
 		return nil
@@ -528,7 +533,7 @@ func (d *decoder) integer(v reflect.Value, depth int) error {
 	}
 	if f != math.Trunc(f) {
 		d.pos = start
-		e := d.problem(ErrType, "expected integer, got %s", lit)
+		e := d.problem(ErrType, "expected integer, got %s", cutLit(lit))
 		e.Want = "integer"
 		return d.failSkip(e, depth)
 	}
@@ -567,10 +572,10 @@ func (d *decoder) unsigned(v reflect.Value, depth int) error {
 			return d.typeErr("integer", depth)
 		}
 		if n < 0 {
-			return d.fail(d.problem(ErrRange, "expected a non-negative integer, got %s", lit))
+			return d.fail(d.problem(ErrRange, "expected a non-negative integer, got %s", cutLit(lit)))
 		}
 		if uint64(n) > math.MaxUint64>>(64-bits) {
-			return d.fail(d.problem(ErrRange, "%s is out of range", lit))
+			return d.fail(d.problem(ErrRange, "%s is out of range", cutLit(lit)))
 		}
 		v.SetUint(uint64(n))
 		return nil
@@ -581,12 +586,12 @@ func (d *decoder) unsigned(v reflect.Value, depth int) error {
 	}
 	if f != math.Trunc(f) {
 		d.pos = start
-		e := d.problem(ErrType, "expected integer, got %s", lit)
+		e := d.problem(ErrType, "expected integer, got %s", cutLit(lit))
 		e.Want = "integer"
 		return d.failSkip(e, depth)
 	}
 	if f < 0 {
-		return d.fail(d.problem(ErrRange, "expected a non-negative integer, got %s", lit))
+		return d.fail(d.problem(ErrRange, "expected a non-negative integer, got %s", cutLit(lit)))
 	}
 	if hi := math.Ldexp(1, bits); f >= hi {
 		v.SetUint(math.MaxUint64 >> (64 - bits))
@@ -721,7 +726,7 @@ func (d *decoder) object(v reflect.Value, open bool, depth int) error {
 	err := d.members(depth, func(key []byte) error {
 		if top && d.o.Skip != "" && string(key) == d.o.Skip {
 			if d.skipSeen {
-				return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %q", key), depth+1)
+				return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %s", QuoteKey(key)), depth+1)
 			}
 			d.skipSeen = true
 			return d.skip(depth + 1)
@@ -729,18 +734,18 @@ func (d *decoder) object(v reflect.Value, open bool, depth int) error {
 		i, ok := si.lookup(key, next)
 		if !ok {
 			if !open {
-				return d.failSkip(d.problem(ErrUnknownField, "unknown field %q", key), depth+1)
+				return d.failSkip(d.problem(ErrUnknownField, "unknown field %s", QuoteKey(key)), depth+1)
 			}
 			if unknown == nil {
 				unknown = d.keySet(depth)
 			}
 			if unknown.add(key) {
-				return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %q", key), depth+1)
+				return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %s", QuoteKey(key)), depth+1)
 			}
 			return d.skip(depth + 1)
 		}
 		if seen&(1<<i) != 0 {
-			return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %q", key), depth+1)
+			return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %s", QuoteKey(key)), depth+1)
 		}
 		seen |= 1 << i
 		next = i + 1
@@ -776,7 +781,7 @@ func (d *decoder) mapValue(v reflect.Value, depth int) error {
 	err := d.members(depth, func(key []byte) error {
 		kv := reflect.ValueOf(string(key)).Convert(v.Type().Key())
 		if m.MapIndex(kv).IsValid() {
-			return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %q", key), depth+1)
+			return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %s", QuoteKey(key)), depth+1)
 		}
 		ev := reflect.New(v.Type().Elem()).Elem()
 		if err := d.value(ev, false, depth+1); err != nil {
@@ -833,7 +838,7 @@ func (d *decoder) anyValue(depth int) (any, error) {
 		m := map[string]any{}
 		err := d.members(depth, func(key []byte) error {
 			if _, dup := m[string(key)]; dup {
-				return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %q", key), depth+1)
+				return d.failSkip(d.problem(ErrDuplicateKey, "duplicate key %s", QuoteKey(key)), depth+1)
 			}
 			x, err := d.anyValue(depth + 1)
 			m[string(key)] = x
@@ -875,7 +880,7 @@ func (d *decoder) skip(depth int) error {
 	}
 	d.pos = end
 	if d.sc.Duplicates() > dups {
-		return d.fail(d.problem(ErrDuplicateKey, "duplicate key %q", d.sc.lastDup))
+		return d.fail(d.problem(ErrDuplicateKey, "duplicate key %s", QuoteKey(d.sc.lastDup)))
 	}
 	return nil
 }
@@ -943,7 +948,7 @@ func (d *decoder) parseNumber(lit []byte) (float64, string, error) {
 	}
 	f, err := strconv.ParseFloat(string(lit), 64)
 	if err != nil {
-		return 0, string(lit), d.fail(d.problem(ErrRange, "number %s out of range", lit))
+		return 0, string(lit), d.fail(d.problem(ErrRange, "number %s out of range", cutLit(lit)))
 	}
 	return f, string(lit), nil
 }
@@ -968,4 +973,13 @@ func (d *decoder) keyBytes() ([]byte, error) {
 func (d *decoder) str() (string, error) {
 	key, err := d.keyBytes()
 	return string(key), err
+}
+
+// cutLit is a number's text as an error shows it: its first 32 bytes, and
+// how long it was past them. An error never grows with what it names.
+func cutLit[S ~string | ~[]byte](lit S) string {
+	if len(lit) <= 32 {
+		return string(lit)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", lit[:32], len(lit))
 }

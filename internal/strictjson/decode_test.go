@@ -256,3 +256,30 @@ func TestManyUnknownKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorsStaySmall: an error names what is wrong without repeating it
+// whole, however long the text's number or key: an answer that quotes it
+// would be as large as the request.
+func TestErrorsStaySmall(t *testing.T) {
+	long := strings.Repeat("7", 1<<20)
+	var v struct {
+		N   int64             `json:"n"`
+		U   uint8             `json:"u"`
+		F   float32           `json:"f"`
+		Env map[string]string `json:"env"`
+	}
+	for _, text := range []string{
+		`{"n":` + long + `}`,
+		`{"n":1.` + long + `}`,
+		`{"u":-` + long + `}`,
+		`{"f":` + long + `}`,
+		`{"` + long + `":1}`,
+		`{"env":{"` + long + `":1}}`,
+		`{"env":{"` + long + `":"a","` + long + `":"b"}}`,
+	} {
+		err := Unmarshal([]byte(text), &v)
+		if err == nil || len(err.Error()) > 512 {
+			t.Errorf("%.20s…: an error of %d bytes (%.80v)", text, len(fmt.Sprint(err)), err)
+		}
+	}
+}

@@ -51,6 +51,7 @@ func TestPIDNamespaceRefused(t *testing.T) {
 }
 
 func pidNamespaceRefused(t *testing.T) {
+	defer SetUserNamespaces(false)() // the Host may not make them either way
 	if mayMakePIDNamespace() {
 		t.Fatal("a Host without CAP_SYS_ADMIN thinks it may make pid namespaces")
 	}
@@ -173,10 +174,11 @@ func userNamespaces(t *testing.T) {
 	if mayMakePIDNamespace() {
 		t.Fatal("an unprivileged Host thinks it may make pid namespaces")
 	}
+	restore := SetUserNamespaces(false)
 	if PIDNamespaces() {
 		t.Fatal("pid namespaces without CAP_SYS_ADMIN, and no user namespaces allowed")
 	}
-	defer SetUserNamespaces(true)()
+	restore()
 	defer func() { pidnsRefused.Store(nil) }()
 	if !PIDNamespaces() {
 		t.Fatal("no pid namespaces with user namespaces allowed")

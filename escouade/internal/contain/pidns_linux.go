@@ -13,7 +13,9 @@ import (
 	"shinken.dev/go/internal/procfs"
 )
 
-// Where the Host may (CAP_SYS_ADMIN in its user namespace), each program
+// Where the Host may (CAP_SYS_ADMIN in its user namespace; without it, in
+// a user namespace of the namespace's own, where the kernel lets an
+// unprivileged process make one: SetUserNamespaces), each program
 // that may start others is started as the first process, the init, of a
 // pid namespace of its own (CLONE_NEWPID; with clone3 into its cgroup
 // where there is one), or its shepherd is, where there is no cgroup. No
@@ -65,15 +67,16 @@ var mayMakePIDNamespace = sync.OnceValue(func() bool {
 	return false
 })
 
-// userNS is set by SetUserNamespaces(true): a Host without CAP_SYS_ADMIN
-// makes each pid namespace in a user namespace of its own.
-var userNS atomic.Bool
+// userNSOff is set by SetUserNamespaces(false): a Host without
+// CAP_SYS_ADMIN makes no pid namespaces, rather than each in a user
+// namespace of its own (the default).
+var userNSOff atomic.Bool
 
 // usePIDNamespace reports whether a program that may start others is
 // started now in a pid namespace of its own.
 func usePIDNamespace() bool {
 	return containment(containMode.Load()) != containGroup && !pidnsOff.Load() &&
-		pidnsRefused.Load() == nil && (mayMakePIDNamespace() || userNS.Load())
+		pidnsRefused.Load() == nil && (mayMakePIDNamespace() || !userNSOff.Load())
 }
 
 // namespaceAttr sets in attr the clone flags of a pid namespace when ns,
@@ -139,7 +142,7 @@ func SetPIDNamespaces(on bool) (restore func()) {
 // SetUserNamespaces lets a Host without CAP_SYS_ADMIN make the pid
 // namespaces of its programs (on), each in a user namespace of its own
 // that maps the Host's uid and gid to themselves, where the kernel lets
-// an unprivileged process make one; off (the default) makes none there.
+// an unprivileged process make one (the default); off makes none there.
 // A program in a user namespace is no longer quite the user's: a setuid
 // or file-capability program it runs (sudo, su, ping where it has
 // capabilities, fusermount) does not gain its rights, other users' ids
@@ -147,8 +150,8 @@ func SetPIDNamespaces(on bool) (restore func()) {
 // nogroup, while its access to files stays the user's. It returns what
 // sets it back.
 func SetUserNamespaces(on bool) (restore func()) {
-	old := userNS.Swap(on)
-	return func() { userNS.Store(old) }
+	old := !userNSOff.Swap(!on)
+	return func() { userNSOff.Store(!old) }
 }
 
 // hostPIDOfChild returns, for a process that is the init of a pid
