@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Options are the choices of one format. The zero Options are the
@@ -221,7 +222,11 @@ func (d *decoder) pathString() string {
 		} else {
 			b.WriteByte('.')
 			if len(p.key) > maxQuotedKey { // a map's key, as long as the text
-				b.Write(p.key[:maxQuotedKey])
+				cut := maxQuotedKey
+				for cut > 0 && !utf8.RuneStart(p.key[cut]) {
+					cut-- // not inside a character
+				}
+				b.Write(p.key[:cut])
 				b.WriteString("…")
 			} else {
 				b.Write(p.key)

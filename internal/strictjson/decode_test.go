@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 type inner struct {
@@ -281,5 +282,18 @@ func TestErrorsStaySmall(t *testing.T) {
 		if err == nil || len(err.Error()) > 512 {
 			t.Errorf("%.20s…: an error of %d bytes (%.80v)", text, len(fmt.Sprint(err)), err)
 		}
+	}
+}
+
+// TestPathCutsWholeCharacters: a long key cut in a path is cut between
+// characters, so that the error stays UTF-8 (a WebSocket close reason
+// must be).
+func TestPathCutsWholeCharacters(t *testing.T) {
+	var v struct {
+		Env map[string]string `json:"env"`
+	}
+	err := Unmarshal([]byte(`{"env":{"a`+strings.Repeat("😀", 40)+`":1}}`), &v)
+	if err == nil || !utf8.ValidString(err.Error()) {
+		t.Fatalf("%q: want a UTF-8 error", err)
 	}
 }
