@@ -353,6 +353,12 @@ func (w *walk) checkSentinels() {
 		if !r.mirrored {
 			continue
 		}
+		if w.m.browser && scrolledOut(w.recs, r) {
+			// A browser turns a node scrolled out of its container hidden
+			// (no "showing", no extents) some time after the scroll, and
+			// says nothing: its states are read again until it does.
+			w.recheckStates(r)
+		}
 		switch {
 		case r.ifs&hasValue != 0:
 			old := r.value
@@ -388,6 +394,20 @@ func (w *walk) checkSentinels() {
 			w.recheckStates(r)
 		}
 	}
+}
+
+// scrolledOut reports whether r, in the mirror, is showing and yet lies
+// wholly outside its parent's extents: scrolled out of a container that
+// the browser has not yet told it left.
+func scrolledOut(recs map[string]*rec, r *rec) bool {
+	if !r.states.has(stateShowing) || !r.prevKnown || r.prevBBox.Empty() {
+		return false
+	}
+	p := recs[r.parent]
+	if p == nil || !p.prevKnown || p.prevBBox.Empty() {
+		return false
+	}
+	return !r.prevBBox.Overlaps(p.prevBBox)
 }
 
 // recheckStates reads again the states of a node the toolkit describes on
