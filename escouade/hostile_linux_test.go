@@ -115,15 +115,16 @@ func hostileEscapees(t *testing.T, mode string) {
 	}
 }
 
-// TestHostDeathSweepsEscapees: a Host killed outright takes with it its
-// command plugin and the plugin's children that left its group, when a
-// shepherd holds them: the shepherd's lifeline ends with the Host, and it
-// sweeps what is below it.
-func TestHostDeathSweepsEscapees(t *testing.T) {
+// hostWithEscapees starts a Host in a process of its own, its descendants
+// held as mode says, with a command plugin whose two children leave its
+// group, and returns it once both children are running (they are killed
+// at the test's end, whatever it finds).
+func hostWithEscapees(t *testing.T, mode string) *exec.Cmd {
+	t.Helper()
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	dir := writePlugin(t, "orphans", commandManifest("escapees", pidFile), nil)
 	exe, _ := os.Executable()
-	host := exec.Command(exe, pluginArg, "host-contained", "shepherd", dir)
+	host := exec.Command(exe, pluginArg, "host-contained", mode, dir)
 	if err := host.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +143,15 @@ func TestHostDeathSweepsEscapees(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
+	return host
+}
+
+// TestHostDeathSweepsEscapees: a Host killed outright takes with it its
+// command plugin and the plugin's children that left its group, when a
+// shepherd holds them: the shepherd's lifeline ends with the Host, and it
+// sweeps what is below it.
+func TestHostDeathSweepsEscapees(t *testing.T) {
+	host := hostWithEscapees(t, "shepherd")
 	// The plugin, its shepherd and its two escapees, below the Host.
 	held := processesBelow(host.Process.Pid)
 	if len(held) != 4 {

@@ -294,28 +294,7 @@ func TestShepherdDeathEndsItsNamespace(t *testing.T) {
 func TestHostDeathEndsNamespaces(t *testing.T) {
 	defer escouade.SetContainment("auto")()
 	needPIDNamespaces(t)
-	pidFile := filepath.Join(t.TempDir(), "pids")
-	dir := writePlugin(t, "orphans", commandManifest("escapees", pidFile), nil)
-	exe, _ := os.Executable()
-	host := exec.Command(exe, pluginArg, "host-contained", "auto", dir)
-	if err := host.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	waitFor(t, "the escapees' pids", func() bool {
-		b, _ := os.ReadFile(pidFile)
-		pids = pids[:0]
-		for _, f := range strings.Fields(string(b)) {
-			n, _ := strconv.Atoi(f)
-			pids = append(pids, n)
-		}
-		return len(pids) == 2
-	})
-	t.Cleanup(func() {
-		for _, pid := range pids {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	host := hostWithEscapees(t, "auto")
 	held := processesBelow(host.Process.Pid)
 	if len(held) != 3 {
 		t.Fatalf("below the Host: %v, want the plugin and two escapees", held)
