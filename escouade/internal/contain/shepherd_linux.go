@@ -2,7 +2,6 @@ package contain
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,8 +17,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"shinken.dev/go/internal/jsonrpc"
 	"shinken.dev/go/internal/procfs"
+	"shinken.dev/go/internal/strictjson"
 )
 
 // Where no cgroup can be made, a program that may start others (a command
@@ -206,13 +205,8 @@ func (s *shepherd) next() (*shepherdReply, error) {
 // parseShepherdReply decodes a line of a shepherd, strictly, and checks
 // that what it says can be so.
 func parseShepherdReply(line []byte) (*shepherdReply, error) {
-	if err := jsonrpc.Validate(line); err != nil {
-		return nil, fmt.Errorf("a line of the shepherd: %w", err)
-	}
 	var r shepherdReply
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
+	if err := strictjson.Unmarshal(line, &r); err != nil {
 		return nil, fmt.Errorf("a line of the shepherd: %w", err)
 	}
 	if r.Pid < 0 || r.Code < 0 || r.Code > 255 || r.Signal < 0 || r.Signal > 64 || r.Left < 0 {
@@ -228,13 +222,8 @@ func readShepherdBoot(r *bufio.Reader) (*shepherdBoot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the shepherd's first line: %w", err)
 	}
-	if err := jsonrpc.Validate(line); err != nil {
-		return nil, fmt.Errorf("the shepherd's first line: %w", err)
-	}
 	var boot shepherdBoot
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&boot); err != nil {
+	if err := strictjson.Unmarshal(line, &boot); err != nil {
 		return nil, fmt.Errorf("the shepherd's first line: %w", err)
 	}
 	if boot.Path == "" || len(boot.Args) == 0 {
