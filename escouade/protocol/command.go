@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"fmt"
+	"shinken.dev/go/internal/strictjson"
 	"strings"
 )
 
@@ -156,7 +157,9 @@ func (r *PermissionRequest) Command() (CommandInput, error) {
 	if err != nil {
 		return in, fmt.Errorf("escouade: request.input: %w", err)
 	}
-	if err := json.Unmarshal(b, &in); err != nil {
+	// By the module's strict decoder: keys as written (encoding/json would
+	// take "COMMAND" for command), unknown ones left for later versions.
+	if err := (strictjson.Options{Open: true, NullIsZero: true}).Unmarshal(b, &in); err != nil {
 		return in, fmt.Errorf("escouade: request.input: %w", err)
 	}
 	if _, ok := r.Input["command"].(string); !ok {
