@@ -128,21 +128,7 @@ func hostWithEscapees(t *testing.T, mode string) *exec.Cmd {
 	if err := host.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var pids []int
-	waitFor(t, "the escapees' pids", func() bool {
-		b, _ := os.ReadFile(pidFile)
-		pids = pids[:0]
-		for _, f := range strings.Fields(string(b)) {
-			n, _ := strconv.Atoi(f)
-			pids = append(pids, n)
-		}
-		return len(pids) == 2
-	})
-	t.Cleanup(func() {
-		for _, pid := range pids {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	escapeePIDs(t, pidFile)
 	return host
 }
 
@@ -243,4 +229,26 @@ func TestHostileCgroupEscape(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the escaper's end", func() bool { return !procfs.Alive(pid) })
+}
+
+// escapeePIDs waits for the two pids the escapees plugin writes to pidFile
+// and returns them; they are killed at the test's end, whatever it finds.
+func escapeePIDs(t *testing.T, pidFile string) []int {
+	t.Helper()
+	var pids []int
+	waitFor(t, "the escapees' pids", func() bool {
+		b, _ := os.ReadFile(pidFile)
+		pids = pids[:0]
+		for _, f := range strings.Fields(string(b)) {
+			n, _ := strconv.Atoi(f)
+			pids = append(pids, n)
+		}
+		return len(pids) == 2
+	})
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	return pids
 }

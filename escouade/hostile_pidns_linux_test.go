@@ -244,21 +244,7 @@ func TestShepherdDeathEndsItsNamespace(t *testing.T) {
 	h, j := newHost(t, &escouade.Options{CrashBudget: 1})
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	p := startCommand(t, h, v, "flock", ``, "escapees", pidFile)
-	var pids []int
-	waitFor(t, "the escapees' pids", func() bool {
-		b, _ := os.ReadFile(pidFile)
-		pids = pids[:0]
-		for _, f := range strings.Fields(string(b)) {
-			n, _ := strconv.Atoi(f)
-			pids = append(pids, n)
-		}
-		return len(pids) == 2
-	})
-	t.Cleanup(func() {
-		for _, pid := range pids {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	pids := escapeePIDs(t, pidFile)
 	escapee, err := procfs.ReadStat(pids[0])
 	if err != nil {
 		t.Fatal(err)
