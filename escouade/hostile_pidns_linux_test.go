@@ -295,6 +295,12 @@ func TestHostDeathEndsNamespaces(t *testing.T) {
 	if parent := escouade.CgroupParent(); parent != "" {
 		stale, _ := filepath.Glob(filepath.Join(parent, "escouade-*-"+strconv.Itoa(host.Process.Pid)+"-*"))
 		for _, dir := range stale {
+			// A killed process leaves its cgroup a moment after it is
+			// gone from /proc: the cgroup says when it is empty.
+			waitFor(t, dir+" empty", func() bool {
+				b, _ := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+				return bytes.Contains(b, []byte("populated 0"))
+			})
 			if err := os.Remove(dir); err != nil {
 				t.Errorf("the dead Host's cgroup: %v", err)
 			}
