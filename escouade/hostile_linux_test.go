@@ -16,6 +16,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/protocol"
+	"shinken.dev/go/internal/citest"
 	"shinken.dev/go/internal/procfs"
 )
 
@@ -205,7 +206,7 @@ func TestHostileSharedLiar(t *testing.T) {
 func TestHostileCgroupEscape(t *testing.T) {
 	defer escouade.SetContainment("auto")()
 	if escouade.Containment() != "cgroup" {
-		t.Skipf("no cgroup can be made here (descendants held by %q): nothing to escape from", escouade.Containment())
+		citest.Skip(t, "no cgroup can be made here (descendants held by %q): nothing to escape from", escouade.Containment())
 	}
 	procs := filepath.Join(escouade.CgroupParent(), "cgroup.procs")
 	marker := filepath.Join(t.TempDir(), "escaper")

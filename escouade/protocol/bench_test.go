@@ -50,42 +50,21 @@ func BenchmarkDecode(b *testing.B) {
 		} `json:"agent"`
 		Data json.RawMessage `json:"data"`
 	}
-	b.Run("DecideParams", func(b *testing.B) {
+	benchDecode(b, "DecideParams", decideJSON, (*protocol.DecideParams).UnmarshalJSON)
+	benchDecode(b, "DecideParams-json.Unmarshal", decideJSON, func(d *plainDecide, data []byte) error { return json.Unmarshal(data, d) })
+	benchDecode(b, "Fact", factJSON, (*protocol.Fact).UnmarshalJSON)
+	benchDecode(b, "Fact-json.Unmarshal", factJSON, func(f *plainFact, data []byte) error { return json.Unmarshal(data, f) })
+}
+
+// benchDecode runs, as the sub-benchmark name, decode of data into a new
+// T each time.
+func benchDecode[T any](b *testing.B, name string, data []byte, decode func(*T, []byte) error) {
+	b.Run(name, func(b *testing.B) {
 		b.ReportAllocs()
-		b.SetBytes(int64(len(decideJSON)))
+		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			var d protocol.DecideParams
-			if err := d.UnmarshalJSON(decideJSON); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("DecideParams-json.Unmarshal", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(decideJSON)))
-		for b.Loop() {
-			var d plainDecide
-			if err := json.Unmarshal(decideJSON, &d); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("Fact", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(factJSON)))
-		for b.Loop() {
-			var f protocol.Fact
-			if err := f.UnmarshalJSON(factJSON); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("Fact-json.Unmarshal", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(factJSON)))
-		for b.Loop() {
-			var f plainFact
-			if err := json.Unmarshal(factJSON, &f); err != nil {
+			var v T
+			if err := decode(&v, data); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"shinken.dev/go/backend/osexec"
 	"shinken.dev/go/backend/x11"
+	"shinken.dev/go/internal/citest"
 	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/internal/xvfb"
 	"shinken.dev/go/internal/xvfb/xvfbtest"
@@ -81,14 +81,7 @@ func TestWindowTools(t *testing.T) {
 // through the Go SDK; a refused exec refuses them.
 func TestWindowToolsX11(t *testing.T) {
 	srv := xvfbtest.Start(t, nil)
-	for _, p := range []string{"wmctrl", "xdotool", "xprop", "xterm"} {
-		if _, err := exec.LookPath(p); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is not installed (scripts/test installs it)", p)
-			}
-			t.Skipf("%s is not installed", p)
-		}
-	}
+	citest.NeedPrograms(t, "wmctrl", "xdotool", "xprop", "xterm")
 	ctx := t.Context()
 	b, err := x11.Open(ctx, &x11.Options{Display: srv.Display, Xauthority: srv.Xauthority, LaunchEnv: []string{xvfb.MarkerVar + "=" + srv.Marker}})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"shinken.dev/go/internal/citest"
 	"shinken.dev/go/internal/procfs"
 )
 
@@ -36,7 +37,7 @@ func TestPIDNamespaceRefused(t *testing.T) {
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		t.Skip("no setpriv to start this test without CAP_SYS_ADMIN, and this process holds it")
+		citest.Skip(t, "no setpriv to start this test without CAP_SYS_ADMIN, and this process holds it")
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -139,7 +140,7 @@ func TestUserNamespaces(t *testing.T) {
 	}
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		t.Skip("no setpriv to run this test as an unprivileged user, and this process is root")
+		citest.Skip(t, "no setpriv to run this test as an unprivileged user, and this process is root")
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -163,7 +164,7 @@ func TestUserNamespaces(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	switch {
 	case bytes.Contains(out, []byte("--- SKIP: TestUserNamespaces")):
-		t.Skipf("as nobody:\n%s", out)
+		citest.Skip(t, "as nobody:\n%s", out)
 	case err != nil || !bytes.Contains(out, []byte("--- PASS: TestUserNamespaces")):
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
@@ -192,7 +193,7 @@ func userNamespaces(t *testing.T) {
 	}
 	<-g.Done()
 	if err := PIDNamespaceRefused(); err != nil {
-		t.Skipf("the kernel makes no user namespace for an unprivileged process here: %v", err)
+		citest.Skip(t, "the kernel makes no user namespace for an unprivileged process here: %v", err)
 	}
 	if end := g.Result(); !end.Exited || end.Code != 0 || !g.ns {
 		t.Fatalf("ended %+v, in a namespace: %v", end, g.ns)
