@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 
+	"shinken.dev/go/escouade/internal/jsonrpc"
 	"shinken.dev/go/escouade/protocol"
-	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/internal/strictjson"
 )
 
 // Decide asks every plugin with permissions.decide that is on for
@@ -82,12 +83,12 @@ func (h *Host) Decide(ctx context.Context, req protocol.PermissionRequest, about
 // every plugin asked: by hand, but for the request's input.
 func appendDecideParams(b []byte, req *protocol.PermissionRequest, project *ProjectInfo, about About) ([]byte, error) {
 	b = append(b, `{"request":{"id":`...)
-	b = jsonrpc.AppendString(b, req.ID)
+	b = strictjson.AppendString(b, req.ID)
 	b = append(b, `,"kind":`...)
-	b = jsonrpc.AppendString(b, req.Kind)
+	b = strictjson.AppendString(b, req.Kind)
 	if req.Tool != "" {
 		b = append(b, `,"tool":`...)
-		b = jsonrpc.AppendString(b, req.Tool)
+		b = strictjson.AppendString(b, req.Tool)
 	}
 	if req.Input != nil {
 		in, err := json.Marshal(req.Input)

@@ -19,8 +19,8 @@ import (
 
 	"shinken.dev/go/escouade/internal/contain"
 	"shinken.dev/go/escouade/internal/engine"
+	"shinken.dev/go/escouade/internal/jsonrpc"
 	"shinken.dev/go/escouade/protocol"
-	"shinken.dev/go/internal/jsonrpc"
 	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/internal/strictjson"
 )

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade/internal/contain"
+	"shinken.dev/go/escouade/internal/jsonrpc"
 	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
-	"shinken.dev/go/internal/jsonrpc"
 	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/internal/strictjson"
 )

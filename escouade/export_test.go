@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade/internal/fence"
-	"shinken.dev/go/internal/ssrf"
+	"shinken.dev/go/escouade/internal/ssrf"
 )
 
 // What only this package's tests may do to a Host, before it starts a

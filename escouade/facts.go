@@ -9,9 +9,10 @@ import (
 	"strconv"
 	"time"
 
+	"shinken.dev/go/escouade/internal/jsonrpc"
 	"shinken.dev/go/escouade/protocol"
-	"shinken.dev/go/internal/jsonrpc"
 	"shinken.dev/go/internal/logtext"
+	"shinken.dev/go/internal/strictjson"
 )
 
 // About says what a fact or a permission request is about.
@@ -46,10 +47,10 @@ func (h *Host) Fact(ctx context.Context, name string, data any, about About) (in
 			return 0, fmt.Errorf("escouade: fact %s: %w", name, err)
 		}
 	}
-	if jsonrpc.KindOf(raw) != jsonrpc.KindObject {
+	if strictjson.KindOf(raw) != strictjson.KindObject {
 		return 0, fmt.Errorf("escouade: fact %s: data must be a JSON object", name)
 	}
-	if err := jsonrpc.Validate(raw); err != nil {
+	if err := strictjson.Validate(raw); err != nil {
 		return 0, fmt.Errorf("escouade: fact %s: %w", name, err)
 	}
 	var project *ProjectInfo
@@ -86,7 +87,7 @@ func (h *Host) Fact(ctx context.Context, name string, data any, about About) (in
 // done once for all the plugins that receive it.
 func appendFact(b []byte, name string, seq int64, at time.Time, project *ProjectInfo, about About, data []byte) []byte {
 	b = append(b, `{"name":`...)
-	b = jsonrpc.AppendString(b, name)
+	b = strictjson.AppendString(b, name)
 	b = append(b, `,"version":`...)
 	b = strconv.AppendInt(b, factVersion, 10)
 	b = append(b, `,"seq":`...)
@@ -105,27 +106,27 @@ func appendFact(b []byte, name string, seq int64, at time.Time, project *Project
 func appendAbout(b []byte, project *ProjectInfo, about About) []byte {
 	if project != nil {
 		b = append(b, `,"project":{"id":`...)
-		b = jsonrpc.AppendString(b, project.ID)
+		b = strictjson.AppendString(b, project.ID)
 		b = append(b, `,"name":`...)
-		b = jsonrpc.AppendString(b, project.Name)
+		b = strictjson.AppendString(b, project.Name)
 		b = append(b, `,"private":`...)
 		b = strconv.AppendBool(b, project.Private)
 		b = append(b, '}')
 	}
 	if t := about.Ticket; t != nil {
 		b = append(b, `,"ticket":{"id":`...)
-		b = jsonrpc.AppendString(b, t.ID)
+		b = strictjson.AppendString(b, t.ID)
 		b = append(b, `,"key":`...)
-		b = jsonrpc.AppendString(b, t.Key)
+		b = strictjson.AppendString(b, t.Key)
 		b = append(b, `,"title":`...)
-		b = jsonrpc.AppendString(b, t.Title)
+		b = strictjson.AppendString(b, t.Title)
 		b = append(b, '}')
 	}
 	if a := about.Agent; a != nil {
 		b = append(b, `,"agent":{"id":`...)
-		b = jsonrpc.AppendString(b, a.ID)
+		b = strictjson.AppendString(b, a.ID)
 		b = append(b, `,"name":`...)
-		b = jsonrpc.AppendString(b, a.Name)
+		b = strictjson.AppendString(b, a.Name)
 		b = append(b, '}')
 	}
 	return b

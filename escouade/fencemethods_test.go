@@ -24,9 +24,9 @@ import (
 	"github.com/coder/websocket"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/escouade/internal/jsonrpc"
 	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/protocol"
-	"shinken.dev/go/internal/jsonrpc"
 )
 
 // wasmPlugin is the module built from testdata/wasmplugin by TestMain.

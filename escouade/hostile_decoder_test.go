@@ -27,7 +27,7 @@ func hostCPU(t *testing.T) time.Duration {
 // 90,000 keys took 12 s of the Host's CPU in a quadratic duplicate check;
 // a batch of half a million 1s made half a million errors, held in one
 // answer (the Host's RSS went 13 MiB to 686 MiB). Now each line is refused
-// with one error (an object holds at most jsonrpc.MaxKeys keys, a batch
+// with one error (an object holds at most strictjson.MaxKeys keys, a batch
 // jsonrpc.MaxBatch messages), the Host's CPU and memory for the whole flood
 // stay small, the plugin still decides, and Close keeps its deadline.
 func TestHostileDecoderFloods(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 // and none imports testing outside its tests.
 func TestImports(t *testing.T) {
 	forbidden := []string{"shinken.dev/go/shinken", "testing"}
-	for _, dir := range []string{".", "plugin", "protocol", "schema", "manifest", "internal/fields", "internal/fence", "../internal/jsonrpc", "../internal/strictjson", "../internal/ssrf"} {
+	for _, dir := range []string{".", "plugin", "protocol", "schema", "manifest", "internal/fields", "internal/fence", "internal/jsonrpc", "../internal/strictjson", "internal/ssrf"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("no Go files in %s: %v", dir, err)
@@ -49,12 +49,12 @@ func TestImports(t *testing.T) {
 // and the strict JSON decoder it reads with.
 func TestProtocolImports(t *testing.T) {
 	allowed := map[string]bool{
-		"shinken.dev/go/escouade/internal/fields": true,
-		"shinken.dev/go/escouade/schema":          true,
-		"shinken.dev/go/escouade/protocol":        true,
-		"shinken.dev/go/internal/jsonrpc":         true,
-		"shinken.dev/go/internal/strictjson":      true,
-		"golang.org/x/sys/unix":                   true,
+		"shinken.dev/go/escouade/internal/fields":  true,
+		"shinken.dev/go/escouade/schema":           true,
+		"shinken.dev/go/escouade/protocol":         true,
+		"shinken.dev/go/escouade/internal/jsonrpc": true,
+		"shinken.dev/go/internal/strictjson":       true,
+		"golang.org/x/sys/unix":                    true,
 	}
 	for _, dir := range []string{"protocol", "schema", "internal/fields", "plugin"} {
 		onlyImports(t, dir, allowed)
@@ -72,9 +72,9 @@ func TestFenceImports(t *testing.T) {
 		"shinken.dev/go/escouade/internal/fields":  true,
 		"shinken.dev/go/escouade/internal/beneath": true,
 		"shinken.dev/go/escouade/internal/contain": true,
-		"shinken.dev/go/internal/jsonrpc":          true,
+		"shinken.dev/go/escouade/internal/jsonrpc": true,
 		"shinken.dev/go/internal/logtext":          true,
-		"shinken.dev/go/internal/ssrf":             true,
+		"shinken.dev/go/escouade/internal/ssrf":    true,
 		"github.com/coder/websocket":               true,
 	})
 }

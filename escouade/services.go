@@ -12,8 +12,8 @@ import (
 
 	"shinken.dev/go/escouade/internal/beneath"
 	"shinken.dev/go/escouade/protocol"
-	"shinken.dev/go/internal/jsonrpc"
 	"shinken.dev/go/internal/logtext"
+	"shinken.dev/go/internal/strictjson"
 )
 
 // The services a Host is given by the program that links it. Each is a
@@ -193,8 +193,8 @@ func (yd *yamlDecoder) value(n *yaml.Node) (any, error) {
 		}
 		return out, nil
 	case yaml.MappingNode:
-		if len(n.Content)/2 > jsonrpc.MaxKeys {
-			return nil, fmt.Errorf("line %d: a mapping of more than %d keys", n.Line, jsonrpc.MaxKeys)
+		if len(n.Content)/2 > strictjson.MaxKeys {
+			return nil, fmt.Errorf("line %d: a mapping of more than %d keys", n.Line, strictjson.MaxKeys)
 		}
 		out := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {

@@ -7,8 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"shinken.dev/go/escouade/internal/jsonrpc"
 	"shinken.dev/go/escouade/protocol"
-	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/internal/strictjson"
 )
 
 // Bounds of what a plugin's folder gives to run in-process.
@@ -73,13 +74,13 @@ func abiParams(params []byte) ([]byte, []byte) {
 	if len(params) == 0 {
 		return nil, nil
 	}
-	if err := jsonrpc.Validate(params); err != nil {
+	if err := strictjson.Validate(params); err != nil {
 		return nil, appendABIError(nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "invalid params: not strict JSON: " + err.Error()})
 	}
-	switch jsonrpc.KindOf(params) {
-	case jsonrpc.KindNull:
+	switch strictjson.KindOf(params) {
+	case strictjson.KindNull:
 		return nil, nil
-	case jsonrpc.KindObject:
+	case strictjson.KindObject:
 		return params, nil
 	}
 	return nil, appendABIError(nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "invalid params: want an object"})
@@ -89,7 +90,7 @@ func appendABIError(b []byte, e *protocol.Error) []byte {
 	b = append(b, `{"error":{"code":`...)
 	b = fmt.Appendf(b, "%d", int64(e.Code))
 	b = append(b, `,"message":`...)
-	b = jsonrpc.AppendString(b, e.Message)
+	b = strictjson.AppendString(b, e.Message)
 	return append(b, `}}`...)
 }
 

@@ -8,12 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"shinken.dev/go/shinken/daemon"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"shinken.dev/go/daemon"
 
 	"shinken.dev/go/internal/procfs"
 	"shinken.dev/go/shinken/client"

@@ -8,12 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"shinken.dev/go/shinken/daemon"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"shinken.dev/go/daemon"
 
 	"go.yaml.in/yaml/v3"
 )

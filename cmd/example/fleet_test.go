@@ -9,11 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"shinken.dev/go/shinken/daemon"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"shinken.dev/go/daemon"
 
 	"github.com/coder/websocket"
 	dto "github.com/prometheus/client_model/go"

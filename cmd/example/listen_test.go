@@ -11,11 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"shinken.dev/go/shinken/daemon"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"shinken.dev/go/daemon"
 
 	"github.com/mdlayher/vsock"
 

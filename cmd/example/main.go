@@ -10,7 +10,7 @@
 //
 // It prints the ACI URL and the token; open the page URL it prints to watch.
 //
-// It is flags over package shinken/daemon, which a program of your own
+// It is flags over package daemon (shinken.dev/go/daemon), which a program of your own
 // composes a daemon from.
 package main
 
@@ -30,14 +30,14 @@ import (
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/backend/x11/session"
+	"shinken.dev/go/daemon"
+	"shinken.dev/go/daemon/x11desktop"
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/js"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/escouade/wasm"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
-	"shinken.dev/go/shinken/daemon"
-	"shinken.dev/go/shinken/daemon/x11desktop"
 )
 
 // languages are the engines of the plugins' code the daemon runs: run.js

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"shinken.dev/go/daemon/daemontest"
 	"shinken.dev/go/shinken/aci"
-	"shinken.dev/go/shinken/daemon/daemontest"
 )
 
 // TestReplayFinalTree records a short session 20 times (the agent

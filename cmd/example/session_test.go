@@ -7,12 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"shinken.dev/go/shinken/daemon"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"shinken.dev/go/daemon"
 
 	"shinken.dev/go/backend/x11/session"
 	"shinken.dev/go/internal/procfs"

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"os/exec"
-	"shinken.dev/go/shinken/daemon/daemontest"
 	"strings"
 	"testing"
 	"time"
+
+	"shinken.dev/go/daemon/daemontest"
 
 	"shinken.dev/go/backend/x11/atspi/atspitest"
 	"shinken.dev/go/shinken/aci"

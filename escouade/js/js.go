@@ -56,7 +56,7 @@ import (
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/internal/engine"
-	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/escouade/internal/jsonrpc"
 )
 
 // The prelude of every run.js plugin: fetch, setTimeout, WebSocket,

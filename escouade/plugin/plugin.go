@@ -42,8 +42,9 @@ import (
 	"sync"
 	"time"
 
+	"shinken.dev/go/escouade/internal/jsonrpc"
 	"shinken.dev/go/escouade/protocol"
-	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/internal/strictjson"
 )
 
 // Handlers are a plugin's answers to the Host. A nil field has the default
@@ -200,10 +201,10 @@ func (c *Conn) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		case protocol.Allow, protocol.Deny, protocol.Ask:
 			// By hand: decisions are the requests a plugin answers most.
 			b := append(make([]byte, 0, 48+len(d.Message)), `{"decision":`...)
-			b = jsonrpc.AppendString(b, string(d.Verdict))
+			b = strictjson.AppendString(b, string(d.Verdict))
 			if d.Message != "" {
 				b = append(b, `,"message":`...)
-				b = jsonrpc.AppendString(b, d.Message)
+				b = strictjson.AppendString(b, d.Message)
 			}
 			return json.RawMessage(append(b, '}')), nil
 		}

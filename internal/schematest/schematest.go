@@ -1,4 +1,8 @@
 // Package schematest validates JSON against the project's schemas in tests.
+//
+// It is one of the two test rigs that reach above internal on purpose: it
+// imports shinken/aci to check that what the wire types emit is what the
+// schema allows, which no package beneath the wire could check.
 package schematest
 
 import (

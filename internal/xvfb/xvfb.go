@@ -7,6 +7,11 @@
 // accessibility bus unless asked, and no restarts unless asked, so a part
 // that dies stays dead where a test can see it. It knows nothing of the testing
 // package; xvfbtest wraps it for tests.
+//
+// It is one of the two test rigs that reach above internal on purpose: a
+// test session and the daemon's session must start, watch and end X the
+// same way, so this package drives backend/x11/session rather than keep a
+// second copy of it.
 package xvfb
 
 import (

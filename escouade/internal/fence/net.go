@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"shinken.dev/go/escouade/internal/fields"
+	"shinken.dev/go/escouade/internal/ssrf"
 	"shinken.dev/go/escouade/protocol"
-	"shinken.dev/go/internal/ssrf"
 )
 
 // The fences of net/* and ws/*.

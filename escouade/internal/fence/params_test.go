@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"shinken.dev/go/escouade/protocol"
-	"shinken.dev/go/internal/jsonrpc"
+	"shinken.dev/go/internal/strictjson"
 )
 
 // discard drops every notification.
@@ -165,7 +165,7 @@ func FuzzParams(f *testing.F) {
 	p := New(Config{}, &testHost{temp: f.TempDir()})
 	f.Cleanup(p.Close)
 	f.Fuzz(func(t *testing.T, which uint8, params []byte) {
-		if jsonrpc.Validate(params) != nil {
+		if strictjson.Validate(params) != nil {
 			return // the connection answers parse before any method sees it
 		}
 		in := p.NewInstance(discard{}, nil)

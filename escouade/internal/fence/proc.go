@@ -17,8 +17,8 @@ import (
 	"shinken.dev/go/escouade/internal/contain"
 	"shinken.dev/go/escouade/internal/fields"
 	"shinken.dev/go/escouade/protocol"
-	"shinken.dev/go/internal/jsonrpc"
 	"shinken.dev/go/internal/logtext"
+	"shinken.dev/go/internal/strictjson"
 )
 
 // The fences of proc/*.
@@ -427,9 +427,9 @@ func (pr *program) send(stream string, data []byte) error {
 	b = append(b, `{"proc":`...)
 	b = strconv.AppendInt(b, pr.id, 10)
 	b = append(b, `,"stream":`...)
-	b = jsonrpc.AppendString(b, stream)
+	b = strictjson.AppendString(b, stream)
 	b = append(b, `,"data":`...)
-	b = jsonrpc.AppendString(b, string(data)) // invalid UTF-8 becomes U+FFFD
+	b = strictjson.AppendString(b, string(data)) // invalid UTF-8 becomes U+FFFD
 	b = append(b, '}')
 	conn := pr.r.conn
 	send := func() error { return conn.Notify("proc/out", json.RawMessage(b)) }

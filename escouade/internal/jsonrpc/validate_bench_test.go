@@ -3,6 +3,8 @@ package jsonrpc
 import (
 	"encoding/json"
 	"testing"
+
+	"shinken.dev/go/internal/strictjson"
 )
 
 // factLine is a fact as a plugin receives it.
@@ -16,7 +18,7 @@ func BenchmarkValidateLine(b *testing.B) {
 		b.SetBytes(int64(len(factLine)))
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := Validate(factLine); err != nil {
+			if err := strictjson.Validate(factLine); err != nil {
 				b.Fatal(err)
 			}
 		}

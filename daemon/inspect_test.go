@@ -11,8 +11,8 @@ import (
 	"github.com/coder/websocket"
 
 	"shinken.dev/go/backend/headless"
+	"shinken.dev/go/daemon/daemontest"
 	"shinken.dev/go/shinken"
-	"shinken.dev/go/shinken/daemon/daemontest"
 )
 
 // inspectRig serves /inspect for a headless desktop in memory.

@@ -147,26 +147,26 @@ func parseMessage(ms []strictjson.Member, dup bool) Item {
 		switch string(k) {
 		case "jsonrpc":
 			if string(v) != `"2.0"` {
-				if s, err := String(v); err != nil || s != "2.0" {
+				if s, err := strictjson.String(v); err != nil || s != "2.0" {
 					refuse(invalid(`"jsonrpc" must be "2.0"`))
 				}
 			}
 			hasVersion = true
 		case "id":
-			switch KindOf(v) {
-			case KindString, KindNumber, KindNull:
+			switch strictjson.KindOf(v) {
+			case strictjson.KindString, strictjson.KindNumber, strictjson.KindNull:
 				it.ID = v
 			default:
 				refuse(invalid(`"id" must be a string, a number or null`))
 			}
 		case "method":
-			s, err := String(v)
+			s, err := strictjson.String(v)
 			if err != nil || s == "" {
 				refuse(invalid(`"method" must be a non-empty string`))
 			}
 			it.Method, hasMethod = s, true
 		case "params":
-			if k := KindOf(v); k != KindObject && k != KindArray {
+			if k := strictjson.KindOf(v); k != strictjson.KindObject && k != strictjson.KindArray {
 				refuse(invalid(`"params" must be an object or an array`))
 			}
 			it.Params = v
@@ -222,22 +222,22 @@ func invalid(why string) *Error {
 }
 
 func parseError(raw []byte) (*Error, *Error) {
-	if KindOf(raw) != KindObject {
+	if strictjson.KindOf(raw) != strictjson.KindObject {
 		return nil, invalid(`"error" must be an object`)
 	}
 	e := new(Error)
 	var hasCode, hasMessage bool
 	var bad *Error
-	Members(raw, func(k, v []byte) error {
+	strictjson.Members(raw, func(k, v []byte) error {
 		switch string(k) {
 		case "code":
-			n, err := Int(v)
+			n, err := strictjson.Int(v)
 			if err != nil {
 				bad = invalid(`"error.code" must be an integer`)
 			}
 			e.Code, hasCode = n, true
 		case "message":
-			s, err := String(v)
+			s, err := strictjson.String(v)
 			if err != nil {
 				bad = invalid(`"error.message" must be a string`)
 			}
@@ -267,7 +267,7 @@ func AppendRequest(dst []byte, id int64, method string, params []byte) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = strconv.AppendInt(dst, id, 10)
 	dst = append(dst, `,"method":`...)
-	dst = AppendString(dst, method)
+	dst = strictjson.AppendString(dst, method)
 	if params != nil {
 		dst = append(dst, `,"params":`...)
 		dst = append(dst, params...)
@@ -278,7 +278,7 @@ func AppendRequest(dst []byte, id int64, method string, params []byte) []byte {
 // AppendNotification appends a notification line (without its newline).
 func AppendNotification(dst []byte, method string, params []byte) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
-	dst = AppendString(dst, method)
+	dst = strictjson.AppendString(dst, method)
 	if params != nil {
 		dst = append(dst, `,"params":`...)
 		dst = append(dst, params...)
@@ -311,7 +311,7 @@ func AppendError(dst, id []byte, e *Error) []byte {
 	dst = append(dst, `,"error":{"code":`...)
 	dst = strconv.AppendInt(dst, e.Code, 10)
 	dst = append(dst, `,"message":`...)
-	dst = AppendString(dst, e.Message)
+	dst = strictjson.AppendString(dst, e.Message)
 	if e.Data != nil {
 		dst = append(dst, `,"data":`...)
 		dst = append(dst, e.Data...)

@@ -35,12 +35,12 @@ func FuzzParse(f *testing.F) {
 	}
 	// An object at the bound of its keys, and past it; a batch past its
 	// bound.
-	f.Add(wideObject(MaxKeys))
-	f.Add(wideObject(MaxKeys + 1))
+	f.Add(wideObject(strictjson.MaxKeys))
+	f.Add(wideObject(strictjson.MaxKeys + 1))
 	f.Add([]byte("[" + strings.Repeat("1,", MaxBatch) + "1]"))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		items, _, perr := Parse(line, nil)
-		verr := Validate(line)
+		verr := strictjson.Validate(line)
 		if verr == nil && !json.Valid(line) {
 			t.Fatalf("accepted what encoding/json refuses: %q", line)
 		}
@@ -52,7 +52,7 @@ func FuzzParse(f *testing.F) {
 		if verr == nil && (dup || !ok) {
 			t.Fatalf("accepted a duplicate key or a text the reference refuses: %q", line)
 		}
-		if ok && !dup && depth <= MaxDepth && widest <= MaxKeys && utf8.Valid(line) && !bytes.ContainsRune(line, '\\') && verr != nil {
+		if ok && !dup && depth <= strictjson.MaxDepth && widest <= strictjson.MaxKeys && utf8.Valid(line) && !bytes.ContainsRune(line, '\\') && verr != nil {
 			t.Fatalf("refused valid, duplicate-free JSON: %v: %q", verr, line)
 		}
 		var de *strictjson.DuplicateKeyError

@@ -12,12 +12,12 @@ import (
 	"strings"
 
 	"shinken.dev/go/backend/headless"
+	"shinken.dev/go/daemon"
 	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/plugin"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
-	"shinken.dev/go/shinken/daemon"
 	"shinken.dev/go/shinken/mcpserver"
 )
 

@@ -24,7 +24,7 @@ import (
 	"shinken.dev/go/backend/x11"
 	"shinken.dev/go/backend/x11/atspi"
 	"shinken.dev/go/backend/x11/session"
-	"shinken.dev/go/shinken/daemon"
+	"shinken.dev/go/daemon"
 )
 
 // Display opens the X server opts names ($DISPLAY for nil) with the

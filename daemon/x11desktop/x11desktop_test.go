@@ -16,10 +16,10 @@ import (
 	"go.uber.org/goleak"
 
 	"shinken.dev/go/backend/x11/session"
+	"shinken.dev/go/daemon"
+	"shinken.dev/go/daemon/x11desktop"
 	"shinken.dev/go/internal/procfs"
 	"shinken.dev/go/shinken/client"
-	"shinken.dev/go/shinken/daemon"
-	"shinken.dev/go/shinken/daemon/x11desktop"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

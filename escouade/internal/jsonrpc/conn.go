@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"runtime/debug"
+
 	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/internal/strictjson"
 )
@@ -575,7 +576,7 @@ func (c *Conn) timeout(method string) time.Duration {
 
 // route hands a response to the call waiting for it.
 func (c *Conn) route(it *Item) {
-	id, err := Int(it.ID)
+	id, err := strictjson.Int(it.ID)
 	var cl *call
 	if err == nil {
 		c.mu.Lock()
@@ -742,7 +743,7 @@ func marshalParams(params any) ([]byte, error) {
 		return nil, err
 	}
 	if p != nil {
-		if k := KindOf(p); k != KindObject && k != KindArray {
+		if k := strictjson.KindOf(p); k != strictjson.KindObject && k != strictjson.KindArray {
 			return nil, fmt.Errorf("jsonrpc: params must be an object or an array, not %s", p)
 		}
 	}

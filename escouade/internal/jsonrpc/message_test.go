@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"shinken.dev/go/internal/strictjson"
 )
 
 func TestParseSingle(t *testing.T) {
@@ -80,8 +82,8 @@ func TestParseRefusals(t *testing.T) {
 		{line: `{"jsonrpc":"2.0","id":1,"method":"m","extra":true}`, code: CodeInvalidRequest, keepsID: true},
 		// The bounds on one line's work: an object's keys, a batch's
 		// messages (refused whole, with one answer).
-		{line: string(wideObject(MaxKeys + 1)), code: CodeParse, whole: true},
-		{line: `{"jsonrpc":"2.0","method":"m",` + strings.TrimSuffix(strings.TrimPrefix(string(wideObject(MaxKeys-1)), `{"jsonrpc":"2.0","id":1,"method":"m","params":{`), "}"), code: CodeParse, whole: true},
+		{line: string(wideObject(strictjson.MaxKeys + 1)), code: CodeParse, whole: true},
+		{line: `{"jsonrpc":"2.0","method":"m",` + strings.TrimSuffix(strings.TrimPrefix(string(wideObject(strictjson.MaxKeys-1)), `{"jsonrpc":"2.0","id":1,"method":"m","params":{`), "}"), code: CodeParse, whole: true},
 		{line: "[" + strings.Repeat("1,", MaxBatch) + "1]", code: CodeInvalidRequest, whole: true},
 		{line: "[" + strings.Repeat(`{"jsonrpc":"2.0","method":"n"},`, MaxBatch) + `{"jsonrpc":"2.0","method":"n"}]`, code: CodeInvalidRequest, whole: true},
 	}
@@ -166,7 +168,7 @@ func BenchmarkParseHostile(b *testing.B) {
 		if i > 0 {
 			wide = append(wide, ',')
 		}
-		o := wideObject(MaxKeys)
+		o := wideObject(strictjson.MaxKeys)
 		wide = append(wide, o[len(`{"jsonrpc":"2.0","id":1,"method":"m","params":`):len(o)-1]...)
 	}
 	wide = append(wide, "]}"...)
@@ -209,7 +211,7 @@ func TestErrorsQuoteKeysShort(t *testing.T) {
 	if n := len(items[0].Err.Message); n > 200 || !strings.Contains(items[0].Err.Message, "(1048576 bytes)") {
 		t.Errorf("the error of an unknown member of a MiB: %d bytes: %.300s", n, items[0].Err.Message)
 	}
-	err := Validate([]byte(`{"` + key + `":1,"` + key + `":2}`))
+	err := strictjson.Validate([]byte(`{"` + key + `":1,"` + key + `":2}`))
 	if err == nil || len(err.Error()) > 200 {
 		t.Errorf("the error of a duplicate key of a MiB: %.300v", err)
 	}

@@ -6,10 +6,11 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
-	"shinken.dev/go/shinken/daemon/daemontest"
 	"strings"
 	"testing"
 	"time"
+
+	"shinken.dev/go/daemon/daemontest"
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/shinken"

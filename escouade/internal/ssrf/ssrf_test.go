@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"shinken.dev/go/internal/ssrf"
+	"shinken.dev/go/escouade/internal/ssrf"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
