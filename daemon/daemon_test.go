@@ -67,14 +67,6 @@ func TestTokenFileInPlace(t *testing.T) {
 			t.Errorf("%q: %q, %v; want the empty file's error", tc.content, got, err)
 		}
 	}
-	os.WriteFile(path, []byte("for-a-client\n"), 0o600)
-	if got, err := ReadTokenFile(path); err != nil || got != "for-a-client" {
-		t.Errorf("ReadTokenFile: %q %v", got, err)
-	}
-	os.WriteFile(path, []byte("for-a-cl"), 0o600)
-	if _, err := ReadTokenFile(path); !errors.Is(err, errTokenIncomplete) {
-		t.Errorf("ReadTokenFile of a file just written without its newline: %v", err)
-	}
 }
 
 // TestTokenFileInPlaceDaemon: with a daemon following its token file, a

@@ -1,19 +1,19 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
+
+	"shinken.dev/go/internal/tokenfile"
 )
 
 // tokenPoll is how often the token file is read for a change. A read of a
@@ -25,11 +25,12 @@ const tokenPoll = time.Second
 // gone unchanged before it is adopted: a file rewritten in place
 // (truncated, then written) may be read half-written, and a half token
 // must never open a session. A file ending with a newline is complete at
-// once; one renamed into place is never seen half-written.
-const TokenQuiet = 2 * time.Second
+// once; one renamed into place is never seen half-written. A client reads
+// its token file by the same rule with client.ReadTokenFile.
+const TokenQuiet = tokenfile.Quiet
 
 // errTokenIncomplete is a token file that may still be being written.
-var errTokenIncomplete = errors.New("daemon: the token file may be half-written (no final newline, changed less than TokenQuiet ago): waiting for it to be complete")
+var errTokenIncomplete = tokenfile.ErrIncomplete
 
 // tokenSource is the daemon's token: static, or a file followed.
 type tokenSource struct {
@@ -60,13 +61,6 @@ func newTokenSource(token, path string) (*tokenSource, error) {
 
 func (ts *tokenSource) current() string { return ts.tok }
 
-// ReadTokenFile reads a token file as a daemon does: its content with
-// surrounding white space trimmed, refused while empty or possibly
-// half-written (see TokenQuiet). A client of a daemon reads its token so.
-func ReadTokenFile(path string) (string, error) {
-	return (&tokenSource{path: path, now: time.Now}).read(false)
-}
-
 // RandomToken returns a new token of 128 random bits, in hex.
 func RandomToken() string {
 	b := make([]byte, 16)
@@ -78,41 +72,11 @@ func RandomToken() string {
 // trimmed, which must not be empty, and must be complete (see TokenQuiet)
 // unless told it is (SIGHUP).
 func (ts *tokenSource) read(told bool) (string, error) {
-	f, err := os.Open(ts.path)
-	if err != nil {
-		return "", err
+	t, err := tokenfile.Read(ts.path, told, ts.now())
+	if err != nil && !errors.Is(err, errTokenIncomplete) && !errors.Is(err, fs.ErrNotExist) {
+		err = fmt.Errorf("daemon: %w", err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	b, err := readAtMost(f, 64<<10)
-	if err != nil {
-		return "", fmt.Errorf("daemon: token file %s: %w", ts.path, err)
-	}
-	// The modification time is read before the content: a write after it
-	// makes the file look newer next time, never older.
-	complete := told || bytes.HasSuffix(b, []byte("\n")) || ts.now().Sub(st.ModTime()) >= TokenQuiet
-	t := string(bytes.TrimSpace(b))
-	switch {
-	case t == "" && !complete:
-		return "", errTokenIncomplete
-	case t == "":
-		return "", fmt.Errorf("daemon: token file %s is empty", ts.path)
-	case !complete:
-		return "", errTokenIncomplete
-	}
-	return t, nil
-}
-
-// readAtMost reads r whole, refusing more than n bytes.
-func readAtMost(r io.Reader, n int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, n+1))
-	if err == nil && int64(len(b)) > n {
-		err = fmt.Errorf("longer than %d bytes", n)
-	}
-	return b, err
+	return t, err
 }
 
 // watch re-reads the token file every tokenPoll and on SIGHUP until ctx

@@ -38,6 +38,7 @@ import (
 	"shinken.dev/go/escouade/wasm"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
 )
 
 // languages are the engines of the plugins' code the daemon runs: run.js
@@ -160,7 +161,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	if cfg.remote != "" {
 		if cfg.tokenFile != "" {
-			if token, err = daemon.ReadTokenFile(cfg.tokenFile); err != nil {
+			if token, err = client.ReadTokenFile(cfg.tokenFile); err != nil {
 				return fmt.Errorf("-token-file: %w", err)
 			}
 		}
