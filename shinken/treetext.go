@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"shinken.dev/go/internal/roles"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -128,14 +129,6 @@ var textRoles = map[string]bool{"static": true, "text": true, "label": true}
 var clipRoles = map[string]bool{
 	"frame": true, "window": true, "dialog": true, "document web": true, "document frame": true,
 	"scroll pane": true, "viewport": true,
-}
-
-// popupOwners are the roles whose children show in pop-up windows of
-// their own (override-redirect menus, combo lists): nothing above them
-// clips those children.
-var popupOwners = map[string]bool{
-	"combo box": true, "menu": true, "menu bar": true, "menu item": true,
-	"check menu item": true, "radio menu item": true, "popup menu": true,
 }
 
 // A line's fate in the text.
@@ -347,7 +340,7 @@ func makePlan(t *Tree, all bool, common *[]string) *plan {
 		n := &nodes[i]
 		q := parent(i)
 		c := image.Rectangle{}
-		if q >= 0 && !popupOwners[nodes[q].Role] {
+		if q >= 0 && !roles.PopupOwner(nodes[q].Role) {
 			// A pop-up (a combo box's list, a menu's items) lies in a
 			// window of its own, often past its owner's window.
 			c = clip[q]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 
+	"shinken.dev/go/internal/roles"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
@@ -138,10 +139,4 @@ func (n *node) visible(paths []string) (box, whole image.Rectangle, err error) {
 // list): the items of a menu three deep hang under a menu bar's thin
 // strip, and neither the owner nor its ancestors (its window included:
 // a pop-up may reach past it) clip them.
-func popupOwner(role uint32) bool {
-	switch roleName(role) {
-	case "menu", "menu bar", "menu item", "check menu item", "radio menu item", "popup menu", "combo box":
-		return true
-	}
-	return false
-}
+func popupOwner(role uint32) bool { return roles.PopupOwner(roleName(role)) }
