@@ -52,38 +52,23 @@ func (s *ScrollView) add(c control) {
 }
 
 // AddLabel adds a line of text to the view, wrapped to its width.
-func (s *ScrollView) AddLabel(text string) *Label {
-	l := &Label{text: text}
-	s.add(l)
-	return l
-}
+func (s *ScrollView) AddLabel(text string) *Label { return addLabel(s, text) }
 
 // AddButton adds a push button to the view; onClick is as for
 // Window.AddButton.
 func (s *ScrollView) AddButton(text string, onClick func()) *Button {
-	b := &Button{text: text, onClick: onClick}
-	s.add(b)
-	return b
+	return addButton(s, text, onClick)
 }
 
 // AddCheckBox adds a check box to the view; onToggle is as for
 // Window.AddCheckBox.
 func (s *ScrollView) AddCheckBox(text string, onToggle func(checked bool)) *CheckBox {
-	c := &CheckBox{text: text, onToggle: onToggle}
-	s.add(c)
-	return c
+	return addCheckBox(s, text, onToggle)
 }
 
 // AddEntry adds a single-line text entry to the view, with its label above
 // it as for Window.AddEntry.
-func (s *ScrollView) AddEntry(label string) *Entry {
-	if label != "" {
-		s.AddLabel(label)
-	}
-	e := &Entry{editor{widget: widget{name: label}}}
-	s.add(e)
-	return e
-}
+func (s *ScrollView) AddEntry(label string) *Entry { return addEntry(s, label) }
 
 // Offset returns how many pixels of the content are scrolled out at the
 // top.

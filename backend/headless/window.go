@@ -188,31 +188,18 @@ func (w *Window) add(c control) {
 }
 
 // AddLabel adds a line of text, wrapped to the window's width.
-func (w *Window) AddLabel(text string) *Label {
-	l := &Label{text: text}
-	w.add(l)
-	return l
-}
+func (w *Window) AddLabel(text string) *Label { return addLabel(w, text) }
 
 // AddButton adds a push button; onClick, if not nil, runs when it is
 // clicked, pressed with space or Return, or invoked through the
 // accessibility tree.
 func (w *Window) AddButton(text string, onClick func()) *Button {
-	b := &Button{text: text, onClick: onClick}
-	w.add(b)
-	return b
+	return addButton(w, text, onClick)
 }
 
 // AddEntry adds a single-line text entry. A non-empty label is shown above
 // it and is its accessible name.
-func (w *Window) AddEntry(label string) *Entry {
-	if label != "" {
-		w.AddLabel(label)
-	}
-	e := &Entry{editor{widget: widget{name: label}}}
-	w.add(e)
-	return e
-}
+func (w *Window) AddEntry(label string) *Entry { return addEntry(w, label) }
 
 // AddTextArea adds a multi-line text area that takes a share of the
 // window's spare height. A non-empty label is shown above it and is its
@@ -229,9 +216,7 @@ func (w *Window) AddTextArea(label string) *TextArea {
 // AddCheckBox adds a check box; onToggle, if not nil, runs with the new
 // state when the user toggles it.
 func (w *Window) AddCheckBox(text string, onToggle func(checked bool)) *CheckBox {
-	c := &CheckBox{text: text, onToggle: onToggle}
-	w.add(c)
-	return c
+	return addCheckBox(w, text, onToggle)
 }
 
 // AddList adds a list of selectable items that takes a share of the window's
