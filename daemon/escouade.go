@@ -50,8 +50,8 @@ type Plugins struct {
 // decisions, restarts after a crash, shutdown). The manifest says what
 // the plugin may do, as a plugin.json does.
 type GoPlugin struct {
-	// Manifest is the plugin's manifest (see manifest.Parse);
-	// its run.command is not run, but must be set, as a plugin.json's.
+	// Manifest is the plugin's manifest: manifest.ParseFunc reads one
+	// that names no run (Handlers are what runs).
 	Manifest *manifest.Manifest
 	// Handlers answer the Host (plugin.Handlers.Decide for a guard).
 	Handlers plugin.Handlers

@@ -42,8 +42,8 @@ func Example() {
 	tokenFile := filepath.Join(dir, "token")
 	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
 
-	manifest, err := manifest.Parse([]byte(`{"id": "no-rm", "version": "1.0.0",
-		"protocolVersion": 1, "run": {"command": ["no-rm"]}, "permissions": {"decide": true}}`))
+	manifest, err := manifest.ParseFunc([]byte(`{"id": "no-rm", "version": "1.0.0",
+		"protocolVersion": 1, "permissions": {"decide": true}}`))
 	if err != nil {
 		panic(err)
 	}
