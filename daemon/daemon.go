@@ -90,6 +90,14 @@ type Options struct {
 	// MCP, when set, serves MCP (streamable HTTP) at /mcp with the
 	// daemon's token, through an in-process ACI session; Hosts and
 	// Origins are added to its AllowedHosts and AllowedOrigins.
+	//
+	// Each MCP session finds which window tools it can offer with one
+	// exec (client.WindowControl): a /bin/sh -c script that looks for
+	// wmctrl, xdotool and xprop and reads the display. That exec goes
+	// through Plugins like the agent's own: a guard that refuses it, or
+	// holds it past 10 s, leaves the session without the window tools
+	// that need those programs (close, minimise, maximise), and nothing
+	// else is lost.
 	MCP *mcpserver.Options
 
 	// Page serves the inspector page at / and its endpoint at /inspect:
