@@ -255,7 +255,11 @@ func (w *Writer) Flush() error {
 
 // Options tune [Record]. A nil *Options means defaults.
 type Options struct {
-	// FPS is how often the screen is captured; default 5.
+	// FPS is how often the screen is captured between actions; default
+	// 5, at most 60. Whatever the rate, the screen is also captured after
+	// every mutating action that succeeded, as its answer left it (the
+	// runtime answers an input action once the UI has settled), so that a
+	// quick agent's every step has its frame.
 	FPS float64
 	// Writer configures the Writer.
 	Writer *WriterOptions
@@ -329,6 +333,9 @@ func Record(ctx context.Context, w io.Writer, c shinken.Capturer, sub *shinken.S
 			}
 			if keep(e) {
 				err = rw.Event(e)
+			}
+			if err == nil && e.Kind == shinken.EventAction && e.OK && e.Verb.Mutating() {
+				err = capture(ctx)
 			}
 		case <-tick.C:
 			err = capture(ctx)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -229,4 +230,81 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRecordFrameAfterEachAction: a quick agent's every settled step has
+// its frame, whatever the capture rate (here one frame in 1000 s).
+func TestRecordFrameAfterEachAction(t *testing.T) {
+	d := headless.New(nil)
+	ctx := t.Context()
+	if err := d.Launch(ctx, "form", nil); err != nil {
+		t.Fatal(err)
+	}
+	feed := shinken.NewFeed()
+	c := shinkentest.Serve(t, d, &shinken.RuntimeOptions{Feed: feed})
+	sub := feed.Subscribe(0)
+	var buf bytes.Buffer
+	done := make(chan error, 1)
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	captured := make(chan struct{}, 16)
+	capt := countingCapturer{d, captured}
+	go func() { done <- record.Record(rctx, &buf, capt, sub, &record.Options{FPS: 0.001}) }()
+	<-captured // the first frame
+	obs, err := c.Observe(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, err := obs.Find("text", "Name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const steps = 4
+	for i := range steps {
+		if err := c.SetValue(ctx, aci.Ref(name.Ref), strings.Repeat("A", i+1)); err != nil {
+			t.Fatal(err)
+		}
+		// The recorder hears of the step after its answer, as an
+		// agent's next step comes after it: wait for its capture (the
+		// bound is a hang guard).
+		select {
+		case <-captured:
+		case <-time.After(time.Minute):
+			t.Fatalf("no frame captured after step %d", i+1)
+		}
+	}
+	sub.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	p := record.NewPlayer(bytes.NewReader(buf.Bytes()))
+	frames := 0
+	for {
+		_, _, err := p.NextFrame()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames++
+	}
+
+	// The first frame, one after each step that changed the screen; the
+	// last (at the end) repeats the last step's and may cost nothing.
+	if frames < steps+1 {
+		t.Errorf("%d frames for %d steps at one frame in 1000 s, want at least %d", frames, steps, steps+1)
+	}
+}
+
+// countingCapturer is a Capturer that says when it captured.
+type countingCapturer struct {
+	shinken.Capturer
+	captured chan struct{}
+}
+
+func (c countingCapturer) Capture(ctx context.Context, s aci.Scope) (shinken.Frame, error) {
+	f, err := c.Capturer.Capture(ctx, s)
+	c.captured <- struct{}{}
+	return f, err
 }
