@@ -130,8 +130,13 @@ type Options struct {
 
 	// Record, when set, is a file the session is recorded to (the screen,
 	// the actions, the trees); package record reads it, and the page
-	// replays it.
+	// replays it. It is one file: a folder and a timestamped name are the
+	// caller's to make. The screen is recorded after every action that
+	// changed it, and between actions RecordFPS times a second.
 	Record string
+	// RecordFPS is how often the screen is captured between actions
+	// while recording; default 5, at most 60.
+	RecordFPS float64
 
 	// Plugins, when set, are the Escouade plugins that decide what the
 	// agent may exec or launch.
@@ -275,8 +280,11 @@ func newDaemon(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 
 	d.served = newServed(opts.Desktop, rtOpts, d.log)
 
+	if opts.RecordFPS < 0 || opts.RecordFPS > 60 {
+		return nil, fmt.Errorf("daemon: Options.RecordFPS %g: want 0 (the default, 5) to 60", opts.RecordFPS)
+	}
 	if opts.Record != "" {
-		stop, err := startRecording(d.ctx, opts.Record, d.served, d.feed, d.log)
+		stop, err := startRecording(d.ctx, opts.Record, opts.RecordFPS, d.served, d.feed, d.log)
 		if err != nil {
 			return nil, err
 		}

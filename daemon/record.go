@@ -23,7 +23,7 @@ import (
 // until the returned stop is called. At the stop the tree as it is then
 // is observed and recorded too, so that a replay's end shows the desktop
 // as the session left it, whoever observed last.
-func startRecording(ctx context.Context, path string, s *served, feed *shinken.Feed, log *slog.Logger) (stop func(), err error) {
+func startRecording(ctx context.Context, path string, fps float64, s *served, feed *shinken.Feed, log *slog.Logger) (stop func(), err error) {
 	_, _, _, d := s.state()
 	c, ok := d.Backend.(shinken.Capturer)
 	if !ok {
@@ -40,7 +40,7 @@ func startRecording(ctx context.Context, path string, s *served, feed *shinken.F
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := record.Record(ctx, f, c, sub, &record.Options{Keep: recorded}); err != nil {
+		if err := record.Record(ctx, f, c, sub, &record.Options{Keep: recorded, FPS: fps}); err != nil {
 			log.Error("recording stopped", "err", err)
 		}
 	}()

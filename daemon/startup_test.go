@@ -28,7 +28,7 @@ func policyPlugins(t *testing.T) string {
 	if err := os.MkdirAll(pdir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	src := filepath.Join("..", "..", "cmd", "example", "testdata", "policy")
+	src := filepath.Join("..", "cmd", "example", "testdata", "policy")
 	manifest, err := os.ReadFile(filepath.Join(src, "plugin.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +62,7 @@ func TestStartErrorsLeaveNothing(t *testing.T) {
 		{"listen", func(o *Options) { o.Listen = append(o.Listen, taken.Addr().String()) }, "listen"},
 		{"bad address", func(o *Options) { o.Listen = append(o.Listen, "vsock:seven") }, "vsock:PORT"},
 		{"recording", func(o *Options) { o.Record = filepath.Join(t.TempDir(), "no", "such", "dir", "x.rec") }, "Record"},
+		{"record rate", func(o *Options) { o.RecordFPS = -1 }, "RecordFPS"},
 		{"plugin", func(o *Options) { o.Plugins.Go = []GoPlugin{failingPlugin(t)} }, "broken"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -74,6 +74,7 @@ func TestFenceImports(t *testing.T) {
 		"shinken.dev/go/escouade/internal/contain": true,
 		"shinken.dev/go/escouade/internal/jsonrpc": true,
 		"shinken.dev/go/internal/logtext":          true,
+		"shinken.dev/go/internal/strictjson":       true,
 		"shinken.dev/go/escouade/internal/ssrf":    true,
 		"github.com/coder/websocket":               true,
 	})

@@ -72,6 +72,7 @@ type config struct {
 	remote        string // with -mcp stdio: the ACI URL of the runtime to serve
 	mcpSize       string // the model's screen for the MCP computer tools, WxH
 	record        string // a file to record the session to
+	recordFPS     float64
 }
 
 // stringList is a repeatable flag.
@@ -103,6 +104,7 @@ func main() {
 	flag.StringVar(&cfg.project, "project", "", "project name the plugins are told about")
 	flag.StringVar(&cfg.onAsk, "on-ask", "deny", "what a plugin's \"ask\", or its silence, means with no person to ask: allow or deny")
 	flag.StringVar(&cfg.record, "record", "", "record the session (screen, actions, trees) to this file; replay it in the page, export it with \"example export\"")
+	flag.Float64Var(&cfg.recordFPS, "record-fps", 5, "with -record: screen captures a second between actions (every action that changes the screen is captured too), at most 60")
 	flag.StringVar(&cfg.logLevel, "log", "info", "log level: debug, info, warn or error")
 	flag.StringVar(&cfg.mcp, "mcp", "", "stdio: serve MCP on standard input and output instead of listening (MCP is always served at /mcp on the listener)")
 	flag.StringVar(&cfg.mcpSize, "mcp-screen", "1024x768", "the screen the MCP computer tools show the model, WxH: screenshots fit in it, coordinates are read in it")
@@ -182,7 +184,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	opts := &daemon.Options{
 		Token: token, TokenFile: cfg.tokenFile, Logger: log, MCP: &mcpOpts, Page: true,
 		Metrics:      &daemon.MetricsOptions{Listen: cfg.metricsListen},
-		DrainTimeout: cfg.drainTimeout, DrainDelay: cfg.drainDelay, Record: cfg.record,
+		DrainTimeout: cfg.drainTimeout, DrainDelay: cfg.drainDelay, Record: cfg.record, RecordFPS: cfg.recordFPS,
 		Hosts: cfg.hosts, Origins: cfg.origins,
 		Runtime: &shinken.RuntimeOptions{Name: "shinken-example", KeepAlive: keepAlive, ReadTimeout: readTimeout, MaxMessage: cfg.maxMessage, SettleCap: cfg.settleCap},
 	}
