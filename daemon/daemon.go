@@ -139,7 +139,10 @@ type Options struct {
 	RecordFPS float64
 
 	// Plugins, when set, are the Escouade plugins that decide what the
-	// agent may exec or launch.
+	// agent may exec or launch. Nil means no check at all: every command
+	// the agent sends runs, and New logs a warning saying so (unless
+	// Runtime.Authorizer judges them). A Plugins with no plugin in it
+	// denies every command.
 	Plugins *Plugins
 }
 
@@ -262,6 +265,9 @@ func newDaemon(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 	}
 	rtOpts.OriginPatterns = append(rtOpts.OriginPatterns, originHosts(opts.Origins)...)
 
+	if opts.Plugins == nil && rtOpts.Authorizer == nil {
+		d.log.Warn("no plugins: every command the agent sends runs (set Options.Plugins to judge them)")
+	}
 	if opts.Plugins != nil {
 		var onDecision func(string)
 		if d.metrics != nil {

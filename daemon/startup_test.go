@@ -156,3 +156,28 @@ func TestNewRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestNoPluginsWarns: a daemon whose agent's commands nothing judges says
+// so at start; one with plugins does not.
+func TestNoPluginsWarns(t *testing.T) {
+	for _, plugins := range []*Plugins{nil, {}} {
+		log := newSyncWriter()
+		ctx, cancel := context.WithCancel(t.Context())
+		d, err := New(ctx, &Options{
+			Desktop: Desktop{Backend: headless.New(nil)},
+			Listen:  []string{"127.0.0.1:0"},
+			Token:   "tok",
+			Plugins: plugins,
+			Logger:  slog.New(slog.NewTextHandler(log, nil)),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		d.Close()
+		warned := strings.Contains(log.String(), "no plugins: every command the agent sends runs")
+		if warned != (plugins == nil) {
+			t.Errorf("Plugins %v: warned %v:\n%s", plugins, warned, log.String())
+		}
+	}
+}
