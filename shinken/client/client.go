@@ -560,7 +560,7 @@ type Reply struct {
 // Do sends one action and waits for everything it is answered with: an
 // ack, a result or an observation, and for an action with Observe the
 // observation that follows the ack. A refusal is returned as an *Error
-// (errors.Is(err, ErrStaleElementRef)...), alongside the Reply.
+// (errors.Is(err, aci.ErrStaleElementRef)...), alongside the Reply.
 func (c *Client) Do(ctx context.Context, a *aci.Action) (*Reply, error) {
 	callID := c.newID("c")
 	wantObs := a.Observe != nil
