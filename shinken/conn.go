@@ -352,6 +352,9 @@ func (c *conn) dispatch(data []byte) bool {
 		v := m.Action.Verb
 		if !c.rt.verbs[v] {
 			err := aci.Errorf(aci.CodeUnsupportedVerb, "%s is not supported by this runtime's backend", v)
+			if v == "exec" {
+				err = aci.Errorf(aci.CodeUnsupportedVerb, "exec is not supported by this runtime's backend: the runtime has no executor; set RuntimeOptions.Executor (e.g. osexec.New)")
+			}
 			c.emitAction(m, time.Now(), time.Time{}, err)
 			c.fail(m.CallID, "action", v, err)
 			return true
