@@ -15,12 +15,15 @@ type exitInfo struct {
 	signal int
 }
 
-// spawn starts the child as the leader of a new process group, so that one
-// signal reaches everything it starts, and asks the kernel to SIGKILL it
-// if the spawning thread dies: the runtime's death then takes the leader
-// with it.
+// spawn starts the child as the leader of a new session, and so of a new
+// process group whose id is its pid, so that one signal reaches everything
+// it starts and it holds no controlling terminal (no TIOCSTI into the
+// daemon's); it asks the kernel to SIGKILL it if the spawning thread dies:
+// the runtime's death then takes the leader with it. Setpgid is not asked
+// with Setsid: a session leader leads its group already, and setpgid after
+// setsid fails with EPERM.
 func spawn(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
-	attr.Sys = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	attr.Sys = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	pid, _, err := syscall.StartProcess(path, argv, attr)
 	return pid, err
 }

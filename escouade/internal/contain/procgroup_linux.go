@@ -73,7 +73,13 @@ func startContained(cmd *exec.Cmd, cg *cgroup, ns, mayFork bool) (*Group, error)
 	if cmd.SysProcAttr != nil {
 		attr = *cmd.SysProcAttr
 	}
-	attr.Setpgid = true
+	// A session of its own, so a group of its own whose id is its pid, and
+	// no controlling terminal: the Host's cannot be typed into (TIOCSTI).
+	// Setpgid goes with Setsid (setpgid after setsid is EPERM), and a
+	// caller's Setctty or Foreground would hand a terminal back.
+	attr.Setsid = true
+	attr.Setpgid, attr.Pgid = false, 0
+	attr.Setctty, attr.Foreground, attr.Noctty, attr.Ctty = false, false, false, 0
 	attr.Pdeathsig = syscall.SIGKILL
 	attr.UseCgroupFD, attr.CgroupFD = false, 0
 	if cg != nil {

@@ -14,7 +14,11 @@ func Start(cmd *exec.Cmd, _ bool) (*Group, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Setpgid = true
+	// A session of its own (so a group whose id is its pid) and no
+	// controlling terminal; Setpgid with Setsid would be EPERM.
+	cmd.SysProcAttr.Setsid = true
+	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pgid = false, 0
+	cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Foreground = false, false
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

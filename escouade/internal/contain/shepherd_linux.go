@@ -307,7 +307,9 @@ func RunShepherd() int {
 		Dir:   boot.Dir,
 		Env:   boot.Env,
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+		// A session of its own, like every program the Host starts: no
+		// controlling terminal to type into (TIOCSTI).
+		Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
 		return fail(err)
