@@ -808,3 +808,20 @@ func TestChildDiesWithRuntime(t *testing.T) {
 		return !ok || st.State == 'Z' || st.State == 'X'
 	})
 }
+
+// TestOwnSession: a command leads a session of its own, so it holds no
+// controlling terminal of the daemon's to type into (TIOCSTI), and its
+// process group is its own.
+func TestOwnSession(t *testing.T) {
+	out := run(t, osexec.New(nil), argv("cat", "/proc/self/stat"))
+	// pid (comm) state ppid pgrp session tty_nr ...: comm is "cat".
+	_, rest, ok := strings.Cut(string(out.Stdout), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 5 {
+		t.Fatalf("/proc/self/stat: %q", out.Stdout)
+	}
+	pid := strings.Fields(string(out.Stdout))[0]
+	if pgrp, sid, tty := f[2], f[3], f[4]; sid != pid || pgrp != pid || tty != "0" {
+		t.Errorf("pid %s: group %s, session %s, tty %s; want its own group and session, and no terminal", pid, pgrp, sid, tty)
+	}
+}
