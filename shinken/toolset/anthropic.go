@@ -312,10 +312,13 @@ func parseAnthropic(v AnthropicVersion, name string, raw json.RawMessage) (*anth
 		member = in.Action
 		delete(fields, "action")
 	} else if _, ok := fields["action"]; ok {
-		return nil, nil, fmt.Errorf("toolset: %s takes no \"action\": the member's name is the action", name)
+		return nil, nil, fmt.Errorf("toolset: %s takes no \"action\": the member's name is the action (under %s); the input looks like %s's or %s's: set AnthropicOptions.Version = Computer20251124 or Computer20250124", name, v, Computer20251124, Computer20250124)
 	}
 	m, ok := memberByName[member]
-	if !ok || (v == Computer20250124 && member == "zoom") {
+	if ok && v == Computer20250124 && member == "zoom" {
+		return nil, nil, fmt.Errorf("toolset: %s has no computer action \"zoom\": %s and %s have it: set AnthropicOptions.Version to one of them", v, Computer20251124, ComputerToolset20260801)
+	}
+	if !ok {
 		return nil, nil, fmt.Errorf("toolset: unknown computer action %q", member)
 	}
 	for f := range fields {

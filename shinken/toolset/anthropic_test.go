@@ -288,7 +288,7 @@ func TestAnthropicRefusesBadInput(t *testing.T) {
 	a := newAnthropic(t, k, nil)
 	for _, c := range []struct{ name, input, want string }{
 		{"left_click", `{"coordinate": [10, 10], "button": "left"}`, `takes no "button"`},
-		{"left_click", `{"action": "left_click"}`, `takes no "action"`},
+		{"left_click", `{"action": "left_click"}`, `set AnthropicOptions.Version = Computer20251124`},
 		{"mouse_move", `{}`, `requires "coordinate"`},
 		{"scroll", `{"scroll_direction": "sideways", "scroll_amount": 1}`, "not up, down"},
 		{"key", `{"text": "a", "repeat": 10001}`, "repeat must be between 1 and 10000"},
