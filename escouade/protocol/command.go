@@ -50,7 +50,23 @@ const (
 	// ToolLaunchApp is the tool of a request to start a desktop application
 	// (the ACI's launch_app); argv is the application and its arguments.
 	ToolLaunchApp = "launch_app"
+
+	// KindRead is the kind of a request to read a file or list a folder:
+	// input.path is the path, absolute, as the agent's tool will open it.
+	KindRead = "read"
+	// KindEdit is the kind of a request to change a file or a folder
+	// (write, append, make, move, delete): input.path is the path changed,
+	// and input.to the destination of a move.
+	KindEdit = "edit"
+	// ToolShell is the tool of a request to start an interactive shell
+	// (input.interactive), and of each line typed into one (a command of
+	// its own, judged before it reaches the terminal).
+	ToolShell = "shell"
 )
+
+// MaxStdinShown bounds the standard input a request shows (input.stdin);
+// past it input.stdin_cut is set.
+const MaxStdinShown = 64 << 10
 
 // CommandInput is the input of a request of kind command.
 type CommandInput struct {
@@ -72,6 +88,40 @@ type CommandInput struct {
 	// Dynamic says that some of what runs is known only when it runs: a
 	// word Commands gives as written, or a command it cannot see.
 	Dynamic bool `json:"dynamic,omitempty"`
+	// ProgramID identifies the file Program names; nil when none was found.
+	ProgramID *FileID `json:"program_id,omitempty"`
+	// Stdin is what the program reads on its standard input, its first
+	// MaxStdinShown bytes; "" when it reads nothing.
+	Stdin string `json:"stdin,omitempty"`
+	// StdinCut says that Stdin holds only the first MaxStdinShown bytes.
+	StdinCut bool `json:"stdin_cut,omitempty"`
+	// Interactive says that the program reads what to run as it runs (a
+	// shell started for typing): what it will run is not in the request.
+	Interactive bool `json:"interactive,omitempty"`
+}
+
+// A FileID identifies a program's file, whatever name or link reached
+// it: a guard that allows a program by its FileID is not fooled by a copy
+// of another program under its name, nor by a link.
+type FileID struct {
+	// Dev and Ino are the file's device and inode numbers.
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
+	// SHA256 is the hex SHA-256 of the file's contents.
+	SHA256 string `json:"sha256"`
+}
+
+// A Redirect is one redirection of a simple command (> file, < file,
+// >> file, 2> file, >| file, <> file, &> file).
+type Redirect struct {
+	// Op is the operator as written, without its descriptor (">", ">>",
+	// "<", "<>", ">|", "&>", "&>>", ">&", "<&", "<<", "<<<").
+	Op string `json:"op"`
+	// FD is the descriptor it applies to, when written (2 in 2>f).
+	FD string `json:"fd,omitempty"`
+	// Target is the word it names, as the shell reads it (a file, a
+	// descriptor, a here-string's text).
+	Target string `json:"target"`
 }
 
 // A SimpleCommand is one command a request runs.
@@ -82,8 +132,12 @@ type SimpleCommand struct {
 	// Env are the variables set for this command alone (PATH=/x git).
 	Env map[string]string `json:"env,omitempty"`
 	// Program is the file Argv[0] names, found on the PATH it runs
-	// with; "" for a shell's builtin, or one not found.
+	// with, symlinks resolved; "" for a shell's builtin, or one not found.
 	Program string `json:"program,omitempty"`
+	// ProgramID identifies the file Program names; nil when none was found.
+	ProgramID *FileID `json:"program_id,omitempty"`
+	// Redirects are the command's redirections, in the order written.
+	Redirects []Redirect `json:"redirects,omitempty"`
 }
 
 // ShellCommand is the input of a shell line: command is the line as
@@ -128,6 +182,20 @@ func (in CommandInput) Map() map[string]any {
 			if c.Program != "" {
 				cm["program"] = c.Program
 			}
+			if c.ProgramID != nil {
+				cm["program_id"] = c.ProgramID.value()
+			}
+			if len(c.Redirects) > 0 {
+				rs := make([]any, len(c.Redirects))
+				for j, r := range c.Redirects {
+					rm := map[string]any{"op": r.Op, "target": r.Target}
+					if r.FD != "" {
+						rm["fd"] = r.FD
+					}
+					rs[j] = rm
+				}
+				cm["redirects"] = rs
+			}
 			cmds[i] = cm
 		}
 		m["commands"] = cmds
@@ -135,7 +203,23 @@ func (in CommandInput) Map() map[string]any {
 	if in.Dynamic {
 		m["dynamic"] = true
 	}
+	if in.ProgramID != nil {
+		m["program_id"] = in.ProgramID.value()
+	}
+	if in.Stdin != "" {
+		m["stdin"] = in.Stdin
+	}
+	if in.StdinCut {
+		m["stdin_cut"] = true
+	}
+	if in.Interactive {
+		m["interactive"] = true
+	}
 	return m
+}
+
+func (id *FileID) value() map[string]any {
+	return map[string]any{"dev": id.Dev, "ino": id.Ino, "sha256": id.SHA256}
 }
 
 func anyMap(m map[string]string) map[string]any {
