@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"shinken.dev/go/internal/hosttool"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -434,7 +435,17 @@ func (rt *Runtime) authorize(ctx context.Context, c *conn, a *aci.Action) error 
 	if rt.opts.Authorizer == nil {
 		return nil
 	}
-	if err := rt.opts.Authorizer.Authorize(ctx, AuthRequest{Verb: a.Verb, Action: a, Remote: c.remote}); err != nil {
+	req := AuthRequest{Verb: a.Verb, Action: a, Remote: c.remote}
+	if a.Verb == aci.VerbExec && a.Argv != nil {
+		in, ok, err := hosttool.Recognize(a.Argv, a.Env, a.Stdin)
+		if err != nil {
+			return aci.Errorf(aci.CodeInvalidAction, "%v", err)
+		}
+		if ok {
+			req.Intent = &Intent{Tool: in.Tool, Kind: in.Kind, Path: in.Path, To: in.To, Line: in.Line, Argv: in.Argv, Interactive: in.Interactive}
+		}
+	}
+	if err := rt.opts.Authorizer.Authorize(ctx, req); err != nil {
 		if _, ok := err.(*aci.Error); ok && strings.HasPrefix(err.Error(), string(aci.CodePermissionDenied)) {
 			return err
 		}

@@ -130,6 +130,9 @@ func request(req shinken.AuthRequest, id string, env []string) (protocol.Permiss
 	if a == nil {
 		return protocol.PermissionRequest{}, fmt.Errorf("gate: a request without an action")
 	}
+	if req.Intent != nil {
+		return intentRequest(*req.Intent, id, env)
+	}
 	var in protocol.CommandInput
 	tool := protocol.ToolExec
 	switch req.Verb {
