@@ -321,15 +321,8 @@ func parseAnthropic(v AnthropicVersion, name string, raw json.RawMessage) (*anth
 	if !ok {
 		return nil, nil, fmt.Errorf("toolset: unknown computer action %q", member)
 	}
-	for f := range fields {
-		if !slices.Contains(m.fields(v), f) {
-			return nil, nil, fmt.Errorf("toolset: %s takes no %q", member, f)
-		}
-	}
-	for _, f := range m.required {
-		if _, ok := fields[f]; !ok {
-			return nil, nil, fmt.Errorf("toolset: %s requires %q", member, f)
-		}
+	if err := m.spec(v).check(member, fields); err != nil {
+		return nil, nil, err
 	}
 	return m, &in, nil
 }
@@ -428,12 +421,12 @@ type anthropicMember struct {
 	run      func(ctx context.Context, a *Anthropic, in *anthropicInput) (*Result, error)
 }
 
-func (m *anthropicMember) fields(v AnthropicVersion) []string {
-	f := slices.Concat(m.optional, m.required)
+// spec is what the member takes under version v.
+func (m *anthropicMember) spec(v AnthropicVersion) fieldSpec {
 	if v == ComputerToolset20260801 {
-		return append(f, m.toolset...)
+		return fieldSpec{slices.Concat(m.optional, m.toolset), m.required}
 	}
-	return append(f, m.legacy...)
+	return fieldSpec{slices.Concat(m.optional, m.legacy), m.required}
 }
 
 // done answers an action that has no result of its own: "OK", or its
@@ -651,7 +644,8 @@ func point(desc string) map[string]any {
 // schema returns the member's input schema for version v.
 func (m *anthropicMember) schema(v AnthropicVersion) json.RawMessage {
 	props := map[string]any{}
-	for _, f := range m.fields(v) {
+	spec := m.spec(v)
+	for _, f := range slices.Concat(spec.optional, spec.required) {
 		props[f] = anthropicFields[f]
 	}
 	required := slices.Clone(m.required)

@@ -235,7 +235,7 @@ type geminiArgs struct {
 // newer one (click, type, press_key, hotkey...), which the current models
 // call. Both take an optional intent, the model's note of what it means to
 // do. drag_and_drop is in both, with its own arguments in each.
-var geminiFields = map[string]struct{ optional, required []string }{
+var geminiFields = map[string]fieldSpec{
 	"click":            {nil, []string{"x", "y"}},
 	"double_click":     {nil, []string{"x", "y"}},
 	"triple_click":     {nil, []string{"x", "y"}},
@@ -283,11 +283,6 @@ func parseGemini(fc FunctionCall) (*geminiArgs, error) {
 			return nil, fmt.Errorf("toolset: %s args: %w", fc.Name, err)
 		}
 	}
-	for f := range fields {
-		if f != "safety_decision" && f != "intent" && !slices.Contains(spec.optional, f) && !slices.Contains(spec.required, f) {
-			return nil, fmt.Errorf("toolset: %s takes no %q", fc.Name, f)
-		}
-	}
 	if fc.Name == "drag_and_drop" {
 		older := []string{"x", "y", "destination_x", "destination_y"}
 		newer := []string{"start_x", "start_y", "end_x", "end_y"}
@@ -302,10 +297,8 @@ func parseGemini(fc FunctionCall) (*geminiArgs, error) {
 		}
 		spec.required = set
 	}
-	for _, f := range spec.required {
-		if _, ok := fields[f]; !ok {
-			return nil, fmt.Errorf("toolset: %s requires %q", fc.Name, f)
-		}
+	if err := spec.check(fc.Name, fields, "safety_decision", "intent"); err != nil {
+		return nil, err
 	}
 	if a.Direction != nil && !slices.Contains([]string{"up", "down", "left", "right"}, *a.Direction) {
 		return nil, fmt.Errorf("toolset: direction %q is not up, down, left or right", *a.Direction)

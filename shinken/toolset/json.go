@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Fixed-length arrays that refuse any other length: encoding/json would
@@ -83,4 +84,25 @@ func objectFields(raw json.RawMessage) (map[string]json.RawMessage, error) {
 		}
 	}
 	return fields, nil
+}
+
+// A fieldSpec is what one action of a vendor's tool takes: the fields it
+// may take and those it must, besides the ones every action of that tool
+// takes (its name's own field, Gemini's intent…).
+type fieldSpec struct{ optional, required []string }
+
+// check refuses a field the action does not take and a missing required
+// one, naming the action; always are fields any action may carry.
+func (s fieldSpec) check(action string, fields map[string]json.RawMessage, always ...string) error {
+	for f := range fields {
+		if !slices.Contains(always, f) && !slices.Contains(s.optional, f) && !slices.Contains(s.required, f) {
+			return fmt.Errorf("toolset: %s takes no %q", action, f)
+		}
+	}
+	for _, f := range s.required {
+		if _, ok := fields[f]; !ok {
+			return fmt.Errorf("toolset: %s requires %q", action, f)
+		}
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"slices"
 	"strings"
 	"time"
 
@@ -207,7 +206,7 @@ type xyObject struct {
 
 // openAIFields lists, per action type, the fields it takes (besides type)
 // and those it requires.
-var openAIFields = map[string]struct{ optional, required []string }{
+var openAIFields = map[string]fieldSpec{
 	"click":        {[]string{"button", "keys"}, []string{"x", "y"}},
 	"double_click": {[]string{"button", "keys"}, []string{"x", "y"}},
 	"drag":         {[]string{"keys"}, []string{"path"}},
@@ -234,15 +233,8 @@ func parseOpenAIAction(raw json.RawMessage) (*openAIAction, error) {
 	if !ok {
 		return a, fmt.Errorf("toolset: unknown computer action type %q", a.Type)
 	}
-	for f := range fields {
-		if f != "type" && !slices.Contains(spec.optional, f) && !slices.Contains(spec.required, f) {
-			return a, fmt.Errorf("toolset: %s takes no %q", a.Type, f)
-		}
-	}
-	for _, f := range spec.required {
-		if _, ok := fields[f]; !ok {
-			return a, fmt.Errorf("toolset: %s requires %q", a.Type, f)
-		}
+	if err := spec.check(a.Type, fields, "type"); err != nil {
+		return a, err
 	}
 	if a.Keys != nil && (a.Type != "keypress" || len(a.Keys) > 0) {
 		if a.keys, err = openAIKeys(a.Keys); err != nil {

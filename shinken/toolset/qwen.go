@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"image"
 	"math"
-	"slices"
 	"time"
 
 	"shinken.dev/go/shinken/aci"
@@ -195,7 +194,7 @@ type qwenArgs struct {
 	Status     *string  `json:"status"`
 }
 
-var qwenFields = map[string]struct{ optional, required []string }{
+var qwenFields = map[string]fieldSpec{
 	"key":             {nil, []string{"keys"}},
 	"type":            {nil, []string{"text"}},
 	"mouse_move":      {nil, []string{"coordinate"}},
@@ -231,15 +230,8 @@ func parseQwen(args json.RawMessage) (*qwenArgs, error) {
 	if !ok {
 		return nil, fmt.Errorf("toolset: unknown computer_use action %q", a.Action)
 	}
-	for f := range fields {
-		if f != "action" && !slices.Contains(spec.optional, f) && !slices.Contains(spec.required, f) {
-			return nil, fmt.Errorf("toolset: %s takes no %q", a.Action, f)
-		}
-	}
-	for _, f := range spec.required {
-		if _, ok := fields[f]; !ok {
-			return nil, fmt.Errorf("toolset: %s requires %q", a.Action, f)
-		}
+	if err := spec.check(a.Action, fields, "action"); err != nil {
+		return nil, err
 	}
 	if c := a.Coordinate; c != nil && (math.IsNaN(c[0]) || math.IsNaN(c[1])) {
 		return nil, errors.New("toolset: coordinate is not a number")
