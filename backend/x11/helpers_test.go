@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"os"
 	"os/exec"
+	"shinken.dev/go/backend/x11/internal/xconn"
 	"strings"
 	"testing"
 	"time"
@@ -55,8 +56,8 @@ func newSession(t testing.TB, opts *xvfb.Options, bopts *Options) *session {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	d, _ := parseDisplay(srv.Display)
-	client, err := connect(ctx, d, srv.Xauthority)
+	d, _ := xconn.ParseDisplay(srv.Display)
+	client, err := xconn.Connect(ctx, d, srv.Xauthority, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"shinken.dev/go/backend/x11/internal/xconn"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -128,17 +129,17 @@ func Open(ctx context.Context, opts *Options) (*Backend, error) {
 	if name == "" {
 		return nil, fmt.Errorf("%w: no display given and $DISPLAY is empty", ErrConnect)
 	}
-	d, err := parseDisplay(name)
+	d, err := xconn.ParseDisplay(name)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrConnect, err)
 	}
-	conn, err := connect(ctx, d, o.Xauthority)
+	conn, err := xconn.Connect(ctx, d, o.Xauthority, nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrConnect, err)
 	}
 	b := &Backend{conn: conn, display: name, opts: o, events: make(chan struct{})}
 	b.clock.ticks = make(chan xproto.Timestamp, 1)
-	if err := b.init(d.screen); err != nil {
+	if err := b.init(d.Screen); err != nil {
 		conn.Close()
 		return nil, err
 	}

@@ -1,65 +1,25 @@
 package session
 
 import (
-	"encoding/binary"
+	"context"
 	"fmt"
-	"net"
-	"strings"
+
+	"shinken.dev/go/backend/x11/internal/xconn"
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/xproto"
 )
 
-// dial connects to the session's own server with its cookie. xgb takes its
-// credentials from $XAUTHORITY, which belongs to the whole process, so the
-// connection-setup request it writes is replaced on the way out by one that
-// carries the cookie.
+// dial connects to the session's own server with its cookie.
 func dial(display string, cookie []byte) (*xgb.Conn, error) {
-	number := strings.TrimPrefix(display, ":")
-	c, err := net.Dial("unix", "/tmp/.X11-unix/X"+number)
+	d, err := xconn.ParseDisplay(display)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := xgb.NewConnNet(&setupConn{Conn: c, setup: setupRequest(cookie)})
-	if err != nil {
-		c.Close()
-		return nil, err
+	if cookie == nil {
+		cookie = []byte{} // none, never $XAUTHORITY's
 	}
-	return conn, nil
-}
-
-// setupRequest encodes a little-endian X11 connection-setup request with a
-// MIT-MAGIC-COOKIE-1.
-func setupRequest(cookie []byte) []byte {
-	const name = "MIT-MAGIC-COOKIE-1"
-	pad := func(n int) int { return (n + 3) &^ 3 }
-	b := make([]byte, 12+pad(len(name))+pad(len(cookie)))
-	b[0] = 'l'
-	binary.LittleEndian.PutUint16(b[2:], 11)
-	binary.LittleEndian.PutUint16(b[6:], uint16(len(name)))
-	binary.LittleEndian.PutUint16(b[8:], uint16(len(cookie)))
-	copy(b[12:], name)
-	copy(b[12+pad(len(name)):], cookie)
-	return b
-}
-
-// setupConn replaces the first write on a connection, which xgb makes in
-// one call with its own setup request.
-type setupConn struct {
-	net.Conn
-	setup []byte
-	sent  bool
-}
-
-func (c *setupConn) Write(p []byte) (int, error) {
-	if c.sent {
-		return c.Conn.Write(p)
-	}
-	c.sent = true
-	if _, err := c.Conn.Write(c.setup); err != nil {
-		return 0, err
-	}
-	return len(p), nil
+	return xconn.Connect(context.Background(), d, "", cookie)
 }
 
 // wmRunning reports whether an EWMH window manager has announced itself:

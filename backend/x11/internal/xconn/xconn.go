@@ -1,4 +1,10 @@
-package x11
+// Package xconn opens xgb connections to an X display, with the cookie
+// chosen here rather than by xgb: xgb reads credentials from $XAUTHORITY,
+// which belongs to the whole process and ignores an explicit file, so the
+// connection is dialled here and the setup request xgb writes is replaced
+// on the wire. The backend and the test session's own connections both
+// open theirs through it.
+package xconn
 
 import (
 	"bytes"
@@ -7,33 +13,37 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jezek/xgb"
 )
 
-// A displayName is a parsed X display name:
+// A Display is a parsed X display name:
 // [protocol/][host]:number[.screen], or /path/to/socket:number[.screen].
-type displayName struct {
+type Display struct {
 	network string // "unix" or "tcp"...
 	host    string // "" for a local display
 	socket  string // explicit socket path prefix (launchd style), or ""
 	number  string
-	screen  int
+	// Screen is the screen the name asks for (0 when it names none).
+	Screen int
 }
 
-func parseDisplay(name string) (displayName, error) {
-	bad := fmt.Errorf("%w: bad display name %q", ErrConnect, name)
+// ParseDisplay parses an X display name.
+func ParseDisplay(name string) (Display, error) {
+	bad := fmt.Errorf("bad display name %q", name)
 	colon := strings.LastIndex(name, ":")
 	if colon < 0 {
-		return displayName{}, bad
+		return Display{}, bad
 	}
-	var d displayName
+	var d Display
 	head, tail := name[:colon], name[colon+1:]
 	switch {
 	case strings.HasPrefix(name, "/"):
@@ -56,15 +66,15 @@ func parseDisplay(name string) (displayName, error) {
 	}
 	num, scr, hasScreen := strings.Cut(tail, ".")
 	if n, err := strconv.Atoi(num); err != nil || n < 0 {
-		return displayName{}, bad
+		return Display{}, bad
 	}
 	d.number = num
 	if hasScreen {
 		n, err := strconv.Atoi(scr)
 		if err != nil || n < 0 {
-			return displayName{}, bad
+			return Display{}, bad
 		}
-		d.screen = n
+		d.Screen = n
 	}
 	return d, nil
 }
@@ -72,7 +82,7 @@ func parseDisplay(name string) (displayName, error) {
 // dial opens the transport to the display: the socket file first, then
 // Linux's abstract socket of the same name, which a server in another mount
 // namespace still offers.
-func (d displayName) dial(ctx context.Context) (net.Conn, error) {
+func (d Display) dial(ctx context.Context) (net.Conn, error) {
 	var dialer net.Dialer
 	switch {
 	case d.socket != "":
@@ -116,7 +126,7 @@ func readXauthority(path string) ([]xauthEntry, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: reading Xauthority: %w", ErrConnect, err)
+		return nil, fmt.Errorf("reading Xauthority: %w", err)
 	}
 	r := bytes.NewReader(data)
 	field := func() ([]byte, error) {
@@ -146,7 +156,7 @@ func readXauthority(path string) ([]xauthEntry, error) {
 			e.data, err = field()
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: Xauthority file %s is malformed", ErrConnect, path)
+			return nil, fmt.Errorf("Xauthority file %s is malformed", path)
 		}
 		e.number, e.name = string(number), string(name)
 		entries = append(entries, e)
@@ -158,7 +168,7 @@ func readXauthority(path string) ([]xauthEntry, error) {
 // way libXau does: the first entry whose family and address match the
 // connection and whose display number matches (an empty number matches
 // any). remote is the address dialled, nil for a local socket.
-func cookieFor(entries []xauthEntry, d displayName, hostname string, remote net.IP) []byte {
+func cookieFor(entries []xauthEntry, d Display, hostname string, remote net.IP) []byte {
 	for _, e := range entries {
 		if e.name != "MIT-MAGIC-COOKIE-1" || (e.number != "" && e.number != d.number) {
 			continue
@@ -194,30 +204,30 @@ func xauthorityPath(opt string) string {
 	return ""
 }
 
-// connect opens an xgb connection to d with the cookie from xauth.
-//
-// xgb reads credentials from $XAUTHORITY by itself, which belongs to the
-// whole process and ignores an explicit file. So the connection is dialled
-// here and the setup request xgb writes is replaced on the wire by one
-// carrying the cookie chosen above (or none).
-func connect(ctx context.Context, d displayName, xauth string) (*xgb.Conn, error) {
+// Connect opens an xgb connection to d. The cookie is cookie when it is
+// not nil (an empty one connects with none), otherwise the
+// MIT-MAGIC-COOKIE-1 that the authority file xauthority (default
+// $XAUTHORITY, then ~/.Xauthority) holds for d, as libXau picks it.
+func Connect(ctx context.Context, d Display, xauthority string, cookie []byte) (*xgb.Conn, error) {
+	quietXGB.Do(quiet)
 	c, err := d.dial(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConnect, err)
+		return nil, err
 	}
-	var cookie []byte
-	if path := xauthorityPath(xauth); path != "" {
-		entries, err := readXauthority(path)
-		if err != nil {
-			c.Close()
-			return nil, err
+	if cookie == nil {
+		if path := xauthorityPath(xauthority); path != "" {
+			entries, err := readXauthority(path)
+			if err != nil {
+				c.Close()
+				return nil, err
+			}
+			hostname, _ := os.Hostname()
+			var remote net.IP
+			if addr, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+				remote = addr.IP
+			}
+			cookie = cookieFor(entries, d, hostname, remote)
 		}
-		hostname, _ := os.Hostname()
-		var remote net.IP
-		if addr, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-			remote = addr.IP
-		}
-		cookie = cookieFor(entries, d, hostname, remote)
 	}
 	if deadline, ok := ctx.Deadline(); ok {
 		c.SetDeadline(deadline)
@@ -225,7 +235,7 @@ func connect(ctx context.Context, d displayName, xauth string) (*xgb.Conn, error
 	conn, err := xgb.NewConnNet(&setupConn{Conn: c, setup: setupRequest(cookie)})
 	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("%w: %w", ErrConnect, err)
+		return nil, err
 	}
 	c.SetDeadline(time.Time{})
 	return conn, nil
@@ -265,4 +275,25 @@ func (c *setupConn) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+var quietXGB sync.Once
+
+// quiet keeps xgb from saying, on every connection, that it found no
+// authority: it looks for one itself before writing the setup request
+// that this package replaces, so the line is always false. Every other
+// line of xgb's logger goes where it went.
+func quiet() {
+	xgb.Logger = log.New(&dropAuthority{w: xgb.Logger.Writer()}, xgb.Logger.Prefix(), xgb.Logger.Flags())
+}
+
+// dropAuthority passes on every log line but xgb's two about the
+// authority it looked for.
+type dropAuthority struct{ w io.Writer }
+
+func (d *dropAuthority) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte("Could not get authority info")) || bytes.Contains(p, []byte("Trying connection without authority info")) {
+		return len(p), nil
+	}
+	return d.w.Write(p)
 }
