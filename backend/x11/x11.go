@@ -29,7 +29,6 @@ import (
 	"github.com/jezek/xgb/xproto"
 	"github.com/jezek/xgb/xtest"
 
-	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -359,15 +358,3 @@ func (a *atoms) intern(conn *xgb.Conn) error {
 	}
 	return nil
 }
-
-// The interfaces a Backend implements.
-var (
-	_ shinken.Capturer        = (*Backend)(nil)
-	_ shinken.Injector        = (*Backend)(nil)
-	_ shinken.Clipboard       = (*Backend)(nil)
-	_ shinken.Windows         = (*Backend)(nil)
-	_ shinken.Launcher        = (*Backend)(nil)
-	_ shinken.PointerReporter = (*Backend)(nil)
-	_ shinken.DamageTracker   = (*Backend)(nil)
-	_ shinken.Settler         = (*Backend)(nil)
-)
