@@ -654,8 +654,10 @@ func (c *conn) act(m *aci.ActionMsg) {
 	case aci.VerbStopScreencast:
 		c.rt.casts.stop(c)
 	case aci.VerbWait:
-		d := millis(a.MS, c.rt.opts.MaxWait)
-		t := time.NewTimer(d)
+		if err = c.rt.checkWait(a.MS); err != nil {
+			break
+		}
+		t := time.NewTimer(time.Duration(a.MS) * time.Millisecond)
 		select {
 		case <-t.C:
 		case <-c.ctx.Done():

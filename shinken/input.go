@@ -114,7 +114,10 @@ func (c *conn) mutate(callID string, a *aci.Action) (rerr error) {
 	case aci.VerbTypeText:
 		return in.Type(ctx, *a.Text)
 	case aci.VerbKey:
-		return pressKeys(ctx, in, a.Keys, millis(a.MS, rt.opts.MaxWait))
+		if err := rt.checkWait(a.MS); err != nil {
+			return err
+		}
+		return pressKeys(ctx, in, a.Keys, time.Duration(max(a.MS, 0))*time.Millisecond)
 	}
 	return aci.Errorf(aci.CodeUnsupportedVerb, "%s", a.Verb)
 }
@@ -595,6 +598,16 @@ func holdCombo(ctx context.Context, in Injector, combo []string, during func() e
 		down++
 	}
 	return during()
+}
+
+// checkWait refuses a wait or a key hold longer than MaxWait: the schema
+// gives ms no clamp, so a wait the runtime would cut short is refused,
+// never acked for less than was asked.
+func (rt *Runtime) checkWait(ms int) error {
+	if int64(ms) > int64(rt.opts.MaxWait/time.Millisecond) {
+		return aci.Errorf(aci.CodeInvalidAction, "ms %d is past this runtime's MaxWait (%d ms)", ms, rt.opts.MaxWait.Milliseconds())
+	}
+	return nil
 }
 
 // millis converts a wire duration in milliseconds to a Duration clamped to

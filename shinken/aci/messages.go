@@ -133,7 +133,7 @@ type Ack struct {
 //     application counts its clicks afresh; a double_click followed by a
 //     click at the same point is a triple click;
 //   - holds a key action's combination for ms milliseconds before
-//     releasing it (hold_key), clamped like wait;
+//     releasing it (hold_key), refused like wait past MaxWait;
 //   - refuses with invalid_action any field on a verb that gives it no
 //     meaning (keys, button, ms, dx, dy, duration_ms, target, to, text and
 //     the capture levers elsewhere than above), rather than ignore it;
@@ -143,8 +143,10 @@ type Ack struct {
 //     desktop when observe's scope is "screen";
 //   - answers a mouse_down or mouse_up without a target at the pointer's
 //     position;
-//   - clamps wait's ms to RuntimeOptions.MaxWait and a drag's duration_ms
-//     to RuntimeOptions.MaxDragDuration.
+//   - refuses with invalid_action a wait's (and a key hold's) ms past
+//     RuntimeOptions.MaxWait, naming the bound (a wait is never acked for
+//     less than was asked), and clamps a drag's duration_ms to
+//     RuntimeOptions.MaxDragDuration.
 type Action struct {
 	Verb   Verb          `json:"verb" wire:"required"`
 	Target *Target       `json:"target,omitempty"`

@@ -71,7 +71,8 @@ func (c *Client) Key(ctx context.Context, keys string) error {
 	return c.ack(ctx, &aci.Action{Verb: aci.VerbKey, Keys: keys})
 }
 
-// Wait asks the runtime to wait (it clamps d).
+// Wait asks the runtime to wait d; a d past the runtime's MaxWait (60 s
+// by default) is refused with invalid_action.
 func (c *Client) Wait(ctx context.Context, d time.Duration) error {
 	return c.ack(ctx, &aci.Action{Verb: aci.VerbWait, MS: int(d / time.Millisecond)})
 }

@@ -52,11 +52,11 @@
 // # Bounds
 //
 // Nothing is answered OK that did not happen. A wait longer than the
-// runtime's MaxWait is made of as many waits as it takes; a key repeated
-// more often than one key action takes, or a long scroll, of as many
-// actions. A hold cannot be split without releasing the key: one the
-// runtime cuts short (at its MaxWait) is an error naming what was held,
-// and a longer one is then refused before it starts. The bounds the
+// runtime's MaxWait (which refuses a longer one) is made of as many waits
+// as it takes; a key repeated more often than one key action takes, or a
+// long scroll, of as many actions. A hold cannot be split without
+// releasing the key: one past the runtime's MaxWait is an error naming
+// the bound (the runtime refuses it before pressing anything). The bounds the
 // toolsets set themselves (300 s for a wait or a hold, 10,000 repeats or
 // notches) are in the members' schemas, and a value beyond one is refused.
 //

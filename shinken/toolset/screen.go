@@ -39,6 +39,7 @@ type screen struct {
 	exact func(screen image.Point) image.Point
 
 	held    holdCap      // the runtime's hold bound, once seen
+	waits   waitPart     // the longest wait asked in one action
 	buttons atomic.Int64 // mouse_down sent without their mouse_up
 
 	mu    sync.Mutex

@@ -2,6 +2,7 @@ package toolset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -12,7 +13,8 @@ import (
 )
 
 // The runtime bounds what one action may ask: a wait or a hold at its
-// MaxWait (60 s by default, and the welcome does not say it), a key action
+// MaxWait (60 s by default, and the welcome does not say it; a longer one
+// is refused), a key action
 // at 256 combinations. A vendor's call may ask more. The toolsets never
 // answer OK for less than was asked: a wait is made of as many waits as
 // the runtime's bound takes, repeated keys and long scrolls of as many
@@ -25,8 +27,9 @@ const (
 	notchesPerAction = 100
 )
 
-// wait waits d on the runtime, continuing a wait the runtime acked before
-// its time, so that the wait answered is the wait asked.
+// wait waits d on the runtime, in parts the runtime takes: a runtime
+// refuses a wait past its MaxWait (invalid_action), and the welcome does
+// not say it, so a refused part is halved and the part remembered.
 func (s *screen) wait(ctx context.Context, d time.Duration) error {
 	start := time.Now()
 	for {
@@ -34,11 +37,17 @@ func (s *screen) wait(ctx context.Context, d time.Duration) error {
 		if left <= 0 {
 			return nil
 		}
+		part := min(left, s.waits.get())
 		before := time.Now()
-		if err := s.do(ctx, &aci.Action{Verb: aci.VerbWait, MS: ceilMS(left)}); err != nil {
+		err := s.do(ctx, &aci.Action{Verb: aci.VerbWait, MS: ceilMS(part)})
+		if errors.Is(err, aci.ErrInvalidAction) && part > time.Millisecond {
+			s.waits.below(part)
+			continue
+		}
+		if err != nil {
 			return err
 		}
-		if time.Since(before) < time.Millisecond {
+		if time.Since(before) < time.Millisecond && part >= time.Millisecond {
 			// A runtime that waits no time at all: the rest is waited here.
 			t := time.NewTimer(d - time.Since(start))
 			defer t.Stop()
@@ -50,6 +59,29 @@ func (s *screen) wait(ctx context.Context, d time.Duration) error {
 			}
 		}
 	}
+}
+
+// waitPart is the longest wait asked of the runtime in one action: 30 s
+// (below the runtime's default MaxWait, 60 s) until the runtime refuses
+// one, then half of the refused part.
+type waitPart struct {
+	mu   sync.Mutex
+	part time.Duration
+}
+
+func (w *waitPart) get() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.part == 0 {
+		return 30 * time.Second
+	}
+	return w.part
+}
+
+func (w *waitPart) below(refused time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.part = max(refused/2, time.Millisecond)
 }
 
 // holdCap is the longest hold a runtime was seen to make, once it made one

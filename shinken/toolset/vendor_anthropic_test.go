@@ -82,8 +82,8 @@ func TestAnthropicRepeatAndCoordinates(t *testing.T) {
 }
 
 // TestAnthropicWaitsAsLongAsAsked runs waits and holds longer than the
-// runtime's MaxWait: a wait is as long as asked, a hold that the runtime
-// cuts short is an error, never OK.
+// runtime's MaxWait: a wait is as long as asked (in parts the runtime
+// takes), a hold the runtime cannot make is an error, never OK.
 func TestAnthropicWaitsAsLongAsAsked(t *testing.T) {
 	k, rec := newRecDesk(t, 1280, 800, &shinken.RuntimeOptions{MaxWait: 40 * time.Millisecond}, "form")
 	a := newAnthropic(t, k, nil)
@@ -97,13 +97,9 @@ func TestAnthropicWaitsAsLongAsAsked(t *testing.T) {
 	if err == nil || !r.IsError || !strings.Contains(r.Text, "MaxWait") {
 		t.Fatalf("a hold of 0.2 s under a 40 ms MaxWait: %v %+v", err, r)
 	}
-	if got := rec.take(); !slices.Equal(got, []string{"+Shift_L", "-Shift_L"}) {
-		t.Fatalf("the hold pressed %v", got)
-	}
-	// Now known, the bound refuses a longer hold before it starts.
-	if r, err := a.Call(k.ctx, "hold_key", json.RawMessage(`{"text": "shift", "duration": 1}`)); err == nil || !strings.Contains(r.Text, "longer than this runtime holds") {
-		t.Fatalf("a second long hold: %v %+v", err, r)
-	}
+	// The runtime refuses a hold past its MaxWait before it presses
+	// anything (one that cut the hold short would be measured, and later
+	// longer holds refused here).
 	if got := rec.take(); len(got) > 0 {
 		t.Fatalf("a refused hold pressed %v", got)
 	}
