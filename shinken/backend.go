@@ -25,10 +25,8 @@ import (
 // errors.ErrUnsupported.
 type Backend any
 
-// Display describes the global action space: the coordinate system in which
-// every point_px target is expressed and every bbox is reported. Agents see
-// it as the screen_size query (aci.ScreenSize) and, with how an image maps
-// onto it, in every observation's aci.CoordinateSpace.
+// Display describes the global action space, in which every point_px
+// target is expressed and every bbox reported (aci.CoordinateSpace).
 type Display struct {
 	W, H int     // size of the global action space, in action pixels
 	DPR  float64 // device pixels per logical UI point; 1 when unknown
@@ -307,8 +305,7 @@ type PointerReporter interface {
 	PointerPosition(ctx context.Context) (image.Point, error)
 }
 
-// A PlatformReporter says which platform a backend drives. Without one the
-// Runtime reports linux.
+// A PlatformReporter says which platform a backend drives (else: linux).
 type PlatformReporter interface {
 	Platform() aci.Platform
 }

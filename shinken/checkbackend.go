@@ -22,12 +22,8 @@ var capabilities = []reflect.Type{
 	reflect.TypeFor[Settler](),
 }
 
-// CheckBackend reports the capabilities b almost has: an interface of this
-// package whose method names b has, but with a signature that differs, so
-// the Runtime would silently not find the capability. It returns nil when
-// every capability b seems to aim at is one it implements. NewRuntime logs
-// what it finds, and the conformance suite fails on it; compile-time
-// assertions in the backend's package (see [Backend]) do better still.
+// CheckBackend reports the capabilities b almost has (method names right,
+// signature wrong: the Runtime would not find them), nil for none.
 func CheckBackend(b Backend) error {
 	if b == nil {
 		return nil

@@ -131,12 +131,9 @@ type Collected struct {
 	Status                           ExitStatus
 }
 
-// Collect reads p to the end, keeping up to budget bytes of each channel,
-// then waits for it. Output past a channel's budget is read and discarded
-// so that the child runs to completion rather than blocking on a full
-// pipe. The error is the first one of Next other than io.EOF, or else
-// Wait's, and the Collected is filled in either way. It is the buffered
-// form of exec, shared by the Runtime and every executor.
+// Collect reads p to the end, keeping up to budget bytes of each channel
+// (reading past it, so that the child never blocks on a full pipe), then
+// waits for it. The error is Next's first but io.EOF, or Wait's.
 func Collect(p Process, budget int) (Collected, error) {
 	budget = max(budget, 0)
 	var o Collected
@@ -168,10 +165,7 @@ func Collect(p Process, budget int) (Collected, error) {
 }
 
 // OutputText returns b as UTF-8, each run of invalid bytes replaced by
-// U+FFFD. When truncated is set, b is the head of a longer output and may
-// end in the middle of a character: that incomplete tail is dropped rather
-// than shown as invalid, since the bytes that would complete it were cut,
-// not wrong.
+// U+FFFD; when truncated is set, a character cut at b's end is dropped.
 func OutputText(b []byte, truncated bool) string {
 	if truncated {
 		b = b[:len(b)-incompleteTail(b)]

@@ -20,12 +20,9 @@ const (
 	maxSettleTotal = 5 * time.Second
 )
 
-// An Observer is the structured-observation engine of one session: it binds
-// backend node identities to stable e<N> refs, renders tree_text, and diffs
-// it against the session's previous revision. One engine serves every
-// backend. The Runtime keeps one per connection; programs that drive a
-// backend directly can make their own with NewObserver. An Observer is safe
-// for concurrent use.
+// An Observer is one session's observation engine: stable e<N> refs bound
+// to node identities, tree_text, and diffs against the previous revision.
+// The Runtime keeps one per connection. It is safe for concurrent use.
 type Observer struct {
 	a11y     A11y
 	watcher  ChangeWatcher

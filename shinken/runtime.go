@@ -91,34 +91,21 @@ type AuthRequest struct {
 	Action *aci.Action // the action as the client sent it; do not modify
 	// Remote is the client's network address, when known.
 	Remote string
-	// Intent is what the exec does when it is a machine tool's plumbing
-	// (a file read, a line typed into a shell): judge that, not the
-	// script that carries it out. Nil for any other exec.
+	// Intent is what a machine tool's exec does (judge it, not the
+	// tool's script); nil for any other exec.
 	Intent *Intent
 }
 
-// An Intent is what a machine tool's exec does (read a path, change one,
-// run a line), read back by the runtime from the tool's fixed plumbing,
-// whoever sent it: an exec is a tool's only when it is that plumbing word
-// for word, its arguments positional, so that no exec can pass for
-// another.
+// An Intent is what a machine tool's exec does, read back by the runtime
+// from the tool's fixed plumbing (an exec is a tool's only when it is that
+// plumbing word for word, so that none can pass for another).
 type Intent struct {
-	// Tool is the machine tool: read_file, write_file, list_files, shell…
-	Tool string
-	// Kind is "read", "edit" or "command", as the plugin protocol names
-	// them.
-	Kind string
-	// Path is what a read or an edit reads or changes; To is a move's
-	// destination.
-	Path, To string
-	// Line is a command's line as a shell reads it (a line typed into a
-	// shell).
-	Line string
-	// Argv is a command's program and arguments when it runs one word for
-	// word (open's opener, the shell started).
-	Argv []string
-	// Interactive says the command reads what to run as it runs.
-	Interactive bool
+	Tool        string   // read_file, write_file, list_files, shell…
+	Kind        string   // "read", "edit" or "command", the plugin protocol's kinds
+	Path, To    string   // what a read or an edit touches; a move's destination
+	Line        string   // a command's line (one typed into a shell)
+	Argv        []string // a command's program and arguments (open's opener, the shell)
+	Interactive bool     // the command reads what to run as it runs
 }
 
 // AuthorizerFunc adapts a function to Authorizer.

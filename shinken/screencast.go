@@ -17,8 +17,7 @@ import (
 )
 
 // A DamageTracker tells cheaply whether the screen may have changed, so an
-// idle screencast captures nothing at all. It is optional; without it an
-// idle screencast still sends nothing, but captures and hashes each tick.
+// idle screencast captures nothing (without one, it captures and hashes).
 type DamageTracker interface {
 	// DamageSeq returns a counter that increases whenever pixels may have
 	// changed. It is a hint: the runtime still captures now and then to

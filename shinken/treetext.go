@@ -214,27 +214,49 @@ func commonActions(t *Tree, kind []lineKind) []string {
 	return common
 }
 
-// makePlan applies the rules of the package documentation to t. With all
-// set, nothing is left out as hidden. common, when not nil, gives the
-// common actions (those of the whole tree t was cut from).
+// makePlan applies the rules of the package documentation to t, one
+// function a rule, in the order they depend on each other. With all set,
+// nothing is left out as hidden. common, when not nil, gives the common
+// actions (those of the whole tree t was cut from).
 func makePlan(t *Tree, all bool, common *[]string) *plan {
-	nodes := t.Nodes
-	p := &plan{kind: make([]lineKind, len(nodes)), name: make([]string, len(nodes)),
-		value: make([]string, len(nodes)), mark: make([]string, len(nodes)), own: make([][]string, len(nodes))}
-	parent := func(i int) int {
-		if q := nodes[i].Parent; q >= 0 && q < i {
-			return q
-		}
-		return -1
+	n := len(t.Nodes)
+	p := &plan{kind: make([]lineKind, n), name: make([]string, n), value: make([]string, n),
+		mark: make([]string, n), own: make([][]string, n)}
+	p.skipHidden(t, all)
+	if common != nil {
+		p.common = *common
+	} else {
+		p.common = commonActions(t, p.kind)
 	}
-	// Hidden subtrees, except a combo box's options. On AT-SPI every live
-	// node has states (enabled, sensitive at least): one with none is not
-	// on screen (Chromium's unused toolbar buttons).
+	p.namesValuesActions(t)
+	kids := p.children(t)
+	p.foldText(t, kids)
+	p.foldAnonymous(t)
+	p.foldLabels(t, kids)
+	p.markOffscreen(t)
+	return p
+}
+
+// parentOf is node i's parent, -1 for a root (or a parent listed after
+// it, which a well-formed tree never has).
+func parentOf(nodes []Node, i int) int {
+	if q := nodes[i].Parent; q >= 0 && q < i {
+		return q
+	}
+	return -1
+}
+
+// skipHidden leaves out hidden and defunct subtrees, but for a combo
+// box's options and the focused node. On AT-SPI every live node has
+// states (enabled, sensitive at least): one with none is not on screen
+// (Chromium's unused toolbar buttons).
+func (p *plan) skipHidden(t *Tree, all bool) {
+	nodes := t.Nodes
 	stateless := t.Source == aci.SourceATSPI
 	inCombo := make([]bool, len(nodes))
 	for i := range nodes {
 		n := &nodes[i]
-		q := parent(i)
+		q := parentOf(nodes, i)
 		switch {
 		case q >= 0 && p.kind[q] == lineSkip:
 			p.kind[i] = lineSkip
@@ -248,13 +270,15 @@ func makePlan(t *Tree, all bool, common *[]string) *plan {
 			p.left++
 		}
 	}
-	if common != nil {
-		p.common = *common
-	} else {
-		p.common = commonActions(t, p.kind)
-	}
-	for i := range nodes {
-		n := &nodes[i]
+}
+
+// namesValuesActions cleans names and values (object-replacement
+// characters, a list item's bullet), drops a value equal to the name or
+// made only of punctuation, and keeps of each node's actions those not
+// common.
+func (p *plan) namesValuesActions(t *Tree) {
+	for i := range t.Nodes {
+		n := &t.Nodes[i]
 		p.name[i], p.value[i] = clean(n.Name), clean(n.Value)
 		if n.Role == "list item" {
 			p.name[i] = strings.TrimSpace(strings.TrimLeft(p.name[i], "•◦▪‣-"))
@@ -273,13 +297,24 @@ func makePlan(t *Tree, all bool, common *[]string) *plan {
 			}
 		}
 	}
-	// Children, for the bottom-up rules.
-	kids := make([][]int, len(nodes))
-	for i := range nodes {
-		if q := parent(i); q >= 0 && p.kind[i] != lineSkip {
+}
+
+// children lists each node's children that are not skipped.
+func (p *plan) children(t *Tree) [][]int {
+	kids := make([][]int, len(t.Nodes))
+	for i := range t.Nodes {
+		if q := parentOf(t.Nodes, i); q >= 0 && p.kind[i] != lineSkip {
 			kids[q] = append(kids[q], i)
 		}
 	}
+	return kids
+}
+
+// foldText, bottom up: a node without a name whose children are only
+// text takes their text as its name; a text child that only repeats its
+// parent's name, or is made only of punctuation, gets no line.
+func (p *plan) foldText(t *Tree, kids [][]int) {
+	nodes := t.Nodes
 	textLeaf := func(i int) bool {
 		n := &nodes[i]
 		return textRoles[n.Role] && len(kids[i]) == 0 && len(p.own[i]) == 0 && !n.Focused && !interactive(n)
@@ -312,33 +347,57 @@ func makePlan(t *Tree, all bool, common *[]string) *plan {
 			}
 		}
 	}
-	for i := range nodes {
-		n := &nodes[i]
+}
+
+// foldAnonymous gives an anonymous container (no name, no value, no action
+// of its own, not focused, not interactive) no line, its children shown
+// at its depth, unless its role is the information (keptRoles).
+func (p *plan) foldAnonymous(t *Tree) {
+	for i := range t.Nodes {
+		n := &t.Nodes[i]
 		if p.kind[i] != lineShow {
 			continue
 		}
 		anonymous := p.name[i] == "" && p.value[i] == "" && len(p.own[i]) == 0 && !n.Focused
 		if anonymous && !interactive(n) && !keptRoles[n.Role] {
 			p.kind[i] = lineFold
+		}
+	}
+}
+
+// foldLabels gives no line to a label whose text is the name of an
+// interactive sibling: the control carries the name.
+func (p *plan) foldLabels(t *Tree, kids [][]int) {
+	nodes := t.Nodes
+	for i := range nodes {
+		if p.kind[i] != lineShow || nodes[i].Role != "label" || p.name[i] == "" || len(p.own[i]) > 0 {
 			continue
 		}
-		if n.Role == "label" && p.name[i] != "" && len(p.own[i]) == 0 {
-			if q := parent(i); q >= 0 {
-				for _, k := range kids[q] {
-					if k != i && interactive(&nodes[k]) && p.name[k] == p.name[i] {
-						p.kind[i] = lineFold
-						break
-					}
-				}
+		q := parentOf(nodes, i)
+		if q < 0 {
+			continue
+		}
+		for _, k := range kids[q] {
+			if k != i && interactive(&nodes[k]) && p.name[k] == p.name[i] {
+				p.kind[i] = lineFold
+				break
 			}
 		}
 	}
-	// Offscreen marks, against the window and the viewports above.
+}
+
+// markOffscreen marks the elements outside their window or the viewports
+// above them "offscreen", those cut by an edge "partly offscreen"; on
+// AT-SPI a named node without extents under one scrolled away is
+// offscreen too.
+func (p *plan) markOffscreen(t *Tree) {
+	nodes := t.Nodes
+	stateless := t.Source == aci.SourceATSPI
 	clip := make([]image.Rectangle, len(nodes))
 	away := make([]bool, len(nodes)) // no extents, under a node scrolled away
 	for i := range nodes {
 		n := &nodes[i]
-		q := parent(i)
+		q := parentOf(nodes, i)
 		c := image.Rectangle{}
 		if q >= 0 && !roles.PopupOwner(nodes[q].Role) {
 			// A pop-up (a combo box's list, a menu's items) lies in a
@@ -366,7 +425,7 @@ func makePlan(t *Tree, all bool, common *[]string) *plan {
 					p.mark[i] = "partly offscreen"
 				}
 			}
-			if clipRoles[n.Role] || q >= 0 && parent(q) < 0 || scrolls(n) {
+			if clipRoles[n.Role] || q >= 0 && parentOf(nodes, q) < 0 || scrolls(n) {
 				if c.Empty() {
 					c = box
 				} else {
@@ -376,7 +435,6 @@ func makePlan(t *Tree, all bool, common *[]string) *plan {
 		}
 		clip[i] = c
 	}
-	return p
 }
 
 // partlyShown is the share of an element's area under which it is marked
@@ -407,10 +465,36 @@ type rendered struct {
 // the line it was given, so the next diff compares against it. With all
 // set, hidden subtrees are rendered too; common is as for makePlan.
 func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff, all bool, common *[]string) rendered {
-	var r rendered
+	pl := makePlan(t, all, common)
 	var b, d strings.Builder
 	b.Grow(len(t.Nodes) * 32)
-	pl := makePlan(t, all, common)
+	writeHeader(&b, t, rev, pl.common)
+	if diff {
+		d.WriteString("# diff rev ")
+		d.WriteString(strconv.Itoa(rev))
+		d.WriteString(" of rev ")
+		d.WriteString(strconv.Itoa(rev - 1))
+		d.WriteByte('\n')
+	}
+	var r rendered
+	focus := r.writeLines(&b, &d, t, entries, pl, rev, diff)
+	trailer := writeTrailer(&b, t, pl.left, focus)
+	r.full = b.String()
+	for _, e := range prev {
+		if e.shown != rev {
+			r.removed = append(r.removed, e.n)
+		}
+	}
+	slices.Sort(r.removed)
+	if diff {
+		r.diff = r.finishDiff(&d, rev, trailer)
+	}
+	return r
+}
+
+// writeHeader writes the first lines: what the tree is of, its revision,
+// why it was cut short, and the actions left off every line.
+func writeHeader(b *strings.Builder, t *Tree, rev int, common []string) {
 	if t.App == "" && t.Window == "" {
 		b.WriteString("# desktop")
 	} else {
@@ -427,19 +511,18 @@ func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff, all b
 		b.WriteString(t.TruncatedWhy)
 		b.WriteByte('\n')
 	}
-	if len(pl.common) > 0 {
+	if len(common) > 0 {
 		b.WriteString("# most elements also have actions (not repeated below): ")
-		b.WriteString(strings.Join(pl.common, ","))
+		b.WriteString(strings.Join(common, ","))
 		b.WriteByte('\n')
 	}
-	if diff {
-		d.WriteString("# diff rev ")
-		d.WriteString(strconv.Itoa(rev))
-		d.WriteString(" of rev ")
-		d.WriteString(strconv.Itoa(rev - 1))
-		d.WriteByte('\n')
-	}
-	changes := 0
+}
+
+// writeLines writes one line an element the plan shows, indented under
+// its shown parent, to b, and to d those added ("+") or changed ("~")
+// since rev-1 when diff is set; it records them in r and returns the
+// focused element's ref name ("" for none).
+func (r *rendered) writeLines(b, d *strings.Builder, t *Tree, entries []*refEntry, pl *plan, rev int, diff bool) string {
 	focus := ""
 	// level[i] is the indent level node i's children use.
 	level := make([]int, len(t.Nodes))
@@ -481,12 +564,17 @@ func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff, all b
 				d.WriteString(mark)
 				d.Write(line)
 				d.WriteByte('\n')
-				changes++
 			}
 		}
 		e.shown = rev
 		r.shown = append(r.shown, e)
 	}
+	return focus
+}
+
+// writeTrailer writes the other windows, the count of hidden elements and
+// the focus line, and returns the focus line (the diff ends with it too).
+func writeTrailer(b *strings.Builder, t *Tree, left int, focus string) string {
 	switch {
 	case len(t.OtherWindows) > 0:
 		b.WriteString("other windows: ")
@@ -510,9 +598,9 @@ func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff, all b
 		}
 		b.WriteByte('\n')
 	}
-	if pl.left > 0 {
+	if left > 0 {
 		b.WriteString("hidden: ")
-		b.WriteString(strconv.Itoa(pl.left))
+		b.WriteString(strconv.Itoa(left))
 		b.WriteString(" elements not shown (observe with an element_ref target shows its subtree whole)\n")
 	}
 	trailer := "focus: none"
@@ -520,16 +608,14 @@ func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff, all b
 		trailer = "focus: " + focus
 	}
 	b.WriteString(trailer)
-	r.full = b.String()
-	for _, e := range prev {
-		if e.shown != rev {
-			r.removed = append(r.removed, e.n)
-		}
-	}
-	slices.Sort(r.removed)
-	if !diff {
-		return r
-	}
+	return trailer
+}
+
+// finishDiff ends the diff d with the removed refs and the trailer, and
+// returns it, or "" when it is longer than half the full rendering (and
+// than diffMinBudget lines): the full form serves better then.
+func (r *rendered) finishDiff(d *strings.Builder, rev int, trailer string) string {
+	changes := len(r.added) + len(r.changed)
 	if len(r.removed) > 0 {
 		d.WriteString("- removed: ")
 		d.WriteString(refRanges(r.removed))
@@ -537,7 +623,7 @@ func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff, all b
 		changes++
 	}
 	if changes > diffMinBudget && changes > len(r.shown)/2 {
-		return r // too long: the full rendering serves better
+		return ""
 	}
 	if changes == 0 {
 		d.WriteString("(no changes since rev ")
@@ -545,8 +631,7 @@ func render(t *Tree, entries []*refEntry, prev []*refEntry, rev int, diff, all b
 		d.WriteString(")\n")
 	}
 	d.WriteString(trailer)
-	r.diff = d.String()
-	return r
+	return d.String()
 }
 
 func appendLine(b []byte, n *Node, ref int, pl *plan, i int) []byte {
