@@ -294,6 +294,23 @@ func (s *syncWriter) await(t *testing.T, substr string) {
 	}
 }
 
+// waitReadyz asks /readyz until it answers code, and returns its body;
+// readiness, not time, says when the daemon has moved on. The bound is a
+// hang guard.
+func waitReadyz(t *testing.T, d *Daemon, code int) string {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		resp, body := get(t, base(d)+PathReadyz, nil)
+		if resp.StatusCode == code {
+			return body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz never answered %d: last %d %s", code, resp.StatusCode, body)
+		}
+	}
+}
+
 // TestDrainDelay: once a shutdown begins, /readyz answers 503 at once,
 // and for DrainDelay new sessions are still accepted (a load balancer may
 // still route to the daemon); Close ends the wait.
@@ -309,15 +326,9 @@ func TestDrainDelay(t *testing.T) {
 	done := make(chan error)
 	go func() { done <- d.Run(ctx) }()
 	cancel()
-	for {
-		// Readiness decides: the drain has begun once /readyz says so.
-		resp, body := get(t, base(d)+PathReadyz, nil)
-		if resp.StatusCode == http.StatusServiceUnavailable {
-			if !strings.Contains(body, "draining") {
-				t.Fatalf("/readyz: %s", body)
-			}
-			break
-		}
+	// Readiness decides: the drain has begun once /readyz says so.
+	if body := waitReadyz(t, d, http.StatusServiceUnavailable); !strings.Contains(body, "draining") {
+		t.Fatalf("/readyz: %s", body)
 	}
 	c, err := client.Dial(context.Background(), d.Endpoints()[0].ACI, &client.DialOptions{Token: "tok"})
 	if err != nil {
@@ -384,12 +395,7 @@ func TestDrainOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
-	for {
-		resp, _ := get(t, base(d)+PathReadyz, nil)
-		if resp.StatusCode == http.StatusServiceUnavailable {
-			break
-		}
-	}
+	waitReadyz(t, d, http.StatusServiceUnavailable)
 	mu.Lock()
 	early := slices.Clone(order)
 	mu.Unlock()
@@ -444,12 +450,8 @@ func TestSwap(t *testing.T) {
 	if err := <-swapped; err != nil {
 		t.Fatal(err)
 	}
-	for {
-		// The checks run again after a swap: readiness decides.
-		if code, _ := status(); code == http.StatusOK {
-			break
-		}
-	}
+	// The checks run again after a swap: readiness decides.
+	waitReadyz(t, d, http.StatusOK)
 	if _, err := old.Screenshot(context.Background(), nil); err == nil {
 		t.Error("a session of the old desktop is still open")
 	}
