@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http/httptest"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -81,20 +79,8 @@ func (r *recorder) take() ([]string, []time.Time) {
 func newRecorder(t *testing.T) (*recorder, *client.Client, context.Context) {
 	t.Helper()
 	rec := &recorder{Desktop: headless.New(nil), logged: make(chan struct{}, 1)}
-	rt := shinken.NewRuntime(rec, &shinken.RuntimeOptions{Token: testToken, Logger: slog.New(slog.DiscardHandler)})
-	srv := httptest.NewServer(rt)
-	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	ctx := testCtx(t)
-	c, err := client.Dial(ctx, proxy.URL, &client.DialOptions{Token: testToken})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.Close()
-		srv.Close()
-		rt.Close()
-	})
-	return rec, c, ctx
+	c := schematest.Serve(t, rec, &shinken.RuntimeOptions{Logger: slog.New(slog.DiscardHandler)})
+	return rec, c, testCtx(t)
 }
 
 // Keys held for a gesture go down before it and up after it, in reverse

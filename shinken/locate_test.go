@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
-	"shinken.dev/go/shinken/client"
 )
 
 // locatingDesk is a backend with a fixed tree that is a Locator, and
@@ -60,19 +58,8 @@ func (d *locatingDesk) Type(context.Context, string) error          { return nil
 // visible part it returns; the Locator's errors name the ref.
 func TestClickByRefLocates(t *testing.T) {
 	d := &locatingDesk{staticTree: staticTree{page()}, located: map[string][]string{}, where: map[string]image.Rectangle{}}
-	rt := shinken.NewRuntime(d, &shinken.RuntimeOptions{Token: "t"})
-	srv := httptest.NewServer(rt)
-	t.Cleanup(func() {
-		srv.Close()
-		rt.Close()
-	})
-	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	c := schematest.Serve(t, d, nil)
 	ctx := testCtx(t)
-	c, err := client.Dial(ctx, proxy.URL, &client.DialOptions{Token: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	obs, err := c.Observe(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

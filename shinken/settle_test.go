@@ -3,8 +3,6 @@ package shinken_test
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -40,16 +38,7 @@ func settleRig(t *testing.T, b shinken.Backend, onSettle func(shinken.Event)) *c
 			onSettle(e)
 		}
 	})
-	rt := shinken.NewRuntime(b, &shinken.RuntimeOptions{Token: "t", Recorder: rec})
-	srv := httptest.NewServer(rt)
-	t.Cleanup(func() { srv.Close(); rt.Close() })
-	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	c, err := client.Dial(t.Context(), proxy.URL, &client.DialOptions{Token: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return schematest.Serve(t, b, &shinken.RuntimeOptions{Recorder: rec})
 }
 
 // TestSettleBeforeAck: the ack of an input action waits for the backend's

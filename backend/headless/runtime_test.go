@@ -3,7 +3,6 @@ package headless_test
 import (
 	"context"
 	"log/slog"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -27,19 +26,7 @@ func dialSettings(t *testing.T) (*headless.Desktop, *client.Client) {
 	if err := desk.Launch(ctx, "settings", nil); err != nil {
 		t.Fatal(err)
 	}
-	rt := shinken.NewRuntime(desk, &shinken.RuntimeOptions{Token: "t", Logger: slog.New(slog.DiscardHandler)})
-	srv := httptest.NewServer(rt)
-	t.Cleanup(func() {
-		rt.Close()
-		srv.Close()
-	})
-	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	conn, err := client.Dial(ctx, proxy.URL+"/aci", &client.DialOptions{Token: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return desk, conn
+	return desk, schematest.Serve(t, desk, &shinken.RuntimeOptions{Logger: slog.New(slog.DiscardHandler)})
 }
 
 // refOf returns the ref of the element with role and name.

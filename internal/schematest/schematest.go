@@ -2,7 +2,9 @@
 //
 // It is one of the two test rigs that reach above internal on purpose: it
 // imports shinken/aci to check that what the wire types emit is what the
-// schema allows, which no package beneath the wire could check.
+// schema allows, which no package beneath the wire could check, and
+// shinken and its client for Serve, the module's tests' one rig of a
+// runtime whose every message is checked.
 package schematest
 
 import (

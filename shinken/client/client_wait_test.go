@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/internal/schematest"
-	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 )
@@ -23,15 +21,7 @@ func waitRig(t *testing.T) (*client.Client, map[string]string) {
 	if err := desk.Launch(ctx, "form", nil); err != nil {
 		t.Fatal(err)
 	}
-	rt := shinken.NewRuntime(desk, &shinken.RuntimeOptions{Token: "t"})
-	srv := httptest.NewServer(rt)
-	t.Cleanup(func() { srv.Close(); rt.Close() })
-	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	c, err := client.Dial(ctx, proxy.URL, &client.DialOptions{Token: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := schematest.Serve(t, desk, nil)
 	obs, err := c.Observe(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

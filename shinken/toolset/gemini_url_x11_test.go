@@ -7,11 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
-	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +17,6 @@ import (
 	"shinken.dev/go/backend/x11/atspi"
 	"shinken.dev/go/backend/x11/atspi/atspitest"
 	"shinken.dev/go/internal/schematest"
-	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 	"shinken.dev/go/shinken/toolset"
@@ -50,18 +47,7 @@ func testGeminiURLOnX11(t *testing.T, browser string) {
 	}
 	b := xb.WithAccessibility(&atspi.Options{Address: sess.A11yBus, SessionBus: sess.SessionBus, ScreenReader: true})
 	t.Cleanup(func() { b.Close() })
-	rt := shinken.NewRuntime(b, &shinken.RuntimeOptions{Token: "t"})
-	hs := httptest.NewServer(rt)
-	t.Cleanup(func() {
-		hs.Close()
-		rt.Close()
-	})
-	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(hs.URL, "http"))
-	c, err := client.Dial(ctx, proxy.URL, &client.DialOptions{Token: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := schematest.Serve(t, b, nil)
 
 	page, err := filepath.Abs("testdata/url.html")
 	if err != nil {

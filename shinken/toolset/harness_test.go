@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
@@ -112,24 +110,7 @@ func newDeskOpts(t *testing.T, w, h int, wrap func(*headless.Desktop) shinken.Ba
 	if wrap != nil {
 		b = wrap(d)
 	}
-	o := shinken.RuntimeOptions{}
-	if opts != nil {
-		o = *opts
-	}
-	o.Token = "t"
-	rt := shinken.NewRuntime(b, &o)
-	srv := httptest.NewServer(rt)
-	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	c, err := client.Dial(ctx, proxy.URL, &client.DialOptions{Token: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.Close()
-		srv.Close()
-		rt.Close()
-	})
-	return &desk{t: t, ctx: ctx, d: d, c: c}
+	return &desk{t: t, ctx: ctx, d: d, c: schematest.Serve(t, b, opts)}
 }
 
 // element finds the element with role and name in the active app.

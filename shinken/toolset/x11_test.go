@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -17,8 +16,6 @@ import (
 	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/internal/xvfb"
 	"shinken.dev/go/internal/xvfb/xvfbtest"
-	"shinken.dev/go/shinken"
-	"shinken.dev/go/shinken/client"
 	"shinken.dev/go/shinken/toolset"
 )
 
@@ -36,19 +33,8 @@ func newXDesk(t *testing.T) *xdesk {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := shinken.NewRuntime(b, &shinken.RuntimeOptions{Token: "t"})
-	hs := httptest.NewServer(rt)
-	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(hs.URL, "http"))
-	c, err := client.Dial(ctx, proxy.URL, &client.DialOptions{Token: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.Close()
-		hs.Close()
-		rt.Close()
-		b.Close()
-	})
+	t.Cleanup(func() { b.Close() }) // after the runtime's end
+	c := schematest.Serve(t, b, nil)
 	return &xdesk{desk: &desk{t: t, ctx: ctx, c: c}, srv: srv}
 }
 

@@ -4,12 +4,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http/httptest"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -34,17 +32,8 @@ type unsettled struct {
 // settle, and returns a client on it.
 func (r *rig) naiveClient() *client.Client {
 	r.t.Helper()
-	rt := shinken.NewRuntime(unsettled{r.desk, r.desk, r.desk, r.desk}, &shinken.RuntimeOptions{
-		Token: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	srv := httptest.NewServer(rt)
-	r.t.Cleanup(func() { srv.Close(); rt.Close() })
-	proxy := schematest.NewProxy(r.t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	c, err := client.Dial(r.ctx, proxy.URL, &client.DialOptions{Token: "t"})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.t.Cleanup(func() { c.Close() })
-	return c
+	return schematest.Serve(r.t, unsettled{r.desk, r.desk, r.desk, r.desk}, &shinken.RuntimeOptions{
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 }
 
 // naiveWait is what an agent without settled actions does: take

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -57,8 +56,7 @@ func newRig(t testing.TB, screenReader bool) *rig {
 	r := &rig{t: t, ctx: ctx, sess: sess}
 	r.desk = b.WithAccessibility(&atspi.Options{Address: sess.A11yBus, SessionBus: sess.SessionBus, ScreenReader: screenReader})
 	t.Cleanup(func() { r.desk.Close() })
-	rt := shinken.NewRuntime(r.desk, &shinken.RuntimeOptions{
-		Token:  "t",
+	r.c = schematest.Serve(t, r.desk, &shinken.RuntimeOptions{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Recorder: shinken.RecorderFunc(func(e shinken.Event) {
 			if e.Kind != shinken.EventSettle || e.Verb == "" { // an input action's settle
@@ -69,15 +67,6 @@ func newRig(t testing.TB, screenReader bool) *rig {
 			r.mu.Unlock()
 		}),
 	})
-	srv := httptest.NewServer(rt)
-	t.Cleanup(func() { srv.Close(); rt.Close() })
-	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	c, err := client.Dial(ctx, proxy.URL, &client.DialOptions{Token: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	r.c = c
 	return r
 }
 
