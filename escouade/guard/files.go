@@ -1,0 +1,168 @@
+package guard
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"shinken.dev/go/escouade/protocol"
+)
+
+// fileRequest judges a read or an edit (input.path, and input.to for a
+// move) by the Policy's roots.
+func (g *Guard) fileRequest(r protocol.PermissionRequest) (protocol.Verdict, string) {
+	var paths []string
+	for _, key := range []string{"path", "to"} {
+		v, ok := r.Input[key]
+		if !ok {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok || s == "" {
+			return protocol.Deny, fmt.Sprintf("input.%s is not a path", key)
+		}
+		paths = append(paths, s)
+	}
+	if len(paths) == 0 {
+		return protocol.Deny, "a " + r.Kind + " of no path"
+	}
+	for _, p := range paths {
+		var v protocol.Verdict
+		var why string
+		if r.Kind == protocol.KindRead {
+			v, why = g.read(p)
+		} else {
+			v, why = g.edit(p)
+		}
+		if v != protocol.Allow {
+			return v, p + ": " + why
+		}
+	}
+	return protocol.Allow, ""
+}
+
+// read allows a path under a Read or a Write root.
+func (g *Guard) read(p string) (protocol.Verdict, string) {
+	real, err := realPath(p, true)
+	if err != nil {
+		return protocol.Deny, err.Error()
+	}
+	if under(real, g.readRoots) || under(real, g.writeRoots) {
+		return protocol.Allow, ""
+	}
+	return protocol.Deny, fmt.Sprintf("%s is in no folder the guard lets the agent read", real)
+}
+
+// edit allows a path under a Write root, not a root itself, and not
+// protected. Both the file the path reaches (links followed) and the
+// path itself (its folder's links followed: what a move or a delete
+// changes) are judged.
+func (g *Guard) edit(p string) (protocol.Verdict, string) {
+	for _, follow := range []bool{true, false} {
+		real, err := realPath(p, follow)
+		if err != nil {
+			return protocol.Deny, err.Error()
+		}
+		if !under(real, g.writeRoots) {
+			return protocol.Deny, fmt.Sprintf("%s is in no folder the guard lets the agent change", real)
+		}
+		for _, root := range g.writeRoots {
+			if real == root {
+				return protocol.Deny, fmt.Sprintf("%s is a root of the guard's own", real)
+			}
+		}
+		for _, pat := range g.protected {
+			if ok, _ := matchRun(pat, strings.Split(strings.TrimPrefix(real, "/"), "/")); ok {
+				return protocol.Deny, fmt.Sprintf("%s is protected (%s): a program runs it, or reads it to know what to run", real, pat)
+			}
+		}
+	}
+	return protocol.Allow, ""
+}
+
+// realPath returns an absolute path's real path: .. cleaned, links
+// followed (the last one only when follow), and a tail that does not
+// exist yet resolved by its nearest existing parent.
+func realPath(p string, follow bool) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%q is not an absolute path", p)
+	}
+	p = filepath.Clean(p)
+	if !follow {
+		if p == "/" {
+			return p, nil
+		}
+		dir, err := realPath(filepath.Dir(p), true)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(dir, filepath.Base(p)), nil
+	}
+	var tail []string
+	for hops := 0; ; hops++ {
+		if hops > 255 {
+			return "", fmt.Errorf("%s: too many links", p)
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(append([]string{real}, tail...)...), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		if _, lerr := os.Lstat(p); lerr == nil {
+			// A link to nothing: what it names would be created.
+			target, err := os.Readlink(p)
+			if err != nil {
+				return "", err
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(p), target)
+			}
+			p = filepath.Clean(target)
+			continue
+		}
+		if p == "/" {
+			return "", err
+		}
+		tail = append([]string{filepath.Base(p)}, tail...)
+		p = filepath.Dir(p)
+	}
+}
+
+// under reports whether p is one of roots or inside one.
+func under(p string, roots []string) bool {
+	for _, r := range roots {
+		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// matchRun reports whether a pattern's components match a run of
+// consecutive components of parts.
+func matchRun(pattern string, parts []string) (bool, error) {
+	pat := strings.Split(strings.Trim(pattern, "/"), "/")
+	for start := 0; start+len(pat) <= len(parts); start++ {
+		all := true
+		for i, pp := range pat {
+			ok, err := path.Match(pp, parts[start+i])
+			if err != nil {
+				return false, err
+			}
+			if !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true, nil
+		}
+	}
+	return false, nil
+}
