@@ -31,14 +31,23 @@ func (g *Guard) command(in protocol.CommandInput) (protocol.Verdict, string) {
 		return protocol.Deny, "the gate shows no command the request runs"
 	}
 	cmds := in.Commands
-	if !isShellForm(in) {
+	for _, c := range cmds {
+		if len(c.Argv) > 0 && (c.Argv[0] == "cd" || c.Argv[0] == "pushd" || c.Argv[0] == "popd") {
+			in.Cwd = "" // a relative path is then relative to a folder the request does not show
+		}
+	}
+	if isShellForm(in) {
+		if v, why := g.lineWrites(in.Command, in.Cwd); v != protocol.Allow {
+			return v, why
+		}
+	} else {
 		// An argv runs its program word for word, never a shell's
 		// builtin: judge it as the program it names.
 		if len(in.Argv) == 0 {
 			return protocol.Deny, "the request runs no program"
 		}
 		top := protocol.SimpleCommand{Argv: in.Argv, Program: in.Program, ProgramID: in.ProgramID}
-		if v, why := g.program(top); v != protocol.Allow {
+		if v, why := g.program(top, in.Cwd); v != protocol.Allow {
 			return v, why
 		}
 		if slices.Equal(cmds[0].Argv, in.Argv) {
@@ -83,7 +92,7 @@ func (g *Guard) simple(c protocol.SimpleCommand, cwd string) (protocol.Verdict, 
 			return rule(g, c.Argv)
 		}
 	}
-	return g.program(c)
+	return g.program(c, cwd)
 }
 
 // around judges what a command sets and where it writes.
@@ -102,7 +111,7 @@ func (g *Guard) around(c protocol.SimpleCommand, cwd string) (protocol.Verdict, 
 }
 
 // program judges a command that runs a program file.
-func (g *Guard) program(c protocol.SimpleCommand) (protocol.Verdict, string) {
+func (g *Guard) program(c protocol.SimpleCommand, cwd string) (protocol.Verdict, string) {
 	name := c.Argv[0]
 	if c.Program == "" {
 		return protocol.Deny, fmt.Sprintf("%s is not found, or not a program the guard knows", name)
@@ -121,7 +130,7 @@ func (g *Guard) program(c protocol.SimpleCommand) (protocol.Verdict, string) {
 		}
 	}
 	if g.shell != nil && sameFile(id, *g.shell) && len(c.Argv) == 3 && c.Argv[1] == "-c" {
-		return protocol.Allow, "" // the line's own commands follow, each judged
+		return g.lineWrites(c.Argv[2], cwd) // the line's own commands follow, each judged
 	}
 	p := g.programs.match(id)
 	if p == nil {
