@@ -124,6 +124,12 @@ func builtinSet(_ *Guard, argv []string) (protocol.Verdict, string) {
 				continue
 			}
 			return protocol.Deny, "set -o with no option, or one the guard does not allow"
+		case len(a) > 2 && (a[0] == '-' || a[0] == '+') && strings.HasSuffix(a, "o") && strings.Trim(a[1:len(a)-1], "eufCb") == "":
+			if i+1 < len(argv) && setOptions[argv[i+1]] {
+				i++ // set -euo pipefail
+				continue
+			}
+			return protocol.Deny, "set -o with no option, or one the guard does not allow"
 		case len(a) > 1 && (a[0] == '-' || a[0] == '+') && strings.Trim(a[1:], "eufCb") == "":
 			continue
 		default:

@@ -141,8 +141,13 @@ type sedParser struct {
 	i int
 }
 
-func (p *sedParser) eof() bool  { return p.i >= len(p.s) }
-func (p *sedParser) peek() byte { return p.s[p.i] }
+func (p *sedParser) eof() bool { return p.i >= len(p.s) }
+func (p *sedParser) peek() byte {
+	if p.eof() {
+		return 0
+	}
+	return p.s[p.i]
+}
 
 func (p *sedParser) skip(set string) {
 	for !p.eof() && strings.IndexByte(set, p.peek()) >= 0 {
