@@ -128,6 +128,10 @@ func TestJudge(t *testing.T) {
 		{"interpreter on stdin", aci.Action{Argv: []string{"python3"}, Cwd: &w, Stdin: ptr("import os")}, protocol.Ask},
 		{"sh on stdin", aci.Action{Argv: []string{"sh"}, Cwd: &w, Stdin: ptr("rm x")}, protocol.Deny},
 		{"eval", shell("eval ls", w), protocol.Deny},
+		{"PATH by for", shell("for PATH in "+w+"; do ls; done", w), protocol.Deny},
+		{"PATH by arithmetic", shell("((PATH=1)); ls", w), protocol.Deny},
+		{"IFS set", shell("IFS=/; ls", w), protocol.Deny},
+		{"a variable of its own", shell("x=1; for f in a b; do ls; done", w), protocol.Allow},
 		{"not found", argv(w, "no-such-program"), protocol.Deny},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -202,4 +203,17 @@ func FuzzLineRedirects(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadLine: the variables a line sets, however it sets them.
+func TestReadLine(t *testing.T) {
+	for line, want := range map[string]string{
+		"PATH=/x ls": "PATH", "for PATH in /x; do ls; done": "PATH", "((PATH=1))": "PATH", "((PATH+=1))": "PATH",
+		"((PATH++))": "PATH", ": ${PATH:=/x}": "PATH", "declare PS4=x": "PS4", "export IFS=x": "IFS",
+	} {
+		_, names, err := readLine(line)
+		if err != nil || !slices.Contains(names, want) {
+			t.Errorf("%q: %v %v, want %s among them", line, names, err, want)
+		}
+	}
 }

@@ -9,27 +9,61 @@ import (
 	"shinken.dev/go/escouade/protocol"
 )
 
-// A shell line's redirections are judged from the line itself too, not
-// only from the redirects the gate shows: a redirection that writes is
-// an edit, and a gate that shows none (an older one) must not make
-// "echo > victim" pass. The line is read as bash reads it (a superset of
-// what sh accepts: bash's &> is sh's & then >, which writes the same
-// file); a line it cannot read is refused.
+// A shell line is read by the guard too, for what a gate may not show:
+// its redirections (a redirection that writes is an edit, and a gate
+// that shows none must not make "echo > victim" pass) and the variables
+// it sets (PATH in a for loop or an assignment of its own, PS4, IFS…),
+// which must be the line's own (shellVar). The line is read as bash
+// reads it (a superset of what sh accepts: bash's &> is sh's & then >,
+// which writes the same file); a line it cannot read is refused.
 
 // lineRedirects returns the redirections of a shell line, each with its
 // target as the shell reads it; an error for a line it cannot read or a
 // target known only when it runs.
 func lineRedirects(line string) ([]protocol.Redirect, error) {
+	rs, _, err := readLine(line)
+	return rs, err
+}
+
+// readLine returns a line's redirections and the names of the variables
+// it sets.
+func readLine(line string) ([]protocol.Redirect, []string, error) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
-		return nil, fmt.Errorf("the guard cannot read the line: %v", err)
+		return nil, nil, fmt.Errorf("the guard cannot read the line: %v", err)
 	}
 	var out []protocol.Redirect
+	var names []string
 	var bad error
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if bad != nil {
+			return false
+		}
+		switch n := n.(type) {
+		case *syntax.Assign:
+			if n.Name != nil {
+				names = append(names, n.Name.Value)
+			}
+		case *syntax.WordIter:
+			if n.Name != nil {
+				names = append(names, n.Name.Value)
+			}
+		case *syntax.ParamExp:
+			if n.Exp != nil && n.Param != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
+				names = append(names, n.Param.Value)
+			}
+		case *syntax.BinaryArithm:
+			if n.Op == syntax.Assgn || n.Op >= syntax.AddAssgn && n.Op <= syntax.PowAssgn {
+				names = append(names, arithmName(n.X))
+			}
+		case *syntax.UnaryArithm:
+			if n.Op == syntax.Inc || n.Op == syntax.Dec {
+				names = append(names, arithmName(n.X))
+			}
+		}
 		r, ok := n.(*syntax.Redirect)
-		if !ok || bad != nil {
-			return bad == nil
+		if !ok {
+			return true
 		}
 		op := r.Op.String()
 		switch r.Op {
@@ -48,7 +82,18 @@ func lineRedirects(line string) ([]protocol.Redirect, error) {
 		out = append(out, rd)
 		return true
 	})
-	return out, bad
+	return out, names, bad
+}
+
+// arithmName is the variable an arithmetic assignment sets, or "" when
+// it is not a plain name (which no name is allowed to be).
+func arithmName(x syntax.ArithmExpr) string {
+	if w, ok := x.(*syntax.Word); ok {
+		if l := w.Lit(); validName(l) {
+			return l
+		}
+	}
+	return ""
 }
 
 // literal returns a word's value when it holds no expansion.
@@ -92,9 +137,14 @@ func source(w *syntax.Word) string {
 
 // lineWrites judges the redirections of a shell line run in cwd.
 func (g *Guard) lineWrites(line, cwd string) (protocol.Verdict, string) {
-	rs, err := lineRedirects(line)
+	rs, names, err := readLine(line)
 	if err != nil {
 		return protocol.Deny, err.Error()
+	}
+	for _, name := range names {
+		if !g.shellVar(name) {
+			return protocol.Deny, fmt.Sprintf("the line sets %s, a variable the shell or a program may read (Policy.Env)", name)
+		}
 	}
 	for _, r := range rs {
 		if v, why := g.redirect(r, cwd); v != protocol.Allow {
