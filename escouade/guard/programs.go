@@ -32,12 +32,13 @@ type program struct {
 type programs struct {
 	bySHA map[string]*program
 	mu    sync.Mutex
-	seen  map[string]seen // real path -> identity, while its stat holds
+	seen  map[string]seen // a program's path -> its identity, while its stat holds
 }
 
 type seen struct {
 	stat stamp
 	id   protocol.FileID
+	real string
 }
 
 // stamp is what a file's inode says of its content: any write changes
@@ -138,24 +139,25 @@ func stampOf(f *os.File) (stamp, error) {
 	return stampOfStat(st), nil
 }
 
-// identity returns the identity of the file a request names with none
-// (a gate that shows no program_id): hashed once, again only when its
-// inode says it changed.
+// identity returns the real path and identity of the file a request
+// names with none (a gate that shows no program_id): hashed once, again
+// only when the file the name reaches has another inode, or its inode
+// says it changed (one stat, links followed, per request).
 func (ps *programs) identity(file string) (string, protocol.FileID, error) {
-	real, err := filepath.EvalSymlinks(file)
-	if err != nil {
-		return "", protocol.FileID{}, err
-	}
 	var st syscall.Stat_t
-	if err := syscall.Stat(real, &st); err != nil {
+	if err := syscall.Stat(file, &st); err != nil {
 		return "", protocol.FileID{}, err
 	}
 	now := stampOfStat(&st)
 	ps.mu.Lock()
-	s, ok := ps.seen[real]
+	s, ok := ps.seen[file]
 	ps.mu.Unlock()
 	if ok && s.stat == now && now.cacheable {
-		return real, s.id, nil
+		return s.real, s.id, nil
+	}
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return "", protocol.FileID{}, err
 	}
 	f, err := os.Open(real)
 	if err != nil {
@@ -176,7 +178,7 @@ func (ps *programs) identity(file string) (string, protocol.FileID, error) {
 		if len(ps.seen) > 4096 {
 			clear(ps.seen)
 		}
-		ps.seen[real] = seen{stat: opened, id: id}
+		ps.seen[file] = seen{stat: opened, id: id, real: real}
 		ps.mu.Unlock()
 	}
 	return real, id, nil
