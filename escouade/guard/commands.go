@@ -12,7 +12,7 @@ import (
 // command judges a request to run a program: every simple command the
 // gate shows must be allowed, and the request itself neither dynamic nor
 // interactive (unless the Policy says otherwise).
-func (g *Guard) command(in protocol.CommandInput) (protocol.Verdict, string) {
+func (g *Guard) command(in protocol.CommandInput, typed bool) (protocol.Verdict, string) {
 	for name := range in.Env {
 		if !g.envAllowed(name) {
 			return protocol.Deny, fmt.Sprintf("the request sets %s, which the guard does not allow (Policy.Env)", name)
@@ -37,7 +37,7 @@ func (g *Guard) command(in protocol.CommandInput) (protocol.Verdict, string) {
 		}
 	}
 	if isShellForm(in) {
-		if v, why := g.lineWrites(in.Command, in.Cwd); v != protocol.Allow {
+		if v, why := g.lineWrites(in.Command, in.Cwd, typed); v != protocol.Allow {
 			return v, why
 		}
 	} else {
@@ -130,7 +130,7 @@ func (g *Guard) program(c protocol.SimpleCommand, cwd string) (protocol.Verdict,
 		}
 	}
 	if g.shell != nil && sameFile(id, *g.shell) && len(c.Argv) == 3 && c.Argv[1] == "-c" {
-		return g.lineWrites(c.Argv[2], cwd) // the line's own commands follow, each judged
+		return g.lineWrites(c.Argv[2], cwd, false) // the line's own commands follow, each judged
 	}
 	p := g.programs.match(id)
 	if p == nil {

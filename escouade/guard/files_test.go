@@ -69,6 +69,8 @@ func TestFiles(t *testing.T) {
 		{"shell start", shinken.Intent{Tool: "shell", Kind: "command", Argv: []string{"/bin/bash", "-i"}, Interactive: true}, protocol.Deny},
 		{"a line typed into the shell", shinken.Intent{Tool: "shell", Kind: "command", Line: "ls -la"}, protocol.Allow},
 		{"a hostile line typed into the shell", shinken.Intent{Tool: "shell", Kind: "command", Line: "rm " + s.victim}, protocol.Deny},
+		{"a history expansion typed into the shell", shinken.Intent{Tool: "shell", Kind: "command", Line: "find . !$"}, protocol.Deny},
+		{"a ! that expands nothing", shinken.Intent{Tool: "shell", Kind: "command", Line: "ls && ! ls nothing"}, protocol.Allow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -192,7 +192,7 @@ func (g *Guard) Judge(r protocol.PermissionRequest) protocol.Decision {
 		if err != nil {
 			return deny("the request cannot be read: " + err.Error())
 		}
-		v, why = g.command(in)
+		v, why = g.command(in, r.Tool == protocol.ToolShell)
 	case protocol.KindRead, protocol.KindEdit:
 		v, why = g.fileRequest(r)
 	default:

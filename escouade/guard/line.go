@@ -135,8 +135,12 @@ func source(w *syntax.Word) string {
 	return b.String()
 }
 
-// lineWrites judges the redirections of a shell line run in cwd.
-func (g *Guard) lineWrites(line, cwd string) (protocol.Verdict, string) {
+// lineWrites judges what a shell line run in cwd expands, sets and
+// writes; interactive when it is typed into a shell.
+func (g *Guard) lineWrites(line, cwd string, interactive bool) (protocol.Verdict, string) {
+	if w := bashWords(line, interactive); w != "" {
+		return g.dynamic, fmt.Sprintf("the line is dynamic: bash expands %q", w)
+	}
 	rs, names, err := readLine(line)
 	if err != nil {
 		return protocol.Deny, err.Error()
@@ -152,4 +156,43 @@ func (g *Guard) lineWrites(line, cwd string) (protocol.Verdict, string) {
 		}
 	}
 	return protocol.Allow, ""
+}
+
+// bashWords returns the first piece of a line that bash expands where a
+// POSIX reading (the gate's) sees a plain word, or "": a brace expansion
+// ({r,}m, -{delete,print}) and a $'…' or $"…" string, which bash runs as
+// the line's sh when /bin/sh is bash and always in the shell tool; and,
+// when typed into an interactive shell, a history expansion (!$, !!:1),
+// which brings back a word of an earlier line.
+func bashWords(line string, interactive bool) string {
+	quote := byte(0)
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			}
+		case c == '\\':
+			i++
+		case c == '!' && interactive && i+1 < len(line) && !strings.ContainsRune(" \t\n=(\"", rune(line[i+1])):
+			return line[i:min(len(line), i+3)]
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '$' && i+1 < len(line) && (line[i+1] == '\'' || line[i+1] == '"'):
+			return line[i : i+2]
+		case c == '{':
+			end := strings.IndexAny(line[i:], "} \t\n;|&")
+			if end > 0 && line[i+end] == '}' {
+				if body := line[i+1 : i+end]; strings.Contains(body, ",") || strings.Contains(body, "..") {
+					return line[i : i+end+1]
+				}
+			}
+		}
+	}
+	return ""
 }
