@@ -84,54 +84,60 @@ func (g *Guard) edit(p string) (protocol.Verdict, string) {
 	return protocol.Allow, ""
 }
 
-// realPath returns an absolute path's real path: .. cleaned, links
-// followed (the last one only when follow), and a tail that does not
-// exist yet resolved by its nearest existing parent.
+// realPath returns an absolute path's real path, as the kernel walks
+// it: each link followed where it stands (the last one only when
+// follow), so that a .. after a link leaves the link's target, not the
+// link's folder; a tail that does not exist yet is taken as the folders
+// it will be made of.
 func realPath(p string, follow bool) (string, error) {
 	if !filepath.IsAbs(p) {
 		return "", fmt.Errorf("%q is not an absolute path", p)
 	}
-	p = filepath.Clean(p)
-	if !follow {
-		if p == "/" {
-			return p, nil
-		}
-		dir, err := realPath(filepath.Dir(p), true)
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(dir, filepath.Base(p)), nil
+	hops := 0
+	return walk("/", p, follow, &hops)
+}
+
+// walk resolves p from the real folder cur.
+func walk(cur, p string, follow bool, hops *int) (string, error) {
+	if filepath.IsAbs(p) {
+		cur = "/"
 	}
-	var tail []string
-	for hops := 0; ; hops++ {
-		if hops > 255 {
-			return "", fmt.Errorf("%s: too many links", p)
+	parts := strings.Split(p, "/")
+	last := len(parts) - 1
+	for last > 0 && (parts[last] == "" || parts[last] == ".") {
+		last--
+	}
+	for i, part := range parts {
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
 		}
-		real, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			return filepath.Join(append([]string{real}, tail...)...), nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		next := filepath.Join(cur, part)
+		fi, err := os.Lstat(next)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			cur = next
+		case err != nil:
 			return "", err
-		}
-		if _, lerr := os.Lstat(p); lerr == nil {
-			// A link to nothing: what it names would be created.
-			target, err := os.Readlink(p)
+		case fi.Mode()&fs.ModeSymlink != 0 && (i < last || follow):
+			if *hops++; *hops > 255 {
+				return "", fmt.Errorf("%s: too many links", p)
+			}
+			target, err := os.Readlink(next)
 			if err != nil {
 				return "", err
 			}
-			if !filepath.IsAbs(target) {
-				target = filepath.Join(filepath.Dir(p), target)
+			if cur, err = walk(cur, target, true, hops); err != nil {
+				return "", err
 			}
-			p = filepath.Clean(target)
-			continue
+		default:
+			cur = next
 		}
-		if p == "/" {
-			return "", err
-		}
-		tail = append([]string{filepath.Base(p)}, tail...)
-		p = filepath.Dir(p)
 	}
+	return cur, nil
 }
 
 // under reports whether p is one of roots or inside one.

@@ -37,6 +37,8 @@ func TestFiles(t *testing.T) {
 	os.Symlink(s.victim, filepath.Join(s.work, "tovictim"))
 	os.Symlink(s.dir, filepath.Join(s.work, "up"))
 	os.Symlink(filepath.Join(s.dir, "nowhere"), filepath.Join(s.work, "dangling"))
+	os.MkdirAll(filepath.Join(s.dir, "deep", "sub"), 0o755)
+	os.Symlink(filepath.Join(s.dir, "deep", "sub"), filepath.Join(s.work, "d"))
 	w := s.work
 	tests := []struct {
 		name string
@@ -55,6 +57,9 @@ func TestFiles(t *testing.T) {
 		{"write through a link", shinken.Intent{Tool: "write_file", Kind: "edit", Path: w + "/tovictim"}, protocol.Deny},
 		{"write through a folder link", shinken.Intent{Tool: "write_file", Kind: "edit", Path: w + "/up/victim"}, protocol.Deny},
 		{"write through a dangling link", shinken.Intent{Tool: "write_file", Kind: "edit", Path: w + "/dangling"}, protocol.Deny},
+		{"a .. after a link", shinken.Intent{Tool: "write_file", Kind: "edit", Path: w + "/d/../../victim"}, protocol.Deny},
+		{"a .. after a link, in the link's folder lexically", shinken.Intent{Tool: "write_file", Kind: "edit", Path: w + "/d/../x"}, protocol.Deny},
+		{"a .. in a tail not made yet", shinken.Intent{Tool: "mkdir", Kind: "edit", Path: w + "/new/../../victim"}, protocol.Deny},
 		{"move out", shinken.Intent{Tool: "move", Kind: "edit", Path: w + "/notes.txt", To: s.dir + "/out"}, protocol.Deny},
 		{"move in over the victim", shinken.Intent{Tool: "move", Kind: "edit", Path: s.victim, To: w + "/v"}, protocol.Deny},
 		{"delete the root", shinken.Intent{Tool: "delete", Kind: "edit", Path: w}, protocol.Deny},
