@@ -3,6 +3,7 @@ package guard_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"testing"
 
 	"shinken.dev/go/escouade"
@@ -86,7 +87,7 @@ func startHost(b *testing.B, hs plugin.Handlers) *escouade.Host {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := escouade.New(nil)
+	h := escouade.New(&escouade.Options{Journal: slog.DiscardHandler})
 	b.Cleanup(func() { h.Close(context.Background()) })
 	run := func(ctx context.Context, in io.Reader, out io.Writer) error { return plugin.Serve(ctx, in, out, hs) }
 	if _, err := h.StartFunc(context.Background(), m, "", run); err != nil {
