@@ -3,6 +3,7 @@ package guard_test
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"shinken.dev/go/escouade/gate"
@@ -118,5 +119,27 @@ func TestNew(t *testing.T) {
 	}
 	if d := g.Judge(protocol.PermissionRequest{ID: "x", Kind: "fetch", Input: map[string]any{"url": "https://example.com"}}); d.Verdict != protocol.Deny {
 		t.Errorf("fetch: %s", describe(d))
+	}
+}
+
+// TestProgramNotAFile: a program named by a FIFO or a pipe is refused at
+// once, never opened to wait for a writer nor read.
+func TestProgramNotAFile(t *testing.T) {
+	s := newSandbox(t, nil)
+	fifo := filepath.Join(s.dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{fifo, "/proc/self/fd/0"} {
+		req := request(t, argv(s.work, "ls"))
+		in, err := req.Command()
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Program, in.Commands[0].Program = name, name
+		req.Input = in.Map()
+		if d := s.g.Judge(req); d.Verdict != protocol.Deny {
+			t.Errorf("%s: %s", name, describe(d))
+		}
 	}
 }

@@ -108,7 +108,7 @@ func identify(file string) (string, protocol.FileID, error) {
 	if err != nil {
 		return "", protocol.FileID{}, err
 	}
-	f, err := os.Open(real)
+	f, err := openProgram(real)
 	if err != nil {
 		return "", protocol.FileID{}, err
 	}
@@ -122,6 +122,29 @@ func identify(file string) (string, protocol.FileID, error) {
 		return "", protocol.FileID{}, err
 	}
 	return real, protocol.FileID{Dev: st.dev, Ino: st.ino, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// maxProgram bounds the size of a file the guard hashes: a larger one
+// is refused rather than read for seconds.
+const maxProgram = 512 << 20
+
+// openProgram opens a file to hash it without blocking (a FIFO's open
+// waits for a writer) and refuses what is not a regular file of at most
+// maxProgram bytes (a pipe named by /proc/self/fd would be read).
+func openProgram(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && (!fi.Mode().IsRegular() || fi.Size() > maxProgram) {
+		err = fmt.Errorf("%s is not a regular file of at most %d bytes", path, maxProgram)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 func stampOf(f *os.File) (stamp, error) {
@@ -159,7 +182,7 @@ func (ps *programs) identity(file string) (string, protocol.FileID, error) {
 	if err != nil {
 		return "", protocol.FileID{}, err
 	}
-	f, err := os.Open(real)
+	f, err := openProgram(real)
 	if err != nil {
 		return "", protocol.FileID{}, err
 	}
