@@ -37,9 +37,11 @@ type ArgRule func(argv []string) (protocol.Verdict, string)
 //   - make: asked (a Makefile is code).
 //   - xargs, sudo, doas, su, and every shell (sh, bash, dash, zsh…,
 //     other than the runtime's own sh -c, whose line is shown): refused.
-//   - env: no -S or --split-string (a line split again), each variable
-//     set one of Policy.Env; timeout, nice, nohup, time, stdbuf: only
-//     options that take no program nor file.
+//   - env: only -i, -0, -u NAME, -v (-S splits a line again), the
+//     variables it sets judged on the command it runs; timeout and nohup
+//     with no option, nice with -n N only, time with -p only (GNU time's
+//     -o and -f take values a reader may take for the command); stdbuf
+//     refused (it preloads a library).
 //   - sort: no -o, --output, --compress-program; uniq and tee: no output
 //     file.
 var DefaultRules = map[string]ArgRule{
