@@ -151,7 +151,7 @@ func TestAllowlistGuard(t *testing.T) {
 		{&aci.ExecRequest{Argv: []string{"sort"}, Stdin: ptr("b\na\n")}, "a\nb\n"},
 		{&aci.ExecRequest{Argv: []string{"sort", "notes.txt"}, Dir: work, Env: map[string]string{"LC_ALL": "C"}}, "a\nb\n"},
 		{&aci.ExecRequest{Shell: "echo hi > out.txt && cat out.txt", Dir: work}, "hi\n"},
-		{&aci.ExecRequest{Shell: `sed -n 's/a/z/p' notes.txt; awk 'END { print NR }' notes.txt`, Dir: work}, "z\n2\n"},
+		{&aci.ExecRequest{Shell: `sed -n 's/a/z/p' notes.txt; wc -l < notes.txt`, Dir: work}, "z\n2\n"},
 		{&aci.ExecRequest{Shell: "find . -name '*.txt' | wc -l", Dir: work}, "2\n"},
 	} {
 		res, err := c.Exec(ctx, tc.req)

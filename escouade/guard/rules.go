@@ -34,7 +34,7 @@ type ArgRule func(argv []string) (protocol.Verdict, string)
 //   - python, python3, perl, ruby, node, deno, bun, php, lua, tclsh, wish,
 //     Rscript: asked unless the only argument is --version, -V or
 //     --help (any other runs code the request does not show).
-//   - make: asked (a Makefile is code).
+//   - make: asked unless it only prints its version (a Makefile is code).
 //   - xargs, sudo, doas, su, and every shell (sh, bash, dash, zsh…,
 //     other than the runtime's own sh -c, whose line is shown): refused.
 //   - env: only -i, -0, -u NAME, -v (-S splits a line again), the
@@ -47,7 +47,7 @@ type ArgRule func(argv []string) (protocol.Verdict, string)
 var DefaultRules = map[string]ArgRule{
 	"find": findRule, "git": gitRule, "sed": sedRule,
 	"awk": awkRule, "gawk": awkRule, "mawk": awkRule, "nawk": awkRule,
-	"make": askRule("a Makefile runs what it says"), "gmake": askRule("a Makefile runs what it says"),
+	"make": makeRule, "gmake": makeRule,
 	"xargs": denyRule("xargs runs commands it reads"),
 	"sudo":  denyRule("it runs a command as another user"), "doas": denyRule("it runs a command as another user"),
 	"su":  denyRule("it runs a command as another user"),
@@ -82,6 +82,15 @@ func findRule(argv []string) (protocol.Verdict, string) {
 		}
 	}
 	return protocol.Allow, ""
+}
+
+// makeRule allows make to say what it is, and asks about anything
+// else: a Makefile runs what it says.
+func makeRule(argv []string) (protocol.Verdict, string) {
+	if len(argv) == 2 && (argv[1] == "--version" || argv[1] == "-v" || argv[1] == "--help") {
+		return protocol.Allow, ""
+	}
+	return protocol.Ask, "a Makefile runs what it says"
 }
 
 // interpreterRule allows an interpreter to say what it is, and asks

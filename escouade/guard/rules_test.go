@@ -88,6 +88,7 @@ func TestRules(t *testing.T) {
 		{"python3", protocol.Ask},
 		{"perl -e unlink", protocol.Ask},
 		{"make all", protocol.Ask},
+		{"make --version", protocol.Allow},
 		{"xargs rm", protocol.Deny},
 		{"env LANG=C ls", protocol.Allow},
 		{"env -i ls", protocol.Allow},
