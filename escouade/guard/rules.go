@@ -65,10 +65,6 @@ func init() {
 	}
 }
 
-func askRule(why string) ArgRule {
-	return func([]string) (protocol.Verdict, string) { return protocol.Ask, why }
-}
-
 func denyRule(why string) ArgRule {
 	return func([]string) (protocol.Verdict, string) { return protocol.Deny, why }
 }
