@@ -13,14 +13,14 @@ import (
 // A guard for a coding agent judges what the gate shows of each exec:
 // every simple command, by its program's identity and arguments.
 func Example() {
-	g, err := guard.New(&guard.Policy{Allow: []string{"ls", "grep", "find", "git", "sed"}})
+	g, err := guard.New(&guard.Policy{Allow: []string{"ls", "grep", "find", "git", "sort"}})
 	if err != nil {
 		panic(err)
 	}
 	for _, line := range []string{
 		"git log --oneline | grep fix",
 		"ls; find . -name '*.tmp' -delete",
-		"sed -i s/a/b/ notes.txt",
+		"sort -o notes.txt notes.txt",
 		"$(echo rm) -rf .",
 		"git push",
 	} {
@@ -34,7 +34,7 @@ func Example() {
 	// Output:
 	// git log --oneline | grep fix: allow
 	// ls; find . -name '*.tmp' -delete: deny find: -delete runs a program, deletes or writes a file
-	// sed -i s/a/b/ notes.txt: deny sed: -i is not an option the guard allows (-i edits files, -f reads a script it cannot see)
+	// sort -o notes.txt notes.txt: deny sort: -o writes a file
 	// $(echo rm) -rf .: deny the line is dynamic: "$(echo rm)" is known only when it runs
 	// git push: ask git: push changes the work tree or the history, or talks to a remote
 }

@@ -137,6 +137,7 @@ func TestProgramNotAFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		in.Program, in.Commands[0].Program = name, name
+		in.ProgramID, in.Commands[0].ProgramID = nil, nil // a gate that shows no identity
 		req.Input = in.Map()
 		if d := s.g.Judge(req); d.Verdict != protocol.Deny {
 			t.Errorf("%s: %s", name, describe(d))
