@@ -1,7 +1,8 @@
 // Package daemon composes a sandbox daemon from Shinken's parts, the way
 // net/http composes a server: a program opens a desktop (a backend), says
 // in Options what to serve, and calls New and Run. The package example is
-// a complete daemon with a plugin that denies rm, in about forty lines.
+// a complete daemon guarded by the shipped guard (escouade/guard: a coding
+// agent's programs, allowed by identity), in about fifty lines.
 //
 // # What a daemon serves
 //

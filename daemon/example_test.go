@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,36 +14,37 @@ import (
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/daemon"
+	"shinken.dev/go/escouade/guard"
 	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/plugin"
-	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 	"shinken.dev/go/shinken/mcpserver"
 )
 
-// noRM is a guard plugin, in Go, run in the daemon's process: it denies
-// every command that runs rm, and allows the rest.
-var noRM = plugin.Handlers{
-	Decide: func(ctx context.Context, c *plugin.Conn, p protocol.DecideParams) (protocol.Decision, error) {
-		cmd, err := p.Request.Command()
-		if err == nil && len(cmd.Argv) > 0 && filepath.Base(cmd.Argv[0]) == "rm" {
-			return protocol.Decision{Verdict: protocol.Deny, Message: "no deleting files here"}, nil
-		}
-		return protocol.Decision{Verdict: protocol.Allow}, nil
-	},
-}
-
-// A bespoke sandbox daemon: a headless desktop, a plugin that denies rm,
-// /healthz and /readyz, the token from a file (rotated by renaming a new
-// file over it), and a drain at SIGTERM or when ctx ends.
+// A bespoke sandbox daemon: a headless desktop, the shipped guard as an
+// in-process plugin (the programs of a coding agent, each pinned by its
+// file's identity, and changes in its workspace only), /healthz and
+// /readyz, the token from a file (rotated by renaming a new file over
+// it), and a drain at SIGTERM or when ctx ends.
 func Example() {
 	dir, _ := os.MkdirTemp("", "sandbox")
 	defer os.RemoveAll(dir)
 	tokenFile := filepath.Join(dir, "token")
 	os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600)
+	workspace := filepath.Join(dir, "work")
+	os.Mkdir(workspace, 0o755)
 
-	manifest, err := manifest.ParseFunc([]byte(`{"id": "no-rm", "version": "1.0.0",
+	g, err := guard.New(&guard.Policy{
+		Allow: []string{"ls", "cat", "grep", "find", "git", "python3", "make", "echo", "sed", "head", "tail", "wc", "sort"},
+		Write: []string{workspace},
+		// Dynamic lines ($VAR, $(…), globs) and interactive shells are
+		// refused: the default.
+	})
+	if err != nil {
+		panic(err)
+	}
+	manifest, err := manifest.ParseFunc([]byte(`{"id": "guard", "version": "1.0.0",
 		"protocolVersion": 1, "permissions": {"decide": true}}`))
 	if err != nil {
 		panic(err)
@@ -52,7 +54,7 @@ func Example() {
 		Desktop:   daemon.Desktop{Backend: headless.New(nil)},
 		Listen:    []string{"127.0.0.1:0"},
 		TokenFile: tokenFile,
-		Plugins:   &daemon.Plugins{Go: []daemon.GoPlugin{{Manifest: manifest, Handlers: noRM}}},
+		Plugins:   &daemon.Plugins{Go: []daemon.GoPlugin{{Manifest: manifest, Handlers: plugin.Handlers{Decide: g.Decide}}}},
 		Logger:    slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -66,20 +68,34 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	for _, argv := range [][]string{{"rm", "-rf", dir}, {"echo", "hi"}} {
-		res, err := c.Exec(ctx, &aci.ExecRequest{Argv: argv})
-		if err != nil {
-			fmt.Println(argv[0], "refused:", err)
+	for _, tc := range []struct {
+		what string
+		req  *aci.ExecRequest
+	}{
+		{"rm -rf the sandbox", &aci.ExecRequest{Argv: []string{"rm", "-rf", dir}}},
+		{"a line that hides it", &aci.ExecRequest{Shell: "echo hi; rm -rf " + dir}},
+		{"find -delete", &aci.ExecRequest{Shell: "find . -delete", Dir: workspace}},
+		{"a dynamic line", &aci.ExecRequest{Shell: "$(echo rm) -rf .", Dir: workspace}},
+		{"a write in the workspace", &aci.ExecRequest{Shell: "echo hi > notes.txt && cat notes.txt", Dir: workspace}},
+	} {
+		res, err := c.Exec(ctx, tc.req)
+		if errors.Is(err, aci.ErrPermissionDenied) {
+			fmt.Println(tc.what, "refused")
 			continue
+		} else if err != nil {
+			panic(err)
 		}
-		fmt.Printf("%s printed %q\n", argv[0], res.Stdout)
+		fmt.Printf("%s printed %q\n", tc.what, res.Stdout)
 	}
 	c.Close()
 	stop()
 	fmt.Println("stopped:", <-done)
 	// Output:
-	// rm refused: permission_denied: no deleting files here
-	// echo printed "hi\n"
+	// rm -rf the sandbox refused
+	// a line that hides it refused
+	// find -delete refused
+	// a dynamic line refused
+	// a write in the workspace printed "hi\n"
 	// stopped: <nil>
 }
 

@@ -15,7 +15,7 @@ import (
 // and none imports testing outside its tests.
 func TestImports(t *testing.T) {
 	forbidden := []string{"shinken.dev/go/shinken", "testing"}
-	for _, dir := range []string{".", "plugin", "protocol", "schema", "manifest", "internal/fields", "internal/fence", "internal/jsonrpc", "../internal/strictjson", "internal/ssrf"} {
+	for _, dir := range []string{".", "plugin", "protocol", "schema", "manifest", "guard", "internal/fields", "internal/fence", "internal/jsonrpc", "../internal/strictjson", "internal/ssrf"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("no Go files in %s: %v", dir, err)

@@ -54,6 +54,8 @@ type config struct {
 	apps          stringList
 	size          string
 	plugins       string
+	allow         string     // the shipped guard's programs
+	read, write   stringList // its roots
 	project       string
 	onAsk         string
 	logLevel      string
@@ -101,6 +103,9 @@ func main() {
 	flag.Var(&cfg.apps, "app", "with -session: a program to start on the desktop once it is ready, as a command line split at spaces (repeatable)")
 	flag.StringVar(&cfg.size, "size", "1280x800", "screen size, WxH, of the headless desktop or of the -session desktop")
 	flag.StringVar(&cfg.plugins, "plugins", "", "folder whose subfolders holding a plugin.json are Escouade plugins; they gate exec and launch_app")
+	flag.StringVar(&cfg.allow, "allow", "", "run the shipped guard (escouade/guard) as a plugin, allowing these programs by identity, comma-separated; \"agent\" stands for "+strings.Join(agentPrograms, ",")+"; their argument rules are on, dynamic lines and interactive shells refused")
+	flag.Var(&cfg.write, "write", "with -allow: a folder the agent may change with its file tools and redirections (repeatable)")
+	flag.Var(&cfg.read, "read", "with -allow: a folder the agent's file tools may read (repeatable)")
 	flag.StringVar(&cfg.project, "project", "", "project name the plugins are told about")
 	flag.StringVar(&cfg.onAsk, "on-ask", "deny", "what a plugin's \"ask\", or its silence, means with no person to ask: allow or deny")
 	flag.StringVar(&cfg.record, "record", "", "record the session (screen, actions, trees) to this file; replay it in the page, export it with \"example export\"")
@@ -188,9 +193,18 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		Hosts: cfg.hosts, Origins: cfg.origins,
 		Runtime: &shinken.RuntimeOptions{Name: "shinken-example", KeepAlive: keepAlive, ReadTimeout: readTimeout, MaxMessage: cfg.maxMessage, SettleCap: cfg.settleCap},
 	}
-	if cfg.plugins != "" {
+	if cfg.plugins != "" || cfg.allow != "" {
 		opts.Plugins = &daemon.Plugins{Dir: cfg.plugins, Project: cfg.project, OnAsk: protocol.Verdict(cfg.onAsk),
 			Host: &escouade.Options{Languages: languages}}
+	}
+	if cfg.allow != "" {
+		g, err := guardPlugin(cfg)
+		if err != nil {
+			return err
+		}
+		opts.Plugins.Go = []daemon.GoPlugin{g}
+	} else if len(cfg.read)+len(cfg.write) > 0 {
+		return errors.New("-read and -write need -allow")
 	}
 	if cfg.mcp == "stdio" {
 		opts.NoSignals = true
