@@ -27,6 +27,10 @@ func TestRequestShowsWhatRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sh, err := filepath.EvalSymlinks("/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
 	rmProgram := func(c protocol.SimpleCommand) bool {
 		p, err := filepath.EvalSymlinks(c.Program)
 		return err == nil && p == rm
@@ -40,8 +44,8 @@ func TestRequestShowsWhatRuns(t *testing.T) {
 		dynamic  bool
 	}{
 		{"argv with the agent's PATH", aci.Action{Argv: []string{"git", "status"}, Env: map[string]string{"PATH": bin}}, git,
-			[]protocol.SimpleCommand{{Argv: []string{"git", "status"}, Program: git}}, false},
-		{"a shell line's own PATH", aci.Action{Shell: ptr("PATH=" + bin + " git status")}, "/bin/sh",
+			[]protocol.SimpleCommand{{Argv: []string{"git", "status"}, Env: map[string]string{"PATH": bin}, Program: git}}, false},
+		{"a shell line's own PATH", aci.Action{Shell: ptr("PATH=" + bin + " git status")}, sh,
 			[]protocol.SimpleCommand{{Argv: []string{"git", "status"}, Env: map[string]string{"PATH": bin}, Program: git}}, false},
 		{"an exported PATH", aci.Action{Shell: ptr("export PATH=" + bin + "; git status")}, "",
 			[]protocol.SimpleCommand{cmd("export", "PATH="+bin), {Argv: []string{"git", "status"}, Program: git}}, false},
@@ -53,9 +57,9 @@ func TestRequestShowsWhatRuns(t *testing.T) {
 			[]protocol.SimpleCommand{cmd("sh", "-ec", "rm -rf /"), cmd("rm", "-rf", "/")}, false},
 		{"env", aci.Action{Argv: []string{"env", "-i", "PATH=" + bin, "git", "push"}}, "",
 			[]protocol.SimpleCommand{cmd("env", "-i", "PATH="+bin, "git", "push"), {Argv: []string{"git", "push"}, Env: map[string]string{"PATH": bin}, Program: git}}, false},
-		{"wrappers", aci.Action{Shell: ptr(`sudo -u root nice -n 5 timeout 10 command rm x`)}, "",
-			[]protocol.SimpleCommand{cmd("sudo", "-u", "root", "nice", "-n", "5", "timeout", "10", "command", "rm", "x"), cmd("nice", "-n", "5", "timeout", "10", "command", "rm", "x"),
-				cmd("timeout", "10", "command", "rm", "x"), cmd("command", "rm", "x"), cmd("rm", "x")}, false},
+		{"wrappers", aci.Action{Shell: ptr(`command nohup nice -n 5 timeout 10 rm x`)}, "",
+			[]protocol.SimpleCommand{cmd("command", "nohup", "nice", "-n", "5", "timeout", "10", "rm", "x"), cmd("nohup", "nice", "-n", "5", "timeout", "10", "rm", "x"),
+				cmd("nice", "-n", "5", "timeout", "10", "rm", "x"), cmd("timeout", "10", "rm", "x"), cmd("rm", "x")}, false},
 		{"a pipeline and a substitution", aci.Action{Shell: ptr(`echo "$(rm x)" | tee y`)}, "",
 			[]protocol.SimpleCommand{cmd("echo", "$(rm x)"), cmd("rm", "x"), cmd("tee", "y")}, true},
 		{"a variable", aci.Action{Shell: ptr(`$CMD -rf /`)}, "", []protocol.SimpleCommand{cmd("$CMD", "-rf", "/")}, true},
@@ -81,6 +85,10 @@ func TestRequestShowsWhatRuns(t *testing.T) {
 			// only rm's is compared, and only the ones the test made.
 			for i := range in.Commands {
 				c := &in.Commands[i]
+				if (c.ProgramID != nil) != (c.Program != "") {
+					t.Errorf("%q: program %q, identity %v", c.Argv, c.Program, c.ProgramID)
+				}
+				c.ProgramID = nil
 				switch {
 				case c.Argv[0] == "rm" && !rmProgram(*c):
 					t.Errorf("rm's program: %q", c.Program)

@@ -31,6 +31,8 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 	"sync/atomic"
 
 	"shinken.dev/go/escouade"
@@ -154,13 +156,26 @@ func request(req shinken.AuthRequest, id string, env []string) (protocol.Permiss
 				in.Env[k] = v
 			}
 		}
+		if a.Stdin != nil {
+			in.Stdin, in.StdinCut = shownStdin(*a.Stdin)
+		}
 		r := newReader(env, in.Env, in.Cwd)
 		if a.Shell != nil {
+			// The exec's env is the shell's, and every command's it runs:
+			// shown on each, as PATH=… git status shows it.
+			r.inherit = in.Env
+			for k, v := range in.Env {
+				if runsCode(k) || (k == "PATH" && strings.Contains(v, "~")) {
+					r.dynamic = true
+				}
+			}
 			r.line(*a.Shell, 0)
-			in.Program = r.program("/bin/sh", r.path)
+			in.Program, in.ProgramID = r.top("/bin/sh")
 		} else if len(in.Argv) > 0 {
-			in.Program = r.program(in.Argv[0], r.path)
-			r.argv(in.Argv, nil, 0)
+			// An argv with env reads as the shell line that does the
+			// same: PATH=… git status.
+			in.Program, in.ProgramID = r.top(in.Argv[0])
+			r.argv(in.Argv, in.Env, 0)
 		}
 		in.Commands, in.Dynamic = r.commands, r.dynamic
 	case aci.VerbLaunchApp:
@@ -170,7 +185,7 @@ func request(req shinken.AuthRequest, id string, env []string) (protocol.Permiss
 		tool = protocol.ToolLaunchApp
 		in = protocol.ArgvCommand(append([]string{*a.App}, a.Args...))
 		r := newReader(env, nil, "")
-		in.Program = r.program(in.Argv[0], r.path)
+		in.Program, in.ProgramID = r.top(in.Argv[0])
 		r.argv(in.Argv, nil, 0)
 		in.Commands, in.Dynamic = r.commands, r.dynamic
 	default:
@@ -213,4 +228,18 @@ func (g *Gate) Authorize(ctx context.Context, req shinken.AuthRequest) error {
 		return nil
 	}
 	return &RefusedError{Request: preq, Decision: d}
+}
+
+// shownStdin returns the standard input a request shows: its first
+// protocol.MaxStdinShown bytes, cut before a character that would not fit
+// whole, and whether it was cut.
+func shownStdin(s string) (string, bool) {
+	if len(s) <= protocol.MaxStdinShown {
+		return s, false
+	}
+	end := protocol.MaxStdinShown
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end], true
 }

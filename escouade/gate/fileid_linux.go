@@ -1,0 +1,34 @@
+package gate
+
+import (
+	"os"
+	"syscall"
+
+	"shinken.dev/go/escouade/protocol"
+)
+
+// fileID opens name and returns its identity, or false when it is no
+// executable regular file. The hash is of the file opened, whose device
+// and inode are the ones given.
+func fileID(name string) (*protocol.FileID, int64, bool) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, 0, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return nil, 0, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil, 0, false
+	}
+	key := fileKey{dev: uint64(st.Dev), ino: uint64(st.Ino), size: uint64(st.Size),
+		mtime: int64(st.Mtim.Sec), mtimeNs: int64(st.Mtim.Nsec), ctime: int64(st.Ctim.Sec), ctimeNs: int64(st.Ctim.Nsec)}
+	sum, ok := hashFile(f, key)
+	if !ok {
+		return nil, 0, false
+	}
+	return &protocol.FileID{Dev: key.dev, Ino: key.ino, SHA256: sum}, st.Size, true
+}
