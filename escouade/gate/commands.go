@@ -161,6 +161,7 @@ func (r *reader) lineIn(src string, lang syntax.LangVariant, depth int) {
 			}
 		}
 	}
+	first := len(r.commands)
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.Stmt:
@@ -177,6 +178,75 @@ func (r *reader) lineIn(src string, lang syntax.LangVariant, depth int) {
 		return true
 	})
 	r.path, r.lang, r.inLine, r.moved = saved.path, saved.lang, saved.inLine, saved.moved
+	if r.makesProgram(r.commands[first:]) {
+		r.dynamic = true
+	}
+}
+
+// makers are the programs that can make a file executable, or put one
+// where a name finds it: after them, a name may run another file than the
+// one the gate found.
+var makers = set("ln link cp mv install rsync tar bsdtar cpio unzip 7z chmod gcc cc clang go ld patch dd " +
+	"curl wget mkfifo")
+
+// gitMakers are git's commands that write files of the work tree, with
+// their modes.
+var gitMakers = set("checkout switch restore reset merge pull stash apply am cherry-pick rebase clone " +
+	"worktree read-tree checkout-index")
+
+// makesProgram reports whether a line, whose commands are cmds, may
+// make or change a program that it runs: a command that makes files
+// executable beside another that runs a program (a pipeline runs them at
+// once, a loop again), or a redirection that writes a program the line
+// runs or into a folder of its PATH.
+func (r *reader) makesProgram(cmds []protocol.SimpleCommand) bool {
+	programs, making := 0, false
+	for _, c := range cmds {
+		if c.Program == "" {
+			continue
+		}
+		programs++
+		name := filepath.Base(c.Program)
+		if makers[name] || makers[filepath.Base(c.Argv[0])] {
+			making = true
+		}
+		if name == "git" && len(c.Argv) > 1 {
+			for _, a := range c.Argv[1:] {
+				if gitMakers[a] {
+					making = true
+				}
+			}
+		}
+	}
+	if making && programs > 1 {
+		return true
+	}
+	dirs := map[string]bool{}
+	for _, d := range filepath.SplitList(r.path) {
+		dirs[filepath.Clean(d)] = true
+	}
+	for _, c := range cmds {
+		for _, rd := range c.Redirects {
+			switch rd.Op {
+			case "<", "<<", "<<-", "<<<", "<&", ">&":
+				continue
+			}
+			t := rd.Target
+			if !filepath.IsAbs(t) {
+				t = filepath.Join(r.dir(), t)
+			}
+			t = filepath.Clean(t)
+			if dirs[filepath.Dir(t)] {
+				return true
+			}
+			for _, o := range cmds {
+				if o.Program != "" && (o.Program == t || filepath.Base(o.Program) == filepath.Base(t)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // setsPath reports whether giving the variable name a value the gate
