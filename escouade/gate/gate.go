@@ -32,8 +32,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/protocol"

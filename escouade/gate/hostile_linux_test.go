@@ -26,7 +26,9 @@ var allowedPrograms = []string{"ls", "cat", "grep", "find", "git", "python3", "m
 	"tail", "wc", "sort", "printf", "true", "test"}
 
 // allowedBuiltins are the shell's builtins the reference guard allows.
-var allowedBuiltins = []string{"echo", "printf", "true", "false", "test", "[", ":"}
+// command and type look a name up, and what command runs is shown as a
+// command of its own.
+var allowedBuiltins = []string{"echo", "printf", "true", "false", "test", "[", ":", "command", "type"}
 
 // referenceGuard is the allowlist the run-for-real corpus is judged by:
 // programs by identity (SHA-256 and device and inode), a few builtins,

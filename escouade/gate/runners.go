@@ -26,7 +26,7 @@ const dynamicPrograms = `
 	xargs parallel sem watch entr gdb lldb strace ltrace valgrind ionice chroot flock unshare taskset chrt
 	prlimit setpriv runuser su sg newgrp pkexec script nsenter systemd-run systemd-nspawn firejail bwrap
 	fakeroot fakechroot proot schroot dbus-run-session dbus-launch xvfb-run busybox toybox ssh scp sftp rsync
-	make gmake bmake cmake ninja meson just xdg-open gio see run-mailcap edit compose print
+	xdg-open gio see run-mailcap edit compose print
 	sensible-browser sensible-editor sensible-pager x-www-browser www-browser gnome-open kde-open exo-open
 	mimeopen open vi vim vim.basic vim.tiny nvim view ex rvim rview gvim emacs emacsclient nano pico joe jed
 	mcedit ed red less more most pg man pager m4 dc sqlite3 psql mysql mariadb crontab at batch tmux screen
@@ -37,9 +37,11 @@ const dynamicPrograms = `
 	primusrun xterm x-terminal-emulator gnome-terminal konsole alacritty kitty urxvt st sbcl pkexec
 	zsh ksh ksh93 rksh pdksh oksh loksh fish csh tcsh rbash rzsh yash posh ash rc es elvish nu xonsh pwsh`
 
-// interpreters run a program from an argument, a file or standard input;
-// only asking for their version or help runs none.
+// interpreters run a program from an argument, a file or standard input
+// (builders run the recipes of a file); only asking for their version or
+// help runs none.
 const interpreters = `
+	make gmake bmake cmake ninja meson just
 	python python2 python3 pypy pypy3 perl ruby node nodejs php lua luajit tclsh wish expect Rscript R julia
 	guile racket ocaml java jshell deno bun irb gjs osascript swipl gst clisp scheme csi`
 
