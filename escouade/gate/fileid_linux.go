@@ -7,17 +7,23 @@ import (
 	"shinken.dev/go/escouade/protocol"
 )
 
+// maxProgramSize bounds the file the gate hashes: a larger one is no
+// program it knows.
+const maxProgramSize = 1 << 30
+
 // fileID opens name and returns its identity, or false when it is no
 // executable regular file. The hash is of the file opened, whose device
 // and inode are the ones given.
 func fileID(name string) (*protocol.FileID, int64, bool) {
-	f, err := os.Open(name)
+	// Not blocking: a FIFO named as a program would hold the open until
+	// a writer came.
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, 0, false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 || fi.Size() > maxProgramSize {
 		return nil, 0, false
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
