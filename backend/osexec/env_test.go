@@ -1,3 +1,5 @@
+//go:build linux
+
 package osexec_test
 
 import (
