@@ -40,6 +40,7 @@ type reader struct {
 	moved    bool // the line changes folder: a relative name is unknown
 	commands []protocol.SimpleCommand
 	dynamic  bool
+	found    map[string]prog // what find found, by name and PATH
 }
 
 // newReader starts from the PATH of base (KEY=value lines, the last one

@@ -4,16 +4,21 @@ package gate
 
 import (
 	"os"
-
-	"shinken.dev/go/escouade/protocol"
+	"path/filepath"
 )
 
-// fileID finds no identity off Linux: a program is shown by its path
-// alone, and a guard that allows by identity allows none.
-func fileID(name string) (*protocol.FileID, int64, bool) {
-	fi, err := os.Stat(name)
+// identify returns the real file name names, or false when it is no
+// executable regular file. Off Linux it finds no identity: a program is
+// shown by its path alone, and a guard that allows by identity allows
+// none.
+func identify(name string) (prog, bool) {
+	real, err := filepath.EvalSymlinks(name)
 	if err != nil {
-		return nil, 0, false
+		return prog{}, false
 	}
-	return nil, fi.Size(), fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+	fi, err := os.Stat(real)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return prog{}, false
+	}
+	return prog{path: real, size: fi.Size()}, true
 }

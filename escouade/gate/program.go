@@ -29,6 +29,23 @@ func (r *reader) find(name, path string) (prog, bool) {
 	if name == "" {
 		return prog{}, false
 	}
+	relative := strings.Contains(name, "/") && !filepath.IsAbs(name)
+	key := name + "\x00" + path
+	if p, ok := r.found[key]; ok && !relative {
+		return p, p.path != ""
+	}
+	p, ok := r.lookup(name, path)
+	if !relative {
+		if r.found == nil {
+			r.found = map[string]prog{}
+		}
+		r.found[key] = p
+	}
+	return p, ok
+}
+
+// lookup is find, uncached.
+func (r *reader) lookup(name, path string) (prog, bool) {
 	if strings.Contains(name, "/") {
 		if !filepath.IsAbs(name) {
 			if r.moved {
@@ -42,9 +59,9 @@ func (r *reader) find(name, path string) (prog, bool) {
 		if !filepath.IsAbs(dir) {
 			return prog{}, false
 		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return identify(p)
+		// The shell skips what is no executable file, as identify does.
+		if p, ok := identify(filepath.Join(dir, name)); ok {
+			return p, true
 		}
 	}
 	return prog{}, false
@@ -68,20 +85,6 @@ func (r *reader) dir() string {
 	}
 	wd, _ := os.Getwd()
 	return wd
-}
-
-// identify returns the real file name names and its identity, or false
-// when it is no executable regular file.
-func identify(name string) (prog, bool) {
-	real, err := filepath.EvalSymlinks(name)
-	if err != nil {
-		return prog{}, false
-	}
-	id, size, ok := fileID(real)
-	if !ok {
-		return prog{}, false
-	}
-	return prog{path: real, id: id, size: size}, true
 }
 
 // maxHashed bounds the cache of programs' hashes; past it the cache
