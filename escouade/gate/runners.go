@@ -102,7 +102,7 @@ var known struct {
 	bySize map[int64][]knownFile
 }
 
-type knownFile struct{ name, path string }
+type knownFile struct{ name, path, real string }
 
 // knownAs returns the name of rules whose program has p's contents, ""
 // when none has.
@@ -120,13 +120,20 @@ func knownAs(p prog) string {
 		for _, n := range names {
 			for _, dir := range filepath.SplitList(defaultPath) {
 				path := filepath.Join(dir, n)
-				if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-					known.bySize[fi.Size()] = append(known.bySize[fi.Size()], knownFile{n, path})
+				real, err := filepath.EvalSymlinks(path)
+				if fi, serr := os.Stat(real); err == nil && serr == nil && fi.Mode().IsRegular() {
+					known.bySize[fi.Size()] = append(known.bySize[fi.Size()], knownFile{n, path, real})
 				}
 			}
 		}
 	})
-	for _, k := range known.bySize[p.size] {
+	candidates := known.bySize[p.size]
+	for _, k := range candidates {
+		if k.real == p.path {
+			return k.name // the file itself, not a copy
+		}
+	}
+	for _, k := range candidates {
 		if q, ok := identify(k.path); ok && q.id != nil && q.id.SHA256 == p.id.SHA256 {
 			return k.name
 		}
