@@ -208,6 +208,7 @@ func TestRequestDynamic(t *testing.T) {
 		{"git alias", aci.Action{Shell: ptr(`git st`)}, true},
 		{"git config", aci.Action{Shell: ptr(`git config core.fsmonitor x`)}, true},
 		{"git status", aci.Action{Shell: ptr(`git --no-pager status --short`)}, false},
+		{"git by another name", aci.Action{Argv: []string{"/usr/lib/git-core/git-clean", "status"}}, true},
 		{"make", aci.Action{Shell: ptr(`make`)}, true},
 		{"tar --checkpoint-action", aci.Action{Shell: ptr(`tar -cf a.tar --checkpoint-action=exec=x f`)}, true},
 		{"tar -I", aci.Action{Shell: ptr(`tar -I x -cf a.tar f`)}, true},

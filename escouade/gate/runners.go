@@ -663,6 +663,10 @@ var gitRunning = []string{"-c", "--config", "--upload-pack", "--receive-pack", "
 // diff.external): a guard that allows git trusts those files, and their
 // writers.
 func ruleGit(r *reader, c call, _ prog) {
+	if filepath.Base(c.argv[0]) != "git" {
+		r.dynamic = true // git-clean is git clean: its command is in its name
+		return
+	}
 	args := c.argv[1:]
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		if !gitGlobalLongs[args[0]] {
