@@ -52,6 +52,23 @@ func mergeEnv(base []string, over map[string]string) ([]string, error) {
 	return append(env, added...), nil
 }
 
+// withoutShellCode returns env without BASH_ENV and ENV (a file a shell
+// runs before its line) and BASH_FUNC_* (bash's exported functions, run
+// by the name of a program): inherited from whoever started the daemon,
+// they would make a line run what no gate saw. A request that sets them
+// still gets them: what it asks is shown to the gate, and judged.
+func withoutShellCode(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "BASH_ENV" || k == "ENV" || strings.HasPrefix(k, "BASH_FUNC_") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
 // getenv returns the value of key in env, the last one if it repeats.
 func getenv(env []string, key string) (string, bool) {
 	for i := len(env) - 1; i >= 0; i-- {

@@ -31,8 +31,12 @@ type Options struct {
 	// a negative value means no maximum.
 	MaxTimeout time.Duration
 	// Env is the base environment that a request's Env is merged over.
-	// nil means os.Environ() as it was when New was called; an empty
-	// non-nil slice means an empty environment.
+	// nil means os.Environ() as it was when New was called, without the
+	// variables that make a shell run code before its line (BASH_ENV,
+	// ENV, and bash's exported functions BASH_FUNC_*): a permission gate
+	// shows what a request sets, not what the daemon inherited. An empty
+	// non-nil slice means an empty environment; a non-nil one is used as
+	// it is.
 	Env []string
 	// WaitDelay bounds the wait for processes that keep the output pipes
 	// open after the command's leader has exited or its group was killed:
@@ -99,7 +103,7 @@ func New(opts *Options) *Executor {
 		e.maxTimeout = DefaultMaxTimeout
 	}
 	if e.env == nil {
-		e.env = os.Environ()
+		e.env = withoutShellCode(os.Environ())
 	}
 	if e.waitDelay <= 0 {
 		e.waitDelay = DefaultWaitDelay

@@ -7,16 +7,55 @@
 // Every request goes to the plugins in the one shape the protocol
 // defines for programs (see protocol.CommandInput): kind "command", tool
 // "exec" or "launch_app", and an input whose command is always the whole
-// command line as one string, with the structured argv, cwd and env. A
-// shell line and an argv that run the same program are seen alike, and a
-// plugin written from the protocol's example ({command: 'npm test'})
-// judges both. The input also shows what will run, so that a guard need
-// not parse a shell line nor trust argv[0]: program (argv[0] found on the
-// PATH the program will have, the agent's env over Options.Env), commands
-// (every simple command of a shell line, quotes removed, and the command
-// each wrapper such as env, sudo or bash -c runs, each with the variables
-// set for it and its program) and dynamic (some of it is known only when it
-// runs: a $VAR, a $(…), a glob, eval).
+// command line as one string, with the structured argv, cwd, env and
+// stdin. A shell line and an argv that run the same program are seen
+// alike, env included: {"argv": ["git", "status"], "env": {"PATH": …}}
+// reads as PATH=… git status.
+//
+// # What the gate shows
+//
+// The input also shows what will run, so that a guard need not parse a
+// shell line nor trust argv[0]:
+//
+//   - program and program_id: the real file argv[0] names, as execve
+//     opens it (found on the PATH the program will have, symlinks
+//     resolved), with its device, inode and the SHA-256 of its contents;
+//   - commands: every simple command the line runs, read by a shell
+//     parser in the variant of the shell that runs it (dash as POSIX,
+//     bash as bash), quotes removed, each with the variables it gets, its
+//     program and program_id (none for a builtin of the shell) and its
+//     redirections (> file is a write of that file); the command a
+//     wrapper runs (env, nice, nohup, setsid, stdbuf, timeout, GNU time,
+//     sudo, doas, command, exec, sh -c and bash -c, find -exec) follows
+//     it, as a command of its own;
+//   - stdin, its first protocol.MaxStdinShown bytes (stdin_cut past them);
+//   - dynamic: some of what runs is known only when it runs, and when in
+//     doubt the gate says dynamic. That covers an expansion ($VAR, $(…), a
+//     glob, a tilde, bash's {a,b} and $'…'), eval, source, a function, an
+//     alias, trap with an action, hash -p, enable, shopt and set -o; a
+//     variable that makes a shell, the loader or a program run code
+//     (BASH_ENV, ENV, PS4, BASH_FUNC_*, LD_*, HOME, GIT_*, PYTHON*,
+//     NODE_OPTIONS…), in the line or in the exec's env; a PATH with a
+//     relative or empty entry, or set by for, read or a loop; a cd before
+//     a relative name; a program not found, or one the line may make
+//     (cp, ln, chmod… beside another program); a wrapper option the gate
+//     does not know (env -S, time -o, sudo -s); a shell it has no parser
+//     for (zsh, rbash), or that reads a script, standard input or its
+//     rc files (-i, -l); a program that runs what it is given
+//     (interpreters but for --version, make, xargs, find -exec, awk's
+//     system and pipes, sed's e and w and -i, vim, git -c and aliases,
+//     tar's --to-command, gdb, xdg-open, ionice, chroot, strace…); a
+//     write redirection of a compound command; a line that does not parse.
+//
+// What a guard cannot know: what a dynamic request runs; what a program
+// does with its arguments (find -delete, sort -o, git clean, a copy of
+// rm under any name: deleters are everywhere), which is for a guard's
+// argument rules; what a program's own files make it run (git's hooks
+// and config, a Makefile), which a guard that allows the program trusts,
+// with everyone who can write them; and a file changed between the
+// request and its run. So a denylist by name (no rm) cannot hold: allow
+// programs by identity (program_id), with argument rules for those that
+// write or run, and refuse, or ask, whatever is dynamic.
 //
 // The Gate publishes request.permission before asking and
 // request.answered after, and refuses unless the plugins' combined
@@ -31,7 +70,9 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/protocol"
@@ -154,13 +195,26 @@ func request(req shinken.AuthRequest, id string, env []string) (protocol.Permiss
 				in.Env[k] = v
 			}
 		}
+		if a.Stdin != nil {
+			in.Stdin, in.StdinCut = shownStdin(*a.Stdin)
+		}
 		r := newReader(env, in.Env, in.Cwd)
 		if a.Shell != nil {
+			// The exec's env is the shell's, and every command's it runs:
+			// shown on each, as PATH=… git status shows it.
+			r.inherit = in.Env
+			for k, v := range in.Env {
+				if runsCode(k) || (k == "PATH" && strings.Contains(v, "~")) {
+					r.dynamic = true
+				}
+			}
 			r.line(*a.Shell, 0)
-			in.Program = r.program("/bin/sh", r.path)
+			in.Program, in.ProgramID = r.top("/bin/sh")
 		} else if len(in.Argv) > 0 {
-			in.Program = r.program(in.Argv[0], r.path)
-			r.argv(in.Argv, nil, 0)
+			// An argv with env reads as the shell line that does the
+			// same: PATH=… git status.
+			in.Program, in.ProgramID = r.top(in.Argv[0])
+			r.argv(in.Argv, in.Env, 0)
 		}
 		in.Commands, in.Dynamic = r.commands, r.dynamic
 	case aci.VerbLaunchApp:
@@ -170,7 +224,7 @@ func request(req shinken.AuthRequest, id string, env []string) (protocol.Permiss
 		tool = protocol.ToolLaunchApp
 		in = protocol.ArgvCommand(append([]string{*a.App}, a.Args...))
 		r := newReader(env, nil, "")
-		in.Program = r.program(in.Argv[0], r.path)
+		in.Program, in.ProgramID = r.top(in.Argv[0])
 		r.argv(in.Argv, nil, 0)
 		in.Commands, in.Dynamic = r.commands, r.dynamic
 	default:
@@ -213,4 +267,18 @@ func (g *Gate) Authorize(ctx context.Context, req shinken.AuthRequest) error {
 		return nil
 	}
 	return &RefusedError{Request: preq, Decision: d}
+}
+
+// shownStdin returns the standard input a request shows: its first
+// protocol.MaxStdinShown bytes, cut before a character that would not fit
+// whole, and whether it was cut.
+func shownStdin(s string) (string, bool) {
+	if len(s) <= protocol.MaxStdinShown {
+		return s, false
+	}
+	end := protocol.MaxStdinShown
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end], true
 }

@@ -31,17 +31,21 @@ import (
 //
 // A gate may also show what runs, so that a guard need not parse a shell
 // line nor guess what PATH finds (package escouade/gate does):
-// input.program is the file argv[0] names, found as the runtime will find
-// it (on the PATH of the environment the program gets, env included);
+// input.program is the real file argv[0] names, found as the runtime will
+// find it (on the PATH of the environment the program gets, env
+// included, symlinks resolved), and input.program_id its identity;
 // input.commands is every simple command the line runs, each with its
 // argv as the shell reads it (quotes removed, \rm read as rm), the
-// variables set for it alone (PATH=/x git) and its program; the commands a
-// wrapper runs (env, command, exec, nohup, nice, time, timeout, setsid,
-// stdbuf, sudo, doas, and sh -c, bash -c and their kin) follow the
-// wrapper's, as commands of their own. input.dynamic says that some of
-// what runs is known only when it runs (a $VAR, a $(…), a glob, eval,
-// source, xargs, a line that does not parse): a careful guard refuses it,
-// or asks.
+// variables it gets over the runtime's environment (PATH=/x git), its
+// program and program_id, and its redirections; the commands a wrapper
+// runs (env, command, exec, nohup, nice, time, timeout, setsid, stdbuf,
+// sudo, doas, sh -c, bash -c, find -exec) follow the wrapper's, as
+// commands of their own. input.stdin is what the program reads on its
+// standard input. input.dynamic says that some of what runs is known only
+// when it runs (a $VAR, a $(…), a glob, eval, an alias, a variable that
+// runs code, a program that runs what it is given, a line that does not
+// parse): a careful guard refuses it, or asks. Package escouade/gate's
+// documentation lists what makes a request dynamic.
 const (
 	// KindCommand is the kind of a request to run a program.
 	KindCommand = "command"
@@ -79,8 +83,9 @@ type CommandInput struct {
 	// Env is set over the runtime's environment; nil when the agent set
 	// nothing.
 	Env map[string]string `json:"env,omitempty"`
-	// Program is the file Argv[0] names, found on the PATH of the
-	// program's environment; "" when the gate did not look, or found none.
+	// Program is the real file Argv[0] names (symlinks resolved), found
+	// on the PATH of the program's environment; "" when the gate did not
+	// look, or found none.
 	Program string `json:"program,omitempty"`
 	// Commands are the simple commands that run, the wrapped ones
 	// included; nil when the gate did not look.
@@ -120,16 +125,19 @@ type Redirect struct {
 	// FD is the descriptor it applies to, when written (2 in 2>f).
 	FD string `json:"fd,omitempty"`
 	// Target is the word it names, as the shell reads it (a file, a
-	// descriptor, a here-string's text).
+	// descriptor, a here-string's text, a here-document's body).
 	Target string `json:"target"`
 }
 
 // A SimpleCommand is one command a request runs.
 type SimpleCommand struct {
 	// Argv is its words as the shell reads them: quotes removed, and a
-	// word known only when it runs as written.
+	// word known only when it runs as written. It is empty for
+	// redirections alone (> file).
 	Argv []string `json:"argv"`
-	// Env are the variables set for this command alone (PATH=/x git).
+	// Env are the variables it gets over the runtime's environment: the
+	// exec's env, a wrapper's (env X=1), and the line's own for it
+	// (PATH=/x git).
 	Env map[string]string `json:"env,omitempty"`
 	// Program is the file Argv[0] names, found on the PATH it runs
 	// with, symlinks resolved; "" for a shell's builtin, or one not found.
