@@ -17,11 +17,20 @@ import (
 // ([Subscription.Lost]): a stalled reader loses events, it never delays an
 // action. Make one with [NewFeed]; it is safe for concurrent use, and may
 // serve several Runtimes.
+//
+// A Runtime publishes an action's events as it answers it, just after the
+// answer is sent (as it tells its [Recorder]): a client that holds an ack
+// or a result may find the action's event not yet in the feed. Whoever
+// reads the feed after an answer waits for the event with the answer's
+// CallID; it comes without a further action.
 type Feed struct {
-	seq  atomic.Uint64
 	lost atomic.Uint64
 
-	mu   sync.RWMutex
+	// mu is held to publish, so that events are numbered and offered in
+	// one order (two publishers under a shared lock could offer Seq 6
+	// before 5), and to change subs.
+	mu   sync.Mutex
+	seq  uint64
 	subs map[*Subscription]struct{}
 }
 
@@ -61,8 +70,10 @@ func (s *Subscription) Events() <-chan Event { return s.c }
 // was full.
 func (s *Subscription) Lost() uint64 { return s.lost.Load() }
 
-// Close ends the subscription and closes its channel. It is safe to call
-// more than once.
+// Close ends the subscription and closes its channel, whose buffered
+// events can still be read. It waits for a [Feed.Publish] in progress:
+// once it has returned, no event is offered to the subscription and Lost
+// is final. It is safe to call more than once.
 func (s *Subscription) Close() {
 	s.once.Do(func() {
 		s.f.mu.Lock()
@@ -76,8 +87,9 @@ func (s *Subscription) Close() {
 func (f *Feed) Lost() uint64 { return f.lost.Load() }
 
 // Publish numbers e, stamps it with the time when it has none, and offers
-// it to every subscriber. It never waits: a subscriber whose buffer is full
-// loses the event, counted.
+// it to every subscriber. It never waits for a reader: a subscriber whose
+// buffer is full loses the event, counted. Events are numbered in the
+// order they are offered, so each subscriber sees Seq rise.
 func (f *Feed) Publish(e Event) {
 	if f == nil {
 		return
@@ -85,10 +97,10 @@ func (f *Feed) Publish(e Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	// Numbered under the read lock, so each subscriber sees Seq rise.
-	e.Seq = f.seq.Add(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seq++
+	e.Seq = f.seq
 	for s := range f.subs {
 		if s.kinds != nil && !slices.Contains(s.kinds, e.Kind) {
 			continue
