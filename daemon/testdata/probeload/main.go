@@ -5,7 +5,8 @@
 //
 // dials 200 ACI clients that each loop a screenshot, an observe and a
 // click, writes "looping" once every client has done one round, and runs
-// until its stdin closes.
+// until its stdin closes, then writes to stderr how many rounds the
+// clients made from then on.
 //
 //	probeload -base http://127.0.0.1:PORT -probes 2000
 //
@@ -62,7 +63,8 @@ func load(base, token string, n int) error {
 	var first sync.WaitGroup
 	first.Add(n)
 	var mu sync.Mutex
-	lost := 0
+	lost, rounds := 0, 0
+	var began time.Time
 	for range n {
 		c, err := dial()
 		if err != nil {
@@ -95,6 +97,9 @@ func load(base, token string, n int) error {
 					first.Done()
 					done = true
 				}
+				mu.Lock()
+				rounds++
+				mu.Unlock()
 			}
 		})
 	}
@@ -104,6 +109,9 @@ func load(base, token string, n int) error {
 	go func() { io.Copy(io.Discard, os.Stdin); close(stdin) }()
 	select {
 	case <-looping:
+		mu.Lock()
+		rounds, began = 0, time.Now()
+		mu.Unlock()
 		fmt.Println("looping")
 		<-stdin
 	case <-stdin:
@@ -111,6 +119,10 @@ func load(base, token string, n int) error {
 	cancel()
 	wg.Wait()
 	fmt.Fprintf(os.Stderr, "probeload: %d connections lost and made again\n", lost)
+	if !began.IsZero() {
+		took := time.Since(began)
+		fmt.Fprintf(os.Stderr, "probeload: %d rounds in %v while probed, %.1f a second\n", rounds, took.Round(time.Millisecond), float64(rounds)/took.Seconds())
+	}
 	return nil
 }
 
