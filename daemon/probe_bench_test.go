@@ -111,18 +111,14 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 }
 
 // probeload builds testdata/probeload, the outside side of
-// BenchmarkProbesFromOutside, once.
-var probeload = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "probeload")
-	if err != nil {
-		return "", err
-	}
+// BenchmarkProbesFromOutside, into dir.
+func probeload(dir string) (string, error) {
 	bin := filepath.Join(dir, "probeload")
 	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/probeload").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build probeload: %v\n%s", err, out)
 	}
 	return bin, nil
-})
+}
 
 // BenchmarkProbesFromOutside is what a kubelet sees: N agents, each
 // looping a screenshot, an observe and a click on a headless desktop, run
@@ -131,11 +127,10 @@ var probeload = sync.OnceValues(func() (string, error) {
 // p99 and max as the prober measured them, beside the p50 of a probe of
 // the same daemon at rest, measured in the same run (the reference).
 func BenchmarkProbesFromOutside(b *testing.B) {
-	bin, err := probeload()
+	bin, err := probeload(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { os.RemoveAll(filepath.Dir(bin)) })
 	for _, n := range []int{10, 50, 200} {
 		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) {
 			d := startDaemon(b, &Options{Token: "tok", DrainTimeout: time.Second})
