@@ -10,19 +10,13 @@ import (
 	"shinken.dev/go/shinken/aci"
 )
 
-// A Feed fans a Runtime's events out to subscribers (a person's page, a
-// recording), with whatever the program itself publishes (its plugins'
-// decisions). Each subscription has a bounded buffer, and an event that
-// finds it full is dropped for that subscriber and counted
-// ([Subscription.Lost]): a stalled reader loses events, it never delays an
-// action. Make one with [NewFeed]; it is safe for concurrent use, and may
-// serve several Runtimes.
-//
-// A Runtime publishes an action's events as it answers it, just after the
-// answer is sent (as it tells its [Recorder]): a client that holds an ack
-// or a result may find the action's event not yet in the feed. Whoever
-// reads the feed after an answer waits for the event with the answer's
-// CallID; it comes without a further action.
+// A Feed fans a Runtime's events out to subscribers (a page, a recording)
+// with what the program publishes (its plugins' decisions). An event that
+// finds a subscription's buffer full is dropped for it, counted
+// ([Subscription.Lost]): a stalled reader never delays an action. An
+// action's events come just after its answer is sent: who reads after an
+// answer waits for the event with its CallID. Make one with [NewFeed]; it
+// is safe for concurrent use, and may serve several Runtimes.
 type Feed struct {
 	lost atomic.Uint64
 
@@ -70,10 +64,8 @@ func (s *Subscription) Events() <-chan Event { return s.c }
 // was full.
 func (s *Subscription) Lost() uint64 { return s.lost.Load() }
 
-// Close ends the subscription and closes its channel, whose buffered
-// events can still be read. It waits for a [Feed.Publish] in progress:
-// once it has returned, no event is offered to the subscription and Lost
-// is final. It is safe to call more than once.
+// Close ends the subscription once a Publish under way is done (Lost is
+// then final), and closes its channel. It is safe to call more than once.
 func (s *Subscription) Close() {
 	s.once.Do(func() {
 		s.f.mu.Lock()
@@ -87,9 +79,8 @@ func (s *Subscription) Close() {
 func (f *Feed) Lost() uint64 { return f.lost.Load() }
 
 // Publish numbers e, stamps it with the time when it has none, and offers
-// it to every subscriber. It never waits for a reader: a subscriber whose
-// buffer is full loses the event, counted. Events are numbered in the
-// order they are offered, so each subscriber sees Seq rise.
+// it to every subscriber, each seeing Seq rise. It never waits for a
+// reader: a subscriber whose buffer is full loses the event, counted.
 func (f *Feed) Publish(e Event) {
 	if f == nil {
 		return
