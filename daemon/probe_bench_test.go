@@ -1,11 +1,17 @@
 package daemon
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -103,3 +109,94 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	slices.Sort(s)
 	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
+
+// probeload builds testdata/probeload, the outside side of
+// BenchmarkProbesFromOutside, into dir.
+func probeload(dir string) (string, error) {
+	bin := filepath.Join(dir, "probeload")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/probeload").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build probeload: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// BenchmarkProbesFromOutside is what a kubelet sees: N agents, each
+// looping a screenshot, an observe and a click on a headless desktop, run
+// in a process of their own, while a prober, a third process, GETs
+// /readyz and /healthz in turn (b.N probes). It reports the probes' p50,
+// p99 and max as the prober measured them, beside the p50 of a probe of
+// the same daemon at rest, measured in the same run (the reference).
+func BenchmarkProbesFromOutside(b *testing.B) {
+	bin, err := probeload(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{10, 50, 200} {
+		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) {
+			d := startDaemon(b, &Options{Token: "tok", DrainTimeout: time.Second})
+			atRest := outsideProbes(b, bin, base(d), 200)
+			agents := exec.Command(bin, "-base", base(d), "-token", "tok", "-clients", strconv.Itoa(n))
+			stdin, err := agents.StdinPipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			stdout, err := agents.StdoutPipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			agents.Stderr = os.Stderr
+			if err := agents.Start(); err != nil {
+				b.Fatal(err)
+			}
+			stopped := false
+			stop := func() {
+				if !stopped {
+					stopped = true
+					stdin.Close()
+					if err := agents.Wait(); err != nil {
+						b.Errorf("the agents: %v", err)
+					}
+				}
+			}
+			defer stop()
+			if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "looping\n" {
+				b.Fatalf("the agents did not start looping: %q, %v", line, err)
+			}
+			b.ResetTimer()
+			probes := outsideProbes(b, bin, base(d), b.N)
+			b.StopTimer()
+			stop()
+			b.ReportMetric(ms(quantile(probes, 0.50)), "probe-p50-ms")
+			b.ReportMetric(ms(quantile(probes, 0.99)), "probe-p99-ms")
+			b.ReportMetric(ms(slices.Max(probes)), "probe-max-ms")
+			b.ReportMetric(ms(quantile(atRest, 0.50)), "rest-p50-ms")
+			b.ReportMetric(float64(quantile(probes, 0.99))/float64(quantile(atRest, 0.50)), "p99/rest-p50")
+		})
+	}
+}
+
+// outsideProbes runs the prober for n probes of base, and returns the
+// latencies it measured.
+func outsideProbes(b *testing.B, bin, base string, n int) []time.Duration {
+	b.Helper()
+	cmd := exec.Command(bin, "-base", base, "-probes", strconv.Itoa(n))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("the prober: %v", err)
+	}
+	var ds []time.Duration
+	for f := range strings.FieldsSeq(string(out)) {
+		us, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			b.Fatalf("the prober wrote %q", f)
+		}
+		ds = append(ds, time.Duration(us)*time.Microsecond)
+	}
+	if len(ds) != n {
+		b.Fatalf("the prober measured %d probes, want %d", len(ds), n)
+	}
+	return ds
+}
+
+func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }

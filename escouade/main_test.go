@@ -568,7 +568,7 @@ func (j *journal) find(plugin, msg string) []entry {
 // wait waits for an entry of plugin whose message holds msg.
 func (j *journal) wait(t *testing.T, plugin, msg string) entry {
 	t.Helper()
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(hangGuard)
 	for {
 		if es := j.find(plugin, msg); len(es) > 0 {
 			return es[0]
@@ -591,10 +591,15 @@ func (j *journal) dump() string {
 	return b.String()
 }
 
-// waitFor polls cond until it holds, failing after 20 s.
+// hangGuard bounds a wait for the journal or a state: it guards against a
+// hang and paces nothing. A flood of a few MiB a line under the race
+// detector, on a machine busy with other work, takes tens of seconds.
+const hangGuard = 3 * time.Minute
+
+// waitFor polls cond until it holds, failing after hangGuard.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(hangGuard)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("never: %s", what)

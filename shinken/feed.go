@@ -10,18 +10,21 @@ import (
 	"shinken.dev/go/shinken/aci"
 )
 
-// A Feed fans a Runtime's events out to subscribers (a person's page, a
-// recording), with whatever the program itself publishes (its plugins'
-// decisions). Each subscription has a bounded buffer, and an event that
-// finds it full is dropped for that subscriber and counted
-// ([Subscription.Lost]): a stalled reader loses events, it never delays an
-// action. Make one with [NewFeed]; it is safe for concurrent use, and may
-// serve several Runtimes.
+// A Feed fans a Runtime's events out to subscribers (a page, a recording)
+// with what the program publishes (its plugins' decisions). An event that
+// finds a subscription's buffer full is dropped for it, counted
+// ([Subscription.Lost]): a stalled reader never delays an action. An
+// action's events come just after its answer is sent: who reads after an
+// answer waits for the event with its CallID. Make one with [NewFeed]; it
+// is safe for concurrent use, and may serve several Runtimes.
 type Feed struct {
-	seq  atomic.Uint64
 	lost atomic.Uint64
 
-	mu   sync.RWMutex
+	// mu is held to publish, so that events are numbered and offered in
+	// one order (two publishers under a shared lock could offer Seq 6
+	// before 5), and to change subs.
+	mu   sync.Mutex
+	seq  uint64
 	subs map[*Subscription]struct{}
 }
 
@@ -61,8 +64,8 @@ func (s *Subscription) Events() <-chan Event { return s.c }
 // was full.
 func (s *Subscription) Lost() uint64 { return s.lost.Load() }
 
-// Close ends the subscription and closes its channel. It is safe to call
-// more than once.
+// Close ends the subscription once a Publish under way is done (Lost is
+// then final), and closes its channel. It is safe to call more than once.
 func (s *Subscription) Close() {
 	s.once.Do(func() {
 		s.f.mu.Lock()
@@ -76,8 +79,8 @@ func (s *Subscription) Close() {
 func (f *Feed) Lost() uint64 { return f.lost.Load() }
 
 // Publish numbers e, stamps it with the time when it has none, and offers
-// it to every subscriber. It never waits: a subscriber whose buffer is full
-// loses the event, counted.
+// it to every subscriber, each seeing Seq rise. It never waits for a
+// reader: a subscriber whose buffer is full loses the event, counted.
 func (f *Feed) Publish(e Event) {
 	if f == nil {
 		return
@@ -85,10 +88,10 @@ func (f *Feed) Publish(e Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	// Numbered under the read lock, so each subscriber sees Seq rise.
-	e.Seq = f.seq.Add(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seq++
+	e.Seq = f.seq
 	for s := range f.subs {
 		if s.kinds != nil && !slices.Contains(s.kinds, e.Kind) {
 			continue

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -147,6 +148,13 @@ type Runtime struct {
 	sessions atomic.Uint64 // numbers the sessions for the feed
 	execs    atomic.Int64
 	encodes  atomic.Uint64 // images encoded, for tests and metrics
+	// pixelSlots admits the captures (grab) and encodes that run at once:
+	// one fewer than the Go scheduler has processors (one on two cores).
+	// The others wait parked, not runnable, so a probe, a ping or an ack
+	// finds a processor soon however many clients ask for pixels: with
+	// every processor taken by 200 clients' frames, a /readyz that does
+	// no work waited up to 762 ms, measured from another process.
+	pixelSlots chan struct{}
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -174,7 +182,8 @@ type Runtime struct {
 // NewRuntime returns a Runtime serving b. See [Backend] for how b's
 // interfaces are found.
 func NewRuntime(b Backend, opts *RuntimeOptions) *Runtime {
-	rt := &Runtime{backend: b, listeners: map[net.Listener]struct{}{}, live: map[*conn]struct{}{}}
+	rt := &Runtime{backend: b, listeners: map[net.Listener]struct{}{}, live: map[*conn]struct{}{},
+		pixelSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}
 	if opts != nil {
 		rt.opts = *opts
 	}

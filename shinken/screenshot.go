@@ -31,6 +31,12 @@ func (rt *Runtime) grab(ctx context.Context, scope aci.Scope, maxLongEdge int) (
 	if err := checkScope(scope); err != nil {
 		return nil, err
 	}
+	select {
+	case rt.pixelSlots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-rt.pixelSlots }()
 	f, err := rt.capturer.Capture(ctx, scope)
 	if err != nil {
 		return nil, err
@@ -109,6 +115,8 @@ func (fc *shapeCache) get(src *image.RGBA, edge int) (*image.RGBA, imaging.Hash)
 // the image (see PutFrameHeader).
 func (rt *Runtime) encode(img *image.RGBA, format aci.ImageFormat, quality *int, headroom int) (*imaging.Buffer, error) {
 	rt.encodes.Add(1)
+	rt.pixelSlots <- struct{}{}
+	defer func() { <-rt.pixelSlots }()
 	buf := imaging.GetBuffer()
 	buf.B = slices.Grow(buf.B[:0], headroom)[:headroom]
 	var err error

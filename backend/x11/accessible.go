@@ -100,7 +100,9 @@ func (a *Accessible) Settle(ctx context.Context, start time.Time, limit time.Dur
 	if err != nil || c == nil || before == "" || rep.Outcome != shinken.SettleQuiet || rep.Changes == 0 {
 		return rep, err
 	}
-	if bound := time.Now().Add(layoutWait); bound.Before(end) {
+	// A busy browser catches up late: its windows grow with its lag.
+	wait, quiet := c.Patience(pid, layoutWait), c.Patience(pid, layoutQuiet)
+	if bound := time.Now().Add(wait); bound.Before(end) {
 		end = bound
 	}
 	ctx, cancel := context.WithDeadline(ctx, end)
@@ -113,7 +115,7 @@ func (a *Accessible) Settle(ctx context.Context, start time.Time, limit time.Dur
 		}
 		if now != last {
 			last, since = now, time.Now()
-		} else if now != before && time.Since(since) >= layoutQuiet {
+		} else if now != before && time.Since(since) >= quiet {
 			return rep, nil
 		}
 		t := time.NewTimer(layoutPoll)
@@ -132,7 +134,8 @@ func (a *Accessible) Settle(ctx context.Context, start time.Time, limit time.Dur
 // moves its tree with the first frame of a smooth scroll, then sends
 // where the scroll ended with its deferred tree updates, 150 ms after
 // the page last changed (measured on a loaded machine: up to 280 ms after
-// the last paint).
+// the last paint). Both are an idle machine's: atspi's Patience
+// lengthens them by the browser's measured lag.
 const (
 	layoutWait  = 1500 * time.Millisecond
 	layoutPoll  = 10 * time.Millisecond

@@ -24,8 +24,39 @@ const browserTreeAge = 2 * time.Second
 // leaves: Chromium updates its chrome for the new URL (the location bar's
 // security chip) a moment after the page's URL, with no event for it, so
 // for this long after a walk saw a URL change, every walk reads the tree
-// whole.
+// whole. It is the window of an idle machine: patience lengthens it by
+// the browser's measured lag.
 const browserNavAge = 500 * time.Millisecond
+
+// lagScale is how many of an application's answer times (its lag, a
+// Peer.Ping's round trip through its main loop, measured at each walk) a
+// browser is given beyond a window in which it catches up with no event
+// to say so. On a busy machine each step of its catching up (a renderer's
+// message, a turn of its main loop, a repaint) is late as its answer to
+// us is: a fraction of a millisecond at rest, which leaves a window as it
+// is, and tens of milliseconds on two cores shared with a build, which
+// stretches it to seconds.
+const lagScale = 100
+
+// maxLag bounds the lag that stretches a window: an application that
+// takes longer than this to answer is hung, not busy, and the walks'
+// own deadlines deal with it.
+const maxLag = 100 * time.Millisecond
+
+// noteLag records one measure of the application's answer time. A
+// shorter measure lowers the lag by a quarter at most, so one quick
+// answer on a busy machine does not shrink the windows at once.
+func (m *memo) noteLag(rtt time.Duration) {
+	rtt = min(rtt, maxLag)
+	old := time.Duration(m.lag.Load())
+	m.lag.Store(int64(max(rtt, old-old/4)))
+}
+
+// patience is window d of waiting for the application, lengthened by its
+// measured lag.
+func (m *memo) patience(d time.Duration) time.Duration {
+	return d + lagScale*time.Duration(m.lag.Load())
+}
 
 // This file holds phase 4 of a walk: what completes the nodes kept in the
 // tree, and what the memo keeps of them for the next walk.

@@ -60,8 +60,14 @@ func (c *Client) Layout(ctx context.Context, pid int, at image.Point) (string, e
 			boxes := make([]image.Rectangle, len(paths))
 			states := make([]stateSet, len(paths))
 			p := c.pipeline(ctx, conn, deadline)
+			var sent time.Time
 			for i, path := range paths {
 				p.call(call(dest, path, ifAccessible, "GetState"), func(m *message, err error) {
+					if i == 0 && err == nil {
+						// The first answer is one round trip through the
+						// application's main loop: its lag, now.
+						a.memo.noteLag(time.Since(sent))
+					}
 					if err == nil {
 						if d, err := expect(m, "au"); err == nil {
 							states[i] = readStates(d)
@@ -77,6 +83,7 @@ func (c *Client) Layout(ctx context.Context, pid int, at image.Point) (string, e
 					}
 				})
 			}
+			sent = time.Now()
 			if err := p.run(); err != nil {
 				return err
 			}
@@ -90,4 +97,24 @@ func (c *Client) Layout(ctx context.Context, pid int, at image.Point) (string, e
 		return out, err
 	}
 	return "", nil
+}
+
+// Patience returns d, a window in which the application of process pid
+// is waited for as it catches up with no event to say so, lengthened by
+// its lag: how long it took to answer through its main loop when walks
+// and layouts last measured it. On an idle machine that leaves d as it
+// is; on a busy one the window grows as the application slows. An
+// application the Client has not walked leaves d as it is.
+func (c *Client) Patience(pid int, d time.Duration) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range c.apps {
+		a.mu.Lock()
+		same := a.pid == pid
+		a.mu.Unlock()
+		if same && pid > 0 {
+			return a.memo.patience(d)
+		}
+	}
+	return d
 }

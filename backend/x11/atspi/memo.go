@@ -4,6 +4,7 @@ import (
 	"image"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/godbus/dbus/v5"
@@ -61,6 +62,10 @@ type memo struct {
 	urls      []string
 	urlsKnown bool
 	navAt     time.Time
+	// lag is how long the application took to answer a Peer.Ping through
+	// its main loop, as walks and layouts measure it (see noteLag), in
+	// nanoseconds: what a browser's windows of doubt grow by (patience).
+	lag atomic.Int64
 
 	// events says the toolkit reports every change of structure, names,
 	// states and text (GTK 3, Gecko, Chromium): a repeated walk may then

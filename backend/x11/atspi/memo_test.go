@@ -232,3 +232,36 @@ func TestBusyRereadsSubtree(t *testing.T) {
 		t.Errorf("checked on /box: kids %v, base %v, geometry %v", ev.kidsDirty, ev.baseDirty, ev.geomDirty)
 	}
 }
+
+// TestPatience: a browser's window of doubt is its idle length while the
+// application answers at once, grows with the lag measured, up to
+// maxLag's worth, and shrinks by a quarter at a time once it answers
+// quickly again.
+func TestPatience(t *testing.T) {
+	var m memo
+	if got := m.patience(browserNavAge); got != browserNavAge {
+		t.Errorf("never measured: %v, want %v", got, browserNavAge)
+	}
+	m.noteLag(200 * time.Microsecond) // an idle machine
+	if got := m.patience(browserNavAge); got != browserNavAge+lagScale*200*time.Microsecond {
+		t.Errorf("at rest: %v", got)
+	}
+	m.noteLag(40 * time.Millisecond) // a busy one
+	if got := m.patience(browserNavAge); got != browserNavAge+lagScale*40*time.Millisecond {
+		t.Errorf("busy: %v", got)
+	}
+	m.noteLag(time.Minute) // hung, not busy
+	if got := m.patience(browserNavAge); got != browserNavAge+lagScale*maxLag {
+		t.Errorf("hung: %v", got)
+	}
+	m.noteLag(0)
+	if got, want := time.Duration(m.lag.Load()), maxLag-maxLag/4; got != want {
+		t.Errorf("after one quick answer the lag is %v, want %v", got, want)
+	}
+	for range 100 {
+		m.noteLag(200 * time.Microsecond)
+	}
+	if got := time.Duration(m.lag.Load()); got != 200*time.Microsecond {
+		t.Errorf("after many quick answers the lag is %v", got)
+	}
+}

@@ -92,7 +92,7 @@ func (w *walk) fromMirror() bool {
 	if w.noCache || !w.m.events || last == nil || last[pathRoot] == nil || w.ev.allDirty {
 		return false
 	}
-	if w.m.browser && (time.Since(w.m.readAt) > browserTreeAge || time.Since(w.m.navAt) < browserNavAge) {
+	if w.m.browser && (time.Since(w.m.readAt) > browserTreeAge || time.Since(w.m.navAt) < w.m.patience(browserNavAge)) {
 		return false
 	}
 	w.mirrored = true

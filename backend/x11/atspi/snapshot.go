@@ -306,6 +306,7 @@ func (c *Client) probeApp(parent context.Context, a *app) probe {
 	// once every event it sent before is recorded, the mirror gives the
 	// windows' titles and states unless an event named them.
 	var ping *dbus.Call
+	sent := time.Now()
 	if !c.opts.NoCache {
 		ping = c.bus.Object(a.bus, pathRoot).GoWithContext(ctx, "org.freedesktop.DBus.Peer.Ping", 0, make(chan *dbus.Call, 1))
 	}
@@ -331,7 +332,7 @@ func (c *Client) probeApp(parent context.Context, a *app) probe {
 		if firstErr != nil {
 			return firstErr
 		}
-		if ping != nil && c.windowsFromMirror(ctx, a, ping, paths, &pr) {
+		if ping != nil && c.windowsFromMirror(ctx, a, ping, sent, paths, &pr) {
 			return nil
 		}
 		pr.windows = make([]window, len(paths))
@@ -460,11 +461,11 @@ func (c *Client) nameWindows(ctx context.Context, tree *shinken.Tree, windows []
 }
 
 // windowsFromMirror fills pr with the application's top-level windows
-// from its mirror, once ping is answered, when the windows are those the
+// from its mirror, once ping (sent at sent) is answered, when the windows are those the
 // mirror holds (paths, just listed) and no event since the last walk
 // named them; it returns false when it cannot tell. The caller holds the
 // app.
-func (c *Client) windowsFromMirror(ctx context.Context, a *app, ping *dbus.Call, paths []string, pr *probe) bool {
+func (c *Client) windowsFromMirror(ctx context.Context, a *app, ping *dbus.Call, sent time.Time, paths []string, pr *probe) bool {
 	m := &a.memo
 	root := m.last[pathRoot]
 	if !m.events || root == nil || !slices.Equal(root.listed, paths) {
@@ -475,6 +476,7 @@ func (c *Client) windowsFromMirror(ctx context.Context, a *app, ping *dbus.Call,
 		if call.Err != nil {
 			return false
 		}
+		m.noteLag(time.Since(sent)) // at most the listing's round trip late
 	case <-ctx.Done():
 		return false
 	}

@@ -732,12 +732,15 @@ func (c *Client) walkApp(parent context.Context, a *app, maxNodes, maxDepth int,
 // the signal handler records events as they arrive, so every event the
 // application sent before it answered is recorded when the reply is in.
 func (c *Client) barrier(ctx context.Context, a *app) func() memoEvents {
+	sent := time.Now()
 	ping := c.bus.Object(a.bus, pathRoot).GoWithContext(ctx, "org.freedesktop.DBus.Peer.Ping", 0, make(chan *dbus.Call, 1))
 	return func() memoEvents {
 		select {
 		case call := <-ping.Done:
 			if call.Err != nil {
 				a.memo.dirtyAll()
+			} else {
+				a.memo.noteLag(time.Since(sent))
 			}
 		case <-ctx.Done():
 			a.memo.dirtyAll()

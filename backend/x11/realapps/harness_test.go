@@ -29,8 +29,10 @@ var update = flag.Bool("update", false, "rewrite the tree_text goldens")
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// waitFor is how long a test waits for an application to show something.
-const waitFor = 30 * time.Second
+// waitFor bounds how long a test waits for an application to show
+// something, and each call of a test: a hang guard, not a pace. Chromium
+// on two cores shared with a build took more than 30 s to show a page.
+const waitFor = 3 * time.Minute
 
 // A desk is a private desktop served by a runtime, and an agent's
 // connection to it through a schema-validating proxy.
