@@ -97,7 +97,7 @@ func (e *Expectation) visible(ctx context.Context, want bool) error {
 			return !want, "no element matches" + closest(f.all, f.l)
 		}
 		el := &f.matches[0]
-		return showing(el) == want, seen(el)
+		return f.visible(el) == want, seen(el)
 	})
 }
 
@@ -126,10 +126,10 @@ func (e *Expectation) ToHaveValue(ctx context.Context, value string) error {
 	return e.on(ctx, "to have value "+strconv.Quote(value), func(el *aci.Element) bool { return el.Value == value })
 }
 
-// ToHaveText waits until the element's text, its name (as
-// [Locator.Text] reads it), is text.
-func (e *Expectation) ToHaveText(ctx context.Context, text string) error {
-	return e.on(ctx, "to have text "+strconv.Quote(text), func(el *aci.Element) bool { return el.Name == text })
+// ToHaveText waits until the element's text (its name, or its value when
+// it has no name, as [Locator.Text] reads it) is want.
+func (e *Expectation) ToHaveText(ctx context.Context, want string) error {
+	return e.on(ctx, "to have text "+strconv.Quote(want), func(el *aci.Element) bool { return text(el) == want })
 }
 
 // ToHaveCount waits until the Locator matches n elements. It is not

@@ -473,6 +473,33 @@ func showing(e *aci.Element) bool {
 	return len(e.States) == 0 || slices.Contains(e.States, "showing")
 }
 
+// visible reports whether e shows in f: showing (see showing), and its
+// line of f's tree text marks it neither hidden nor offscreen (the runtime
+// marks an element whose box lies outside its window or the screen).
+func (f *found) visible(e *aci.Element) bool {
+	if !showing(e) {
+		return false
+	}
+	line := treeLine(f.obs.TreeText, e.Ref)
+	if i := strings.IndexByte(line, '"'); i >= 0 {
+		line = line[:i]
+	}
+	return !strings.Contains(line, "hidden") && !strings.Contains(line, "offscreen")
+}
+
+// treeLine returns the line of tree (a tree_text) that describes ref, or
+// "".
+func treeLine(tree, ref string) string {
+	for len(tree) > 0 {
+		line, rest, _ := strings.Cut(tree, "\n")
+		if strings.HasPrefix(strings.TrimLeft(line, " "), ref+" ") {
+			return line
+		}
+		tree = rest
+	}
+	return ""
+}
+
 // enabled reports whether e takes input: it has the state "enabled" or
 // "sensitive" (or the backend reports no states).
 func enabled(e *aci.Element) bool {
@@ -492,7 +519,7 @@ func (l *Locator) actionable(ctx context.Context, op string, needEnabled bool) (
 		case err != nil:
 			prev = nil
 			return verdict{missing: missing}
-		case !showing(e):
+		case !f.visible(e):
 			prev = nil
 			return verdict{missing: "is not visible"}
 		case needEnabled && !enabled(e):

@@ -194,7 +194,7 @@ func (l *Locator) popupChoice(ctx context.Context, option string) (*aci.Element,
 	_, err := choice.poll(ctx, "select", func(f *found) verdict {
 		for i := range f.matches {
 			e := &f.matches[i]
-			if slices.Contains(optionRoles, e.Role) && showing(e) {
+			if slices.Contains(optionRoles, e.Role) && f.visible(e) {
 				got = e
 				return verdict{done: true}
 			}
@@ -219,7 +219,7 @@ func (l *Locator) ScrollIntoView(ctx context.Context) error {
 			return verdict{missing: missing, stop: err}
 		case err != nil:
 			return verdict{missing: missing}
-		case showing(e):
+		case f.visible(e):
 			return verdict{done: true}
 		}
 		at, dy := scrollPoint(f.all, e)

@@ -34,11 +34,20 @@ func (l *Locator) element(ctx context.Context, op string) (aci.Element, error) {
 }
 
 // Text waits until l names exactly one element and returns the text it
-// shows: its name (a label's text, a button's caption). [Locator.Value]
-// reads an entry's text.
+// shows: its name (a label's text, a button's caption), or its value when
+// it has no name (a status bar some toolkits leave unnamed).
+// [Locator.Value] reads an entry's text.
 func (l *Locator) Text(ctx context.Context) (string, error) {
 	e, err := l.element(ctx, "text")
-	return e.Name, err
+	return text(&e), err
+}
+
+// text is what Text reads of e.
+func text(e *aci.Element) string {
+	if e.Name != "" {
+		return e.Name
+	}
+	return e.Value
 }
 
 // Value waits until l names exactly one element and returns its value: an

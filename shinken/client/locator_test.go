@@ -19,7 +19,7 @@ import (
 
 // locRig serves b, with feed (may be nil), through a schema-checking proxy
 // and returns a client connected to it.
-func locRig(t *testing.T, b shinken.Backend, feed *shinken.Feed) *client.Client {
+func locRig(t testing.TB, b shinken.Backend, feed *shinken.Feed) *client.Client {
 	t.Helper()
 	rt := shinken.NewRuntime(b, &shinken.RuntimeOptions{Token: "t", Feed: feed})
 	srv := httptest.NewServer(rt)
@@ -33,7 +33,7 @@ func locRig(t *testing.T, b shinken.Backend, feed *shinken.Feed) *client.Client 
 	return c
 }
 
-func launched(t *testing.T, apps ...string) *headless.Desktop {
+func launched(t testing.TB, apps ...string) *headless.Desktop {
 	t.Helper()
 	d := headless.New(nil)
 	for _, app := range apps {
