@@ -126,11 +126,32 @@ func (e *Expectation) ToHaveValue(ctx context.Context, value string) error {
 	return e.on(ctx, "to have value "+strconv.Quote(value), func(el *aci.Element) bool { return el.Value == value })
 }
 
-// ToHaveText waits until the element's text (its name, or its value when
-// it has no name, as [Locator.Text] reads it) is want.
+// ToHaveText waits until the element's text is want, as [Locator.Text]
+// reads it, both with their spaces normalized (trimmed, and each run of
+// white space read as one space), as Playwright's toHaveText does: the
+// accessible name of a web page's text is trimmed where its value is not.
 func (e *Expectation) ToHaveText(ctx context.Context, want string) error {
-	return e.on(ctx, "to have text "+strconv.Quote(want), func(el *aci.Element) bool { return text(el) == want })
+	want = normalizeSpace(want)
+	return e.wait(ctx, false, "to have text "+strconv.Quote(want), func(f *found) (bool, string) {
+		if len(f.matches) == 0 {
+			return false, "no element matches" + closest(f.all, f.l)
+		}
+		el := &f.matches[0]
+		got, err := e.l.c.textOf(ctx, el)
+		if err != nil {
+			return false, seen(el) + " (its text could not be read: " + err.Error() + ")"
+		}
+		s := seen(el)
+		if got != el.Name {
+			s += " text " + strconv.Quote(got)
+		}
+		return (normalizeSpace(got) == want) != e.not, s
+	})
 }
+
+// normalizeSpace trims s and reads each run of white space in it as one
+// space.
+func normalizeSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // ToHaveCount waits until the Locator matches n elements. It is not
 // strict.

@@ -404,11 +404,7 @@ func (l *Locator) poll(ctx context.Context, op string, cond func(f *found) verdi
 		return nil, err
 	}
 	start := time.Now()
-	timeout := l.timeout
-	if timeout <= 0 {
-		timeout = DefaultLocatorTimeout
-	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
+	wctx, cancel := context.WithTimeout(ctx, l.wait())
 	defer cancel()
 	fail := func(missing string, err error) error {
 		return &LocatorError{Op: op, Locator: l.String(), Missing: missing, After: time.Since(start), Err: err}
@@ -539,20 +535,41 @@ func (l *Locator) actionable(ctx context.Context, op string, needEnabled bool) (
 	return e, nil
 }
 
-// act waits until l is actionable and does do with its element; when the
+// act waits until l is actionable and does do with its element. When the
 // runtime answers stale_element_ref (the element went between the read
-// and the action), it finds the element anew and does it once more.
+// and the action), it finds the element anew and does it once more; when
+// it answers element_not_actionable (a modal dialog over it, a field that
+// did not take the text yet), it waits and tries again, within l's
+// timeout, like any other wait for actionability.
 func (l *Locator) act(ctx context.Context, op string, needEnabled bool, do func(ctx context.Context, e *aci.Element) error) error {
-	for try := 0; ; try++ {
-		e, err := l.actionable(ctx, op, needEnabled)
+	start := time.Now()
+	actx, cancel := context.WithTimeout(ctx, l.wait())
+	defer cancel()
+	stale := false
+	var refused error
+	for n := 0; ; n++ {
+		e, err := l.actionable(actx, op, needEnabled)
 		if err != nil {
+			if refused != nil && ctx.Err() == nil {
+				return &LocatorError{Op: op, Locator: l.String(), Missing: "refused the action", After: time.Since(start), Err: refused}
+			}
 			return err
 		}
-		err = do(ctx, e)
-		if err == nil {
+		err = do(actx, e)
+		switch {
+		case err == nil:
 			return nil
-		}
-		if try == 0 && errors.Is(err, aci.ErrStaleElementRef) {
+		case errors.Is(err, aci.ErrStaleElementRef) && !stale:
+			stale = true
+			continue
+		case errors.Is(err, aci.ErrElementNotActionable) && actx.Err() == nil:
+			refused = err
+			t := time.NewTimer(pollIntervals[len(pollIntervals)-1])
+			select {
+			case <-t.C:
+			case <-actx.Done():
+			}
+			t.Stop()
 			continue
 		}
 		var le *LocatorError
@@ -561,6 +578,14 @@ func (l *Locator) act(ctx context.Context, op string, needEnabled bool, do func(
 		}
 		return &LocatorError{Op: op, Locator: l.String(), Err: err}
 	}
+}
+
+// wait is how long l waits.
+func (l *Locator) wait() time.Duration {
+	if l.timeout > 0 {
+		return l.timeout
+	}
+	return DefaultLocatorTimeout
 }
 
 // box is an element's box as a rectangle.

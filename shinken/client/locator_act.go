@@ -146,7 +146,8 @@ var optionRoles = []string{"menu item", "list item", "option", "radio menu item"
 // its pop-up, and a click on the showing choice named option (a menu
 // item, list item, option...) chooses it. When no such choice shows after
 // the click, set_value chooses it instead. It then waits until l's element
-// shows option as its value or its name.
+// shows option as its value or its name, or holds a choice named option
+// that is "selected" or "checked".
 func (l *Locator) SelectOption(ctx context.Context, option string) error {
 	start := time.Now()
 	err := l.act(ctx, "select "+strconv.Quote(option), true, func(ctx context.Context, e *aci.Element) error {
@@ -177,12 +178,35 @@ func (l *Locator) SelectOption(ctx context.Context, option string) error {
 		if err != nil {
 			return verdict{missing: missing, stop: err}
 		}
-		if e.Value != option && e.Name != option {
+		if e.Value == option || e.Name == option {
+			return verdict{done: true}
+		}
+		chosen, err := l.c.chosen(ctx, e.Ref, option)
+		if err != nil && !errors.Is(err, aci.ErrStaleElementRef) {
+			return verdict{missing: "could not be read", stop: err}
+		}
+		if !chosen {
 			return verdict{missing: "does not show " + strconv.Quote(option)}
 		}
 		return verdict{done: true}
 	})
 	return err
+}
+
+// chosen reports whether the element ref holds a choice named option in
+// the state "selected" or "checked" (a web page's select shows its choice
+// so, neither as its value nor as its name).
+func (c *Client) chosen(ctx context.Context, ref, option string) (bool, error) {
+	obs, err := c.Observe(ctx, &ObserveRequest{Subtree: ref})
+	if err != nil {
+		return false, err
+	}
+	for _, e := range obs.Elements {
+		if e.Ref != ref && e.Name == option && (slices.Contains(e.States, "selected") || slices.Contains(e.States, "checked")) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // popupChoice waits, for a short while, for a showing choice named option

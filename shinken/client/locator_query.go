@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"image"
+	"strings"
 
 	"shinken.dev/go/shinken/aci"
 )
@@ -34,20 +35,37 @@ func (l *Locator) element(ctx context.Context, op string) (aci.Element, error) {
 }
 
 // Text waits until l names exactly one element and returns the text it
-// shows: its name (a label's text, a button's caption), or its value when
-// it has no name (a status bar some toolkits leave unnamed).
+// shows: its name (a label's text, a button's caption), or else its value
+// (a status bar some toolkits leave unnamed), or else the names of its
+// descendants joined (a web page's element whose text is in its children).
 // [Locator.Value] reads an entry's text.
 func (l *Locator) Text(ctx context.Context) (string, error) {
 	e, err := l.element(ctx, "text")
-	return text(&e), err
+	if err != nil {
+		return "", err
+	}
+	return l.c.textOf(ctx, &e)
 }
 
-// text is what Text reads of e.
-func text(e *aci.Element) string {
+// textOf is what Text reads of e.
+func (c *Client) textOf(ctx context.Context, e *aci.Element) (string, error) {
 	if e.Name != "" {
-		return e.Name
+		return e.Name, nil
 	}
-	return e.Value
+	if e.Value != "" {
+		return e.Value, nil
+	}
+	obs, err := c.Observe(ctx, &ObserveRequest{Subtree: e.Ref})
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, d := range obs.Elements {
+		if d.Ref != e.Ref {
+			b.WriteString(d.Name)
+		}
+	}
+	return b.String(), nil
 }
 
 // Value waits until l names exactly one element and returns its value: an

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"shinken.dev/go/shinken/client"
 )
@@ -32,7 +33,7 @@ func TestLocatorsZenity(t *testing.T) {
 	app := d.sess.Launch(t, "zenity", "--forms", "--title=Order", "--text=Your order",
 		"--add-entry=Name", "--add-entry=Email", "--add-password=Secret",
 		"--add-combo=Colour", "--combo-values=Red|Green|Blue")
-	ctx := ctxT(t)
+	ctx := t.Context() // each locator waits at most waitFor
 	name, colour := d.by("text", "Name"), d.by("combo box", "")
 	options := []string{"Green", "Blue", "Red"}
 	for i := range rounds {
@@ -49,7 +50,7 @@ func TestLocatorsZenity(t *testing.T) {
 	must(t, "click OK", d.by("push button", "OK").Click(ctx))
 	select {
 	case <-app.Done():
-	case <-ctx.Done():
+	case <-time.After(waitFor):
 		t.Fatal("zenity did not exit after OK")
 	}
 	want := fmt.Sprintf("Ada %d|ada@example.com|s3cret|Blue\n", rounds-1)
@@ -62,7 +63,7 @@ func TestLocatorsZenity(t *testing.T) {
 func TestLocatorsGtk3Demo(t *testing.T) {
 	d := newDesk(t)
 	d.sess.Launch(t, "gtk3-demo")
-	ctx := ctxT(t)
+	ctx := t.Context() // each locator waits at most waitFor
 	for i := range rounds {
 		tab := d.by("page tab", []string{"Source", "Info"}[i%2])
 		must(t, "click the tab", tab.Click(ctx))
@@ -82,7 +83,8 @@ func testLocatorsBrowser(t *testing.T, browser string) {
 	} else {
 		d.firefox("form.html")
 	}
-	ctx := ctxT(t)
+	d.observe("the form", formReady) // loaded and laid out: a first start may take long
+	ctx := t.Context() // each locator waits at most waitFor
 	options := []string{"Green", "Blue", "Red"}
 	for i := range rounds {
 		name := fmt.Sprintf("Ada %d", i)
@@ -106,7 +108,7 @@ func testLocatorsBrowser(t *testing.T, browser string) {
 func TestLocatorsQt(t *testing.T) {
 	d := newDesk(t)
 	app := d.qt("Qt form", "5")
-	ctx := ctxT(t)
+	ctx := t.Context() // each locator waits at most waitFor
 	name, colour, subscribe := d.by("text", "Name"), d.by("combo box", ""), d.by("check box", "Subscribe")
 	options := []string{"Green", "Blue", "Red"}
 	for i := range rounds {
