@@ -84,7 +84,7 @@ func testLocatorsBrowser(t *testing.T, browser string) {
 		d.firefox("form.html")
 	}
 	d.observe("the form", formReady) // loaded and laid out: a first start may take long
-	ctx := t.Context() // each locator waits at most waitFor
+	ctx := t.Context()               // each locator waits at most waitFor
 	options := []string{"Green", "Blue", "Red"}
 	for i := range rounds {
 		name := fmt.Sprintf("Ada %d", i)
