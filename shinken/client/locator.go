@@ -151,7 +151,13 @@ func (l *Locator) String() string {
 	if len(l.by.States) > 0 {
 		b.WriteString(" (" + strings.Join(l.by.States, ", ") + ")")
 	}
-	if l.index != nil {
+	switch {
+	case l.index == nil:
+	case *l.index == 0:
+		b.WriteString(" (first)")
+	case *l.index == -1:
+		b.WriteString(" (last)")
+	default:
 		b.WriteString(" #" + strconv.Itoa(*l.index))
 	}
 	if l.window != 0 {

@@ -399,3 +399,44 @@ func TestLocatorPress(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLocatorPointer: hover, double-click, right-click and drag put the
+// pointer on their elements, the drag ending on the second.
+func TestLocatorPointer(t *testing.T) {
+	c := locRig(t, launched(t, "form"), nil)
+	ctx := t.Context()
+	name, email := c.ByRole("text", "Name"), c.ByRole("text", "Email")
+	pointerIn := func(what string, l *client.Locator) {
+		t.Helper()
+		box, err := l.Box(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shot, err := c.Screenshot(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shot.Pointer == nil || !shot.Pointer.In(box) {
+			t.Errorf("after %s the pointer is at %v, not in %v", what, shot.Pointer, box)
+		}
+	}
+	if err := name.Hover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pointerIn("hover", name)
+	if err := email.DoubleClick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pointerIn("double-click", email)
+	if err := name.RightClick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pointerIn("right-click", name)
+	if err := name.DragTo(ctx, email); err != nil {
+		t.Fatal(err)
+	}
+	pointerIn("drag", email)
+	if err := email.DragTo(ctx, c.ByRole("push button", "Nowhere").WithTimeout(100*time.Millisecond)); !errors.Is(err, aci.ErrNoMatch) {
+		t.Errorf("a drag onto nothing: %v", err)
+	}
+}

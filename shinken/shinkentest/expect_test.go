@@ -71,7 +71,7 @@ func TestFormFailsWithTrace(t *testing.T) {
 		t.Fatalf("the wrong expectation did not fail the test (%v):\n%s", err, out)
 	}
 	for _, want := range []string{
-		`expected label #-1 to have text "Submitted: Ada <ada@example.com>, newsletter: no."`,
+		`expected label (last) to have text "Submitted: Ada <ada@example.com>, newsletter: no."`,
 		`last seen: e8 label "Submitted: Ada <ada@example.com>, newsletter: yes."`,
 		"tree around it:",
 		`→   e8 label "Submitted: Ada <ada@example.com>, newsletter: yes."`,
