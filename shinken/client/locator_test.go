@@ -440,3 +440,41 @@ func TestLocatorPointer(t *testing.T) {
 		t.Errorf("a drag onto nothing: %v", err)
 	}
 }
+
+// TestLocatorWindowScope: by default a locator looks in the active
+// application; InWindow looks in one window, OnDesktop in every one.
+func TestLocatorWindowScope(t *testing.T) {
+	c := locRig(t, launched(t, "form", "notes"), nil) // notes is active
+	ctx := t.Context()
+	ws, err := c.ListWindows(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var form uint64
+	for _, w := range ws {
+		if w.Title == "Form" {
+			form = w.ID
+		}
+	}
+	if form == 0 {
+		t.Fatalf("no Form window in %+v", ws)
+	}
+	name := c.ByRole("text", "Name")
+	if n, err := name.Count(ctx); n != 0 || err != nil {
+		t.Errorf("the inactive form's field counted in the active app: %d, %v", n, err)
+	}
+	for _, l := range []*client.Locator{name.InWindow(form), name.OnDesktop()} {
+		if n, err := l.Count(ctx); n != 1 || err != nil {
+			t.Errorf("%s: %d, %v", l, n, err)
+		}
+	}
+	if err := name.InWindow(form).Fill(ctx, "Ada"); err != nil {
+		t.Fatal(err)
+	}
+	if err := name.OnDesktop().Expect().ToHaveValue(ctx, "Ada"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := c.ByRole("text", "Note").InWindow(form).Count(ctx); n != 0 {
+		t.Errorf("the notes' field counted in the form's window: %d", n)
+	}
+}
