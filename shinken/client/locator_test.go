@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"image"
 	"net/http/httptest"
 	"regexp"
 	"strings"
@@ -476,5 +477,51 @@ func TestLocatorWindowScope(t *testing.T) {
 	}
 	if n, _ := c.ByRole("text", "Note").InWindow(form).Count(ctx); n != 0 {
 		t.Errorf("the notes' field counted in the form's window: %d", n)
+	}
+}
+
+// moving is a headless desktop whose Submit button reads a pixel further
+// right in each of its next snapshots, as a widget sliding into place does.
+type moving struct {
+	*headless.Desktop
+	moves atomic.Int32
+}
+
+func (m *moving) Snapshot(ctx context.Context, opts shinken.SnapshotOptions) (*shinken.Tree, error) {
+	tree, err := m.Desktop.Snapshot(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if n := m.moves.Add(-1); n >= 0 {
+		for i := range tree.Nodes {
+			if tree.Nodes[i].Name == "Submit" {
+				tree.Nodes[i].BBox = tree.Nodes[i].BBox.Add(image.Pt(int(n%2)+1, 0))
+			}
+		}
+	}
+	return tree, nil
+}
+
+// TestLocatorWaitsUntilStable: a click waits until its element's box is
+// the same in two reads in a row; when it keeps moving, the error says so.
+func TestLocatorWaitsUntilStable(t *testing.T) {
+	ctx := t.Context()
+	m := &moving{Desktop: launched(t, "form")}
+	m.moves.Store(5)
+	c := locRig(t, m, nil)
+	if err := c.ByRole("push button", "Submit").Click(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.moves.Load(); n >= 0 {
+		t.Errorf("clicked while the button still moved (%d moves left)", n+1)
+	}
+	if err := c.ByRole("label", "Please enter a name.").Expect().ToBeVisible(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	m.moves.Store(1 << 20)
+	err := c.ByRole("push button", "Submit").WithTimeout(300 * time.Millisecond).Click(ctx)
+	if !errors.Is(err, aci.ErrTimeout) || !strings.Contains(err.Error(), `push button "Submit" is not stable (its box moves) after`) {
+		t.Fatalf("a button that keeps moving: %v", err)
 	}
 }
