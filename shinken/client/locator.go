@@ -195,7 +195,9 @@ func (e *LocatorError) Error() string {
 	if e.After > 0 && !errors.Is(e.Err, ErrStrict) {
 		msg += " after " + seconds(e.After)
 	}
-	if e.Err != nil && !errors.Is(e.Err, aci.ErrTimeout) && !errors.Is(e.Err, ErrStrict) {
+	// A wait that ended says what was missing; anything else (the
+	// runtime's refusal, its own timeout) is said whole.
+	if e.Err != nil && (e.Missing == "" || !errors.Is(e.Err, aci.ErrTimeout) && !errors.Is(e.Err, ErrStrict)) {
 		msg += ": " + e.Err.Error()
 	}
 	return msg

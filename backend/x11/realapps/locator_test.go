@@ -19,6 +19,11 @@ func (d *desk) by(role, name string) *client.Locator {
 	return d.c.ByRole(role, name).WithTimeout(waitFor)
 }
 
+// started is how long a test waits for an application to start: a hang
+// guard, minutes, since a browser's first start on a loaded machine takes
+// more than the half minute an application gets to answer an action.
+const started = 3 * time.Minute
+
 func must(t *testing.T, what string, err error) {
 	t.Helper()
 	if err != nil {
@@ -64,6 +69,7 @@ func TestLocatorsGtk3Demo(t *testing.T) {
 	d := newDesk(t)
 	d.sess.Launch(t, "gtk3-demo")
 	ctx := t.Context() // each locator waits at most waitFor
+	must(t, "gtk3-demo's start", d.by("page tab", "Source").WithTimeout(started).Expect().ToBeVisible(ctx))
 	for i := range rounds {
 		tab := d.by("page tab", []string{"Source", "Info"}[i%2])
 		must(t, "click the tab", tab.Click(ctx))
@@ -83,8 +89,10 @@ func testLocatorsBrowser(t *testing.T, browser string) {
 	} else {
 		d.firefox("form.html")
 	}
-	d.observe("the form", formReady) // loaded and laid out: a first start may take long
-	ctx := t.Context()               // each locator waits at most waitFor
+	ctx := t.Context() // each locator waits at most waitFor
+	// Loaded: the Send button shows, the document is no longer busy.
+	must(t, "the page's load", d.by("push button", "Send").WithTimeout(started).Expect().ToBeVisible(ctx))
+	must(t, "the page's load", d.by("document web", "Shinken form").WithTimeout(started).Expect().Not().ToHaveState(ctx, "busy"))
 	options := []string{"Green", "Blue", "Red"}
 	for i := range rounds {
 		name := fmt.Sprintf("Ada %d", i)
