@@ -128,7 +128,7 @@ func (l *Locator) waitState(ctx context.Context, op, state string, want bool, sp
 	_, err := l.WithTimeout(rest).poll(ctx, op, func(f *found) verdict {
 		e, missing, err := f.one()
 		if err != nil {
-			return verdict{missing: missing, stop: err}
+			return stopIfStrict(missing, err)
 		}
 		if slices.Contains(e.States, state) != want {
 			return verdict{missing: "did " + not + "become " + state}
@@ -136,6 +136,16 @@ func (l *Locator) waitState(ctx context.Context, op, state string, want bool, sp
 		return verdict{done: true}
 	})
 	return err
+}
+
+// stopIfStrict is the verdict on a read that named no single element after
+// an action: several stop the wait; none (an application rebuilding its
+// tree as a pop-up closes) is waited out.
+func stopIfStrict(missing string, err error) verdict {
+	if errors.Is(err, ErrStrict) {
+		return verdict{missing: missing, stop: err}
+	}
+	return verdict{missing: missing}
 }
 
 // optionRoles are the roles of a choice in a pop-up list or menu.
@@ -176,7 +186,7 @@ func (l *Locator) SelectOption(ctx context.Context, option string) error {
 	_, err = l.WithTimeout(max(rest-time.Since(start), time.Second)).poll(ctx, "select "+strconv.Quote(option), func(f *found) verdict {
 		e, missing, err := f.one()
 		if err != nil {
-			return verdict{missing: missing, stop: err}
+			return stopIfStrict(missing, err)
 		}
 		if e.Value == option || e.Name == option {
 			return verdict{done: true}
