@@ -2,11 +2,29 @@
 // dials a Shinken runtime (or any ACI v0 runtime) and drives the desktop it
 // serves.
 //
+// The shortest way to drive it is by name: a [Locator] names an element by
+// its role and name, waits until it can take the action, and finds it anew
+// each time, and an [Expectation] waits until what it expects holds.
+//
 //	c, err := client.Dial(ctx, "ws://127.0.0.1:7040/aci", &client.DialOptions{Token: token})
 //	if err != nil {
 //		return err
 //	}
 //	defer c.Close()
+//	if err := c.ByRole("text", "Name").Fill(ctx, "Ada"); err != nil {
+//		return err
+//	}
+//	if err := c.ByRole("push button", "Submit").Click(ctx); err != nil {
+//		return err
+//	}
+//	summary := c.Locate(client.By{Role: "label", NameContains: "Submitted"})
+//	if err := summary.Expect().ToBeVisible(ctx); err != nil {
+//		return err // says what was expected, what was seen, and the tree
+//	}
+//
+// Underneath are the verbs of ACI v0: the observation of the accessibility
+// tree, whose elements carry refs, and actions by ref.
+//
 //	obs, err := c.Observe(ctx, nil) // the accessibility tree, as refs
 //	if err != nil {
 //		return err

@@ -30,7 +30,10 @@
 //
 // The structured tools work on the accessibility tree and the desktop:
 // observe (tree_text, full or diff), click_element, invoke_action and
-// set_value by element ref, wait_for an element, list_windows,
+// set_value by element ref (click_element and set_value also by role and
+// whole name, resolved by the rules of a client.Locator: strict, waiting
+// until the element can take the action), wait_for an element (with
+// exact, by the same rules), list_windows,
 // activate_window, launch_app, clipboard_get, clipboard_set and exec (a
 // buffered command, refused with the runtime's Authorizer's reason when
 // its gate says no).

@@ -158,7 +158,7 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 
 const defaultInstructions = `Tools to see and drive a computer's desktop.
 The Anthropic computer-use member tools (screenshot, left_click, type, key...) work in the screenshot's pixel space.
-The structured tools work on the accessibility tree: observe lists elements with refs (e12), which click_element, invoke_action, set_value and wait_for take; an observe with diff shows only what changed since the last one.
+The structured tools work on the accessibility tree: observe lists elements with refs (e12), which click_element, invoke_action and set_value take; click_element and set_value also take an element's role and whole name instead, and wait_for waits for one by role and name; an observe with diff shows only what changed since the last one.
 exec runs a command and returns its output; the runtime may refuse it.`
 
 // MCP returns the underlying MCP server of the official Go SDK, to add

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -29,9 +30,14 @@ type ObserveOutput struct {
 	TreeText  string `json:"tree_text" jsonschema:"the tree (or diff) as text, one element per line with its ref"`
 }
 
-// RefInput names an element by its ref.
+// RefInput names an element: by its ref, or by its role and name (as a
+// client.Locator does: the one element of that role whose whole name is
+// name, waited for until it can take the action, and refused when several
+// match).
 type RefInput struct {
-	Ref string `json:"ref" jsonschema:"an element ref from observe, such as e12"`
+	Ref  string `json:"ref,omitempty" jsonschema:"an element ref from observe, such as e12; or give role and name instead"`
+	Role string `json:"role,omitempty" jsonschema:"instead of ref: the element's role as observe shows it (push button, text, check box...)"`
+	Name string `json:"name,omitempty" jsonschema:"instead of ref: the element's whole name as observe shows it, without quotes"`
 }
 
 // InvokeInput is the input of invoke_action.
@@ -40,9 +46,12 @@ type InvokeInput struct {
 	Action string `json:"action,omitempty" jsonschema:"the action's name as observe lists it (click, toggle, activate...); default the element's first"`
 }
 
-// SetValueInput is the input of set_value.
+// SetValueInput is the input of set_value: the element by its ref, or by
+// its role and name as in RefInput.
 type SetValueInput struct {
-	Ref   string `json:"ref" jsonschema:"an element ref from observe, such as e12"`
+	Ref   string `json:"ref,omitempty" jsonschema:"an element ref from observe, such as e12; or give role and name instead"`
+	Role  string `json:"role,omitempty" jsonschema:"instead of ref: the element's role as observe shows it (text, combo box...)"`
+	Name  string `json:"name,omitempty" jsonschema:"instead of ref: the element's whole name as observe shows it, without quotes"`
 	Value string `json:"value" jsonschema:"the new value or text"`
 }
 
@@ -59,12 +68,13 @@ type WaitForInput struct {
 	Gone      bool   `json:"gone,omitempty" jsonschema:"wait until no element matches instead"`
 	TimeoutMS int    `json:"timeout_ms,omitempty" jsonschema:"give up after this many milliseconds; default 10000, at most 120000"`
 	Desktop   bool   `json:"desktop,omitempty" jsonschema:"look in every application, not just the active window's"`
+	Exact     bool   `json:"exact,omitempty" jsonschema:"match as click_element does: the role, the whole name and the whole value, case included; wait until exactly one such element shows (with gone, until none shows); fails at once when several match"`
 }
 
 // WaitForOutput is the structured result of wait_for.
 type WaitForOutput struct {
 	Element   *Element `json:"element,omitempty" jsonschema:"the first matching element (absent when waiting for it to be gone)"`
-	Polls     int      `json:"polls" jsonschema:"observations taken"`
+	Polls     int      `json:"polls" jsonschema:"observations taken (0 with exact, which counts none)"`
 	ElapsedMS int64    `json:"elapsed_ms" jsonschema:"time waited"`
 }
 
@@ -155,9 +165,19 @@ func (s *Server) addStructuredTools() {
 
 	addTool(s, &mcp.Tool{
 		Name:        "click_element",
-		Description: "Click the left button at the centre of an element, by its ref from observe.",
+		Description: "Click the left button at the centre of an element: by its ref from observe, or by its role and whole name (then it waits until exactly one such element shows, enabled and still, and fails naming them when several match).",
 		Annotations: &mcp.ToolAnnotations{Title: "Click an element"},
 	}, input, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in RefInput) (textResult[Done], error) {
+		l, err := locate(c, in.Ref, in.Role, in.Name)
+		if err != nil {
+			return textResult[Done]{}, err
+		}
+		if l != nil {
+			if err := l.Click(ctx); err != nil {
+				return textResult[Done]{}, locatorErr(err)
+			}
+			return done("clicked " + l.String()), nil
+		}
 		if err := c.Click(ctx, aci.Ref(in.Ref)); err != nil {
 			return textResult[Done]{}, err
 		}
@@ -180,9 +200,19 @@ func (s *Server) addStructuredTools() {
 
 	addTool(s, &mcp.Tool{
 		Name:        "set_value",
-		Description: "Set the value or text of an element (a text field, a slider...) by its ref from observe, replacing what it held.",
+		Description: "Set the value or text of an element (a text field, a slider...), replacing what it held: by its ref from observe, or by its role and whole name (then it waits until exactly one such element shows, enabled and still, and types the text when the element takes no value).",
 		Annotations: &mcp.ToolAnnotations{Title: "Set an element's value"},
 	}, overwrite, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in SetValueInput) (textResult[Done], error) {
+		l, err := locate(c, in.Ref, in.Role, in.Name)
+		if err != nil {
+			return textResult[Done]{}, err
+		}
+		if l != nil {
+			if err := l.Fill(ctx, in.Value); err != nil {
+				return textResult[Done]{}, locatorErr(err)
+			}
+			return done("set " + l.String()), nil
+		}
 		if err := c.SetValue(ctx, aci.Ref(in.Ref), in.Value); err != nil {
 			return textResult[Done]{}, err
 		}
@@ -291,6 +321,33 @@ func (s *Server) addStructuredTools() {
 
 func done(text string) textResult[Done] { return textResult[Done]{text, Done{OK: true}} }
 
+// locate returns the Locator that role and name describe, or nil when the
+// element is named by ref; exactly one of the two ways is accepted.
+func locate(c *client.Client, ref, role, name string) (*client.Locator, error) {
+	switch {
+	case ref != "" && (role != "" || name != ""):
+		return nil, invalid("give the element's ref, or its role and name, not both")
+	case ref != "":
+		return nil, nil
+	case role == "" && name == "":
+		return nil, invalid("give the element's ref, or its role and name")
+	}
+	return c.ByRole(role, name), nil
+}
+
+// locatorErr gives a locator's failure the code an agent acts on: several
+// matches are an invalid action (name the element better); a timeout, a
+// refusal or a stale ref keep theirs.
+func locatorErr(err error) error {
+	if errors.Is(err, client.ErrStrict) {
+		return &aci.Error{Code: aci.CodeInvalidAction, Detail: err.Error(), Err: err}
+	}
+	if ae := (*aci.Error)(nil); errors.As(err, &ae) {
+		return &aci.Error{Code: ae.Code, Detail: err.Error(), Err: err}
+	}
+	return err
+}
+
 // exec runs a buffered exec; see Options.Dial for how cancellation reaches
 // the command.
 func (s *Server) exec(ctx context.Context, req *mcp.CallToolRequest, c *client.Client, in ExecInput) (textResult[ExecOutput], error) {
@@ -397,6 +454,9 @@ func (s *Server) waitFor(ctx context.Context, req *mcp.CallToolRequest, c *clien
 	if in.TimeoutMS > 0 {
 		timeout = time.Duration(in.TimeoutMS) * time.Millisecond
 	}
+	if in.Exact {
+		return waitExact(ctx, c, in, timeout)
+	}
 	what := describeMatch(in)
 	start := time.Now()
 	prog := newProgress(req)
@@ -457,4 +517,31 @@ func describeMatch(in WaitForInput) string {
 		parts = append(parts, fmt.Sprintf("with a value like %q", in.Value))
 	}
 	return strings.Join(parts, " ")
+}
+
+// waitExact is wait_for by the locator rules: the element whose role, name
+// and value are those given, strictly.
+func waitExact(ctx context.Context, c *client.Client, in WaitForInput, timeout time.Duration) (textResult[WaitForOutput], error) {
+	var zero textResult[WaitForOutput]
+	l := c.Locate(client.By{Role: in.Role, Name: in.Name, Value: in.Value}).WithTimeout(timeout)
+	if in.Desktop {
+		l = l.OnDesktop()
+	}
+	start := time.Now()
+	if in.Gone {
+		if err := l.Expect().ToBeHidden(ctx); err != nil {
+			return zero, locatorErr(err)
+		}
+		return textResult[WaitForOutput]{fmt.Sprintf("no %s shows (after %d ms)", l, time.Since(start).Milliseconds()), WaitForOutput{ElapsedMS: time.Since(start).Milliseconds()}}, nil
+	}
+	if err := l.Expect().ToBeVisible(ctx); err != nil {
+		return zero, locatorErr(err)
+	}
+	el, err := l.Element(ctx)
+	if err != nil {
+		return zero, locatorErr(err)
+	}
+	elapsed := time.Since(start).Milliseconds()
+	out := WaitForOutput{ElapsedMS: elapsed, Element: &Element{Ref: el.Ref, Role: el.Role, Name: el.Name, Value: el.Value, States: el.States, BBox: el.BBox}}
+	return textResult[WaitForOutput]{fmt.Sprintf("%s %s %q (after %d ms)", el.Ref, el.Role, el.Name, elapsed), out}, nil
 }

@@ -9,25 +9,30 @@
 // returns a [client.Client] connected to it, all closed when the test ends.
 // With the headless desktop, an agent's test needs no display:
 //
-//	func TestAgent(t *testing.T) {
+//	func TestForm(t *testing.T) {
 //		desk := headless.New(nil)
-//		if err := desk.Launch(t.Context(), "form", nil); err != nil {
-//			t.Fatal(err)
-//		}
+//		shinkentest.Must(t, desk.Launch(t.Context(), "form", nil))
 //		c := shinkentest.Serve(t, desk, nil)
-//		obs, err := c.Observe(t.Context(), nil)
-//		if err != nil {
-//			t.Fatal(err)
-//		}
-//		name, err := obs.Find("text", "Name")
-//		if err != nil {
-//			t.Fatal(err)
-//		}
-//		if err := c.SetValue(t.Context(), aci.Ref(name.Ref), "Ada"); err != nil {
-//			t.Fatal(err)
-//		}
-//		// ... run the agent against c, then check the desktop's state.
+//		ctx := t.Context()
+//		shinkentest.Must(t, c.ByRole("text", "Name").Fill(ctx, "Ada"))
+//		shinkentest.Must(t, c.ByRole("push button", "Submit").Click(ctx))
+//		shinkentest.Expect(t, c.ByRole("label", "").Last()).ToHaveText("Submitted: Ada <no email>, newsletter: no.")
 //	}
+//
+// A [client.Locator] names an element by role and name and waits until it
+// can act on it; [Expect] waits until its condition holds, and otherwise
+// fails the test with what it expected, what it last saw and the tree
+// around the element.
+//
+// Under CI (the environment variable CI is "true"), Serve traces the
+// session: the actions, the screen after each one that changed it, and the
+// trees observed, kept in memory. When the test fails, the trace is written
+// as a recording (package record's format) to the test's artifact folder
+// (testing.T.ArtifactDir, with go test -artifacts) or else under
+// [TraceDir] in the system's temporary folder, and the test's log names
+// the file; the daemon's inspector page replays it (its Replay… button). A
+// passing test leaves nothing. [ServeWith] and [ServeOptions.Trace] turn
+// tracing on or off anywhere.
 //
 // The third argument takes the [shinken.RuntimeOptions] of the Runtime (an
 // Executor for exec, an Authorizer, a Feed...); nil means the defaults. An

@@ -20,10 +20,48 @@ import (
 // Serve serves b with a Runtime (opts may be nil; a missing Token is filled
 // in) on a test HTTP server and returns a Client connected to it: the
 // one-line way to drive a backend the way an agent does. Everything is
-// closed when the test ends.
+// closed when the test ends. Under CI it traces the session (see
+// [ServeOptions.Trace]).
 func Serve(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions) *client.Client {
 	t.Helper()
-	return serve(t, b, opts, nil)
+	return ServeWith(t, b, &ServeOptions{Runtime: opts})
+}
+
+// ServeOptions configure [ServeWith]. A nil *ServeOptions means defaults.
+type ServeOptions struct {
+	// Runtime configures the Runtime; nil means defaults, and a missing
+	// Token is filled in.
+	Runtime *shinken.RuntimeOptions
+	// Trace says when the session is traced: by default (TraceOnCI) where
+	// the environment variable CI is "true". A traced test that fails
+	// writes its trace (a recording, as package record reads it and the
+	// inspector page replays it) to its artifact folder, and its log
+	// names the file; see [TraceDir].
+	Trace Trace
+	// Proxy, when set, is given the Runtime's URL and returns the URL the
+	// Client dials instead, as [Options.Proxy] does for the suite.
+	Proxy func(t testing.TB, url string) string
+}
+
+// ServeWith is [Serve] with options.
+func ServeWith(t testing.TB, b shinken.Backend, opts *ServeOptions) *client.Client {
+	t.Helper()
+	var o ServeOptions
+	if opts != nil {
+		o = *opts
+	}
+	ro := shinken.RuntimeOptions{}
+	if o.Runtime != nil {
+		ro = *o.Runtime
+	}
+	if o.Trace.on() && ro.Feed == nil {
+		ro.Feed = shinken.NewFeed()
+	}
+	c := serve(t, b, &ro, o.Proxy)
+	if o.Trace.on() {
+		startTrace(t, b, ro.Feed)
+	}
+	return c
 }
 
 // serve is Serve, dialling the URL proxy makes of the runtime's when proxy
