@@ -2,10 +2,8 @@ package osexec
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -39,9 +37,10 @@ import (
 // both, the command runs as before, in a process group, and
 // [Executor.Contained] says so.
 //
-// The init runs with no environment of its own (a shell would add PWD and
-// reorder it): env(1) gives the command its environment, word for word.
-// What it costs the command: argv[0] is the program's resolved path, and
+// The command's environment passes through the init's (never its argv,
+// which any user may read in /proc): the init's shell adds PWD where it
+// is missing and may reorder the variables. What else it costs the
+// command: argv[0] is the program's resolved path, and
 // a command that a signal of its own ends reports the shell's 128+signal
 // as its exit code (the init exits with the status its wait gave); a
 // signal the runtime sends (Kill, a deadline) is reported as the signal.
@@ -53,9 +52,6 @@ import (
 // otherwise be /dev/null), lets go of every file the command does not
 // need it to hold, and waits.
 const initScript = `exec 3<&0; "$@" <&3 3<&- & exec 3<&- 0</dev/null; wait $!`
-
-// envPath is env(1), which sets the command's environment.
-const envPath = "/usr/bin/env"
 
 // initArg0 names the init in ps.
 const initArg0 = "shinken-init"
@@ -77,15 +73,7 @@ func (e *Executor) contained(path string, argv []string, attr *syscall.ProcAttr)
 	if err := runnable(path, attr.Dir); err != nil {
 		return 0, err
 	}
-	if strings.ContainsRune(path, '=') {
-		// env(1) would read it as a variable.
-		return 0, fmt.Errorf("%s: a program whose path holds '=' cannot run in a pid namespace", path)
-	}
-	wrapped := append([]string{initArg0, "-c", initScript, initArg0, envPath, "-i", "--"}, attr.Env...)
-	wrapped = append(append(wrapped, path), argv[1:]...)
-	inner := *attr
-	inner.Env = []string{}
-	attr = &inner
+	wrapped := append([]string{initArg0, "-c", initScript, initArg0, path}, argv[1:]...)
 	for {
 		mode := e.nsMode.Load()
 		var flags uintptr
