@@ -47,11 +47,13 @@ import (
 // Processes in the namespace see their own pids (the command is pid 2),
 // while /proc stays the runtime's.
 
-// initScript is the init's program: it starts the command with the init's
-// standard input (fd 3, since an asynchronous command's stdin would
-// otherwise be /dev/null), lets go of every file the command does not
-// need it to hold, and waits.
-const initScript = `exec 3<&0; "$@" <&3 3<&- & exec 3<&- 0</dev/null; wait $!`
+// initScript is the init's program: it runs the command in the
+// foreground (so that the command keeps the init's standard files and
+// its signals: an asynchronous command of a shell without job control
+// would ignore SIGINT and SIGQUIT, and read /dev/null), waits, and exits
+// with its status; a command after it keeps the shell from exec'ing it in
+// place, which would make the command the init.
+const initScript = `"$@"; exit $?`
 
 // initArg0 names the init in ps.
 const initArg0 = "shinken-init"

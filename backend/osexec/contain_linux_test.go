@@ -105,3 +105,13 @@ func TestEscapeesDie(t *testing.T) {
 		waitFor(t, time.Minute, "the escaped job to die", func() bool { return !procfs.Alive(job) })
 	})
 }
+
+// TestSignalsKept: a contained command ignores no signal its init's
+// shell would have made it ignore (an asynchronous command ignores
+// SIGINT and SIGQUIT), so a terminal's ctrl-c still reaches it.
+func TestSignalsKept(t *testing.T) {
+	out := run(t, osexec.New(nil), argv("grep", "^SigIgn:", "/proc/self/status"))
+	if got := strings.Fields(string(out.Stdout)); len(got) != 2 || strings.Trim(got[1], "0") != "" {
+		t.Errorf("ignored signals: %q, want none", out.Stdout)
+	}
+}
