@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -14,26 +15,29 @@ import (
 
 // ShellInput is the input of shell.
 type ShellInput struct {
-	Input  string `json:"input,omitempty" jsonschema:"text typed at the shell; end a command with a newline"`
-	WaitMS int    `json:"wait_ms,omitempty" jsonschema:"wait up to this long for output, returning early once it pauses; default 2000"`
-	Close  bool   `json:"close,omitempty" jsonschema:"end the shell and its jobs (the next call starts a new one)"`
+	Input     string `json:"input,omitempty" jsonschema:"a command line typed at the shell (a newline is added); empty only waits and reads"`
+	WaitMS    int    `json:"wait_ms,omitempty" jsonschema:"wait up to this long for the command to finish, or for its output to pause; default 10000"`
+	MaxOutput int    `json:"max_output,omitempty" jsonschema:"the most output answered, in bytes (its most recent part); default 16384"`
+	Interrupt bool   `json:"interrupt,omitempty" jsonschema:"type ctrl-c: interrupt the program in the foreground"`
+	EOF       bool   `json:"eof,omitempty" jsonschema:"type ctrl-d: end the foreground program's input"`
+	Kill      bool   `json:"kill,omitempty" jsonschema:"SIGKILL the program in the foreground"`
+	Cols      int    `json:"cols,omitempty" jsonschema:"resize the terminal: its columns (with rows)"`
+	Rows      int    `json:"rows,omitempty" jsonschema:"resize the terminal: its rows (with cols)"`
+	Close     bool   `json:"close,omitempty" jsonschema:"end the shell and its jobs (the next call starts a new one)"`
 }
 
-// ShellOutput is the structured result of shell.
+// ShellOutput is the structured result of shell; the output itself is the
+// text content, never repeated here.
 type ShellOutput struct {
-	Output  string `json:"output" jsonschema:"what the shell printed since the previous call"`
-	Dropped int    `json:"dropped,omitempty" jsonschema:"bytes of older output dropped unread"`
-	Ended   bool   `json:"ended,omitempty" jsonschema:"the shell has ended; the next call starts a new one"`
+	ExitCode  *int `json:"exit_code,omitempty" jsonschema:"the command's exit status, once the shell is back at its prompt"`
+	Running   bool `json:"running,omitempty" jsonschema:"a program still runs in the foreground: the next input goes to it"`
+	MoreInput bool `json:"more_input,omitempty" jsonschema:"the shell waits for the rest of a line"`
+	Cut       int  `json:"cut,omitempty" jsonschema:"bytes of output not answered (older than what is shown)"`
+	Ended     bool `json:"ended,omitempty" jsonschema:"the shell has ended; the next call starts a new one"`
 }
 
-// Bounds of the machine's tools.
-const (
-	maxShellWait = time.Minute
-	// shellQuiet is the pause in its output after which shell answers
-	// before wait_ms: the command has most likely printed its answer and
-	// is waiting.
-	shellQuiet = 200 * time.Millisecond
-)
+// Bounds of the shell tool.
+const maxShellWait = 5 * time.Minute
 
 // shellHint: the shell can do anything the machine lets it.
 var shellHint = hints{destructive: true, openWorld: true}
@@ -41,12 +45,37 @@ var shellHint = hints{destructive: true, openWorld: true}
 func (s *Server) addShellTool() {
 	addTool(s, &mcp.Tool{
 		Name: "shell",
-		Description: "Type at a persistent shell on the computer, on a terminal, and read what it printed since the last call. " +
-			"Its working directory, variables and jobs persist between calls; the first call starts it, and it ends with the MCP session (or with close). " +
-			"It answers once the output pauses, or after wait_ms.",
+		Description: "Run a command line in a persistent bash (or sh) on the computer, on an 80×24 terminal (TERM=xterm-256color), and read its output. " +
+			"Its working directory, variables and jobs persist between calls; the first call starts it, and it ends with the MCP session, with close, or after 30 idle minutes. " +
+			"A call answers when the command finishes (with its exit_code), when its output pauses, or after wait_ms (then running says it still runs: interrupt, eof or kill it, or call again with no input to keep waiting). " +
+			"Output is bounded by max_output (16 KiB by default, 1 MiB at most): its most recent part is shown, and cut says how much was not. " +
+			"Every line typed is judged as a command by the computer's policy. Calls on one session never mix: one made while another runs is refused as busy.",
 		Annotations: &mcp.ToolAnnotations{Title: "Use a shell"},
-		InputSchema: bounded[ShellInput](map[string]float64{"wait_ms": float64(maxShellWait.Milliseconds())}),
+		InputSchema: bounded[ShellInput](map[string]float64{"wait_ms": float64(maxShellWait.Milliseconds()), "max_output": client.MaxShellOutput, "cols": 1000, "rows": 1000}),
 	}, shellHint, s.shell)
+}
+
+// shellNote is the line that ends the shell tool's text: how the call
+// ended, and what was cut.
+func shellNote(o ShellOutput) string {
+	var notes []string
+	if o.Cut > 0 {
+		notes = append(notes, fmt.Sprintf("%d bytes of earlier output cut", o.Cut))
+	}
+	switch {
+	case o.Ended:
+		notes = append(notes, "the shell has ended")
+	case o.ExitCode != nil:
+		notes = append(notes, fmt.Sprintf("exit code %d", *o.ExitCode))
+	case o.MoreInput:
+		notes = append(notes, "the shell waits for the rest of the line")
+	case o.Running:
+		notes = append(notes, "still running in the foreground")
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "[" + strings.Join(notes, "; ") + "]"
 }
 
 // shells are the MCP sessions' shells.
@@ -76,12 +105,20 @@ func (h *hostShell) close() {
 // shell runs the shell tool.
 func (s *Server) shell(ctx context.Context, req *mcp.CallToolRequest, c *client.Client, in ShellInput) (textResult[ShellOutput], error) {
 	var zero textResult[ShellOutput]
-	if in.WaitMS < 0 {
-		return zero, invalid("wait_ms %d is negative", in.WaitMS)
+	if in.WaitMS < 0 || in.MaxOutput < 0 || in.Cols < 0 || in.Rows < 0 {
+		return zero, invalid("wait_ms, max_output, cols and rows may not be negative")
 	}
-	wait := 2 * time.Second
-	if in.WaitMS > 0 {
-		wait = time.Duration(in.WaitMS) * time.Millisecond
+	if (in.Cols == 0) != (in.Rows == 0) {
+		return zero, invalid("give cols and rows together")
+	}
+	controls := 0
+	for _, b := range []bool{in.Interrupt, in.EOF, in.Kill, in.Close} {
+		if b {
+			controls++
+		}
+	}
+	if controls > 1 || (controls == 1 && in.Input != "") {
+		return zero, invalid("give one of input, interrupt, eof, kill and close")
 	}
 	ss := req.Session
 	if in.Close {
@@ -90,55 +127,64 @@ func (s *Server) shell(ctx context.Context, req *mcp.CallToolRequest, c *client.
 		delete(s.shells.m, ss)
 		s.shells.mu.Unlock()
 		if h == nil {
-			return textResult[ShellOutput]{"no shell was running", ShellOutput{Ended: true}}, nil
+			return textResult[ShellOutput]{"[no shell was running]", ShellOutput{Ended: true}}, nil
 		}
-		out, dropped := h.sh.Read()
 		h.close()
-		return textResult[ShellOutput]{out + "\n(shell closed)", ShellOutput{Output: out, Dropped: dropped, Ended: true}}, nil
+		return textResult[ShellOutput]{"[the shell was closed]", ShellOutput{Ended: true}}, nil
 	}
 	h, err := s.sessionShell(ctx, ss, c)
 	if err != nil {
 		return zero, err
 	}
-	if in.Input != "" {
-		if err := h.sh.Write(ctx, in.Input); err != nil && !errors.Is(err, client.ErrShellEnded) {
-			if h.own != nil {
-				err = own(err)
-			}
-			return zero, err
+	fail := func(err error) (textResult[ShellOutput], error) {
+		if h.own != nil && !errors.Is(err, client.ErrShellBusy) {
+			err = own(err)
+		}
+		return zero, err
+	}
+	if in.Cols != 0 {
+		if err := h.sh.Resize(ctx, in.Cols, in.Rows); err != nil {
+			return fail(err)
 		}
 	}
-	// Answer once the output pauses, at the latest after wait.
-	deadline, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	var b strings.Builder
-	dropped := 0
-	for {
-		quiet, stop := context.WithTimeout(deadline, shellQuiet)
-		err := h.sh.Wait(quiet)
-		stop()
-		out, d := h.sh.Read()
-		b.WriteString(out)
-		dropped += d
-		if err != nil {
-			break // quiet, past the deadline, or ended
-		}
+	switch {
+	case in.Interrupt:
+		err = h.sh.Interrupt(ctx)
+	case in.EOF:
+		err = h.sh.EOF(ctx)
+	case in.Kill:
+		err = h.sh.Kill(ctx)
 	}
-	out := ShellOutput{Output: b.String(), Dropped: dropped}
-	select {
-	case <-h.sh.Done():
-		out.Ended = true
+	if err != nil && !errors.Is(err, client.ErrShellEnded) {
+		return fail(err)
+	}
+	wait := 10 * time.Second
+	if in.WaitMS > 0 {
+		wait = time.Duration(in.WaitMS) * time.Millisecond
+	}
+	res, err := h.sh.Run(ctx, in.Input, &client.RunOptions{Wait: wait, MaxOutput: in.MaxOutput})
+	if err != nil && !errors.Is(err, client.ErrShellEnded) {
+		return fail(err)
+	}
+	out := ShellOutput{Ended: true}
+	text := ""
+	if res != nil {
+		out = ShellOutput{ExitCode: res.ExitCode, Running: res.Running, MoreInput: res.MoreInput, Cut: res.Cut, Ended: res.Ended}
+		text = res.Output
+	}
+	if out.Ended {
 		s.shells.mu.Lock()
 		if s.shells.m[ss] == h {
 			delete(s.shells.m, ss)
 		}
 		s.shells.mu.Unlock()
 		h.close()
-	default:
 	}
-	text := out.Output
-	if out.Ended {
-		text += "\n(the shell has ended)"
+	if note := shellNote(out); note != "" {
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		text += note
 	}
 	return textResult[ShellOutput]{text, out}, ctx.Err()
 }
