@@ -3,12 +3,20 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"shinken.dev/go/backend/headless"
+	"shinken.dev/go/backend/osexec"
+	"shinken.dev/go/internal/procfs"
+	"shinken.dev/go/internal/schematest"
+	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 )
@@ -267,5 +275,84 @@ func TestShellBounded(t *testing.T) {
 	}
 	if res := <-first; res == nil || res.ExitCode == nil || *res.ExitCode == 0 {
 		t.Fatalf("the interrupted first call: %+v", res)
+	}
+}
+
+// shellRig is execRig with the runtime's exec MaxTimeout set.
+func shellRig(t *testing.T, maxTimeout time.Duration) *client.Client {
+	t.Helper()
+	rt := shinken.NewRuntime(headless.New(nil), &shinken.RuntimeOptions{Token: "t", Executor: osexec.New(nil), Exec: shinken.ExecOptions{MaxTimeout: maxTimeout}})
+	srv := httptest.NewServer(rt)
+	t.Cleanup(func() { srv.Close(); rt.Close() })
+	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	c, err := client.Dial(t.Context(), proxy.URL, &client.DialOptions{Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestShellOutlivesMaxTimeout: the shell holds its variables past the
+// runtime's exec MaxTimeout, which bounds every other exec.
+func TestShellOutlivesMaxTimeout(t *testing.T) {
+	c := shellRig(t, time.Second)
+	sh, err := c.StartShell(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close(context.WithoutCancel(t.Context()))
+	long := &client.RunOptions{Wait: 2 * time.Minute}
+	runShell(t, sh, "X=kept", long)
+	// The shell's own sleep is the time passing, past the MaxTimeout.
+	if res := runShell(t, sh, "sleep 3; echo $X", long); res.Output != "kept\n" || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("after the MaxTimeout: %+v", res)
+	}
+	res, err := c.Exec(t.Context(), &aci.ExecRequest{Argv: []string{"sleep", "3"}})
+	if err != nil || !res.TimedOut {
+		t.Fatalf("a plain exec past the MaxTimeout: %+v, %v", res, err)
+	}
+}
+
+// TestShellSessionEnd: when the ACI session that started the shell ends,
+// every process the shell started ends, the ones that left its process
+// group and session included.
+func TestShellSessionEnd(t *testing.T) {
+	c := shellRig(t, 0)
+	sh, err := c.StartShell(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each job writes its pid, as the test's /proc names it, to a file:
+	// two leave the group and the session, the third is a plain job.
+	d := t.TempDir()
+	job := `read -r p _ </proc/self/stat; echo $p >"$0.t"; mv "$0.t" "$0"; exec sleep 1000`
+	line := fmt.Sprintf(`for j in 1 2; do (setsid sh -c '%[2]s' %[1]s/$j &); done; (sh -c '%[2]s' %[1]s/3 &); until [ -s %[1]s/1 ] && [ -s %[1]s/2 ] && [ -s %[1]s/3 ]; do :; done; cat %[1]s/1 %[1]s/2 %[1]s/3`, d, job)
+	res := runShell(t, sh, line, &client.RunOptions{Wait: 2 * time.Minute, Quiet: -1})
+	var pids []int
+	for f := range strings.FieldsSeq(res.Output) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("output %q", res.Output)
+		}
+		pids = append(pids, pid)
+	}
+	if len(pids) != 3 {
+		t.Fatalf("output %q", res.Output)
+	}
+	for _, p := range pids {
+		if !procfs.Alive(p) {
+			t.Fatalf("process %d is not running", p)
+		}
+	}
+	c.Close()
+	deadline := time.Now().Add(time.Minute)
+	for _, p := range pids {
+		for procfs.Alive(p) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d outlived the session", p)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }
