@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"shinken.dev/go/internal/hosttool"
 	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/shinken/aci"
 )
@@ -62,7 +63,14 @@ func (c *conn) exec(callID string, a *aci.Action) error {
 	if a.TimeoutMS != nil {
 		req.Timeout = millis(*a.TimeoutMS, rt.opts.Exec.MaxTimeout)
 	}
-	req.Timeout = min(req.Timeout, rt.opts.Exec.MaxTimeout)
+	if a.TimeoutMS != nil && isShellStart(a) {
+		// The machine tools' shell lives as long as its session: its
+		// client ends it when idle, and the executor's own maximum
+		// bounds it; the exec limit does not.
+		req.Timeout = millis(*a.TimeoutMS, maxShellLife)
+	} else {
+		req.Timeout = min(req.Timeout, rt.opts.Exec.MaxTimeout)
+	}
 
 	if streamed {
 		// The ack comes first, so that a spawn failure is an exec_exit, as
@@ -285,4 +293,17 @@ func (c *conn) sendExecChunk(callID string, seq uint64, channel string, data []b
 		return c.enqueue(outgoing{typ: websocket.MessageBinary, data: frame})
 	}
 	return c.send(&aci.ExecOutput{CallID: callID, Seq: seq, Channel: channel, DataB64: base64.StdEncoding.EncodeToString(data)})
+}
+
+// maxShellLife bounds the machine tools' shell, which Exec.MaxTimeout
+// does not.
+const maxShellLife = 24 * time.Hour
+
+// isShellStart says a is the machine tools' shell start, word for word.
+func isShellStart(a *aci.Action) bool {
+	if a.Argv == nil {
+		return false
+	}
+	in, ok, err := hosttool.Recognize(a.Argv, a.Env, a.Stdin)
+	return ok && err == nil && in.Tool == hosttool.ToolShell && in.Interactive
 }

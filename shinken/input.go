@@ -444,6 +444,11 @@ func (rt *Runtime) authorize(ctx context.Context, c *conn, a *aci.Action) error 
 		if err != nil {
 			return aci.Errorf(aci.CodeInvalidAction, "%v", err)
 		}
+		if ok && in.Kind == hosttool.KindControl {
+			// A keystroke or signal to the agent's own shell runs nothing
+			// new: no plugin judges it (internal/hosttool).
+			return nil
+		}
 		if ok {
 			req.Intent = &Intent{Tool: in.Tool, Kind: in.Kind, Path: in.Path, To: in.To, Line: in.Line, Argv: in.Argv, Interactive: in.Interactive}
 		}

@@ -71,7 +71,7 @@ type RuntimeOptions struct {
 // ExecOptions configure the exec verb. Zero fields take their defaults.
 type ExecOptions struct {
 	DefaultTimeout time.Duration // default 60 s
-	MaxTimeout     time.Duration // hard cap on timeout_ms; default 10 min
+	MaxTimeout     time.Duration // hard cap on timeout_ms; default 10 min; the machine tools' shell start is held by its idle bound, the executor's maximum and 24 h instead
 	OutputBudget   int           // each channel's budget for a buffered exec; default 1 MiB
 	StreamBudget   int64         // the total output budget of a streamed exec; default 64 MiB
 	ChunkSize      int           // caps one exec_output chunk; default 32 KiB

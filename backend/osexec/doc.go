@@ -8,10 +8,15 @@
 //   - At its deadline, when its context is done, or on [Process.Kill], the
 //     whole group gets SIGKILL. A deadline kill is reported as such
 //     (TimedOut, Signal 9), never disguised as an exit code.
-//   - If the program that started it dies, even by SIGKILL, the kernel
-//     kills the command's leader. Background jobs the leader started are
-//     beyond that signal's reach, so the group is killed as soon as the
-//     leader exits ([Options.KeepBackground] leaves them running instead).
+//   - Nothing a command starts outlives it: each command runs below an init
+//     of a pid namespace of its own, which the kernel empties when the init
+//     ends, so a job that calls setsid or forks twice dies with the command
+//     too. The init ends when the command exits, when the group is killed,
+//     and when the program that started it dies, even by SIGKILL (its
+//     parent-death signal). Where the kernel makes no pid namespace
+//     ([Executor.Contained] is false), the command leads a process group,
+//     killed as soon as its leader exits; [Options.KeepBackground] leaves
+//     background jobs running instead, and gives up the namespace.
 //   - The wait for processes that hold the output pipes after the leader
 //     exits, a background job or a process that left the group, is bounded
 //     by [Options.WaitDelay].

@@ -51,7 +51,9 @@ type Options struct {
 	// only lose the output pipes. By default the group is killed once the
 	// leader has exited (after up to WaitDelay for the pipes to close), so
 	// that nothing a command started outlives it: an agent that wants a
-	// long-lived program launches it (launch_app) instead.
+	// long-lived program launches it (launch_app) instead. KeepBackground
+	// runs commands without a pid namespace of their own (see the package
+	// doc), since a namespace ends with its command.
 	KeepBackground bool
 	// MaxProcesses is how many processes may run at once; Start refuses
 	// more with an error wrapping aci.ErrTooManyExecs. A process counts
@@ -76,7 +78,8 @@ type Executor struct {
 	chunkSize      int
 
 	running atomic.Int64
-	buffers sync.Pool // of *[]byte, chunkSize long
+	nsMode  atomic.Int32 // how commands are contained: nsUnknown… (contain_linux.go)
+	buffers sync.Pool    // of *[]byte, chunkSize long
 }
 
 var _ shinken.Executor = (*Executor)(nil)

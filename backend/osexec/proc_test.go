@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"shinken.dev/go/backend/osexec"
 	"shinken.dev/go/internal/procfs"
 )
 
@@ -102,4 +103,25 @@ func bytesWritten(t *testing.T, pid int) int64 {
 	}
 	t.Fatal("no wchar in /proc/<pid>/io")
 	return 0
+}
+
+// command returns the pid of the command an Executor started as p: p
+// itself, or the only child of its init where the command runs in a pid
+// namespace of its own.
+func command(t *testing.T, e *osexec.Executor, p *osexec.Process) int {
+	t.Helper()
+	if !e.Contained() {
+		return p.Pid()
+	}
+	var pid int
+	waitFor(t, 10*time.Second, "the init's child", func() bool {
+		for _, s := range allProcs() {
+			if s.PPID == p.Pid() {
+				pid = s.PID
+				return true
+			}
+		}
+		return false
+	})
+	return pid
 }

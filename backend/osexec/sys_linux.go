@@ -21,9 +21,15 @@ type exitInfo struct {
 // daemon's); it asks the kernel to SIGKILL it if the spawning thread dies:
 // the runtime's death then takes the leader with it. Setpgid is not asked
 // with Setsid: a session leader leads its group already, and setpgid after
-// setsid fails with EPERM.
-func spawn(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
-	attr.Sys = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+// setsid fails with EPERM. flags are namespaces to make it in (see
+// contain_linux.go), with a user namespace mapping the runtime's own ids
+// when user is set.
+func spawn(path string, argv []string, attr *syscall.ProcAttr, flags uintptr, user bool) (int, error) {
+	attr.Sys = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: flags}
+	if user {
+		attr.Sys.UidMappings = idMap(os.Getuid())
+		attr.Sys.GidMappings = idMap(os.Getgid())
+	}
 	pid, _, err := syscall.StartProcess(path, argv, attr)
 	return pid, err
 }

@@ -70,7 +70,11 @@ func (s *Script) Argv(args ...string) []string {
 }
 
 // scripts are every tool's plumbing.
-var scripts = []*Script{}
+var scripts = []*Script{
+	ShellStart,
+	ShellType,
+	ShellControl,
+}
 
 var byText = func() map[string]*Script {
 	m := make(map[string]*Script, len(scripts))

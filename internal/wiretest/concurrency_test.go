@@ -473,7 +473,9 @@ func TestExecBackgroundJobOutlivesSession(t *testing.T) {
 	t.Parallel() // it waits 5 s for the job to go
 	d := startDaemon(t)
 	w, _ := dialWire(t, d, nil)
-	r := w.do("bg", map[string]any{"verb": "exec", "shell": "sleep 320 >/dev/null 2>&1 & echo $!", "timeout_ms": 5000})
+	// The job writes its pid as the test's /proc names it ($! names it in
+	// the command's own pid namespace), and the command waits for it.
+	r := w.do("bg", map[string]any{"verb": "exec", "shell": `f=$(mktemp); (read -r p _ </proc/self/stat; echo $p >"$f.t"; mv "$f.t" "$f"; exec sleep 320 >/dev/null 2>&1) & until [ -s "$f" ]; do :; done; cat "$f"; rm -f "$f"`, "timeout_ms": 5000})
 	mustOK(t, r, "result")
 	var er struct{ Stdout string }
 	json.Unmarshal(r.M.Value, &er)

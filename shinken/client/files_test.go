@@ -23,7 +23,7 @@ import (
 
 // execRig is a headless runtime that runs exec on this machine, its
 // Authorizer refusing while deny is set, reached through a schema proxy.
-func execRig(t *testing.T) (*client.Client, *atomic.Bool) {
+func execRig(t testing.TB) (*client.Client, *atomic.Bool) {
 	t.Helper()
 	ctx := t.Context()
 	deny := &atomic.Bool{}

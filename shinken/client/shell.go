@@ -1,124 +1,216 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
+	"shinken.dev/go/internal/hosttool"
 	"shinken.dev/go/shinken/aci"
 )
 
 // A Shell is a persistent interactive shell on the runtime's machine, on a
-// pseudo-terminal: what is written to it is typed at its prompt, and what
-// it prints is kept until read. Its cwd, variables and background jobs
-// persist from one write to the next.
+// pseudo-terminal with a real TERM (xterm-256color), sized 80×24 unless
+// asked otherwise: its cwd, variables and jobs persist from one call to
+// the next. [Shell.Run] types a command and waits for it to end, and
+// answers its output (bounded), its exit code, or that it still runs.
 //
-// ACI v0 reserves exec's pty, and an exec's stdin is written once, so a
-// Shell is built from execs the runtime's Authorizer judges like any
-// other: one streamed exec runs the shell under script(1), which gives it
-// a terminal, reading from a named pipe in a private temporary directory;
-// each Write is a short exec that writes to that pipe. Without script(1)
-// on the runtime's machine the shell runs interactive on pipes, with no
-// terminal. The shell lives at most the runtime's exec MaxTimeout (10
-// minutes by default), and ends with the ACI session that started it,
-// since the runtime kills a closed session's commands.
+// ACI v0 reserves exec's pty, so a Shell is built from execs of the
+// machine tools' fixed plumbing (internal/hosttool), which the runtime
+// recognizes: starting the shell is judged as the shell, started
+// interactive; every text typed at it is judged as a command line (tool
+// "shell") before it reaches the terminal; interrupt, end of input, kill
+// and resize are keystrokes and signals to the agent's own shell, which
+// the runtime lets through without asking its plugins. The shell's
+// prompts are markers, with a nonce, that say when a command ended and
+// with what status; a command that changes PS1 loses that (Run then
+// reports it as still running).
+//
+// The shell lives as long as the ACI session that started it (the
+// runtime kills a closed session's commands, and with them everything the
+// shell started), until it exits or is closed, or until it has been idle
+// for ShellOptions.IdleTimeout: the runtime's exec MaxTimeout does not
+// apply to it (its executor's own maximum does; osexec's is 1 hour).
 type Shell struct {
 	c      *Client
-	dir    string // the private directory of the pipe
+	dir    string // the shell's folder on the runtime's machine
 	stream *ExecStream
 	max    int
+	marker []byte // ESC ] 777 ; nonce ;
 
-	mu      sync.Mutex
-	out     []byte // printed, not yet read
-	dropped int    // bytes dropped from out, oldest first, since the last read
-	notify  chan struct{}
-	done    chan struct{} // closed when the shell has ended
-	exit    *aci.ExecExit
-	err     error
+	run     sync.Mutex // one Run at a time
+	idle    *time.Timer
+	idleFor time.Duration
+
+	mu       sync.Mutex
+	raw      []byte // read, not yet parsed (a marker may be cut)
+	out      []byte // printed, not yet read
+	dropped  int    // bytes dropped from out, oldest first, since the last read
+	prompts  int    // prompts seen: commands ended
+	reported int    // prompts seen when a Run last answered
+	idleAt   bool   // at its prompt, nothing typed since
+	status   int    // the status the last prompt reported
+	more     bool   // the last marker asked for the rest of a line
+	notify   chan struct{}
+	done     chan struct{} // closed when the shell has ended
+	exit     *aci.ExecExit
+	err      error
 }
 
 // ShellOptions configure StartShell. A nil *ShellOptions means defaults.
 type ShellOptions struct {
-	// Command is the shell; default /bin/sh. It is run interactive.
+	// Command is the shell's absolute path; default /bin/bash, or /bin/sh
+	// where there is no bash. It is run interactive (bash without its rc
+	// files and without readline).
 	Command string
 	// Dir is its working directory; default the runtime's.
 	Dir string
-	// Env is merged over the runtime's environment; TERM defaults to
-	// "dumb", so that programs print no terminal escapes.
-	Env map[string]string
-	// Lifetime is how long the shell may run; default, and at most, the
-	// runtime's exec MaxTimeout.
-	Lifetime time.Duration
-	// MaxBuffer bounds the output kept unread; older output is dropped
-	// past it (Read says how much). Default 1 MiB.
+	// Cols and Rows size its terminal; default 80×24, each 2 to 1000.
+	Cols, Rows int
+	// IdleTimeout ends the shell after this long without a call (Run,
+	// Write, a control); default DefaultShellIdle. Negative means never.
+	IdleTimeout time.Duration
+	// MaxBuffer bounds the output kept unread between calls; older output
+	// is dropped past it (and counted as cut). Default 1 MiB.
 	MaxBuffer int
 }
 
-// ErrShellEnded is returned by Write and Wait once the shell has ended.
-var ErrShellEnded = errors.New("client: the shell has ended")
+// Bounds of a Shell.
+const (
+	// DefaultShellIdle is ShellOptions.IdleTimeout's default.
+	DefaultShellIdle = 30 * time.Minute
+	// DefaultShellOutput is RunOptions.MaxOutput's default, in bytes.
+	DefaultShellOutput = 16 << 10
+	// MaxShellOutput is the most one Run answers, in bytes.
+	MaxShellOutput = 1 << 20
+	// DefaultShellQuiet is RunOptions.Quiet's default.
+	DefaultShellQuiet = 500 * time.Millisecond
+	// MaxShellInput is the most text one call types, in bytes.
+	MaxShellInput = hosttool.MaxTyped
+)
 
-const shellSetup = `d=$(mktemp -d) && mkfifo -m 600 "$d/in" && printf '%s' "$d"`
+var (
+	// ErrShellEnded is returned once the shell has ended.
+	ErrShellEnded = errors.New("client: the shell has ended")
+	// ErrShellBusy is returned by a call made while another runs on the
+	// same shell: calls are never mixed.
+	ErrShellBusy = errors.New("client: busy: another call is using the shell")
+)
 
-const shellScript = `d=$1 sh=$2
-echo $$ > "$d/pid"
-exec 3<>"$d/in"
-if command -v script >/dev/null 2>&1; then exec script -qfc "$sh -i" /dev/null <&3; fi
-exec "$sh" -i <&3 2>&1`
-
-// shellClose ends a shell: every process that holds its pipe open (the
-// shell, script(1) and the jobs it started, which inherit the pipe; read
-// from /proc where there is one), then the process group the runtime
-// started (its leader wrote its pid), and removes the directory. A job
-// that closed its inherited descriptors, as a daemon does, outlives it.
-const shellClose = `d=$1
-for f in $(find /proc/[0-9]*/fd -maxdepth 1 -lname "$d/in" 2>/dev/null); do
-  q=${f#/proc/}; kill -9 "${q%%/*}" 2>/dev/null
-done
-p=$(cat "$d/pid" 2>/dev/null) && kill -9 "-$p" 2>/dev/null
-rm -rf -- "$d"
-exit 0`
-
-// StartShell starts a shell (see Shell). Close it when done.
+// StartShell starts a shell (see Shell) and waits until it is ready for
+// input. Close it when done.
 func (c *Client) StartShell(ctx context.Context, opts *ShellOptions) (*Shell, error) {
 	o := ShellOptions{}
 	if opts != nil {
 		o = *opts
 	}
-	if o.Command == "" {
-		o.Command = "/bin/sh"
+	if o.Cols == 0 {
+		o.Cols = 80
+	}
+	if o.Rows == 0 {
+		o.Rows = 24
 	}
 	if o.MaxBuffer <= 0 {
 		o.MaxBuffer = 1 << 20
 	}
-	if o.Lifetime <= 0 {
-		o.Lifetime = 24 * time.Hour // the runtime clamps it to its MaxTimeout
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultShellIdle
 	}
-	env := map[string]string{"TERM": "dumb"}
-	for k, v := range o.Env {
-		env[k] = v
+	for _, n := range []int{o.Cols, o.Rows} {
+		if n < hosttool.MinTerm || n > hosttool.MaxTerm {
+			return nil, aci.Errorf(aci.CodeInvalidAction, "a terminal of %d×%d: each side is %d to %d", o.Cols, o.Rows, hosttool.MinTerm, hosttool.MaxTerm)
+		}
 	}
-	res, err := c.Exec(ctx, &aci.ExecRequest{Argv: []string{"/bin/sh", "-c", shellSetup}})
-	if err != nil {
-		return nil, fmt.Errorf("client: starting a shell: %w", err)
+	if o.Command != "" {
+		return c.startShell(ctx, o)
 	}
-	if res.ExitCode == nil || *res.ExitCode != 0 || res.Stdout == "" {
-		return nil, fmt.Errorf("client: starting a shell: making its pipe failed: %s", strings.TrimSpace(res.Stderr))
+	o.Command = "/bin/bash"
+	s, err := c.startShell(ctx, o)
+	if errors.Is(err, ErrShellEnded) {
+		o.Command = "/bin/sh"
+		return c.startShell(ctx, o)
 	}
-	s := &Shell{c: c, dir: res.Stdout, max: o.MaxBuffer, notify: make(chan struct{}), done: make(chan struct{})}
+	return s, err
+}
+
+func (c *Client) startShell(ctx context.Context, o ShellOptions) (*Shell, error) {
+	var nonce [16]byte
+	rand.Read(nonce[:])
+	n := hex.EncodeToString(nonce[:])
 	st, err := c.ExecStream(ctx, &aci.ExecRequest{
-		Argv: []string{"/bin/sh", "-c", shellScript, "sh", s.dir, o.Command},
-		Dir:  o.Dir, Env: env, Timeout: o.Lifetime,
+		Argv: hosttool.ShellStart.Argv(o.Command, strconv.Itoa(o.Cols), strconv.Itoa(o.Rows), n),
+		Dir:  o.Dir, Timeout: 24 * time.Hour,
 	})
 	if err != nil {
-		s.removeDir(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("client: starting a shell: %w", err)
 	}
-	s.stream = st
+	s := &Shell{c: c, stream: st, max: o.MaxBuffer, marker: []byte("\x1b]777;" + n + ";"),
+		notify: make(chan struct{}), done: make(chan struct{})}
+	// The first line is the shell's folder.
+	var first []byte
+	for {
+		ch, err := st.Next(ctx)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = ErrShellEnded
+			}
+			return nil, fmt.Errorf("client: starting a shell: %w", err)
+		}
+		if ch.Channel != "stdout" {
+			continue
+		}
+		first = append(first, ch.Data...)
+		if i := bytes.IndexByte(first, '\n'); i >= 0 {
+			s.dir = string(first[:i])
+			s.raw = first[i+1:]
+			break
+		}
+	}
 	go s.read()
+	// Ready at its first prompt.
+	for {
+		s.mu.Lock()
+		s.parse()
+		ready, ch := s.prompts > 0, s.notify
+		s.mu.Unlock()
+		if ready {
+			break
+		}
+		select {
+		case <-ch:
+		case <-s.done:
+			s.mu.Lock()
+			s.parse()
+			ready = s.prompts > 0
+			s.mu.Unlock()
+			if !ready {
+				return nil, fmt.Errorf("client: starting the shell %s: %w", o.Command, ErrShellEnded)
+			}
+		case <-ctx.Done():
+			s.Close(context.WithoutCancel(ctx))
+			return nil, ctx.Err()
+		}
+	}
+	s.mu.Lock()
+	s.out, s.dropped, s.prompts = nil, 0, 0
+	s.mu.Unlock()
+	if o.IdleTimeout > 0 {
+		s.idleFor = o.IdleTimeout
+		s.idle = time.AfterFunc(o.IdleTimeout, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			s.Close(ctx)
+		})
+	}
 	return s, nil
 }
 
@@ -132,38 +224,109 @@ func (s *Shell) read() {
 				s.err = err
 			}
 			s.exit = s.stream.Exit()
+			s.parse()
+			s.out = append(s.out, s.raw...)
+			s.raw = nil
 			close(s.done)
 			close(s.notify)
 			s.mu.Unlock()
+			if s.idle != nil {
+				s.idle.Stop()
+			}
 			return
 		}
-		s.out = append(s.out, ch.Data...)
-		if over := len(s.out) - s.max; over > 0 {
-			s.out = s.out[over:]
-			s.dropped += over
-		}
+		s.raw = append(s.raw, ch.Data...)
+		s.parse()
 		close(s.notify)
 		s.notify = make(chan struct{})
 		s.mu.Unlock()
 	}
 }
 
-// Write types input at the shell (add "\n" to run a line).
+// parse moves what raw holds to out, taking the markers out; it keeps in
+// raw what may be the start of a marker not yet whole. s.mu is held.
+func (s *Shell) parse() {
+	for len(s.raw) > 0 {
+		i := bytes.Index(s.raw, s.marker)
+		if i < 0 {
+			keep := partialPrefix(s.raw, s.marker)
+			s.emit(s.raw[:len(s.raw)-keep])
+			s.raw = append(s.raw[:0:0], s.raw[len(s.raw)-keep:]...)
+			return
+		}
+		end := bytes.IndexByte(s.raw[i+len(s.marker):], '\a')
+		if end < 0 {
+			s.emit(s.raw[:i])
+			s.raw = append(s.raw[:0:0], s.raw[i:]...)
+			return
+		}
+		s.emit(s.raw[:i])
+		v := string(s.raw[i+len(s.marker) : i+len(s.marker)+end])
+		s.raw = s.raw[i+len(s.marker)+end+1:]
+		if v == "more" {
+			s.more = true
+			continue
+		}
+		if code, err := strconv.Atoi(v); err == nil {
+			s.prompts++
+			s.status, s.more, s.idleAt = code, false, true
+		}
+	}
+}
+
+// partialPrefix returns how many bytes at b's end are a start of m.
+func partialPrefix(b, m []byte) int {
+	for k := min(len(m)-1, len(b)); k > 0; k-- {
+		if bytes.HasSuffix(b, m[:k]) {
+			return k
+		}
+	}
+	return 0
+}
+
+// emit keeps printed output, dropping the oldest past the bound. s.mu is
+// held.
+func (s *Shell) emit(b []byte) {
+	s.out = append(s.out, b...)
+	if over := len(s.out) - s.max; over > 0 {
+		s.out = append(s.out[:0:0], s.out[over:]...)
+		s.dropped += over
+	}
+}
+
+// touch marks a call, for the idle bound.
+func (s *Shell) touch() {
+	if s.idle != nil {
+		s.idle.Reset(s.idleFor)
+	}
+}
+
+// Write types input at the shell as is (add "\n" to run a line), judged as
+// a command line by the runtime's Authorizer. It does not wait.
 func (s *Shell) Write(ctx context.Context, input string) error {
+	if !s.run.TryLock() {
+		return ErrShellBusy
+	}
+	defer s.run.Unlock()
+	return s.write(ctx, input)
+}
+
+func (s *Shell) write(ctx context.Context, input string) error {
 	select {
 	case <-s.done:
 		return ErrShellEnded
 	default:
 	}
-	// The pipe is held open by the shell: a write reaches it at once, and
-	// a deadline keeps a write from waiting for a shell that just died.
-	res, err := s.c.Exec(ctx, &aci.ExecRequest{
-		Argv:    []string{"/bin/sh", "-c", `cat > "$1/in"`, "sh", s.dir},
-		Stdin:   &input,
-		Timeout: 10 * time.Second,
-	})
+	if len(input) > MaxShellInput {
+		return aci.Errorf(aci.CodeTooLarge, "%d bytes typed at once, at most %d", len(input), MaxShellInput)
+	}
+	s.touch()
+	s.mu.Lock()
+	s.idleAt = false
+	s.mu.Unlock()
+	res, err := s.c.Exec(ctx, &aci.ExecRequest{Argv: hosttool.ShellType.Argv(s.dir, input), Timeout: 10 * time.Second})
 	if err != nil {
-		return fmt.Errorf("client: writing to the shell: %w", err)
+		return fmt.Errorf("client: typing at the shell: %w", err)
 	}
 	if res.ExitCode == nil || *res.ExitCode != 0 {
 		select {
@@ -171,19 +334,66 @@ func (s *Shell) Write(ctx context.Context, input string) error {
 			return ErrShellEnded
 		default:
 		}
-		return fmt.Errorf("client: writing to the shell failed: %s", strings.TrimSpace(res.Stderr))
+		return fmt.Errorf("client: typing at the shell failed: %s", strings.TrimSpace(res.Stderr))
 	}
 	return nil
 }
 
+// control sends the shell a control word (internal/hosttool).
+func (s *Shell) control(ctx context.Context, word, x, y string) error {
+	select {
+	case <-s.done:
+		return ErrShellEnded
+	default:
+	}
+	s.touch()
+	res, err := s.c.Exec(ctx, &aci.ExecRequest{Argv: hosttool.ShellControl.Argv(s.dir, word, x, y), Timeout: 10 * time.Second})
+	if err != nil {
+		return fmt.Errorf("client: the shell's %s: %w", word, err)
+	}
+	if res.ExitCode == nil || *res.ExitCode != 0 {
+		select {
+		case <-s.done:
+			return ErrShellEnded
+		default:
+		}
+		return fmt.Errorf("client: the shell's %s failed: %s", word, strings.TrimSpace(res.Stderr))
+	}
+	return nil
+}
+
+// Interrupt types the terminal's interrupt (ctrl-c): SIGINT to the
+// program in the foreground.
+func (s *Shell) Interrupt(ctx context.Context) error { return s.control(ctx, "int", "", "") }
+
+// EOF types the terminal's end of input (ctrl-d) for the program in the
+// foreground (or the shell, which then exits).
+func (s *Shell) EOF(ctx context.Context) error { return s.control(ctx, "eof", "", "") }
+
+// Kill sends SIGKILL to the terminal's foreground process group, when it
+// is not the shell's own.
+func (s *Shell) Kill(ctx context.Context) error { return s.control(ctx, "kill", "", "") }
+
+// Resize sizes the terminal (each side 2 to 1000); the program in the
+// foreground gets SIGWINCH.
+func (s *Shell) Resize(ctx context.Context, cols, rows int) error {
+	for _, n := range []int{cols, rows} {
+		if n < hosttool.MinTerm || n > hosttool.MaxTerm {
+			return aci.Errorf(aci.CodeInvalidAction, "a terminal of %d×%d: each side is %d to %d", cols, rows, hosttool.MinTerm, hosttool.MaxTerm)
+		}
+	}
+	return s.control(ctx, "size", strconv.Itoa(cols), strconv.Itoa(rows))
+}
+
 // Read returns what the shell printed since the last Read (its invalid
-// UTF-8 replaced), and how many older bytes were dropped unread past
-// ShellOptions.MaxBuffer.
+// UTF-8 replaced, CR LF as LF), and how many older bytes were dropped
+// unread past ShellOptions.MaxBuffer.
 func (s *Shell) Read() (out string, dropped int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out, dropped = string(s.out), s.dropped
 	s.out, s.dropped = nil, 0
+	out = strings.ReplaceAll(out, "\r\n", "\n")
 	return strings.ToValidUTF8(out, "\uFFFD"), dropped
 }
 
@@ -214,23 +424,183 @@ func (s *Shell) Wait(ctx context.Context) error {
 	}
 }
 
-// Done is closed when the shell has ended: it exited, was closed, or its
-// lifetime ran out.
+// RunOptions configure Shell.Run. A nil *RunOptions means defaults.
+type RunOptions struct {
+	// Wait is how long to wait for the command to end; default 10 s.
+	Wait time.Duration
+	// Quiet, when output came and then paused this long, ends the wait
+	// early (a program waiting for input); default DefaultShellQuiet.
+	// Negative waits for the end or Wait only.
+	Quiet time.Duration
+	// MaxOutput bounds the output answered, in bytes: the most recent is
+	// kept, and ShellResult.Cut says how much was not. Default
+	// DefaultShellOutput, at most MaxShellOutput.
+	MaxOutput int
+}
+
+// A ShellResult is what one Run saw.
+type ShellResult struct {
+	// Output is what the shell printed during the call (and unread
+	// before it), its most recent MaxOutput bytes.
+	Output string
+	// Cut counts the bytes of output not in Output: cut by MaxOutput, or
+	// dropped between calls past ShellOptions.MaxBuffer.
+	Cut int
+	// ExitCode is the command's exit status, once the shell is back at
+	// its prompt; nil while it runs.
+	ExitCode *int
+	// Running says a program still runs in the foreground: the next input
+	// goes to it. Interrupt, EOF or Kill it, or Run again with no input
+	// to keep waiting.
+	Running bool
+	// MoreInput says the shell waits for the rest of a line (an open
+	// quote, a loop's body).
+	MoreInput bool
+	// Ended says the shell has ended.
+	Ended bool
+}
+
+// Run types input at the shell (a "\n" is added when missing; empty input
+// types nothing and only waits), then waits until the command ends, until
+// output has come and paused for RunOptions.Quiet, or for
+// RunOptions.Wait, and answers what it printed, bounded. A call made while
+// another runs is ErrShellBusy.
+func (s *Shell) Run(ctx context.Context, input string, opts *RunOptions) (*ShellResult, error) {
+	o := RunOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Wait <= 0 {
+		o.Wait = 10 * time.Second
+	}
+	if o.Quiet == 0 {
+		o.Quiet = DefaultShellQuiet
+	}
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = DefaultShellOutput
+	}
+	if o.MaxOutput > MaxShellOutput {
+		return nil, aci.Errorf(aci.CodeInvalidAction, "max output %d is over %d", o.MaxOutput, MaxShellOutput)
+	}
+	if !s.run.TryLock() {
+		return nil, ErrShellBusy
+	}
+	defer s.run.Unlock()
+	// A prompt that came after the previous call answered (an interrupt,
+	// EOF or kill ended its program) is this call's; once a line is
+	// typed, only a later one is.
+	s.mu.Lock()
+	before := s.reported
+	if input != "" {
+		before, s.more = s.prompts, false
+	}
+	s.mu.Unlock()
+	if input != "" {
+		if !strings.HasSuffix(input, "\n") {
+			input += "\n"
+		}
+		if err := s.write(ctx, input); err != nil {
+			return nil, err
+		}
+	}
+	deadline := time.NewTimer(o.Wait)
+	defer deadline.Stop()
+	var quiet <-chan time.Time
+	var quietT *time.Timer
+	defer func() {
+		if quietT != nil {
+			quietT.Stop()
+		}
+	}()
+	res := &ShellResult{}
+	var all []byte
+	for {
+		s.mu.Lock()
+		all = append(all, s.out...)
+		res.Cut += s.dropped
+		got := len(s.out) > 0
+		s.out, s.dropped = nil, 0
+		ended := isClosed(s.done)
+		finished := s.prompts > before
+		more := s.more
+		status := s.status
+		ch := s.notify
+		s.mu.Unlock()
+		if input == "" && !finished && s.atPrompt() {
+			break // nothing runs, and nothing was typed
+		}
+		if finished || ended || (input != "" && more) {
+			s.mu.Lock()
+			s.reported = max(s.reported, s.prompts)
+			s.mu.Unlock()
+			res.MoreInput = more && !finished
+			if finished {
+				res.ExitCode = &status
+			}
+			res.Ended = ended
+			break
+		}
+		if got && o.Quiet > 0 {
+			if quietT == nil {
+				quietT = time.NewTimer(o.Quiet)
+			} else {
+				quietT.Reset(o.Quiet)
+			}
+			quiet = quietT.C
+		}
+		select {
+		case <-ch:
+			continue
+		case <-quiet:
+		case <-deadline.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		res.Running = true
+		break
+	}
+	all = bytes.ReplaceAll(all, []byte("\r\n"), []byte("\n"))
+	if len(all) > o.MaxOutput {
+		cut := len(all) - o.MaxOutput
+		for cut < len(all) && !utf8.RuneStart(all[cut]) {
+			cut++
+		}
+		res.Cut += cut
+		all = all[cut:]
+	}
+	res.Output = strings.ToValidUTF8(string(all), "\uFFFD")
+	return res, nil
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Done is closed when the shell has ended: it exited, was closed, or was
+// idle too long.
 func (s *Shell) Done() <-chan struct{} { return s.done }
 
 // Exit reports how the shell ended, once Done is closed (nil before): its
-// exit status, or timed_out when its lifetime ran out. A failure of the
-// stream itself (the session closed) is the error.
+// exit status. A failure of the stream itself (the session closed) is the
+// error.
 func (s *Shell) Exit() (*aci.ExecExit, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.exit, s.err
 }
 
-// Close ends the shell and its jobs, removes its pipe, and waits until the
-// runtime reports it ended or ctx is done.
+// Close ends the shell and every process it started, removes its folder,
+// and waits until the runtime reports it ended or ctx is done.
 func (s *Shell) Close(ctx context.Context) error {
-	_, err := s.c.Exec(ctx, &aci.ExecRequest{Argv: []string{"/bin/sh", "-c", shellClose, "sh", s.dir}})
+	err := s.control(ctx, "close", "", "")
+	if errors.Is(err, ErrShellEnded) {
+		err = nil
+	}
 	select {
 	case <-s.done:
 	case <-ctx.Done():
@@ -239,6 +609,9 @@ func (s *Shell) Close(ctx context.Context) error {
 	return err
 }
 
-func (s *Shell) removeDir(ctx context.Context) {
-	s.c.Exec(ctx, &aci.ExecRequest{Argv: []string{"/bin/sh", "-c", `rm -rf -- "$1"`, "sh", s.dir}})
+// atPrompt says the shell waits at its prompt, with nothing typed since.
+func (s *Shell) atPrompt() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.idleAt
 }

@@ -3,10 +3,20 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"shinken.dev/go/backend/headless"
+	"shinken.dev/go/backend/osexec"
+	"shinken.dev/go/internal/procfs"
+	"shinken.dev/go/internal/schematest"
+	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 )
@@ -93,4 +103,256 @@ func TestShellExits(t *testing.T) {
 		}
 	}
 	sh.Close(ctx)
+}
+
+// runShell runs line at sh and fails the test on an error.
+func runShell(t *testing.T, sh *client.Shell, line string, opts *client.RunOptions) *client.ShellResult {
+	t.Helper()
+	res, err := sh.Run(t.Context(), line, opts)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", line, err)
+	}
+	return res
+}
+
+// TestShellRun runs commands to their end: their output without the
+// typed line's echo, their exit code, a wait longer than the output's
+// pauses, a terminal with a size and a real TERM, resized.
+func TestShellRun(t *testing.T) {
+	c, _ := execRig(t)
+	sh, err := c.StartShell(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close(context.WithoutCancel(t.Context()))
+	long := &client.RunOptions{Wait: 2 * time.Minute}
+	if res := runShell(t, sh, "X=42; echo \"x=$X\"", long); res.Output != "x=42\n" || res.ExitCode == nil || *res.ExitCode != 0 || res.Running {
+		t.Fatalf("echo: %+v", res)
+	}
+	if res := runShell(t, sh, "(exit 7)", long); res.ExitCode == nil || *res.ExitCode != 7 {
+		t.Fatalf("exit 7: %+v", res)
+	}
+	// Silent for a while, then done: the wait is for the end.
+	if res := runShell(t, sh, "sleep 2; echo done", long); res.Output != "done\n" || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("sleep; echo done: %+v", res)
+	}
+	if res := runShell(t, sh, `echo "$TERM $(stty size)"; [ -t 0 ] && echo tty`, long); res.Output != "xterm-256color 24 80\ntty\n" {
+		t.Fatalf("the terminal: %q", res.Output)
+	}
+	if err := sh.Resize(t.Context(), 120, 40); err != nil {
+		t.Fatal(err)
+	}
+	if res := runShell(t, sh, "stty size", long); res.Output != "40 120\n" {
+		t.Fatalf("resized: %q", res.Output)
+	}
+	if err := sh.Resize(t.Context(), 1, 40); !errors.Is(err, aci.ErrInvalidAction) {
+		t.Fatalf("a terminal 1 wide: %v", err)
+	}
+	// A line left open waits for more.
+	if res := runShell(t, sh, "for i in 1 2", long); !res.MoreInput || res.ExitCode != nil {
+		t.Fatalf("an open loop: %+v", res)
+	}
+	if res := runShell(t, sh, "do echo $i; done", long); res.Output != "1\n2\n" || res.ExitCode == nil {
+		t.Fatalf("the loop's end: %+v", res)
+	}
+	// The marker's text in a command's output is output.
+	if res := runShell(t, sh, `printf '\033]777;x;3\007\n'`, long); res.Output != "\x1b]777;x;3\a\n" || *res.ExitCode != 0 {
+		t.Fatalf("a marker of another nonce: %+v", res)
+	}
+}
+
+// TestShellForeground: a program that runs past the wait is reported
+// running, and the next input goes to it; interrupt, EOF and kill end it.
+func TestShellForeground(t *testing.T) {
+	c, _ := execRig(t)
+	sh, err := c.StartShell(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close(context.WithoutCancel(t.Context()))
+	long := &client.RunOptions{Wait: 2 * time.Minute}
+	short := &client.RunOptions{Wait: 100 * time.Millisecond}
+	if res := runShell(t, sh, "sleep 1000", short); !res.Running || res.ExitCode != nil {
+		t.Fatalf("sleep: %+v", res)
+	}
+	// An interrupt that comes before the shell has handed the terminal to
+	// sleep reaches the shell instead: interrupt until sleep ends, as an
+	// agent would.
+	for {
+		if err := sh.Interrupt(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		res := runShell(t, sh, "", &client.RunOptions{Wait: 5 * time.Second, Quiet: -1})
+		if res.ExitCode != nil {
+			if *res.ExitCode != 130 {
+				t.Fatalf("after an interrupt: %+v", res)
+			}
+			break
+		}
+	}
+	// cat reads the next line, and ends at EOF.
+	if res := runShell(t, sh, "cat", short); !res.Running {
+		t.Fatalf("cat: %+v", res)
+	}
+	if res := runShell(t, sh, "to cat", &client.RunOptions{Wait: 2 * time.Minute, Quiet: 50 * time.Millisecond}); res.Output != "to cat\n" || !res.Running {
+		t.Fatalf("a line for cat: %+v", res)
+	}
+	if err := sh.EOF(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if res := runShell(t, sh, "", long); res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("after EOF: %+v", res)
+	}
+	// A program that ignores the interrupt is killed.
+	if res := runShell(t, sh, "sh -c 'trap \"\" INT; exec sleep 1000'", short); !res.Running {
+		t.Fatalf("sleep ignoring SIGINT: %+v", res)
+	}
+	for {
+		if err := sh.Kill(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		res := runShell(t, sh, "", &client.RunOptions{Wait: 5 * time.Second, Quiet: -1})
+		if res.ExitCode != nil {
+			if *res.ExitCode != 137 {
+				t.Fatalf("after a kill: %+v", res)
+			}
+			break
+		}
+	}
+	// The shell itself is never the kill's target.
+	if err := sh.Kill(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if res := runShell(t, sh, "echo alive", long); res.Output != "alive\n" {
+		t.Fatalf("after a kill with nothing running: %+v", res)
+	}
+}
+
+// TestShellBounded: output past MaxOutput is cut, its most recent bytes
+// kept and the rest counted; output past MaxBuffer between calls is
+// dropped and counted too; concurrent calls are refused as busy.
+func TestShellBounded(t *testing.T) {
+	c, _ := execRig(t)
+	sh, err := c.StartShell(t.Context(), &client.ShellOptions{MaxBuffer: 1 << 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close(context.WithoutCancel(t.Context()))
+	res := runShell(t, sh, "head -c 300000 /dev/zero | tr '\\0' a; echo; echo end", &client.RunOptions{Wait: 2 * time.Minute, MaxOutput: 1000})
+	if len(res.Output) != 1000 || !strings.HasSuffix(res.Output, "a\nend\n") || res.Cut < 299000 || res.ExitCode == nil {
+		t.Fatalf("cut output: %d bytes kept, %d cut, %+v", len(res.Output), res.Cut, res.ExitCode)
+	}
+	if _, err := sh.Run(t.Context(), "true", &client.RunOptions{MaxOutput: client.MaxShellOutput + 1}); !errors.Is(err, aci.ErrInvalidAction) {
+		t.Fatalf("a MaxOutput over the bound: %v", err)
+	}
+	// A call while another waits is refused, never mixed: the first
+	// holds the shell until its command ends (read waits for a line, and
+	// an interrupt, which takes no turn, ends it).
+	flag := filepath.Join(t.TempDir(), "reading")
+	first := make(chan *client.ShellResult, 1)
+	go func() {
+		res, err := sh.Run(context.WithoutCancel(t.Context()), "touch "+flag+"; read x", &client.RunOptions{Wait: 2 * time.Minute, Quiet: -1})
+		if err != nil {
+			t.Error(err)
+		}
+		first <- res
+	}()
+	for {
+		if _, err := os.Stat(flag); err == nil {
+			break
+		}
+		select {
+		case res := <-first:
+			t.Fatalf("the first call ended early: %+v", res)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if _, err := sh.Run(t.Context(), "echo other", nil); !errors.Is(err, client.ErrShellBusy) {
+		t.Fatalf("a call while another runs: %v", err)
+	}
+	if err := sh.Interrupt(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if res := <-first; res == nil || res.ExitCode == nil || *res.ExitCode == 0 {
+		t.Fatalf("the interrupted first call: %+v", res)
+	}
+}
+
+// shellRig is execRig with the runtime's exec MaxTimeout set.
+func shellRig(t *testing.T, maxTimeout time.Duration) *client.Client {
+	t.Helper()
+	rt := shinken.NewRuntime(headless.New(nil), &shinken.RuntimeOptions{Token: "t", Executor: osexec.New(nil), Exec: shinken.ExecOptions{MaxTimeout: maxTimeout}})
+	srv := httptest.NewServer(rt)
+	t.Cleanup(func() { srv.Close(); rt.Close() })
+	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	c, err := client.Dial(t.Context(), proxy.URL, &client.DialOptions{Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestShellOutlivesMaxTimeout: the shell holds its variables past the
+// runtime's exec MaxTimeout, which bounds every other exec.
+func TestShellOutlivesMaxTimeout(t *testing.T) {
+	c := shellRig(t, time.Second)
+	sh, err := c.StartShell(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close(context.WithoutCancel(t.Context()))
+	long := &client.RunOptions{Wait: 2 * time.Minute}
+	runShell(t, sh, "X=kept", long)
+	// The shell's own sleep is the time passing, past the MaxTimeout.
+	if res := runShell(t, sh, "sleep 3; echo $X", long); res.Output != "kept\n" || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("after the MaxTimeout: %+v", res)
+	}
+	res, err := c.Exec(t.Context(), &aci.ExecRequest{Argv: []string{"sleep", "3"}})
+	if err != nil || !res.TimedOut {
+		t.Fatalf("a plain exec past the MaxTimeout: %+v, %v", res, err)
+	}
+}
+
+// TestShellSessionEnd: when the ACI session that started the shell ends,
+// every process the shell started ends, the ones that left its process
+// group and session included.
+func TestShellSessionEnd(t *testing.T) {
+	c := shellRig(t, 0)
+	sh, err := c.StartShell(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each job writes its pid, as the test's /proc names it, to a file:
+	// two leave the group and the session, the third is a plain job.
+	d := t.TempDir()
+	job := `read -r p _ </proc/self/stat; echo $p >"$0.t"; mv "$0.t" "$0"; exec sleep 1000`
+	line := fmt.Sprintf(`for j in 1 2; do (setsid sh -c '%[2]s' %[1]s/$j &); done; (sh -c '%[2]s' %[1]s/3 &); until [ -s %[1]s/1 ] && [ -s %[1]s/2 ] && [ -s %[1]s/3 ]; do :; done; cat %[1]s/1 %[1]s/2 %[1]s/3`, d, job)
+	res := runShell(t, sh, line, &client.RunOptions{Wait: 2 * time.Minute, Quiet: -1})
+	var pids []int
+	for f := range strings.FieldsSeq(res.Output) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("output %q", res.Output)
+		}
+		pids = append(pids, pid)
+	}
+	if len(pids) != 3 {
+		t.Fatalf("output %q", res.Output)
+	}
+	for _, p := range pids {
+		if !procfs.Alive(p) {
+			t.Fatalf("process %d is not running", p)
+		}
+	}
+	c.Close()
+	deadline := time.Now().Add(time.Minute)
+	for _, p := range pids {
+		for procfs.Alive(p) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d outlived the session", p)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 }

@@ -28,7 +28,9 @@ func TestCancelExec(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := e.sess.CallTool(ctx, &mcp.CallToolParams{Name: "exec", Arguments: map[string]any{
-			"shell": "echo $$ > " + fifo + "; exec sleep 60", "timeout_ms": 120000}})
+			// The pid as the test's /proc names it ($$ names it in the
+			// command's own pid namespace).
+			"shell": "read -r p _ </proc/self/stat; echo $p > " + fifo + "; exec sleep 60", "timeout_ms": 120000}})
 		done <- err
 	}()
 	// Opening the fifo waits for the command to open it: it is running.

@@ -39,16 +39,23 @@
 // its gate says no).
 //
 // The machine's tools: read_file, write_file (binary-safe: base64, or
-// text) and list_files; shell, a persistent shell on a terminal whose
-// working directory, variables and jobs last from call to call and which
-// ends with the MCP session; screen_size; open, a file or a URL with its
+// text) and list_files; shell, a persistent bash on an 80×24 terminal
+// whose working directory, variables and jobs last from call to call, which
+// runs a line to its end and answers its exit code (or that it still
+// runs), bounds its output (16 KiB by default, 1 MiB at most, with what
+// was cut), interrupts, ends the input of, or kills its foreground
+// program, refuses a call made while another runs as busy, and ends with
+// the MCP session, with close, or after 30 idle minutes, everything it
+// started with it; screen_size; open, a file or a URL with its
 // default application; and key_down and key_up, which hold a modifier for
 // the session's later computer-use calls (ACI holds keys for one action at
 // a time, so each click, scroll, drag, move and key is made with it down,
 // and nothing is left held when the session ends). ACI has no verbs of their own for these: they
 // are made of exec and launch_app (see the client package's ReadFile,
 // Shell and Open), so the runtime's Authorizer and plugins judge them as
-// they judge those, and refuse them when they refuse commands.
+// they judge those, and refuse them when they refuse commands; the
+// shell's plumbing is recognized, so that a plugin judges the shell
+// started and each line typed at it, never the plumbing.
 //
 // The window tools: close_window, minimize_window, maximize_window,
 // move_window and resize_window, by a window's id from list_windows, each

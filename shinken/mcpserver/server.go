@@ -147,6 +147,7 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 	}
 	s.addStructuredTools()
 	s.addHostTools()
+	s.addShellTool()
 	s.addHeldKeyTools()
 	wc, err := c.WindowControl(ctx)
 	if err != nil {

@@ -57,14 +57,28 @@ async function main() {
   check(missing.isError && missing.content[0].text.includes("does not exist"), "a missing file: " + JSON.stringify(missing.content));
   console.log("files moved in and out");
 
-  // A shell whose state persists between calls.
-  let out = await call(client, "shell", { input: "cd " + dir + " && N=$((6*7))\n" });
-  out = await call(client, "shell", { input: "echo \"n=$N in $(pwd)\"; cat notes.txt\n", wait_ms: 10000 });
-  let seen = out.structuredContent.output;
-  for (let i = 0; i < 20 && !seen.includes("héllo"); i++) {
-    seen += (await call(client, "shell", { wait_ms: 2000 })).structuredContent.output;
-  }
+  // A shell whose state persists between calls; a command runs to its
+  // end and answers its exit code; its output is bounded, said once (the
+  // text), and what was cut is noted.
+  let out = await call(client, "shell", { input: "cd " + dir + " && N=$((6*7))", wait_ms: 120000 });
+  check(out.structuredContent.exit_code === 0, "cd ran: " + JSON.stringify(out));
+  out = await call(client, "shell", { input: "echo \"n=$N in $(pwd)\"; cat notes.txt", wait_ms: 120000 });
+  const seen = out.content[0].text;
   check(seen.includes("n=42 in " + dir) && seen.includes("héllo"), "the shell kept its state: " + JSON.stringify(seen));
+  check(!("output" in out.structuredContent), "the output is not repeated: " + JSON.stringify(out.structuredContent));
+  out = await call(client, "shell", { input: "sleep 5; echo done", wait_ms: 120000 });
+  check(out.content[0].text === "done\n[exit code 0]" && out.structuredContent.exit_code === 0, "sleep 5; echo done: " + JSON.stringify(out));
+  out = await call(client, "shell", { input: "timeout 10 yes; echo over", wait_ms: 120000 });
+  check(out.structuredContent.cut > 0 && out.content[0].text.length <= 16384 + 100 && out.content[0].text.endsWith("over\n[" + out.structuredContent.cut + " bytes of earlier output cut; exit code 0]"),
+    "yes for 10 s is cut: " + JSON.stringify(out.structuredContent) + " " + out.content[0].text.slice(-100));
+  out = await call(client, "shell", { input: "sleep 1000", wait_ms: 100 });
+  check(out.structuredContent.running === true, "sleep runs: " + JSON.stringify(out.structuredContent));
+  // A kill that comes before the shell has handed the terminal to sleep
+  // finds nothing to kill: kill until sleep ends, as an agent would.
+  do {
+    out = await call(client, "shell", { kill: true, wait_ms: 5000 });
+  } while (out.structuredContent.running);
+  check(out.structuredContent.exit_code === 137, "sleep killed: " + JSON.stringify(out.structuredContent));
   const closed = await call(client, "shell", { close: true });
   check(closed.structuredContent.ended === true, "the shell closed");
   console.log("shell used");
