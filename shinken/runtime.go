@@ -97,9 +97,8 @@ type AuthRequest struct {
 	Intent *Intent
 }
 
-// An Intent is what a machine tool's exec does, read back by the runtime
-// from the tool's fixed plumbing (an exec is a tool's only when it is that
-// plumbing word for word, so that none can pass for another).
+// An Intent is what a machine tool's exec does, read back from the tool's
+// fixed plumbing, word for word, so that no exec can pass for another.
 type Intent struct {
 	Tool        string   // read_file, write_file, list_files, shell…
 	Kind        string   // "read", "edit" or "command", the plugin protocol's kinds
