@@ -74,5 +74,3 @@ func (f honouredField) says() string {
 	return s
 }
 
-// targeted reports whether v acts at a target.
-func targeted(v aci.Verb) bool { return slices.Contains(targetVerbs, v) }
