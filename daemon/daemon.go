@@ -109,12 +109,16 @@ type Options struct {
 	Metrics *MetricsOptions
 
 	// Ready are readiness checks besides the daemon's own (not draining,
-	// the desktop's Check, a captured frame); /readyz is ready when all
-	// pass. They run in the background every ReadyInterval, never per
-	// probe.
+	// a token loaded, the desktop's Check, a captured frame); /readyz is
+	// ready when all pass. They run in the background every
+	// ReadyInterval, never per probe.
 	Ready []Check
 	// ReadyInterval is how often the checks run; 0 means 1 s.
 	ReadyInterval time.Duration
+	// ReadyWithoutToken makes /readyz ready before a TokenFile holds a
+	// token: a warm pool's sandbox is ready to be claimed, and gets its
+	// token then (every hello is refused until it does).
+	ReadyWithoutToken bool
 
 	// DrainTimeout bounds how long calls in flight may take to finish at
 	// shutdown before the sessions are closed; 0 means 20 s.
@@ -326,6 +330,7 @@ func newDaemon(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 	}
 
 	d.ready = newReadiness(d.served, opts.Ready, opts.ReadyInterval, d.log)
+	d.ready.noToken = opts.ReadyWithoutToken
 	d.ready.start(ctx)
 	d.closers.push(d.ready.stop)
 

@@ -512,3 +512,18 @@ func TestDrainKillsCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestReadyNeedsToken: while the token file does not exist no hello can
+// succeed, so /readyz says not ready, and why; once the file holds a
+// token the daemon is ready.
+func TestReadyNeedsToken(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "token")
+	d := startDaemon(t, &Options{TokenFile: path})
+	if body := waitReadyz(t, d, http.StatusServiceUnavailable); !strings.Contains(body, "no token is loaded") {
+		t.Fatalf("/readyz without a token: %s", body)
+	}
+	if err := os.WriteFile(path, []byte("tok\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitReadyz(t, d, http.StatusOK)
+}

@@ -76,6 +76,7 @@ type readiness struct {
 	interval time.Duration
 	log      *slog.Logger
 
+	noToken  bool // ready before a token is loaded (Options.ReadyWithoutToken)
 	draining atomic.Bool
 	last     atomic.Pointer[string] // the checks' last reason, "" when ready
 	kickc    chan struct{}
@@ -187,6 +188,9 @@ func (r *readiness) reason() string {
 		return "the daemon is draining"
 	case swapping:
 		return "the desktop is being reopened after a restart"
+	case !r.noToken && r.served.token() == "":
+		// Every hello would be refused: not ready to serve.
+		return "no token is loaded (the token file is missing or incomplete)"
 	}
 	return *r.last.Load()
 }

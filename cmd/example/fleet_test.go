@@ -335,14 +335,19 @@ func TestTokenFile(t *testing.T) {
 	file := filepath.Join(dir, "token")
 	// A warm sandbox starts before its claim: no token file yet, every
 	// hello refused.
-	d := startCmd(t, exec.Command(bin, "-listen", "127.0.0.1:0", "-token-file", file))
+	d := startCmd(t, exec.Command(bin, "-listen", "127.0.0.1:0", "-token-file", file, "-ready-without-token"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := client.Dial(ctx, d.aci, &client.DialOptions{Token: ""}); !errors.Is(err, aci.ErrUnauthorized) {
 		t.Fatalf("before the token file: %v", err)
 	}
 	if code, _ := d.readyz(t); code != 200 {
-		t.Fatal("a warm daemon waiting for its token is not ready")
+		t.Fatal("a warm daemon waiting for its token (-ready-without-token) is not ready")
+	}
+	// Without -ready-without-token, a daemon with no token is not ready:
+	// every hello would be refused.
+	if code, _ := startCmd(t, exec.Command(bin, "-listen", "127.0.0.1:0", "-token-file", filepath.Join(dir, "none"))).readyz(t); code != http.StatusServiceUnavailable {
+		t.Fatalf("a daemon with no token answers /readyz %d, want 503", code)
 	}
 	os.WriteFile(file, []byte("first\n"), 0o600)
 	old := awaitToken(t, ctx, d, "first")

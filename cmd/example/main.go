@@ -46,35 +46,36 @@ import (
 var languages = []escouade.Language{js.Language(), wasm.Language()}
 
 type config struct {
-	listen        string
-	token         string
-	tokenFile     string
-	backend       string
-	session       bool
-	apps          stringList
-	size          string
-	plugins       string
-	allow         string     // the shipped guard's programs
-	read, write   stringList // its roots
-	project       string
-	onAsk         string
-	logLevel      string
-	metricsListen string
-	drainTimeout  time.Duration
-	drainDelay    time.Duration
-	hosts         stringList
-	origins       stringList
-	keepAlive     time.Duration
-	readTimeout   time.Duration
-	relaunchLost  bool
-	maxMessage    int
-	settleCap     time.Duration
-	probe         string
-	mcp           string // "" or "stdio"
-	remote        string // with -mcp stdio: the ACI URL of the runtime to serve
-	mcpSize       string // the model's screen for the MCP computer tools, WxH
-	record        string // a file to record the session to
-	recordFPS     float64
+	listen            string
+	token             string
+	tokenFile         string
+	readyWithoutToken bool
+	backend           string
+	session           bool
+	apps              stringList
+	size              string
+	plugins           string
+	allow             string     // the shipped guard's programs
+	read, write       stringList // its roots
+	project           string
+	onAsk             string
+	logLevel          string
+	metricsListen     string
+	drainTimeout      time.Duration
+	drainDelay        time.Duration
+	hosts             stringList
+	origins           stringList
+	keepAlive         time.Duration
+	readTimeout       time.Duration
+	relaunchLost      bool
+	maxMessage        int
+	settleCap         time.Duration
+	probe             string
+	mcp               string // "" or "stdio"
+	remote            string // with -mcp stdio: the ACI URL of the runtime to serve
+	mcpSize           string // the model's screen for the MCP computer tools, WxH
+	record            string // a file to record the session to
+	recordFPS         float64
 }
 
 // stringList is a repeatable flag.
@@ -98,6 +99,7 @@ func main() {
 	flag.StringVar(&cfg.listen, "listen", "127.0.0.1:7040", "address to serve on: host:port, unix:/path/to/socket or vsock:PORT")
 	flag.StringVar(&cfg.token, "token", "", "bearer token clients must send (default: -token-file, $SHINKEN_TOKEN, or a random one)")
 	flag.StringVar(&cfg.tokenFile, "token-file", "", "read the token from this file, and again whenever it changes (checked every second, and on SIGHUP); sessions opened with an old token are closed")
+	flag.BoolVar(&cfg.readyWithoutToken, "ready-without-token", false, "with -token-file: /readyz is ready before the file holds a token (a warm pool's sandbox, claimed and given its token later)")
 	flag.StringVar(&cfg.backend, "backend", "headless", "desktop to serve: headless, x11 (uses $DISPLAY, or -session) or robotgo (needs -tags robotgo)")
 	flag.BoolVar(&cfg.session, "session", false, "with -backend x11: start and supervise the daemon's own desktop (Xvfb, openbox, a session D-Bus, the AT-SPI bus) of -size")
 	flag.Var(&cfg.apps, "app", "with -session: a program to start on the desktop once it is ready, as a command line split at spaces (repeatable)")
@@ -188,8 +190,9 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	opts := &daemon.Options{
 		Token: token, TokenFile: cfg.tokenFile, Logger: log, MCP: &mcpOpts, Page: true,
-		Metrics:      &daemon.MetricsOptions{Listen: cfg.metricsListen},
-		DrainTimeout: cfg.drainTimeout, DrainDelay: cfg.drainDelay, Record: cfg.record, RecordFPS: cfg.recordFPS,
+		Metrics:           &daemon.MetricsOptions{Listen: cfg.metricsListen},
+		ReadyWithoutToken: cfg.readyWithoutToken,
+		DrainTimeout:      cfg.drainTimeout, DrainDelay: cfg.drainDelay, Record: cfg.record, RecordFPS: cfg.recordFPS,
 		Hosts: cfg.hosts, Origins: cfg.origins,
 		Runtime: &shinken.RuntimeOptions{Name: "shinken-example", KeepAlive: keepAlive, ReadTimeout: readTimeout, MaxMessage: cfg.maxMessage, SettleCap: cfg.settleCap},
 	}
