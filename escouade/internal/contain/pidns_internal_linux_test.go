@@ -98,24 +98,36 @@ func pidNamespaceRefused(t *testing.T) {
 	}
 }
 
-// TestHostPIDOfChild: a process finds the pid /proc gives its only child
-// (outside a namespace, the one it got from fork).
+// TestHostPIDOfChild: a process finds the pid /proc gives its child
+// (outside a namespace, the one it got from fork), also when it has
+// another child: a namespace's init adopts the orphans of a program that
+// forked and exited before the init looked (issue 43's "sh could not
+// start"), and the old check, "the only child", failed then.
 func TestHostPIDOfChild(t *testing.T) {
-	// The test's goroutine is the thread that starts the child, as a
+	// The test's goroutine is the thread that starts the children, as a
 	// shepherd's is.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	cmd := exec.Command("/bin/sh", "-c", "read x")
-	w, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
+	var cmds []*exec.Cmd
+	for range 2 {
+		cmd := exec.Command("/bin/sh", "-c", "read x")
+		w, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { w.Close(); cmd.Wait() }()
+		cmds = append(cmds, cmd)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	for _, cmd := range cmds {
+		if got := hostPIDOfChild(cmd.Process.Pid); got != cmd.Process.Pid {
+			t.Errorf("hostPIDOfChild(%d) = %d", cmd.Process.Pid, got)
+		}
 	}
-	defer func() { w.Close(); cmd.Wait() }()
-	if got := hostPIDOfChild(); got != cmd.Process.Pid {
-		t.Errorf("hostPIDOfChild = %d, want %d", got, cmd.Process.Pid)
+	if got := hostPIDOfChild(os.Getpid()); got != 0 {
+		t.Errorf("hostPIDOfChild of no child = %d, want 0", got)
 	}
 }
 

@@ -155,37 +155,63 @@ func SetUserNamespaces(on bool) (restore func()) {
 }
 
 // hostPIDOfChild returns, for a process that is the init of a pid
-// namespace, the pid its only child has in the namespace of /proc (the
-// Host's, where the Host reads it), or 0: the children of the calling
-// thread, which started it, as /proc lists them, or, on a kernel that
-// lists none (no CONFIG_PROC_CHILDREN), the process whose parent is this
-// one as /proc numbers it.
-func hostPIDOfChild() int {
+// namespace, the pid that /proc (the Host's, where the Host reads it) gives
+// its child whose pid in the namespace is target, or 0. The candidates are
+// the children of the calling thread, which started it, as /proc lists
+// them, or, on a kernel that lists none (no CONFIG_PROC_CHILDREN), the
+// processes whose parent is this one; the child is the one whose last
+// NSpid is target. Being the only child is no proof: the program may have
+// forked and exited already, and an init adopts the orphans of its
+// namespace, on the same thread's list (issue 43: a proc/spawn of
+// "cmd & exit" failed 1 in 5 under load with "could not start").
+func hostPIDOfChild(target int) int {
+	var candidates []int
 	if b, err := os.ReadFile("/proc/thread-self/children"); err == nil {
-		f := strings.Fields(string(b))
-		if len(f) != 1 {
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				candidates = append(candidates, pid)
+			}
+		}
+	} else {
+		self, err := os.Readlink("/proc/self")
+		if err != nil {
 			return 0
 		}
-		pid, _ := strconv.Atoi(f[0])
-		return pid
-	}
-	self, err := os.Readlink("/proc/self")
-	if err != nil {
-		return 0
-	}
-	ppid, err := strconv.Atoi(self)
-	if err != nil {
-		return 0
-	}
-	all, _ := procfs.All()
-	child := 0
-	for _, p := range all {
-		if p.PPID == ppid {
-			if child != 0 {
-				return 0
+		ppid, err := strconv.Atoi(self)
+		if err != nil {
+			return 0
+		}
+		all, _ := procfs.All()
+		for _, p := range all {
+			if p.PPID == ppid {
+				candidates = append(candidates, p.PID)
 			}
-			child = p.PID
 		}
 	}
-	return child
+	for _, pid := range candidates {
+		if innermostPID(pid) == target {
+			return pid
+		}
+	}
+	return 0
+}
+
+// innermostPID returns the pid that process pid (as /proc numbers it) has
+// in its own pid namespace, the last of its status's NSpid, or 0.
+func innermostPID(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range bytes.Lines(b) {
+		if rest, ok := bytes.CutPrefix(line, []byte("NSpid:")); ok {
+			f := strings.Fields(string(rest))
+			if len(f) == 0 {
+				return 0
+			}
+			n, _ := strconv.Atoi(f[len(f)-1])
+			return n
+		}
+	}
+	return 0
 }

@@ -322,7 +322,7 @@ func RunShepherd() int {
 	init := os.Getpid() == 1
 	hostPid := target
 	if init {
-		if hostPid = hostPIDOfChild(); hostPid == 0 {
+		if hostPid = hostPIDOfChild(target); hostPid == 0 {
 			syscall.Kill(target, syscall.SIGKILL)
 			return fail(errors.New("the shepherd cannot see its program in /proc"))
 		}
