@@ -159,6 +159,15 @@ func runTestPlugin(run, mode string, args []string) int {
 	switch mode {
 	case "good":
 		return serve(ctx, in, out, goodHandlers)
+	case "marked":
+		// marked <file> <mark>: says who started, then serves.
+		f, err := os.OpenFile(args[0], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return 2
+		}
+		fmt.Fprintf(f, "%s %d\n", args[1], hostPID(os.Getpid()))
+		f.Close()
+		return serve(ctx, in, out, goodHandlers)
 	case "garbage":
 		io.WriteString(out, "not json\n{\"jsonrpc\":\"2.0\",\"Method\":\"log\"}\n[]\n\x00\xff\n{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":1}\n")
 		return serve(ctx, in, out, meekHandlers)

@@ -77,7 +77,17 @@ type shepherdBoot struct {
 	Args []string `json:"args"`
 	Dir  string   `json:"dir"`
 	Env  []string `json:"env"`
+	// Files counts the descriptors from 5 on, the shepherd's, that are
+	// the program's from 3 on (exec.Cmd's ExtraFiles).
+	Files int `json:"files,omitempty"`
 }
+
+// shepherdFilesMax bounds the descriptors a shepherd hands its program.
+const shepherdFilesMax = 16
+
+// shepherdFirstFile is the shepherd's first descriptor that is its
+// program's: 3 and 4 are its lifeline and its replies.
+const shepherdFirstFile = 5
 
 // shepherdReply is a line of the shepherd to the Host: first the
 // program's pid, or why it could not start; last how it ended.
@@ -145,7 +155,7 @@ func shepherded(target *exec.Cmd) (*exec.Cmd, *shepherd, error) {
 		Stdin:       target.Stdin,
 		Stdout:      target.Stdout,
 		Stderr:      target.Stderr,
-		ExtraFiles:  []*os.File{lifeR, replyW},
+		ExtraFiles:  append([]*os.File{lifeR, replyW}, target.ExtraFiles...),
 		SysProcAttr: &attr,
 		WaitDelay:   target.WaitDelay,
 	}
@@ -153,9 +163,10 @@ func shepherded(target *exec.Cmd) (*exec.Cmd, *shepherd, error) {
 }
 
 // started closes the shepherd's ends of the pipes, held by the shepherd
-// now (or by nobody, when it did not start).
+// now (or by nobody, when it did not start); the program's own files are
+// its caller's.
 func (s *shepherd) started(cmd *exec.Cmd) {
-	for _, f := range cmd.ExtraFiles {
+	for _, f := range cmd.ExtraFiles[:shepherdFirstFile-3] {
 		f.Close()
 	}
 }
@@ -166,7 +177,10 @@ func (s *shepherd) boot() error {
 	if env == nil {
 		env = os.Environ()
 	}
-	line, err := json.Marshal(shepherdBoot{Path: s.target.Path, Args: s.target.Args, Dir: s.target.Dir, Env: env})
+	if len(s.target.ExtraFiles) > shepherdFilesMax {
+		return errors.New("the shepherd: too many files for the program")
+	}
+	line, err := json.Marshal(shepherdBoot{Path: s.target.Path, Args: s.target.Args, Dir: s.target.Dir, Env: env, Files: len(s.target.ExtraFiles)})
 	if err != nil {
 		return err
 	}
@@ -228,6 +242,9 @@ func readShepherdBoot(r *bufio.Reader) (*shepherdBoot, error) {
 	}
 	if boot.Path == "" || len(boot.Args) == 0 {
 		return nil, errors.New("the shepherd's first line: no program")
+	}
+	if boot.Files < 0 || boot.Files > shepherdFilesMax {
+		return nil, errors.New("the shepherd's first line: files out of range")
 	}
 	return &boot, nil
 }
@@ -303,14 +320,23 @@ func RunShepherd() int {
 	if err != nil {
 		return fail(err)
 	}
+	files := []*os.File{os.Stdin, os.Stdout, os.Stderr}
+	for i := range boot.Files {
+		// Handed to the program at 3 on, and only there.
+		syscall.CloseOnExec(shepherdFirstFile + i)
+		files = append(files, os.NewFile(uintptr(shepherdFirstFile+i), "escouade-shepherd-file"))
+	}
 	proc, err := os.StartProcess(boot.Path, boot.Args, &os.ProcAttr{
 		Dir:   boot.Dir,
 		Env:   boot.Env,
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Files: files,
 		// A session of its own, like every program the Host starts: no
 		// controlling terminal to type into (TIOCSTI).
 		Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	})
+	for _, f := range files[3:] {
+		f.Close()
+	}
 	if err != nil {
 		return fail(err)
 	}
