@@ -51,6 +51,11 @@ var pidnsOff atomic.Bool
 // more are tried.
 var pidnsRefused atomic.Pointer[error]
 
+// pidnsMade is set once a program started in a pid namespace: the kernel
+// makes them, and a later refusal is that start's failure, never a reason
+// to make no more.
+var pidnsMade atomic.Bool
+
 // mayMakePIDNamespace reports whether the Host holds CAP_SYS_ADMIN in its
 // user namespace, which CLONE_NEWPID needs: without it no clone is tried.
 var mayMakePIDNamespace = sync.OnceValue(func() bool {
@@ -112,6 +117,14 @@ func namespaceRefused(err error) bool {
 		return true
 	}
 	return false
+}
+
+// namespaceQuota reports whether err, a failed start with CLONE_NEWPID,
+// is a quota's: the user's pid or user namespaces are all in use
+// (ENOSPC), or user namespaces are nested too deep (EUSERS). Another
+// plugin may hold them; once it ends, namespaces can be made again.
+func namespaceQuota(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS)
 }
 
 // PIDNamespaces reports whether the programs started now that may start
