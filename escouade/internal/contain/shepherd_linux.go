@@ -291,6 +291,11 @@ func (r *shepherdReply) ending() Ending {
 // status.
 func RunShepherd() int {
 	os.Unsetenv(shepherdEnv)
+	// Not dumpable: no process of the user's without CAP_SYS_PTRACE (the
+	// program, what it starts, another uid in its user namespace) may
+	// ptrace the shepherd or read its memory, environment or descriptors
+	// in /proc. Only its program's exec resets its own flag.
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	// The program's parent-death signal fires when the thread that started
 	// it ends: this one, locked for the process's whole life.
 	runtime.LockOSThread()
