@@ -3,6 +3,7 @@ package escouade_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/internal/procfs"
 )
 
 // TestHostileGuardSwap is the agent's swap of its guard (issue 39): with
@@ -97,4 +99,33 @@ func guardSwap(t *testing.T) {
 	}
 	waitFor(t, "the guard disabled", func() bool { return p.State() == escouade.StateDisabled })
 	started(2) // and no third start, of anything
+}
+
+// TestHostileDeserter: a command plugin clears its own parent-death
+// signal and moves itself out of its cgroup, then its Host is killed
+// outright. It still ends: the Host's shepherd, above every program that
+// may start others (a cgroup or not), holds the parent-death signal and
+// the lifeline, and no program can clear them (issue 39: the plugin, the
+// init of its namespace, outlived its Host).
+func TestHostileDeserter(t *testing.T) {
+	for _, mode := range []string{"auto", "shepherd"} {
+		t.Run(mode, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			dir := writePlugin(t, "deserter", commandManifest("deserter", pidFile), nil)
+			exe, _ := os.Executable()
+			host := exec.Command(exe, pluginArg, "host-contained", mode, dir)
+			if err := host.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pid := pidIn(t, pidFile)
+			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+			if !procfs.Alive(pid) || !strings.Contains(string(b), "NSpid") {
+				t.Fatalf("the plugin %d is not running", pid)
+			}
+			host.Process.Signal(syscall.SIGKILL)
+			host.Wait()
+			waitFor(t, "the deserter ends with its Host", func() bool { return !procfs.Alive(pid) })
+		})
+	}
 }

@@ -159,6 +159,20 @@ func runTestPlugin(run, mode string, args []string) int {
 	switch mode {
 	case "good":
 		return serve(ctx, in, out, goodHandlers)
+	case "deserter":
+		// Clears its own parent-death signal and leaves its cgroup for
+		// its parent's, then says its pid and serves: it must still end
+		// with its Host.
+		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, 0, 0); e != 0 {
+			return 2
+		}
+		if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "0::"); ok {
+				os.WriteFile(filepath.Join("/sys/fs/cgroup", filepath.Dir(rest), "cgroup.procs"), []byte("0"), 0)
+			}
+		}
+		os.WriteFile(args[0], []byte(strconv.Itoa(hostPID(os.Getpid()))), 0o600)
+		return serve(ctx, in, out, meekHandlers)
 	case "marked":
 		// marked <file> <mark>: says who started, then serves.
 		f, err := os.OpenFile(args[0], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)

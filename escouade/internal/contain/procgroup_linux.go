@@ -106,7 +106,11 @@ func startContained(cmd *exec.Cmd, cg *cgroup, ns, mayFork bool) (*Group, error)
 	namespaceAttr(&attr, ns)
 	cmd.SysProcAttr = &attr
 	g := &Group{exited: make(chan struct{}), cg: cg, ns: ns}
-	if cg == nil && mayFork && useShepherd() {
+	// A shepherd above every program that may start others, cgroup or
+	// not: the Host's init, not dumpable, holds the lifeline and the
+	// parent-death signal, which the program, were it the init, could
+	// clear (prctl, setpriv --pdeathsig clear) before leaving its cgroup.
+	if mayFork && useShepherd() {
 		sc, sh, err := shepherded(cmd)
 		if err != nil {
 			return nil, err

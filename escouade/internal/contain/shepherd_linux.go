@@ -401,6 +401,11 @@ func RunShepherd() int {
 			ended = true
 		case sig := <-sigs:
 			ended = sig == syscall.SIGUSR1
+			if !ended {
+				// Stop's SIGTERM to the shepherd's group is the program's:
+				// its session, so its group, is its own.
+				syscall.Kill(-target, sig.(syscall.Signal))
+			}
 		}
 	}
 	// Within half the Host's wait, so that the shepherd says what is left
