@@ -225,6 +225,9 @@ func (g *Group) Signal(sig syscall.Signal) {
 	if sig == syscall.SIGKILL {
 		g.cg.killEscapees()
 	}
+	if g.sh != nil {
+		g.sh.signal(sig) // the shepherd, busy on a loaded machine, hands it on later
+	}
 	syscall.Kill(-g.pgid, sig)
 	if sig == syscall.SIGKILL {
 		g.cg.kill()

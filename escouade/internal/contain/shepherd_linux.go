@@ -112,6 +112,7 @@ type shepherd struct {
 	reply  *os.File  // the Host's end of the shepherd's lines
 	lines  *bufio.Reader
 	pid    int           // the program's, once started
+	pidfd  int           // the program's pidfd, or -1: the Host's signals reach it at once
 	booted chan struct{} // closed once boot returned
 
 	lifeOnce sync.Once
@@ -159,7 +160,7 @@ func shepherded(target *exec.Cmd) (*exec.Cmd, *shepherd, error) {
 		SysProcAttr: &attr,
 		WaitDelay:   target.WaitDelay,
 	}
-	return cmd, &shepherd{target: target, life: lifeW, reply: replyR, lines: bufio.NewReader(replyR), booted: make(chan struct{})}, nil
+	return cmd, &shepherd{target: target, life: lifeW, reply: replyR, lines: bufio.NewReader(replyR), pidfd: -1, booted: make(chan struct{})}, nil
 }
 
 // started closes the shepherd's ends of the pipes, held by the shepherd
@@ -204,7 +205,18 @@ func (s *shepherd) boot() error {
 		return errors.New("the shepherd: no pid")
 	}
 	s.pid = r.Pid
+	if fd, err := unix.PidfdOpen(r.Pid, 0); err == nil {
+		s.pidfd = fd
+	}
 	return nil
+}
+
+// signal sends sig to the program itself, at once, where it has a pidfd
+// (the shepherd hands it to the program's group too, later).
+func (s *shepherd) signal(sig syscall.Signal) {
+	if s.pidfd >= 0 {
+		unix.PidfdSendSignal(s.pidfd, sig, nil, 0)
+	}
 }
 
 // next reads a line of the shepherd.
@@ -269,6 +281,10 @@ func (s *shepherd) ended() *shepherdReply {
 		}
 	}
 	s.reply.Close()
+	if s.pidfd >= 0 {
+		unix.Close(s.pidfd)
+		s.pidfd = -1
+	}
 	return end
 }
 
