@@ -3,13 +3,15 @@ package escouade
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"shinken.dev/go/escouade/internal/contain"
 	"strings"
 	"sync"
 	"syscall"
+
+	"shinken.dev/go/escouade/internal/contain"
 )
 
 // A command is a plugin run as a program (run.command): in its own process
@@ -28,11 +30,22 @@ type command struct {
 	inOnce, outOnce sync.Once
 }
 
+// commandLauncher starts the program argv names, the same file at each
+// restart (heldProgram), let go of with the plugin.
 func commandLauncher(argv []string) launcher {
-	return func(inst *instance) (process, error) { return startCommand(inst.p, argv) }
+	hp := &heldProgram{}
+	var once sync.Once
+	return func(inst *instance) (process, error) {
+		once.Do(func() {
+			inst.p.mu.Lock()
+			inst.p.releases = append(inst.p.releases, hp.close)
+			inst.p.mu.Unlock()
+		})
+		return startCommand(inst.p, argv, hp)
+	}
 }
 
-func startCommand(p *Plugin, argv []string) (*command, error) {
+func startCommand(p *Plugin, argv []string, hp *heldProgram) (*command, error) {
 	path := argv[0]
 	if strings.ContainsRune(path, '/') {
 		if !filepath.IsAbs(path) {
@@ -44,6 +57,18 @@ func startCommand(p *Plugin, argv []string) (*command, error) {
 			return nil, err
 		}
 		path = lp
+	}
+	prog, moved, err := hp.open(path)
+	if err != nil {
+		return nil, err
+	}
+	if moved {
+		p.j.say(slog.LevelWarn, "the plugin's program was replaced on disk: the file of its first start runs",
+			slog.String("path", path), slog.String("sha256", hp.identity().SHA256))
+	}
+	var extra []*os.File
+	if execHeld {
+		path, extra = heldPath, []*os.File{prog}
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -57,12 +82,13 @@ func startCommand(p *Plugin, argv []string) (*command, error) {
 	}
 	c := &command{in: inW, out: outR, stderr: &stderrWriter{j: p.j}, exited: make(chan struct{})}
 	cmd := &exec.Cmd{
-		Path:   path,
-		Args:   argv,
-		Dir:    p.dir,
-		Env:    commandEnv(p.m),
-		Stdin:  inR,
-		Stdout: outW,
+		Path:       path,
+		Args:       argv,
+		Dir:        p.dir,
+		Env:        commandEnv(p.m),
+		Stdin:      inR,
+		Stdout:     outW,
+		ExtraFiles: extra,
 		// Not an *os.File: exec drains it on a goroutine of its own, always,
 		// so that a full pipe never wedges the plugin.
 		Stderr: c.stderr,

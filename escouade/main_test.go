@@ -159,6 +159,24 @@ func runTestPlugin(run, mode string, args []string) int {
 	switch mode {
 	case "good":
 		return serve(ctx, in, out, goodHandlers)
+	case "deserter":
+		// Clears its own parent-death signal and leaves its cgroup for
+		// its parent's, then says its pid and serves: it must still end
+		// with its Host.
+		if !desert() {
+			return 2
+		}
+		os.WriteFile(args[0], []byte(strconv.Itoa(hostPID(os.Getpid()))), 0o600)
+		return serve(ctx, in, out, meekHandlers)
+	case "marked":
+		// marked <file> <mark>: says who started, then serves.
+		f, err := os.OpenFile(args[0], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return 2
+		}
+		fmt.Fprintf(f, "%s %d\n", args[1], hostPID(os.Getpid()))
+		f.Close()
+		return serve(ctx, in, out, goodHandlers)
 	case "garbage":
 		io.WriteString(out, "not json\n{\"jsonrpc\":\"2.0\",\"Method\":\"log\"}\n[]\n\x00\xff\n{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":1}\n")
 		return serve(ctx, in, out, meekHandlers)

@@ -252,6 +252,10 @@ func (p *Plugin) supervise(inst *instance) {
 		case errors.Is(err, ErrProtocolVersion):
 			p.setState(StateDisabled)
 			return
+		case errors.Is(err, ErrProgramChanged):
+			p.setState(StateDisabled)
+			p.j.say(slog.LevelError, "plugin disabled: its program changed since its first start", slog.String("error", err.Error()))
+			return
 		case err != nil && p.ctx.Err() != nil:
 			p.setState(StateStopped)
 			p.j.say(slog.LevelInfo, "plugin stopped")

@@ -290,3 +290,33 @@ func TestProcEndsWithThePlugin(t *testing.T) {
 		waitFor(t, fmt.Sprintf("process %d gone", pid), func() bool { return !procfs.Alive(pid) })
 	}
 }
+
+// TestProcNoSessionBus: a proc/spawn program run in an agent's
+// environment gets no session-bus address unless its plugin's manifest
+// names DBUS_SESSION_BUS_ADDRESS in permissions.env; a command plugin
+// gets the Host's only then too (CommandEnv).
+func TestProcNoSessionBus(t *testing.T) {
+	const bus = "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus"
+	for _, tc := range []struct {
+		name, env, want string
+	}{
+		{"not named", `"env":["KEEP"]`, "none\n"},
+		{"named", `"env":["DBUS_SESSION_BUS_ADDRESS"]`, "unix:path=/run/user/1000/bus\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, _ := hookedHost(t, nil, nil, &escouade.Options{
+				TempDir: t.TempDir(),
+				Agents: escouade.AgentMap{"k1": {Agent: protocol.Agent{ID: "a1", Name: "Ada"},
+					Env: []string{"PATH=/usr/bin:/bin", bus}}},
+			})
+			lp := startLinePlugin(t, h, nil, "bus", `,"permissions":{"commands":["sh -c *"],`+tc.env+`}`, "")
+			if err := lp.p.Attach(context.Background(), "k1"); err != nil {
+				t.Fatal(err)
+			}
+			out, _ := lp.run(t, map[string]any{"command": "sh", "agent": "k1", "args": []string{"-c", "echo ${DBUS_SESSION_BUS_ADDRESS-none}"}})
+			if out != tc.want {
+				t.Errorf("the program's session bus: %q, want %q", out, tc.want)
+			}
+		})
+	}
+}

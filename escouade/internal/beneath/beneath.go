@@ -32,6 +32,17 @@ type Options struct {
 	// loaded plugin (in NotIn).
 	NoPluginFolder bool
 	NotIn          []string // real paths of folders nothing is opened in
+	// Avoid holds the identities of folders nothing is opened in or
+	// through, whatever they are named when the open walks: the open is
+	// then a walk from the root down, one descriptor held per folder,
+	// each checked by its identity (Unix). With AvoidHidden, each folder
+	// walked adds to Avoid the identities of its hidden entries (.ssh,
+	// .git), so that a folder exchanged with one is known for what it is.
+	Avoid       *Set
+	AvoidHidden bool
+	// AvoidKeys are more identities of folders nothing is opened in or
+	// through (a private project's the plugin is not on for, now).
+	AvoidKeys []Key
 }
 
 // Why an open under a folder is refused.
@@ -46,6 +57,7 @@ var (
 	ErrNotRegular   = errors.New("not a regular file")
 	ErrHardLinked   = errors.New("a file with more than one name (a hard link)")
 	ErrBadRelative  = errors.New("not a clean relative path")
+	ErrAvoided      = errors.New("a folder the rules refuse, whatever its name now (a private project's, a hidden one)")
 )
 
 // Open opens rel (slash-separated, clean, relative; "." for dir

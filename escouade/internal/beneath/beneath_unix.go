@@ -4,6 +4,7 @@ package beneath
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -24,7 +25,7 @@ func openNoLinks(dir, rel string, flag int, perm os.FileMode, o Options) (*os.Fi
 	}
 	// The folders on the way are walked when something is to be done or
 	// looked at in each of them, or when the kernel has no openat2.
-	if !o.MkDirs && !o.NoPluginFolder {
+	if !o.MkDirs && !o.NoPluginFolder && o.Avoid == nil {
 		if fd, err := openat2Beneath(rootFD, rel, flag, uint32(perm.Perm())); !errors.Is(err, errNoOpenat2) {
 			return fdFile(fd, rel, err)
 		}
@@ -36,6 +37,10 @@ func openNoLinks(dir, rel string, flag int, perm os.FileMode, o Options) (*os.Fi
 	if o.NoPluginFolder && holdsManifest(fd) {
 		unix.Close(fd)
 		return nil, ErrPluginFolder
+	}
+	if avoided(fd, o) {
+		unix.Close(fd)
+		return nil, ErrAvoided
 	}
 	if len(parts) == 0 {
 		unix.Close(fd)
@@ -60,6 +65,10 @@ func openNoLinks(dir, rel string, flag int, perm os.FileMode, o Options) (*os.Fi
 			unix.Close(fd)
 			return nil, ErrPluginFolder
 		}
+		if avoided(fd, o) {
+			unix.Close(fd)
+			return nil, ErrAvoided
+		}
 	}
 	defer unix.Close(fd)
 	last := parts[len(parts)-1]
@@ -68,6 +77,10 @@ func openNoLinks(dir, rel string, flag int, perm os.FileMode, o Options) (*os.Fi
 		return nil, walkError(fd, last, err)
 	}
 	f := os.NewFile(uintptr(nfd), rel)
+	if avoided(nfd, o) {
+		f.Close()
+		return nil, ErrAvoided
+	}
 	if o.NoPluginFolder {
 		if fi, err := f.Stat(); err == nil && fi.IsDir() && holdsManifest(nfd) {
 			f.Close()
@@ -130,4 +143,62 @@ func LinkCount(fi os.FileInfo) uint64 {
 		return uint64(st.Nlink)
 	}
 	return 1
+}
+
+// avoided reports whether the file fd is one o.Avoid holds, after adding
+// to it, with AvoidHidden, the hidden entries of fd when it is a folder
+// not scanned as it is now. The folder is read from fd itself, so what is
+// scanned is what the walk goes through.
+func avoided(fd int, o Options) bool {
+	if o.Avoid == nil {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return true
+	}
+	id := identity{uint64(st.Dev), uint64(st.Ino)}
+	if o.AvoidHidden && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		msec, mnsec := st.Mtim.Unix()
+		csec, cnsec := st.Ctim.Unix()
+		if o.Avoid.needsScan(scanKey{id, msec, mnsec, csec, cnsec}) {
+			addHidden(fd, id, o.Avoid)
+		}
+	}
+	for _, k := range o.AvoidKeys {
+		if k.Dev == id.dev && k.Ino == id.ino {
+			return true
+		}
+	}
+	return o.Avoid.Has(id.dev, id.ino)
+}
+
+// addHidden adds to set the identities of the folder fd's hidden entries,
+// as first seen: id is the folder's.
+func addHidden(fd int, id identity, set *Set) {
+	dfd, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	d := os.NewFile(uintptr(dfd), ".")
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	for _, n := range names {
+		if !strings.HasPrefix(n, ".") {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			set.AddFirst(fmt.Sprintf("%d:%d/%s", id.dev, id.ino, n), uint64(st.Dev), uint64(st.Ino))
+		}
+	}
+}
+
+// IdentityOf returns a file's device and inode numbers.
+func IdentityOf(fi os.FileInfo) (dev, ino uint64, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return uint64(st.Dev), uint64(st.Ino), true
 }

@@ -62,3 +62,46 @@ func BenchmarkStartNamespaces(b *testing.B) {
 func newCmd(path string, args ...string) *exec.Cmd {
 	return &exec.Cmd{Path: path, Args: append([]string{path}, args...)}
 }
+
+// BenchmarkStartShepherd starts sh -c true and waits for its end, the
+// way a command plugin or a proc/spawn program starts, two ways
+// interleaved in one loop: as before a shepherd stood above every program
+// (the reference: a cgroup where one can be made, the program the init
+// of its pid namespace where the Host may make one), and with the
+// shepherd (this test binary started again) above it, its namespace's
+// init. It reports each way's median and the ratio.
+func BenchmarkStartShepherd(b *testing.B) {
+	defer SetMode("auto")()
+	defer reexec.Store(false)
+	type way struct {
+		name      string
+		shepherd  bool
+		durations []time.Duration
+	}
+	ways := []*way{{name: "program"}, {name: "shepherd", shepherd: true}}
+	b.ResetTimer()
+	for range b.N {
+		for _, w := range ways {
+			reexec.Store(w.shepherd)
+			t0 := time.Now()
+			g, err := Start(newCmd("/bin/sh", "-c", "true"), true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			<-g.Done()
+			w.durations = append(w.durations, time.Since(t0))
+			if (g.sh != nil) != w.shepherd {
+				b.Fatalf("%s: shepherd %v", w.name, g.sh != nil)
+			}
+		}
+	}
+	b.StopTimer()
+	median := func(ds []time.Duration) float64 {
+		slices.Sort(ds)
+		return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
+	}
+	for _, w := range ways {
+		b.ReportMetric(median(w.durations), w.name+"-ms")
+	}
+	b.ReportMetric(median(ways[1].durations)/median(ways[0].durations), "shepherd/program")
+}

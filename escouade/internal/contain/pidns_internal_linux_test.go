@@ -2,6 +2,7 @@ package contain
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,24 +99,36 @@ func pidNamespaceRefused(t *testing.T) {
 	}
 }
 
-// TestHostPIDOfChild: a process finds the pid /proc gives its only child
-// (outside a namespace, the one it got from fork).
+// TestHostPIDOfChild: a process finds the pid /proc gives its child
+// (outside a namespace, the one it got from fork), also when it has
+// another child: a namespace's init adopts the orphans of a program that
+// forked and exited before the init looked (issue 43's "sh could not
+// start"), and the old check, "the only child", failed then.
 func TestHostPIDOfChild(t *testing.T) {
-	// The test's goroutine is the thread that starts the child, as a
+	// The test's goroutine is the thread that starts the children, as a
 	// shepherd's is.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	cmd := exec.Command("/bin/sh", "-c", "read x")
-	w, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
+	var cmds []*exec.Cmd
+	for range 2 {
+		cmd := exec.Command("/bin/sh", "-c", "read x")
+		w, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { w.Close(); cmd.Wait() }()
+		cmds = append(cmds, cmd)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	for _, cmd := range cmds {
+		if got := hostPIDOfChild(cmd.Process.Pid); got != cmd.Process.Pid {
+			t.Errorf("hostPIDOfChild(%d) = %d", cmd.Process.Pid, got)
+		}
 	}
-	defer func() { w.Close(); cmd.Wait() }()
-	if got := hostPIDOfChild(); got != cmd.Process.Pid {
-		t.Errorf("hostPIDOfChild = %d, want %d", got, cmd.Process.Pid)
+	if got := hostPIDOfChild(os.Getpid()); got != 0 {
+		t.Errorf("hostPIDOfChild of no child = %d, want 0", got)
 	}
 }
 
@@ -210,5 +223,122 @@ func userNamespaces(t *testing.T) {
 	if procfs.Alive(escapee) {
 		syscall.Kill(escapee, syscall.SIGKILL)
 		t.Fatalf("the setsid child %d outlived its program", escapee)
+	}
+}
+
+// quotaEnv marks the run of this test binary that TestNamespaceQuota
+// starts in a user namespace of its own, whose quotas it may set.
+const quotaEnv = "CONTAIN_TEST_QUOTA"
+
+// TestNamespaceQuota: a pid-namespace quota that is used up (another
+// plugin holds it) fails that start, and is not taken for a kernel that
+// refuses namespaces: once it is free again, the next start gets one. The
+// quota is held for real: this test runs again in a user namespace of its
+// own (unshare -Ur), where it lowers max_pid_namespaces (and, the way of
+// a Host without CAP_SYS_ADMIN, max_user_namespaces) to 0, then raises
+// it. It runs as this process's user and, when that is root, as nobody.
+func TestNamespaceQuota(t *testing.T) {
+	if os.Getenv(quotaEnv) == "1" {
+		namespaceQuotaHeld(t)
+		return
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		citest.Skip(t, "no unshare to run this test in a user namespace of its own")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(t *testing.T, argv ...string) {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), quotaEnv+"=1")
+		cmd.Dir = filepath.Dir(argv[len(argv)-4])
+		out, err := cmd.CombinedOutput()
+		switch {
+		case bytes.Contains(out, []byte("--- SKIP: TestNamespaceQuota")):
+			citest.Skip(t, "%s", out)
+		case err != nil || !bytes.Contains(out, []byte("--- PASS: TestNamespaceQuota")):
+			t.Fatalf("%v\n%s", err, out)
+		}
+	}
+	t.Run("user", func(t *testing.T) {
+		run(t, unshare, "-Ur", self, "-test.run", "^TestNamespaceQuota$", "-test.v")
+	})
+	t.Run("nobody", func(t *testing.T) {
+		if os.Getuid() != 0 {
+			t.Skip("this process is not root: the user's run is the unprivileged one")
+		}
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			citest.Skip(t, "no setpriv to run this test as nobody")
+		}
+		run(t, setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", unshare, "-Ur", copyForNobody(t, self), "-test.run", "^TestNamespaceQuota$", "-test.v")
+	})
+}
+
+// copyForNobody copies the test binary where nobody may run it.
+func copyForNobody(t *testing.T, self string) string {
+	dir := t.TempDir()
+	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "contain.test")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func namespaceQuotaHeld(t *testing.T) {
+	if !mayMakePIDNamespace() {
+		citest.Skip(t, "no CAP_SYS_ADMIN in a user namespace of its own: the kernel makes none here")
+	}
+	defer SetMode("auto")() // a cgroup where one can be made, else the group: no shepherd (no EngineMain)
+	defer func() { pidnsRefused.Store(nil); pidnsMade.Store(false) }()
+	setQuota := func(name, v string) {
+		t.Helper()
+		if err := os.WriteFile("/proc/sys/user/"+name, []byte(v), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func() (*Group, error) {
+		g, err := Start(newCmd("/bin/sh", "-c", "true"), true)
+		if err == nil {
+			<-g.Done()
+		}
+		return g, err
+	}
+	for _, way := range []struct{ name, quota string }{
+		{"pid namespace", "max_pid_namespaces"},
+		{"user and pid namespaces (no CAP_SYS_ADMIN)", "max_user_namespaces"},
+	} {
+		if way.quota == "max_user_namespaces" {
+			old := mayMakePIDNamespace
+			mayMakePIDNamespace = func() bool { return false }
+			defer func() { mayMakePIDNamespace = old }()
+		}
+		pidnsMade.Store(false) // the held quota comes first: no namespace made yet
+		setQuota(way.quota, "0")
+		_, err := start()
+		if !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("%s, quota held: start = %v, want it failed with ENOSPC", way.name, err)
+		}
+		t.Logf("%s, quota held: %v", way.name, err)
+		if err := PIDNamespaceRefused(); err != nil || !PIDNamespaces() {
+			t.Fatalf("%s: a held quota turned namespaces off: %v", way.name, err)
+		}
+		setQuota(way.quota, "1000")
+		g, err := start()
+		if err != nil || !g.ns {
+			t.Fatalf("%s, quota free: start = %v, in a namespace: %v", way.name, err, err == nil && g.ns)
+		}
+		if end := g.Result(); !end.Exited || end.Code != 0 {
+			t.Fatalf("%s: ended %+v", way.name, end)
+		}
 	}
 }

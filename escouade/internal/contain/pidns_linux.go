@@ -51,6 +51,11 @@ var pidnsOff atomic.Bool
 // more are tried.
 var pidnsRefused atomic.Pointer[error]
 
+// pidnsMade is set once a program started in a pid namespace: the kernel
+// makes them, and a later refusal is that start's failure, never a reason
+// to make no more.
+var pidnsMade atomic.Bool
+
 // mayMakePIDNamespace reports whether the Host holds CAP_SYS_ADMIN in its
 // user namespace, which CLONE_NEWPID needs: without it no clone is tried.
 var mayMakePIDNamespace = sync.OnceValue(func() bool {
@@ -114,6 +119,14 @@ func namespaceRefused(err error) bool {
 	return false
 }
 
+// namespaceQuota reports whether err, a failed start with CLONE_NEWPID,
+// is a quota's: the user's pid or user namespaces are all in use
+// (ENOSPC), or user namespaces are nested too deep (EUSERS). Another
+// plugin may hold them; once it ends, namespaces can be made again.
+func namespaceQuota(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS)
+}
+
 // PIDNamespaces reports whether the programs started now that may start
 // others are each the init of a pid namespace of their own, or have a
 // shepherd that is.
@@ -155,37 +168,63 @@ func SetUserNamespaces(on bool) (restore func()) {
 }
 
 // hostPIDOfChild returns, for a process that is the init of a pid
-// namespace, the pid its only child has in the namespace of /proc (the
-// Host's, where the Host reads it), or 0: the children of the calling
-// thread, which started it, as /proc lists them, or, on a kernel that
-// lists none (no CONFIG_PROC_CHILDREN), the process whose parent is this
-// one as /proc numbers it.
-func hostPIDOfChild() int {
+// namespace, the pid that /proc (the Host's, where the Host reads it) gives
+// its child whose pid in the namespace is target, or 0. The candidates are
+// the children of the calling thread, which started it, as /proc lists
+// them, or, on a kernel that lists none (no CONFIG_PROC_CHILDREN), the
+// processes whose parent is this one; the child is the one whose last
+// NSpid is target. Being the only child is no proof: the program may have
+// forked and exited already, and an init adopts the orphans of its
+// namespace, on the same thread's list (issue 43: a proc/spawn of
+// "cmd & exit" failed 1 in 5 under load with "could not start").
+func hostPIDOfChild(target int) int {
+	var candidates []int
 	if b, err := os.ReadFile("/proc/thread-self/children"); err == nil {
-		f := strings.Fields(string(b))
-		if len(f) != 1 {
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				candidates = append(candidates, pid)
+			}
+		}
+	} else {
+		self, err := os.Readlink("/proc/self")
+		if err != nil {
 			return 0
 		}
-		pid, _ := strconv.Atoi(f[0])
-		return pid
-	}
-	self, err := os.Readlink("/proc/self")
-	if err != nil {
-		return 0
-	}
-	ppid, err := strconv.Atoi(self)
-	if err != nil {
-		return 0
-	}
-	all, _ := procfs.All()
-	child := 0
-	for _, p := range all {
-		if p.PPID == ppid {
-			if child != 0 {
-				return 0
+		ppid, err := strconv.Atoi(self)
+		if err != nil {
+			return 0
+		}
+		all, _ := procfs.All()
+		for _, p := range all {
+			if p.PPID == ppid {
+				candidates = append(candidates, p.PID)
 			}
-			child = p.PID
 		}
 	}
-	return child
+	for _, pid := range candidates {
+		if innermostPID(pid) == target {
+			return pid
+		}
+	}
+	return 0
+}
+
+// innermostPID returns the pid that process pid (as /proc numbers it) has
+// in its own pid namespace, the last of its status's NSpid, or 0.
+func innermostPID(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range bytes.Lines(b) {
+		if rest, ok := bytes.CutPrefix(line, []byte("NSpid:")); ok {
+			f := strings.Fields(string(rest))
+			if len(f) == 0 {
+				return 0
+			}
+			n, _ := strconv.Atoi(f[len(f)-1])
+			return n
+		}
+	}
+	return 0
 }

@@ -2,6 +2,7 @@ package contain
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"runtime"
 	"sync/atomic"
@@ -39,12 +40,26 @@ func Start(cmd *exec.Cmd, mayFork bool) (*Group, error) {
 	ns := mayFork && usePIDNamespace()
 	g, err := startContained(cmd, cg, ns, mayFork)
 	if err != nil && ns && namespaceRefused(err) {
-		// The kernel may refuse the namespace (a seccomp policy, a
-		// security module): try without, and make no more if that works.
+		if full := namespaceQuota(err); full || pidnsMade.Load() {
+			// Whether namespaces are made was decided at the first
+			// start: a quota that another plugin holds (ENOSPC, EUSERS),
+			// or a refusal after namespaces were made, fails this start
+			// and turns nothing off.
+			cg.remove()
+			if full {
+				return nil, fmt.Errorf("no pid namespace can be made now, the user's quota is used up (%w): the program does not start without one", err)
+			}
+			return nil, fmt.Errorf("the kernel refused a pid namespace after it made others (%w): the program does not start without one", err)
+		}
+		// The kernel refuses the namespace (a seccomp policy, a security
+		// module): try without, and make no more if that works.
 		first := err
 		if g, err = startContained(copyCmd(cmd), cg, false, mayFork); err == nil {
 			pidnsRefused.CompareAndSwap(nil, &first)
 		}
+	}
+	if err == nil && g.ns {
+		pidnsMade.Store(true)
 	}
 	if err != nil && cg != nil {
 		// Perhaps a kernel without clone3 into a cgroup (before 5.7): try
@@ -53,6 +68,9 @@ func Start(cmd *exec.Cmd, mayFork bool) (*Group, error) {
 		cg.remove()
 		if g, err = startContained(copyCmd(cmd), nil, ns && pidnsRefused.Load() == nil, mayFork); err == nil {
 			noCgroups.Store(true)
+			if g.ns {
+				pidnsMade.Store(true)
+			}
 		}
 	}
 	return g, err
@@ -88,7 +106,11 @@ func startContained(cmd *exec.Cmd, cg *cgroup, ns, mayFork bool) (*Group, error)
 	namespaceAttr(&attr, ns)
 	cmd.SysProcAttr = &attr
 	g := &Group{exited: make(chan struct{}), cg: cg, ns: ns}
-	if cg == nil && mayFork && useShepherd() {
+	// A shepherd above every program that may start others, cgroup or
+	// not: the Host's init, not dumpable, holds the lifeline and the
+	// parent-death signal, which the program, were it the init, could
+	// clear (prctl, setpriv --pdeathsig clear) before leaving its cgroup.
+	if mayFork && useShepherd() {
 		sc, sh, err := shepherded(cmd)
 		if err != nil {
 			return nil, err
@@ -202,6 +224,9 @@ func (g *Group) Signal(sig syscall.Signal) {
 	}
 	if sig == syscall.SIGKILL {
 		g.cg.killEscapees()
+	}
+	if g.sh != nil {
+		g.sh.signal(sig) // the shepherd, busy on a loaded machine, hands it on later
 	}
 	syscall.Kill(-g.pgid, sig)
 	if sig == syscall.SIGKILL {

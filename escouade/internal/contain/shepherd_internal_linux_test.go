@@ -11,6 +11,9 @@ import (
 func FuzzShepherdBoot(f *testing.F) {
 	for _, s := range []string{
 		`{"path":"/bin/sh","args":["sh","-c","true"],"dir":"/tmp","env":["PATH=/bin"]}` + "\n",
+		`{"path":"/proc/self/fd/3","args":["./guard"],"dir":"/tmp","env":[],"files":1}` + "\n",
+		`{"path":"/bin/sh","args":["sh"],"files":17}` + "\n",
+		`{"path":"/bin/sh","args":["sh"],"files":-1}` + "\n",
 		`{"path":"/bin/sh","args":[]}` + "\n",
 		`{"path":"","args":["x"]}` + "\n",
 		`{"path":"x","args":["x"],"extra":1}` + "\n",
@@ -22,7 +25,7 @@ func FuzzShepherdBoot(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		boot, err := readShepherdBoot(bufio.NewReaderSize(bytes.NewReader(data), 1<<10))
-		if err == nil && (boot.Path == "" || len(boot.Args) == 0) {
+		if err == nil && (boot.Path == "" || len(boot.Args) == 0 || boot.Files < 0 || boot.Files > shepherdFilesMax) {
 			t.Errorf("no program accepted: %+v", boot)
 		}
 	})

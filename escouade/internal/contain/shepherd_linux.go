@@ -77,7 +77,17 @@ type shepherdBoot struct {
 	Args []string `json:"args"`
 	Dir  string   `json:"dir"`
 	Env  []string `json:"env"`
+	// Files counts the descriptors from 5 on, the shepherd's, that are
+	// the program's from 3 on (exec.Cmd's ExtraFiles).
+	Files int `json:"files,omitempty"`
 }
+
+// shepherdFilesMax bounds the descriptors a shepherd hands its program.
+const shepherdFilesMax = 16
+
+// shepherdFirstFile is the shepherd's first descriptor that is its
+// program's: 3 and 4 are its lifeline and its replies.
+const shepherdFirstFile = 5
 
 // shepherdReply is a line of the shepherd to the Host: first the
 // program's pid, or why it could not start; last how it ended.
@@ -102,6 +112,7 @@ type shepherd struct {
 	reply  *os.File  // the Host's end of the shepherd's lines
 	lines  *bufio.Reader
 	pid    int           // the program's, once started
+	pidfd  int           // the program's pidfd, or -1: the Host's signals reach it at once
 	booted chan struct{} // closed once boot returned
 
 	lifeOnce sync.Once
@@ -145,17 +156,18 @@ func shepherded(target *exec.Cmd) (*exec.Cmd, *shepherd, error) {
 		Stdin:       target.Stdin,
 		Stdout:      target.Stdout,
 		Stderr:      target.Stderr,
-		ExtraFiles:  []*os.File{lifeR, replyW},
+		ExtraFiles:  append([]*os.File{lifeR, replyW}, target.ExtraFiles...),
 		SysProcAttr: &attr,
 		WaitDelay:   target.WaitDelay,
 	}
-	return cmd, &shepherd{target: target, life: lifeW, reply: replyR, lines: bufio.NewReader(replyR), booted: make(chan struct{})}, nil
+	return cmd, &shepherd{target: target, life: lifeW, reply: replyR, lines: bufio.NewReader(replyR), pidfd: -1, booted: make(chan struct{})}, nil
 }
 
 // started closes the shepherd's ends of the pipes, held by the shepherd
-// now (or by nobody, when it did not start).
+// now (or by nobody, when it did not start); the program's own files are
+// its caller's.
 func (s *shepherd) started(cmd *exec.Cmd) {
-	for _, f := range cmd.ExtraFiles {
+	for _, f := range cmd.ExtraFiles[:shepherdFirstFile-3] {
 		f.Close()
 	}
 }
@@ -166,7 +178,10 @@ func (s *shepherd) boot() error {
 	if env == nil {
 		env = os.Environ()
 	}
-	line, err := json.Marshal(shepherdBoot{Path: s.target.Path, Args: s.target.Args, Dir: s.target.Dir, Env: env})
+	if len(s.target.ExtraFiles) > shepherdFilesMax {
+		return errors.New("the shepherd: too many files for the program")
+	}
+	line, err := json.Marshal(shepherdBoot{Path: s.target.Path, Args: s.target.Args, Dir: s.target.Dir, Env: env, Files: len(s.target.ExtraFiles)})
 	if err != nil {
 		return err
 	}
@@ -190,7 +205,18 @@ func (s *shepherd) boot() error {
 		return errors.New("the shepherd: no pid")
 	}
 	s.pid = r.Pid
+	if fd, err := unix.PidfdOpen(r.Pid, 0); err == nil {
+		s.pidfd = fd
+	}
 	return nil
+}
+
+// signal sends sig to the program itself, at once, where it has a pidfd
+// (the shepherd hands it to the program's group too, later).
+func (s *shepherd) signal(sig syscall.Signal) {
+	if s.pidfd >= 0 {
+		unix.PidfdSendSignal(s.pidfd, sig, nil, 0)
+	}
 }
 
 // next reads a line of the shepherd.
@@ -229,6 +255,9 @@ func readShepherdBoot(r *bufio.Reader) (*shepherdBoot, error) {
 	if boot.Path == "" || len(boot.Args) == 0 {
 		return nil, errors.New("the shepherd's first line: no program")
 	}
+	if boot.Files < 0 || boot.Files > shepherdFilesMax {
+		return nil, errors.New("the shepherd's first line: files out of range")
+	}
 	return &boot, nil
 }
 
@@ -252,6 +281,10 @@ func (s *shepherd) ended() *shepherdReply {
 		}
 	}
 	s.reply.Close()
+	if s.pidfd >= 0 {
+		unix.Close(s.pidfd)
+		s.pidfd = -1
+	}
 	return end
 }
 
@@ -274,6 +307,11 @@ func (r *shepherdReply) ending() Ending {
 // status.
 func RunShepherd() int {
 	os.Unsetenv(shepherdEnv)
+	// Not dumpable: no process of the user's without CAP_SYS_PTRACE (the
+	// program, what it starts, another uid in its user namespace) may
+	// ptrace the shepherd or read its memory, environment or descriptors
+	// in /proc. Only its program's exec resets its own flag.
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	// The program's parent-death signal fires when the thread that started
 	// it ends: this one, locked for the process's whole life.
 	runtime.LockOSThread()
@@ -303,14 +341,23 @@ func RunShepherd() int {
 	if err != nil {
 		return fail(err)
 	}
+	files := []*os.File{os.Stdin, os.Stdout, os.Stderr}
+	for i := range boot.Files {
+		// Handed to the program at 3 on, and only there.
+		syscall.CloseOnExec(shepherdFirstFile + i)
+		files = append(files, os.NewFile(uintptr(shepherdFirstFile+i), "escouade-shepherd-file"))
+	}
 	proc, err := os.StartProcess(boot.Path, boot.Args, &os.ProcAttr{
 		Dir:   boot.Dir,
 		Env:   boot.Env,
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Files: files,
 		// A session of its own, like every program the Host starts: no
 		// controlling terminal to type into (TIOCSTI).
 		Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	})
+	for _, f := range files[3:] {
+		f.Close()
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -322,7 +369,7 @@ func RunShepherd() int {
 	init := os.Getpid() == 1
 	hostPid := target
 	if init {
-		if hostPid = hostPIDOfChild(); hostPid == 0 {
+		if hostPid = hostPIDOfChild(target); hostPid == 0 {
 			syscall.Kill(target, syscall.SIGKILL)
 			return fail(errors.New("the shepherd cannot see its program in /proc"))
 		}
@@ -370,6 +417,11 @@ func RunShepherd() int {
 			ended = true
 		case sig := <-sigs:
 			ended = sig == syscall.SIGUSR1
+			if !ended {
+				// Stop's SIGTERM to the shepherd's group is the program's:
+				// its session, so its group, is its own.
+				syscall.Kill(-target, sig.(syscall.Signal))
+			}
 		}
 	}
 	// Within half the Host's wait, so that the shepherd says what is left

@@ -29,6 +29,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"shinken.dev/go/escouade/internal/beneath"
 	"slices"
 	"strings"
 	"sync"
@@ -182,6 +183,13 @@ type Plugin struct {
 	net     *pluginNet // its network, made at its first request
 
 	nsSaid atomic.Bool // the journal said pid namespaces are refused
+
+	// avoid holds the identities of the folders fs/* never opens in or
+	// through, whatever their names: the hidden entries of the folders
+	// walked, as first seen; rootIDs the identity each private project's
+	// root had when first seen.
+	avoid   beneath.Set
+	rootIDs beneath.Firsts
 }
 
 // New returns the fences of a plugin configured by cfg, asking h what

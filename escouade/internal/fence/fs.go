@@ -232,6 +232,7 @@ type fsTarget struct {
 	// linked: the path as written went through a link (one the agent's
 	// roots hold); a read follows it, a write is refused.
 	linked bool
+	avoid  []beneath.Key // the private projects' folders, by identity
 }
 
 // resolve judges what fp names, for an access of need, on the paths as
@@ -314,7 +315,11 @@ func (p *Plugin) resolve(ctx context.Context, fp *fsParams, need manifest.Access
 		return nil, errorf(protocol.CodeRefused, "refused: %s", why)
 	}
 	linked := writtenRoot != root.name || writtenRel != rel
-	return &fsTarget{root: root, rel: rel, real: real, linked: linked}, nil
+	_, avoid, err := p.listPrivate(ctx)
+	if err != nil {
+		return nil, errorf(protocol.CodeRefused, "refused: the projects cannot be listed to judge the path")
+	}
+	return &fsTarget{root: root, rel: rel, real: real, linked: linked, avoid: avoid}, nil
 }
 
 // fenceRefusal applies the fence of private projects: a plugin not turned
@@ -341,20 +346,34 @@ func (p *Plugin) fenceRefusal(ctx context.Context, real string, root fsRoot, age
 // listPrivateRoots returns the real paths of the folders of the private
 // projects the plugin is not on for.
 func (p *Plugin) listPrivateRoots(ctx context.Context) ([]string, error) {
+	roots, _, err := p.listPrivate(ctx)
+	return roots, err
+}
+
+// listPrivate returns the real paths of the folders of the private
+// projects the plugin is not on for, and their identities as first seen:
+// a folder exchanged with one later takes its path, not its identity.
+func (p *Plugin) listPrivate(ctx context.Context) ([]string, []beneath.Key, error) {
 	all, ok, err := p.h.Projects(ctx)
 	if !ok || err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var roots []string
+	var keys []beneath.Key
 	for _, info := range all {
 		if info.Root == "" || !info.Private || info.On {
 			continue
 		}
 		if pr, err := realPath(info.Root); err == nil {
 			roots = append(roots, pr)
+			if fi, err := os.Stat(pr); err == nil {
+				if dev, ino, ok := beneath.IdentityOf(fi); ok {
+					keys = append(keys, p.rootIDs.First(pr, beneath.Key{Dev: dev, Ino: ino}))
+				}
+			}
 		}
 	}
-	return roots, nil
+	return roots, keys, nil
 }
 
 // privateRoots is listPrivateRoots for fs/list, which leaves them out of
@@ -369,7 +388,7 @@ func (p *Plugin) privateRoots(ctx context.Context) []string {
 // notFound, a path that escapes its root refused, anything else failed.
 func fsError(err error) error {
 	switch {
-	case errors.Is(err, beneath.ErrLinkOnTheWay), errors.Is(err, beneath.ErrPluginFolder), errors.Is(err, beneath.ErrMoved),
+	case errors.Is(err, beneath.ErrLinkOnTheWay), errors.Is(err, beneath.ErrPluginFolder), errors.Is(err, beneath.ErrMoved), errors.Is(err, beneath.ErrAvoided),
 		errors.Is(err, beneath.ErrNotBeneath), errors.Is(err, beneath.ErrBadRelative):
 		return errorf(protocol.CodeRefused, "refused: %v", err)
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
@@ -439,7 +458,7 @@ func fsOpenRead(ctx context.Context, r *Instance, params []byte, flag int) (*fsT
 // plugin reaches into a plugin's folder (one holding a plugin.json, or a
 // loaded plugin's), and the root plugin reads into no other plugin's.
 func (p *Plugin) openOptions(t *fsTarget, mkdirs bool) beneath.Options {
-	o := beneath.Options{MkDirs: mkdirs, NoPluginFolder: mkdirs || t.root.name != "plugin"}
+	o := beneath.Options{MkDirs: mkdirs, NoPluginFolder: mkdirs || t.root.name != "plugin", Avoid: &p.avoid, AvoidHidden: true, AvoidKeys: t.avoid}
 	for _, d := range p.h.PluginDirs() {
 		if !mkdirs && t.root.name == "plugin" && d == t.root.real {
 			continue

@@ -143,6 +143,22 @@ func programEnv(base []string, extra map[string]string) []string {
 	return env
 }
 
+// sessionBusVar is where a program finds the user's session bus.
+const sessionBusVar = "DBUS_SESSION_BUS_ADDRESS"
+
+// withoutSessionBus returns env without the session bus's address, unless
+// permitted (permissions.env) names it: through the bus a program asks
+// other processes of the user, outside every fence, to act (D-Bus
+// activation starts a service outside the plugin's processes). The bus's
+// socket still answers at its usual place ($XDG_RUNTIME_DIR/bus) to a
+// process that looks for it: REFERENCE.md says so.
+func withoutSessionBus(env, permitted []string) []string {
+	if slices.Contains(permitted, sessionBusVar) {
+		return env
+	}
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, sessionBusVar+"=") })
+}
+
 // lookPath finds name in the folders of pathList, as a shell would, but
 // for absolute folders only: "." and relative entries would run what
 // happens to lie where the program runs.
@@ -249,7 +265,7 @@ func procSpawn(ctx context.Context, r *Instance, _ Call, params []byte) (any, er
 	}
 	base := MinimalEnv()
 	if agent != nil && agent.Env != nil {
-		base = agent.Env
+		base = withoutSessionBus(agent.Env, p.cfg.Env)
 	}
 	if why := p.treeRefusal(ps.command, dir, agent); why != "" {
 		return nil, errorf(protocol.CodeRefused, "refused: %s", why)
