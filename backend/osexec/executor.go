@@ -58,6 +58,14 @@ type Options struct {
 	// ChunkSize is the largest chunk Next returns, in bytes. The default
 	// is DefaultChunkSize (32 KiB).
 	ChunkSize int
+	// User, when set, is the user every command runs as: its uid, gid and
+	// supplementary groups (and no others), HOME, USER and LOGNAME set to
+	// its own over Env, and its home folder as the working folder of a
+	// request with no Dir. Starting a command as another user needs
+	// CAP_SETUID and CAP_SETGID (root has both); without them Start fails
+	// with aci.ErrExecSpawnFailed (EPERM). nil means the runtime's own
+	// user, environment and working folder.
+	User *User
 }
 
 // An Executor starts commands as process groups of the operating system.
@@ -70,6 +78,7 @@ type Executor struct {
 	keepBackground bool
 	maxProcs       int64
 	chunkSize      int
+	user           *User
 
 	running atomic.Int64
 	buffers sync.Pool // of *[]byte, chunkSize long
@@ -91,6 +100,7 @@ func New(opts *Options) *Executor {
 		keepBackground: o.KeepBackground,
 		maxProcs:       int64(o.MaxProcesses),
 		chunkSize:      o.ChunkSize,
+		user:           o.User.clone(),
 	}
 	if e.defaultTimeout == 0 {
 		e.defaultTimeout = DefaultTimeout
@@ -100,6 +110,9 @@ func New(opts *Options) *Executor {
 	}
 	if e.env == nil {
 		e.env = os.Environ()
+	}
+	if e.user != nil {
+		e.env = e.user.userEnv(e.env)
 	}
 	if e.waitDelay <= 0 {
 		e.waitDelay = DefaultWaitDelay
@@ -161,7 +174,7 @@ func (e *Executor) Start(ctx context.Context, req aci.ExecRequest) (shinken.Proc
 		e.running.Add(-1)
 		return nil, fmt.Errorf("%w: %d processes are running", aci.ErrTooManyExecs, n-1)
 	}
-	p, err := e.start(ctx, path, argv, env, req.Dir, req.Stdin, e.timeout(req.Timeout))
+	p, err := e.start(ctx, path, argv, env, e.userDir(req.Dir), req.Stdin, e.timeout(req.Timeout))
 	if err != nil {
 		e.running.Add(-1)
 		return nil, err

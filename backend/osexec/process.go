@@ -136,7 +136,7 @@ func (e *Executor) start(ctx context.Context, path string, argv, env []string, d
 func (p *Process) run(ctx context.Context, path string, argv []string, attr *syscall.ProcAttr, child []*os.File, started chan<- error, stdin *string, timeout time.Duration) {
 	runtime.LockOSThread()
 	p.start = time.Now()
-	pid, err := spawn(path, argv, attr)
+	pid, err := spawn(path, argv, attr, p.e.user)
 	for _, f := range child {
 		f.Close()
 	}

@@ -3,6 +3,7 @@ package osexec
 import (
 	"errors"
 	"os"
+	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -22,8 +23,10 @@ type exitInfo struct {
 // the runtime's death then takes the leader with it. Setpgid is not asked
 // with Setsid: a session leader leads its group already, and setpgid after
 // setsid fails with EPERM.
-func spawn(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
-	attr.Sys = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+//
+// The child runs as u, when u is not nil.
+func spawn(path string, argv []string, attr *syscall.ProcAttr, u *User) (int, error) {
+	attr.Sys = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: u.credential()}
 	pid, _, err := syscall.StartProcess(path, argv, attr)
 	return pid, err
 }
@@ -93,4 +96,13 @@ func pipeState(f *os.File) (held, data bool) {
 		}
 	})
 	return held, data
+}
+
+// credential is the credential a command of u starts with; nil for the
+// runtime's own user.
+func (u *User) credential() *syscall.Credential {
+	if u == nil {
+		return nil
+	}
+	return &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: slices.Clone(u.Groups)}
 }

@@ -18,7 +18,7 @@ type exitInfo struct {
 
 // spawn refuses: the guarantees of this package (process groups that die
 // with the runtime) rest on Linux's parent-death signal.
-func spawn(string, []string, *syscall.ProcAttr) (int, error) {
+func spawn(string, []string, *syscall.ProcAttr, *User) (int, error) {
 	return 0, fmt.Errorf("process groups with a parent-death signal: %w", errors.ErrUnsupported)
 }
 
