@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,7 +50,10 @@ type Options struct {
 
 	// Token is the bearer token clients must send; with TokenFile, the
 	// token until the file holds one. With neither, the daemon makes a
-	// random one (see Daemon.Token).
+	// random one (see Daemon.Token). A token on a command line or in
+	// the environment can be read by every process of the daemon's user
+	// (/proc/PID/cmdline, environ) and is inherited by children: prefer
+	// TokenFile, and see TokenEnv.
 	Token string
 	// TokenFile is a file holding the token, read again every second and
 	// on SIGHUP: sessions opened with an old token are closed when it
@@ -137,6 +141,28 @@ type Options struct {
 	// RecordFPS is how often the screen is captured between actions
 	// while recording; default 5, at most 60.
 	RecordFPS float64
+
+	// AgentUser, when set, is the user the agent's commands run as: a
+	// login name or a numeric uid of the user database (/etc/passwd and
+	// /etc/group), never root. exec, and the machine tools built on it,
+	// run with its uid, gid and supplementary groups, HOME, USER and
+	// LOGNAME set to its own, in its home folder unless the request
+	// names one; the daemon, its plugins and its token file stay out of
+	// their reach. It switches the daemon's own executor: with
+	// Runtime.Executor set, or a backend that runs commands, New refuses
+	// it (set the user there). Switching needs CAP_SETUID, CAP_SETGID
+	// and CAP_KILL (root has them): without them New logs a loud warning
+	// and the commands run as the daemon's user (see RequireAgentUser).
+	// When the agent's user can write the plugins folder or anything in
+	// it, or the token file, New refuses to start; when it can read the
+	// token file, New warns. "" means the daemon's own user, and New
+	// warns that there is no boundary.
+	AgentUser string
+	// RequireAgentUser makes /readyz answer 503 ("the agent user is not
+	// switched to") while the agent's commands do not run as AgentUser,
+	// for a deployment that must not serve without the boundary. It needs
+	// AgentUser.
+	RequireAgentUser bool
 
 	// Plugins, when set, are the Escouade plugins that decide what the
 	// agent may exec or launch. Nil means no check at all: every command
@@ -231,7 +257,11 @@ func newDaemon(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 		}
 	}()
 
-	rtOpts, err := runtimeOptions(opts.Runtime, opts.Desktop.Backend)
+	boundary, err := newAgentBoundary(opts, opts.Runtime, opts.Desktop.Backend, d.log)
+	if err != nil {
+		return nil, err
+	}
+	rtOpts, err := runtimeOptions(opts.Runtime, opts.Desktop.Backend, boundary)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +355,11 @@ func newDaemon(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 		d.closers.push(func() { stop(); <-watched })
 	}
 
-	d.ready = newReadiness(d.served, opts.Ready, opts.ReadyInterval, d.log)
+	checks := opts.Ready
+	if opts.RequireAgentUser {
+		checks = append(slices.Clone(checks), Check{Name: "the agent user", Func: boundary.check})
+	}
+	d.ready = newReadiness(d.served, checks, opts.ReadyInterval, d.log)
 	d.ready.start(ctx)
 	d.closers.push(d.ready.stop)
 
@@ -350,7 +384,7 @@ func newDaemon(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 }
 
 // runtimeOptions is the template of the daemon's Runtimes on b.
-func runtimeOptions(o *shinken.RuntimeOptions, b shinken.Backend) (shinken.RuntimeOptions, error) {
+func runtimeOptions(o *shinken.RuntimeOptions, b shinken.Backend, ab *agentBoundary) (shinken.RuntimeOptions, error) {
 	var r shinken.RuntimeOptions
 	if o != nil {
 		r = *o
@@ -364,7 +398,7 @@ func runtimeOptions(o *shinken.RuntimeOptions, b shinken.Backend) (shinken.Runti
 		return r, errors.New("daemon: Options.Runtime.Recorder is the daemon's (see Options.Metrics)")
 	}
 	if _, runs := b.(shinken.Executor); r.Executor == nil && !runs {
-		r.Executor = defaultExecutor()
+		r.Executor = ab.executor()
 	}
 	return r, nil
 }

@@ -73,6 +73,8 @@ type config struct {
 	mcpSize       string // the model's screen for the MCP computer tools, WxH
 	record        string // a file to record the session to
 	recordFPS     float64
+	agentUser     string
+	requireAgent  bool
 }
 
 // stringList is a repeatable flag.
@@ -94,8 +96,10 @@ func main() {
 	}
 	var cfg config
 	flag.StringVar(&cfg.listen, "listen", "127.0.0.1:7040", "address to serve on: host:port, unix:/path/to/socket or vsock:PORT")
-	flag.StringVar(&cfg.token, "token", "", "bearer token clients must send (default: -token-file, $SHINKEN_TOKEN, or a random one)")
-	flag.StringVar(&cfg.tokenFile, "token-file", "", "read the token from this file, and again whenever it changes (checked every second, and on SIGHUP); sessions opened with an old token are closed")
+	flag.StringVar(&cfg.token, "token", "", "bearer token clients must send (default: -token-file, $"+daemon.TokenEnv+", or a random one); prefer -token-file: a command line and the environment can be read by every process of the daemon's user")
+	flag.StringVar(&cfg.tokenFile, "token-file", "", "read the token from this file, and again whenever it changes (checked every second, and on SIGHUP); sessions opened with an old token are closed. Make it readable by the daemon only")
+	flag.StringVar(&cfg.agentUser, "agent-user", "", "run the agent's commands (exec, the machine tools) as this user, a name or uid of /etc/passwd: they cannot then change the plugins, read the token file or signal the daemon. Needs root or CAP_SETUID, CAP_SETGID and CAP_KILL")
+	flag.BoolVar(&cfg.requireAgent, "require-agent-user", false, "with -agent-user: "+daemon.PathReadyz+" is not ready while the agent's commands cannot run as that user")
 	flag.StringVar(&cfg.backend, "backend", "headless", "desktop to serve: headless, x11 (uses $DISPLAY, or -session) or robotgo (needs -tags robotgo)")
 	flag.BoolVar(&cfg.session, "session", false, "with -backend x11: start and supervise the daemon's own desktop (Xvfb, openbox, a session D-Bus, the AT-SPI bus) of -size")
 	flag.Var(&cfg.apps, "app", "with -session: a program to start on the desktop once it is ready, as a command line split at spaces (repeatable)")
@@ -159,8 +163,11 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	token := cfg.token
 	if token == "" && cfg.tokenFile == "" {
-		token = os.Getenv("SHINKEN_TOKEN")
+		token = os.Getenv(daemon.TokenEnv)
 	}
+	// Read once, and gone before any child (plugin, command, desktop)
+	// inherits the environment.
+	os.Unsetenv(daemon.TokenEnv)
 	if cfg.remote != "" {
 		if cfg.tokenFile != "" {
 			if token, err = client.ReadTokenFile(cfg.tokenFile); err != nil {
@@ -185,7 +192,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		Token: token, TokenFile: cfg.tokenFile, Logger: log, MCP: &mcpOpts, Page: true,
 		Metrics:      &daemon.MetricsOptions{Listen: cfg.metricsListen},
 		DrainTimeout: cfg.drainTimeout, DrainDelay: cfg.drainDelay, Record: cfg.record, RecordFPS: cfg.recordFPS,
-		Hosts: cfg.hosts, Origins: cfg.origins,
+		Hosts: cfg.hosts, Origins: cfg.origins, AgentUser: cfg.agentUser, RequireAgentUser: cfg.requireAgent,
 		Runtime: &shinken.RuntimeOptions{Name: "shinken-example", KeepAlive: keepAlive, ReadTimeout: readTimeout, MaxMessage: cfg.maxMessage, SettleCap: cfg.settleCap},
 	}
 	if cfg.plugins != "" {
