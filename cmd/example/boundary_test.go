@@ -295,3 +295,43 @@ func owner(pid int) uint32 {
 	}
 	return fi.Sys().(*syscall.Stat_t).Uid
 }
+
+// TestTokenScrubbed: a token given with -token or $SHINKEN_TOKEN still
+// opens sessions, and is gone from what /proc shows of the daemon: its
+// command line (readable by every user) and its start-up environment.
+func TestTokenScrubbed(t *testing.T) {
+	dir := t.TempDir()
+	bin := build(t, dir, ".", "example")
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+	}{
+		{"flag", []string{"-token", boundaryToken}, nil},
+		{"flag=", []string{"-token=" + boundaryToken}, nil},
+		{"environment", nil, []string{"SHINKEN_TOKEN=" + boundaryToken}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(bin, append([]string{"-listen", "127.0.0.1:0"}, tc.args...)...)
+			cmd.Env = append(os.Environ(), tc.env...)
+			d := startCmd(t, cmd)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			c, err := client.Dial(ctx, schematest.ProxyURL(t, strings.TrimSuffix(d.aci, "/aci"))+"/aci", &client.DialOptions{Token: boundaryToken})
+			if err != nil {
+				t.Fatalf("the token no longer opens a session: %v", err)
+			}
+			c.Close()
+			for _, f := range []string{"cmdline", "environ"} {
+				b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", cmd.Process.Pid, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if bytes.Contains(b, []byte(boundaryToken)) {
+					t.Errorf("/proc/PID/%s holds the token: %q", f, b)
+				}
+			}
+			d.stop(t)
+		})
+	}
+}

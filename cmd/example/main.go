@@ -36,6 +36,7 @@ import (
 	"shinken.dev/go/escouade/js"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/escouade/wasm"
+	"shinken.dev/go/internal/scrub"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
@@ -161,13 +162,20 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	token := cfg.token
-	if token == "" && cfg.tokenFile == "" {
-		token = os.Getenv(daemon.TokenEnv)
+	// The token is read once, then gone from the environment and the
+	// command line, before any child (plugin, command, desktop) starts,
+	// and from what /proc shows of this process.
+	token := strings.Clone(cfg.token)
+	if err := scrub.Arg(cfg.token); err != nil && !errors.Is(err, scrub.ErrUnsupported) {
+		log.Warn("the token stays readable in this process's command line", "err", err)
 	}
-	// Read once, and gone before any child (plugin, command, desktop)
-	// inherits the environment.
-	os.Unsetenv(daemon.TokenEnv)
+	envToken, _, err := scrub.Env(daemon.TokenEnv)
+	if err != nil && !errors.Is(err, scrub.ErrUnsupported) {
+		log.Warn("$"+daemon.TokenEnv+" stays readable in this process's start-up environment", "err", err)
+	}
+	if token == "" && cfg.tokenFile == "" {
+		token = envToken
+	}
 	if cfg.remote != "" {
 		if cfg.tokenFile != "" {
 			if token, err = client.ReadTokenFile(cfg.tokenFile); err != nil {
