@@ -77,18 +77,21 @@ type Options struct {
 	// Logger receives the daemon's logs; nil means slog.Default().
 	Logger *slog.Logger
 
-	// Hosts lists the names the Host header may carry on /aci, /mcp and
-	// /inspect besides the connection's own address and, on loopback,
+	// Hosts lists the names the Host header may carry on /aci, /mcp,
+	// /inspect and /metrics (on any listener) besides the connection's own address and, on loopback,
 	// localhost: the names a Service or a proxy gives the daemon
 	// ("sandbox-0.ns.svc"; "*.example.com" for every name below it). A
 	// request for another Host is refused with 403 on every TCP listener,
 	// loopback or not, which defeats DNS rebinding.
 	Hosts []string
 	// Origins lists the browser origins ("https://app.example.com",
-	// scheme://host[:port]) allowed on /aci, /mcp and /inspect besides
-	// the daemon's own (the page's); nil means none. A request with no
-	// Origin (not a browser) passes; another site's page is refused with
-	// 403 (cross-site WebSocket hijacking, MCP's Origin rule).
+	// scheme://host[:port]) allowed on /aci, /mcp, /inspect and /metrics
+	// besides the daemon's own (the page's, http:// since the daemon
+	// serves no TLS: behind a proxy that ends TLS, list its https://
+	// origin here); nil means none. A request with no Origin (not a
+	// browser) passes unless it says Sec-Fetch-Site: cross-site; another
+	// site's page is refused with 403 (cross-site WebSocket hijacking,
+	// MCP's Origin rule).
 	Origins []string
 
 	// MCP, when set, serves MCP (streamable HTTP) at /mcp with the
@@ -202,6 +205,7 @@ type Daemon struct {
 	tokens    *tokenSource
 	mcp       *mcpDaemon
 	plugins   *plugins
+	guard     *httpguard.Guard
 	handler   http.Handler
 	listeners []*listener
 	metricsL  net.Listener
@@ -363,6 +367,7 @@ func newDaemon(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 	d.ready.start(ctx)
 	d.closers.push(d.ready.stop)
 
+	d.guard = guard
 	d.handler = d.routes(guard)
 	if opts.Metrics != nil && opts.Metrics.Listen != "" {
 		ml, err := net.Listen("tcp", opts.Metrics.Listen)
@@ -529,7 +534,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if d.metricsL != nil {
 		mux := http.NewServeMux()
-		mux.Handle(PathMetrics, promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg}))
+		mux.Handle(PathMetrics, guarded(d.guard, promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg})))
 		serve(d.metricsL, mux)
 	}
 	var runErr error
