@@ -234,6 +234,11 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if cfg.agentUser != "" && cfg.backend != "headless" {
+		// launch_app and the desktop's own programs are the backend's to
+		// start, not the executor's: the user switch does not reach them.
+		log.Warn("-agent-user covers exec only: the desktop and the apps launch_app starts run as the daemon's user, and an agent that drives one of them (a terminal) acts as that user", "backend", cfg.backend)
+	}
 	if sess != nil {
 		sess.Follow(d)
 	}
