@@ -152,8 +152,7 @@ func effectiveCaps() (uint64, error) {
 	return 0, errors.New("no CapEff in /proc/self/status")
 }
 
-// mapped reports whether id lies in a range of the id map file (lines of
-// "inside outside count").
+// mapped reports whether id lies in a range of the id map file.
 func mapped(file string, id uint32) (bool, error) {
 	b, err := os.ReadFile(file)
 	if errors.Is(err, os.ErrNotExist) {
@@ -162,7 +161,13 @@ func mapped(file string, id uint32) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for line := range strings.Lines(string(b)) {
+	return inIDMap(b, id), nil
+}
+
+// inIDMap reports whether id lies in a range of an id map (lines of
+// "inside outside count", as /proc/PID/uid_map has them).
+func inIDMap(idMap []byte, id uint32) bool {
+	for line := range strings.Lines(string(idMap)) {
 		f := strings.Fields(line)
 		if len(f) != 3 {
 			continue
@@ -170,8 +175,8 @@ func mapped(file string, id uint32) (bool, error) {
 		in, err1 := strconv.ParseUint(f[0], 10, 32)
 		n, err2 := strconv.ParseUint(f[2], 10, 64)
 		if err1 == nil && err2 == nil && uint64(id) >= in && uint64(id) < in+n {
-			return true, nil
+			return true
 		}
 	}
-	return false, nil
+	return false
 }
