@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,7 +50,10 @@ type Options struct {
 
 	// Token is the bearer token clients must send; with TokenFile, the
 	// token until the file holds one. With neither, the daemon makes a
-	// random one (see Daemon.Token).
+	// random one (see Daemon.Token). A token on a command line or in
+	// the environment can be read by every process of the daemon's user
+	// (/proc/PID/cmdline, environ) and is inherited by children: prefer
+	// TokenFile, and see TokenEnv.
 	Token string
 	// TokenFile is a file holding the token, read again every second and
 	// on SIGHUP: sessions opened with an old token are closed when it
@@ -73,18 +77,21 @@ type Options struct {
 	// Logger receives the daemon's logs; nil means slog.Default().
 	Logger *slog.Logger
 
-	// Hosts lists the names the Host header may carry on /aci, /mcp and
-	// /inspect besides the connection's own address and, on loopback,
+	// Hosts lists the names the Host header may carry on /aci, /mcp,
+	// /inspect and /metrics (on any listener) besides the connection's own address and, on loopback,
 	// localhost: the names a Service or a proxy gives the daemon
 	// ("sandbox-0.ns.svc"; "*.example.com" for every name below it). A
 	// request for another Host is refused with 403 on every TCP listener,
 	// loopback or not, which defeats DNS rebinding.
 	Hosts []string
 	// Origins lists the browser origins ("https://app.example.com",
-	// scheme://host[:port]) allowed on /aci, /mcp and /inspect besides
-	// the daemon's own (the page's); nil means none. A request with no
-	// Origin (not a browser) passes; another site's page is refused with
-	// 403 (cross-site WebSocket hijacking, MCP's Origin rule).
+	// scheme://host[:port]) allowed on /aci, /mcp, /inspect and /metrics
+	// besides the daemon's own (the page's, http:// since the daemon
+	// serves no TLS: behind a proxy that ends TLS, list its https://
+	// origin here); nil means none. A request with no Origin (not a
+	// browser) passes unless it says Sec-Fetch-Site: cross-site; another
+	// site's page is refused with 403 (cross-site WebSocket hijacking,
+	// MCP's Origin rule).
 	Origins []string
 
 	// MCP, when set, serves MCP (streamable HTTP) at /mcp with the
@@ -142,6 +149,28 @@ type Options struct {
 	// while recording; default 5, at most 60.
 	RecordFPS float64
 
+	// AgentUser, when set, is the user the agent's commands run as: a
+	// login name or a numeric uid of the user database (/etc/passwd and
+	// /etc/group), never root. exec, and the machine tools built on it,
+	// run with its uid, gid and supplementary groups, HOME, USER and
+	// LOGNAME set to its own, in its home folder unless the request
+	// names one; the daemon, its plugins and its token file stay out of
+	// their reach. It switches the daemon's own executor: with
+	// Runtime.Executor set, or a backend that runs commands, New refuses
+	// it (set the user there). Switching needs CAP_SETUID, CAP_SETGID
+	// and CAP_KILL (root has them): without them New logs a loud warning
+	// and the commands run as the daemon's user (see RequireAgentUser).
+	// When the agent's user can write the plugins folder or anything in
+	// it, or the token file, New refuses to start; when it can read the
+	// token file, New warns. "" means the daemon's own user, and New
+	// warns that there is no boundary.
+	AgentUser string
+	// RequireAgentUser makes /readyz answer 503 ("the agent user is not
+	// switched to") while the agent's commands do not run as AgentUser,
+	// for a deployment that must not serve without the boundary. It needs
+	// AgentUser.
+	RequireAgentUser bool
+
 	// Plugins, when set, are the Escouade plugins that decide what the
 	// agent may exec or launch. Nil means no check at all: every command
 	// the agent sends runs, and New logs a warning saying so (unless
@@ -180,6 +209,7 @@ type Daemon struct {
 	tokens    *tokenSource
 	mcp       *mcpDaemon
 	plugins   *plugins
+	guard     *httpguard.Guard
 	handler   http.Handler
 	listeners []*listener
 	metricsL  net.Listener
@@ -235,7 +265,11 @@ func newDaemon(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 		}
 	}()
 
-	rtOpts, err := runtimeOptions(opts.Runtime, opts.Desktop.Backend)
+	boundary, err := newAgentBoundary(opts, opts.Runtime, opts.Desktop.Backend, d.log)
+	if err != nil {
+		return nil, err
+	}
+	rtOpts, err := runtimeOptions(opts.Runtime, opts.Desktop.Backend, boundary)
 	if err != nil {
 		return nil, err
 	}
@@ -329,11 +363,16 @@ func newDaemon(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 		d.closers.push(func() { stop(); <-watched })
 	}
 
-	d.ready = newReadiness(d.served, opts.Ready, opts.ReadyInterval, d.log)
+	checks := opts.Ready
+	if opts.RequireAgentUser {
+		checks = append(slices.Clone(checks), Check{Name: "the agent user", Func: boundary.check})
+	}
+	d.ready = newReadiness(d.served, checks, opts.ReadyInterval, d.log)
 	d.ready.noToken = opts.ReadyWithoutToken
 	d.ready.start(ctx)
 	d.closers.push(d.ready.stop)
 
+	d.guard = guard
 	d.handler = d.routes(guard)
 	if opts.Metrics != nil && opts.Metrics.Listen != "" {
 		ml, err := net.Listen("tcp", opts.Metrics.Listen)
@@ -355,7 +394,7 @@ func newDaemon(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 }
 
 // runtimeOptions is the template of the daemon's Runtimes on b.
-func runtimeOptions(o *shinken.RuntimeOptions, b shinken.Backend) (shinken.RuntimeOptions, error) {
+func runtimeOptions(o *shinken.RuntimeOptions, b shinken.Backend, ab *agentBoundary) (shinken.RuntimeOptions, error) {
 	var r shinken.RuntimeOptions
 	if o != nil {
 		r = *o
@@ -369,7 +408,7 @@ func runtimeOptions(o *shinken.RuntimeOptions, b shinken.Backend) (shinken.Runti
 		return r, errors.New("daemon: Options.Runtime.Recorder is the daemon's (see Options.Metrics)")
 	}
 	if _, runs := b.(shinken.Executor); r.Executor == nil && !runs {
-		r.Executor = defaultExecutor()
+		r.Executor = ab.executor()
 	}
 	return r, nil
 }
@@ -500,7 +539,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if d.metricsL != nil {
 		mux := http.NewServeMux()
-		mux.Handle(PathMetrics, promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg}))
+		mux.Handle(PathMetrics, guarded(d.guard, promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg})))
 		serve(d.metricsL, mux)
 	}
 	var runErr error

@@ -152,13 +152,13 @@ func get(t *testing.T, url string, header map[string]string) (*http.Response, st
 	return resp, string(b)
 }
 
-// TestGuard: /aci, /mcp and /inspect refuse a Host the daemon does not
+// TestGuard: /aci, /mcp, /inspect and /metrics refuse a Host the daemon does not
 // answer to and another site's Origin, with 403 before any token is
 // read; the page's own origin, a configured name and a client with no
 // Origin pass. /healthz and /readyz, which probes reach by any name,
 // are not guarded.
 func TestGuard(t *testing.T) {
-	d := startDaemon(t, &Options{Token: "tok", MCP: &mcpserver.Options{}, Page: true, Hosts: []string{"sandbox.ns.svc"}})
+	d := startDaemon(t, &Options{Token: "tok", MCP: &mcpserver.Options{}, Page: true, Hosts: []string{"sandbox.ns.svc"}, Metrics: &MetricsOptions{}})
 	b := base(d)
 	own := b // the page's origin is the daemon's
 	for _, tc := range []struct {
@@ -172,10 +172,17 @@ func TestGuard(t *testing.T) {
 		{PathMCP, map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
 		{PathACI, map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
 		{PathInspect, map[string]string{"Origin": "null"}, http.StatusForbidden},
+		{PathMetrics, map[string]string{"Host": "evil.example"}, http.StatusForbidden},
+		{PathMetrics, map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+		{PathACI, map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{PathMetrics, map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{PathACI, map[string]string{"Origin": "https" + strings.TrimPrefix(own, "http")}, http.StatusForbidden},
 		// Past the guard: the token's refusal, or a WebSocket's.
 		{PathMCP, map[string]string{"Host": "sandbox.ns.svc"}, http.StatusUnauthorized},
 		{PathMCP, map[string]string{"Origin": own}, http.StatusUnauthorized},
 		{PathMCP, nil, http.StatusUnauthorized},
+		{PathMetrics, nil, http.StatusUnauthorized},
+		{PathMetrics, map[string]string{"Origin": own}, http.StatusUnauthorized},
 		{PathACI, map[string]string{"Origin": own}, http.StatusUpgradeRequired},
 		{PathReadyz, map[string]string{"Host": "evil.example"}, http.StatusOK},
 		{PathHealthz, map[string]string{"Host": "evil.example"}, http.StatusOK},
@@ -183,6 +190,26 @@ func TestGuard(t *testing.T) {
 		resp, body := get(t, b+tc.path, tc.header)
 		if resp.StatusCode != tc.want {
 			t.Errorf("%s %v: %d %q, want %d", tc.path, tc.header, resp.StatusCode, body, tc.want)
+		}
+	}
+}
+
+// TestMetricsListenGuard: /metrics on a listener of its own, which asks
+// no token, is behind the same Host and Origin guard.
+func TestMetricsListenGuard(t *testing.T) {
+	d := startDaemon(t, &Options{Token: "tok", Metrics: &MetricsOptions{Listen: "127.0.0.1:0"}})
+	url := d.Endpoints()[0].Metrics
+	for _, tc := range []struct {
+		header map[string]string
+		want   int
+	}{
+		{nil, http.StatusOK},
+		{map[string]string{"Host": "evil.example"}, http.StatusForbidden},
+		{map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden},
+		{map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+	} {
+		if resp, body := get(t, url, tc.header); resp.StatusCode != tc.want {
+			t.Errorf("%s %v: %d %q, want %d", url, tc.header, resp.StatusCode, body, tc.want)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"shinken.dev/go/backend/osexec"
 	"shinken.dev/go/shinken"
 )
 
@@ -36,8 +35,6 @@ func (d Desktop) closeIt() {
 		d.Close()
 	}
 }
-
-func defaultExecutor() shinken.Executor { return osexec.New(nil) }
 
 // served is the ACI endpoint: the Runtime of the current desktop, which a
 // Swap replaces.

@@ -30,7 +30,7 @@ func (d *Daemon) routes(g *httpguard.Guard) http.Handler {
 	mux.HandleFunc(PathHealthz, healthz)
 	mux.Handle(PathReadyz, d.ready)
 	if d.reg != nil && d.metricsL == nil && (d.opts.Metrics == nil || d.opts.Metrics.Listen == "") {
-		mux.Handle(PathMetrics, bearer(d.served.token, promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg})))
+		mux.Handle(PathMetrics, guarded(g, bearer(d.served.token, promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg}))))
 	}
 	if d.mcp != nil {
 		mux.Handle(PathMCP, guarded(g, d.mcp))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"shinken.dev/go/backend/osexec"
+	"shinken.dev/go/internal/agentusertest"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -74,5 +75,34 @@ func BenchmarkStreamZero(b *testing.B) {
 		if st, err := p.Wait(); err != nil || st.Code != 0 || n != total {
 			b.Fatalf("%d bytes, %+v, %v", n, st, err)
 		}
+	}
+}
+
+// BenchmarkSpawnUser measures the buffered round trip of `true` run as the
+// runtime's own user (the reference) and as another user (Options.User:
+// setgroups, setgid and setuid in the child, HOME and the working folder),
+// in the same run.
+func BenchmarkSpawnUser(b *testing.B) {
+	u := agentusertest.Need(b)
+	for _, bc := range []struct {
+		name string
+		user *osexec.User
+	}{
+		{"own", nil},
+		{"agent", &osexec.User{Name: u.Name, UID: u.UID, GID: u.GID, Groups: u.Groups, Home: u.Home}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			e := osexec.New(&osexec.Options{User: bc.user})
+			ctx := context.Background()
+			for b.Loop() {
+				p, err := e.Start(ctx, aci.ExecRequest{Argv: []string{"true"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if out, err := osexec.Collect(p, osexec.DefaultBudget); err != nil || out.Status.Code != 0 {
+					b.Fatalf("%+v, %v", out.Status, err)
+				}
+			}
+		})
 	}
 }

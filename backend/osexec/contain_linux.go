@@ -70,7 +70,7 @@ const (
 // or, where the kernel makes none, as spawn does.
 func (e *Executor) contained(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
 	if e.keepBackground {
-		return spawn(path, argv, attr, 0, false)
+		return spawn(path, argv, attr, 0, false, e.user)
 	}
 	if err := runnable(path, attr.Dir); err != nil {
 		return 0, err
@@ -84,16 +84,30 @@ func (e *Executor) contained(path string, argv []string, attr *syscall.ProcAttr)
 		case nsUnknown, nsPid:
 			flags = syscall.CLONE_NEWPID
 		case nsUserPid:
+			if e.user != nil {
+				// A user namespace maps the runtime's own ids only: the
+				// agent's user cannot be switched to inside it.
+				return spawn(path, argv, attr, 0, false, e.user)
+			}
 			flags, user = syscall.CLONE_NEWPID|syscall.CLONE_NEWUSER, true
 		default:
-			return spawn(path, argv, attr, 0, false)
+			return spawn(path, argv, attr, 0, false, e.user)
 		}
-		pid, err := spawn("/bin/sh", wrapped, attr, flags, user)
+		pid, err := spawn("/bin/sh", wrapped, attr, flags, user, e.user)
 		if err == nil || !refusedNamespace(err) {
-			if err == nil && mode == nsUnknown {
-				e.nsMode.CompareAndSwap(nsUnknown, nsPid)
+			if err == nil {
+				e.nsDecided.Store(true)
+				if mode == nsUnknown {
+					e.nsMode.CompareAndSwap(nsUnknown, nsPid)
+				}
 			}
 			return pid, err
+		}
+		if e.nsDecided.Load() && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS)) {
+			// Namespaces were made before: a quota that another holds
+			// now is this start's failure, never a reason to make no
+			// namespace again.
+			return 0, err
 		}
 		next := nsUserPid
 		if mode == nsUserPid {
@@ -108,10 +122,11 @@ func (e *Executor) contained(path string, argv []string, attr *syscall.ProcAttr)
 
 // refusedNamespace says the kernel refused to make the namespace, rather
 // than to run the program: EPERM (no capability), EINVAL (no such
-// namespace in this kernel), EUSERS or ENOSPC (a namespace quota). A
-// quota is read as a refusal too, which falls back to a weaker mode for
-// the rest of the Executor's life: the command runs, uncontained, rather
-// than fail.
+// namespace in this kernel), EUSERS or ENOSPC (a namespace quota). Before
+// the first namespace is made, a refusal falls back to a weaker mode for
+// the rest of the Executor's life; once one was made, a quota that others
+// hold is the failure of that start alone (the agent's own processes
+// cannot turn containment off by holding the quota).
 func refusedNamespace(err error) bool {
 	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) ||
 		errors.Is(err, syscall.EUSERS) || errors.Is(err, syscall.ENOSPC)

@@ -64,6 +64,14 @@ type Options struct {
 	// ChunkSize is the largest chunk Next returns, in bytes. The default
 	// is DefaultChunkSize (32 KiB).
 	ChunkSize int
+	// User, when set, is the user every command runs as: its uid, gid and
+	// supplementary groups (and no others), HOME, USER and LOGNAME set to
+	// its own over Env, and its home folder as the working folder of a
+	// request with no Dir. Starting a command as another user needs
+	// CAP_SETUID and CAP_SETGID (root has both); without them Start fails
+	// with aci.ErrExecSpawnFailed (EPERM). nil means the runtime's own
+	// user, environment and working folder.
+	User *User
 }
 
 // An Executor starts commands as process groups of the operating system.
@@ -76,10 +84,12 @@ type Executor struct {
 	keepBackground bool
 	maxProcs       int64
 	chunkSize      int
+	user           *User
 
-	running atomic.Int64
-	nsMode  atomic.Int32 // how commands are contained: nsUnknown… (contain_linux.go)
-	buffers sync.Pool    // of *[]byte, chunkSize long
+	running   atomic.Int64
+	nsMode    atomic.Int32 // how commands are contained: nsUnknown… (contain_linux.go)
+	nsDecided atomic.Bool  // a namespace was made once: quotas no longer lower nsMode
+	buffers   sync.Pool    // of *[]byte, chunkSize long
 }
 
 var _ shinken.Executor = (*Executor)(nil)
@@ -98,6 +108,7 @@ func New(opts *Options) *Executor {
 		keepBackground: o.KeepBackground,
 		maxProcs:       int64(o.MaxProcesses),
 		chunkSize:      o.ChunkSize,
+		user:           o.User.clone(),
 	}
 	if e.defaultTimeout == 0 {
 		e.defaultTimeout = DefaultTimeout
@@ -107,6 +118,9 @@ func New(opts *Options) *Executor {
 	}
 	if e.env == nil {
 		e.env = withoutShellCode(os.Environ())
+	}
+	if e.user != nil {
+		e.env = e.user.userEnv(e.env)
 	}
 	if e.waitDelay <= 0 {
 		e.waitDelay = DefaultWaitDelay
@@ -168,7 +182,7 @@ func (e *Executor) Start(ctx context.Context, req aci.ExecRequest) (shinken.Proc
 		e.running.Add(-1)
 		return nil, fmt.Errorf("%w: %d processes are running", aci.ErrTooManyExecs, n-1)
 	}
-	p, err := e.start(ctx, path, argv, env, req.Dir, req.Stdin, e.timeout(req.Timeout))
+	p, err := e.start(ctx, path, argv, env, e.userDir(req.Dir), req.Stdin, e.timeout(req.Timeout))
 	if err != nil {
 		e.running.Add(-1)
 		return nil, err

@@ -3,6 +3,7 @@ package osexec
 import (
 	"errors"
 	"os"
+	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -23,10 +24,10 @@ type exitInfo struct {
 // with Setsid: a session leader leads its group already, and setpgid after
 // setsid fails with EPERM. flags are namespaces to make it in (see
 // contain_linux.go), with a user namespace mapping the runtime's own ids
-// when user is set.
-func spawn(path string, argv []string, attr *syscall.ProcAttr, flags uintptr, user bool) (int, error) {
-	attr.Sys = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: flags}
-	if user {
+// when userns is set. The child runs as u, when u is not nil.
+func spawn(path string, argv []string, attr *syscall.ProcAttr, flags uintptr, userns bool, u *User) (int, error) {
+	attr.Sys = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: flags, Credential: u.credential()}
+	if userns {
 		attr.Sys.UidMappings = idMap(os.Getuid())
 		attr.Sys.GidMappings = idMap(os.Getgid())
 	}
@@ -99,4 +100,13 @@ func pipeState(f *os.File) (held, data bool) {
 		}
 	})
 	return held, data
+}
+
+// credential is the credential a command of u starts with; nil for the
+// runtime's own user.
+func (u *User) credential() *syscall.Credential {
+	if u == nil {
+		return nil
+	}
+	return &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: slices.Clone(u.Groups)}
 }

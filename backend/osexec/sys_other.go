@@ -18,7 +18,7 @@ type exitInfo struct {
 
 // spawn refuses: the guarantees of this package (process groups that die
 // with the runtime) rest on Linux's parent-death signal.
-func spawn(string, []string, *syscall.ProcAttr, uintptr, bool) (int, error) {
+func spawn(string, []string, *syscall.ProcAttr, uintptr, bool, *User) (int, error) {
 	return 0, fmt.Errorf("process groups with a parent-death signal: %w", errors.ErrUnsupported)
 }
 
@@ -28,7 +28,7 @@ func killGroup(int) error                  { return errors.ErrUnsupported }
 func pipeState(*os.File) (held, data bool) { return false, false }
 
 func (e *Executor) contained(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
-	return spawn(path, argv, attr, 0, false)
+	return spawn(path, argv, attr, 0, false, e.user)
 }
 
 // Contained reports whether commands run in a pid namespace of their own:

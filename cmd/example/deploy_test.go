@@ -148,6 +148,29 @@ func TestManifests(t *testing.T) {
 	if at(t, tmpl, "spec", "podTemplate", "spec", "securityContext", "runAsNonRoot") != true {
 		t.Error("the pod may run as root")
 	}
+	checkAgentUser(t, args)
+	var added []string
+	for _, c := range at(t, c, "securityContext", "capabilities", "add").([]any) {
+		added = append(added, c.(string))
+	}
+	if slices.Sort(added); !slices.Equal(added, []string{"KILL", "SETGID", "SETUID"}) {
+		t.Errorf("capabilities added %v, want exactly those of the user switch", added)
+	}
+	if at(t, c, "securityContext", "allowPrivilegeEscalation") != true {
+		t.Error("allowPrivilegeEscalation false: the binary's file capabilities would not be granted")
+	}
+}
+
+// checkAgentUser checks that args run the agent's commands as their own
+// user, and that the daemon is not ready without it.
+func checkAgentUser(t *testing.T, args []string) {
+	t.Helper()
+	if i := slices.Index(args, "-agent-user"); i < 0 || i+1 == len(args) || args[i+1] != "agent" {
+		t.Errorf("%v: the agent's commands do not run as the image's user agent", args)
+	}
+	if !slices.Contains(args, "-require-agent-user") {
+		t.Errorf("%v: the daemon would serve without the user switch", args)
+	}
 }
 
 // listenPort returns the port of the -listen flag in args.
@@ -207,6 +230,12 @@ func TestDockerfile(t *testing.T) {
 	}
 	if !slices.Contains(args, "-session") {
 		t.Errorf("CMD %v does not start the desktop", args)
+	}
+	checkAgentUser(t, args)
+	for _, want := range []string{"useradd --uid 10002 --create-home --shell /bin/sh agent", "setcap cap_setuid,cap_setgid,cap_kill=ep /usr/local/bin/shinken-runtime"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the image lacks %q", want)
+		}
 	}
 	if p := listenPort(t, args); !strings.Contains(text, "EXPOSE "+strconv.Itoa(p)) {
 		t.Errorf("the image listens on %d but exposes another port", p)

@@ -36,6 +36,7 @@ import (
 	"shinken.dev/go/escouade/js"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/escouade/wasm"
+	"shinken.dev/go/internal/scrub"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
@@ -76,6 +77,8 @@ type config struct {
 	mcpSize           string // the model's screen for the MCP computer tools, WxH
 	record            string // a file to record the session to
 	recordFPS         float64
+	agentUser         string
+	requireAgent      bool
 }
 
 // stringList is a repeatable flag.
@@ -97,9 +100,11 @@ func main() {
 	}
 	var cfg config
 	flag.StringVar(&cfg.listen, "listen", "127.0.0.1:7040", "address to serve on: host:port, unix:/path/to/socket or vsock:PORT")
-	flag.StringVar(&cfg.token, "token", "", "bearer token clients must send (default: -token-file, $SHINKEN_TOKEN, or a random one)")
-	flag.StringVar(&cfg.tokenFile, "token-file", "", "read the token from this file, and again whenever it changes (checked every second, and on SIGHUP); sessions opened with an old token are closed")
+	flag.StringVar(&cfg.token, "token", "", "bearer token clients must send (default: -token-file, $"+daemon.TokenEnv+", or a random one); prefer -token-file: a command line and the environment can be read by every process of the daemon's user")
+	flag.StringVar(&cfg.tokenFile, "token-file", "", "read the token from this file, and again whenever it changes (checked every second, and on SIGHUP); sessions opened with an old token are closed. Make it readable by the daemon only")
 	flag.BoolVar(&cfg.readyWithoutToken, "ready-without-token", false, "with -token-file: /readyz is ready before the file holds a token (a warm pool's sandbox, claimed and given its token later)")
+	flag.StringVar(&cfg.agentUser, "agent-user", "", "run the agent's commands (exec, the machine tools) as this user, a name or uid of /etc/passwd: they cannot then change the plugins, read the token file or signal the daemon. Needs root or CAP_SETUID, CAP_SETGID and CAP_KILL")
+	flag.BoolVar(&cfg.requireAgent, "require-agent-user", false, "with -agent-user: "+daemon.PathReadyz+" is not ready while the agent's commands cannot run as that user")
 	flag.StringVar(&cfg.backend, "backend", "headless", "desktop to serve: headless, x11 (uses $DISPLAY, or -session) or robotgo (needs -tags robotgo)")
 	flag.BoolVar(&cfg.session, "session", false, "with -backend x11: start and supervise the daemon's own desktop (Xvfb, openbox, a session D-Bus, the AT-SPI bus) of -size")
 	flag.Var(&cfg.apps, "app", "with -session: a program to start on the desktop once it is ready, as a command line split at spaces (repeatable)")
@@ -164,9 +169,19 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	token := cfg.token
+	// The token is read once, then gone from the environment and the
+	// command line, before any child (plugin, command, desktop) starts,
+	// and from what /proc shows of this process.
+	token := strings.Clone(cfg.token)
+	if err := scrub.Arg(cfg.token); err != nil && !errors.Is(err, scrub.ErrUnsupported) {
+		log.Warn("the token stays readable in this process's command line", "err", err)
+	}
+	envToken, _, err := scrub.Env(daemon.TokenEnv)
+	if err != nil && !errors.Is(err, scrub.ErrUnsupported) {
+		log.Warn("$"+daemon.TokenEnv+" stays readable in this process's start-up environment", "err", err)
+	}
 	if token == "" && cfg.tokenFile == "" {
-		token = os.Getenv("SHINKEN_TOKEN")
+		token = envToken
 	}
 	if cfg.remote != "" {
 		if cfg.tokenFile != "" {
@@ -193,7 +208,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		Metrics:           &daemon.MetricsOptions{Listen: cfg.metricsListen},
 		ReadyWithoutToken: cfg.readyWithoutToken,
 		DrainTimeout:      cfg.drainTimeout, DrainDelay: cfg.drainDelay, Record: cfg.record, RecordFPS: cfg.recordFPS,
-		Hosts: cfg.hosts, Origins: cfg.origins,
+		Hosts: cfg.hosts, Origins: cfg.origins, AgentUser: cfg.agentUser, RequireAgentUser: cfg.requireAgent,
 		Runtime: &shinken.RuntimeOptions{Name: "shinken-example", KeepAlive: keepAlive, ReadTimeout: readTimeout, MaxMessage: cfg.maxMessage, SettleCap: cfg.settleCap},
 	}
 	if cfg.plugins != "" || cfg.allow != "" {
@@ -235,6 +250,11 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	d, err := daemon.New(ctx, opts)
 	if err != nil {
 		return err
+	}
+	if cfg.agentUser != "" && cfg.backend != "headless" {
+		// launch_app and the desktop's own programs are the backend's to
+		// start, not the executor's: the user switch does not reach them.
+		log.Warn("-agent-user covers exec only: the desktop and the apps launch_app starts run as the daemon's user, and an agent that drives one of them (a terminal) acts as that user", "backend", cfg.backend)
 	}
 	if sess != nil {
 		sess.Follow(d)

@@ -56,3 +56,39 @@ func BenchmarkParseManifest(b *testing.B) {
 		}
 	})
 }
+
+// wrongTyped is a manifest of about 1 MiB whose events are all numbers:
+// every element is a problem, and past the 50 reported each is only
+// counted.
+var wrongTyped = func() []byte {
+	b := []byte(`{"id":"x","version":"1.0.0","protocolVersion":1,"run":{"command":["./p"]},"permissions":{"events":[1`)
+	for len(b) < 1<<20 {
+		b = append(b, ",1"...)
+	}
+	return append(b, "]}}"...)
+}()
+
+// BenchmarkParseWrongTyped parses 1 MiB of wrong-typed elements, beside
+// the valid full manifest's parse, scaled to the same bytes, in the same
+// run: a manifest of problems costs no more than a good one.
+func BenchmarkParseWrongTyped(b *testing.B) {
+	b.Run("wrong-typed", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(wrongTyped)))
+		for b.Loop() {
+			if _, err := manifest.Parse(wrongTyped); err == nil {
+				b.Fatal("parsed")
+			}
+		}
+	})
+	b.Run("json.Unmarshal", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(wrongTyped)))
+		for b.Loop() {
+			var m map[string]any
+			if err := json.Unmarshal(wrongTyped, &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -330,6 +330,9 @@ func (mc *manifestChecker) author(raw json.RawMessage) string {
 func (mc *manifestChecker) strings(p string, list []string, check func(string) string) {
 	seen := make(map[string]bool, len(list))
 	for i, s := range list {
+		if mc.Full() {
+			return // past the problems reported: no more to find here
+		}
 		item := func() string { return p + "[" + strconv.Itoa(i) + "]" }
 		if mc.Any() && mc.At(item()) {
 			continue

@@ -221,3 +221,19 @@ func TestManifestFieldsByName(t *testing.T) {
 		t.Errorf("reordered: %+v, %v\nwant %+v", got, err, want)
 	}
 }
+
+// TestManifestWrongTypedBounded: a thousand wrong-typed elements make 50
+// problems named and the rest counted, each element once (its value is
+// not checked again past the bound).
+func TestManifestWrongTypedBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"id":"x","version":"1.0.0","protocolVersion":1,"run":{"command":["x"]},"permissions":{"events":[1`)
+	for range 999 {
+		b.WriteString(",1")
+	}
+	b.WriteString("]}}")
+	_, err := manifest.Parse([]byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "and 950 more problems") || strings.Count(err.Error(), "\n") != 50 {
+		t.Errorf("Parse = %.300v (%d lines)", err, strings.Count(fmt.Sprint(err), "\n"))
+	}
+}

@@ -9,10 +9,15 @@
 //   - Cross-site requests from a browser (cross-site WebSocket hijacking,
 //     a page posting to a local MCP server): a request whose Origin header
 //     is neither the server's own origin (the Origin's host equals the
-//     request's Host) nor in Options.Origins is refused, whatever else it
-//     carries. A request without Origin passes: browsers send one on every
-//     WebSocket upgrade and every cross-origin fetch or form post, and
-//     non-browser clients (an SDK, curl) send none.
+//     request's Host, and its scheme is the connection's: https only over
+//     TLS, http only without) nor in Options.Origins is refused, whatever
+//     else it carries. A request without Origin passes, unless its
+//     Sec-Fetch-Site header says cross-site (a browser's request that
+//     lost its Origin, a navigation or an embed): browsers send an Origin
+//     on every WebSocket upgrade and every cross-origin fetch or form
+//     post, and non-browser clients (an SDK, curl) send neither header.
+//     Behind a proxy that ends TLS, the page's https:// origin is not the
+//     server's own (the server sees http): list it in Options.Origins.
 //   - DNS rebinding: a page on evil.example whose name is made to resolve
 //     to the server's address is same-origin with itself, so the Origin
 //     rule alone lets it in; its requests carry Host: evil.example. The
@@ -138,12 +143,14 @@ func (g *Guard) Check(r *http.Request) error {
 	}
 	origins := r.Header.Values("Origin")
 	switch {
+	case len(origins) == 0 && strings.EqualFold(r.Header.Get("Sec-Fetch-Site"), "cross-site"):
+		return fmt.Errorf("%w: no Origin, and Sec-Fetch-Site: cross-site", ErrOrigin)
 	case len(origins) == 0:
 		return nil
 	case len(origins) > 1:
 		return fmt.Errorf("%w: %d Origin headers", ErrOrigin, len(origins))
 	}
-	if !g.originAllowed(origins[0], r.Host) {
+	if !g.originAllowed(origins[0], r.Host, r.TLS != nil) {
 		return fmt.Errorf("%w: %q", ErrOrigin, truncate(origins[0]))
 	}
 	return nil
@@ -178,8 +185,9 @@ func (g *Guard) hostAllowed(r *http.Request) bool {
 }
 
 // originAllowed reports whether origin is the server's own (its host is
-// the request's Host) or one of the allowed ones.
-func (g *Guard) originAllowed(origin, host string) bool {
+// the request's Host, its scheme https if and only if the connection is
+// TLS) or one of the allowed ones.
+func (g *Guard) originAllowed(origin, host string, tls bool) bool {
 	c, ok := canonicalOrigin(origin)
 	if !ok {
 		return false // "null" (a sandboxed frame, a file), or garbage
@@ -188,6 +196,9 @@ func (g *Guard) originAllowed(origin, host string) bool {
 		return true
 	}
 	u, _ := url.Parse(c)
+	if (u.Scheme == "https" || u.Scheme == "wss") != tls {
+		return false
+	}
 	return strings.EqualFold(withDefaultPort(u.Scheme, u.Host), withDefaultPort(u.Scheme, host))
 }
 

@@ -2,6 +2,7 @@ package httpguard_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -70,7 +71,9 @@ func TestCheck(t *testing.T) {
 		{"own origin upper case", nil, loop, "localhost:7040", []string{"HTTP://LocalHost:7040"}, nil},
 		{"own origin, default port", nil, loop, "localhost", []string{"http://localhost"}, nil},
 		{"own origin, explicit default port", nil, loop, "localhost:80", []string{"http://localhost"}, nil},
-		{"own origin behind tls proxy", named, pod, "sandbox.example.com", []string{"https://sandbox.example.com"}, nil},
+		{"https origin on an http server", nil, loop, "localhost:7040", []string{"https://localhost:7040"}, httpguard.ErrOrigin},
+		{"https origin, default ports", nil, loop, "localhost", []string{"https://localhost"}, httpguard.ErrOrigin},
+		{"own origin behind tls proxy, not listed", named, pod, "sandbox.example.com", []string{"https://sandbox.example.com"}, httpguard.ErrOrigin},
 		{"own host, other port", nil, loop, "localhost:7040", []string{"http://localhost:3000"}, httpguard.ErrOrigin},
 		{"foreign origin", nil, loop, "localhost:7040", []string{"https://evil.example"}, httpguard.ErrOrigin},
 		{"null origin", nil, loop, "localhost:7040", []string{"null"}, httpguard.ErrOrigin},
@@ -102,6 +105,74 @@ func TestCheck(t *testing.T) {
 				t.Fatalf("Check = %v, want %v", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestTLSOrigin: over TLS the server's own origin is https, and an http
+// page of the same host is another origin; a proxy's https origin passes
+// once listed.
+func TestTLSOrigin(t *testing.T) {
+	t.Parallel()
+	pod := &net.TCPAddr{IP: net.IPv4(10, 1, 2, 3), Port: 443}
+	listed := &httpguard.Options{Hosts: []string{"sandbox.example.com"}, Origins: []string{"https://sandbox.example.com"}}
+	for _, tt := range []struct {
+		name   string
+		opts   *httpguard.Options
+		tls    bool
+		origin string
+		want   error
+	}{
+		{"https own origin over tls", &httpguard.Options{Hosts: []string{"sandbox.example.com"}}, true, "https://sandbox.example.com", nil},
+		{"http origin over tls", &httpguard.Options{Hosts: []string{"sandbox.example.com"}}, true, "http://sandbox.example.com:443", httpguard.ErrOrigin},
+		{"proxy's https origin, listed", listed, false, "https://sandbox.example.com", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			g, err := httpguard.New(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := httptest.NewRequest("GET", "/", nil)
+			r.Host = "sandbox.example.com"
+			r.Header.Set("Origin", tt.origin)
+			if tt.tls {
+				r.TLS = &tls.ConnectionState{}
+			}
+			r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, pod))
+			if err := g.Check(r); !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
+				t.Fatalf("Check = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestSecFetchSite: a request with no Origin passes unless the browser
+// says it is cross-site (a navigation or an embed from another site);
+// same-origin and none (typed in the address bar) pass.
+func TestSecFetchSite(t *testing.T) {
+	t.Parallel()
+	g, err := httpguard.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7040}
+	for site, want := range map[string]error{
+		"":            nil,
+		"none":        nil,
+		"same-origin": nil,
+		"same-site":   nil,
+		"cross-site":  httpguard.ErrOrigin,
+		"Cross-Site":  httpguard.ErrOrigin,
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Host = "localhost:7040"
+		if site != "" {
+			r.Header.Set("Sec-Fetch-Site", site)
+		}
+		r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, loop))
+		if err := g.Check(r); !errors.Is(err, want) || (want == nil) != (err == nil) {
+			t.Errorf("Sec-Fetch-Site %q: Check = %v, want %v", site, err, want)
+		}
 	}
 }
 

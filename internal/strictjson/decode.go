@@ -65,6 +65,11 @@ type Options struct {
 	// decoding then fails only on a text that is not strict JSON. Without
 	// it the first problem is returned.
 	Report func(*Error)
+	// Full, when set with Report, says that Report's receiver keeps no
+	// more problems: while it returns true, each further problem reaches
+	// Report with its Err only (Path and Msg empty), so that a receiver
+	// that only counts them pays for no formatting.
+	Full func() bool
 }
 
 // Schema is the reading of a format whose law is a JSON Schema, as the
@@ -238,6 +243,9 @@ func (d *decoder) pathString() string {
 
 // problem makes the Error of kind at the current path.
 func (d *decoder) problem(kind error, format string, args ...any) *Error {
+	if d.o.Full != nil && d.o.Full() {
+		return &Error{Err: kind}
+	}
 	return &Error{Path: d.pathString(), Msg: fmt.Sprintf(format, args...), Err: kind}
 }
 

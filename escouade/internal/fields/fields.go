@@ -76,8 +76,17 @@ type Problems struct {
 	bad  map[string]bool // the paths of the FieldErrors recorded
 }
 
-// Add records err; nil is ignored.
+// Full reports whether the next problem would only be counted. A checker
+// may then stop checking values one by one: the count is of the problems
+// found, and a check not made finds none.
+func (p *Problems) Full() bool { return len(p.errs) >= MaxProblems }
+
+// Add records err; nil is ignored. Past MaxProblems it is only counted.
 func (p *Problems) Add(err error) {
+	if err != nil && p.Full() {
+		p.more++
+		return
+	}
 	if fe, ok := err.(*FieldError); ok {
 		if p.bad == nil {
 			p.bad = map[string]bool{}
@@ -100,8 +109,15 @@ func (p *Problems) At(path string) bool { return p.bad[path] }
 // Any reports whether a problem was recorded.
 func (p *Problems) Any() bool { return len(p.errs) > 0 || p.more > 0 }
 
-// Addf records a FieldError at path.
-func (p *Problems) Addf(path, format string, args ...any) { p.Add(Errorf(path, format, args...)) }
+// Addf records a FieldError at path; past MaxProblems it only counts it,
+// without formatting it.
+func (p *Problems) Addf(path, format string, args ...any) {
+	if p.Full() {
+		p.more++
+		return
+	}
+	p.Add(Errorf(path, format, args...))
+}
 
 // Err joins the problems recorded, nil when there were none.
 func (p *Problems) Err() error {
@@ -135,14 +151,26 @@ func Decode(raw []byte, v any) error {
 // problems are added to p, so that a caller that checks more of the values
 // gathers every problem in one place.
 func DecodeStrict(raw []byte, path string, v any, p *Problems) {
-	o := strictjson.Options{Report: func(e *strictjson.Error) { p.Add(Under(path, FromStrict(e))) }}
+	o := strictjson.Options{Full: p.Full, Report: func(e *strictjson.Error) {
+		if p.Full() {
+			p.more++ // neither path nor message: past MaxProblems, counted
+			return
+		}
+		p.Add(Under(path, FromStrict(e)))
+	}}
 	if err := o.Unmarshal(raw, v); err != nil {
 		p.Add(Under(path, FromStrict(err)))
 	}
 }
 
 func decode(raw []byte, v any, open bool, p *Problems) {
-	o := strictjson.Options{Open: open, Report: func(e *strictjson.Error) { p.Add(FromStrict(e)) }}
+	o := strictjson.Options{Open: open, Full: p.Full, Report: func(e *strictjson.Error) {
+		if p.Full() {
+			p.more++
+			return
+		}
+		p.Add(FromStrict(e))
+	}}
 	if err := o.Unmarshal(raw, v); err != nil {
 		p.Add(FromStrict(err))
 	}
