@@ -119,6 +119,9 @@ type Intent struct {
 	Argv []string
 	// Interactive says the command reads what to run as it runs.
 	Interactive bool
+	// Dynamic says that what the command runs is known only when it runs
+	// (open's opener runs the user's file associations).
+	Dynamic bool
 }
 
 // AuthorizerFunc adapts a function to Authorizer.

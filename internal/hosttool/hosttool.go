@@ -50,6 +50,9 @@ type Intent struct {
 	// Interactive says the command reads what to run as it runs (a shell
 	// started for typing).
 	Interactive bool
+	// Dynamic says that what the command runs is known only when it runs
+	// (open's opener runs the user's file associations).
+	Dynamic bool
 }
 
 // A Script is one tool's plumbing.
@@ -70,7 +73,17 @@ func (s *Script) Argv(args ...string) []string {
 }
 
 // scripts are every tool's plumbing.
-var scripts = []*Script{}
+var scripts = []*Script{
+	ReadFile,
+	WriteFile,
+	ListFiles,
+	Stat,
+	Exists,
+	Mkdir,
+	Move,
+	Delete,
+	Open,
+}
 
 var byText = func() map[string]*Script {
 	m := make(map[string]*Script, len(scripts))
