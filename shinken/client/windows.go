@@ -72,9 +72,11 @@ type WindowControl struct {
 	wmctrl, xdotool bool
 	// keys: activate_window and key; drag: activate_window and drag.
 	keys, drag bool
+	// opener: xdg-open, run on the desktop's display.
+	opener bool
 }
 
-const windowProbeScript = `for p in wmctrl xdotool xprop; do command -v "$p" >/dev/null 2>&1 && echo "has $p"; done
+const windowProbeScript = `for p in wmctrl xdotool xprop xdg-open; do command -v "$p" >/dev/null 2>&1 && echo "has $p"; done
 [ -n "$DISPLAY" ] || exit 0
 if command -v xdotool >/dev/null 2>&1; then echo "size $(xdotool getdisplaygeometry 2>/dev/null)"
 elif command -v wmctrl >/dev/null 2>&1; then wmctrl -d 2>/dev/null | sed -n '1s/.*DG: \([0-9]*\)x\([0-9]*\).*/size \1 \2/p'; fi
@@ -138,6 +140,7 @@ func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
 	ours := p.size == size && p.has["xprop"] && p.known == given && (given > 0 || p.clients == 0)
 	wc.wmctrl = ours && p.has["wmctrl"]
 	wc.xdotool = ours && p.has["xdotool"]
+	wc.opener = ours && p.has["xdg-open"]
 	return wc, nil
 }
 
@@ -212,6 +215,11 @@ func (w *WindowControl) Supports(op WindowOp) bool {
 	}
 	return false
 }
+
+// CanOpen reports whether the probe found xdg-open on the machine whose
+// exec reaches the desktop's display, so that Client.Open has an opener
+// there (a headless desktop, or a display exec does not reach, has none).
+func (w *WindowControl) CanOpen() bool { return w.opener }
 
 // Ops lists the operations that work on the runtime, in the order of the
 // constants.

@@ -153,6 +153,11 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 		return nil, fmt.Errorf("mcpserver: probing the window tools: %w", err)
 	}
 	s.addWindowTools(wc)
+	platform, err := c.Platform(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: the runtime's platform: %w", err)
+	}
+	s.addOpenTool(wc, platform == aci.PlatformMacOS)
 	return s, nil
 }
 
