@@ -144,9 +144,11 @@ func TestMachineToolsJudgedByWhatTheyDo(t *testing.T) {
 	for name, do := range map[string]func() error{
 		"write":  func() error { return c.WriteFile(ctx, outside, []byte("x")) },
 		"delete": func() error { return c.Remove(ctx, outside) },
-		"escape": func() error { return c.WriteFile(ctx, "../"+filepath.Base(filepath.Dir(outside))+"/victim", []byte("x")) },
-		"move":   func() error { return c.Rename(ctx, outside, abs("stolen"), nil) },
-		"read":   func() error { _, err := c.ReadFile(ctx, outside, nil); return err },
+		"escape": func() error {
+			return c.WriteFile(ctx, "../"+filepath.Base(filepath.Dir(outside))+"/victim", []byte("x"))
+		},
+		"move": func() error { return c.Rename(ctx, outside, abs("stolen"), nil) },
+		"read": func() error { _, err := c.ReadFile(ctx, outside, nil); return err },
 	} {
 		if err := do(); !errors.Is(err, aci.ErrPermissionDenied) {
 			t.Errorf("%s outside the root: %v, want permission_denied", name, err)
