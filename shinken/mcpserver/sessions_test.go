@@ -188,4 +188,3 @@ func waitSessions(t *testing.T, srv *mcpserver.Server, n int) {
 		time.Sleep(10 * time.Millisecond) // polling the state, within the hang guard
 	}
 }
-
