@@ -23,13 +23,13 @@ import (
 
 // execRig is a headless runtime that runs exec on this machine, its
 // Authorizer refusing while deny is set, reached through a schema proxy.
-func execRig(t *testing.T) (*client.Client, *atomic.Bool) {
+func execRig(t testing.TB) (*client.Client, *atomic.Bool) {
 	t.Helper()
 	return execRigWith(t, nil)
 }
 
 // execRigWith is execRig with the client's options (a token is added).
-func execRigWith(t *testing.T, opts *client.DialOptions) (*client.Client, *atomic.Bool) {
+func execRigWith(t testing.TB, opts *client.DialOptions) (*client.Client, *atomic.Bool) {
 	t.Helper()
 	ctx := t.Context()
 	deny := &atomic.Bool{}

@@ -50,7 +50,7 @@ func (s *Server) addFileTools() {
 
 	addTool(s, &mcp.Tool{
 		Name: "write_file",
-		Description: "Write a file on the computer: text, or base64 for binary contents. It replaces the file, or with offset writes into it, or with append adds at its end, so a large file goes in chunks. " +
+		Description: "Write a file on the computer: text, or base64 for binary contents. It replaces the file, or with offset writes into it, or with append adds at its end, so a large file goes in chunks (2 MiB of contents a call fits every transport). " +
 			"The folder must exist. The file is written in place: an existing file keeps its mode and links, a symlink's target is written, a new file gets the usual mode (0644).",
 		Annotations: &mcp.ToolAnnotations{Title: "Write a file"},
 	}, fileWrite, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in WriteFileInput) (textResult[Written], error) {
