@@ -132,4 +132,3 @@ func TestMCPFilesTypeScript(t *testing.T) {
 		})
 	})
 }
-
