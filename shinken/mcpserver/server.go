@@ -98,8 +98,9 @@ type Server struct {
 	splicers sync.Map // *mcp.ServerSession → *imageSplicer, for the sessions Run serves on stdio
 	// The images of answers to the Server's HTTP handler not yet written.
 	httpImages heldImages
-	shells     shells   // the MCP sessions' shells
-	held       heldKeys // the MCP sessions' held modifiers
+	shells     shells                // the MCP sessions' shells
+	held       heldKeys              // the MCP sessions' held modifiers
+	wc         *client.WindowControl // reads list_windows' states; nil where it cannot
 
 	redial  sync.Mutex // one renewal of the session at a time
 	mu      sync.Mutex
