@@ -35,17 +35,23 @@
 // buffered command, refused with the runtime's Authorizer's reason when
 // its gate says no).
 //
-// The machine's tools: read_file, write_file (binary-safe: base64, or
-// text) and list_files; shell, a persistent shell on a terminal whose
+// The machine's tools: read_file and write_file (binary-safe: base64, or
+// text; by offset and length, or appending, so a file of any size moves
+// in chunks), list_files (in pages, with a cursor), stat, exists, mkdir,
+// move and delete; shell, a persistent shell on a terminal whose
 // working directory, variables and jobs last from call to call and which
 // ends with the MCP session; screen_size; open, a file or a URL with its
 // default application; and key_down and key_up, which hold a modifier for
 // the session's later computer-use calls (ACI holds keys for one action at
 // a time, so each click, scroll, drag, move and key is made with it down,
 // and nothing is left held when the session ends). ACI has no verbs of their own for these: they
-// are made of exec and launch_app (see the client package's ReadFile,
-// Shell and Open), so the runtime's Authorizer and plugins judge them as
-// they judge those, and refuse them when they refuse commands.
+// are made of exec and launch_app (see the client package's files, Shell
+// and Open), so the runtime's Authorizer and plugins judge them. A file
+// tool's exec is fixed plumbing the runtime recognizes: its Authorizer is
+// shown what the call does (shinken.AuthRequest.Intent, a read or an
+// edit of the absolute path; open, the opener's command line, dynamic),
+// never the script. open is offered only where an opener reaches the
+// desktop (never on the headless one).
 //
 // The window tools: close_window, minimize_window, maximize_window,
 // move_window and resize_window, by a window's id from list_windows, each
