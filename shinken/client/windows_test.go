@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -204,6 +205,17 @@ func TestWindowControlX11(t *testing.T) {
 	want := []client.WindowOp{client.WindowClose, client.WindowMinimize, client.WindowMaximize, client.WindowMove, client.WindowResize}
 	if got := wc.Ops(); !slices.Equal(got, want) {
 		t.Fatalf("ops %v, want %v", got, want)
+	}
+	// open: an opener on this display, and its failures told.
+	if _, err := exec.LookPath("xdg-open"); err == nil {
+		if !wc.CanOpen() {
+			t.Error("xdg-open is on the display's machine, and CanOpen says no")
+		}
+		missing := filepath.Join(t.TempDir(), "nope.txt")
+		err := c.Open(ctx, missing)
+		if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "does not exist") {
+			t.Errorf("open of a missing file: %v", err)
+		}
 	}
 	moved, err := wc.Move(ctx, one.ID, 120, 90)
 	if err != nil {
