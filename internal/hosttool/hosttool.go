@@ -37,7 +37,7 @@ type Intent struct {
 	// Kind is KindRead, KindEdit or KindCommand.
 	Kind string
 	// Path is what a read or an edit reads or changes, as the script
-	// will name it (absolute, or as given when relative).
+	// will name it: absolute and clean (the scripts take no other).
 	Path string
 	// To is a move's destination.
 	To string
