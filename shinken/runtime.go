@@ -106,6 +106,7 @@ type Intent struct {
 	Line        string   // a command's line (one typed into a shell)
 	Argv        []string // a command's program and arguments (open's opener, the shell)
 	Interactive bool     // the command reads what to run as it runs
+	Dynamic     bool     // what the command runs is known only when it runs (open's opener)
 }
 
 // AuthorizerFunc adapts a function to Authorizer.

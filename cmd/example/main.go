@@ -40,6 +40,7 @@ import (
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/mcpserver"
 )
 
 // languages are the engines of the plugins' code the daemon runs: run.js
@@ -79,6 +80,8 @@ type config struct {
 	recordFPS         float64
 	agentUser         string
 	requireAgent      bool
+	mcpSessions       int           // the most MCP sessions /mcp keeps at once
+	mcpIdle           time.Duration // how long /mcp keeps a silent MCP session
 }
 
 // stringList is a repeatable flag.
@@ -120,6 +123,8 @@ func main() {
 	flag.StringVar(&cfg.logLevel, "log", "info", "log level: debug, info, warn or error")
 	flag.StringVar(&cfg.mcp, "mcp", "", "stdio: serve MCP on standard input and output instead of listening (MCP is always served at /mcp on the listener)")
 	flag.StringVar(&cfg.mcpSize, "mcp-screen", "1024x768", "the screen the MCP computer tools show the model, WxH: screenshots fit in it, coordinates are read in it")
+	flag.IntVar(&cfg.mcpSessions, "mcp-sessions", mcpserver.DefaultMaxHTTPSessions, "the most MCP sessions /mcp keeps at once; past it an initialize is refused (429)")
+	flag.DurationVar(&cfg.mcpIdle, "mcp-idle", mcpserver.DefaultHTTPSessionIdle, "how long /mcp keeps an MCP session that sends nothing; it then ends with everything it started")
 	flag.StringVar(&cfg.remote, "remote", "", "with -mcp stdio: serve MCP for the runtime at this ACI URL (ws://host:port/aci, with -token) instead of a local backend")
 	flag.StringVar(&cfg.metricsListen, "metrics-listen", "", "serve "+daemon.PathMetrics+" on this host:port, without a token (default: on -listen, with the ACI token as a bearer token)")
 	flag.DurationVar(&cfg.drainTimeout, "drain-timeout", 20*time.Second, "on SIGTERM, how long calls in flight may take to finish before the sessions are closed")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"shinken.dev/go/shinken/mcpserver"
 )
@@ -23,7 +24,14 @@ func mcpOptions(cfg config, log *slog.Logger) (mcpserver.Options, error) {
 	if err != nil {
 		return mcpserver.Options{}, fmt.Errorf("-mcp-screen %q: want WxH, each from 64 to 8192", cfg.mcpSize)
 	}
-	return mcpserver.Options{Name: "shinken-example", Screen: mcpserver.Size{W: w, H: h}, Logger: log}, nil
+	if cfg.mcpSessions < 0 {
+		return mcpserver.Options{}, fmt.Errorf("-mcp-sessions %d: want 1 or more", cfg.mcpSessions)
+	}
+	if cfg.mcpIdle != 0 && cfg.mcpIdle < time.Second {
+		return mcpserver.Options{}, fmt.Errorf("-mcp-idle %v: want a second or more", cfg.mcpIdle)
+	}
+	return mcpserver.Options{Name: "shinken-example", Screen: mcpserver.Size{W: w, H: h}, Logger: log,
+		MaxHTTPSessions: cfg.mcpSessions, HTTPSessionIdle: cfg.mcpIdle}, nil
 }
 
 // checkMCPFlags refuses -mcp and -remote values the daemon cannot honour.

@@ -35,7 +35,7 @@ func intentRequest(in shinken.Intent, id string, env []string) (protocol.Permiss
 		default:
 			return req, fmt.Errorf("gate: a command of no line nor argv")
 		}
-		ci.Commands, ci.Dynamic = r.commands, r.dynamic || in.Interactive
+		ci.Commands, ci.Dynamic = r.commands, r.dynamic || in.Interactive || in.Dynamic
 		ci.Interactive = in.Interactive
 		req.Input = ci.Map()
 	default:

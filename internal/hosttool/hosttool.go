@@ -37,7 +37,7 @@ type Intent struct {
 	// Kind is KindRead, KindEdit or KindCommand.
 	Kind string
 	// Path is what a read or an edit reads or changes, as the script
-	// will name it (absolute, or as given when relative).
+	// will name it: absolute and clean (the scripts take no other).
 	Path string
 	// To is a move's destination.
 	To string
@@ -50,6 +50,9 @@ type Intent struct {
 	// Interactive says the command reads what to run as it runs (a shell
 	// started for typing).
 	Interactive bool
+	// Dynamic says that what the command runs is known only when it runs
+	// (open's opener runs the user's file associations).
+	Dynamic bool
 }
 
 // A Script is one tool's plumbing.
@@ -71,6 +74,15 @@ func (s *Script) Argv(args ...string) []string {
 
 // scripts are every tool's plumbing.
 var scripts = []*Script{
+	ReadFile,
+	WriteFile,
+	ListFiles,
+	Stat,
+	Exists,
+	Mkdir,
+	Move,
+	Delete,
+	Open,
 	ShellStart,
 	ShellType,
 	ShellControl,

@@ -55,9 +55,9 @@ func TestShellIntents(t *testing.T) {
 	}
 }
 
-// FuzzRecognize: no argument list makes Recognize panic, and a
+// FuzzRecognizeShell: no argument list makes Recognize panic, and a
 // recognized shell intent is always one of its kinds.
-func FuzzRecognize(f *testing.F) {
+func FuzzRecognizeShell(f *testing.F) {
 	f.Add(dir, "int", "", "")
 	f.Add(dir, "size", "80", "24")
 	f.Add("/bin/bash", "80", "24", "0123456789abcdef")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -331,6 +332,31 @@ func TestWireError(t *testing.T) {
 	}
 	if got := aci.ParseWireError("weird thing"); got.Code != aci.CodeBackend {
 		t.Fatalf("unknown prefix maps to %s", got.Code)
+	}
+}
+
+// TestErrorfNamesItsCodeOnce formats an error that carries its code
+// already, as a tool that wraps a refusal does (key_down's unknown key
+// read invalid_action: invalid_action: unknown key "banana"): the code
+// is written once, and another code's prefix stays in the detail.
+func TestErrorfNamesItsCodeOnce(t *testing.T) {
+	inner := fmt.Errorf("%w: unknown key %q", aci.ErrInvalidAction, "banana")
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{aci.Errorf(aci.CodeInvalidAction, "%v", inner), `invalid_action: unknown key "banana"`},
+		{aci.Errorf(aci.CodeInvalidAction, "%w", inner), `invalid_action: unknown key "banana"`},
+		{aci.Errorf(aci.CodeInvalidAction, "%v", aci.Errorf(aci.CodeInvalidAction, "unknown key %q", "banana")), `invalid_action: unknown key "banana"`},
+		{aci.Errorf(aci.CodeInvalidAction, "%v", aci.ErrInvalidAction), "invalid_action"},
+		{aci.Errorf(aci.CodeTimeout, "%v", inner), `timeout: invalid_action: unknown key "banana"`},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
+		if got := aci.WireError(tc.err); got != tc.want {
+			t.Errorf("WireError = %q, want %q", got, tc.want)
+		}
 	}
 }
 

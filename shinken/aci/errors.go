@@ -70,10 +70,18 @@ func (e *Error) Is(target error) bool {
 }
 
 // Errorf returns an *Error with code and a formatted detail. A %w verb wraps
-// the cause as usual.
+// the cause as usual. A detail that starts with the code already (an error
+// of the same code formatted with %v or %w) does not repeat it: the
+// string reads "code: detail" once.
 func Errorf(code Code, format string, args ...any) *Error {
 	err := fmt.Errorf(format, args...)
-	return &Error{Code: code, Detail: err.Error(), Err: errors.Unwrap(err)}
+	detail := err.Error()
+	if d, ok := strings.CutPrefix(detail, string(code)+": "); ok {
+		detail = d
+	} else if detail == string(code) {
+		detail = ""
+	}
+	return &Error{Code: code, Detail: detail, Err: errors.Unwrap(err)}
 }
 
 // Sentinels, one per code, for errors.Is. Backends wrap them to say what went

@@ -25,6 +25,12 @@ import (
 // Authorizer refusing while deny is set, reached through a schema proxy.
 func execRig(t testing.TB) (*client.Client, *atomic.Bool) {
 	t.Helper()
+	return execRigWith(t, nil)
+}
+
+// execRigWith is execRig with the client's options (a token is added).
+func execRigWith(t testing.TB, opts *client.DialOptions) (*client.Client, *atomic.Bool) {
+	t.Helper()
 	ctx := t.Context()
 	deny := &atomic.Bool{}
 	auth := shinken.AuthorizerFunc(func(_ context.Context, req shinken.AuthRequest) error {
@@ -37,7 +43,12 @@ func execRig(t testing.TB) (*client.Client, *atomic.Bool) {
 	srv := httptest.NewServer(rt)
 	t.Cleanup(func() { srv.Close(); rt.Close() })
 	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	c, err := client.Dial(ctx, proxy.URL, &client.DialOptions{Token: "t"})
+	o := client.DialOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Token = "t"
+	c, err := client.Dial(ctx, proxy.URL, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +111,20 @@ func TestFiles(t *testing.T) {
 		{"write over a directory", fs.ErrInvalid, func() error { return c.WriteFile(ctx, filepath.Join(dir, "sub dir"), []byte("x")) }},
 		{"list missing", fs.ErrNotExist, func() error { _, err := c.ListDir(ctx, filepath.Join(dir, "nope")); return err }},
 		{"list a file", fs.ErrInvalid, func() error { _, err := c.ListDir(ctx, path); return err }},
-		{"write too large", aci.ErrTooLarge, func() error { return c.WriteFile(ctx, path, make([]byte, client.MaxWrite+1)) }},
+		{"empty path", aci.ErrInvalidAction, func() error { _, err := c.ReadFile(ctx, "", nil); return err }},
+		{"another user's home", aci.ErrInvalidAction, func() error { _, err := c.Stat(ctx, "~root/x"); return err }},
+		{"stat missing", fs.ErrNotExist, func() error { _, err := c.Stat(ctx, filepath.Join(dir, "nope")); return err }},
+		{"mkdir existing", fs.ErrExist, func() error { return c.Mkdir(ctx, filepath.Join(dir, "sub dir")) }},
+		{"mkdir missing parent", fs.ErrNotExist, func() error { return c.Mkdir(ctx, filepath.Join(dir, "a", "b")) }},
+		{"mkdir -p over a file", fs.ErrInvalid, func() error { return c.MkdirAll(ctx, filepath.Join(path, "x")) }},
+		{"rename missing", fs.ErrNotExist, func() error { return c.Rename(ctx, filepath.Join(dir, "nope"), filepath.Join(dir, "n2"), nil) }},
+		{"rename onto a file", fs.ErrExist, func() error { return c.Rename(ctx, filepath.Join(dir, "empty"), path, nil) }},
+		{"rename onto a folder", fs.ErrInvalid, func() error {
+			return c.Rename(ctx, filepath.Join(dir, "empty"), filepath.Join(dir, "sub dir"), &client.RenameOptions{Overwrite: true})
+		}},
+		{"remove missing", fs.ErrNotExist, func() error { return c.Remove(ctx, filepath.Join(dir, "nope")) }},
+		{"remove a folder with entries", client.ErrNotEmpty, func() error { return c.Remove(ctx, dir) }},
+		{"read past the chunk", aci.ErrInvalidAction, func() error { _, _, err := c.ReadFileAt(ctx, path, 0, client.MaxChunk+1); return err }},
 	} {
 		err := tt.do()
 		var pe *fs.PathError

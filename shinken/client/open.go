@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"strings"
 
+	"shinken.dev/go/internal/hosttool"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -16,11 +19,26 @@ var opener = map[aci.Platform]string{
 	aci.PlatformMacOS: "open",
 }
 
-// Open opens a file path or a URL on the runtime's machine with its
-// default application, as a double click in a file manager or a link
-// would: through launch_app (so the runtime's Authorizer judges it as
-// one) with the platform's opener, xdg-open on Linux and open on macOS.
-// A platform without one is an error wrapping aci.ErrUnsupported.
+// ErrNoOpener is wrapped by Open's error when the runtime's machine has no
+// opener (xdg-open on Linux, open on macOS); it wraps
+// errors.ErrUnsupported in turn.
+var ErrNoOpener = fmt.Errorf("client: no default-application opener on the runtime's machine: %w", errors.ErrUnsupported)
+
+// Open opens a file or a URL on the runtime's machine with its default
+// application, as a double click in a file manager or a link would, with
+// the platform's opener: xdg-open on Linux, open on macOS. A target that
+// is not a URL ("scheme:...") is a path, resolved as the file calls
+// resolve theirs (see Client.Abs).
+//
+// Open first checks, in one exec of the machine tools' plumbing, what the
+// opener would fail on at once: a missing opener is an error wrapping
+// ErrNoOpener, a missing file a *fs.PathError wrapping fs.ErrNotExist,
+// each with the machine's message. The runtime's Authorizer judges that
+// exec as the opener's command line (dynamic: the opener runs the user's
+// file associations). Then it starts the opener with launch_app, so that
+// the application outlives the call, and the Authorizer judges that too.
+// A failure of the opener after it started (no application for the
+// file's type) is not seen: launch_app reports only that it started.
 func (c *Client) Open(ctx context.Context, target string) error {
 	if target == "" {
 		return aci.Errorf(aci.CodeInvalidAction, "open needs a file or a URL")
@@ -32,6 +50,28 @@ func (c *Client) Open(ctx context.Context, target string) error {
 	prog, ok := opener[p]
 	if !ok {
 		return fmt.Errorf("client: no default-application opener on %s: %w", p, errors.ErrUnsupported)
+	}
+	if !hosttool.IsURL(target) {
+		abs, err := c.Abs(ctx, target)
+		if err != nil {
+			return &fs.PathError{Op: "open", Path: target, Err: err}
+		}
+		target = abs
+	}
+	res, err := c.Exec(ctx, &aci.ExecRequest{Argv: hosttool.Open.Argv(prog, target)})
+	if err != nil {
+		return err
+	}
+	msg := strings.TrimSpace(res.Stderr)
+	switch {
+	case res.ExitCode == nil:
+		return fmt.Errorf("client: checking %s before opening %s: killed (signal %d)", prog, target, deref(res.Signal))
+	case *res.ExitCode == hosttool.ExitNoOpener:
+		return fmt.Errorf("%w: %s", ErrNoOpener, msg)
+	case *res.ExitCode == hosttool.ExitNotExist:
+		return &fs.PathError{Op: "open", Path: target, Err: fmt.Errorf("%w: %s", fs.ErrNotExist, msg)}
+	case *res.ExitCode != 0:
+		return fmt.Errorf("client: checking %s before opening %s: exit status %d: %s", prog, target, *res.ExitCode, msg)
 	}
 	return c.LaunchApp(ctx, prog, target)
 }

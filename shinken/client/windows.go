@@ -72,9 +72,11 @@ type WindowControl struct {
 	wmctrl, xdotool bool
 	// keys: activate_window and key; drag: activate_window and drag.
 	keys, drag bool
+	// opener: xdg-open, run on the desktop's display.
+	opener bool
 }
 
-const windowProbeScript = `for p in wmctrl xdotool xprop; do command -v "$p" >/dev/null 2>&1 && echo "has $p"; done
+const windowProbeScript = `for p in wmctrl xdotool xprop xdg-open; do command -v "$p" >/dev/null 2>&1 && echo "has $p"; done
 [ -n "$DISPLAY" ] || exit 0
 if command -v xdotool >/dev/null 2>&1; then echo "size $(xdotool getdisplaygeometry 2>/dev/null)"
 elif command -v wmctrl >/dev/null 2>&1; then wmctrl -d 2>/dev/null | sed -n '1s/.*DG: \([0-9]*\)x\([0-9]*\).*/size \1 \2/p'; fi
@@ -138,6 +140,7 @@ func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
 	ours := p.size == size && p.has["xprop"] && p.known == given && (given > 0 || p.clients == 0)
 	wc.wmctrl = ours && p.has["wmctrl"]
 	wc.xdotool = ours && p.has["xdotool"]
+	wc.opener = ours && p.has["xdg-open"]
 	return wc, nil
 }
 
@@ -213,6 +216,11 @@ func (w *WindowControl) Supports(op WindowOp) bool {
 	return false
 }
 
+// CanOpen reports whether the probe found xdg-open on the machine whose
+// exec reaches the desktop's display, so that Client.Open has an opener
+// there (a headless desktop, or a display exec does not reach, has none).
+func (w *WindowControl) CanOpen() bool { return w.opener }
+
 // Ops lists the operations that work on the runtime, in the order of the
 // constants.
 func (w *WindowControl) Ops() []WindowOp {
@@ -269,8 +277,11 @@ func (w *WindowControl) Maximize(ctx context.Context, id uint64) (aci.WindowInfo
 	if !w.wmctrl {
 		return aci.WindowInfo{}, w.unsupported(WindowMaximize)
 	}
-	if err := w.script(ctx, id, `wmctrl -i -r "$1" -b add,maximized_vert,maximized_horz || exit 93
-`+pollState(`s=$(xprop -id "$1" _NET_WM_STATE); case $s in *MAXIMIZED_VERT*MAXIMIZED_HORZ*|*MAXIMIZED_HORZ*MAXIMIZED_VERT*) true;; *) false;; esac`)); err != nil {
+	// A minimised window is brought back first (wmctrl -a maps and
+	// raises it): maximised but hidden is not what was asked.
+	if err := w.script(ctx, id, `if xprop -id "$1" WM_STATE | grep -q Iconic; then wmctrl -i -a "$1" || exit 93; fi
+wmctrl -i -r "$1" -b add,maximized_vert,maximized_horz || exit 93
+`+pollState(`xprop -id "$1" WM_STATE | grep -q Normal && s=$(xprop -id "$1" _NET_WM_STATE) && case $s in *MAXIMIZED_VERT*MAXIMIZED_HORZ*|*MAXIMIZED_HORZ*MAXIMIZED_VERT*) true;; *) false;; esac`)); err != nil {
 		return aci.WindowInfo{}, err
 	}
 	return w.settle(ctx, id, "listed", func(win *aci.WindowInfo) bool { return win != nil })
@@ -285,11 +296,14 @@ func (w *WindowControl) Move(ctx context.Context, id uint64, x, y int) (aci.Wind
 	at := func(win *aci.WindowInfo) bool {
 		return win != nil && len(win.BBox) == 4 && win.BBox[0] == x && win.BBox[1] == y
 	}
+	if !w.Supports(WindowMove) {
+		return aci.WindowInfo{}, w.unsupported(WindowMove)
+	}
+	before, err := w.fits(ctx, id, func(b image.Rectangle) image.Rectangle { return b.Add(image.Pt(x, y).Sub(b.Min)) })
+	if err != nil {
+		return aci.WindowInfo{}, err
+	}
 	switch {
-	case (w.wmctrl || w.xdotool) && (x < 0 || y < 0):
-		// wmctrl reads -1 as "keep", and window managers may clamp the
-		// rest: frames are placed in the screen's first quadrant only.
-		return aci.WindowInfo{}, aci.Errorf(aci.CodeInvalidAction, "this desktop places a window's frame at x, y ≥ 0, not %d,%d", x, y)
 	case w.wmctrl:
 		if err := w.script(ctx, id, `wmctrl -i -r "$1" -b remove,maximized_vert,maximized_horz && wmctrl -i -r "$1" -e "0,$2,$3,-1,-1" || exit 93`,
 			strconv.Itoa(x), strconv.Itoa(y)); err != nil {
@@ -305,10 +319,8 @@ func (w *WindowControl) Move(ctx context.Context, id uint64, x, y int) (aci.Wind
 		if err := w.dragWindow(ctx, id, WindowMove, image.Pt(x, y)); err != nil {
 			return aci.WindowInfo{}, err
 		}
-	default:
-		return aci.WindowInfo{}, w.unsupported(WindowMove)
 	}
-	return w.settle(ctx, id, fmt.Sprintf("at %d,%d", x, y), at)
+	return w.changed(before)(w.settle(ctx, id, fmt.Sprintf("at %d,%d", x, y), at))
 }
 
 // Resize gives the window with id the size width × height in screen
@@ -325,6 +337,12 @@ func (w *WindowControl) Resize(ctx context.Context, id uint64, width, height int
 	if width <= 0 || height <= 0 {
 		return aci.WindowInfo{}, aci.Errorf(aci.CodeInvalidAction, "a window's size must be positive, not %d×%d", width, height)
 	}
+	before, err := w.fits(ctx, id, func(b image.Rectangle) image.Rectangle {
+		return image.Rectangle{b.Min, b.Min.Add(image.Pt(width, height))}
+	})
+	if err != nil {
+		return aci.WindowInfo{}, err
+	}
 	exact := func(win *aci.WindowInfo) bool {
 		return win != nil && len(win.BBox) == 4 && win.BBox[2] == width && win.BBox[3] == height
 	}
@@ -332,7 +350,7 @@ func (w *WindowControl) Resize(ctx context.Context, id uint64, width, height int
 		if err := w.dragWindow(ctx, id, WindowResize, image.Pt(width, height)); err != nil {
 			return aci.WindowInfo{}, err
 		}
-		return w.settle(ctx, id, fmt.Sprintf("%d×%d", width, height), exact)
+		return w.changed(before)(w.settle(ctx, id, fmt.Sprintf("%d×%d", width, height), exact))
 	}
 	// The frame's extents come off the size asked (wmctrl and xdotool
 	// size the client); the size increments say how near the result must
@@ -359,7 +377,46 @@ xprop -id "$1" WM_NORMAL_HINTS | sed -n 's/.*resize increment: *\([0-9]*\) by \(
 		dw, dh := width-win.BBox[2], height-win.BBox[3]
 		return dw >= 0 && dw < inc.X && dh >= 0 && dh < inc.Y
 	}
-	return w.settle(ctx, id, fmt.Sprintf("%d×%d", width, height), sized)
+	return w.changed(before)(w.settle(ctx, id, fmt.Sprintf("%d×%d", width, height), sized))
+}
+
+// fits checks, before a move or a resize, that the window's frame would
+// stay on the screen with the bounds to gives its present ones: one rule
+// for every desktop, a window is never moved or sized past the screen's
+// edges (a request that would is refused with invalid_action, and the
+// window is left as it was). It returns the window as it is.
+func (w *WindowControl) fits(ctx context.Context, id uint64, to func(image.Rectangle) image.Rectangle) (*aci.WindowInfo, error) {
+	win, err := w.window(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if win == nil {
+		return nil, fmt.Errorf("%w: no window %d", aci.ErrNoSuchWindow, id)
+	}
+	if len(win.BBox) != 4 {
+		return nil, fmt.Errorf("client: window %d has no bounds: %w", id, errors.ErrUnsupported)
+	}
+	size, err := w.c.ScreenSize(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := to(image.Rect(win.BBox[0], win.BBox[1], win.BBox[0]+win.BBox[2], win.BBox[1]+win.BBox[3]))
+	if screen := image.Rect(0, 0, size.W, size.H); !b.In(screen) {
+		return nil, aci.Errorf(aci.CodeInvalidAction, "window %d's frame would be at %d,%d, %d×%d, past the %d×%d screen: windows are not moved or sized past the screen's edges (it was left as it is)",
+			id, b.Min.X, b.Min.Y, b.Dx(), b.Dy(), size.W, size.H)
+	}
+	return win, nil
+}
+
+// changed returns a function that adds to a failed operation's error what
+// the window was before it, beside what it is now.
+func (w *WindowControl) changed(before *aci.WindowInfo) func(aci.WindowInfo, error) (aci.WindowInfo, error) {
+	return func(win aci.WindowInfo, err error) (aci.WindowInfo, error) {
+		if err != nil && errors.Is(err, ErrWindowUnchanged) && before != nil {
+			err = fmt.Errorf("%w (before: bounds %v)", err, before.BBox)
+		}
+		return win, err
+	}
 }
 
 // dragWindow moves (op WindowMove) or resizes (WindowResize) the window
@@ -481,7 +538,7 @@ func (w *WindowControl) settle(ctx context.Context, id uint64, want string, ok f
 		if time.Now().After(deadline) {
 			now := "gone"
 			if win != nil {
-				now = fmt.Sprintf("bounds %v", win.BBox)
+				now = fmt.Sprintf("now: bounds %v", win.BBox)
 			}
 			return aci.WindowInfo{}, fmt.Errorf("%w: window %d is not %s after %v (%s)", ErrWindowUnchanged, id, want, windowSettle, now)
 		}
@@ -509,3 +566,55 @@ func (w *WindowControl) window(ctx context.Context, id uint64) (*aci.WindowInfo,
 
 // xid spells a window id as X programs take it.
 func xid(id uint64) string { return "0x" + strconv.FormatUint(id, 16) }
+
+// A WindowState is what the window manager says of a window beyond its
+// bounds.
+type WindowState struct {
+	Minimized  bool `json:"minimized,omitempty"`
+	Maximized  bool `json:"maximized,omitempty"`
+	Fullscreen bool `json:"fullscreen,omitempty"`
+}
+
+const windowStatesScript = `for w; do
+  s=$(xprop -id "$w" WM_STATE _NET_WM_STATE 2>/dev/null) || continue
+  f=
+  case $s in *Iconic*|*_NET_WM_STATE_HIDDEN*) f="${f}m" ;; esac
+  case $s in *MAXIMIZED_VERT*MAXIMIZED_HORZ*|*MAXIMIZED_HORZ*MAXIMIZED_VERT*) f="${f}M" ;; esac
+  case $s in *_NET_WM_STATE_FULLSCREEN*) f="${f}F" ;; esac
+  echo "$w ${f:--}"
+done`
+
+// States returns the state of each window in wins that the window
+// manager reports, by id, in one exec of xprop (judged by the runtime's
+// Authorizer as that command). Where the probe found no xprop on the
+// desktop's display (the headless desktop), it returns an error wrapping
+// errors.ErrUnsupported.
+func (w *WindowControl) States(ctx context.Context, wins []aci.WindowInfo) (map[uint64]WindowState, error) {
+	if !w.wmctrl && !w.xdotool {
+		return nil, fmt.Errorf("client: the runtime has no means to read window states: %w", errors.ErrUnsupported)
+	}
+	argv := []string{"/bin/sh", "-c", windowStatesScript, "sh"}
+	for _, win := range wins {
+		argv = append(argv, xid(win.ID))
+	}
+	res, err := w.c.Exec(ctx, &aci.ExecRequest{Argv: argv, Timeout: windowProbeWait})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode == nil || *res.ExitCode != 0 {
+		return nil, fmt.Errorf("client: reading window states: %s", strings.TrimSpace(res.Stderr))
+	}
+	out := map[uint64]WindowState{}
+	for line := range strings.Lines(res.Stdout) {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		id, err := strconv.ParseUint(strings.TrimPrefix(f[0], "0x"), 16, 64)
+		if err != nil {
+			continue
+		}
+		out[id] = WindowState{Minimized: strings.Contains(f[1], "m"), Maximized: strings.Contains(f[1], "M"), Fullscreen: strings.Contains(f[1], "F")}
+	}
+	return out, nil
+}

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -205,6 +206,17 @@ func TestWindowControlX11(t *testing.T) {
 	if got := wc.Ops(); !slices.Equal(got, want) {
 		t.Fatalf("ops %v, want %v", got, want)
 	}
+	// open: an opener on this display, and its failures told.
+	if _, err := exec.LookPath("xdg-open"); err == nil {
+		if !wc.CanOpen() {
+			t.Error("xdg-open is on the display's machine, and CanOpen says no")
+		}
+		missing := filepath.Join(t.TempDir(), "nope.txt")
+		err := c.Open(ctx, missing)
+		if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "does not exist") {
+			t.Errorf("open of a missing file: %v", err)
+		}
+	}
 	moved, err := wc.Move(ctx, one.ID, 120, 90)
 	if err != nil {
 		t.Fatal(err)
@@ -231,6 +243,53 @@ func TestWindowControlX11(t *testing.T) {
 	}
 	if max.BBox[2] <= sized.BBox[2] || max.BBox[3] <= sized.BBox[3] {
 		t.Fatalf("maximised to %v from %v", max.BBox, sized.BBox)
+	}
+	if err := wc.Minimize(ctx, two.ID); err != nil {
+		t.Fatal(err)
+	}
+	wins, err := c.ListWindows(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	states, err := wc.States(ctx, wins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := states[one.ID]; !st.Maximized || st.Minimized {
+		t.Errorf("the maximised window's state: %+v", st)
+	}
+	if st := states[two.ID]; !st.Minimized || st.Maximized {
+		t.Errorf("the minimised window's state: %+v", st)
+	}
+	// Maximising a minimised window brings it back: maximised and shown.
+	if _, err := wc.Maximize(ctx, two.ID); err != nil {
+		t.Fatal(err)
+	}
+	wins, _ = c.ListWindows(ctx)
+	if states, err = wc.States(ctx, wins); err != nil || !states[two.ID].Maximized || states[two.ID].Minimized {
+		t.Fatalf("a minimised window maximised: %+v, %v", states[two.ID], err)
+	}
+	// Past the screen: refused, and the window is left as it was.
+	size, _ := c.ScreenSize(ctx)
+	small, err := wc.Resize(ctx, two.ID, 300, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, do := range map[string]func() error{
+		"move past the right edge": func() error { _, err := wc.Move(ctx, two.ID, size.W-small.BBox[2]+1, 0); return err },
+		"move far off":             func() error { _, err := wc.Move(ctx, two.ID, 5000, 5000); return err },
+		"resize past the bottom":   func() error { _, err := wc.Resize(ctx, two.ID, 300, size.H-small.BBox[1]+1); return err },
+		"resize to 5000×5000":      func() error { _, err := wc.Resize(ctx, two.ID, 5000, 5000); return err },
+	} {
+		if err := do(); !errors.Is(err, aci.ErrInvalidAction) {
+			t.Errorf("%s: %v, want invalid_action", name, err)
+		}
+		if now := windowTitled(t, c, "geometry-two"); !slices.Equal(now.BBox, small.BBox) {
+			t.Errorf("%s: the window went from %v to %v", name, small.BBox, now.BBox)
+		}
+	}
+	if moved, err := wc.Move(ctx, two.ID, size.W-small.BBox[2], size.H-small.BBox[3]); err != nil || moved.BBox[0] != size.W-small.BBox[2] {
+		t.Fatalf("a move to the screen's corner: %v, %v", moved.BBox, err)
 	}
 	if err := wc.Minimize(ctx, two.ID); err != nil {
 		t.Fatal(err)

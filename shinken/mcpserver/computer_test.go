@@ -228,25 +228,26 @@ func TestAnnotations(t *testing.T) {
 			t.Fatalf("%s: no description", tool.Name)
 		}
 	}
-	want := []string{"activate_window", "click_element", "clipboard_get", "clipboard_set", "close_window", "cursor_position", "double_click",
-		"exec", "hold_key", "invoke_action", "key", "key_down", "key_up", "launch_app", "left_click", "left_click_drag", "left_mouse_down",
-		"left_mouse_up", "list_files", "list_windows", "middle_click", "mouse_move", "move_window", "observe", "open", "read_file", "resize_window", "right_click",
-		"screen_size", "screenshot", "scroll", "set_value", "shell", "triple_click", "type", "wait", "wait_for", "write_file", "zoom"}
+	// No open: the headless desktop has no opener.
+	want := []string{"activate_window", "click_element", "clipboard_get", "clipboard_set", "close_window", "cursor_position", "delete", "double_click",
+		"exec", "exists", "hold_key", "invoke_action", "key", "key_down", "key_up", "launch_app", "left_click", "left_click_drag", "left_mouse_down",
+		"left_mouse_up", "list_files", "list_windows", "middle_click", "mkdir", "mouse_move", "move", "move_window", "observe", "read_file", "resize_window", "right_click",
+		"screen_size", "screenshot", "scroll", "set_value", "shell", "stat", "triple_click", "type", "wait", "wait_for", "write_file", "zoom"}
 	slices.Sort(names)
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v\nwant  %v", names, want)
 	}
-	for _, n := range []string{"screenshot", "observe", "zoom", "cursor_position", "list_windows", "clipboard_get", "wait_for", "read_file", "list_files", "screen_size"} {
+	for _, n := range []string{"screenshot", "observe", "zoom", "cursor_position", "list_windows", "clipboard_get", "wait_for", "read_file", "list_files", "screen_size", "stat", "exists"} {
 		if !by[n].Annotations.ReadOnlyHint {
 			t.Errorf("%s is not read-only", n)
 		}
 	}
-	for _, n := range []string{"exec", "launch_app", "left_click", "type", "key", "write_file", "shell", "open"} {
+	for _, n := range []string{"exec", "launch_app", "left_click", "type", "key", "write_file", "shell", "move", "delete"} {
 		if a := by[n].Annotations; a.ReadOnlyHint || !*a.DestructiveHint {
 			t.Errorf("%s is not destructive", n)
 		}
 	}
-	for _, n := range []string{"exec", "launch_app", "shell", "open"} {
+	for _, n := range []string{"exec", "launch_app", "shell"} {
 		if !*by[n].Annotations.OpenWorldHint {
 			t.Errorf("%s is not open-world", n)
 		}

@@ -38,9 +38,11 @@
 // buffered command, refused with the runtime's Authorizer's reason when
 // its gate says no).
 //
-// The machine's tools: read_file, write_file (binary-safe: base64, or
-// text) and list_files; shell, a persistent bash on an 80×24 terminal
-// whose working directory, variables and jobs last from call to call, which
+// The machine's tools: read_file and write_file (binary-safe: base64, or
+// text; by offset and length, or appending, so a file of any size moves
+// in chunks), list_files (in pages, with a cursor), stat, exists, mkdir,
+// move and delete; shell, a persistent bash on an 80×24 terminal whose
+// working directory, variables and jobs last from call to call, which
 // runs a line to its end and answers its exit code (or that it still
 // runs), bounds its output (16 KiB by default, 1 MiB at most, with what
 // was cut), interrupts, ends the input of, or kills its foreground
@@ -51,11 +53,14 @@
 // the session's later computer-use calls (ACI holds keys for one action at
 // a time, so each click, scroll, drag, move and key is made with it down,
 // and nothing is left held when the session ends). ACI has no verbs of their own for these: they
-// are made of exec and launch_app (see the client package's ReadFile,
-// Shell and Open), so the runtime's Authorizer and plugins judge them as
-// they judge those, and refuse them when they refuse commands; the
-// shell's plumbing is recognized, so that a plugin judges the shell
-// started and each line typed at it, never the plumbing.
+// are made of exec and launch_app (see the client package's files, Shell
+// and Open), so the runtime's Authorizer and plugins judge them. A file
+// tool's exec is fixed plumbing the runtime recognizes: its Authorizer is
+// shown what the call does (shinken.AuthRequest.Intent, a read or an
+// edit of the absolute path; open, the opener's command line, dynamic),
+// never the script; so are the shell started (an interactive command) and
+// each line typed at it (a command). open is offered only where an opener
+// reaches the desktop (never on the headless one).
 //
 // The window tools: close_window, minimize_window, maximize_window,
 // move_window and resize_window, by a window's id from list_windows, each

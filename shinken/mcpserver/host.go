@@ -2,12 +2,9 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io/fs"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,43 +20,83 @@ import (
 
 // ReadFileInput is the input of read_file.
 type ReadFileInput struct {
-	Path     string `json:"path" jsonschema:"the file's path on the computer"`
-	MaxBytes int64  `json:"max_bytes,omitempty" jsonschema:"refuse a larger file; default and at most 524288"`
+	Path   string `json:"path" jsonschema:"the file's path on the computer; a relative path and ~ resolve against the agent's home"`
+	Offset int64  `json:"offset,omitempty" jsonschema:"where to start reading, in bytes; default 0"`
+	Length int    `json:"length,omitempty" jsonschema:"how many bytes to read at most; default and at most 524288 (read a larger file in chunks)"`
+	Base64 bool   `json:"base64,omitempty" jsonschema:"answer the bytes as base64 in the structured result even when they are text (for programs moving a file)"`
 }
 
-// FileContent is the structured result of read_file.
+// FileContent is the structured result of read_file. The bytes travel
+// once: as the call's text when they are UTF-8 (and base64 was not
+// asked), as Base64 otherwise.
 type FileContent struct {
-	Path string `json:"path"`
-	Size int    `json:"size" jsonschema:"bytes"`
-	// Base64 carries the contents whatever they are.
-	Base64 string `json:"base64" jsonschema:"the contents, base64"`
-	// Text carries them too when they are UTF-8.
-	Text *string `json:"text,omitempty" jsonschema:"the contents as text, when they are valid UTF-8"`
+	Path   string `json:"path" jsonschema:"the absolute path read"`
+	Offset int64  `json:"offset" jsonschema:"where the bytes start"`
+	Length int    `json:"length" jsonschema:"how many bytes were read"`
+	Size   int64  `json:"size" jsonschema:"the file's size in bytes"`
+	EOF    bool   `json:"eof" jsonschema:"the bytes reach the end of the file"`
+	// Base64 carries the bytes when they are not sent as text.
+	Base64 string `json:"base64,omitempty" jsonschema:"the bytes, base64, when they are not the call's text"`
 }
 
 // WriteFileInput is the input of write_file: exactly one of text and
 // base64.
 type WriteFileInput struct {
-	Path   string  `json:"path" jsonschema:"the file's path on the computer; its directory must exist"`
-	Text   *string `json:"text,omitempty" jsonschema:"the new contents as text"`
-	Base64 *string `json:"base64,omitempty" jsonschema:"the new contents as base64, for binary files"`
+	Path   string  `json:"path" jsonschema:"the file's path on the computer; its folder must exist; a relative path and ~ resolve against the agent's home"`
+	Text   *string `json:"text,omitempty" jsonschema:"the contents as text"`
+	Base64 *string `json:"base64,omitempty" jsonschema:"the contents as base64, for binary files"`
+	Offset *int64  `json:"offset,omitempty" jsonschema:"write at this offset, keeping the rest of the file (default: replace the whole file)"`
+	Append bool    `json:"append,omitempty" jsonschema:"add at the end of the file (default: replace the whole file)"`
 }
 
 // Written is the structured result of write_file.
 type Written struct {
-	Path string `json:"path"`
+	Path string `json:"path" jsonschema:"the absolute path written"`
 	Size int    `json:"size" jsonschema:"bytes written"`
 }
 
 // ListInput is the input of list_files.
 type ListInput struct {
-	Path string `json:"path" jsonschema:"the directory's path on the computer"`
+	Path   string `json:"path" jsonschema:"the folder's path on the computer; a relative path and ~ resolve against the agent's home"`
+	Cursor string `json:"cursor,omitempty" jsonschema:"the next of the page before; omit for the first page"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"the most entries in the page; default 1000, at most 10000"`
 }
 
 // Listing is the structured result of list_files.
 type Listing struct {
-	Path    string            `json:"path"`
+	Path    string            `json:"path" jsonschema:"the absolute path listed"`
 	Entries []client.FileInfo `json:"entries"`
+	Next    string            `json:"next,omitempty" jsonschema:"the cursor of the next page; absent on the last one"`
+}
+
+// PathInput is the input of stat and exists.
+type PathInput struct {
+	Path string `json:"path" jsonschema:"a path on the computer; a relative path and ~ resolve against the agent's home"`
+}
+
+// Existence is the structured result of exists.
+type Existence struct {
+	Path   string `json:"path" jsonschema:"the absolute path"`
+	Exists bool   `json:"exists"`
+}
+
+// MkdirInput is the input of mkdir.
+type MkdirInput struct {
+	Path    string `json:"path" jsonschema:"the folder to make; a relative path and ~ resolve against the agent's home"`
+	Parents bool   `json:"parents,omitempty" jsonschema:"make missing parents too, and take a folder already there for done"`
+}
+
+// MoveInput is the input of move.
+type MoveInput struct {
+	From      string `json:"from" jsonschema:"the file or folder to move"`
+	To        string `json:"to" jsonschema:"its new path (never moved into a folder there)"`
+	Overwrite bool   `json:"overwrite,omitempty" jsonschema:"replace a file at to (never a folder)"`
+}
+
+// DeleteInput is the input of delete.
+type DeleteInput struct {
+	Path      string `json:"path" jsonschema:"the file, symlink or folder to delete"`
+	Recursive bool   `json:"recursive,omitempty" jsonschema:"delete a folder with everything in it (without it, only an empty folder)"`
 }
 
 // ScreenSize is the structured result of screen_size.
@@ -81,68 +118,7 @@ var (
 )
 
 func (s *Server) addHostTools() {
-	addTool(s, &mcp.Tool{
-		Name:        "read_file",
-		Description: "Read a file on the computer. Its contents come as base64, and as text too when they are UTF-8. Files over max_bytes (512 KiB at most) are refused.",
-		Annotations: &mcp.ToolAnnotations{Title: "Read a file"},
-		InputSchema: bounded[ReadFileInput](map[string]float64{"max_bytes": client.DefaultMaxRead}),
-	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in ReadFileInput) (textResult[FileContent], error) {
-		data, err := c.ReadFile(ctx, in.Path, &client.ReadOptions{MaxBytes: in.MaxBytes})
-		if err != nil {
-			return textResult[FileContent]{}, fileError(err)
-		}
-		out := FileContent{Path: in.Path, Size: len(data), Base64: base64.StdEncoding.EncodeToString(data)}
-		text := fmt.Sprintf("%s: %d bytes, binary (base64 in the structured result)", in.Path, len(data))
-		if utf8.Valid(data) {
-			t := string(data)
-			out.Text, text = &t, t
-		}
-		return textResult[FileContent]{text, out}, nil
-	})
-
-	addTool(s, &mcp.Tool{
-		Name:        "write_file",
-		Description: "Write a file on the computer, replacing it: text, or base64 for binary contents. The directory must exist. A reader sees the old contents or the new, never a part.",
-		Annotations: &mcp.ToolAnnotations{Title: "Write a file"},
-	}, fileWrite, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in WriteFileInput) (textResult[Written], error) {
-		var data []byte
-		switch {
-		case (in.Text == nil) == (in.Base64 == nil):
-			return textResult[Written]{}, invalid("give text or base64, not both or neither")
-		case in.Text != nil:
-			data = []byte(*in.Text)
-		default:
-			b, err := base64.StdEncoding.DecodeString(*in.Base64)
-			if err != nil {
-				return textResult[Written]{}, invalid("base64: %v", err)
-			}
-			data = b
-		}
-		if err := c.WriteFile(ctx, in.Path, data); err != nil {
-			return textResult[Written]{}, fileError(err)
-		}
-		return textResult[Written]{fmt.Sprintf("wrote %d bytes to %s", len(data), in.Path), Written{in.Path, len(data)}}, nil
-	})
-
-	addTool(s, &mcp.Tool{
-		Name:        "list_files",
-		Description: "List a directory on the computer: each entry's name, kind (file, dir, symlink, other) and size.",
-		Annotations: &mcp.ToolAnnotations{Title: "List a directory"},
-	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in ListInput) (textResult[Listing], error) {
-		entries, err := c.ListDir(ctx, in.Path)
-		if err != nil {
-			return textResult[Listing]{}, fileError(err)
-		}
-		var b strings.Builder
-		for _, e := range entries {
-			fmt.Fprintf(&b, "%s\t%d\t%s\n", e.Kind, e.Size, e.Name)
-		}
-		if entries == nil {
-			entries = []client.FileInfo{}
-			b.WriteString("(empty)")
-		}
-		return textResult[Listing]{b.String(), Listing{in.Path, entries}}, nil
-	})
+	s.addFileTools()
 
 	addTool(s, &mcp.Tool{
 		Name:        "screen_size",
@@ -155,17 +131,6 @@ func (s *Server) addHostTools() {
 		}
 		return textResult[ScreenSize]{fmt.Sprintf("%dx%d", sz.W, sz.H), ScreenSize{sz.W, sz.H}}, nil
 	})
-
-	addTool(s, &mcp.Tool{
-		Name:        "open",
-		Description: "Open a file or a URL on the computer with its default application, as a double click or a link would.",
-		Annotations: &mcp.ToolAnnotations{Title: "Open a file or URL"},
-	}, hints{destructive: true, openWorld: true}, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in OpenInput) (textResult[Done], error) {
-		if err := c.Open(ctx, in.Target); err != nil {
-			return textResult[Done]{}, err
-		}
-		return done("opened " + in.Target), nil
-	})
 }
 
 // fileError gives a file tool's failure its code: a missing or wrong-kind
@@ -176,7 +141,8 @@ func fileError(err error) error {
 	switch {
 	case errors.As(err, &e):
 		return err
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrInvalid), errors.Is(err, fs.ErrPermission):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrInvalid), errors.Is(err, fs.ErrPermission),
+		errors.Is(err, fs.ErrExist), errors.Is(err, client.ErrNotEmpty):
 		return &aci.Error{Code: aci.CodeInvalidAction, Detail: err.Error(), Err: err}
 	}
 	return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shinken.dev/go/shinken/aci"
 )
@@ -27,17 +30,41 @@ func TestHostTools(t *testing.T) {
 		t.Fatalf("written %x", got)
 	}
 	var fc struct {
-		Base64 string  `json:"base64"`
-		Text   *string `json:"text"`
-		Size   int     `json:"size"`
+		Base64 string `json:"base64"`
+		Length int    `json:"length"`
+		Size   int64  `json:"size"`
+		EOF    bool   `json:"eof"`
 	}
 	structured(t, e.call(t, "read_file", map[string]any{"path": filepath.Join(dir, "b")}), &fc)
-	if got, _ := base64.StdEncoding.DecodeString(fc.Base64); !bytes.Equal(got, bin) || fc.Text != nil || fc.Size != len(bin) {
+	if got, _ := base64.StdEncoding.DecodeString(fc.Base64); !bytes.Equal(got, bin) || fc.Length != len(bin) || fc.Size != int64(len(bin)) || !fc.EOF {
 		t.Fatalf("read %+v", fc)
 	}
+	structured(t, e.call(t, "read_file", map[string]any{"path": filepath.Join(dir, "b"), "offset": 3, "length": 2}), &fc)
+	if got, _ := base64.StdEncoding.DecodeString(fc.Base64); !bytes.Equal(got, bin[3:5]) || fc.EOF {
+		t.Fatalf("read a chunk %+v", fc)
+	}
+	// Text comes once, as the call's text.
+	e.ok(t, "write_file", map[string]any{"path": filepath.Join(dir, "t"), "text": "héllo\n"})
+	res := e.call(t, "read_file", map[string]any{"path": filepath.Join(dir, "t")})
+	if got := text(res); got != "héllo\n" {
+		t.Fatalf("read_file of text: %q", got)
+	}
+	if raw, _ := json.Marshal(res.StructuredContent); strings.Contains(string(raw), "llo") {
+		t.Fatalf("the text is sent twice: %s", raw)
+	}
+	e.ok(t, "delete", map[string]any{"path": filepath.Join(dir, "t")})
 	e.fails(t, "read_file", map[string]any{"path": filepath.Join(dir, "nope")}, aci.CodeInvalidAction)
-	e.fails(t, "read_file", map[string]any{"path": filepath.Join(dir, "b"), "max_bytes": 3}, aci.CodeTooLarge)
-	e.fails(t, "read_file", map[string]any{"path": dir, "max_bytes": 600000}, aci.CodeInvalidAction) // over the schema's bound
+	e.fails(t, "read_file", map[string]any{"path": ""}, aci.CodeInvalidAction)
+	e.fails(t, "read_file", map[string]any{"path": dir, "length": 600000}, aci.CodeInvalidAction) // over the schema's bound
+	e.fails(t, "write_file", map[string]any{"path": filepath.Join(dir, "x"), "text": "a", "append": true, "offset": 2}, aci.CodeInvalidAction)
+	e.fails(t, "delete", map[string]any{"path": dir}, aci.CodeInvalidAction)
+	e.fails(t, "mkdir", map[string]any{"path": dir}, aci.CodeInvalidAction)
+	if _, ok := e.tools(t)["open"]; ok {
+		t.Fatal("open is offered on the headless desktop, which has no opener")
+	}
+	if got := text(e.call(t, "key_down", map[string]any{"key": "banana"})); got != `invalid_action: unknown key "banana"` {
+		t.Fatalf("key_down banana: %q", got)
+	}
 	e.fails(t, "write_file", map[string]any{"path": filepath.Join(dir, "x"), "text": "a", "base64": "YQ=="}, aci.CodeInvalidAction)
 	e.fails(t, "write_file", map[string]any{"path": filepath.Join(dir, "x"), "base64": "!!"}, aci.CodeInvalidAction)
 	e.fails(t, "list_files", map[string]any{"path": filepath.Join(dir, "b")}, aci.CodeInvalidAction)
@@ -58,7 +85,11 @@ func TestHostTools(t *testing.T) {
 		"write_file": {"path": filepath.Join(dir, "b"), "text": "x"},
 		"list_files": {"path": dir},
 		"shell":      {"input": "echo hi\n"},
-		"open":       {"target": "https://example.com/"},
+		"stat":       {"path": dir},
+		"exists":     {"path": dir},
+		"mkdir":      {"path": filepath.Join(dir, "m")},
+		"move":       {"from": filepath.Join(dir, "b"), "to": filepath.Join(dir, "c")},
+		"delete":     {"path": filepath.Join(dir, "b")},
 	} {
 		e.fails(t, name, args, aci.CodePermissionDenied)
 	}
@@ -120,4 +151,18 @@ func TestHeldKeys(t *testing.T) {
 	if got := e.node(t, "text", "Name").Value; got != "X" {
 		t.Fatalf("ctrl held across calls: the name reads %q, want X (ctrl+a, then X)", got)
 	}
+}
+
+// tools lists the tools the server offers, by name.
+func (e *env) tools(t *testing.T) map[string]*mcp.Tool {
+	t.Helper()
+	res, err := e.sess.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]*mcp.Tool{}
+	for _, tool := range res.Tools {
+		m[tool.Name] = tool
+	}
+	return m
 }

@@ -3,8 +3,10 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"sync"
 )
 
 // What the streamable HTTP transport requires of a message before the
@@ -76,6 +78,11 @@ func checkMessages(next http.Handler) http.Handler {
 // rpcError answers 400 with a JSON-RPC Invalid Request error for id (null
 // when the message had none).
 func rpcError(w http.ResponseWriter, id json.RawMessage, msg string) {
+	rpcErrorStatus(w, http.StatusBadRequest, id, msg)
+}
+
+// rpcErrorStatus answers status with a JSON-RPC Invalid Request error.
+func rpcErrorStatus(w http.ResponseWriter, status int, id json.RawMessage, msg string) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
@@ -89,8 +96,59 @@ func rpcError(w http.ResponseWriter, id json.RawMessage, msg string) {
 		Error   rpcErr          `json:"error"`
 	}{"2.0", id, rpcErr{jsonrpcInvalidRequest, msg}})
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
+	w.WriteHeader(status)
 	w.Write(append(body, '\n'))
+}
+
+// A sessionLimit bounds the MCP sessions one HTTP handler keeps at once.
+type sessionLimit struct {
+	s   *Server
+	max int
+
+	mu   sync.Mutex
+	live int // sessions open or being initialised
+}
+
+// handler refuses an initialize past the bound with 429; it counts the
+// session it opens until the session ends. It sits after checkMessages,
+// so a POST without Mcp-Session-Id is an initialize.
+func (l *sessionLimit) handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get(sessionIDHeader) != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		l.mu.Lock()
+		full := l.live >= l.max
+		if !full {
+			l.live++
+		}
+		l.mu.Unlock()
+		if full {
+			w.Header().Set("Retry-After", "60")
+			rpcErrorStatus(w, http.StatusTooManyRequests, nil, fmt.Sprintf(
+				"too many MCP sessions: this token has %d open, the most the server keeps (end one with DELETE, or let it expire)", l.max))
+			return
+		}
+		next.ServeHTTP(w, r)
+		id := w.Header().Get(sessionIDHeader)
+		for ss := range l.s.srv.Sessions() {
+			if id != "" && ss.ID() == id {
+				go func() {
+					ss.Wait()
+					l.release()
+				}()
+				return
+			}
+		}
+		l.release() // no session was opened, or it has ended already
+	})
+}
+
+func (l *sessionLimit) release() {
+	l.mu.Lock()
+	l.live--
+	l.mu.Unlock()
 }
 
 // bearerChallenge adds RFC 6750's WWW-Authenticate challenge to the 401

@@ -63,7 +63,24 @@ type Options struct {
 	// 127.0.0.1, [::1]). Any other Host is answered 403. Set it to the
 	// names a proxy or a Service gives the server. Default none.
 	AllowedHosts []string
+	// HTTPSessionIdle is how long Handler and TokenHandler keep an MCP
+	// session that sends nothing (a call in flight counts as activity):
+	// past it the session ends with everything it started, its shell
+	// included, and its client must initialise a new one. Default
+	// DefaultHTTPSessionIdle, 10 minutes.
+	HTTPSessionIdle time.Duration
+	// MaxHTTPSessions bounds the MCP sessions one Handler or TokenHandler
+	// (that is, one token) keeps at once: past it an initialize is
+	// answered 429 with a JSON-RPC error, until a session ends (DELETE,
+	// idle expiry, Close). Default DefaultMaxHTTPSessions, 32.
+	MaxHTTPSessions int
 }
+
+// Defaults of Options.
+const (
+	DefaultHTTPSessionIdle = 10 * time.Minute
+	DefaultMaxHTTPSessions = 32
+)
 
 // Size is a width and a height in pixels.
 type Size struct{ W, H int }
@@ -81,8 +98,9 @@ type Server struct {
 	splicers sync.Map // *mcp.ServerSession → *imageSplicer, for the sessions Run serves on stdio
 	// The images of answers to the Server's HTTP handler not yet written.
 	httpImages heldImages
-	shells     shells   // the MCP sessions' shells
-	held       heldKeys // the MCP sessions' held modifiers
+	shells     shells                // the MCP sessions' shells
+	held       heldKeys              // the MCP sessions' held modifiers
+	wc         *client.WindowControl // reads list_windows' states; nil where it cannot
 
 	redial  sync.Mutex // one renewal of the session at a time
 	mu      sync.Mutex
@@ -119,6 +137,12 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 	if o.PollInterval <= 0 {
 		o.PollInterval = 100 * time.Millisecond
 	}
+	if o.HTTPSessionIdle <= 0 {
+		o.HTTPSessionIdle = DefaultHTTPSessionIdle
+	}
+	if o.MaxHTTPSessions <= 0 {
+		o.MaxHTTPSessions = DefaultMaxHTTPSessions
+	}
 	if o.Screen.W <= 0 || o.Screen.H <= 0 {
 		o.Screen = Size{1024, 768}
 	}
@@ -154,6 +178,11 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 		return nil, fmt.Errorf("mcpserver: probing the window tools: %w", err)
 	}
 	s.addWindowTools(wc)
+	platform, err := c.Platform(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: the runtime's platform: %w", err)
+	}
+	s.addOpenTool(wc, platform == aci.PlatformMacOS)
 	return s, nil
 }
 
@@ -196,8 +225,10 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 // MCP. Every request must carry "Authorization: Bearer <token>"; one
 // without it, or with another token, is answered 401 with a
 // WWW-Authenticate challenge and reaches no tool. An empty token refuses
-// every request. An MCP session that sends nothing for HTTPSessionIdle is
-// closed (its client initialises a new one).
+// every request. An MCP session that sends nothing for
+// Options.HTTPSessionIdle is closed with everything it started (its
+// client initialises a new one), and past Options.MaxHTTPSessions live
+// sessions an initialize is refused with 429.
 //
 // Before the token, the handler checks the Origin and Host headers
 // (Options.AllowedOrigins and AllowedHosts): a page of another site, or a
@@ -218,17 +249,13 @@ func (s *Server) Handler(token string) http.Handler {
 // it writes rather than through encoding/json.
 func (s *Server) TokenHandler(token func() string) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv },
-		&mcp.StreamableHTTPOptions{Logger: sdkLogger(s.log), SessionTimeout: HTTPSessionIdle})
+		&mcp.StreamableHTTPOptions{Logger: sdkLogger(s.log), SessionTimeout: s.opts.HTTPSessionIdle})
 	spliced := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(&imageResponseWriter{ResponseWriter: w, images: &s.httpImages}, r)
 	})
-	return s.guard.Handler(requireToken(token, map[string]any{heldImagesKey: &s.httpImages}, checkMessages(spliced)))
+	lim := &sessionLimit{s: s, max: s.opts.MaxHTTPSessions}
+	return s.guard.Handler(requireToken(token, map[string]any{heldImagesKey: &s.httpImages}, checkMessages(lim.handler(spliced))))
 }
-
-// HTTPSessionIdle is how long Handler keeps an MCP session that sends
-// nothing: clients that vanish without ending their session do not pile
-// up.
-const HTTPSessionIdle = time.Hour
 
 // RequireToken wraps h so that only requests carrying "Authorization:
 // Bearer <token>" reach it; the token is compared in constant time. An

@@ -100,6 +100,11 @@ type Window struct {
 	App    string `json:"app,omitempty"`
 	BBox   []int  `json:"bbox,omitempty" jsonschema:"[x, y, w, h] in screen pixels"`
 	Active bool   `json:"active,omitempty"`
+	// The window manager's states, where the desktop reports them (see
+	// client.WindowControl.States).
+	Minimized  bool `json:"minimized,omitempty" jsonschema:"minimised (iconified), where the desktop says"`
+	Maximized  bool `json:"maximized,omitempty" jsonschema:"maximised, where the desktop says"`
+	Fullscreen bool `json:"fullscreen,omitempty" jsonschema:"full screen, where the desktop says"`
 }
 
 // ActivateInput is the input of activate_window: exactly one of id and
@@ -228,17 +233,20 @@ func (s *Server) addStructuredTools() {
 
 	addTool(s, &mcp.Tool{
 		Name:        "list_windows",
-		Description: "List the top-level windows: id, title, application, bounds and which is active.",
+		Description: "List the top-level windows: id, title, application, bounds, which is active, and which are minimised, maximised or full screen where the desktop says.",
 		Annotations: &mcp.ToolAnnotations{Title: "List windows"},
 	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, _ struct{}) (textResult[Windows], error) {
 		ws, err := c.ListWindows(ctx)
 		if err != nil {
 			return textResult[Windows]{}, err
 		}
+		states := s.windowStates(ctx, c, ws)
 		out := Windows{Windows: []Window{}}
 		var b strings.Builder
 		for _, w := range ws {
-			win := Window{ID: w.ID, Title: w.Title, App: w.App, BBox: w.BBox, Active: w.Active != nil && *w.Active}
+			st := states[w.ID]
+			win := Window{ID: w.ID, Title: w.Title, App: w.App, BBox: w.BBox, Active: w.Active != nil && *w.Active,
+				Minimized: st.Minimized, Maximized: st.Maximized, Fullscreen: st.Fullscreen}
 			out.Windows = append(out.Windows, win)
 			fmt.Fprintf(&b, "%d %q", w.ID, w.Title)
 			if w.App != "" {
@@ -246,6 +254,14 @@ func (s *Server) addStructuredTools() {
 			}
 			if win.Active {
 				b.WriteString(" (active)")
+			}
+			for _, f := range []struct {
+				on   bool
+				name string
+			}{{st.Minimized, "minimised"}, {st.Maximized, "maximised"}, {st.Fullscreen, "full screen"}} {
+				if f.on {
+					b.WriteString(" (" + f.name + ")")
+				}
 			}
 			b.WriteByte('\n')
 		}

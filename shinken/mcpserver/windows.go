@@ -46,8 +46,23 @@ var (
 	windowArrange = hints{idempotent: true}
 )
 
+// windowStates returns what the window manager says of ws, or nothing
+// where it cannot be asked (the headless desktop) or the asking fails (a
+// refused exec): list_windows carries states where they are known.
+func (s *Server) windowStates(ctx context.Context, c *client.Client, ws []aci.WindowInfo) map[uint64]client.WindowState {
+	if s.wc == nil || len(ws) == 0 {
+		return nil
+	}
+	st, err := s.wc.On(c).States(ctx, ws)
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
 // addWindowTools adds the window tools wc supports.
 func (s *Server) addWindowTools(wc *client.WindowControl) {
+	s.wc = wc
 	if wc.Supports(client.WindowClose) {
 		addTool(s, &mcp.Tool{
 			Name:        "close_window",
