@@ -80,10 +80,10 @@ s=$?
 rm -rf -- "$d"
 exit $s`
 
-const shellTypeText = `[ -p "$1/in" ] || { echo "no such shell" >&2; exit 3; }
+const shellTypeText = `[ ! -L "$1" ] && [ -p "$1/in" ] && [ ! -L "$1/in" ] || { echo "no such shell" >&2; exit 3; }
 printf '%s' "$2" >"$1/in"`
 
-const shellControlText = `[ -p "$1/ctl" ] || { echo "no such shell" >&2; exit 3; }
+const shellControlText = `[ ! -L "$1" ] && [ -p "$1/ctl" ] && [ ! -L "$1/ctl" ] && [ -p "$1/in" ] && [ ! -L "$1/in" ] || { echo "no such shell" >&2; exit 3; }
 case $2 in
 int) printf '\003' >"$1/in" ;;
 eof) printf '\004' >"$1/in" ;;
