@@ -1,5 +1,10 @@
 package escouade_test
 
+// The fence_*_test.go files test the fences (escouade/internal/fence)
+// through the Host, as a plugin meets them on the wire: a request line
+// in, an answer or an error code out, with the Host's journal and
+// limits. The fence package's own tests check its parts alone.
+
 import (
 	"context"
 	"crypto/tls"
