@@ -99,12 +99,12 @@ type Options struct {
 	// Origins are added to its AllowedHosts and AllowedOrigins.
 	//
 	// Each MCP session finds which window tools it can offer with one
-	// exec (client.WindowControl): a /bin/sh -c script that looks for
-	// wmctrl, xdotool and xprop and reads the display. That exec goes
-	// through Plugins like the agent's own: a guard that refuses it, or
-	// holds it past 10 s, leaves the session without the window tools
-	// that need those programs (close, minimise, maximise), and nothing
-	// else is lost.
+	// exec (client.WindowControl): a fixed script that looks for wmctrl,
+	// xdotool, xprop and xdg-open and reads the display. The runtime
+	// recognizes it and runs it without asking Plugins (it runs nothing
+	// the agent chose), so a guard that refuses sh takes no tool away
+	// unseen; the window operations themselves are commands the plugins
+	// judge.
 	MCP *mcpserver.Options
 
 	// Page serves the inspector page at / and its endpoint at /inspect:

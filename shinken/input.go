@@ -444,9 +444,10 @@ func (rt *Runtime) authorize(ctx context.Context, c *conn, a *aci.Action) error 
 		if err != nil {
 			return aci.Errorf(aci.CodeInvalidAction, "%v", err)
 		}
-		if ok && in.Kind == hosttool.KindControl {
-			// A keystroke or signal to the agent's own shell runs nothing
-			// new: no plugin judges it (internal/hosttool).
+		if ok && (in.Kind == hosttool.KindControl || in.Kind == hosttool.KindProbe) {
+			// A keystroke or signal to the agent's own shell, or the
+			// window tools' probe, runs nothing the agent chose: no
+			// plugin judges it (internal/hosttool).
 			return nil
 		}
 		if ok {

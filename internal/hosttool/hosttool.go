@@ -86,6 +86,7 @@ var scripts = []*Script{
 	ShellStart,
 	ShellType,
 	ShellControl,
+	WindowProbe,
 }
 
 var byText = func() map[string]*Script {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"shinken.dev/go/internal/hosttool"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -52,7 +53,7 @@ const (
 var ErrWindowUnchanged = errors.New("client: the window is not as asked")
 
 // maxProbed bounds the windows the probe looks for on the display.
-const maxProbed = 8
+const maxProbed = hosttool.MaxProbed
 
 // windowProbeWait bounds the probe's exec.
 const windowProbeWait = 10 * time.Second
@@ -76,22 +77,14 @@ type WindowControl struct {
 	opener bool
 }
 
-const windowProbeScript = `for p in wmctrl xdotool xprop xdg-open; do command -v "$p" >/dev/null 2>&1 && echo "has $p"; done
-[ -n "$DISPLAY" ] || exit 0
-if command -v xdotool >/dev/null 2>&1; then echo "size $(xdotool getdisplaygeometry 2>/dev/null)"
-elif command -v wmctrl >/dev/null 2>&1; then wmctrl -d 2>/dev/null | sed -n '1s/.*DG: \([0-9]*\)x\([0-9]*\).*/size \1 \2/p'; fi
-command -v xprop >/dev/null 2>&1 || exit 0
-echo "clients $(xprop -root _NET_CLIENT_LIST 2>/dev/null | grep -o '0x[0-9a-fA-F]*' | wc -l)"
-for w in "$@"; do xprop -id "$w" WM_STATE >/dev/null 2>&1 && echo "knows $w"; done
-exit 0`
-
 // WindowControl probes the runtime once for the means of each window
 // operation and returns what it found; Supports says which operations
 // work. The probe is one exec (which programs the machine has, and
 // whether they reach the desktop's display: the same screen size and the
-// same windows) judged like any other: a refused or unavailable exec, or
-// one not answered within 10 s (a gate waiting for a person's approval),
-// leaves the input paths only. A runtime that cannot list windows gets
+// same windows), fixed plumbing the runtime recognizes and runs without
+// asking its Authorizer, since it runs nothing the agent chose; an exec
+// refused all the same, unavailable, or not answered within 10 s leaves
+// the input paths only. A runtime that cannot list windows gets
 // none, since no operation could be checked. It is an error only when the
 // runtime cannot be asked at all.
 func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
@@ -116,10 +109,11 @@ func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
 	if err != nil {
 		return nil, err
 	}
-	argv := []string{"/bin/sh", "-c", windowProbeScript, "sh"}
+	var ids []string
 	for _, w := range wins[:min(len(wins), maxProbed)] {
-		argv = append(argv, xid(w.ID))
+		ids = append(ids, xid(w.ID))
 	}
+	argv := hosttool.WindowProbe.Argv(ids...)
 	// A gate that holds the exec for a person's approval must not hold
 	// the caller: past windowProbeWait the exec path is taken as absent.
 	pctx, cancel := context.WithTimeout(ctx, windowProbeWait)
