@@ -73,4 +73,3 @@ func (f honouredField) says() string {
 	}
 	return s
 }
-
