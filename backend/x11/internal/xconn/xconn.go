@@ -156,7 +156,7 @@ func readXauthority(path string) ([]xauthEntry, error) {
 			e.data, err = field()
 		}
 		if err != nil {
-			return nil, fmt.Errorf("Xauthority file %s is malformed", path)
+			return nil, fmt.Errorf("the authority file %s is malformed", path)
 		}
 		e.number, e.name = string(number), string(name)
 		entries = append(entries, e)
