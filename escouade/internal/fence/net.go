@@ -392,19 +392,30 @@ type netFetchResult struct {
 	BodyBase64 *string           `json:"bodyBase64,omitempty"`
 }
 
-func netFetch(ctx context.Context, r *Instance, _ Call, params []byte) (any, error) {
-	p := r.p
-	nr, err := parseNetRequest(params, false)
+// judgedRequest reads the params of a net/fetch (or, with stream, a
+// net/stream), judges its URL, and returns it with the network it goes
+// out on, or the error to answer.
+func (p *Plugin) judgedRequest(ctx context.Context, params []byte, stream bool) (*netRequest, *url.URL, *pluginNet, error) {
+	nr, err := parseNetRequest(params, stream)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	u, err := p.judgeURL(ctx, nr.url, false)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	pn := p.network()
 	if pn == nil {
-		return nil, errorf(protocol.CodeFailed, "failed: the plugin is stopping")
+		return nil, nil, nil, errorf(protocol.CodeFailed, "failed: the plugin is stopping")
+	}
+	return nr, u, pn, nil
+}
+
+func netFetch(ctx context.Context, r *Instance, _ Call, params []byte) (any, error) {
+	p := r.p
+	nr, u, pn, err := p.judgedRequest(ctx, params, false)
+	if err != nil {
+		return nil, err
 	}
 	limit, maxBytes := p.fetchLimits()
 	ctx, cancel := context.WithTimeout(ctx, limit)

@@ -51,17 +51,9 @@ type netEndParams struct {
 
 func netStream(ctx context.Context, r *Instance, c Call, params []byte) (any, error) {
 	p := r.p
-	nr, err := parseNetRequest(params, true)
+	nr, u, pn, err := p.judgedRequest(ctx, params, true)
 	if err != nil {
 		return nil, err
-	}
-	u, err := p.judgeURL(ctx, nr.url, false)
-	if err != nil {
-		return nil, err
-	}
-	pn := p.network()
-	if pn == nil {
-		return nil, errorf(protocol.CodeFailed, "failed: the plugin is stopping")
 	}
 	limit, _ := p.fetchLimits()
 	r.mu.Lock()
