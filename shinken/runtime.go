@@ -92,9 +92,7 @@ type AuthRequest struct {
 	Action *aci.Action // the action as the client sent it; do not modify
 	// Remote is the client's network address, when known.
 	Remote string
-	// Intent is what a machine tool's exec does (judge it, not the
-	// tool's script); nil for any other exec.
-	Intent *Intent
+	Intent *Intent // what a machine tool's exec does (judge it, not its script); nil for any other
 }
 
 // An Intent is what a machine tool's exec does, read back from the tool's
