@@ -338,6 +338,31 @@ func waitReadyz(t *testing.T, d *Daemon, code int) string {
 	}
 }
 
+// drainRig runs a daemon with opts (on a loopback port, token "tok", no
+// signals) until cancel, Run's error then coming on done, and opens a
+// session on it, closed when the test ends: the drain tests' rig.
+func drainRig(t *testing.T, opts *Options) (*Daemon, *client.Client, context.CancelFunc, <-chan error) {
+	t.Helper()
+	opts.Listen, opts.Token, opts.NoSignals = []string{"127.0.0.1:0"}, "tok", true
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	d, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	c, err := client.Dial(context.Background(), d.Endpoints()[0].ACI, &client.DialOptions{Token: "tok"})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return d, c, cancel, done
+}
+
 // TestDrainDelay: once a shutdown begins, /readyz answers 503 at once,
 // and for DrainDelay new sessions are still accepted (a load balancer may
 // still route to the daemon); Close ends the wait.
@@ -384,22 +409,8 @@ func TestDrainOrder(t *testing.T) {
 	}
 	desk := headlessDesktop(t, "notes")
 	desk.Close = func() { note("desktop") }
-	d, err := New(context.Background(), &Options{
-		Desktop: desk, Listen: []string{"127.0.0.1:0"}, Token: "tok", NoSignals: true,
-		DrainTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler),
-		Plugins: &Plugins{Go: []GoPlugin{allowingPlugin(t, func() { note("plugins") })}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- d.Run(ctx) }()
-	c, err := client.Dial(context.Background(), d.Endpoints()[0].ACI, &client.DialOptions{Token: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	d, c, cancel, done := drainRig(t, &Options{Desktop: desk, DrainTimeout: time.Minute,
+		Plugins: &Plugins{Go: []GoPlugin{allowingPlugin(t, func() { note("plugins") })}}})
 	// The call in flight says it started, then waits for the test to have
 	// seen the drain begin: both through FIFOs, which block until the
 	// other end opens.
@@ -502,21 +513,7 @@ func TestSwap(t *testing.T) {
 // passes is killed with its session, and the daemon stops.
 func TestDrainKillsCommands(t *testing.T) {
 	before, _ := procfs.Descendants(os.Getpid())
-	d, err := New(context.Background(), &Options{
-		Desktop: headlessDesktop(t, "notes"), Listen: []string{"127.0.0.1:0"}, Token: "tok", NoSignals: true,
-		DrainTimeout: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- d.Run(ctx) }()
-	c, err := client.Dial(context.Background(), d.Endpoints()[0].ACI, &client.DialOptions{Token: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	_, c, cancel, done := drainRig(t, &Options{Desktop: headlessDesktop(t, "notes"), DrainTimeout: 100 * time.Millisecond})
 	started := filepath.Join(t.TempDir(), "started")
 	if err := syscall.Mkfifo(started, 0o600); err != nil {
 		t.Fatal(err)
