@@ -155,11 +155,7 @@ func stampOf(f *os.File) (stamp, error) {
 	if !fi.Mode().IsRegular() {
 		return stamp{}, errors.New("not a regular file")
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return stamp{}, errors.New("no device and inode on this system")
-	}
-	return stampOfStat(st), nil
+	return stampOfInfo(fi)
 }
 
 // identity returns the real path and identity of the file a request
@@ -167,11 +163,14 @@ func stampOf(f *os.File) (stamp, error) {
 // only when the file the name reaches has another inode, or its inode
 // says it changed (one stat, links followed, per request).
 func (ps *programs) identity(file string) (string, protocol.FileID, error) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(file, &st); err != nil {
+	fi, err := os.Stat(file)
+	if err != nil {
 		return "", protocol.FileID{}, err
 	}
-	now := stampOfStat(&st)
+	now, err := stampOfInfo(fi)
+	if err != nil {
+		return "", protocol.FileID{}, err
+	}
 	ps.mu.Lock()
 	s, ok := ps.seen[file]
 	ps.mu.Unlock()

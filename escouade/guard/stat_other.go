@@ -2,7 +2,20 @@
 
 package guard
 
-import "syscall"
+import (
+	"errors"
+	"io/fs"
+	"syscall"
+)
+
+// stampOfInfo is fi's stamp: its device, inode, size and times.
+func stampOfInfo(fi fs.FileInfo) (stamp, error) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return stamp{}, errors.New("no device and inode on this system")
+	}
+	return stampOfStat(st), nil
+}
 
 // stampOfStat gives no ctime here: every file a request names without
 // an identity is hashed again.

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // A User is the agent's user: ids, groups, name and home folder.
@@ -68,11 +67,6 @@ func Lookup(name string) (*User, error) {
 	}
 	slices.Sort(au.Groups)
 	return au, nil
-}
-
-// Credential is the credential a command of u is started with.
-func (u *User) Credential() *syscall.Credential {
-	return &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: slices.Clone(u.Groups)}
 }
 
 // Env returns base without its HOME, USER and LOGNAME, followed by u's.

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // A Reach says how the agent's user can reach a file it must not touch.
@@ -117,11 +116,11 @@ func (u *User) CanRead(path string) (*Reach, error) {
 // writable says how u can change dir's entry or content; self is the path
 // checked itself rather than a folder above it.
 func (u *User) writable(path string, fi fs.FileInfo, self bool) *Reach {
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	uid, _, ok := owner(fi)
 	if !ok {
 		return nil
 	}
-	if st.Uid == u.UID {
+	if uid == u.UID {
 		return &Reach{Path: path, Why: fmt.Sprintf("is owned by the agent's user %s", u.Name)}
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
@@ -136,18 +135,18 @@ func (u *User) writable(path string, fi fs.FileInfo, self bool) *Reach {
 // permits says how u is granted the access bit (4 read, 2 write, 1
 // search) on path by its group or other bits, or by owning it.
 func (u *User) permits(path string, fi fs.FileInfo, bit fs.FileMode) *Reach {
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	uid, gid, ok := owner(fi)
 	if !ok {
 		return nil
 	}
 	what := map[fs.FileMode]string{4: "readable", 2: "writable", 1: "searchable"}[bit]
 	mode := fi.Mode().Perm()
 	switch {
-	case st.Uid == u.UID: // an owner can chmod
+	case uid == u.UID: // an owner can chmod
 		return &Reach{Path: path, Why: fmt.Sprintf("is owned by the agent's user %s", u.Name)}
-	case st.Uid != u.UID && u.inGroup(st.Gid) && mode&(bit<<3) != 0:
-		return &Reach{Path: path, Why: fmt.Sprintf("is %s by its group %d, one of the agent's user %s", what, st.Gid, u.Name)}
-	case st.Uid != u.UID && !u.inGroup(st.Gid) && mode&bit != 0:
+	case uid != u.UID && u.inGroup(gid) && mode&(bit<<3) != 0:
+		return &Reach{Path: path, Why: fmt.Sprintf("is %s by its group %d, one of the agent's user %s", what, gid, u.Name)}
+	case uid != u.UID && !u.inGroup(gid) && mode&bit != 0:
 		return &Reach{Path: path, Why: fmt.Sprintf("is %s by every user (mode %04o)", what, mode)}
 	}
 	return nil
