@@ -28,7 +28,12 @@ func guardPlugin(cfg config) (daemon.GoPlugin, error) {
 			allow = append(allow, name)
 		}
 	}
-	g, err := guard.New(&guard.Policy{Allow: allow, Read: cfg.read, Write: cfg.write})
+	pol := &guard.Policy{Allow: allow, Read: cfg.read, Write: cfg.write}
+	if cfg.backend == "headless" {
+		// The headless desktop's applications are names, not programs.
+		pol.Apps = []string{"notes", "form", "settings"}
+	}
+	g, err := guard.New(pol)
 	if err != nil {
 		return daemon.GoPlugin{}, fmt.Errorf("-allow: %w", err)
 	}

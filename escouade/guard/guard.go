@@ -43,6 +43,11 @@ type Policy struct {
 	// OnDynamic is the verdict on a request some of which is known only
 	// when it runs (input.dynamic): protocol.Deny ("" too) or protocol.Ask.
 	OnDynamic protocol.Verdict
+	// Apps are the applications launch_app may start by name, whatever
+	// their arguments: a desktop's own (the headless desktop's "notes",
+	// "form" and "settings"), or a program trusted with any argument. A
+	// launch_app of any other name is judged as the command it runs.
+	Apps []string
 	// OnInteractive is the verdict on starting an interactive shell
 	// (input.interactive), whose lines are each judged when typed:
 	// protocol.Deny ("" too), protocol.Ask or protocol.Allow.
@@ -86,6 +91,7 @@ type Guard struct {
 	dynamic    protocol.Verdict
 	inter      protocol.Verdict
 	shell      *protocol.FileID // the runtime's /bin/sh, whose -c runs the line the gate shows
+	apps       []string
 }
 
 // New returns a Guard for p, its programs and folders resolved now: a
@@ -121,7 +127,7 @@ func New(p *Policy) (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Guard{programs: progs, dynamic: o.OnDynamic, inter: o.OnInteractive, env: o.Env}
+	g := &Guard{programs: progs, dynamic: o.OnDynamic, inter: o.OnInteractive, env: o.Env, apps: slices.Clone(o.Apps)}
 	if g.env == nil {
 		g.env = DefaultEnv
 	}
@@ -191,6 +197,9 @@ func (g *Guard) Judge(r protocol.PermissionRequest) protocol.Decision {
 		in, err := r.Command()
 		if err != nil {
 			return deny("the request cannot be read: " + err.Error())
+		}
+		if r.Tool == protocol.ToolLaunchApp && len(in.Argv) > 0 && slices.Contains(g.apps, in.Argv[0]) {
+			return protocol.Decision{Verdict: protocol.Allow}
 		}
 		v, why = g.command(in, r.Tool == protocol.ToolShell)
 	case protocol.KindRead, protocol.KindEdit:

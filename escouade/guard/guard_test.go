@@ -327,3 +327,23 @@ func runLine(t *testing.T, s *sandbox, line string) {
 	cmd.WaitDelay = time.Second
 	cmd.Run() // a hostile line may well fail: only the victim matters
 }
+
+// TestApps: launch_app of a name in Policy.Apps is allowed whatever its
+// arguments (a desktop's own application is no program file); any other
+// is judged as the command it runs.
+func TestApps(t *testing.T) {
+	s := newSandbox(t, &guard.Policy{Apps: []string{"notes"}})
+	launch := func(app string, args ...string) protocol.Verdict {
+		req, err := gate.Request(shinken.AuthRequest{Verb: aci.VerbLaunchApp, Action: &aci.Action{Verb: aci.VerbLaunchApp, App: &app, Args: args}}, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.g.Judge(req).Verdict
+	}
+	if v := launch("notes", "--anything"); v != protocol.Allow {
+		t.Errorf("launch_app notes: %s", v)
+	}
+	if v := launch("rm", "-rf", s.victim); v == protocol.Allow {
+		t.Errorf("launch_app rm: allowed")
+	}
+}
