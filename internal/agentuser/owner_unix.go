@@ -4,6 +4,7 @@ package agentuser
 
 import (
 	"io/fs"
+	"slices"
 	"syscall"
 )
 
@@ -14,4 +15,9 @@ func owner(fi fs.FileInfo) (uid, gid uint32, ok bool) {
 		return 0, 0, false
 	}
 	return st.Uid, st.Gid, true
+}
+
+// Credential is the credential a command of u is started with.
+func (u *User) Credential() *syscall.Credential {
+	return &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: slices.Clone(u.Groups)}
 }
