@@ -74,6 +74,7 @@ var scripts = []*Script{
 	ShellStart,
 	ShellType,
 	ShellControl,
+	CommandStart, CommandInput, CommandRead, CommandList, CommandControl,
 }
 
 var byText = func() map[string]*Script {
