@@ -81,8 +81,9 @@ type Server struct {
 	splicers sync.Map // *mcp.ServerSession → *imageSplicer, for the sessions Run serves on stdio
 	// The images of answers to the Server's HTTP handler not yet written.
 	httpImages heldImages
-	shells     shells   // the MCP sessions' shells
-	held       heldKeys // the MCP sessions' held modifiers
+	shells     shells      // the MCP sessions' shells
+	bg         backgrounds // the MCP sessions' background commands
+	held       heldKeys    // the MCP sessions' held modifiers
 
 	redial  sync.Mutex // one renewal of the session at a time
 	mu      sync.Mutex
@@ -148,6 +149,7 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 	s.addStructuredTools()
 	s.addHostTools()
 	s.addShellTool()
+	s.addCommandTools()
 	s.addHeldKeyTools()
 	wc, err := c.WindowControl(ctx)
 	if err != nil {
@@ -263,6 +265,7 @@ func (s *Server) Close() error {
 		errs = append(errs, ss.Close())
 	}
 	s.closeShells()
+	s.closeCommands()
 	s.mu.Lock()
 	s.closed = true
 	dialled := s.dialled
