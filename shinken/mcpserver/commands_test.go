@@ -3,7 +3,9 @@ package mcpserver_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -171,4 +173,59 @@ func gone(t *testing.T, pids []int) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+}
+
+// TestCommandsTypeScript drives the background commands with the official
+// TypeScript SDK's client over streamable HTTP (started, listed, input,
+// reattached, killed by handle and by pid, an unknown handle refused),
+// then ends its session with DELETE: every process it started, from the
+// shell or a background command, in its own session or not, ends.
+func TestCommandsTypeScript(t *testing.T) {
+	node, modules := nodeSDK(t)
+	e := newEnv(t, nil)
+	hs := httptest.NewServer(e.srv.Handler(token))
+	t.Cleanup(func() {
+		e.srv.Close()
+		hs.Close()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	d := t.TempDir()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "commands_client.cjs"), hs.URL, token, d)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+	var pids []int
+	for _, f := range []string{"shell-setsid", "shell-job", "bg-setsid"} {
+		b, err := os.ReadFile(filepath.Join(d, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, p)
+	}
+	gone(t, pids)
+}
+
+// nodeSDK finds node and the TypeScript MCP SDK's modules.
+func nodeSDK(t *testing.T) (node, modules string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not installed (scripts/test installs it)")
+	}
+	modules, err = filepath.Abs(filepath.Join("..", "..", ".npm", "node_modules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(modules, "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		t.Fatalf("the TypeScript MCP SDK is not installed (scripts/test installs it): %v", err)
+	}
+	return node, modules
 }
