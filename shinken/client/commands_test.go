@@ -50,6 +50,7 @@ func (r *intents) take() []shinken.Intent {
 // an Authorizer that records intents, and a dialler of sessions to it.
 func commandRig(t *testing.T, maxTimeout time.Duration) (dial func() *client.Client, rec *intents) {
 	t.Helper()
+	t.Setenv("TMPDIR", t.TempDir()) // the runtime's commands make their folders there
 	rec = &intents{}
 	rt := shinken.NewRuntime(headless.New(nil), &shinken.RuntimeOptions{Token: "t", Executor: osexec.New(nil), Authorizer: rec, Exec: shinken.ExecOptions{MaxTimeout: maxTimeout}})
 	srv := httptest.NewServer(rt)
