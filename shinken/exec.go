@@ -299,11 +299,11 @@ func (c *conn) sendExecChunk(callID string, seq uint64, channel string, data []b
 // does not.
 const maxShellLife = 24 * time.Hour
 
-// isShellStart says a is the machine tools' shell start, word for word.
+// isShellStart says a is the machine tools' shell start or a background
+// command's, word for word.
 func isShellStart(a *aci.Action) bool {
 	if a.Argv == nil {
 		return false
 	}
-	in, ok, err := hosttool.Recognize(a.Argv, a.Env, a.Stdin)
-	return ok && err == nil && in.Tool == hosttool.ToolShell && in.Interactive
+	return hosttool.Held(a.Argv, a.Env, a.Stdin)
 }

@@ -87,6 +87,7 @@ var scripts = []*Script{
 	ShellType,
 	ShellControl,
 	WindowProbe,
+	CommandStart, CommandInput, CommandRead, CommandList, CommandControl,
 }
 
 var byText = func() map[string]*Script {

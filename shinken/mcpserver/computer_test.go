@@ -229,7 +229,7 @@ func TestAnnotations(t *testing.T) {
 		}
 	}
 	// No open: the headless desktop has no opener.
-	want := []string{"activate_window", "click_element", "clipboard_get", "clipboard_set", "close_window", "cursor_position", "delete", "double_click",
+	want := []string{"activate_window", "click_element", "clipboard_get", "clipboard_set", "close_window", "command_input", "command_kill", "command_list", "command_output", "command_start", "cursor_position", "delete", "double_click",
 		"exec", "exists", "hold_key", "invoke_action", "key", "key_down", "key_up", "launch_app", "left_click", "left_click_drag", "left_mouse_down",
 		"left_mouse_up", "list_files", "list_windows", "middle_click", "mkdir", "mouse_move", "move", "move_window", "observe", "read_file", "resize_window", "right_click",
 		"screen_size", "screenshot", "scroll", "set_value", "shell", "stat", "triple_click", "type", "wait", "wait_for", "write_file", "zoom"}

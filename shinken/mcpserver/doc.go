@@ -62,6 +62,23 @@
 // each line typed at it (a command). open is offered only where an opener
 // reaches the desktop (never on the headless one).
 //
+// Background commands (e2b's commands.run with background, list,
+// connect, sendStdin and kill): command_start runs a line or an argv in
+// the background and answers its handle; command_list lists the
+// commands with their pids and states; command_output reads one's output
+// (stdout and stderr together, its most recent 1 MiB kept on the
+// machine) from an offset, bounded, with what was cut, and its exit
+// code once it ended; command_input writes to its standard input, or
+// ends it; command_kill kills it, by handle or by pid, with everything it
+// started. They run on the MCP session's own ACI session when
+// Options.Dial is set, and end with the MCP session whichever way it
+// ends. A plugin judges starting one as the command it runs and its
+// input as a command line; listing, reading and killing are let through.
+// An unknown or ended handle is invalid_action. command_list and
+// command_output are read-only; command_start and command_input are
+// destructive, non-idempotent and open-world; command_kill is destructive
+// and idempotent.
+//
 // The window tools: close_window, minimize_window, maximize_window,
 // move_window and resize_window, by a window's id from list_windows, each
 // offered only where the runtime can carry it out (New asks once, see the

@@ -99,6 +99,7 @@ type Server struct {
 	// The images of answers to the Server's HTTP handler not yet written.
 	httpImages heldImages
 	shells     shells                // the MCP sessions' shells
+	bg         backgrounds           // the MCP sessions' background commands
 	held       heldKeys              // the MCP sessions' held modifiers
 	wc         *client.WindowControl // reads list_windows' states; nil where it cannot
 
@@ -172,6 +173,7 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 	s.addStructuredTools()
 	s.addHostTools()
 	s.addShellTool()
+	s.addCommandTools()
 	s.addHeldKeyTools()
 	wc, err := c.WindowControl(ctx)
 	if err != nil {
@@ -290,6 +292,7 @@ func (s *Server) Close() error {
 		errs = append(errs, ss.Close())
 	}
 	s.closeShells()
+	s.closeCommands()
 	s.mu.Lock()
 	s.closed = true
 	dialled := s.dialled
