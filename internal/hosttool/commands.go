@@ -47,11 +47,11 @@ var (
 	// at the shell is.
 	CommandInput = &Script{Tool: ToolCommands, Text: commandInputText, Intent: commandInputIntent}
 	// The scripts that act on a command's folder unjudged (read, control) or
-// judged as typed input check first that the folder is no link, is the
-// user's own, and holds only files and pipes (no link an agent placed to
-// be read or written through).
+	// judged as typed input check first that the folder is no link, is the
+	// user's own, and holds only files and pipes (no link an agent placed to
+	// be read or written through).
 
-// CommandRead prints, for the command of folder $1, a header line
+	// CommandRead prints, for the command of folder $1, a header line
 	// "<state> <from> <end> <total>" and then its output from byte $2,
 	// at most $3 bytes (the header's from is later than $2 when older
 	// output is no longer kept; end is where the next read starts). The
