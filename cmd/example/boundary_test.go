@@ -212,8 +212,10 @@ func TestAgentBoundary(t *testing.T) {
 				t.Errorf("%s holds the token: %s", what, result)
 			}
 		case strings.HasSuffix(what, "signal"):
-			if result != "Operation not permitted" {
-				t.Errorf("%s: %s, want EPERM", what, result)
+			// Inside its pid namespace an agent's command cannot even
+			// name the daemon or a plugin: ESRCH holds as well.
+			if result != "Operation not permitted" && result != "No such process" {
+				t.Errorf("%s: %s, want EPERM or ESRCH", what, result)
 			}
 		case result != "Permission denied":
 			t.Errorf("%s: %s, want EACCES", what, result)
