@@ -778,8 +778,16 @@ func TestHugeDurationsClamped(t *testing.T) {
 			t.Errorf("sleep 0.5 with timeout_ms %s: %s, want exit 0 (the timeout clamped to the hard maximum)", wraps, r.M.Value)
 		}
 	})
+	t.Run("wait ms", func(t *testing.T) {
+		// A wait past MaxWait is refused, naming the bound, at once.
+		w, _ := dialWire(t, d, nil)
+		w.send(`{"type":"action","call_id":"x","action":{"verb":"wait","ms":` + wraps + `}}`)
+		r := w.mustReply("x")
+		if !strings.Contains(string(r.Raw), "invalid_action") || !strings.Contains(string(r.Raw), "MaxWait") {
+			t.Errorf("a wait of %s ms answered %s, want invalid_action naming MaxWait", wraps, r.Raw)
+		}
+	})
 	for _, tc := range []struct{ name, action string }{
-		{"wait ms", `{"verb":"wait","ms":` + wraps + `}`},
 		{"drag duration_ms", `{"verb":"drag","target":{"kind":"point_px","x":5,"y":5},"to":{"kind":"point_px","x":50,"y":50},"duration_ms":` + wraps + `}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
