@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -92,7 +93,15 @@ func (c *conn) exec(callID string, a *aci.Action) error {
 		return err
 	}
 	if streamed {
-		code, outcome := c.streamExec(callID, p, start, free)
+		budget := rt.opts.Exec.StreamBudget
+		if isShellStart(a) {
+			// A held shell or background command streams for its whole
+			// life, and its client keeps only a bounded tail: a total
+			// budget would silence it for good (its prompts included)
+			// once it had printed that much.
+			budget = math.MaxInt64
+		}
+		code, outcome := c.streamExec(callID, p, start, budget, free)
 		c.emitExec(callID, a, start, outcome, code, nil)
 		return nil
 	}
@@ -241,7 +250,7 @@ func durMS(st ExitStatus, start time.Time) float64 {
 // stays bounded.
 // It returns the exit code, nil when the process did not exit by itself,
 // and how it ended (see EventExec).
-func (c *conn) streamExec(callID string, p Process, start time.Time, free func()) (*int, string) {
+func (c *conn) streamExec(callID string, p Process, start time.Time, budget int64, free func()) (*int, string) {
 	rt := c.rt
 	var seq uint64
 	var total int64
@@ -256,7 +265,7 @@ func (c *conn) streamExec(callID string, p Process, start time.Time, free func()
 			break
 		}
 		data := ch.Data
-		if room := rt.opts.Exec.StreamBudget - total; int64(len(data)) > room {
+		if room := budget - total; int64(len(data)) > room {
 			truncated = true
 			data = data[:max(room, 0)]
 		}
