@@ -2,7 +2,8 @@ package osexec
 
 import (
 	"slices"
-	"strings"
+
+	"shinken.dev/go/internal/agentuser"
 )
 
 // A User is the operating-system user commands run as (see Options.User).
@@ -20,17 +21,7 @@ type User struct {
 
 // userEnv returns base without its HOME, USER and LOGNAME, followed by
 // u's.
-func (u *User) userEnv(base []string) []string {
-	env := make([]string, 0, len(base)+3)
-	for _, kv := range base {
-		switch k, _, _ := strings.Cut(kv, "="); k {
-		case "HOME", "USER", "LOGNAME":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "HOME="+u.Home, "USER="+u.Name, "LOGNAME="+u.Name)
-}
+func (u *User) userEnv(base []string) []string { return agentuser.UserEnv(base, u.Name, u.Home) }
 
 // userDir is the folder a command of the executor's user starts in: the
 // request's, or else the user's home (the daemon's own working folder may

@@ -70,7 +70,11 @@ func Lookup(name string) (*User, error) {
 }
 
 // Env returns base without its HOME, USER and LOGNAME, followed by u's.
-func (u *User) Env(base []string) []string {
+func (u *User) Env(base []string) []string { return UserEnv(base, u.Name, u.Home) }
+
+// UserEnv returns base without its HOME, USER and LOGNAME, followed by
+// those of the user name whose home is home.
+func UserEnv(base []string, name, home string) []string {
 	env := make([]string, 0, len(base)+3)
 	for _, kv := range base {
 		switch k, _, _ := strings.Cut(kv, "="); k {
@@ -79,7 +83,7 @@ func (u *User) Env(base []string) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "HOME="+u.Home, "USER="+u.Name, "LOGNAME="+u.Name)
+	return append(env, "HOME="+home, "USER="+name, "LOGNAME="+name)
 }
 
 // inGroup reports whether u is a member of group gid.
