@@ -286,15 +286,15 @@ func TestMetrics(t *testing.T) {
 		{"shinken_action_duration_seconds", map[string]string{"verb": "screenshot", "outcome": "ok"}, 2},
 		{"shinken_action_duration_seconds", map[string]string{"verb": "observe", "outcome": "ok"}, 1},
 		// The test's exec, and the one the MCP server makes at its start
-		// to find what window tools the desktop can carry out (judged by
-		// the plugins like any exec).
+		// to find what window tools the desktop can carry out (fixed
+		// plumbing that runs nothing the agent chose: not judged).
 		{"shinken_action_duration_seconds", map[string]string{"verb": "exec", "outcome": "ok"}, 2},
 		{"shinken_action_duration_seconds", map[string]string{"verb": "exec", "outcome": "permission_denied"}, 1},
 		{"shinken_action_duration_seconds", map[string]string{"verb": "start_screencast", "outcome": "ok"}, 1},
 		{"shinken_screenshot_bytes", map[string]string{"format": "jpeg"}, 1},
 		{"shinken_observe_nodes", nil, 1},
 		{"shinken_exec_duration_seconds", map[string]string{"outcome": "exited"}, 2},
-		{"shinken_plugin_decisions_total", map[string]string{"verdict": "allow"}, 2},
+		{"shinken_plugin_decisions_total", map[string]string{"verdict": "allow"}, 1},
 		{"shinken_plugin_decisions_total", map[string]string{"verdict": "deny"}, 1},
 	} {
 		if got := sample(mfs, w.name, w.labels); got != w.n {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -243,7 +244,7 @@ func TestSessionDaemonKilled(t *testing.T) {
 	if _, err := c.ExecStream(ctx, &aci.ExecRequest{Argv: []string{"sleep", "777"}}); err != nil {
 		t.Fatal(err)
 	}
-	command := awaitCommand(t, "sleep\x00777\x00")
+	command := awaitCommand(t, "sleep", "777")
 	names := map[string]int{}
 	for _, pid := range marked(mark) {
 		names[argv0(pid)]++
@@ -274,20 +275,23 @@ func TestSessionDaemonKilled(t *testing.T) {
 	}
 }
 
-// awaitCommand waits until a process runs with exactly this command line
-// (NUL-separated), and returns its pid.
-func awaitCommand(t *testing.T, cmdline string) int {
+// awaitCommand waits until a process runs this program (by its base name:
+// the runtime runs the file it found on PATH, so argv[0] is its path) with
+// exactly these arguments, and returns its pid.
+func awaitCommand(t *testing.T, program string, args ...string) int {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		all, _ := procfs.PIDs()
 		for _, pid := range all {
-			if got, _ := os.ReadFile(procfs.Root + "/" + strconv.Itoa(pid) + "/cmdline"); string(got) == cmdline {
+			got, _ := os.ReadFile(procfs.Root + "/" + strconv.Itoa(pid) + "/cmdline")
+			argv := strings.Split(strings.TrimSuffix(string(got), "\x00"), "\x00")
+			if len(argv) == 1+len(args) && filepath.Base(argv[0]) == program && slices.Equal(argv[1:], args) {
 				return pid
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no process %q", cmdline)
+			t.Fatalf("no process %s %q", program, args)
 		}
 		time.Sleep(10 * time.Millisecond) // waiting for a fork; nothing to select on
 	}

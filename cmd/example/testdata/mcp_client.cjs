@@ -106,7 +106,9 @@ async function main() {
     check(byName[name].annotations.readOnlyHint === false && byName[name].annotations.destructiveHint === true, `${name} is destructive`);
   }
   check(byName.left_click.inputSchema.properties.coordinate, "left_click takes a coordinate");
-  check(byName.set_value.inputSchema.required.includes("ref"), "set_value requires a ref");
+  const sv = byName.set_value.inputSchema;
+  check(sv.required.includes("value") && sv.properties.ref && sv.properties.role && sv.properties.name,
+    "set_value takes a value, and a ref or a role and name");
   check(byName.exec.outputSchema && byName.exec.outputSchema.properties.stdout, "exec has an output schema");
   for (const name of ["left_click", "observe", "cursor_position", "list_windows"]) {
     check(byName[name].outputSchema, `${name} has an output schema (the SDK checks results against it)`);
