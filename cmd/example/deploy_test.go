@@ -149,6 +149,11 @@ func TestManifests(t *testing.T) {
 		t.Error("the pod may run as root")
 	}
 	checkAgentUser(t, args)
+	// A warm pod gets its token after the claim: without this flag it
+	// would never be ready, and the pool would never fill.
+	if !slices.Contains(args, "-ready-without-token") {
+		t.Errorf("%v: a warm pod with no token yet would stay unready (-ready-without-token)", args)
+	}
 	var added []string
 	for _, c := range at(t, c, "securityContext", "capabilities", "add").([]any) {
 		added = append(added, c.(string))
