@@ -39,8 +39,8 @@ func mergeEnv(base []string, over map[string]string) ([]string, error) {
 	}
 	var added []string
 	for k, v := range over {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return nil, fmt.Errorf("%w: exec: bad environment variable name %q", aci.ErrInvalidAction, k)
+		if !shellName(k) {
+			return nil, fmt.Errorf("%w: exec: environment variable name %q: a name is letters, digits and _, not starting with a digit (the command's init, a POSIX shell, would not pass another on)", aci.ErrInvalidAction, k)
 		}
 		if i, ok := at[k]; ok {
 			env[i] = k + "=" + v
@@ -50,6 +50,24 @@ func mergeEnv(base []string, over map[string]string) ([]string, error) {
 	}
 	slices.Sort(added)
 	return append(env, added...), nil
+}
+
+// shellName reports whether k is a name a POSIX shell keeps in the
+// environment it passes on: [A-Za-z_][A-Za-z0-9_]*. Every contained
+// command starts below a shell (contain_linux.go), which drops any other
+// name; such a name is refused everywhere, so that a request means the same
+// on every kernel rather than being accepted and ignored.
+func shellName(k string) bool {
+	if k == "" || k[0] >= '0' && k[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // withoutShellCode returns env without BASH_ENV and ENV (a file a shell

@@ -36,7 +36,9 @@ type Options struct {
 	// ENV, and bash's exported functions BASH_FUNC_*): a permission gate
 	// shows what a request sets, not what the daemon inherited. An empty
 	// non-nil slice means an empty environment; a non-nil one is used as
-	// it is.
+	// it is. A request's own variables must have shell names (letters,
+	// digits and _, not starting with a digit): others are refused with
+	// aci.ErrInvalidAction, as the command's init would not pass them on.
 	Env []string
 	// WaitDelay bounds the wait for processes that keep the output pipes
 	// open after the command's leader has exited or its group was killed:

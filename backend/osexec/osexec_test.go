@@ -114,6 +114,12 @@ func TestInvalidRequests(t *testing.T) {
 		"both":          {Argv: []string{"true"}, Shell: "true"},
 		"empty program": {Argv: []string{""}},
 		"bad env name":  {Argv: []string{"true"}, Env: map[string]string{"A=B": "c"}},
+		// Names a POSIX shell (the command's init) would drop unsaid:
+		// refused rather than accepted and not passed on.
+		"function name": {Argv: []string{"true"}, Env: map[string]string{"BASH_FUNC_ls%%": "() { :; }"}},
+		"dash name":     {Argv: []string{"true"}, Env: map[string]string{"a-b": "c"}},
+		"digit first":   {Argv: []string{"true"}, Env: map[string]string{"1A": "c"}},
+		"empty name":    {Argv: []string{"true"}, Env: map[string]string{"": "c"}},
 	} {
 		_, err := e.Start(context.Background(), req)
 		if !errors.Is(err, aci.ErrInvalidAction) {
