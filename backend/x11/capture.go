@@ -10,6 +10,7 @@ import (
 	"github.com/jezek/xgb/xproto"
 	"golang.org/x/sys/unix"
 
+	"shinken.dev/go/backend/x11/internal/xconn"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
@@ -35,7 +36,7 @@ type captureState struct {
 }
 
 func (c *captureState) init(b *Backend) {
-	c.shm = !b.opts.DisableSHM && shm.Init(b.conn) == nil
+	c.shm = !b.opts.DisableSHM && xconn.Init(b.conn, xconn.SHM) == nil
 	if c.shm {
 		if _, err := shm.QueryVersion(b.conn).Reply(); err != nil {
 			c.shm = false

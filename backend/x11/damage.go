@@ -5,6 +5,7 @@ import (
 
 	"github.com/jezek/xgb/damage"
 	"github.com/jezek/xgb/xproto"
+	"shinken.dev/go/backend/x11/internal/xconn"
 )
 
 // damageState counts DAMAGE notifications on the root window, so that an
@@ -18,7 +19,7 @@ type damageState struct {
 }
 
 func (d *damageState) init(b *Backend) {
-	if damage.Init(b.conn) != nil {
+	if xconn.Init(b.conn, xconn.Damage) != nil {
 		return
 	}
 	if _, err := damage.QueryVersion(b.conn, 1, 1).Reply(); err != nil {

@@ -19,10 +19,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"shinken.dev/go/backend/x11/internal/xconn"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"shinken.dev/go/backend/x11/internal/xconn"
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/damage"
@@ -162,7 +163,7 @@ func (b *Backend) init(screen int) error {
 	if err := b.atoms.intern(b.conn); err != nil {
 		return fmt.Errorf("x11: interning atoms: %w", err)
 	}
-	b.xtest = xtest.Init(b.conn) == nil
+	b.xtest = xconn.Init(b.conn, xconn.XTest) == nil
 	if b.xtest {
 		if _, err := xtest.GetVersion(b.conn, 2, 2).Reply(); err != nil {
 			b.xtest = false

@@ -238,6 +238,7 @@ func Connect(ctx context.Context, d Display, xauthority string, cookie []byte) (
 		return nil, err
 	}
 	c.SetDeadline(time.Time{})
+	registerAll(conn)
 	return conn, nil
 }
 
