@@ -32,6 +32,10 @@ type clipboard struct {
 	data      []byte // UTF-8
 	since     xproto.Timestamp
 	transfers map[transferKey]*transfer
+	owners    uint64        // clipboard owner changes seen
+	changed   chan struct{} // closed at the next owner change
+	promised  bool          // a copy key was pressed at owners changes
+	promiseAt uint64
 
 	readMu     sync.Mutex // one read at a time: they share a property
 	inMu       sync.Mutex
@@ -57,6 +61,54 @@ type transfer struct {
 func (c *clipboard) init() {
 	c.transfers = make(map[transferKey]*transfer)
 	c.wake = make(chan struct{}, 1)
+	c.changed = make(chan struct{})
+}
+
+// copyWait bounds a clipboard read's wait for the owner change that a
+// copy key pressed before it promised. The wait ends at the change; the
+// bound is paid only when the key copied nothing (no selection, or an
+// application that does not copy on it).
+const copyWait = 3 * time.Second
+
+// ownerChanged counts a change of the CLIPBOARD's owner, reported by
+// XFixes; it runs on the event loop.
+func (c *clipboard) ownerChanged() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.owners++
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// promiseCopy notes that a key that copies (ctrl+C, ctrl+X, ctrl+Insert)
+// was pressed: the application copies when it gets to the key, after
+// the key's settle may have ended (Chromium copies in its page's process,
+// then takes the selection in its browser process).
+func (c *clipboard) promiseCopy() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.promised, c.promiseAt = true, c.owners
+}
+
+// awaitCopy waits, when a copy key was pressed and the owner has not
+// changed since, for the change, for at most copyWait.
+func (c *clipboard) awaitCopy(ctx context.Context) error {
+	c.mu.Lock()
+	pending, ch := c.promised && c.owners == c.promiseAt, c.changed
+	c.promised = false
+	c.mu.Unlock()
+	if !pending {
+		return nil
+	}
+	t := time.NewTimer(copyWait)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
 }
 
 // chunk is the largest property value one request can carry.
@@ -210,6 +262,9 @@ func (c *clipboard) lost(e xproto.SelectionClearEvent) {
 // ClipboardText returns the text of the CLIPBOARD selection, asking its
 // owner for UTF8_STRING, then STRING. An empty or non-text clipboard reads
 // as "". Text over the size limit is an error wrapping aci.ErrTooLarge.
+// After a copy key (ctrl+C, ctrl+X, ctrl+Insert) pressed through Key, the
+// read first waits for the clipboard's owner to change (XFixes), for at
+// most copyWait, so that it reads the copy and not what was there before.
 func (b *Backend) ClipboardText(ctx context.Context) (string, error) {
 	if err := b.check(ctx); err != nil {
 		return "", err
@@ -217,6 +272,9 @@ func (b *Backend) ClipboardText(ctx context.Context) (string, error) {
 	c := &b.clip
 	c.readMu.Lock()
 	defer c.readMu.Unlock()
+	if err := c.awaitCopy(ctx); err != nil {
+		return "", err
+	}
 	owner, err := xproto.GetSelectionOwner(b.conn, b.atoms.clipboard).Reply()
 	if err != nil {
 		return "", fmt.Errorf("x11: reading the clipboard owner: %w", err)

@@ -222,7 +222,20 @@ func (b *Backend) Key(ctx context.Context, ev shinken.KeyEvent) error {
 	}
 	k.press(h.code)
 	k.held[ks] = h
+	if b.xfixes && copyKey(ks) && k.controlDown() {
+		b.clip.promiseCopy()
+	}
 	return nil
+}
+
+// copyKey reports whether ks copies or cuts with Control held: C, X,
+// Insert.
+func copyKey(ks xproto.Keysym) bool {
+	switch ks {
+	case 'c', 'C', 'x', 'X', 0xff63:
+		return true
+	}
+	return false
 }
 
 // capsLock reports whether Caps Lock is on.

@@ -347,6 +347,16 @@ func (k *keyboard) release(code xproto.Keycode) {
 	}
 }
 
+// controlDown reports whether a Control key is held through Key.
+func (k *keyboard) controlDown() bool {
+	for _, ks := range []xproto.Keysym{0xffe3, 0xffe4} {
+		if p, ok := k.pos[ks]; ok && k.down[p.code] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // shiftDown reports whether a Shift key is held through Key.
 func (k *keyboard) shiftDown() bool {
 	for code := range k.down {

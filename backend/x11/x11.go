@@ -27,6 +27,7 @@ import (
 
 	"github.com/jezek/xgb"
 	"github.com/jezek/xgb/damage"
+	"github.com/jezek/xgb/xfixes"
 	"github.com/jezek/xgb/xproto"
 	"github.com/jezek/xgb/xtest"
 
@@ -95,7 +96,8 @@ type Backend struct {
 	atoms   atoms
 	pix     pixelFormat
 	xtest   bool
-	maxReq  int // largest request the server takes, in bytes
+	xfixes  bool // selection owner changes are reported to us
+	maxReq  int  // largest request the server takes, in bytes
 
 	capture  captureState
 	keyboard keyboard
@@ -188,6 +190,15 @@ func (b *Backend) init(screen int) error {
 		return fmt.Errorf("x11: creating a window: %w", err)
 	}
 	b.win = win
+	// A copy key promises a new clipboard owner: a read after it waits
+	// for the change (clipboard.go).
+	if xconn.Init(b.conn, xconn.XFixes) == nil {
+		if _, err := xfixes.QueryVersion(b.conn, 5, 0).Reply(); err == nil {
+			b.xfixes = xfixes.SelectSelectionInputChecked(b.conn, win, b.atoms.clipboard,
+				xfixes.SelectionEventMaskSetSelectionOwner|xfixes.SelectionEventMaskSelectionWindowDestroy|
+					xfixes.SelectionEventMaskSelectionClientClose).Check() == nil
+		}
+	}
 	return nil
 }
 
@@ -261,6 +272,10 @@ func (b *Backend) eventLoop() {
 				b.clip.deliver(e)
 			default:
 				b.clip.progress(b, e)
+			}
+		case xfixes.SelectionNotifyEvent:
+			if e.Selection == b.atoms.clipboard {
+				b.clip.ownerChanged()
 			}
 		case xproto.MappingNotifyEvent:
 			if e.Request == xproto.MappingKeyboard || e.Request == xproto.MappingModifier {
