@@ -40,7 +40,8 @@ type reader struct {
 	moved    bool // the line changes folder: a relative name is unknown
 	commands []protocol.SimpleCommand
 	dynamic  bool
-	found    map[string]prog // what find found, by name and PATH
+	found    map[string]prog      // what find found, by name and PATH
+	dirs     map[string]dirStatus // the PATH's folders, read once
 }
 
 // newReader starts from the PATH of base (KEY=value lines, the last one

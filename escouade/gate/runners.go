@@ -134,7 +134,7 @@ func knownAs(p prog) string {
 		}
 	}
 	for _, k := range candidates {
-		if q, ok := identify(k.path); ok && q.id != nil && q.id.SHA256 == p.id.SHA256 {
+		if q, ok := programAt(k.path); ok && q.id != nil && q.id.SHA256 == p.id.SHA256 {
 			return k.name
 		}
 	}
