@@ -3,6 +3,7 @@ package gate
 import (
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -40,8 +41,8 @@ type reader struct {
 	moved    bool // the line changes folder: a relative name is unknown
 	commands []protocol.SimpleCommand
 	dynamic  bool
-	found    map[string]prog      // what find found, by name and PATH
-	dirs     map[string]dirStatus // the PATH's folders, read once
+	found    map[string]prog // what find found, by name and PATH
+	dirs     []dirStatus     // the PATH's folders, read once
 }
 
 // newReader starts from the PATH of base (KEY=value lines, the last one
@@ -148,7 +149,7 @@ func (r *reader) line(src string, depth int) {
 
 // lineIn adds the commands of a line read as lang reads it.
 func (r *reader) lineIn(src string, lang syntax.LangVariant, depth int) {
-	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
+	f, err := parse(src, lang)
 	if err != nil {
 		r.dynamic = true // the shell may read it otherwise, or refuse it
 		return
@@ -465,9 +466,30 @@ func unescape(s string, quoted bool) string {
 	return b.String()
 }
 
+// Parsers and printers are reused: making one costs a request more
+// than it takes to parse its line (buffers of kilobytes).
+var (
+	parsers  sync.Map // a *sync.Pool of *syntax.Parser by syntax.LangVariant
+	printers = sync.Pool{New: func() any { return syntax.NewPrinter() }}
+)
+
+// parse reads src as lang reads it.
+func parse(src string, lang syntax.LangVariant) (*syntax.File, error) {
+	pool, ok := parsers.Load(lang)
+	if !ok {
+		pool, _ = parsers.LoadOrStore(lang, &sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(lang)) }})
+	}
+	p := pool.(*sync.Pool).Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(src), "")
+	pool.(*sync.Pool).Put(p)
+	return f, err
+}
+
 // source prints a part of a word as written.
 func source(n syntax.Node) string {
 	var b strings.Builder
-	syntax.NewPrinter().Print(&b, n)
+	p := printers.Get().(*syntax.Printer)
+	p.Print(&b, n)
+	printers.Put(p)
 	return b.String()
 }

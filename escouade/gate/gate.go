@@ -162,7 +162,11 @@ func (e *RefusedError) Is(target error) bool { return target == protocol.ErrRefu
 // Verbs other than exec and launch_app are an error: the runtime asks its
 // Authorizer for those two only.
 func Request(req shinken.AuthRequest, id string) (protocol.PermissionRequest, error) {
-	return request(req, id, os.Environ())
+	var env []string // the PATH alone is read of it: not the whole environment copied
+	if path, ok := os.LookupEnv("PATH"); ok {
+		env = []string{"PATH=" + path}
+	}
+	return request(req, id, env)
 }
 
 // request is Request, with programs found in env.

@@ -118,22 +118,21 @@ func programAt(path string) (prog, bool) {
 
 // folder returns dir's status, read once per request.
 func (r *reader) folder(dir string) dirStatus {
-	if s, ok := r.dirs[dir]; ok {
-		return s
+	for _, s := range r.dirs { // a PATH's dozen folders: a slice beats a map
+		if s.dir == dir {
+			return s
+		}
 	}
 	now := time.Now() // before the status: see fileKey.settled
-	var s dirStatus
+	s := dirStatus{dir: dir}
 	k, err := statKey(dir)
 	switch {
 	case err == nil:
-		s = dirStatus{key: k, ok: k.settled(now)}
+		s.key, s.ok = k, k.settled(now)
 	case errors.Is(err, syscall.ENOENT):
-		s = dirStatus{noFolder: true, ok: true}
+		s.noFolder, s.ok = true, true
 	}
-	if r.dirs == nil {
-		r.dirs = map[string]dirStatus{}
-	}
-	r.dirs[dir] = s
+	r.dirs = append(r.dirs, s)
 	return s
 }
 

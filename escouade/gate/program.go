@@ -126,6 +126,7 @@ func (k fileKey) settled(now time.Time) bool {
 
 // A dirStatus is a folder's status as one request read it.
 type dirStatus struct {
+	dir      string
 	key      fileKey
 	noFolder bool // the folder is missing (ENOENT)
 	ok       bool // settled, or the folder missing: a cache may go by it
