@@ -2,6 +2,7 @@ package gate
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -224,6 +225,11 @@ func (r *reader) makesProgram(cmds []protocol.SimpleCommand) bool {
 	if making && programs > 1 {
 		return true
 	}
+	for _, c := range cmds {
+		if filepath.Base(c.Program) == "tee" && slices.ContainsFunc(c.Argv[1:], inGitDir) {
+			return true
+		}
+	}
 	dirs := map[string]bool{}
 	for _, d := range filepath.SplitList(r.path) {
 		dirs[filepath.Clean(d)] = true
@@ -239,7 +245,7 @@ func (r *reader) makesProgram(cmds []protocol.SimpleCommand) bool {
 				t = filepath.Join(r.dir(), t)
 			}
 			t = filepath.Clean(t)
-			if dirs[filepath.Dir(t)] {
+			if dirs[filepath.Dir(t)] || inGitDir(t) {
 				return true
 			}
 			for _, o := range cmds {
