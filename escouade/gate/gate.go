@@ -54,12 +54,13 @@
 // What a guard cannot know: what a dynamic request runs; what a program
 // does with its arguments (find -delete, sort -o, git clean, a copy of
 // rm under any name: deleters are everywhere), which is for a guard's
-// argument rules; what a program's own files make it run (git's hooks
-// config outside the repository, a Makefile), which a guard that allows the program trusts,
-// with everyone who can write them; and a file changed between the
-// request and its run. So a denylist by name (no rm) cannot hold: allow
-// programs by identity (program_id), with argument rules for those that
-// write or run, and refuse, or ask, whatever is dynamic.
+// argument rules; what a program's own files make it run (the user's
+// and the system's git config, a Makefile), which a guard that allows
+// the program trusts, with everyone who can write them; and a file
+// changed between the request and its run. So a denylist by name (no
+// rm) cannot hold: allow programs by identity (program_id), with
+// argument rules for those that write or run, and refuse, or ask,
+// whatever is dynamic.
 //
 // The Gate publishes request.permission before asking and
 // request.answered after, and refuses unless the plugins' combined
