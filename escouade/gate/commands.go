@@ -43,7 +43,7 @@ type reader struct {
 	commands []protocol.SimpleCommand
 	dynamic  bool
 	found    map[string]prog // what find found, by name and PATH
-	dirs     []dirStatus     // the PATH's folders, read once
+	pathMemo                 // the PATH's folders, read once
 }
 
 // newReader starts from the PATH of base (KEY=value lines, the last one

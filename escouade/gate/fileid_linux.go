@@ -1,9 +1,13 @@
 package gate
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -61,4 +65,72 @@ func identifyKey(name string) (prog, fileKey, bool) {
 func keyOf(st *syscall.Stat_t) fileKey {
 	return fileKey{dev: uint64(st.Dev), ino: uint64(st.Ino), size: uint64(st.Size), mode: uint32(st.Mode),
 		mtime: int64(st.Mtim.Sec), mtimeNs: int64(st.Mtim.Nsec), ctime: int64(st.Ctim.Sec), ctimeNs: int64(st.Ctim.Nsec)}
+}
+
+// maxHashed bounds the cache of programs' hashes; past it the cache
+// starts again empty, which costs one hash per program.
+const maxHashed = 4096
+
+// fileKey is what must stay the same for a file's hash to hold: a file
+// rewritten in place changes its size, its mtime or its ctime.
+type fileKey struct {
+	dev, ino, size uint64
+	mode           uint32
+	mtime, ctime   int64
+	mtimeNs        int64
+	ctimeNs        int64
+}
+
+// A change is stamped with the kernel's coarse clock, which lags the
+// time by up to a tick (1 to 10 ms), and some file systems keep whole
+// seconds (FAT two): a file changed again within the tick of its last
+// change keeps its status, ctime included. So a status is settled, and
+// the gate caches by it, only when its ctime is older than these
+// margins before a time taken before the status was read; a later change
+// then cannot leave it as it is.
+const (
+	settleTick   = 50 * time.Millisecond
+	settleCoarse = 2*time.Second + settleTick // no nanoseconds kept
+)
+
+// settled reports whether no change after now can leave k as it is. A
+// ctime ahead of now (a clock set back) is not settled.
+func (k fileKey) settled(now time.Time) bool {
+	margin := settleTick
+	if k.ctimeNs == 0 && k.mtimeNs == 0 {
+		margin = settleCoarse
+	}
+	return time.Unix(k.ctime, k.ctimeNs).Before(now.Add(-margin))
+}
+
+var hashes struct {
+	sync.Mutex
+	m map[fileKey]string
+}
+
+// hashFile returns the hex SHA-256 of f, cached under key when key is
+// settled (a file changed again within its clock tick keeps its key).
+// now is a time taken before key was.
+func hashFile(f *os.File, key fileKey, now time.Time) (string, bool) {
+	hashes.Lock()
+	sum, ok := hashes.m[key]
+	hashes.Unlock()
+	if ok {
+		return sum, true
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", false
+	}
+	sum = hex.EncodeToString(h.Sum(nil))
+	if !key.settled(now) {
+		return sum, true
+	}
+	hashes.Lock()
+	if hashes.m == nil || len(hashes.m) >= maxHashed {
+		hashes.m = make(map[fileKey]string)
+	}
+	hashes.m[key] = sum
+	hashes.Unlock()
+	return sum, true
 }

@@ -63,6 +63,19 @@ func statKey(path string) (fileKey, error) {
 	return keyOf(&st), nil
 }
 
+// A dirStatus is a folder's status as one request read it.
+type dirStatus struct {
+	dir      string
+	key      fileKey
+	noFolder bool // the folder is missing (ENOENT)
+	ok       bool // settled, or the folder missing: a cache may go by it
+}
+
+// pathMemo is what one request read of the PATH's folders.
+type pathMemo struct {
+	dirs []dirStatus
+}
+
 // lstatKey returns the status of path itself, a symlink's own.
 func lstatKey(path string) (fileKey, error) {
 	var st syscall.Stat_t

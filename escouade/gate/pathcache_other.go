@@ -4,6 +4,9 @@ package gate
 
 import "path/filepath"
 
+// pathMemo is what one request read of the PATH: off Linux, nothing.
+type pathMemo struct{}
+
 // programAt is identify: off Linux nothing is cached.
 func programAt(path string) (prog, bool) { return identify(path) }
 
