@@ -2,7 +2,9 @@ package gate
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -41,6 +43,7 @@ type reader struct {
 	commands []protocol.SimpleCommand
 	dynamic  bool
 	found    map[string]prog // what find found, by name and PATH
+	pathMemo                 // the PATH's folders, read once
 }
 
 // newReader starts from the PATH of base (KEY=value lines, the last one
@@ -147,7 +150,7 @@ func (r *reader) line(src string, depth int) {
 
 // lineIn adds the commands of a line read as lang reads it.
 func (r *reader) lineIn(src string, lang syntax.LangVariant, depth int) {
-	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(src), "")
+	f, err := parse(src, lang)
 	if err != nil {
 		r.dynamic = true // the shell may read it otherwise, or refuse it
 		return
@@ -222,6 +225,11 @@ func (r *reader) makesProgram(cmds []protocol.SimpleCommand) bool {
 	if making && programs > 1 {
 		return true
 	}
+	for _, c := range cmds {
+		if filepath.Base(c.Program) == "tee" && slices.ContainsFunc(c.Argv[1:], inGitDir) {
+			return true
+		}
+	}
 	dirs := map[string]bool{}
 	for _, d := range filepath.SplitList(r.path) {
 		dirs[filepath.Clean(d)] = true
@@ -237,7 +245,7 @@ func (r *reader) makesProgram(cmds []protocol.SimpleCommand) bool {
 				t = filepath.Join(r.dir(), t)
 			}
 			t = filepath.Clean(t)
-			if dirs[filepath.Dir(t)] {
+			if dirs[filepath.Dir(t)] || inGitDir(t) {
 				return true
 			}
 			for _, o := range cmds {
@@ -464,9 +472,30 @@ func unescape(s string, quoted bool) string {
 	return b.String()
 }
 
+// Parsers and printers are reused: making one costs a request more
+// than it takes to parse its line (buffers of kilobytes).
+var (
+	parsers  sync.Map // a *sync.Pool of *syntax.Parser by syntax.LangVariant
+	printers = sync.Pool{New: func() any { return syntax.NewPrinter() }}
+)
+
+// parse reads src as lang reads it.
+func parse(src string, lang syntax.LangVariant) (*syntax.File, error) {
+	pool, ok := parsers.Load(lang)
+	if !ok {
+		pool, _ = parsers.LoadOrStore(lang, &sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(lang)) }})
+	}
+	p := pool.(*sync.Pool).Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(src), "")
+	pool.(*sync.Pool).Put(p)
+	return f, err
+}
+
 // source prints a part of a word as written.
 func source(n syntax.Node) string {
 	var b strings.Builder
-	syntax.NewPrinter().Print(&b, n)
+	p := printers.Get().(*syntax.Printer)
+	p.Print(&b, n)
+	printers.Put(p)
 	return b.String()
 }

@@ -44,18 +44,23 @@
 //     rc files (-i, -l); a program that runs what it is given
 //     (interpreters but for --version, make, xargs, find -exec, awk's
 //     system and pipes, sed's e and w and -i, vim, git -c and aliases,
-//     tar's --to-command, gdb, xdg-open, ionice, chroot, strace…); a
-//     write redirection of a compound command; a line that does not parse.
+//     tar's --to-command, gdb, xdg-open, ionice, chroot, strace…); git
+//     in a repository with a hook or a config key the gate does not know
+//     to be inert (core.fsmonitor, core.hooksPath, include.path, aliases…),
+//     or in one it cannot tell (after a cd), or beside a write into a .git
+//     folder; a write redirection of a compound command; a line that does
+//     not parse.
 //
 // What a guard cannot know: what a dynamic request runs; what a program
 // does with its arguments (find -delete, sort -o, git clean, a copy of
 // rm under any name: deleters are everywhere), which is for a guard's
-// argument rules; what a program's own files make it run (git's hooks
-// and config, a Makefile), which a guard that allows the program trusts,
-// with everyone who can write them; and a file changed between the
-// request and its run. So a denylist by name (no rm) cannot hold: allow
-// programs by identity (program_id), with argument rules for those that
-// write or run, and refuse, or ask, whatever is dynamic.
+// argument rules; what a program's own files make it run (the user's
+// and the system's git config, a Makefile), which a guard that allows
+// the program trusts, with everyone who can write them; and a file
+// changed between the request and its run. So a denylist by name (no
+// rm) cannot hold: allow programs by identity (program_id), with
+// argument rules for those that write or run, and refuse, or ask,
+// whatever is dynamic.
 //
 // The Gate publishes request.permission before asking and
 // request.answered after, and refuses unless the plugins' combined
@@ -162,7 +167,11 @@ func (e *RefusedError) Is(target error) bool { return target == protocol.ErrRefu
 // Verbs other than exec and launch_app are an error: the runtime asks its
 // Authorizer for those two only.
 func Request(req shinken.AuthRequest, id string) (protocol.PermissionRequest, error) {
-	return request(req, id, os.Environ())
+	var env []string // the PATH alone is read of it: not the whole environment copied
+	if path, ok := os.LookupEnv("PATH"); ok {
+		env = []string{"PATH=" + path}
+	}
+	return request(req, id, env)
 }
 
 // request is Request, with programs found in env.

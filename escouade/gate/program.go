@@ -1,13 +1,9 @@
 package gate
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"shinken.dev/go/escouade/protocol"
 )
@@ -53,14 +49,14 @@ func (r *reader) lookup(name, path string) (prog, bool) {
 			}
 			name = filepath.Join(r.dir(), name)
 		}
-		return identify(name)
+		return programAt(name)
 	}
 	for _, dir := range filepath.SplitList(path) {
 		if !filepath.IsAbs(dir) {
 			return prog{}, false
 		}
-		// The shell skips what is no executable file, as identify does.
-		if p, ok := identify(filepath.Join(dir, name)); ok {
+		// The shell skips what is no executable file, as programAt does.
+		if p, ok := r.inDir(dir, name); ok {
 			return p, true
 		}
 	}
@@ -85,44 +81,4 @@ func (r *reader) dir() string {
 	}
 	wd, _ := os.Getwd()
 	return wd
-}
-
-// maxHashed bounds the cache of programs' hashes; past it the cache
-// starts again empty, which costs one hash per program.
-const maxHashed = 4096
-
-// fileKey is what must stay the same for a file's hash to hold: a file
-// rewritten in place changes its size, its mtime or its ctime.
-type fileKey struct {
-	dev, ino, size uint64
-	mtime, ctime   int64
-	mtimeNs        int64
-	ctimeNs        int64
-}
-
-var hashes struct {
-	sync.Mutex
-	m map[fileKey]string
-}
-
-// hashFile returns the hex SHA-256 of f, cached under key.
-func hashFile(f *os.File, key fileKey) (string, bool) {
-	hashes.Lock()
-	sum, ok := hashes.m[key]
-	hashes.Unlock()
-	if ok {
-		return sum, true
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", false
-	}
-	sum = hex.EncodeToString(h.Sum(nil))
-	hashes.Lock()
-	if hashes.m == nil || len(hashes.m) >= maxHashed {
-		hashes.m = make(map[fileKey]string)
-	}
-	hashes.m[key] = sum
-	hashes.Unlock()
-	return sum, true
 }

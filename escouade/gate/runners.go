@@ -134,7 +134,7 @@ func knownAs(p prog) string {
 		}
 	}
 	for _, k := range candidates {
-		if q, ok := identify(k.path); ok && q.id != nil && q.id.SHA256 == p.id.SHA256 {
+		if q, ok := programAt(k.path); ok && q.id != nil && q.id.SHA256 == p.id.SHA256 {
 			return k.name
 		}
 	}
@@ -658,10 +658,10 @@ var gitCommands = set("add am annotate apply archive blame branch bundle cat-fil
 var gitRunning = []string{"-c", "--config", "--upload-pack", "--receive-pack", "--exec", "-x", "--template",
 	"-O", "--open-files-in-pager", "-u", "--interactive", "-i", "--extcmd", "--tool"}
 
-// ruleGit reads git's options and command. git also runs what its
-// config files name (hooks, core.fsmonitor, core.pager, filters, aliases,
-// diff.external): a guard that allows git trusts those files, and their
-// writers.
+// ruleGit reads git's options and command, and its repository's hooks
+// and config (gitRepoInert). git also runs what the user's and the
+// system's config files name: a guard that allows git trusts those
+// files, and their writers.
 func ruleGit(r *reader, c call, _ prog) {
 	if filepath.Base(c.argv[0]) != "git" {
 		r.dynamic = true // git-clean is git clean: its command is in its name
@@ -683,6 +683,11 @@ func ruleGit(r *reader, c call, _ prog) {
 	}
 	cmd, args := args[0], args[1:]
 	if !gitCommands[cmd] {
+		r.dynamic = true
+		return
+	}
+	// Its repository's hooks and config run code too (gitrepo.go).
+	if r.moved || !gitRepoInert(r.dir()) {
 		r.dynamic = true
 		return
 	}
