@@ -173,7 +173,8 @@ const (
 $m --make-rslave / && $u -l /proc && $m -t proc -o nosuid,nodev,noexec proc /proc || exit 70
 if [ -n "$c" ]; then
 	$u -l "$c"
-	if [ "$(cat /proc/self/cgroup)" = 0::/ ]; then $m -t cgroup2 -o ro,nosuid,nodev,noexec cgroup2 "$c"
+	read -r own </proc/self/cgroup
+	if [ "$own" = 0::/ ]; then $m -t cgroup2 -o ro,nosuid,nodev,noexec cgroup2 "$c"
 	else $m -t tmpfs -o ro,size=0,mode=0555 tmpfs "$c"; fi || exit 70
 fi
 ` + shInitScript
