@@ -17,3 +17,13 @@ func SetContainment(mode string) (restore func()) { return contain.SetMode(mode)
 // CgroupParent is the Host's own cgroup folder, where it makes its
 // programs' cgroups; "" when it makes none.
 func CgroupParent() string { return contain.CgroupParent() }
+
+// SetShepherds makes the programs started from now on get a shepherd (on)
+// or, as in a program that does not call EngineMain, a fixed init (off);
+// see contain.SetShepherds.
+func SetShepherds(on bool) (restore func()) { return contain.SetShepherds(on) }
+
+// SetPrivateMounts makes the programs started from now on in a pid
+// namespace get a /proc and cgroup hierarchy of their own (on) or the
+// machine's (off); see contain.SetPrivateMounts.
+func SetPrivateMounts(on bool) (restore func()) { return contain.SetPrivateMounts(on) }

@@ -101,9 +101,10 @@ type NetworkOptions struct {
 // decide permissions, serves their requests, and restarts them when they
 // crash. Its methods are safe for concurrent use.
 type Host struct {
-	opts   Options
-	log    *slog.Logger
-	nsSaid sync.Once // the journal said pid namespaces are refused
+	opts       Options
+	log        *slog.Logger
+	nsSaid     sync.Once // the journal said pid namespaces are refused
+	mountsSaid sync.Once // the journal said the private mounts are refused
 
 	mu      sync.Mutex
 	plugins map[string]*Plugin
@@ -408,12 +409,18 @@ func readPluginFile(dir, name string, max int64) ([]byte, error) {
 }
 
 // sayNamespaces journals, once a Host, that the kernel refused the pid
-// namespace a program was to start in (REFERENCE.md, "What ends with a
-// plugin").
+// namespace a program was to start in, and, once, that the private
+// mounts were not made (REFERENCE.md, "What ends with a plugin").
 func (h *Host) sayNamespaces(j *journal) {
 	if err := contain.PIDNamespaceRefused(); err != nil {
 		h.nsSaid.Do(func() {
 			j.say(slog.LevelWarn, "the kernel refused a pid namespace: programs start without one, and what they start may outlive them by leaving their cgroup",
+				slog.String("error", err.Error()))
+		})
+	}
+	if err := contain.PrivateMountsRefused(); err != nil {
+		h.mountsSaid.Do(func() {
+			j.say(slog.LevelWarn, "programs start with the machine's /proc and cgroup hierarchy: they may read the Host's /proc and write its and their siblings' cgroup files where their user may",
 				slog.String("error", err.Error()))
 		})
 	}

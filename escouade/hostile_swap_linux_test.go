@@ -1,7 +1,9 @@
 package escouade_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"testing"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/internal/citest"
 	"shinken.dev/go/internal/procfs"
 )
 
@@ -106,18 +109,32 @@ func guardSwap(t *testing.T) {
 // outright. It still ends: the Host's shepherd, above every program that
 // may start others (a cgroup or not), holds the parent-death signal and
 // the lifeline, and no program can clear them (issue 39: the plugin, the
-// init of its namespace, outlived its Host).
+// init of its namespace, outlived its Host). Without EngineMain
+// (fixed-init), a fixed init of the Host's holds them instead. The
+// plugin's pid is found from the Host's side: in a /proc of its own, the
+// plugin knows only its namespace's.
 func TestHostileDeserter(t *testing.T) {
-	for _, mode := range []string{"auto", "shepherd"} {
+	for _, mode := range []string{"auto", "shepherd", "fixed-init"} {
 		t.Run(mode, func(t *testing.T) {
-			pidFile := filepath.Join(t.TempDir(), "pid")
-			dir := writePlugin(t, "deserter", commandManifest("deserter", pidFile), nil)
+			readyFile := filepath.Join(t.TempDir(), "ready")
+			dir := writePlugin(t, "deserter", commandManifest("deserter", readyFile), nil)
 			exe, _ := os.Executable()
 			host := exec.Command(exe, pluginArg, "host-contained", mode, dir)
 			if err := host.Start(); err != nil {
 				t.Fatal(err)
 			}
-			pid := pidIn(t, pidFile)
+			pidIn(t, readyFile) // it deserted
+			var pid int
+			for _, p := range processesBelow(host.Process.Pid) {
+				if b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline"); bytes.Contains(b, []byte("\x00deserter\x00")) {
+					pid = p
+				}
+			}
+			if pid == 0 {
+				host.Process.Kill()
+				host.Wait()
+				t.Fatal("the deserter is not below its Host")
+			}
 			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 			b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 			if !procfs.Alive(pid) || !strings.Contains(string(b), "NSpid") {
@@ -142,4 +159,38 @@ func desert() bool {
 		}
 	}
 	return true
+}
+
+// TestHostileHostProc: a command plugin, run as the Host's user, tries to
+// read its Host's environ, cmdline and mem in /proc (issue 39: a token in
+// the environment or the command line was one read away). In a /proc of
+// its own, the Host's pid names nothing; with the machine's (the private
+// mounts off), the same plugin reads them, as it did before.
+func TestHostileHostProc(t *testing.T) {
+	if !escouade.PIDNamespaces() {
+		citest.Skip(t, "no pid namespaces here: the plugin has the machine's /proc")
+	}
+	for _, private := range []bool{true, false} {
+		t.Run(fmt.Sprintf("private=%v", private), func(t *testing.T) {
+			defer escouade.SetPrivateMounts(private)()
+			v := newValidator(t)
+			h, _ := newHost(t, nil)
+			said := filepath.Join(t.TempDir(), "said")
+			p := startCommand(t, h, v, "proc-reader", "", "proc-reader", strconv.Itoa(os.Getpid()), "environ,cmdline,mem", said)
+			defer p.Stop(context.Background())
+			var b []byte
+			waitFor(t, "the plugin's reads", func() bool {
+				b, _ = os.ReadFile(said)
+				return len(b) > 0
+			})
+			got := string(b)
+			want := "environ refused\ncmdline refused\nmem refused\n"
+			if !private {
+				want = "environ readable\ncmdline readable\nmem readable\n"
+			}
+			if got != want {
+				t.Errorf("the plugin said %q, want %q", got, want)
+			}
+		})
+	}
 }

@@ -51,6 +51,12 @@ func TestMain(m *testing.M) {
 		_, run, _ := strings.Cut(os.Args[1], "=")
 		os.Exit(runTestPlugin(run, os.Args[2], os.Args[3:]))
 	}
+	// The test plugins report their pids, and their children's, as the
+	// Host's /proc numbers them (hostPID), which a /proc of their own
+	// hides: the tests of the Host's process run with the machine's, and
+	// those of the private mounts turn them on (TestHostileHostProc), as
+	// do the Hosts the tests start as processes (host-contained).
+	escouade.SetPrivateMounts(false)
 	// ESCOUADE_TEST_CONTAINMENT=shepherd (or group) runs every test with
 	// the programs' descendants held that way, rather than by a cgroup.
 	if mode := os.Getenv("ESCOUADE_TEST_CONTAINMENT"); mode != "" {
@@ -256,6 +262,25 @@ func runTestPlugin(run, mode string, args []string) int {
 			return 3
 		}
 		return serve(ctx, in, out, meekHandlers)
+	case "proc-reader":
+		// Tries to open args[1] in /proc of the process args[0] (its
+		// Host) for reading, and says "<what> readable" or "<what> refused" a line
+		// each in args[2].
+		var said strings.Builder
+		for _, f := range strings.Split(args[1], ",") {
+			// The open is where the kernel checks (mem at offset 0 reads
+			// nothing: no page is mapped there).
+			file, err := os.Open("/proc/" + args[0] + "/" + f)
+			if err == nil {
+				file.Close()
+				fmt.Fprintf(&said, "%s readable\n", f)
+			} else {
+				fmt.Fprintf(&said, "%s refused\n", f)
+			}
+		}
+		os.WriteFile(args[2]+".tmp", []byte(said.String()), 0o600)
+		os.Rename(args[2]+".tmp", args[2])
+		return serve(ctx, in, out, meekHandlers)
 	case "parricide":
 		// Once initialized, kills its parent: its shepherd, where one
 		// holds it.
@@ -360,6 +385,12 @@ func runTestPlugin(run, mode string, args []string) int {
 	case "host-contained":
 		// A Host in a process of its own that holds its programs' descendants
 		// as args[0] says (see SetContainment), for the test of its death.
+		// fixed-init: as a program that does not call EngineMain, with the
+		// Host's fixed init above its programs rather than a shepherd.
+		if args[0] == "fixed-init" {
+			escouade.SetShepherds(false)
+			args[0] = "auto"
+		}
 		escouade.SetContainment(args[0])
 		h := escouade.New(&escouade.Options{Secrets: escouade.SecretMap{}, Journal: slog.DiscardHandler, Languages: languages})
 		if _, err := h.Start(ctx, args[1]); err != nil {

@@ -43,3 +43,14 @@ func AllowShepherd() { reexec.Store(true) }
 
 // IsShepherd reports whether this process was started as a shepherd.
 func IsShepherd() bool { return os.Getenv(shepherdEnv) == shepherdVersion }
+
+// shepherdsOff is set by SetShepherds(false).
+var shepherdsOff atomic.Bool
+
+// SetShepherds makes the programs started from now on get a shepherd
+// where AllowShepherd was called (on, the default), or never (off), as in
+// a program that does not call EngineMain. It returns what sets it back.
+func SetShepherds(on bool) (restore func()) {
+	old := shepherdsOff.Swap(!on)
+	return func() { shepherdsOff.Store(old) }
+}

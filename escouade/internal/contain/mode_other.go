@@ -23,3 +23,9 @@ func SetPIDNamespaces(bool) (restore func()) { return func() {} }
 
 // SetUserNamespaces does nothing here: there are no user namespaces.
 func SetUserNamespaces(bool) (restore func()) { return func() {} }
+
+// SetPrivateMounts does nothing here: there are no mount namespaces.
+func SetPrivateMounts(bool) (restore func()) { return func() {} }
+
+// PrivateMountsRefused is nil: no mount namespace is ever tried here.
+func PrivateMountsRefused() error { return nil }

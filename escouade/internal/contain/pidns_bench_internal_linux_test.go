@@ -105,3 +105,53 @@ func BenchmarkStartShepherd(b *testing.B) {
 	}
 	b.ReportMetric(median(ways[1].durations)/median(ways[0].durations), "shepherd/program")
 }
+
+// BenchmarkStartPrivateMounts starts sh -c true and waits for its end,
+// four ways interleaved in one loop: under a shepherd as before, with the
+// machine's /proc and cgroup hierarchy (the reference); under a shepherd
+// that makes the mount and cgroup namespaces' own (mounts_linux.go); and
+// the same two under the fixed init of a Host without EngineMain. It
+// reports each way's median and its ratio to the reference.
+func BenchmarkStartPrivateMounts(b *testing.B) {
+	defer SetMode("auto")()
+	defer reexec.Store(false)
+	type way struct {
+		name             string
+		shepherd, mounts bool
+		durations        []time.Duration
+	}
+	ways := []*way{{name: "shepherd", shepherd: true}, {name: "shepherd+mounts", shepherd: true, mounts: true},
+		{name: "init"}, {name: "init+mounts", mounts: true}}
+	b.ResetTimer()
+	for range b.N {
+		for _, w := range ways {
+			reexec.Store(w.shepherd)
+			restore := SetPrivateMounts(w.mounts)
+			t0 := time.Now()
+			g, err := Start(newCmd("/bin/sh", "-c", "true"), true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			<-g.Done()
+			w.durations = append(w.durations, time.Since(t0))
+			restore()
+			if (g.sh != nil) != w.shepherd || !g.ns || g.Result().Code != 0 {
+				b.Fatalf("%s: shepherd %v, namespace %v, ended %+v", w.name, g.sh != nil, g.ns, g.Result())
+			}
+		}
+	}
+	b.StopTimer()
+	if err := PrivateMountsRefused(); err != nil {
+		b.Fatalf("the mounts were refused: %v", err)
+	}
+	median := func(ds []time.Duration) float64 {
+		slices.Sort(ds)
+		return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
+	}
+	for _, w := range ways {
+		b.ReportMetric(median(w.durations), w.name+"-ms")
+	}
+	for _, w := range ways[1:] {
+		b.ReportMetric(median(w.durations)/median(ways[0].durations), w.name+"/shepherd")
+	}
+}

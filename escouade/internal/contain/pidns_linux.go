@@ -90,8 +90,9 @@ func usePIDNamespace() bool {
 // with the Host's own uid and gid mapped to themselves (and nothing else),
 // setgroups denied, as an unprivileged process must.
 func namespaceAttr(attr *syscall.SysProcAttr, ns bool) {
-	attr.Cloneflags &^= syscall.CLONE_NEWPID | syscall.CLONE_NEWUSER
+	attr.Cloneflags &^= syscall.CLONE_NEWPID | syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWCGROUP
 	attr.UidMappings, attr.GidMappings, attr.GidMappingsEnableSetgroups = nil, nil, false
+	attr.AmbientCaps = nil
 	if !ns {
 		return
 	}
@@ -176,17 +177,19 @@ func SetUserNamespaces(on bool) (restore func()) {
 // NSpid is target. Being the only child is no proof: the program may have
 // forked and exited already, and an init adopts the orphans of its
 // namespace, on the same thread's list (issue 43: a proc/spawn of
-// "cmd & exit" failed 1 in 5 under load with "could not start").
-func hostPIDOfChild(target int) int {
+// "cmd & exit" failed 1 in 5 under load with "could not start"). proc is
+// where the Host's /proc is reached: "/proc", or, once the namespace has a
+// /proc of its own, a descriptor of the machine's kept open.
+func hostPIDOfChild(proc string, target int) int {
 	var candidates []int
-	if b, err := os.ReadFile("/proc/thread-self/children"); err == nil {
+	if b, err := os.ReadFile(proc + "/thread-self/children"); err == nil {
 		for _, f := range strings.Fields(string(b)) {
 			if pid, err := strconv.Atoi(f); err == nil {
 				candidates = append(candidates, pid)
 			}
 		}
 	} else {
-		self, err := os.Readlink("/proc/self")
+		self, err := os.Readlink(proc + "/self")
 		if err != nil {
 			return 0
 		}
@@ -202,7 +205,7 @@ func hostPIDOfChild(target int) int {
 		}
 	}
 	for _, pid := range candidates {
-		if innermostPID(pid) == target {
+		if innermostPID(proc, pid) == target {
 			return pid
 		}
 	}
@@ -211,8 +214,8 @@ func hostPIDOfChild(target int) int {
 
 // innermostPID returns the pid that process pid (as /proc numbers it) has
 // in its own pid namespace, the last of its status's NSpid, or 0.
-func innermostPID(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+func innermostPID(proc string, pid int) int {
+	b, err := os.ReadFile(proc + "/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0
 	}

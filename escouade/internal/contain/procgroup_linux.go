@@ -38,7 +38,18 @@ func Start(cmd *exec.Cmd, mayFork bool) (*Group, error) {
 		cg = newCgroup()
 	}
 	ns := mayFork && usePIDNamespace()
-	g, err := startContained(cmd, cg, ns, mayFork)
+	mounts := ns && usePrivateMounts() && !mountNSRefused.Load()
+	g, err := startContained(cmd, cg, ns, mounts, mayFork)
+	if err != nil && mounts && namespaceRefused(err) && !namespaceQuota(err) && !pidnsMade.Load() {
+		// The kernel refuses a mount or cgroup namespace at the first
+		// start (none of the latter before Linux 4.6): try with the pid
+		// namespace alone, and make no more if that works.
+		first := err
+		if g, err = startContained(copyCmd(cmd), cg, ns, false, mayFork); err == nil {
+			mountNSRefused.Store(true)
+			refusePrivateMounts(fmt.Errorf("the kernel refused a mount or cgroup namespace: %w", first))
+		}
+	}
 	if err != nil && ns && namespaceRefused(err) {
 		if full := namespaceQuota(err); full || pidnsMade.Load() {
 			// Whether namespaces are made was decided at the first
@@ -54,7 +65,7 @@ func Start(cmd *exec.Cmd, mayFork bool) (*Group, error) {
 		// The kernel refuses the namespace (a seccomp policy, a security
 		// module): try without, and make no more if that works.
 		first := err
-		if g, err = startContained(copyCmd(cmd), cg, false, mayFork); err == nil {
+		if g, err = startContained(copyCmd(cmd), cg, false, false, mayFork); err == nil {
 			pidnsRefused.CompareAndSwap(nil, &first)
 		}
 	}
@@ -66,7 +77,8 @@ func Start(cmd *exec.Cmd, mayFork bool) (*Group, error) {
 		// without, with a copy (a Cmd starts once), and make no more
 		// cgroups if that works.
 		cg.remove()
-		if g, err = startContained(copyCmd(cmd), nil, ns && pidnsRefused.Load() == nil, mayFork); err == nil {
+		ns = ns && pidnsRefused.Load() == nil
+		if g, err = startContained(copyCmd(cmd), nil, ns, ns && mounts && !mountNSRefused.Load(), mayFork); err == nil {
 			noCgroups.Store(true)
 			if g.ns {
 				pidnsMade.Store(true)
@@ -83,10 +95,12 @@ func copyCmd(cmd *exec.Cmd) *exec.Cmd {
 		SysProcAttr: cmd.SysProcAttr, WaitDelay: cmd.WaitDelay, Cancel: cmd.Cancel}
 }
 
-// startContained starts cmd in its own group, into cg, or under a
-// shepherd when there is no cg and the program mayFork; the program, or
-// its shepherd, is the init of a pid namespace of its own when ns.
-func startContained(cmd *exec.Cmd, cg *cgroup, ns, mayFork bool) (*Group, error) {
+// startContained starts cmd in its own group, into cg, and, when the
+// program mayFork, under a shepherd or a fixed init; the program, or the
+// init above it, is the init of a pid namespace of its own when ns, and of
+// mount and cgroup namespaces with their own /proc and cgroup hierarchy
+// when mounts too (mounts_linux.go).
+func startContained(cmd *exec.Cmd, cg *cgroup, ns, mounts, mayFork bool) (*Group, error) {
 	attr := syscall.SysProcAttr{}
 	if cmd.SysProcAttr != nil {
 		attr = *cmd.SysProcAttr
@@ -110,12 +124,21 @@ func startContained(cmd *exec.Cmd, cg *cgroup, ns, mayFork bool) (*Group, error)
 	// not: the Host's init, not dumpable, holds the lifeline and the
 	// parent-death signal, which the program, were it the init, could
 	// clear (prctl, setpriv --pdeathsig clear) before leaving its cgroup.
-	if mayFork && useShepherd() {
-		sc, sh, err := shepherded(cmd)
+	// Without EngineMain, a fixed init does, less well (mounts_linux.go).
+	switch {
+	case mayFork && useShepherd():
+		if mounts {
+			mountsAttr(&attr)
+		}
+		sc, sh, err := shepherded(cmd, mounts)
 		if err != nil {
 			return nil, err
 		}
 		cmd, g.sh = sc, sh
+	case mayFork && ns:
+		if cmd, mounts = shInited(cmd, mounts); mounts {
+			mountsAttr(&attr)
+		}
 	}
 	started := make(chan error, 1)
 	go g.run(cmd, started)
@@ -145,7 +168,7 @@ func startContained(cmd *exec.Cmd, cg *cgroup, ns, mayFork bool) (*Group, error)
 // one can be started (the program called EngineMain) and the tests did not
 // ask for the group alone.
 func useShepherd() bool {
-	return reexec.Load() && containment(containMode.Load()) != containGroup
+	return reexec.Load() && !shepherdsOff.Load() && containment(containMode.Load()) != containGroup
 }
 
 func (g *Group) run(cmd *exec.Cmd, started chan<- error) {

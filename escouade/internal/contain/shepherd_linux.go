@@ -80,6 +80,10 @@ type shepherdBoot struct {
 	// Files counts the descriptors from 5 on, the shepherd's, that are
 	// the program's from 3 on (exec.Cmd's ExtraFiles).
 	Files int `json:"files,omitempty"`
+	// Mounts asks for a /proc and a cgroup hierarchy of the namespace's
+	// own (mounts_linux.go): the shepherd is the init of pid, mount and
+	// cgroup namespaces of its own.
+	Mounts bool `json:"mounts,omitempty"`
 }
 
 // shepherdFilesMax bounds the descriptors a shepherd hands its program.
@@ -103,11 +107,15 @@ type shepherdReply struct {
 	Left int `json:"left,omitempty"`
 	// Alive says the program itself is among them.
 	Alive bool `json:"alive,omitempty"`
+	// Mounts says, with the pid, why the program has the machine's /proc
+	// and cgroup hierarchy rather than its own, when it was asked for.
+	Mounts string `json:"mounts,omitempty"`
 }
 
 // A shepherd is the Host's side of one shepherd process.
 type shepherd struct {
 	target *exec.Cmd // what the shepherd starts
+	mounts bool      // it makes the namespace's own mounts
 	life   *os.File  // the Host's end of the lifeline; closing it is a kill
 	reply  *os.File  // the Host's end of the shepherd's lines
 	lines  *bufio.Reader
@@ -120,7 +128,7 @@ type shepherd struct {
 
 // shepherded returns the command that starts target under a shepherd, and
 // the shepherd; the caller starts the command, then calls boot.
-func shepherded(target *exec.Cmd) (*exec.Cmd, *shepherd, error) {
+func shepherded(target *exec.Cmd, mounts bool) (*exec.Cmd, *shepherd, error) {
 	exe, err := SelfPath()
 	if err != nil {
 		return nil, nil, err
@@ -160,7 +168,7 @@ func shepherded(target *exec.Cmd) (*exec.Cmd, *shepherd, error) {
 		SysProcAttr: &attr,
 		WaitDelay:   target.WaitDelay,
 	}
-	return cmd, &shepherd{target: target, life: lifeW, reply: replyR, lines: bufio.NewReader(replyR), pidfd: -1, booted: make(chan struct{})}, nil
+	return cmd, &shepherd{target: target, mounts: mounts, life: lifeW, reply: replyR, lines: bufio.NewReader(replyR), pidfd: -1, booted: make(chan struct{})}, nil
 }
 
 // started closes the shepherd's ends of the pipes, held by the shepherd
@@ -181,7 +189,7 @@ func (s *shepherd) boot() error {
 	if len(s.target.ExtraFiles) > shepherdFilesMax {
 		return errors.New("the shepherd: too many files for the program")
 	}
-	line, err := json.Marshal(shepherdBoot{Path: s.target.Path, Args: s.target.Args, Dir: s.target.Dir, Env: env, Files: len(s.target.ExtraFiles)})
+	line, err := json.Marshal(shepherdBoot{Path: s.target.Path, Args: s.target.Args, Dir: s.target.Dir, Env: env, Files: len(s.target.ExtraFiles), Mounts: s.mounts})
 	if err != nil {
 		return err
 	}
@@ -205,6 +213,9 @@ func (s *shepherd) boot() error {
 		return errors.New("the shepherd: no pid")
 	}
 	s.pid = r.Pid
+	if s.mounts && r.Mounts != "" {
+		refusePrivateMounts(errors.New(r.Mounts))
+	}
 	if fd, err := unix.PidfdOpen(r.Pid, 0); err == nil {
 		s.pidfd = fd
 	}
@@ -341,13 +352,27 @@ func RunShepherd() int {
 	if err != nil {
 		return fail(err)
 	}
+	proc, refused := "/proc", ""
+	if boot.Mounts {
+		fd, why, err := makePrivateMounts()
+		if err != nil {
+			return fail(err)
+		}
+		if why != nil {
+			refused = why.Error()
+		}
+		if fd >= 0 {
+			proc = "/proc/self/fd/" + strconv.Itoa(fd) // closed once the pid is known
+		}
+	}
+	dropAmbient() // from the thread that starts the program
 	files := []*os.File{os.Stdin, os.Stdout, os.Stderr}
 	for i := range boot.Files {
 		// Handed to the program at 3 on, and only there.
 		syscall.CloseOnExec(shepherdFirstFile + i)
 		files = append(files, os.NewFile(uintptr(shepherdFirstFile+i), "escouade-shepherd-file"))
 	}
-	proc, err := os.StartProcess(boot.Path, boot.Args, &os.ProcAttr{
+	program, err := os.StartProcess(boot.Path, boot.Args, &os.ProcAttr{
 		Dir:   boot.Dir,
 		Env:   boot.Env,
 		Files: files,
@@ -361,20 +386,26 @@ func RunShepherd() int {
 	if err != nil {
 		return fail(err)
 	}
-	target := proc.Pid // in the shepherd's pid namespace
-	proc.Release()     // reaped below, with the adopted
+	target := program.Pid // in the shepherd's pid namespace
+	program.Release()     // reaped below, with the adopted
 	// The Host names the program by its pid in /proc, which is the
 	// Host's: the same as target, unless the shepherd is the init of a
 	// pid namespace of its own.
 	init := os.Getpid() == 1
 	hostPid := target
 	if init {
-		if hostPid = hostPIDOfChild(target); hostPid == 0 {
+		if hostPid = hostPIDOfChild(proc, target); hostPid == 0 {
 			syscall.Kill(target, syscall.SIGKILL)
 			return fail(errors.New("the shepherd cannot see its program in /proc"))
 		}
 	}
-	say(shepherdReply{Pid: hostPid})
+	if proc != "/proc" {
+		// The machine's /proc, held for hostPIDOfChild: a root program
+		// would find it in /proc/1/fd.
+		fd, _ := strconv.Atoi(proc[len("/proc/self/fd/"):])
+		unix.Close(fd)
+	}
+	say(shepherdReply{Pid: hostPid, Mounts: refused})
 	// The program's input and output are its own: the shepherd lets go of
 	// them (its standard error stays, for the Go runtime's last words).
 	if null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
