@@ -49,8 +49,9 @@ func (l *launchedApps) running() []int {
 // Launch starts app, a program name looked up on PATH or an absolute path,
 // with args passed verbatim (no shell). The app runs detached, in a session
 // of its own with no terminal, from the user's home directory, on this
-// display and the session bus, and outlives the Backend. A program that cannot be found or run is an error
-// wrapping aci.ErrNoSuchApp.
+// display and the session bus, and outlives the Backend. With
+// Options.LaunchUser it runs as that user. A program that cannot be found
+// or run is an error wrapping aci.ErrNoSuchApp.
 func (b *Backend) Launch(ctx context.Context, app string, args []string) error {
 	if err := b.check(ctx); err != nil {
 		return err
@@ -68,7 +69,9 @@ func (b *Backend) Launch(ctx context.Context, app string, args []string) error {
 		Env:         b.launchEnv(),
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
-	if home, err := os.UserHomeDir(); err == nil {
+	if u := b.opts.LaunchUser; u != nil {
+		u.apply(cmd)
+	} else if home, err := os.UserHomeDir(); err == nil {
 		cmd.Dir = home
 	}
 	if err := cmd.Start(); err != nil {
