@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -40,13 +41,12 @@ func lookupAgent(name string, log *slog.Logger) (*agentuser.User, error) {
 
 // makeAgentDir opens the session's folder to be crossed and makes the
 // agent's own folder in it, with its runtime folder. The cookie's copy is
-// written once the display number is known (writeAgentXauthority).
+// written once the display number is known (writeAgentXauthority). A
+// process that may not give files away (no CAP_CHOWN) runs the
+// applications as its own user, and says so.
 func (s *Session) makeAgentDir() error {
 	if s.agent == nil {
 		return nil
-	}
-	if err := os.Chmod(s.dir, 0o711); err != nil {
-		return fmt.Errorf("session: %w", err)
 	}
 	agentDir := filepath.Join(s.dir, "agent")
 	run := filepath.Join(agentDir, "run")
@@ -54,9 +54,18 @@ func (s *Session) makeAgentDir() error {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			return fmt.Errorf("session: %w", err)
 		}
-		if err := os.Chown(d, int(s.agent.UID), int(s.agent.GID)); err != nil {
+		err := os.Chown(d, int(s.agent.UID), int(s.agent.GID))
+		if errors.Is(err, os.ErrPermission) {
+			s.log.Warn("the desktop's applications run as the session's own user, not the agent's: it may not give the agent its files (CAP_CHOWN)", "agent-user", s.agent.Name, "err", err)
+			s.agent = nil
+			return os.RemoveAll(agentDir)
+		}
+		if err != nil {
 			return fmt.Errorf("session: giving the agent's user its folder: %w", err)
 		}
+	}
+	if err := os.Chmod(s.dir, 0o711); err != nil {
+		return fmt.Errorf("session: %w", err)
 	}
 	s.AgentRuntimeDir = run
 	return nil

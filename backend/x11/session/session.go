@@ -131,10 +131,11 @@ type Options struct {
 	// AgentRuntimeDir), and the startup apps run as it. The session bus
 	// then activates no service of the system's (they would run as this
 	// process's user, on the agent's behalf): only the accessibility bus
-	// still starts its registry. Switching needs CAP_SETUID, CAP_SETGID
-	// and CAP_KILL (root has them): without them Start logs a warning and
-	// every application runs as this process's user (AgentRuntimeDir
-	// stays ""). A user that does not exist, or root, fails Start.
+	// still starts its registry. Switching needs CAP_SETUID, CAP_SETGID,
+	// CAP_KILL and CAP_CHOWN (root has them): without them Start logs a
+	// warning and every application runs as this process's user
+	// (AgentRuntimeDir stays ""). A user that does not exist, or root,
+	// fails Start.
 	AgentUser string
 	// Logger receives a record for every exit, restart and give-up; nil
 	// means slog.Default().
