@@ -32,8 +32,9 @@ type agentDesktop struct {
 }
 
 // startAgentDesktop starts the daemon as root on an X session of its own,
-// with the agent's user, and dials it once it is ready.
-func startAgentDesktop(t *testing.T, ctx context.Context) *agentDesktop {
+// with the agent's user and the extra flags, and dials it once it is
+// ready.
+func startAgentDesktop(t *testing.T, ctx context.Context, extra ...string) *agentDesktop {
 	t.Helper()
 	u := agentusertest.Need(t)
 	citest.NeedPrograms(t, "Xvfb", "openbox", "dbus-daemon", "zenity", "gtk3-demo")
@@ -53,6 +54,7 @@ func startAgentDesktop(t *testing.T, ctx context.Context) *agentDesktop {
 
 	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token-file", token, "-plugins", plugins, "-project", "demo",
 		"-backend", "x11", "-session", "-size", "1024x768", "-agent-user", u.Name, "-require-agent-user")
+	cmd.Args = append(cmd.Args, extra...)
 	d := startCmd(t, cmd)
 	d.awaitReady(t, 200, 2*time.Minute)
 	c, err := client.Dial(ctx, d.aci, &client.DialOptions{Token: boundaryToken})
@@ -225,11 +227,16 @@ echo done`, probe, a.token, a.plugins, a.cmd.Process.Pid)
 
 // TestAgentAppsEndWithKilledDaemon: a daemon killed outright (SIGKILL)
 // takes the apps it launched as the agent's user with it: the X server
-// goes on its parent-death signal, and its clients with it.
+// goes on its parent-death signal, and its clients with it. A startup app
+// (-app) runs as the agent's user too, and ends the same way.
 func TestAgentAppsEndWithKilledDaemon(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	a := startAgentDesktop(t, ctx)
+	a := startAgentDesktop(t, ctx, "-app", "gtk3-demo")
+	demo := a.launched(t, "gtk3-demo")
+	if owner(demo) != a.user.UID {
+		t.Errorf("the startup app runs as uid %d, want the agent's %d", owner(demo), a.user.UID)
+	}
 	if err := a.c.LaunchApp(ctx, "zenity", "--info", "--text", "left behind?"); err != nil {
 		t.Fatal(err)
 	}
@@ -244,4 +251,5 @@ func TestAgentAppsEndWithKilledDaemon(t *testing.T) {
 	}
 	a.cmd.Process.Kill()
 	gone(t, zenity, "zenity after the daemon's SIGKILL")
+	gone(t, demo, "the startup app after the daemon's SIGKILL")
 }
