@@ -187,3 +187,50 @@ func procCredential(pid int) (*syscall.Credential, error) {
 	}
 	return &cred, nil
 }
+
+// agentGroups returns the process groups of the agent's processes below
+// this one: the applications started for the agent (each in a session,
+// so a group, of its own) and what they started. An application may
+// rewrite its environment (Chromium does), so the marker misses it and
+// its children; their group does not change.
+func (s *Session) agentGroups() map[int]bool {
+	if s.agent == nil {
+		return nil
+	}
+	below, err := procfs.Descendants(os.Getpid())
+	if err != nil {
+		return nil
+	}
+	groups := map[int]bool{}
+	for _, pid := range below {
+		st, err := procfs.ReadStat(pid)
+		if err == nil && st.PGID > 1 && s.isAgents(pid) {
+			groups[st.PGID] = true
+		}
+	}
+	return groups
+}
+
+// inAgentGroups lists the live processes of the agent's user in groups.
+func (s *Session) inAgentGroups(groups map[int]bool) []int {
+	if len(groups) == 0 {
+		return nil
+	}
+	all, err := procfs.All()
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, st := range all {
+		if groups[st.PGID] && st.Live() && s.isAgents(st.PID) {
+			pids = append(pids, st.PID)
+		}
+	}
+	return pids
+}
+
+// isAgents reports whether process pid runs as the agent's user.
+func (s *Session) isAgents(pid int) bool {
+	c, err := procCredential(pid)
+	return err == nil && c != nil && c.Uid == s.agent.UID
+}

@@ -449,7 +449,10 @@ func (s *Session) Err() error {
 }
 
 // Close stops the session: supervision first, then the parts in reverse
-// order, then whatever else still carries the session marker. It waits
+// order, then whatever else still carries the session marker, and with
+// Options.AgentUser every process of that user in the process group of
+// one of this process's descendants (an application that rewrote its
+// environment, and its children). It waits
 // until they are gone and removes the session's files. It is safe to call
 // more than once.
 func (s *Session) Close() error {
@@ -460,6 +463,7 @@ func (s *Session) Close() error {
 func (s *Session) close() error {
 	s.cancel()
 	<-s.superv
+	agentGroups := s.agentGroups() // before any of them is stopped and its children orphaned
 	s.mu.Lock()
 	parts, apps := s.parts, s.apps
 	s.mu.Unlock()
@@ -479,6 +483,7 @@ func (s *Session) close() error {
 			err = scanErr
 			break
 		}
+		pids = append(pids, s.inAgentGroups(agentGroups)...)
 		if len(pids) == 0 {
 			break
 		}
