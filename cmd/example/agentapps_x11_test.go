@@ -32,9 +32,9 @@ type agentDesktop struct {
 }
 
 // startAgentDesktop starts the daemon as root on an X session of its own,
-// with the agent's user and the extra flags, and dials it once it is
-// ready.
-func startAgentDesktop(t *testing.T, ctx context.Context, extra ...string) *agentDesktop {
+// with the agent's user, the extra environment and the extra flags, and
+// dials it once it is ready.
+func startAgentDesktop(t *testing.T, ctx context.Context, env []string, extra ...string) *agentDesktop {
 	t.Helper()
 	u := agentusertest.Need(t)
 	citest.NeedPrograms(t, "Xvfb", "openbox", "dbus-daemon", "zenity", "gtk3-demo")
@@ -55,6 +55,7 @@ func startAgentDesktop(t *testing.T, ctx context.Context, extra ...string) *agen
 	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token-file", token, "-plugins", plugins, "-project", "demo",
 		"-backend", "x11", "-session", "-size", "1024x768", "-agent-user", u.Name, "-require-agent-user")
 	cmd.Args = append(cmd.Args, extra...)
+	cmd.Env = append(os.Environ(), env...)
 	d := startCmd(t, cmd)
 	d.awaitReady(t, 200, 2*time.Minute)
 	c, err := client.Dial(ctx, d.aci, &client.DialOptions{Token: boundaryToken})
@@ -122,7 +123,7 @@ func environ(t *testing.T, pid int) map[string]string {
 func TestAgentAppsX11(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	a := startAgentDesktop(t, ctx)
+	a := startAgentDesktop(t, ctx, nil)
 	u, c := a.user, a.c
 
 	if err := c.LaunchApp(ctx, "zenity", "--entry", "--title", "Agent's app", "--text", "Your name?"); err != nil {
@@ -232,7 +233,10 @@ echo done`, probe, a.token, a.plugins, a.cmd.Process.Pid)
 func TestAgentAppsEndWithKilledDaemon(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	a := startAgentDesktop(t, ctx, "-app", "gtk3-demo")
+	// The killed daemon leaves its session's folder: in the test's.
+	tmp := t.TempDir()
+	os.Chmod(tmp, 0o711)
+	a := startAgentDesktop(t, ctx, []string{"TMPDIR=" + tmp}, "-app", "gtk3-demo")
 	demo := a.launched(t, "gtk3-demo")
 	if owner(demo) != a.user.UID {
 		t.Errorf("the startup app runs as uid %d, want the agent's %d", owner(demo), a.user.UID)
@@ -252,4 +256,43 @@ func TestAgentAppsEndWithKilledDaemon(t *testing.T) {
 	a.cmd.Process.Kill()
 	gone(t, zenity, "zenity after the daemon's SIGKILL")
 	gone(t, demo, "the startup app after the daemon's SIGKILL")
+}
+
+// TestAgentChromiumX11: Chromium launched through the daemon as the
+// agent's user shows its page's tree, and a click by ref on the page's
+// button runs the page's script.
+func TestAgentChromiumX11(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		citest.Skip(t, "no chromium: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	a := startAgentDesktop(t, ctx, nil)
+	profile := filepath.Join(a.user.Home, fmt.Sprintf("shinken-chromium-%d", os.Getpid()))
+	t.Cleanup(func() { os.RemoveAll(profile) })
+	page := `data:text/html,<title>Agent page</title><button onclick="document.title='clicked by the agent'">Go</button>`
+	if err := a.c.LaunchApp(ctx, chromium, "--no-sandbox", "--no-first-run", "--no-default-browser-check",
+		"--disable-gpu", "--force-renderer-accessibility", "--password-store=basic",
+		"--disable-features=Translate,MediaRouter", "--user-data-dir="+profile,
+		"--window-position=0,0", "--window-size=900,700", page); err != nil {
+		t.Fatal(err)
+	}
+	pid := a.launched(t, "chromium")
+	if owner(pid) != a.user.UID {
+		t.Errorf("chromium runs as uid %d, want the agent's %d", owner(pid), a.user.UID)
+	}
+	button, err := a.c.WaitFor(ctx, client.WaitForRequest{Role: "push button", Name: "Go", Timeout: 60 * time.Second, Desktop: true})
+	if err != nil {
+		t.Fatalf("the page's button never showed in the tree: %v", err)
+	}
+	if err := a.c.Click(ctx, aci.Ref(button.Ref)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.c.WaitFor(ctx, client.WaitForRequest{Name: "clicked by the agent", Timeout: 20 * time.Second, Desktop: true}); err != nil {
+		t.Fatalf("the click did not reach the page: %v", err)
+	}
+	a.c.Close()
+	a.stop(t)
+	gone(t, pid, "chromium")
 }
