@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,7 +51,8 @@ func (l *launchedApps) running() []int {
 // with args passed verbatim (no shell). The app runs detached, in a session
 // of its own with no terminal, from the user's home directory, on this
 // display and the session bus, and outlives the Backend. With
-// Options.LaunchUser it runs as that user. A program that cannot be found
+// Options.LaunchUser it runs as that user, and ends with this process
+// (a parent-death signal). A program that cannot be found
 // or run is an error wrapping aci.ErrNoSuchApp.
 func (b *Backend) Launch(ctx context.Context, app string, args []string) error {
 	if err := b.check(ctx); err != nil {
@@ -74,15 +76,41 @@ func (b *Backend) Launch(ctx context.Context, app string, args []string) error {
 	} else if home, err := os.UserHomeDir(); err == nil {
 		cmd.Dir = home
 	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("%w: %q: %w", aci.ErrNoSuchApp, app, err)
+	if b.opts.LaunchUser == nil {
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("%w: %q: %w", aci.ErrNoSuchApp, app, err)
+		}
+		pid := cmd.Process.Pid
+		b.launched.add(pid)
+		go func() {
+			cmd.Wait()
+			b.launched.remove(pid)
+		}()
+		return nil
 	}
-	pid := cmd.Process.Pid
-	b.launched.add(pid)
+	// The agent's app ends with this process, even killed outright: the
+	// parent-death signal. The kernel sends it when the thread that
+	// started the app ends, so that thread stays locked to the goroutine
+	// that waits for the app (a locked thread ends only with its
+	// goroutine), as the wait would hold a thread anyway.
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		pid := cmd.Process.Pid
+		b.launched.add(pid)
+		started <- nil
 		cmd.Wait()
 		b.launched.remove(pid)
 	}()
+	if err := <-started; err != nil {
+		return fmt.Errorf("%w: %q: %w", aci.ErrNoSuchApp, app, err)
+	}
 	return nil
 }
 

@@ -12,7 +12,8 @@ import (
 // what the agent starts cannot change this process's files or signal it.
 // The apps get its ids, its HOME, USER and LOGNAME, an authority file and
 // a runtime folder it can use, and start in its home folder (its runtime
-// folder when the home does not exist). The display's and the buses' own
+// folder when the home does not exist), and end when this process does,
+// even killed outright (a parent-death signal). The display's and the buses' own
 // rules must admit it: session.Options.AgentUser sets a session up so.
 type LaunchUser struct {
 	// Name is the login name, given to apps as USER and LOGNAME.

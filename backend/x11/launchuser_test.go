@@ -1,11 +1,18 @@
 package x11
 
 import (
+	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+
+	"shinken.dev/go/internal/agentusertest"
+	"shinken.dev/go/shinken/aci"
 )
 
 // TestLaunchUserApply: an app started as a LaunchUser gets its ids, its
@@ -37,4 +44,43 @@ func TestLaunchUserApply(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLaunchAsUser: with a LaunchUser, the app runs with the user's ids,
+// its HOME, USER and runtime folder, in a session of its own; a program
+// the user may not run is ErrNoSuchApp, and the backend stays usable.
+func TestLaunchAsUser(t *testing.T) {
+	u := agentusertest.Need(t)
+	dir := t.TempDir()
+	os.Chmod(filepath.Dir(dir), 0o755)
+	os.Chown(dir, int(u.UID), int(u.GID))
+	s := newSession(t, nil, &Options{LaunchUser: &LaunchUser{Name: u.Name, UID: u.UID, GID: u.GID, Groups: u.Groups, Home: u.Home, RuntimeDir: dir}})
+	ctx := ctxT(t)
+
+	private := filepath.Join(t.TempDir(), "private")
+	os.WriteFile(private, []byte("#!/bin/sh\n"), 0o700)
+	if err := s.b.Launch(ctx, private, nil); !errors.Is(err, aci.ErrNoSuchApp) {
+		t.Fatalf("Launch of a program the user may not run: %v", err)
+	}
+
+	out := filepath.Join(dir, "out")
+	script := `{ id -u; id -g; echo "$HOME $USER $LOGNAME $XDG_RUNTIME_DIR"; set -- $(cat /proc/$$/stat); echo "$1 $6"; } > "$0.tmp"; mv "$0.tmp" "$0"`
+	if err := s.b.Launch(ctx, "/bin/sh", []string{"-c", script, out}); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	waitFor(t, "the launched script", func() bool {
+		var err error
+		got, err = os.ReadFile(out)
+		return err == nil
+	})
+	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
+	want := []string{fmt.Sprint(u.UID), fmt.Sprint(u.GID), u.Home + " " + u.Name + " " + u.Name + " " + dir}
+	if len(lines) != 4 || !slices.Equal(lines[:3], want) {
+		t.Fatalf("got %q, want %q then the pid and session id", lines, want)
+	}
+	if f := strings.Fields(lines[3]); len(f) != 2 || f[0] != f[1] {
+		t.Fatalf("pid and session id %q: not a session leader", lines[3])
+	}
+	waitFor(t, "the launched script reaped", func() bool { return len(s.b.launched.running()) == 0 })
 }
