@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,7 +38,7 @@ type agentDesktop struct {
 func startAgentDesktop(t *testing.T, ctx context.Context, env []string, extra ...string) *agentDesktop {
 	t.Helper()
 	u := agentusertest.Need(t)
-	citest.NeedPrograms(t, "Xvfb", "openbox", "dbus-daemon", "zenity", "gtk3-demo")
+	citest.NeedPrograms(t, "Xvfb", "openbox", "dbus-daemon", "zenity", "gtk3-demo", "chromium")
 	dir := t.TempDir()
 	for _, d := range []string{filepath.Dir(dir), dir} {
 		os.Chmod(d, 0o755) // the agent may look in, as into /etc/shinken
@@ -228,14 +229,16 @@ echo done`, probe, a.token, a.plugins, a.cmd.Process.Pid)
 
 // TestAgentAppsEndWithKilledDaemon: a daemon killed outright (SIGKILL)
 // takes the apps it launched as the agent's user with it: the X server
-// goes on its parent-death signal, and its clients with it. A startup app
-// (-app) runs as the agent's user too, and ends the same way.
+// goes on its parent-death signal, and its clients with it; Chromium, which
+// outlives its X server, ends on its own parent-death signal. A startup
+// app (-app) runs as the agent's user too, and ends with the X server.
 func TestAgentAppsEndWithKilledDaemon(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	// The killed daemon leaves its session's folder: in the test's.
+	// The killed daemon leaves its session's folder: in the test's, which
+	// the apps use as /tmp (Chromium keeps its singleton socket there).
 	tmp := t.TempDir()
-	os.Chmod(tmp, 0o711)
+	os.Chmod(tmp, 0o1777)
 	a := startAgentDesktop(t, ctx, []string{"TMPDIR=" + tmp}, "-app", "gtk3-demo")
 	demo := a.launched(t, "gtk3-demo")
 	if owner(demo) != a.user.UID {
@@ -253,29 +256,50 @@ func TestAgentAppsEndWithKilledDaemon(t *testing.T) {
 	if _, err := a.c.WaitFor(ctx, client.WaitForRequest{Name: "left behind?", Timeout: 30 * time.Second, Desktop: true}); err != nil {
 		t.Fatalf("zenity never showed in the tree: %v", err)
 	}
+	// Chromium outlives its X server: the parent-death signal ends it,
+	// and its own processes follow their parent.
+	profile := filepath.Join(a.user.Home, fmt.Sprintf("shinken-chromium-killed-%d", os.Getpid()))
+	t.Cleanup(func() { os.RemoveAll(profile) })
+	argv := chromiumArgs(t, profile, `data:text/html,<button>Left behind?</button>`)
+	if err := a.c.LaunchApp(ctx, argv[0], argv[1:]...); err != nil {
+		t.Fatal(err)
+	}
+	browser := a.launched(t, "chromium")
+	// Its window is up: its processes are started.
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		windows, err := a.c.ListWindows(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(windows, func(w aci.WindowInfo) bool { return w.PID == browser }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no window of chromium (pid %d) among %+v", browser, windows)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the window list: no event reaches the client
+	}
+	family := append([]int{browser}, descendants(t, browser)...)
 	a.cmd.Process.Kill()
 	gone(t, zenity, "zenity after the daemon's SIGKILL")
 	gone(t, demo, "the startup app after the daemon's SIGKILL")
+	for _, pid := range family {
+		gone(t, pid, "chromium's process after the daemon's SIGKILL")
+	}
 }
 
 // TestAgentChromiumX11: Chromium launched through the daemon as the
 // agent's user shows its page's tree, and a click by ref on the page's
 // button runs the page's script.
 func TestAgentChromiumX11(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		citest.Skip(t, "no chromium: %v", err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	a := startAgentDesktop(t, ctx, nil)
 	profile := filepath.Join(a.user.Home, fmt.Sprintf("shinken-chromium-%d", os.Getpid()))
 	t.Cleanup(func() { os.RemoveAll(profile) })
 	page := `data:text/html,<title>Agent page</title><button onclick="document.title='clicked by the agent'">Go</button>`
-	if err := a.c.LaunchApp(ctx, chromium, "--no-sandbox", "--no-first-run", "--no-default-browser-check",
-		"--disable-gpu", "--force-renderer-accessibility", "--password-store=basic",
-		"--disable-features=Translate,MediaRouter", "--user-data-dir="+profile,
-		"--window-position=0,0", "--window-size=900,700", page); err != nil {
+	argv := chromiumArgs(t, profile, page)
+	if err := a.c.LaunchApp(ctx, argv[0], argv[1:]...); err != nil {
 		t.Fatal(err)
 	}
 	pid := a.launched(t, "chromium")
@@ -295,4 +319,18 @@ func TestAgentChromiumX11(t *testing.T) {
 	a.c.Close()
 	a.stop(t)
 	gone(t, pid, "chromium")
+}
+
+// chromiumArgs is the launch_app argv of Chromium showing page, with its
+// profile in the agent's folder profile.
+func chromiumArgs(t *testing.T, profile, page string) []string {
+	t.Helper()
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{chromium, "--no-sandbox", "--no-first-run", "--no-default-browser-check",
+		"--disable-gpu", "--force-renderer-accessibility", "--password-store=basic",
+		"--disable-features=Translate,MediaRouter", "--user-data-dir=" + profile,
+		"--window-position=0,0", "--window-size=900,700", page}
 }
