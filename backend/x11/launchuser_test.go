@@ -84,3 +84,29 @@ func TestLaunchAsUser(t *testing.T) {
 	}
 	waitFor(t, "the launched script reaped", func() bool { return len(s.b.launched.running()) == 0 })
 }
+
+// BenchmarkLaunchAsUser is what Launch costs as the agent's user (a
+// credential, a parent-death signal from a locked thread) against
+// Launch as this process's user, for /bin/true.
+func BenchmarkLaunchAsUser(b *testing.B) {
+	u := agentusertest.Need(b)
+	for _, bc := range []struct {
+		name string
+		user *LaunchUser
+	}{
+		{"self", nil},
+		{"agent", &LaunchUser{Name: u.Name, UID: u.UID, GID: u.GID, Groups: u.Groups, Home: u.Home}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := newSession(b, nil, &Options{LaunchUser: bc.user})
+			ctx := ctxT(b)
+			for b.Loop() {
+				if err := s.b.Launch(ctx, "/bin/true", nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			waitFor(b, "every launched program reaped", func() bool { return len(s.b.launched.running()) == 0 })
+		})
+	}
+}
