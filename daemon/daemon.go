@@ -155,7 +155,10 @@ type Options struct {
 	// run with its uid, gid and supplementary groups, HOME, USER and
 	// LOGNAME set to its own, in its home folder unless the request
 	// names one; the daemon, its plugins and its token file stay out of
-	// their reach. It switches the daemon's own executor: with
+	// their reach. The desktop's applications are the desktop's to start:
+	// give the same user to x11desktop.StartSession
+	// (session.Options.AgentUser) and launch_app runs them as it too. It
+	// switches the daemon's own executor: with
 	// Runtime.Executor set, or a backend that runs commands, New refuses
 	// it (set the user there). Switching needs CAP_SETUID, CAP_SETGID
 	// and CAP_KILL (root has them): without them New logs a loud warning

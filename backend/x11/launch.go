@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,8 +50,10 @@ func (l *launchedApps) running() []int {
 // Launch starts app, a program name looked up on PATH or an absolute path,
 // with args passed verbatim (no shell). The app runs detached, in a session
 // of its own with no terminal, from the user's home directory, on this
-// display and the session bus, and outlives the Backend. A program that cannot be found or run is an error
-// wrapping aci.ErrNoSuchApp.
+// display and the session bus, and outlives the Backend. With
+// Options.LaunchUser it runs as that user, and ends with this process
+// (a parent-death signal). A program that cannot be found
+// or run is an error wrapping aci.ErrNoSuchApp.
 func (b *Backend) Launch(ctx context.Context, app string, args []string) error {
 	if err := b.check(ctx); err != nil {
 		return err
@@ -68,18 +71,46 @@ func (b *Backend) Launch(ctx context.Context, app string, args []string) error {
 		Env:         b.launchEnv(),
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
-	if home, err := os.UserHomeDir(); err == nil {
+	if u := b.opts.LaunchUser; u != nil {
+		u.apply(cmd)
+	} else if home, err := os.UserHomeDir(); err == nil {
 		cmd.Dir = home
 	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("%w: %q: %w", aci.ErrNoSuchApp, app, err)
+	if b.opts.LaunchUser == nil {
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("%w: %q: %w", aci.ErrNoSuchApp, app, err)
+		}
+		pid := cmd.Process.Pid
+		b.launched.add(pid)
+		go func() {
+			cmd.Wait()
+			b.launched.remove(pid)
+		}()
+		return nil
 	}
-	pid := cmd.Process.Pid
-	b.launched.add(pid)
+	// The agent's app ends with this process, even killed outright: the
+	// parent-death signal. The kernel sends it when the thread that
+	// started the app ends, so that thread stays locked to the goroutine
+	// that waits for the app (a locked thread ends only with its
+	// goroutine), as the wait would hold a thread anyway.
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		pid := cmd.Process.Pid
+		b.launched.add(pid)
+		started <- nil
 		cmd.Wait()
 		b.launched.remove(pid)
 	}()
+	if err := <-started; err != nil {
+		return fmt.Errorf("%w: %q: %w", aci.ErrNoSuchApp, app, err)
+	}
 	return nil
 }
 

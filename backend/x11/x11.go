@@ -62,6 +62,9 @@ type Options struct {
 	SessionBus string
 	// LaunchEnv holds extra KEY=VALUE pairs for launched apps, applied last.
 	LaunchEnv []string
+	// LaunchUser, when set, is the user Launch starts apps as (see
+	// LaunchUser); nil means this process's own user.
+	LaunchUser *LaunchUser
 	// ClipboardLimit caps a clipboard value in bytes, both ways. 0 means
 	// 16 MiB.
 	ClipboardLimit int

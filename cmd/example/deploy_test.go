@@ -158,7 +158,7 @@ func TestManifests(t *testing.T) {
 	for _, c := range at(t, c, "securityContext", "capabilities", "add").([]any) {
 		added = append(added, c.(string))
 	}
-	if slices.Sort(added); !slices.Equal(added, []string{"KILL", "SETGID", "SETUID"}) {
+	if slices.Sort(added); !slices.Equal(added, []string{"CHOWN", "KILL", "SETGID", "SETUID"}) {
 		t.Errorf("capabilities added %v, want exactly those of the user switch", added)
 	}
 	if at(t, c, "securityContext", "allowPrivilegeEscalation") != true {
@@ -237,7 +237,7 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("CMD %v does not start the desktop", args)
 	}
 	checkAgentUser(t, args)
-	for _, want := range []string{"useradd --uid 10002 --create-home --shell /bin/sh agent", "setcap cap_setuid,cap_setgid,cap_kill=ep /usr/local/bin/shinken-runtime"} {
+	for _, want := range []string{"useradd --uid 10002 --create-home --shell /bin/sh agent", "setcap cap_setuid,cap_setgid,cap_kill,cap_chown=ep /usr/local/bin/shinken-runtime"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the image lacks %q", want)
 		}

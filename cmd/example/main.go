@@ -106,7 +106,7 @@ func main() {
 	flag.StringVar(&cfg.token, "token", "", "bearer token clients must send (default: -token-file, $"+daemon.TokenEnv+", or a random one); prefer -token-file: a command line and the environment can be read by every process of the daemon's user")
 	flag.StringVar(&cfg.tokenFile, "token-file", "", "read the token from this file, and again whenever it changes (checked every second, and on SIGHUP); sessions opened with an old token are closed. Make it readable by the daemon only")
 	flag.BoolVar(&cfg.readyWithoutToken, "ready-without-token", false, "with -token-file: /readyz is ready before the file holds a token (a warm pool's sandbox, claimed and given its token later)")
-	flag.StringVar(&cfg.agentUser, "agent-user", "", "run the agent's commands (exec, the machine tools) as this user, a name or uid of /etc/passwd: they cannot then change the plugins, read the token file or signal the daemon. Needs root or CAP_SETUID, CAP_SETGID and CAP_KILL")
+	flag.StringVar(&cfg.agentUser, "agent-user", "", "run the agent's commands (exec, the machine tools; with -session launch_app and the -app programs too) as this user, a name or uid of /etc/passwd: they cannot then change the plugins, read the token file or signal the daemon. Needs root or CAP_SETUID, CAP_SETGID and CAP_KILL")
 	flag.BoolVar(&cfg.requireAgent, "require-agent-user", false, "with -agent-user: "+daemon.PathReadyz+" is not ready while the agent's commands cannot run as that user")
 	flag.StringVar(&cfg.backend, "backend", "headless", "desktop to serve: headless, x11 (uses $DISPLAY, or -session) or robotgo (needs -tags robotgo)")
 	flag.BoolVar(&cfg.session, "session", false, "with -backend x11: start and supervise the daemon's own desktop (Xvfb, openbox, a session D-Bus, the AT-SPI bus) of -size")
@@ -256,10 +256,10 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if cfg.agentUser != "" && cfg.backend != "headless" {
-		// launch_app and the desktop's own programs are the backend's to
-		// start, not the executor's: the user switch does not reach them.
-		log.Warn("-agent-user covers exec only: the desktop and the apps launch_app starts run as the daemon's user, and an agent that drives one of them (a terminal) acts as that user", "backend", cfg.backend)
+	if cfg.agentUser != "" && cfg.backend != "headless" && !cfg.session {
+		// On a display the daemon did not start, it cannot admit another
+		// user to the buses: launch_app stays the daemon's user.
+		log.Warn("-agent-user without -session covers exec only: the apps launch_app starts run as the daemon's user, and an agent that drives one of them (a terminal) acts as that user", "backend", cfg.backend)
 	}
 	if sess != nil {
 		sess.Follow(d)
@@ -315,7 +315,7 @@ func openBackend(ctx context.Context, cfg config, log *slog.Logger) (daemon.Desk
 				apps = append(apps, argv)
 			}
 		}
-		s, err := x11desktop.StartSession(ctx, &session.Options{Width: w, Height: h, Apps: apps, RelaunchLostApps: cfg.relaunchLost, Logger: log})
+		s, err := x11desktop.StartSession(ctx, &session.Options{Width: w, Height: h, Apps: apps, RelaunchLostApps: cfg.relaunchLost, AgentUser: cfg.agentUser, Logger: log})
 		if err != nil {
 			return daemon.Desktop{}, nil, fmt.Errorf("-session: %w", err)
 		}

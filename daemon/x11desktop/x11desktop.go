@@ -25,6 +25,7 @@ import (
 	"shinken.dev/go/backend/x11/atspi"
 	"shinken.dev/go/backend/x11/session"
 	"shinken.dev/go/daemon"
+	"shinken.dev/go/internal/agentuser"
 )
 
 // Display opens the X server opts names ($DISPLAY for nil) with the
@@ -49,9 +50,10 @@ func Display(ctx context.Context, opts *x11.Options) (daemon.Desktop, error) {
 
 // A Session is a supervised X session for a daemon.
 type Session struct {
-	s    *session.Session
-	log  *slog.Logger
-	desk daemon.Desktop
+	s        *session.Session
+	log      *slog.Logger
+	desk     daemon.Desktop
+	launchAs *x11.LaunchUser // nil: launch_app starts apps as this process's user
 
 	mu     sync.Mutex
 	d      *daemon.Daemon
@@ -62,7 +64,9 @@ type Session struct {
 
 // StartSession starts a session as opts say (opts.OnEvent, when set, is
 // still called) and opens the x11 backend, with the accessibility tree, on
-// it. The desktop's Check is the session's (every part answers), and its
+// it. With opts.AgentUser (give it the daemon's Options.AgentUser), the
+// apps the agent starts (launch_app) and the startup apps run as that
+// user, when the session can switch to it. The desktop's Check is the session's (every part answers), and its
 // Done is closed when the session gives up on a part.
 func StartSession(ctx context.Context, opts *session.Options) (*Session, error) {
 	var o session.Options
@@ -97,6 +101,15 @@ func StartSession(ctx context.Context, opts *session.Options) (*Session, error) 
 		return nil, fmt.Errorf("x11desktop: %w", err)
 	}
 	s.s = ss
+	if ss.AgentRuntimeDir != "" {
+		u, err := agentuser.Lookup(o.AgentUser)
+		if err != nil {
+			ss.Close()
+			return nil, fmt.Errorf("x11desktop: %w", err)
+		}
+		s.launchAs = &x11.LaunchUser{Name: u.Name, UID: u.UID, GID: u.GID, Groups: u.Groups, Home: u.Home,
+			Xauthority: ss.AgentXauthority, RuntimeDir: ss.AgentRuntimeDir}
+	}
 	s.desk, err = s.open(ctx)
 	if err != nil {
 		ss.Close()
@@ -156,7 +169,7 @@ var partNames = map[session.Part]string{
 // open opens the x11 backend, with the accessibility tree, on the session.
 func (s *Session) open(ctx context.Context) (daemon.Desktop, error) {
 	ss := s.s
-	b, err := x11.Open(ctx, &x11.Options{Display: ss.Display, Xauthority: ss.Xauthority, SessionBus: ss.SessionBus, LaunchEnv: ss.AppEnv()})
+	b, err := x11.Open(ctx, &x11.Options{Display: ss.Display, Xauthority: ss.Xauthority, SessionBus: ss.SessionBus, LaunchEnv: ss.AppEnv(), LaunchUser: s.launchAs})
 	if err != nil {
 		return daemon.Desktop{}, fmt.Errorf("x11desktop: %w", err)
 	}

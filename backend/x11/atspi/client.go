@@ -401,7 +401,13 @@ func (c *Client) dialApp(ctx context.Context, a *app) (*wireConn, string, error)
 	}
 	if addr != "" {
 		if conn, err := dialWire(ctx, addr, false); err == nil {
-			return conn, "", nil
+			if samePeerUser(conn.c) {
+				return conn, "", nil
+			}
+			conn.c.Close()
+			a.mu.Lock()
+			a.addr = "" // another user's application: through the bus from now on
+			a.mu.Unlock()
 		}
 	}
 	conn, err := dialWire(ctx, c.busAddr, true)

@@ -71,6 +71,16 @@ func (s *Session) startA11y(ctx context.Context, config string) (*proc, error) {
 		return nil, fmt.Errorf("session: %w", err)
 	}
 	defer r.Close()
+	if s.agent != nil {
+		// at-spi2's configuration, which admits the bus's own user and
+		// root, and the agent's uid: its applications join the tree.
+		mine := filepath.Join(s.dir, "a11y-bus.conf")
+		xml := busConfig("  <include>" + config + "</include>\n" + s.busPolicy())
+		if err := os.WriteFile(mine, []byte(xml), 0o600); err != nil {
+			return nil, fmt.Errorf("session: %w", err)
+		}
+		config = mine
+	}
 	cmd := exec.Command("dbus-daemon", "--config-file="+config, "--nofork", "--nopidfile", "--nosyslog",
 		"--address=unix:path="+path, "--print-address=3")
 	cmd.ExtraFiles = []*os.File{w}

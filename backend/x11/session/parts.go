@@ -44,7 +44,7 @@ type proc struct {
 	release func()
 }
 
-// spawn starts cmd in its own process group with the session marker,
+// spawn starts cmd in its own session and process group with the session marker,
 // keeping its stderr for error messages. A supervised proc reports its exit
 // to the supervisor.
 func (s *Session) spawn(name string, cmd *exec.Cmd, supervised bool) (*proc, error) {
@@ -57,7 +57,15 @@ func (s *Session) spawn(name string, cmd *exec.Cmd, supervised bool) (*proc, err
 	// What a part starts (a bus activates services) inherits its stderr and
 	// may outlive it: the part's exit must not wait for theirs.
 	cmd.WaitDelay = 100 * time.Millisecond
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// A session of its own (so a group of its own, which stop signals):
+	// no process of the session holds this process's terminal, where an
+	// application could type (TIOCSTI). The credential, when the caller
+	// set one, stays.
+	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if cmd.SysProcAttr != nil {
+		attr.Credential = cmd.SysProcAttr.Credential
+	}
+	cmd.SysProcAttr = attr
 	if err := s.startCmd(cmd); err != nil {
 		return nil, fmt.Errorf("session: starting %s: %w", name, err)
 	}
@@ -195,6 +203,9 @@ func (s *Session) startX(ctx context.Context) (*proc, error) {
 		if err := os.WriteFile(s.Xauthority, xauthEntry(s.Cookie, number), 0o600); err != nil {
 			return pr, fmt.Errorf("session: %w", err)
 		}
+		if err := s.writeAgentXauthority(xauthEntry(s.Cookie, number)); err != nil {
+			return pr, err
+		}
 	}
 	return pr, nil
 }
@@ -272,7 +283,7 @@ func (s *Session) sessionBusConfig() (string, error) {
 			break
 		}
 	}
-	if std == "" {
+	if std == "" && s.agent == nil {
 		return "--session", nil
 	}
 	services := filepath.Join(s.dir, "services")
@@ -285,16 +296,29 @@ func (s *Session) sessionBusConfig() (string, error) {
 	}
 	config := filepath.Join(s.dir, "session-bus.conf")
 	// The first service directory listed wins over the later ones.
-	xml := `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <servicedir>` + services + `</servicedir>
-  <include>` + std + `</include>
-</busconfig>
-`
+	body := "  <servicedir>" + services + "</servicedir>\n  <include>" + std + "</include>\n"
+	if s.agent != nil {
+		// The system's services would run as this process's user, at the
+		// agent's request (a file manager's daemon reads any file): the
+		// bus is the standard session bus's, with no service but ours.
+		body = "  <type>session</type>\n  <auth>EXTERNAL</auth>\n  <listen>unix:tmpdir=/tmp</listen>\n" +
+			"  <servicedir>" + services + "</servicedir>\n" +
+			"  <policy context=\"default\">\n    <allow send_destination=\"*\" eavesdrop=\"true\"/>\n    <allow eavesdrop=\"true\"/>\n    <allow own=\"*\"/>\n  </policy>\n" +
+			s.busPolicy()
+	}
+	xml := busConfig(body)
 	if err := os.WriteFile(config, []byte(xml), 0o600); err != nil {
 		return "", fmt.Errorf("session: %w", err)
 	}
 	return "--config-file=" + config, nil
+}
+
+// busConfig is a dbus-daemon configuration file holding body.
+func busConfig(body string) string {
+	return `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+` + body + `</busconfig>
+`
 }
 
 // busAlive checks that the session bus accepts a connection.

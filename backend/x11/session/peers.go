@@ -228,12 +228,21 @@ func (s *Session) relaunch(pid int) error {
 	if err != nil || strings.HasSuffix(path, " (deleted)") {
 		path = args[0] // the program was replaced since: find it by name
 	}
+	// It comes back as who it was: an agent's application never with this
+	// process's ids.
+	cred, err := procCredential(pid)
+	if err != nil {
+		return err
+	}
 	if err := stopProcess(pid); err != nil {
 		return err
 	}
 	cmd := exec.Command(path, args[1:]...)
 	cmd.Args = args
 	cmd.Dir = cwd
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
 	for kv := range strings.SplitSeq(strings.TrimRight(string(environ), "\x00"), "\x00") {
 		if !strings.HasPrefix(kv, MarkerVar+"=") { // spawn sets it
 			cmd.Env = append(cmd.Env, kv)

@@ -55,6 +55,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"shinken.dev/go/internal/agentuser"
 )
 
 // ErrNotInstalled is wrapped by Start when a program the session needs is
@@ -121,6 +123,20 @@ type Options struct {
 	MaxRestarts int
 	// RestartWindow is the period MaxRestarts counts over; 0 means 10 min.
 	RestartWindow time.Duration
+	// AgentUser, when set, is the user the agent's applications run as:
+	// a login name or a numeric uid of the user database, never root.
+	// The session and the accessibility bus admit it besides this
+	// process's user (and nobody else), it gets a copy of the display's
+	// cookie and a runtime folder of its own (AgentXauthority,
+	// AgentRuntimeDir), and the startup apps run as it. The session bus
+	// then activates no service of the system's (they would run as this
+	// process's user, on the agent's behalf): only the accessibility bus
+	// still starts its registry. Switching needs CAP_SETUID, CAP_SETGID,
+	// CAP_KILL and CAP_CHOWN (root has them): without them Start logs a
+	// warning and every application runs as this process's user
+	// (AgentRuntimeDir stays ""). A user that does not exist, or root,
+	// fails Start.
+	AgentUser string
 	// Logger receives a record for every exit, restart and give-up; nil
 	// means slog.Default().
 	Logger *slog.Logger
@@ -173,9 +189,16 @@ type Session struct {
 	RuntimeDir string
 	// Marker is the value of MarkerVar in the session's environment.
 	Marker string
+	// AgentXauthority is a copy of Xauthority owned by Options.AgentUser,
+	// "" when the applications run as this process's user.
+	AgentXauthority string
+	// AgentRuntimeDir is Options.AgentUser's XDG_RUNTIME_DIR, a folder it
+	// owns, "" when the applications run as this process's user.
+	AgentRuntimeDir string
 
 	opts    Options
 	log     *slog.Logger
+	agent   *agentuser.User // nil: the applications run as this process's user
 	dir     string
 	number  string // display number, kept across restarts of the server
 	busPath string
@@ -261,6 +284,11 @@ func Start(ctx context.Context, opts *Options) (*Session, error) {
 		}
 	}
 
+	agent, err := lookupAgent(o.AgentUser, log)
+	if err != nil {
+		return nil, err
+	}
+
 	dir, err := os.MkdirTemp("", "shinken-session-")
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
@@ -279,6 +307,7 @@ func Start(ctx context.Context, opts *Options) (*Session, error) {
 		done:       make(chan struct{}),
 		spawns:     make(chan spawnRequest),
 		lost:       map[int]bool{},
+		agent:      agent,
 	}
 	go spawner(s.spawns)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -291,6 +320,9 @@ func Start(ctx context.Context, opts *Options) (*Session, error) {
 	}()
 	if err := os.Mkdir(s.RuntimeDir, 0o700); err != nil {
 		return nil, fmt.Errorf("session: %w", err)
+	}
+	if err := s.makeAgentDir(); err != nil {
+		return nil, err
 	}
 
 	s.parts = append(s.parts, &part{name: PartX, start: s.startX, alive: s.xAlive})
@@ -417,7 +449,10 @@ func (s *Session) Err() error {
 }
 
 // Close stops the session: supervision first, then the parts in reverse
-// order, then whatever else still carries the session marker. It waits
+// order, then whatever else still carries the session marker, and with
+// Options.AgentUser every process of that user in the process group of
+// one of this process's descendants (an application that rewrote its
+// environment, and its children). It waits
 // until they are gone and removes the session's files. It is safe to call
 // more than once.
 func (s *Session) Close() error {
@@ -428,6 +463,7 @@ func (s *Session) Close() error {
 func (s *Session) close() error {
 	s.cancel()
 	<-s.superv
+	agentGroups := s.agentGroups() // before any of them is stopped and its children orphaned
 	s.mu.Lock()
 	parts, apps := s.parts, s.apps
 	s.mu.Unlock()
@@ -447,6 +483,7 @@ func (s *Session) close() error {
 			err = scanErr
 			break
 		}
+		pids = append(pids, s.inAgentGroups(agentGroups)...)
 		if len(pids) == 0 {
 			break
 		}
@@ -488,6 +525,7 @@ func (s *Session) startApps() {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env = s.AppEnv()
 		cmd.Dir = s.RuntimeDir
+		s.asAgent(cmd)
 		p, err := s.spawn("app "+argv[0], cmd, false)
 		if err != nil {
 			s.log.Warn("startup app failed", "argv", argv, "err", err)
