@@ -3,12 +3,14 @@ package x11
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"shinken.dev/go/shinken/aci"
 )
@@ -50,7 +52,9 @@ func (l *launchedApps) running() []int {
 // with args passed verbatim (no shell). The app runs detached, in a session
 // of its own with no terminal, from the user's home directory, on this
 // display and the session bus, and outlives the Backend. A program that cannot be found or run is an error
-// wrapping aci.ErrNoSuchApp.
+// wrapping aci.ErrNoSuchApp. The opener xdg-open is waited for up to 3 s:
+// if it fails in that time, the error wraps aci.ErrBackend and carries
+// what it printed.
 func (b *Backend) Launch(ctx context.Context, app string, args []string) error {
 	if err := b.check(ctx); err != nil {
 		return err
@@ -71,17 +75,52 @@ func (b *Backend) Launch(ctx context.Context, app string, args []string) error {
 	if home, err := os.UserHomeDir(); err == nil {
 		cmd.Dir = home
 	}
+	var stderr *os.File
+	if filepath.Base(path) == "xdg-open" {
+		// A file, not a pipe, so that Wait returns when the opener exits
+		// even if the application it started keeps the descriptor.
+		if stderr, err = os.CreateTemp("", "shinken-opener-"); err == nil {
+			os.Remove(stderr.Name())
+			defer stderr.Close()
+			cmd.Stderr = stderr
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("%w: %q: %w", aci.ErrNoSuchApp, app, err)
 	}
 	pid := cmd.Process.Pid
 	b.launched.add(pid)
+	exited := make(chan error, 1)
 	go func() {
-		cmd.Wait()
+		exited <- cmd.Wait()
 		b.launched.remove(pid)
 	}()
-	return nil
+	if stderr == nil {
+		return nil
+	}
+	// An opener hands the target to an application and exits, or fails
+	// at once (no application for the type, the target refused): its
+	// status is waited for a moment, so that a failure is an error and not
+	// an "opened". One still running past that (an opener that runs the
+	// application itself) has opened it.
+	t := time.NewTimer(openerWatch)
+	defer t.Stop()
+	select {
+	case err := <-exited:
+		if err == nil {
+			return nil
+		}
+		msg, _ := io.ReadAll(io.NewSectionReader(stderr, 0, 4<<10))
+		return fmt.Errorf("%w: %s %s failed: %v: %s", aci.ErrBackend, app, strings.Join(args, " "), err, strings.TrimSpace(string(msg)))
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
+
+// openerWatch bounds Launch's wait for an opener's exit status.
+const openerWatch = 3 * time.Second
 
 // launchEnv is this process's environment with the session's display,
 // authority and bus, then Options.LaunchEnv.
