@@ -260,3 +260,33 @@ func TestSweepAtStart(t *testing.T) {
 		t.Errorf("a held command folder was removed: %v", err)
 	}
 }
+
+// TestMCPShellTypeScript drives the shell and the background commands with
+// the official TypeScript SDK's client, over -mcp stdio and over /mcp on
+// the headless desktop: sleep 5; echo done with a 10 s wait answers
+// "done" and exit code 0 after the 5 s, the shell keeps a variable from
+// call to call, and a background command is listed, given input,
+// reattached and killed.
+func TestMCPShellTypeScript(t *testing.T) {
+	bin := build(t, t.TempDir(), ".", "example")
+	node, modules := nodeSDK(t)
+	run := func(t *testing.T, args ...string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join("testdata", "shell_client.cjs")}, args...)...)
+		cmd.Env = append(ownTmp(t), "NODE_PATH="+modules)
+		cmd.WaitDelay = 5 * time.Second
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+			t.Fatalf("node %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		t.Log(string(out))
+	}
+	t.Run("stdio", func(t *testing.T) { run(t, "stdio", bin, "tok") })
+	t.Run("http", func(t *testing.T) {
+		cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token", "tok")
+		cmd.Env = ownTmp(t)
+		d := startCmd(t, cmd)
+		run(t, "http", mcpURL(d.aci), "tok")
+	})
+}
