@@ -3,6 +3,7 @@ package x11
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"shinken.dev/go/shinken/aci"
 )
@@ -52,8 +54,10 @@ func (l *launchedApps) running() []int {
 // of its own with no terminal, from the user's home directory, on this
 // display and the session bus, and outlives the Backend. With
 // Options.LaunchUser it runs as that user, and ends with this process
-// (a parent-death signal). A program that cannot be found
-// or run is an error wrapping aci.ErrNoSuchApp.
+// (a parent-death signal). A program that cannot be found or run is an
+// error wrapping aci.ErrNoSuchApp. The opener xdg-open is waited for up to
+// 3 s: if it fails in that time, the error wraps aci.ErrBackend and
+// carries what it printed.
 func (b *Backend) Launch(ctx context.Context, app string, args []string) error {
 	if err := b.check(ctx); err != nil {
 		return err
@@ -76,23 +80,66 @@ func (b *Backend) Launch(ctx context.Context, app string, args []string) error {
 	} else if home, err := os.UserHomeDir(); err == nil {
 		cmd.Dir = home
 	}
-	if b.opts.LaunchUser == nil {
-		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("%w: %q: %w", aci.ErrNoSuchApp, app, err)
+	var stderr *os.File
+	if filepath.Base(path) == "xdg-open" {
+		// A file, not a pipe, so that Wait returns when the opener exits
+		// even if the application it started keeps the descriptor.
+		if stderr, err = os.CreateTemp("", "shinken-opener-"); err == nil {
+			os.Remove(stderr.Name())
+			defer stderr.Close()
+			cmd.Stderr = stderr
 		}
+	}
+	exited := make(chan error, 1)
+	if err := b.start(cmd, exited); err != nil {
+		return fmt.Errorf("%w: %q: %w", aci.ErrNoSuchApp, app, err)
+	}
+	if stderr == nil {
+		return nil
+	}
+	// An opener hands the target to an application and exits, or fails
+	// at once (no application for the type, the target refused): its
+	// status is waited for a moment, so that a failure is an error and not
+	// an "opened". One still running past that (an opener that runs the
+	// application itself) has opened it.
+	t := time.NewTimer(openerWatch)
+	defer t.Stop()
+	select {
+	case err := <-exited:
+		if err == nil {
+			return nil
+		}
+		msg, _ := io.ReadAll(io.NewSectionReader(stderr, 0, 4<<10))
+		return fmt.Errorf("%w: %s %s failed: %v: %s", aci.ErrBackend, app, strings.Join(args, " "), err, strings.TrimSpace(string(msg)))
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// start starts cmd, tracks it until it exits and then sends its Wait's
+// result on exited. An app of Options.LaunchUser ends with this process,
+// even killed outright: the parent-death signal. The kernel sends it when
+// the thread that started the app ends, so that thread stays locked to
+// the goroutine that waits for the app (a locked thread ends only with its
+// goroutine), as the wait would hold a thread anyway.
+func (b *Backend) start(cmd *exec.Cmd, exited chan<- error) error {
+	wait := func() {
 		pid := cmd.Process.Pid
 		b.launched.add(pid)
 		go func() {
-			cmd.Wait()
+			exited <- cmd.Wait()
 			b.launched.remove(pid)
 		}()
+	}
+	if b.opts.LaunchUser == nil {
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		wait()
 		return nil
 	}
-	// The agent's app ends with this process, even killed outright: the
-	// parent-death signal. The kernel sends it when the thread that
-	// started the app ends, so that thread stays locked to the goroutine
-	// that waits for the app (a locked thread ends only with its
-	// goroutine), as the wait would hold a thread anyway.
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	started := make(chan error, 1)
 	go func() {
@@ -105,14 +152,14 @@ func (b *Backend) Launch(ctx context.Context, app string, args []string) error {
 		pid := cmd.Process.Pid
 		b.launched.add(pid)
 		started <- nil
-		cmd.Wait()
+		exited <- cmd.Wait()
 		b.launched.remove(pid)
 	}()
-	if err := <-started; err != nil {
-		return fmt.Errorf("%w: %q: %w", aci.ErrNoSuchApp, app, err)
-	}
-	return nil
+	return <-started
 }
+
+// openerWatch bounds Launch's wait for an opener's exit status.
+const openerWatch = 3 * time.Second
 
 // launchEnv is this process's environment with the session's display,
 // authority and bus, then Options.LaunchEnv.

@@ -36,6 +36,7 @@ import (
 	"shinken.dev/go/escouade/js"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/escouade/wasm"
+	"shinken.dev/go/internal/hosttool"
 	"shinken.dev/go/internal/scrub"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
@@ -239,6 +240,13 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		}
 	} else {
 		opts.Listen = []string{cfg.listen}
+	}
+	// Background commands of a daemon killed before this one left their
+	// folders behind.
+	if swept, err := hosttool.SweepCommands(os.TempDir()); err != nil {
+		log.Warn("sweeping the folders of earlier background commands", "err", err)
+	} else if len(swept) > 0 {
+		log.Info("removed the folders of background commands an earlier daemon left", "folders", len(swept))
 	}
 	desk, sess, err := openBackend(ctx, cfg, log)
 	if err != nil {

@@ -269,6 +269,7 @@ func (c *Client) Close() error {
 	c.closed = true
 	s := c.sess
 	c.mu.Unlock()
+	s.releaseExecs()
 	err := s.ws.Close(websocket.StatusNormalClosure, "")
 	<-s.done
 	var ce websocket.CloseError
@@ -308,6 +309,7 @@ func (c *Client) Reconnect(ctx context.Context) error {
 	}
 	old := c.sess
 	c.mu.Unlock()
+	old.releaseExecs()
 	old.ws.CloseNow()
 	<-old.done
 	s, err := c.dial(ctx)

@@ -351,13 +351,22 @@ func (c *Client) Exec(ctx context.Context, req *aci.ExecRequest) (*aci.ExecResul
 
 // An ExecStream is a streamed exec in progress.
 type ExecStream struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	chunks []ExecChunk
-	exit   *aci.ExecExit
-	err    error
-	done   bool
+	mu       sync.Mutex
+	cond     *sync.Cond
+	chunks   []ExecChunk
+	queued   int // bytes in chunks
+	exit     *aci.ExecExit
+	err      error
+	done     bool
+	released bool // the connection is closing: queue without waiting
 }
+
+// maxExecQueued bounds the output a streamed exec holds unread: past it
+// the connection's reader waits for Next, so that the runtime, whose
+// sends wait for room, stops reading the command's output and the command
+// pauses on a full pipe. Without it a command faster than its reader
+// (yes at a shell) grew the queue without bound.
+const maxExecQueued = 4 << 20
 
 // ExecChunk is one piece of a streamed exec's output.
 type ExecChunk struct {
@@ -406,9 +415,30 @@ func (s *session) execChunk(cause string, seq uint64, channel string, data []byt
 		return
 	}
 	x.mu.Lock()
+	for x.queued > maxExecQueued && !x.released {
+		x.cond.Wait()
+	}
 	x.chunks = append(x.chunks, ExecChunk{Seq: seq, Channel: channel, Data: bytes.Clone(data)})
+	x.queued += len(data)
 	x.mu.Unlock()
 	x.cond.Broadcast()
+}
+
+// releaseExecs lets the reader of a closing connection past every
+// stream's bound, so that it reaches the close.
+func (s *session) releaseExecs() {
+	s.mu.Lock()
+	xs := make([]*ExecStream, 0, len(s.execs))
+	for _, x := range s.execs {
+		xs = append(xs, x)
+	}
+	s.mu.Unlock()
+	for _, x := range xs {
+		x.mu.Lock()
+		x.released = true
+		x.mu.Unlock()
+		x.cond.Broadcast()
+	}
 }
 
 func (x *ExecStream) end(exit *aci.ExecExit, err error) {
@@ -432,7 +462,10 @@ func (x *ExecStream) Next(ctx context.Context) (ExecChunk, error) {
 	for {
 		if len(x.chunks) > 0 {
 			ch := x.chunks[0]
+			x.chunks[0] = ExecChunk{}
 			x.chunks = x.chunks[1:]
+			x.queued -= len(ch.Data)
+			x.cond.Broadcast() // a reader waiting for room
 			return ch, nil
 		}
 		if x.done {

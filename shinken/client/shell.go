@@ -289,9 +289,23 @@ func partialPrefix(b, m []byte) int {
 func (s *Shell) emit(b []byte) {
 	s.out = append(s.out, b...)
 	if over := len(s.out) - s.max; over > 0 {
-		s.out = append(s.out[:0:0], s.out[over:]...)
+		// Re-slicing, not copying: the next append past the capacity
+		// copies the kept tail once, so each byte is copied a bounded
+		// number of times (copying the tail at every chunk made a fast
+		// writer outrun the reader).
+		s.out = s.out[over:]
 		s.dropped += over
 	}
+}
+
+// hold stops the idle bound for a call, until the function it returns
+// starts it again.
+func (s *Shell) hold() func() {
+	if s.idle == nil {
+		return func() {}
+	}
+	s.idle.Stop()
+	return s.touch
 }
 
 // touch marks a call, for the idle bound.
@@ -503,6 +517,9 @@ func (s *Shell) Run(ctx context.Context, input string, opts *RunOptions) (*Shell
 			return nil, err
 		}
 	}
+	// The idle bound counts from the end of the last call: a call that
+	// waits (with input or without) is no idleness.
+	defer s.hold()()
 	deadline := time.NewTimer(o.Wait)
 	defer deadline.Stop()
 	var quiet <-chan time.Time
@@ -514,9 +531,18 @@ func (s *Shell) Run(ctx context.Context, input string, opts *RunOptions) (*Shell
 	}()
 	res := &ShellResult{}
 	var all []byte
+	// What the call answers is the last MaxOutput bytes once "\r\n" is
+	// "\n": twice as many raw bytes are enough, and older ones are cut as
+	// they come, so that a command that prints fast for as long as the
+	// call waits does not hold all it printed.
+	keep := 2 * o.MaxOutput
 	for {
 		s.mu.Lock()
 		all = append(all, s.out...)
+		if over := len(all) - keep; over > 0 {
+			res.Cut += over - bytes.Count(all[:over], []byte("\r\n"))
+			all = all[over:]
+		}
 		res.Cut += s.dropped
 		got := len(s.out) > 0
 		s.out, s.dropped = nil, 0

@@ -356,3 +356,49 @@ func TestShellSessionEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestShellIdleBound: the idle bound (injected short here, 30 minutes by
+// default) counts from the end of the last call: a shell used for longer
+// than the bound, by a call longer than it and calls that only wait,
+// holds its variables; left alone past it, the shell ends.
+func TestShellIdleBound(t *testing.T) {
+	c := shellRig(t, time.Second)
+	const idle = 3 * time.Second
+	sh, err := c.StartShell(t.Context(), &client.ShellOptions{IdleTimeout: idle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close(context.WithoutCancel(t.Context()))
+	long := &client.RunOptions{Wait: 2 * time.Minute}
+	runShell(t, sh, "X=kept", long)
+	// The shell's own sleep is the time passing, past the bound, in one
+	// call and then in calls that only wait for the command.
+	if res := runShell(t, sh, "sleep 4; echo $X", long); res.Output != "kept\n" || res.ExitCode == nil {
+		t.Fatalf("after a call longer than the idle bound: %+v", res)
+	}
+	if _, err := sh.Run(t.Context(), "sleep 4; echo $X", &client.RunOptions{Wait: time.Second, Quiet: -1}); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for {
+		res, err := sh.Run(t.Context(), "", &client.RunOptions{Wait: 2 * time.Second, Quiet: -1})
+		if err != nil {
+			t.Fatalf("a call that waits: %v (output so far %q)", err, out.String())
+		}
+		out.WriteString(res.Output)
+		if res.ExitCode != nil {
+			break
+		}
+	}
+	if out.String() != "kept\n" {
+		t.Fatalf("after calls that only waited: %q", out.String())
+	}
+	select {
+	case <-sh.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("the shell outlived its idle bound")
+	}
+	if _, err := sh.Run(t.Context(), "echo $X", nil); !errors.Is(err, client.ErrShellEnded) {
+		t.Fatalf("a call after the idle bound: %v", err)
+	}
+}

@@ -287,15 +287,25 @@ wmctrl -i -r "$1" -b add,maximized_vert,maximized_horz || exit 93
 // (X11), x and y must not be negative; through a drag of the title bar
 // (the headless desktop), the point grabbed must stay on the screen.
 func (w *WindowControl) Move(ctx context.Context, id uint64, x, y int) (aci.WindowInfo, error) {
-	at := func(win *aci.WindowInfo) bool {
-		return win != nil && len(win.BBox) == 4 && win.BBox[0] == x && win.BBox[1] == y
-	}
 	if !w.Supports(WindowMove) {
 		return aci.WindowInfo{}, w.unsupported(WindowMove)
 	}
 	before, err := w.fits(ctx, id, func(b image.Rectangle) image.Rectangle { return b.Add(image.Pt(x, y).Sub(b.Min)) })
 	if err != nil {
 		return aci.WindowInfo{}, err
+	}
+	win, err := w.move(ctx, id, x, y)
+	if err != nil {
+		return w.putBack(ctx, id, before, err)
+	}
+	return win, nil
+}
+
+// move is Move without its checks, and without putting the window back
+// when it fails.
+func (w *WindowControl) move(ctx context.Context, id uint64, x, y int) (aci.WindowInfo, error) {
+	at := func(win *aci.WindowInfo) bool {
+		return win != nil && len(win.BBox) == 4 && win.BBox[0] == x && win.BBox[1] == y
 	}
 	switch {
 	case w.wmctrl:
@@ -314,7 +324,7 @@ func (w *WindowControl) Move(ctx context.Context, id uint64, x, y int) (aci.Wind
 			return aci.WindowInfo{}, err
 		}
 	}
-	return w.changed(before)(w.settle(ctx, id, fmt.Sprintf("at %d,%d", x, y), at))
+	return w.settle(ctx, id, fmt.Sprintf("at %d,%d", x, y), at)
 }
 
 // Resize gives the window with id the size width × height in screen
@@ -337,6 +347,16 @@ func (w *WindowControl) Resize(ctx context.Context, id uint64, width, height int
 	if err != nil {
 		return aci.WindowInfo{}, err
 	}
+	win, err := w.resize(ctx, id, width, height)
+	if err != nil {
+		return w.putBack(ctx, id, before, err)
+	}
+	return win, nil
+}
+
+// resize is Resize without its checks, and without putting the window
+// back when it fails.
+func (w *WindowControl) resize(ctx context.Context, id uint64, width, height int) (aci.WindowInfo, error) {
 	exact := func(win *aci.WindowInfo) bool {
 		return win != nil && len(win.BBox) == 4 && win.BBox[2] == width && win.BBox[3] == height
 	}
@@ -344,7 +364,7 @@ func (w *WindowControl) Resize(ctx context.Context, id uint64, width, height int
 		if err := w.dragWindow(ctx, id, WindowResize, image.Pt(width, height)); err != nil {
 			return aci.WindowInfo{}, err
 		}
-		return w.changed(before)(w.settle(ctx, id, fmt.Sprintf("%d×%d", width, height), exact))
+		return w.settle(ctx, id, fmt.Sprintf("%d×%d", width, height), exact)
 	}
 	// The frame's extents come off the size asked (wmctrl and xdotool
 	// size the client); the size increments say how near the result must
@@ -371,7 +391,7 @@ xprop -id "$1" WM_NORMAL_HINTS | sed -n 's/.*resize increment: *\([0-9]*\) by \(
 		dw, dh := width-win.BBox[2], height-win.BBox[3]
 		return dw >= 0 && dw < inc.X && dh >= 0 && dh < inc.Y
 	}
-	return w.changed(before)(w.settle(ctx, id, fmt.Sprintf("%d×%d", width, height), sized))
+	return w.settle(ctx, id, fmt.Sprintf("%d×%d", width, height), sized)
 }
 
 // fits checks, before a move or a resize, that the window's frame would
@@ -402,15 +422,38 @@ func (w *WindowControl) fits(ctx context.Context, id uint64, to func(image.Recta
 	return win, nil
 }
 
-// changed returns a function that adds to a failed operation's error what
-// the window was before it, beside what it is now.
-func (w *WindowControl) changed(before *aci.WindowInfo) func(aci.WindowInfo, error) (aci.WindowInfo, error) {
-	return func(win aci.WindowInfo, err error) (aci.WindowInfo, error) {
-		if err != nil && errors.Is(err, ErrWindowUnchanged) && before != nil {
-			err = fmt.Errorf("%w (before: bounds %v)", err, before.BBox)
-		}
-		return win, err
+// putBack follows a move or a resize that failed (err): a window it
+// changed part way (moved but not sized, sized to its minimum rather than
+// as asked) is given back the bounds it had before, size first, then
+// position. The error then says whether the window is as it was, was put
+// back, or could not be (and what it is now); the window is returned as it
+// is.
+func (w *WindowControl) putBack(ctx context.Context, id uint64, before *aci.WindowInfo, err error) (aci.WindowInfo, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*windowSettle+10*time.Second)
+	defer cancel()
+	same := func(win *aci.WindowInfo) bool { return win != nil && slices.Equal(win.BBox, before.BBox) }
+	now, rerr := w.window(ctx, id)
+	if rerr != nil || now == nil || len(now.BBox) != 4 {
+		return aci.WindowInfo{}, err
 	}
+	if same(now) {
+		return *now, fmt.Errorf("%w (the window is as it was: bounds %v)", err, before.BBox)
+	}
+	b := before.BBox
+	if now.BBox[2] != b[2] || now.BBox[3] != b[3] {
+		w.resize(ctx, id, b[2], b[3])
+	}
+	if now, _ = w.window(ctx, id); now != nil && len(now.BBox) == 4 && (now.BBox[0] != b[0] || now.BBox[1] != b[1]) {
+		w.move(ctx, id, b[0], b[1])
+	}
+	now, _ = w.window(ctx, id)
+	if same(now) {
+		return *now, fmt.Errorf("%w (the window was put back as it was: bounds %v)", err, b)
+	}
+	if now == nil {
+		return aci.WindowInfo{}, fmt.Errorf("%w (the window is gone; before: bounds %v)", err, b)
+	}
+	return *now, fmt.Errorf("%w (it could not be put back: bounds now %v, before %v)", err, now.BBox, b)
 }
 
 // dragWindow moves (op WindowMove) or resizes (WindowResize) the window

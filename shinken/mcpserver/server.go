@@ -101,6 +101,7 @@ type Server struct {
 	shells     shells                // the MCP sessions' shells
 	bg         backgrounds           // the MCP sessions' background commands
 	held       heldKeys              // the MCP sessions' held modifiers
+	calls      inFlight              // the MCP sessions' calls in flight, cancelled by their end
 	wc         *client.WindowControl // reads list_windows' states; nil where it cannot
 
 	redial  sync.Mutex // one renewal of the session at a time
@@ -161,7 +162,7 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 		Logger:       sdkLogger(s.log),
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	s.srv.AddReceivingMiddleware(s.codeToolErrors)
+	s.srv.AddReceivingMiddleware(s.calls.track, s.codeToolErrors)
 	first, err := s.newSession(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("mcpserver: the Anthropic tools: %w", err)
@@ -251,12 +252,13 @@ func (s *Server) Handler(token string) http.Handler {
 // it writes rather than through encoding/json.
 func (s *Server) TokenHandler(token func() string) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv },
-		&mcp.StreamableHTTPOptions{Logger: sdkLogger(s.log), SessionTimeout: s.opts.HTTPSessionIdle})
+		&mcp.StreamableHTTPOptions{Logger: sdkLogger(s.log)}) // the idle bound is idleBound's, see ending.go
 	spliced := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(&imageResponseWriter{ResponseWriter: w, images: &s.httpImages}, r)
 	})
 	lim := &sessionLimit{s: s, max: s.opts.MaxHTTPSessions}
-	return s.guard.Handler(requireToken(token, map[string]any{heldImagesKey: &s.httpImages}, checkMessages(lim.handler(spliced))))
+	idle := &idleBound{s: s, idle: s.opts.HTTPSessionIdle}
+	return s.guard.Handler(requireToken(token, map[string]any{heldImagesKey: &s.httpImages}, checkMessages(lim.handler(idle.handler(spliced)))))
 }
 
 // RequireToken wraps h so that only requests carrying "Authorization:
@@ -289,7 +291,7 @@ var errBadToken = fmt.Errorf("%w: wrong or missing token", auth.ErrInvalidToken)
 func (s *Server) Close() error {
 	var errs []error
 	for ss := range s.srv.Sessions() {
-		errs = append(errs, ss.Close())
+		errs = append(errs, s.endSession(ss))
 	}
 	s.closeShells()
 	s.closeCommands()

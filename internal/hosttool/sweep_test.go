@@ -1,0 +1,82 @@
+package hosttool_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"shinken.dev/go/internal/hosttool"
+)
+
+// TestSweepCommands lays out what a killed daemon and live ones leave in
+// a temporary folder: only the folders of commands no process holds go.
+func TestSweepCommands(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(name, hpid string) string {
+		d := filepath.Join(dir, name)
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if hpid != "" {
+			os.WriteFile(filepath.Join(d, "hpid"), []byte(hpid+"\n"), 0o600)
+		}
+		os.WriteFile(filepath.Join(d, "o.0"), []byte("output"), 0o600)
+		return d
+	}
+	self, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := strings.Fields(string(self[strings.LastIndexByte(string(self), ')')+1:]))[19]
+
+	dead := mk("shinken-cmd.Dead0000", "999999999 1")                               // its holder is gone
+	reused := mk("shinken-cmd.Reused00", "1 1")                                     // pid 1 runs, started at another time
+	holder := mk("shinken-cmd.Holder00", strings.Fields(string(self))[0]+" "+start) // this process holds it
+	cwd := mk("shinken-cmd.Cwd00000", "999999999 1")                                // a process works in it
+	open := mk("shinken-cmd.Open0000", "999999999 1")                               // a process has its file open
+	setup := mk("shinken-cmd.Setup000", "")                                         // a start not yet done
+	other := mk("not-a-command", "")
+	target := mk("target", "")
+	if err := os.Symlink(target, filepath.Join(dir, "shinken-cmd.Link0000")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(open, "o.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sleeper := exec.Command("sleep", "1000")
+	sleeper.Dir = cwd
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		sleeper.Process.Kill()
+		sleeper.Wait()
+	}()
+
+	removed, err := hosttool.SweepCommands(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(removed)
+	if want := []string{dead, reused}; !slices.Equal(removed, want) {
+		t.Fatalf("removed %q, want %q", removed, want)
+	}
+	for _, d := range []string{holder, cwd, open, setup, other, target, filepath.Join(target, "o.0")} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
+	}
+	for _, d := range removed {
+		if _, err := os.Lstat(d); !os.IsNotExist(err) {
+			t.Errorf("%s is still there: %v", d, err)
+		}
+	}
+	if _, err := hosttool.SweepCommands(filepath.Join(dir, "missing")); err == nil {
+		t.Error("a missing folder swept without an error")
+	}
+}
