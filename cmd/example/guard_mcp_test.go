@@ -332,6 +332,8 @@ func TestMCPGuard(t *testing.T) {
 		// git started, an editor): it is refused unless allowed.
 		m.refused("shell", map[string]any{"input": "ls"})
 	})
+	sess.Close()
+	d.stop(t)
 }
 
 // withEnv is r's line, or its argv quoted, after its env's assignments.
