@@ -62,10 +62,16 @@
 // # Plugins and recording
 //
 // Options.Plugins starts an Escouade Host whose plugins decide every exec
-// and launch_app: plugins in a folder (plugin.json) and plugins written
-// in Go run in the daemon's process (GoPlugin). With no project
-// configured, the Host knows one named "default", so a daemon's gate
-// never refuses for want of a project. Options.Record records the session
-// (the screen, the actions, the trees) to a file that package record
-// reads, the page replays and ExportMain turns into an MP4.
+// and launch_app (the machine tools' included): plugins in a folder
+// (plugin.json) and plugins written in Go run in the daemon's process
+// (GoPlugin). An action goes ahead only when every plugin allows it (an
+// ask counts as Plugins.OnAsk says). The daemon judges nothing unless told
+// to: with neither Plugins nor a RuntimeOptions.Authorizer every command
+// the agent sends runs, and New warns so. The package example, and
+// cmd/example by default, run the shipped guard (escouade/guard) as a
+// GoPlugin. With no project configured, the Host knows one named
+// "default", so a daemon's gate never refuses for want of a project.
+// Options.Record records the session (the screen, the actions, the trees)
+// to a file that package record reads, the page replays and ExportMain
+// turns into an MP4.
 package daemon

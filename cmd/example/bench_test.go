@@ -17,6 +17,7 @@ import (
 	"shinken.dev/go/daemon"
 
 	"shinken.dev/go/internal/procfs"
+	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 )
 
@@ -214,4 +215,41 @@ func BenchmarkIdleRSS(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkGuardedDefault measures what the default guard costs the
+// daemon, beside -no-guard in the same run, each iteration booting both:
+// start to /readyz 200 (the guard pins its programs, hashing each), and
+// the p50 of 20 execs of echo over ACI (the gate's view and the guard's
+// judgment on every one). Run with -benchtime=10x.
+func BenchmarkGuardedDefault(b *testing.B) {
+	bin := benchBin(b)
+	ctx := context.Background()
+	modes := [2][]string{nil, {"-no-guard"}}
+	var ready, execs [2][]time.Duration
+	for b.Loop() {
+		for i, args := range modes {
+			cmd, base, took := bootDaemon(b, bin, args...)
+			ready[i] = append(ready[i], took)
+			c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+daemon.PathACI, &client.DialOptions{Token: "tok"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for range 20 {
+				start := time.Now()
+				if _, err := c.Exec(ctx, &aci.ExecRequest{Argv: []string{"echo", "hi"}}); err != nil {
+					b.Fatal(err)
+				}
+				execs[i] = append(execs[i], time.Since(start))
+			}
+			c.Close()
+			stopDaemon(b, cmd)
+		}
+	}
+	b.ReportMetric(float64(p50(ready[0]).Microseconds())/1000, "ms-p50-ready-guard")
+	b.ReportMetric(float64(p50(ready[1]).Microseconds())/1000, "ms-p50-ready-noguard")
+	b.ReportMetric(float64(p50(ready[0]))/float64(p50(ready[1])), "x-ready")
+	b.ReportMetric(float64(p50(execs[0]).Microseconds()), "us-p50-exec-guard")
+	b.ReportMetric(float64(p50(execs[1]).Microseconds()), "us-p50-exec-noguard")
+	b.ReportMetric(float64(p50(execs[0]))/float64(p50(execs[1])), "x-exec")
 }

@@ -135,7 +135,7 @@ func TestAgentBoundary(t *testing.T) {
 	}
 	unix.IoctlSetInt(int(tty.Fd()), unix.TCFLSH, unix.TCIFLUSH)
 
-	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token-file", token, "-plugins", plugins, "-project", "demo",
+	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token-file", token, "-plugins", plugins, "-project", "demo", "-no-guard",
 		"-agent-user", u.Name, "-require-agent-user")
 	cmd.Env = append(os.Environ(), "SHINKEN_TOKEN="+boundaryToken)
 	cmd.Stdin = tty

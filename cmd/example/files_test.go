@@ -99,7 +99,8 @@ func chunkAt(off, n int) []byte {
 // in chunks, and lists 20,000 entries in pages, with the official
 // TypeScript SDK's client: over -mcp stdio and over /mcp, on the headless
 // desktop and on X11 (a real X session). (The official Python SDK is not
-// installable here, so it is not tried.)
+// installable here, so it is not tried.) The shipped guard judges every
+// call, as by default; the folder is the agent's to change (-write).
 func TestMCPFilesTypeScript(t *testing.T) {
 	bin := build(t, t.TempDir(), ".", "example")
 	mib := fmt.Sprint(bigFileMiB())
@@ -107,12 +108,12 @@ func TestMCPFilesTypeScript(t *testing.T) {
 		t.Run("stdio", func(t *testing.T) {
 			dir := t.TempDir()
 			manyEntries(t, dir, 20000)
-			runFilesNode(t, os.Environ(), "stdio", bin, "tok", dir, mib)
+			runFilesNode(t, os.Environ(), "stdio", bin, "tok", dir, mib, "-write", dir)
 		})
 		t.Run("http", func(t *testing.T) {
 			dir := t.TempDir()
 			manyEntries(t, dir, 20000)
-			d := start(t, bin)
+			d := start(t, bin, "-write", dir)
 			runFilesNode(t, os.Environ(), "http", mcpURL(d.aci), "tok", dir, mib)
 			d.stop(t)
 		})
@@ -123,12 +124,12 @@ func TestMCPFilesTypeScript(t *testing.T) {
 		t.Run("stdio", func(t *testing.T) {
 			dir := t.TempDir()
 			manyEntries(t, dir, 20000)
-			runFilesNode(t, env, "stdio", bin, "tok", dir, mib, "-backend", "x11")
+			runFilesNode(t, env, "stdio", bin, "tok", dir, mib, "-backend", "x11", "-write", dir)
 		})
 		t.Run("http", func(t *testing.T) {
 			dir := t.TempDir()
 			manyEntries(t, dir, 20000)
-			cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token", "tok", "-backend", "x11")
+			cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token", "tok", "-backend", "x11", "-write", dir)
 			cmd.Env = env
 			d := startCmd(t, cmd)
 			runFilesNode(t, env, "http", mcpURL(d.aci), "tok", dir, mib)

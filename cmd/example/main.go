@@ -4,6 +4,10 @@
 // commands for the agent, lets Escouade plugins decide what the agent may
 // exec or launch, and shows the desktop live in a web page.
 //
+// The shipped guard (escouade/guard) judges the agent by default: a coding
+// agent's programs, allowed by identity (-allow), files changed under -write
+// only. -no-guard turns it off; -plugins adds plugins beside it.
+//
 // Usage:
 //
 //	go run ./cmd/example [flags]
@@ -34,7 +38,6 @@ import (
 	"shinken.dev/go/daemon/x11desktop"
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/js"
-	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/escouade/wasm"
 	"shinken.dev/go/internal/hosttool"
 	"shinken.dev/go/internal/scrub"
@@ -59,6 +62,8 @@ type config struct {
 	size              string
 	plugins           string
 	allow             string     // the shipped guard's programs
+	allowSet          bool       // -allow was given, not defaulted
+	noGuard           bool       // run without the shipped guard
 	read, write       stringList // its roots
 	project           string
 	onAsk             string
@@ -111,12 +116,13 @@ func main() {
 	flag.BoolVar(&cfg.requireAgent, "require-agent-user", false, "with -agent-user: "+daemon.PathReadyz+" is not ready while the agent's commands cannot run as that user")
 	flag.StringVar(&cfg.backend, "backend", "headless", "desktop to serve: headless, x11 (uses $DISPLAY, or -session) or robotgo (needs -tags robotgo)")
 	flag.BoolVar(&cfg.session, "session", false, "with -backend x11: start and supervise the daemon's own desktop (Xvfb, openbox, a session D-Bus, the AT-SPI bus) of -size")
-	flag.Var(&cfg.apps, "app", "with -session: a program to start on the desktop once it is ready, as a command line split at spaces (repeatable)")
+	flag.Var(&cfg.apps, "app", "with -session: a program to start on the desktop once it is ready, as a command line split at spaces (repeatable); the operator's, not the agent's: no plugin is asked, and the guard lets the agent start more of it only if -allow names it")
 	flag.StringVar(&cfg.size, "size", "1280x800", "screen size, WxH, of the headless desktop or of the -session desktop")
-	flag.StringVar(&cfg.plugins, "plugins", "", "folder whose subfolders holding a plugin.json are Escouade plugins; they gate exec and launch_app")
-	flag.StringVar(&cfg.allow, "allow", "", "run the shipped guard (escouade/guard) as a plugin, allowing these programs by identity, comma-separated; \"agent\" stands for "+strings.Join(agentPrograms, ",")+"; their argument rules are on, dynamic lines and interactive shells refused")
-	flag.Var(&cfg.write, "write", "with -allow: a folder the agent may change with its file tools and redirections (repeatable)")
-	flag.Var(&cfg.read, "read", "with -allow: a folder the agent's file tools may read (repeatable)")
+	flag.StringVar(&cfg.plugins, "plugins", "", "folder whose subfolders holding a plugin.json are Escouade plugins; they judge exec, launch_app and the machine tools beside the shipped guard: an action goes ahead only when the guard and every plugin allow it (with -no-guard, the plugins alone judge)")
+	flag.StringVar(&cfg.allow, "allow", "agent", "the programs the shipped guard (escouade/guard), which judges every action by default, allows by identity, comma-separated (\"\" for none); \"agent\" stands for "+strings.Join(agentPrograms, ",")+"; their argument rules are on, dynamic lines and interactive shells refused. On -backend x11, launch_app is judged as the command it runs: the agent starts only these programs (the -app ones are the operator's, started unjudged)")
+	flag.BoolVar(&cfg.noGuard, "no-guard", false, "run WITHOUT the shipped guard: with no -plugins either, every command the agent sends runs, as the daemon's user (it warns so at start)")
+	flag.Var(&cfg.write, "write", "a folder the guard lets the agent change with its file tools and redirections, and read (repeatable; default none)")
+	flag.Var(&cfg.read, "read", "a folder the guard lets the agent's file tools read (repeatable; default none)")
 	flag.StringVar(&cfg.project, "project", "", "project name the plugins are told about")
 	flag.StringVar(&cfg.onAsk, "on-ask", "deny", "what a plugin's \"ask\", or its silence, means with no person to ask: allow or deny")
 	flag.StringVar(&cfg.record, "record", "", "record the session (screen, actions, trees) to this file; replay it in the page, export it with \"example export\"")
@@ -139,6 +145,7 @@ func main() {
 	flag.Var(&cfg.origins, "allow-origin", "a browser origin allowed on /aci, /mcp and /inspect besides the page's own (repeatable)")
 	flag.StringVar(&cfg.probe, "probe", "", "probe mode, for exec probes: GET this URL (such as http://127.0.0.1:7040"+daemon.PathReadyz+"), exit 0 on 200 and 1 otherwise")
 	flag.Parse()
+	flag.Visit(func(f *flag.Flag) { cfg.allowSet = cfg.allowSet || f.Name == "allow" })
 	if cfg.probe != "" {
 		if err := daemon.Probe(context.Background(), cfg.probe, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "example:", err)
@@ -169,6 +176,9 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		return errors.New("-token and -token-file exclude each other")
 	}
 	if err := checkMCPFlags(cfg); err != nil {
+		return err
+	}
+	if err := checkGuardFlags(cfg); err != nil {
 		return err
 	}
 	mcpOpts, err := mcpOptions(cfg, log)
@@ -217,18 +227,8 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		Hosts: cfg.hosts, Origins: cfg.origins, AgentUser: cfg.agentUser, RequireAgentUser: cfg.requireAgent,
 		Runtime: &shinken.RuntimeOptions{Name: "shinken-example", KeepAlive: keepAlive, ReadTimeout: readTimeout, MaxMessage: cfg.maxMessage, SettleCap: cfg.settleCap},
 	}
-	if cfg.plugins != "" || cfg.allow != "" {
-		opts.Plugins = &daemon.Plugins{Dir: cfg.plugins, Project: cfg.project, OnAsk: protocol.Verdict(cfg.onAsk),
-			Host: &escouade.Options{Languages: languages}}
-	}
-	if cfg.allow != "" {
-		g, err := guardPlugin(cfg)
-		if err != nil {
-			return err
-		}
-		opts.Plugins.Go = []daemon.GoPlugin{g}
-	} else if len(cfg.read)+len(cfg.write) > 0 {
-		return errors.New("-read and -write need -allow")
+	if opts.Plugins, err = pluginsFor(cfg, log); err != nil {
+		return err
 	}
 	if cfg.mcp == "stdio" {
 		opts.NoSignals = true

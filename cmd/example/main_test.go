@@ -226,7 +226,7 @@ func TestDaemon(t *testing.T) {
 
 	// A command still running when the drain's deadline passes is killed,
 	// and its connection closed with 1001.
-	st, err := c.ExecStream(ctx, &aci.ExecRequest{Argv: []string{"sleep", "100"}})
+	st, err := c.ExecStream(ctx, &aci.ExecRequest{Argv: []string{"tail", "-f", "/dev/null"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,9 @@ func TestDaemon(t *testing.T) {
 }
 
 // TestDaemonPluginGate runs the daemon with a plugin that denies deleting
-// files, asks about xterm and allows the rest.
+// files, asks about xterm and allows the rest, and no shipped guard: the
+// plugin's own answers are what it checks (TestDaemonGuard composes the
+// two).
 func TestDaemonPluginGate(t *testing.T) {
 	dir := t.TempDir()
 	bin := build(t, dir, ".", "example")
@@ -261,7 +263,7 @@ func TestDaemonPluginGate(t *testing.T) {
 		os.WriteFile(filepath.Join(plugins, name, "plugin.json"), []byte(m), 0o644)
 	}
 
-	d := start(t, bin, "-plugins", plugins, "-project", "demo")
+	d := start(t, bin, "-no-guard", "-plugins", plugins, "-project", "demo")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := dial(t, ctx, d)

@@ -130,7 +130,7 @@ func TestMCPNothingOutlivesSession(t *testing.T) {
 	t.Run("stdio close", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		cmd := exec.Command(bin, "-mcp", "stdio", "-token", "tok")
+		cmd := exec.Command(bin, "-mcp", "stdio", "-token", "tok", "-no-guard")
 		cmd.Env = ownTmp(t)
 		sess, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {
@@ -143,7 +143,7 @@ func TestMCPNothingOutlivesSession(t *testing.T) {
 	t.Run("stdio SIGKILL", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		cmd := exec.Command(bin, "-mcp", "stdio", "-token", "tok")
+		cmd := exec.Command(bin, "-mcp", "stdio", "-token", "tok", "-no-guard")
 		cmd.Env = ownTmp(t)
 		sess, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {
@@ -157,7 +157,7 @@ func TestMCPNothingOutlivesSession(t *testing.T) {
 	t.Run("http DELETE", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token", "tok")
+		cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token", "tok", "-no-guard")
 		cmd.Env = ownTmp(t)
 		d := startCmd(t, cmd)
 		sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL(d.aci), HTTPClient: &http.Client{Transport: bearerTransport{"tok"}}, MaxRetries: -1}, nil)
@@ -171,7 +171,7 @@ func TestMCPNothingOutlivesSession(t *testing.T) {
 	t.Run("http SIGKILL", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token", "tok")
+		cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token", "tok", "-no-guard")
 		cmd.Env = ownTmp(t)
 		d := startCmd(t, cmd)
 		sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL(d.aci), HTTPClient: &http.Client{Transport: bearerTransport{"tok"}}, MaxRetries: -1}, nil)

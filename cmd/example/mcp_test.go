@@ -175,7 +175,7 @@ func TestMCPRemote(t *testing.T) {
 		{Name: "screenshot", Arguments: map[string]any{}},
 		{Name: "observe", Arguments: map[string]any{}},
 		{Name: "left_click", Arguments: map[string]any{"coordinate": []int{500, 500}}},
-		{Name: "exec", Arguments: map[string]any{"argv": []string{"true"}}},
+		{Name: "exec", Arguments: map[string]any{"argv": []string{"echo", "remote"}}},
 	} {
 		res, err := sess.CallTool(ctx, &call)
 		if err != nil || res.IsError {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"os/exec"
@@ -134,7 +135,9 @@ func (d *running) awaitDip(t *testing.T, mustSee bool) bool {
 func TestSessionDaemon(t *testing.T) {
 	need(t, "Xvfb", "openbox", "dbus-daemon", "zenity")
 	bin := build(t, t.TempDir(), ".", "example")
-	d := start(t, bin, "-backend", "x11", "-session", "-size", "1024x768", "-app", "sleep 600")
+	// sleep is the operator's startup app, never judged; zenity the
+	// agent's, judged by identity as the command it runs.
+	d := start(t, bin, "-backend", "x11", "-session", "-size", "1024x768", "-app", "sleep 600", "-allow", "zenity")
 	d.awaitReady(t, http.StatusOK, 60*time.Second)
 	kids := children(t, d.cmd.Process.Pid)
 	for _, want := range []string{"Xvfb", "openbox", "dbus-daemon", "sleep"} {
@@ -152,6 +155,10 @@ func TestSessionDaemon(t *testing.T) {
 	c := dial(t, ctx, d)
 	if err := c.LaunchApp(ctx, "zenity", "--entry", "--title", "Fleet", "--text", "Sandbox name?"); err != nil {
 		t.Fatal(err)
+	}
+	// The operator's startup program is not one the agent may start.
+	if err := c.LaunchApp(ctx, "sleep", "601"); !errors.Is(err, aci.ErrPermissionDenied) {
+		t.Fatalf("launch_app of the -app program: %v, want a refusal", err)
 	}
 	awaitElement(t, ctx, c, "push button", "OK")
 	c.Close()
@@ -230,7 +237,7 @@ func awaitElement(t *testing.T, ctx context.Context, c *client.Client, role, nam
 func TestSessionDaemonKilled(t *testing.T) {
 	need(t, "Xvfb", "openbox", "dbus-daemon", "zenity")
 	bin := build(t, t.TempDir(), ".", "example")
-	d := start(t, bin, "-backend", "x11", "-session", "-size", "800x600", "-app", "sleep 600")
+	d := start(t, bin, "-backend", "x11", "-session", "-size", "800x600", "-app", "sleep 600", "-allow", "zenity,sleep")
 	d.awaitReady(t, http.StatusOK, 60*time.Second)
 	mark := marker(t, children(t, d.cmd.Process.Pid)["Xvfb"])
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)

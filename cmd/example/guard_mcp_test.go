@@ -1,0 +1,362 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"shinken.dev/go/escouade/gate/gatetest"
+	"shinken.dev/go/internal/citest"
+	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/mcpserver"
+)
+
+// hostilePerClass is how many lines of each class (a file of the gate's
+// hostile corpus) TestMCPGuard sends through each tool: the first ones,
+// which are each class's plainest forms.
+const hostilePerClass = 3
+
+// mcpTools is a Go SDK client's session on a daemon's /mcp.
+type mcpTools struct {
+	t    *testing.T
+	ctx  context.Context
+	sess *mcp.ClientSession
+}
+
+// call calls a tool and answers its structured result, or the ACI code of
+// its failure ("" when it succeeded). A protocol error fails the test.
+func (m mcpTools) call(name string, args map[string]any) (map[string]any, aci.Code) {
+	m.t.Helper()
+	res, err := m.sess.CallTool(m.ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		m.t.Fatalf("%s: %v", name, err)
+	}
+	if res.IsError {
+		code, _ := res.Meta[mcpserver.ErrorCodeMeta].(string)
+		if code == "" {
+			m.t.Fatalf("%s failed with no code: %+v", name, res.Content)
+		}
+		return nil, aci.Code(code)
+	}
+	var out map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &out)
+	return out, ""
+}
+
+// ok calls a tool that must succeed.
+func (m mcpTools) ok(name string, args map[string]any) map[string]any {
+	m.t.Helper()
+	out, code := m.call(name, args)
+	if code != "" {
+		m.t.Fatalf("%s %v: %s", name, args, code)
+	}
+	return out
+}
+
+// refused calls a tool that the guard must refuse.
+func (m mcpTools) refused(name string, args map[string]any) {
+	m.t.Helper()
+	if out, code := m.call(name, args); code != aci.CodePermissionDenied {
+		m.t.Errorf("%s %v: %v %q, want permission_denied", name, args, out, code)
+	}
+}
+
+// waitCommand polls command_output until the background command id has
+// ended, and answers its exit code.
+func (m mcpTools) waitCommand(id string) int {
+	m.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		out := m.ok("command_output", map[string]any{"id": id})
+		if code, ok := out["exit_code"].(float64); ok {
+			return int(code)
+		}
+		if out["running"] != true {
+			return -1 // killed or lost: ended all the same
+		}
+		time.Sleep(20 * time.Millisecond) // polling the command's state, as an agent does
+	}
+	m.t.Fatalf("the background command %s did not end in a minute", id)
+	return 0
+}
+
+// hostileSample reads the gate's hostile corpus and keeps the first
+// hostilePerClass cases of each class.
+func hostileSample(t *testing.T) []gatetest.Case {
+	t.Helper()
+	all, err := gatetest.Read(filepath.Join("..", "..", "escouade", "gate", "testdata", "hostile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sample []gatetest.Case
+	per := map[string]int{}
+	for _, c := range all {
+		class, _, _ := strings.Cut(c.Name, ":")
+		if per[class] < hostilePerClass {
+			per[class]++
+			sample = append(sample, c)
+		}
+	}
+	if len(per) < 9 {
+		t.Fatalf("the corpus has %d classes, want the nine of the issue: %v", len(per), per)
+	}
+	return sample
+}
+
+// TestMCPGuard drives the built daemon, guarded as by default (-write
+// names the agent's folder, nothing else is set), over /mcp with the Go
+// SDK's client, as an agent would:
+//   - the first lines of each class of the gate's hostile corpus, each in a
+//     folder of its own holding a victim file, through exec (argv, line,
+//     env, stdin), command_start (and command_input to an allowed command)
+//     and shell: each is refused, and every victim is whole on disk after;
+//   - write_file, move and delete of a protected file of the folder, of a
+//     file outside it and through a link out of it: refused, and the
+//     files are as they were;
+//   - the allowlisted commands and the file tools within the folder work.
+func TestMCPGuard(t *testing.T) {
+	citest.NeedPrograms(t, agentPrograms...)
+	bin := build(t, t.TempDir(), ".", "example")
+	work, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := start(t, bin, "-write", work)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	sess, err := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "0"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: mcpURL(d.aci), HTTPClient: &http.Client{Transport: bearerTransport{"tok"}}, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+
+	t.Run("hostile", func(t *testing.T) {
+		m := mcpTools{t: t, ctx: ctx, sess: sess}
+		tools := map[string]gatetest.Exec{
+			"exec": func(ctx context.Context, r aci.ExecRequest) (int, error) {
+				args := map[string]any{"cwd": r.Dir}
+				if r.Shell != "" {
+					args["shell"] = r.Shell
+				} else {
+					args["argv"] = r.Argv
+				}
+				if r.Env != nil {
+					args["env"] = r.Env
+				}
+				if r.Stdin != nil {
+					args["stdin"] = *r.Stdin
+				}
+				out, code := m.call("exec", args)
+				if code != "" {
+					return 0, aci.Errorf(code, "exec")
+				}
+				c, _ := out["exit_code"].(float64)
+				return int(c), nil
+			},
+			// command_start takes no env nor stdin: a case with stdin
+			// starts its program and writes the stdin to it (judged as a
+			// line), one with env sets it before the line.
+			"command_start": func(ctx context.Context, r aci.ExecRequest) (int, error) {
+				args := map[string]any{"cwd": r.Dir}
+				if r.Shell != "" || r.Env != nil {
+					args["line"] = withEnv(r)
+				} else {
+					args["argv"] = r.Argv
+				}
+				out, code := m.call("command_start", args)
+				if code != "" {
+					return 0, aci.Errorf(code, "command_start")
+				}
+				id, _ := out["id"].(string)
+				if r.Stdin != nil {
+					if _, code := m.call("command_input", map[string]any{"id": id, "input": *r.Stdin, "eof": true}); code != "" {
+						m.call("command_kill", map[string]any{"id": id})
+						return 0, aci.Errorf(code, "command_input")
+					}
+				}
+				return m.waitCommand(id), nil
+			},
+			"shell": func(ctx context.Context, r aci.ExecRequest) (int, error) {
+				line := "cd " + shellQuote(r.Dir) + " && " + withEnv(r)
+				if r.Stdin != nil {
+					line += " <<'EOF'\n" + *r.Stdin + "\nEOF"
+				}
+				out, code := m.call("shell", map[string]any{"input": line, "wait_ms": 60000})
+				if code != "" {
+					return 0, aci.Errorf(code, "shell")
+				}
+				c, _ := out["exit_code"].(float64)
+				return int(c), nil
+			},
+		}
+		for _, c := range hostileSample(t) {
+			for _, tool := range []string{"exec", "command_start", "shell"} {
+				o := gatetest.Run(t, c, nil, tools[tool])
+				if !gatetest.Intact(o.Dir) {
+					t.Errorf("%s through %s: the victim is gone (ran: %v, code %d, err %v)", c.Name, tool, o.Ran, o.Code, o.Err)
+				} else if o.Ran || aci.CodeOf(o.Err) != aci.CodePermissionDenied {
+					// A hostile line the guard let run, harmlessly here:
+					// still not what the default promises.
+					t.Errorf("%s through %s: not refused (ran: %v, code %d, err %v)", c.Name, tool, o.Ran, o.Code, o.Err)
+				}
+			}
+		}
+	})
+
+	// The agent's folder: a repository with the files programs run, and a
+	// link out of it; a victim outside it.
+	gitInit := exec.Command("git", "init", "-q", work)
+	if out, err := gitInit.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	files := map[string]string{
+		filepath.Join(work, ".bashrc"):   "# the agent's shell start-up\n",
+		filepath.Join(work, "Makefile"):  "all:\n\techo built\n",
+		filepath.Join(work, "ok.txt"):    "ok\n",
+		filepath.Join(outside, "victim"): gatetest.VictimText,
+	}
+	for f, text := range files {
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hooks := filepath.Join(work, ".git", "hooks")
+	victim := filepath.Join(outside, "victim")
+	link := filepath.Join(work, "link")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	hostileText := "rm -f " + victim + "\n"
+
+	t.Run("files", func(t *testing.T) {
+		m := mcpTools{t: t, ctx: ctx, sess: sess}
+		for _, f := range []string{filepath.Join(work, ".bashrc"), filepath.Join(work, "Makefile"), filepath.Join(hooks, "pre-commit"), victim, link} {
+			m.refused("write_file", map[string]any{"path": f, "text": hostileText})
+			m.refused("write_file", map[string]any{"path": f, "text": hostileText, "append": true})
+			m.refused("delete", map[string]any{"path": f})
+		}
+		for _, mv := range [][2]string{
+			{filepath.Join(work, "ok.txt"), filepath.Join(work, ".bashrc")}, // over a protected file
+			{filepath.Join(work, "ok.txt"), filepath.Join(hooks, "post-checkout")},
+			{filepath.Join(work, "ok.txt"), filepath.Join(outside, "moved")}, // out of the folder
+			{victim, filepath.Join(work, "stolen")},                          // into it
+			{link, filepath.Join(work, "stolen")},
+			{filepath.Join(work, "Makefile"), filepath.Join(work, "Makefile.old")},
+		} {
+			m.refused("move", map[string]any{"from": mv[0], "to": mv[1], "overwrite": true})
+		}
+		m.refused("delete", map[string]any{"path": filepath.Join(work, ".git"), "recursive": true})
+		m.refused("delete", map[string]any{"path": work, "recursive": true})
+		m.refused("mkdir", map[string]any{"path": filepath.Join(outside, "new")})
+		m.refused("read_file", map[string]any{"path": victim})
+		m.refused("list_files", map[string]any{"path": outside})
+		for f, text := range files {
+			if b, err := os.ReadFile(f); err != nil || string(b) != text {
+				t.Errorf("%s: %q %v, want %q as it was", f, b, err, text)
+			}
+		}
+		for _, f := range []string{filepath.Join(hooks, "pre-commit"), filepath.Join(hooks, "post-checkout"),
+			filepath.Join(outside, "moved"), filepath.Join(outside, "new"), filepath.Join(work, "stolen"), filepath.Join(work, "Makefile.old")} {
+			if _, err := os.Lstat(f); err == nil {
+				t.Errorf("%s was made", f)
+			}
+		}
+		if target, err := os.Readlink(link); err != nil || target != victim {
+			t.Errorf("the link: %q %v", target, err)
+		}
+	})
+
+	t.Run("allowed", func(t *testing.T) {
+		m := mcpTools{t: t, ctx: ctx, sess: sess}
+		notes := filepath.Join(work, "notes.txt")
+		m.ok("write_file", map[string]any{"path": notes, "text": "b\n"})
+		m.ok("write_file", map[string]any{"path": notes, "text": "a\n", "append": true})
+		if got := m.ok("read_file", map[string]any{"path": notes, "base64": true}); got["base64"] != base64.StdEncoding.EncodeToString([]byte("b\na\n")) {
+			t.Errorf("read_file: %v", got)
+		}
+		m.ok("mkdir", map[string]any{"path": filepath.Join(work, "src")})
+		moved := filepath.Join(work, "src", "notes.txt")
+		m.ok("move", map[string]any{"from": notes, "to": moved})
+		listed := m.ok("list_files", map[string]any{"path": filepath.Join(work, "src")})
+		if b, _ := json.Marshal(listed["entries"]); !strings.Contains(string(b), `"notes.txt"`) {
+			t.Errorf("list_files: %s", b)
+		}
+		if b, err := os.ReadFile(moved); err != nil || string(b) != "b\na\n" {
+			t.Errorf("on disk: %q %v", b, err)
+		}
+		sorted := filepath.Join(work, "sorted.txt")
+		for _, args := range []map[string]any{
+			{"argv": []string{"ls", work}},
+			{"argv": []string{"git", "status", "--short"}, "cwd": work},
+			{"shell": "sort " + moved + " > " + sorted + " && wc -l " + sorted},
+			{"shell": "grep -c a " + moved + " | head -n 1", "env": map[string]string{"LC_ALL": "C"}},
+			{"argv": []string{"sed", "-n", "1p", moved}},
+			{"argv": []string{"find", work, "-name", "*.txt"}},
+		} {
+			out := m.ok("exec", args)
+			if out["exit_code"] != float64(0) {
+				t.Errorf("exec %v: %v", args, out)
+			}
+		}
+		if b, err := os.ReadFile(sorted); err != nil || string(b) != "a\nb\n" {
+			t.Errorf("the redirection wrote %q %v", b, err)
+		}
+		started := m.ok("command_start", map[string]any{"argv": []string{"sort"}, "cwd": work})
+		id, _ := started["id"].(string)
+		m.ok("command_input", map[string]any{"id": id, "input": "echo\n", "eof": true})
+		if code := m.waitCommand(id); code != 0 {
+			t.Errorf("the background sort exited %d", code)
+		}
+		m.ok("delete", map[string]any{"path": moved})
+		if _, err := os.Lstat(moved); err == nil {
+			t.Error("delete left the file")
+		}
+		// The shell tool starts an interactive shell, whose lines the
+		// guard would judge one by one, but not what reads them (a pager
+		// git started, an editor): it is refused unless allowed.
+		m.refused("shell", map[string]any{"input": "ls"})
+	})
+	sess.Close()
+	d.stop(t)
+}
+
+// withEnv is r's line, or its argv quoted, after its env's assignments.
+func withEnv(r aci.ExecRequest) string {
+	var words []string
+	keys := make([]string, 0, len(r.Env))
+	for k := range r.Env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		words = append(words, k+"="+shellQuote(r.Env[k]))
+	}
+	if r.Shell != "" {
+		return strings.Join(append(words, r.Shell), " ")
+	}
+	for _, w := range r.Argv {
+		words = append(words, shellQuote(w))
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
