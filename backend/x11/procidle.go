@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"shinken.dev/go/internal/procfs"
 )
@@ -113,9 +114,10 @@ type threadsSample []string
 
 // sample reads the schedstat of each thread that must rest, and reports
 // whether one of the path's threads is runnable or in an uninterruptible
-// wait right now (which its schedstat does not show until it runs).
+// wait right now (which its schedstat does not show until it runs), and
+// how long the path's threads have run on a CPU, all of them together.
 // Threads gone read empty.
-func (p inputPath) sample() (s threadsSample, busy bool) {
+func (p inputPath) sample() (s threadsSample, busy bool, ran time.Duration) {
 	s = make(threadsSample, len(p.tasks))
 	for i, task := range p.tasks {
 		if b, err := os.ReadFile(task + "stat"); err == nil {
@@ -123,14 +125,21 @@ func (p inputPath) sample() (s threadsSample, busy bool) {
 				busy = true
 			}
 		}
-		if !p.rest[i] {
+		b, err := os.ReadFile(task + "schedstat")
+		if err != nil {
 			continue
 		}
-		if b, err := os.ReadFile(task + "schedstat"); err == nil {
+		// schedstat: time run, time waited to run (both in ns), runs.
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+				ran += time.Duration(ns)
+			}
+		}
+		if p.rest[i] {
 			s[i] = string(b)
 		}
 	}
-	return s, busy
+	return s, busy, ran
 }
 
 // inputThreads are the names (as /proc truncates them to 15 bytes) of
