@@ -61,9 +61,11 @@ func TestChromiumScrollThenClick(t *testing.T) {
 
 // TestDifferentialChromiumScrollBack scrolls Chromium's long list down and
 // back up, 20 rounds: after each scroll the mirror equals a fresh read, and
-// after the scroll up the item the list shows highest is the one it
+// then, after the scroll up, the item the list shows highest is the one it
 // showed before the scroll down. Chromium turns the items it scrolled out
 // hidden and shows them again as they come back, with no event either way.
+// (That the first look after a scroll's ack shows it is
+// TestChromiumScrollThenClick's.)
 func TestDifferentialChromiumScrollBack(t *testing.T) {
 	d := newDesk(t)
 	d.chromium("choices.html")
@@ -93,16 +95,16 @@ func TestDifferentialChromiumScrollBack(t *testing.T) {
 		if err := d.c.Scroll(ctx, aci.Ref(list), 0, float64(notches)); err != nil {
 			t.Fatalf("round %d: scroll down: %v", i, err)
 		}
-		down := d.look()
 		d.agree(fmt.Sprintf("round %d's scroll down by %d", i, notches))
+		down := d.look()
 		if h := highest(down); h == top {
 			t.Fatalf("round %d: %q is still the highest item visible after scrolling down:\n%s", i, h, down.TreeText)
 		}
 		if err := d.c.Scroll(ctx, aci.Ref(list), 0, -float64(notches)); err != nil {
 			t.Fatalf("round %d: scroll up: %v", i, err)
 		}
-		up := d.look()
 		d.agree(fmt.Sprintf("round %d's scroll up by %d", i, notches))
+		up := d.look()
 		if h := highest(up); h != top {
 			t.Fatalf("round %d: after scrolling down and up by %d, the highest item visible is %q, was %q:\n%s", i, notches, h, top, up.TreeText)
 		}
