@@ -28,7 +28,7 @@ func (b *Backend) inputReady(ctx context.Context) error {
 	if !b.xtest {
 		return fmt.Errorf("%w: %w", ErrNoXTest, errors.ErrUnsupported)
 	}
-	return b.settle.awaitRest(ctx)
+	return nil
 }
 
 // buttonState remembers the buttons held down, to release them at Close.
@@ -205,9 +205,6 @@ func (b *Backend) Key(ctx context.Context, ev shinken.KeyEvent) error {
 		k.fake(xproto.KeyPress, h.code) // pressed again while down: a repeat
 		return nil
 	}
-	if err := k.seeMapping(ctx); err != nil {
-		return err
-	}
 	var h heldKey
 	if p, ok := k.locate(ks, b.capsLock()); ok {
 		h.code = p.code
@@ -264,9 +261,6 @@ func (b *Backend) Type(ctx context.Context, text string) (err error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if err := k.load(); err != nil {
-		return err
-	}
-	if err := k.seeMapping(ctx); err != nil {
 		return err
 	}
 	caps := b.capsLock()

@@ -45,9 +45,6 @@ type keyboard struct {
 	held     map[xproto.Keysym]heldKey
 	restorer *time.Timer
 	closed   bool
-	// unseen says restoreDue changed the mapping since the applications
-	// last saw it: the next keys wait for them to see it (seeMapping).
-	unseen bool
 }
 
 // keyPos is where a keysym is: its keycode and whether it needs Shift.
@@ -289,19 +286,6 @@ func (b *Backend) mappingSeen(ctx context.Context) error {
 	return parent.Err()
 }
 
-// seeMapping waits, before keys are sent, for the applications to see a
-// mapping that restoreDue changed since they last did: a client handles
-// the change when it gets to it, and translates the keys that reach it
-// before with the mapping it holds (mappingSeen). On a loaded machine a
-// restore lands between any two actions. k.mu must be held.
-func (k *keyboard) seeMapping(ctx context.Context) error {
-	if !k.unseen {
-		return nil
-	}
-	k.unseen = false
-	return k.b.mappingSeen(ctx)
-}
-
 // mappingWait bounds mappingSeen's wait for a window that never answers.
 const mappingWait = 500 * time.Millisecond
 
@@ -335,7 +319,6 @@ func (k *keyboard) restoreDue() {
 	for _, s := range k.spares {
 		if s.sym != 0 && !s.held && now.Sub(s.used) >= restoreGrace {
 			k.remap(s, 0)
-			k.unseen = true
 		}
 	}
 	k.scheduleRestore()

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"shinken.dev/go/internal/procfs"
 )
@@ -114,10 +113,9 @@ type threadsSample []string
 
 // sample reads the schedstat of each thread that must rest, and reports
 // whether one of the path's threads is runnable or in an uninterruptible
-// wait right now (which its schedstat does not show until it runs), and
-// how long the path's threads have run on a CPU, all of them together.
+// wait right now (which its schedstat does not show until it runs).
 // Threads gone read empty.
-func (p inputPath) sample() (s threadsSample, busy bool, ran time.Duration) {
+func (p inputPath) sample() (s threadsSample, busy bool) {
 	s = make(threadsSample, len(p.tasks))
 	for i, task := range p.tasks {
 		if b, err := os.ReadFile(task + "stat"); err == nil {
@@ -125,21 +123,14 @@ func (p inputPath) sample() (s threadsSample, busy bool, ran time.Duration) {
 				busy = true
 			}
 		}
-		b, err := os.ReadFile(task + "schedstat")
-		if err != nil {
+		if !p.rest[i] {
 			continue
 		}
-		// schedstat: time run, time waited to run (both in ns), runs.
-		if f := strings.Fields(string(b)); len(f) > 0 {
-			if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-				ran += time.Duration(ns)
-			}
-		}
-		if p.rest[i] {
+		if b, err := os.ReadFile(task + "schedstat"); err == nil {
 			s[i] = string(b)
 		}
 	}
-	return s, busy, ran
+	return s, busy
 }
 
 // inputThreads are the names (as /proc truncates them to 15 bytes) of

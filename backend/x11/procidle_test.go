@@ -1,8 +1,6 @@
 package x11
 
 import (
-	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"slices"
@@ -14,25 +12,20 @@ import (
 	"shinken.dev/go/internal/procfs"
 )
 
-// startGroup starts a command in a process group of its own, killed
-// whole at the test's end.
-func startGroup(t *testing.T, args ...string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// The whole group: a shell's sleep too.
-	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
-	return cmd
-}
-
 // TestInputPathRest starts a sleeping child and a spinning one: the tree
 // of this process holds both, the sleeper's main thread rests and the
 // spinner's does not.
 func TestInputPathRest(t *testing.T) {
-	start := func(args ...string) *exec.Cmd { return startGroup(t, args...) }
+	start := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// The whole group: a shell's sleep too.
+		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+		return cmd
+	}
 	sleeper := start("sleep", "60")
 	spinner := start("sh", "-c", "while :; do :; done")
 	self := os.Getpid()
@@ -44,7 +37,7 @@ func TestInputPathRest(t *testing.T) {
 	spin.add(spinner.Process.Pid)
 	if len(spin.tasks) != 1 || spin.rest[0] {
 		t.Errorf("the spinner's input path is %+v, not its main thread looked at for work now", spin)
-	} else if _, busy, _ := spin.sample(); !busy {
+	} else if _, busy := spin.sample(); !busy {
 		t.Error("the spinner's main thread is not busy")
 	}
 	// Between fork and exec, and while it loads, the sleeper runs; then it
@@ -59,9 +52,9 @@ func TestInputPathRest(t *testing.T) {
 	sleep := inputPath{tasks: path.tasks[i : i+1], rest: path.rest[i : i+1]}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		before, busy, _ := sleep.sample()
+		before, busy := sleep.sample()
 		time.Sleep(20 * time.Millisecond) // the span the sleeper must rest
-		after, _, _ := sleep.sample()
+		after, _ := sleep.sample()
 		if !busy && slices.Equal(before, after) && before[0] != "" {
 			break
 		}
@@ -70,7 +63,7 @@ func TestInputPathRest(t *testing.T) {
 		}
 	}
 	gone := inputPath{tasks: []string{"/proc/0/task/0/"}, rest: []bool{true}}
-	if s, busy, ran := gone.sample(); busy || s[0] != "" || ran != 0 {
+	if s, busy := gone.sample(); busy || s[0] != "" {
 		t.Error("a thread gone is busy or has runs")
 	}
 	// Not "sleep 60" alone: the shell would run it in its own place.
@@ -85,43 +78,5 @@ func TestInputPathRest(t *testing.T) {
 	}
 	if !helperProcess(helper.Process.Pid) || helperProcess(sleeper.Process.Pid) {
 		t.Error("helperProcess tells a browser's helpers wrongly")
-	}
-}
-
-// TestAwaitRest checks the wait that holds the next input until a browser
-// whose settle was cut short has handled the input before: for a thread
-// that never rests, it ends once the thread has run idleWait on a CPU,
-// however long the machine makes it wait for its turn; for a thread
-// asleep, at once; and it ends with the caller's context.
-func TestAwaitRest(t *testing.T) {
-	spinner := startGroup(t, "sh", "-c", "while :; do :; done")
-	pid := spinner.Process.Pid
-	spin := inputPath{tasks: []string{"/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/"}, rest: []bool{true}}
-	var st settleState
-	st.unrested = newRestWatch(spin)
-	ran0 := st.unrested.ran0
-	if err := st.awaitRest(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, ran := spin.sample(); ran-ran0 < idleWait {
-		t.Errorf("the wait for a spinning thread ended after it ran %v, want at least %v", ran-ran0, idleWait)
-	}
-	if st.unrested != nil {
-		t.Error("the wait is still pending after it ended")
-	}
-	// A thread asleep: a process of this test that is gone reads as one
-	// that rests (no state, no runs).
-	st.unrested = newRestWatch(inputPath{tasks: []string{"/proc/0/task/0/"}, rest: []bool{true}})
-	if err := st.awaitRest(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	st.unrested = newRestWatch(spin)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := st.awaitRest(ctx); !errors.Is(err, context.Canceled) {
-		t.Errorf("awaitRest with its context cancelled: %v, want context.Canceled", err)
-	}
-	if err := st.awaitRest(ctx); err != nil {
-		t.Errorf("awaitRest with nothing pending: %v", err)
 	}
 }

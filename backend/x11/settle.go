@@ -56,14 +56,10 @@ import (
 //     up to half a second (a widget scrolled out of view never paints);
 //  5. when a browser got the input, its processes at rest: no thread that
 //     carries input, frames and trees between them runnable, and none run
-//     for 10 ms (see procidle.go), or, for a page whose script never
-//     rests, until they have run half a second on a CPU (their own run
-//     time: on a loaded machine they wait for their turn). A browser's
-//     renderer may not have received the input yet when the quiet window
-//     ends, on a loaded machine, and nothing but the scheduler says so.
-//     When the cap cuts this wait short, it goes on before the next
-//     input is sent (awaitRest), so that no input overtakes the one
-//     before it.
+//     for 10 ms (see procidle.go), up to half a second (a page whose
+//     script never rests). A browser's renderer may not have
+//     received the input yet when the quiet window ends, on a loaded
+//     machine, and nothing but the scheduler says so.
 //
 // The Runtime's cap (shinken.RuntimeOptions.SettleCap) bounds the whole
 // wait; a page load holds it up to the cap, a click on nothing costs about
@@ -105,8 +101,8 @@ const (
 	paintWait  = 500 * time.Millisecond
 	paintSlack = 5 * time.Millisecond
 	// idleWait bounds the wait for a browser's threads to all sleep (a
-	// page running a script without end never does), in the CPU time
-	// they run, polled every idlePoll.
+	// page running a script without end never does), polled every
+	// idlePoll.
 	idleWait = 500 * time.Millisecond
 	idlePoll = 4 * time.Millisecond
 	// frameSpan is how long the threads on a browser's input path must
@@ -164,85 +160,7 @@ type settleState struct {
 	// scrolled says the input since the last settle scrolled: its settle
 	// waits out the animations it started (see ambient).
 	scrolled atomic.Bool
-	// unrested is the wait for a browser to rest that the last settle's
-	// cap cut short (see awaitRest).
-	unrested *restWatch
 }
-
-// A restWatch waits for the threads on a browser's input path to rest:
-// none runnable, and none run for frameSpan; or, for a page whose script
-// never rests, for them to have run idleWait on a CPU since the watch
-// began. Their own run time, not the clock's: on a loaded machine a
-// browser waits its turn to run, and a wait by the clock would end before
-// the browser had its chance to handle the input.
-type restWatch struct {
-	path      inputPath
-	ran0      time.Duration // the path's run time when the watch began
-	sample    threadsSample // what the threads had done when last seen doing something
-	sampledAt time.Time
-	rested    bool
-}
-
-func newRestWatch(path inputPath) *restWatch {
-	r := &restWatch{path: path, sampledAt: time.Now()}
-	r.sample, _, r.ran0 = path.sample()
-	return r
-}
-
-// check looks at the threads now: done once they rested (or ran their
-// fill), else how long to wait before looking again.
-func (r *restWatch) check(now time.Time) (wait time.Duration, done bool) {
-	runs, busy, ran := r.path.sample()
-	if !slices.Equal(runs, r.sample) {
-		r.sample, r.sampledAt = runs, now
-	}
-	if ran-r.ran0 >= idleWait || !busy && now.Sub(r.sampledAt) >= frameSpan {
-		r.rested = true
-		return 0, true
-	}
-	wait = r.sampledAt.Add(frameSpan).Sub(now)
-	if busy || wait < idlePoll {
-		wait = idlePoll
-	}
-	return wait, false
-}
-
-// awaitRest waits, before new input, for the browser whose settle the
-// runtime's cap cut short to rest: on a loaded machine a click can be
-// acked before the page has handled it, and keys sent then can take
-// effect before it (a Chromium field clicked, its settle cut at the cap,
-// then sent ctrl+a and text, kept its old text and appended the new).
-// The cap bounds how long an action waits for its effect; the order of
-// the actions must hold however long the browser takes. restGuard bounds
-// a wait for a browser that never runs again.
-func (st *settleState) awaitRest(ctx context.Context) error {
-	st.mu.Lock()
-	r := st.unrested
-	st.unrested = nil
-	st.mu.Unlock()
-	if r == nil {
-		return nil
-	}
-	guard, cancel := context.WithTimeout(ctx, restGuard)
-	defer cancel()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		wait, done := r.check(time.Now())
-		if done {
-			return nil
-		}
-		timer.Reset(wait)
-		select {
-		case <-timer.C:
-		case <-guard.Done():
-			return ctx.Err() // nil when the guard ran out: the input goes on
-		}
-	}
-}
-
-// restGuard bounds awaitRest: a hang guard, not a pace.
-const restGuard = time.Minute
 
 // sourceKey names a source of change: a damage rectangle, or an AT-SPI
 // event source.
@@ -782,23 +700,18 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 			}
 		}
 	}
-	// The wait for the browsers' threads to rest. Cut short by the cap,
-	// it goes on before the next input (awaitRest).
-	var rest *restWatch
+	// The wait for the browsers' threads to rest: its end, and what they
+	// had done when last seen doing something.
+	var idleUntil, sampledAt time.Time
+	var sample threadsSample
 	if len(path.tasks) > 0 {
-		rest = newRestWatch(path)
-		defer func() {
-			if !rest.rested {
-				st.mu.Lock()
-				st.unrested = rest
-				st.mu.Unlock()
-			}
-		}()
+		sample, _ = path.sample()
 	}
 	if !wait(ctx, chans) {
 		return b.capped(ctx, start)
 	}
 	handled := time.Now()
+	sampledAt = handled
 	timer := time.NewTimer(quiet)
 	defer timer.Stop()
 	for {
@@ -835,11 +748,23 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 				}
 				continue
 			}
-			if rest != nil {
-				if wait, done := rest.check(time.Now()); !done {
+			if len(path.tasks) > 0 {
+				now := time.Now()
+				if idleUntil.IsZero() {
+					idleUntil = now.Add(idleWait)
+				}
+				runs, busy := path.sample()
+				if !slices.Equal(runs, sample) {
+					sample, sampledAt = runs, now
+				}
+				if (busy || now.Sub(sampledAt) < frameSpan) && now.Before(idleUntil) {
 					// A thread of the browser has work, or had some within a
 					// frame: the input may still be on its way to the page,
 					// or its frame to the screen.
+					wait := sampledAt.Add(frameSpan).Sub(now)
+					if busy || wait < idlePoll {
+						wait = idlePoll
+					}
 					timer.Reset(wait)
 					select {
 					case <-st.wake:
