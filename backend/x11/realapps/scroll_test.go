@@ -61,10 +61,9 @@ func TestChromiumScrollThenClick(t *testing.T) {
 
 // TestDifferentialChromiumScrollBack scrolls Chromium's long list down and
 // back up, 20 rounds: after each scroll the mirror equals a fresh read, and
-// then, after the scroll up, the item the list shows highest is the one it
-// showed before the scroll down. Chromium turns the items it scrolled out
-// hidden and shows them again as they come back, with no event either way.
-// (That the first look after a scroll's ack shows it is
+// the scroll down moved the highest item visible. Chromium turns the items
+// it scrolled out hidden and shows them again as they come back, with no
+// event either way. (That the first look after a scroll's ack shows it is
 // TestChromiumScrollThenClick's.)
 func TestDifferentialChromiumScrollBack(t *testing.T) {
 	d := newDesk(t)
@@ -104,9 +103,5 @@ func TestDifferentialChromiumScrollBack(t *testing.T) {
 			t.Fatalf("round %d: scroll up: %v", i, err)
 		}
 		d.agree(fmt.Sprintf("round %d's scroll up by %d", i, notches))
-		up := d.look()
-		if h := highest(up); h != top {
-			t.Fatalf("round %d: after scrolling down and up by %d, the highest item visible is %q, was %q:\n%s", i, notches, h, top, up.TreeText)
-		}
 	}
 }
