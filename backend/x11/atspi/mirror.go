@@ -49,7 +49,13 @@ import (
 //     scrolling, and GTK turns rows scrolled into view "showing" without
 //     an event; a container scrolls all its children together, so a
 //     scroll anywhere moves one of these nodes. One found moved, or a
-//     scroll bar whose value changed, makes the walk read the tree whole.
+//     scroll bar whose value changed, makes the walk read the tree whole;
+//   - in a browser, the states of the nodes a scroll takes out of view or
+//     brings back into it: a node showing that lies outside its parent,
+//     and the hidden children at the edges of what a container shows
+//     (hiddenEdges). A browser turns them hidden or showing some time
+//     after the scroll, with no event; one that turned makes the walk
+//     read the tree whole.
 //
 // With no event and nothing moved, every extent is kept. After events,
 // extents are read as without a mirror: GTK 3's where its events say
@@ -350,6 +356,14 @@ func (w *walk) checkSentinels() {
 		})
 	}
 	for _, r := range w.recs {
+		if w.m.browser && r.path != pathRoot {
+			// A browser shows again, as silently, the nodes a scroll
+			// brings back: those at the edges of what shows are read
+			// again.
+			for _, k := range hiddenEdges(w.recs, r) {
+				w.recheckStates(k)
+			}
+		}
 		if !r.mirrored {
 			continue
 		}
@@ -408,6 +422,41 @@ func scrolledOut(recs map[string]*rec, r *rec) bool {
 		return false
 	}
 	return !r.prevBBox.Overlaps(p.prevBBox)
+}
+
+// hiddenEdges returns the children of r, in the mirror, that a scroll of
+// r's content brings into view first: r showing, the children hidden
+// next to a showing sibling, or, when no child shows, the first and the
+// last child if hidden. A browser turns a node scrolled back into its
+// container showing some time after the scroll, with no event; by the
+// time it shows any of them, it shows one of these.
+func hiddenEdges(recs map[string]*rec, r *rec) []*rec {
+	if !r.states.has(stateShowing) || !r.kidsKnown || len(r.kids) == 0 {
+		return nil
+	}
+	kids := make([]*rec, len(r.kids))
+	anyShowing := false
+	for i, p := range r.kids {
+		kids[i] = recs[p]
+		anyShowing = anyShowing || kids[i] != nil && kids[i].states.has(stateShowing)
+	}
+	showing := func(i int) bool {
+		return i >= 0 && i < len(kids) && kids[i] != nil && kids[i].states.has(stateShowing)
+	}
+	var out []*rec
+	for i, k := range kids {
+		if k == nil || !k.mirrored || k.states.has(stateShowing) {
+			continue
+		}
+		edge := showing(i-1) || showing(i+1)
+		if !anyShowing {
+			edge = i == 0 || i == len(kids)-1
+		}
+		if edge {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // recheckStates reads again the states of a node the toolkit describes on

@@ -173,3 +173,52 @@ func TestMirrorFollowsChanges(t *testing.T) {
 	}
 	until("the text set", func(tr *shinken.Tree) bool { return editable(tr) != nil && editable(tr).Value == "typed" })
 }
+
+// TestHiddenEdges checks which hidden children of a browser's container
+// the mirror reads again on every walk, for a scroll that brings them back
+// into view with no event: those next to a showing sibling, or the first
+// and the last when none shows; none under a hidden container.
+func TestHiddenEdges(t *testing.T) {
+	var showing stateSet
+	showing[stateShowing/32] |= 1 << (stateShowing % 32)
+	cases := []struct {
+		name      string
+		parent    bool   // the container shows
+		kids      string // one letter a child: s showing, h hidden
+		wantEdges string // the hidden children read again, by index
+	}{
+		{"scrolled down", true, "hhhsssshhh", "2,7"},
+		{"at the top", true, "sssshhhh", "4"},
+		{"at the bottom", true, "hhhhssss", "3"},
+		{"a gap", true, "shsh", "1,3"},
+		{"all showing", true, "ssss", ""},
+		{"none showing", true, "hhhh", "0,3"},
+		{"one hidden child", true, "h", "0"},
+		{"a hidden container", false, "hhsshh", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			recs := map[string]*rec{}
+			parent := &rec{path: "/p", kidsKnown: true, mirrored: true}
+			if c.parent {
+				parent.states = showing
+			}
+			recs[parent.path] = parent
+			for i, s := range c.kids {
+				k := &rec{path: fmt.Sprintf("/k%d", i), parent: parent.path, mirrored: true}
+				if s == 's' {
+					k.states = showing
+				}
+				recs[k.path] = k
+				parent.kids = append(parent.kids, k.path)
+			}
+			var got []string
+			for _, k := range hiddenEdges(recs, parent) {
+				got = append(got, strings.TrimPrefix(k.path, "/k"))
+			}
+			if g := strings.Join(got, ","); g != c.wantEdges {
+				t.Errorf("kids %s: read again %q, want %q", c.kids, g, c.wantEdges)
+			}
+		})
+	}
+}

@@ -30,9 +30,15 @@ func (d *desk) freshClient() *atspi.Client {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
+	// The reference read waits for the application as long as a test
+	// does: on a loaded machine a browser's whole tree takes longer than
+	// the timeouts that keep a hung application from costing every
+	// snapshot, and a reference read that gave up would show no
+	// application at all.
 	c, err := atspi.Connect(ctx, &atspi.Options{
 		Address: d.sess.A11yBus, SessionBus: d.sess.SessionBus, Display: d.sess.Display,
 		ScreenReader: true, NoCache: true, ActivePID: d.b.ActivePID, Windows: d.b.Windows,
+		AppTimeout: waitFor, CallTimeout: waitFor,
 	})
 	if err != nil {
 		d.t.Fatalf("connect the fresh client: %v", err)

@@ -58,3 +58,50 @@ func TestChromiumScrollThenClick(t *testing.T) {
 		}
 	}
 }
+
+// TestDifferentialChromiumScrollBack scrolls Chromium's long list down and
+// back up, 20 rounds: after each scroll the mirror equals a fresh read, and
+// the scroll down moved the highest item visible. Chromium turns the items
+// it scrolled out hidden and shows them again as they come back, with no
+// event either way. (That the first look after a scroll's ack shows it is
+// TestChromiumScrollThenClick's.)
+func TestDifferentialChromiumScrollBack(t *testing.T) {
+	d := newDesk(t)
+	d.chromium("choices.html")
+	d.observe("the choices page", func(o *aci.Observation) bool {
+		doc := find(o, "document web", "Shinken choices")
+		return doc != nil && !hasState(doc, "busy") && ref(o, "list", "Items") != "" && shown(o, "push button", "Item 1") != ""
+	})
+	d.agree("the start")
+	obs := d.look()
+	list := ref(obs, "list", "Items")
+	// highest is the first item the look shows visible.
+	highest := func(o *aci.Observation) string {
+		for _, e := range o.Elements {
+			if e.Role == "push button" && strings.HasPrefix(e.Name, "Item ") && shown(o, e.Role, e.Name) != "" {
+				return e.Name
+			}
+		}
+		return ""
+	}
+	for i := range rounds {
+		ctx := ctxT(t)
+		top := highest(d.look())
+		if top == "" {
+			t.Fatalf("round %d: no item visible before the scroll:\n%s", i, d.look().TreeText)
+		}
+		notches := 5 + i%3*5
+		if err := d.c.Scroll(ctx, aci.Ref(list), 0, float64(notches)); err != nil {
+			t.Fatalf("round %d: scroll down: %v", i, err)
+		}
+		d.agree(fmt.Sprintf("round %d's scroll down by %d", i, notches))
+		down := d.look()
+		if h := highest(down); h == top {
+			t.Fatalf("round %d: %q is still the highest item visible after scrolling down:\n%s", i, h, down.TreeText)
+		}
+		if err := d.c.Scroll(ctx, aci.Ref(list), 0, -float64(notches)); err != nil {
+			t.Fatalf("round %d: scroll up: %v", i, err)
+		}
+		d.agree(fmt.Sprintf("round %d's scroll up by %d", i, notches))
+	}
+}
