@@ -53,7 +53,7 @@ func startAgentDesktop(t *testing.T, ctx context.Context, env []string, extra ..
 	token := filepath.Join(dir, "token")
 	os.WriteFile(token, []byte(boundaryToken+"\n"), 0o600)
 
-	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token-file", token, "-plugins", plugins, "-project", "demo",
+	cmd := exec.Command(bin, "-no-guard", "-listen", "127.0.0.1:0", "-token-file", token, "-plugins", plugins, "-project", "demo",
 		"-backend", "x11", "-session", "-size", "1024x768", "-agent-user", u.Name, "-require-agent-user")
 	cmd.Args = append(cmd.Args, extra...)
 	cmd.Env = append(os.Environ(), env...)

@@ -141,7 +141,7 @@ func TestMCPIdleExpiryEndsEverything(t *testing.T) {
 	// The bound is short, yet longer than any pause of the set-up between
 	// its calls (it polls for files with a call in flight, or none at all
 	// for a few milliseconds).
-	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token", "tok", "-mcp-idle", "5s")
+	cmd := exec.Command(bin, "-no-guard", "-listen", "127.0.0.1:0", "-token", "tok", "-mcp-idle", "5s")
 	cmd.Env = ownTmp(t)
 	d := startCmd(t, cmd)
 	base := loadOf(t, d)
@@ -216,7 +216,7 @@ func TestSweepAtStart(t *testing.T) {
 		holder.Wait()
 	}()
 
-	cmd := exec.Command(bin, "-mcp", "stdio", "-token", "tok")
+	cmd := exec.Command(bin, "-no-guard", "-mcp", "stdio", "-token", "tok")
 	cmd.Env = env
 	client := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "0"}, nil)
 	sess, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -250,7 +250,7 @@ func TestSweepAtStart(t *testing.T) {
 		t.Fatalf("the killed daemon's command folder is already gone (%v): nothing to sweep", err)
 	}
 
-	next := exec.Command(bin, "-listen", "127.0.0.1:0", "-token", "tok")
+	next := exec.Command(bin, "-no-guard", "-listen", "127.0.0.1:0", "-token", "tok")
 	next.Env = env
 	startCmd(t, next) // the sweep is done before the daemon listens
 	if _, err := os.Stat(left); !os.IsNotExist(err) {
@@ -284,7 +284,7 @@ func TestMCPShellTypeScript(t *testing.T) {
 	}
 	t.Run("stdio", func(t *testing.T) { run(t, "stdio", bin, "tok") })
 	t.Run("http", func(t *testing.T) {
-		cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token", "tok")
+		cmd := exec.Command(bin, "-no-guard", "-listen", "127.0.0.1:0", "-token", "tok")
 		cmd.Env = ownTmp(t)
 		d := startCmd(t, cmd)
 		run(t, "http", mcpURL(d.aci), "tok")

@@ -27,7 +27,7 @@ func BenchmarkShellYes(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		cmd := exec.Command(bin, "-mcp", "stdio", "-token", "tok", "-log", "warn")
+		cmd := exec.Command(bin, "-no-guard", "-mcp", "stdio", "-token", "tok", "-log", "warn")
 		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
 		sess, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {

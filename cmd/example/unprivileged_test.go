@@ -34,7 +34,7 @@ func TestUnprivilegedDaemonProc(t *testing.T) {
 	os.WriteFile(token, []byte(boundaryToken+"\n"), 0o600)
 	os.Chown(token, int(u.UID), int(u.GID))
 
-	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token-file", token)
+	cmd := exec.Command(bin, "-no-guard", "-listen", "127.0.0.1:0", "-token-file", token)
 	cmd.Env = append(os.Environ(), "HOME="+u.Home)
 	cmd.Dir = u.Home
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: &syscall.Credential{Uid: u.UID, Gid: u.GID}}

@@ -48,7 +48,7 @@ async function main() {
   const client = new Client({ name: "ts-shell-test", version: "1.0.0" });
   let transport;
   if (mode === "stdio") {
-    transport = new StdioClientTransport({ command: target, args: ["-mcp", "stdio", "-token", token], stderr: "inherit", env: process.env });
+    transport = new StdioClientTransport({ command: target, args: ["-no-guard", "-mcp", "stdio", "-token", token], stderr: "inherit", env: process.env });
   } else {
     transport = new StreamableHTTPClientTransport(new URL(target), {
       requestInit: { headers: { Authorization: "Bearer " + token } },
