@@ -30,22 +30,22 @@ func (l *callLog) Record(e shinken.Event) {
 	l.mu.Unlock()
 }
 
-// mark is where the next event will be kept.
-func (l *callLog) mark() int {
+// since returns the events of the calls made after the call id, in the
+// order the client made them: the number in their call ids. The runtime
+// tells a call once it has answered it, on the call's own goroutine, so
+// two calls in a row may be told the other way round, and a call made
+// before id may be told after it.
+func (l *callLog) since(id string) []shinken.Event {
+	after := callNumber(id)
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.events)
-}
-
-// since returns the events kept from mark on, in the order the client
-// made the calls: the number in their call ids. The runtime tells a call
-// once it has answered it, on the call's own goroutine, so two calls in a
-// row may be told the other way round.
-func (l *callLog) since(mark int) []shinken.Event {
-	l.mu.Lock()
-	evs := slices.Clone(l.events[mark:])
+	var evs []shinken.Event
+	for _, e := range l.events {
+		if callNumber(e.CallID) > after {
+			evs = append(evs, e)
+		}
+	}
 	l.mu.Unlock()
-	slices.SortStableFunc(evs, func(a, b shinken.Event) int { return int(callNumber(a.CallID)) - int(callNumber(b.CallID)) })
+	slices.SortStableFunc(evs, func(a, b shinken.Event) int { return int(callNumber(a.CallID) - callNumber(b.CallID)) })
 	return evs
 }
 
@@ -257,14 +257,21 @@ func verbs(evs []shinken.Event) string {
 // poppedUp). It returns what the choice was, for the log.
 func (d *desk) selectThroughPopup(t *testing.T, box *client.Locator, option string) string {
 	t.Helper()
-	mark := d.calls.mark()
+	// An observation of the test's own marks where the calls of
+	// SelectOption start: every call made after it has a greater number.
+	mark, err := d.c.Observe(t.Context(), &client.ObserveRequest{})
+	must(t, "observe", err)
+	start := time.Now()
 	must(t, "select "+option, box.SelectOption(t.Context(), option))
+	if took := time.Since(start); took > 10*time.Second {
+		t.Logf("select %q took %v", option, took.Round(time.Millisecond))
+	}
 	// The runtime tells a call just after answering it: the last calls
 	// may be told a moment after SelectOption returned. Events are only
 	// added, so the check is polled until it holds or the deadline.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		seen, err := poppedUp(d.calls.since(mark), option)
+		seen, err := poppedUp(d.calls.since(mark.CallID), option)
 		if err == nil {
 			return seen
 		}
@@ -315,7 +322,7 @@ func TestPoppedUp(t *testing.T) {
 			for _, e := range c.evs {
 				l.Record(e)
 			}
-			got, err := poppedUp(l.since(0), "Green")
+			got, err := poppedUp(l.since("c0"), "Green")
 			switch {
 			case c.want == "" && err == nil:
 				t.Fatalf("passed (%s), want a failure", got)
@@ -325,5 +332,14 @@ func TestPoppedUp(t *testing.T) {
 				t.Fatalf("got %q, want %q", got, c.want)
 			}
 		})
+	}
+	// A set_value made before the test's mark (c1), told after the
+	// SelectOption's calls, is not one of them.
+	l := &callLog{}
+	for _, e := range []shinken.Event{obs("c2", closed), act("c3", aci.VerbClick, "e5"), obs("c4", open), act("c5", aci.VerbClick, "e8"), act("c0", aci.VerbSetValue, "e3")} {
+		l.Record(e)
+	}
+	if _, err := poppedUp(l.since("c1"), "Green"); err != nil {
+		t.Fatalf("a call before the mark counted: %v", err)
 	}
 }
