@@ -155,19 +155,31 @@ var optionRoles = []string{"menu item", "list item", "option", "radio menu item"
 // actionable and chooses option in it, as a person does: a click opens
 // its pop-up, and a click on the showing choice named option (a menu
 // item, list item, option...) chooses it. When no such choice shows after
-// the click, set_value chooses it instead. It then waits until l's element
-// shows option as its value or its name, or holds a choice named option
-// that is "selected" or "checked".
+// the click, set_value chooses it instead: after 2 s, or, when a pop-up
+// is to be expected (the element is "expandable", or the desktop held a
+// choice named option before the click), after half of what is left of
+// l's timeout, since an application under load may take seconds to show
+// it. It then waits until l's element shows option as its value or its
+// name, or holds a choice named option that is "selected" or "checked".
 func (l *Locator) SelectOption(ctx context.Context, option string) error {
 	start := time.Now()
 	err := l.act(ctx, "select "+strconv.Quote(option), true, func(ctx context.Context, e *aci.Element) error {
 		if e.Value == option || e.Name == option {
 			return nil
 		}
+		before, err := l.c.choices(ctx, option)
+		if err != nil {
+			return err
+		}
+		wait := popupGrace
+		pops := len(before) > 0 || slices.Contains(e.States, "expandable") || slices.Contains(e.States, "expanded")
+		if d, ok := ctx.Deadline(); pops && ok {
+			wait = max(wait, time.Until(d)/2)
+		}
 		if err := l.c.Click(ctx, aci.Ref(e.Ref)); err != nil {
 			return err
 		}
-		choice, err := l.popupChoice(ctx, option)
+		choice, err := l.popupChoice(ctx, option, wait, before, box(e))
 		if err != nil {
 			return err
 		}
@@ -219,26 +231,74 @@ func (c *Client) chosen(ctx context.Context, ref, option string) (bool, error) {
 	return false, nil
 }
 
-// popupChoice waits, for a short while, for a showing choice named option
-// in a pop-up anywhere on the desktop, and returns it (nil when none
-// shows).
-func (l *Locator) popupChoice(ctx context.Context, option string) (*aci.Element, error) {
-	choice := &Locator{c: l.c, by: By{Name: option}, desktop: true, timeout: 2 * time.Second}
-	var got *aci.Element
-	_, err := choice.poll(ctx, "select", func(f *found) verdict {
-		for i := range f.matches {
-			e := &f.matches[i]
-			if slices.Contains(optionRoles, e.Role) && f.visible(e) {
-				got = e
-				return verdict{done: true}
-			}
-		}
-		return verdict{missing: "shows no choice"}
-	})
-	if err != nil && errors.Is(err, aci.ErrTimeout) {
-		return nil, nil
+// popupGrace is how long SelectOption waits for the choice to show after
+// its click on an element that shows no sign of a pop-up.
+const popupGrace = 2 * time.Second
+
+// choices returns the boxes of the choices named option on the desktop
+// (see optionRoles), by ref, each as it showed (empty when it did not):
+// an application that holds them before its pop-up opens (GTK's, Qt's
+// combo boxes) will show them in it.
+func (c *Client) choices(ctx context.Context, option string) (map[string]image.Rectangle, error) {
+	obs, err := c.Observe(ctx, &ObserveRequest{Desktop: true})
+	if err != nil {
+		return nil, err
 	}
-	return got, err
+	f := &found{obs: obs}
+	got := map[string]image.Rectangle{}
+	for i := range obs.Elements {
+		e := &obs.Elements[i]
+		if e.Name != option || !slices.Contains(optionRoles, e.Role) {
+			continue
+		}
+		got[e.Ref] = image.Rectangle{}
+		if f.visible(e) {
+			got[e.Ref] = box(e)
+		}
+	}
+	return got, nil
+}
+
+// popupChoice waits, for at most wait, for a showing choice named option
+// in a pop-up anywhere on the desktop, and returns it (nil when none
+// shows). A choice that showed before the click (in before, see choices)
+// outside the box of the element clicked, at, counts only once it moved:
+// Qt shows a closed combo box's choices, placed at the screen's corner.
+func (l *Locator) popupChoice(ctx context.Context, option string, wait time.Duration, before map[string]image.Rectangle, at image.Rectangle) (*aci.Element, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		choice := &Locator{c: l.c, by: By{Name: option}, desktop: true, timeout: time.Until(deadline)}
+		var got *aci.Element
+		_, err := choice.poll(ctx, "select", func(f *found) verdict {
+			for i := range f.matches {
+				e := &f.matches[i]
+				was := before[e.Ref]
+				if slices.Contains(optionRoles, e.Role) && f.visible(e) && (was.Empty() || was != box(e) || was.Overlaps(at)) {
+					got = e
+					return verdict{done: true}
+				}
+			}
+			return verdict{missing: "shows no choice"}
+		})
+		var le *LocatorError
+		switch {
+		case err == nil:
+			return got, nil
+		case errors.As(err, &le) && le.Missing != "" && errors.Is(err, aci.ErrTimeout):
+			return nil, nil // the wait ended with no choice showing
+		case ctx.Err() != nil || time.Until(deadline) <= 0:
+			return nil, err
+		}
+		// A read failed (a loaded desktop's snapshot past the runtime's
+		// own timeout): that is no sign the pop-up will not show, so the
+		// wait goes on, after a pause.
+		t := time.NewTimer(pollIntervals[len(pollIntervals)-1])
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
 }
 
 // ScrollIntoView waits until l's element is in the tree and, while it is

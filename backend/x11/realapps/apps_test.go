@@ -28,7 +28,7 @@ func (d *desk) firefox(page string) {
 		atspitest.Missing(d.t, "firefox-esr")
 	}
 	d.sess.LaunchEnv(d.t, []string{"MOZ_CRASHREPORTER_DISABLE=1", "GNOME_ACCESSIBILITY=1"}, bin,
-		"--no-remote", "--new-instance", "--profile", d.t.TempDir(),
+		"--no-remote", "--new-instance", "--profile", atspitest.FirefoxProfile(d.t),
 		"file://"+testdata(d.t, page))
 }
 

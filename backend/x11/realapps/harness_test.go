@@ -45,6 +45,8 @@ type desk struct {
 	firstMS *float64
 	// fresh reads the session's trees whole (differential_test.go).
 	fresh *atspi.Client
+	// calls keeps the runtime's actions and observations (locator_test.go).
+	calls *callLog
 }
 
 func newDesk(t testing.TB) *desk {
@@ -63,7 +65,8 @@ func newDesk(t testing.TB) *desk {
 	}
 	b := xb.WithAccessibility(&atspi.Options{Address: sess.A11yBus, SessionBus: sess.SessionBus, ScreenReader: true})
 	t.Cleanup(func() { b.Close() })
-	rt := shinken.NewRuntime(b, &shinken.RuntimeOptions{Token: "t"})
+	calls := &callLog{}
+	rt := shinken.NewRuntime(b, &shinken.RuntimeOptions{Token: "t", Recorder: calls})
 	srv := httptest.NewServer(rt)
 	t.Cleanup(func() {
 		srv.Close()
@@ -75,7 +78,7 @@ func newDesk(t testing.TB) *desk {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return &desk{t: t, sess: sess, b: b, c: c}
+	return &desk{t: t, sess: sess, b: b, c: c, calls: calls}
 }
 
 func ctxT(t testing.TB) context.Context {

@@ -32,7 +32,8 @@ func must(t *testing.T, what string, err error) {
 }
 
 // TestLocatorsZenity fills zenity's form and chooses its combo box's
-// options through the pop-up list, then presses OK.
+// options through the pop-up list (selectThroughPopup checks the calls
+// made), then presses OK.
 func TestLocatorsZenity(t *testing.T) {
 	d := newDesk(t)
 	app := d.sess.Launch(t, "zenity", "--forms", "--title=Order", "--text=Your order",
@@ -46,7 +47,9 @@ func TestLocatorsZenity(t *testing.T) {
 		must(t, "fill", name.Fill(ctx, v))
 		must(t, "expect the name", name.Expect().ToHaveValue(ctx, v))
 		option := options[i%len(options)]
-		must(t, "select", colour.SelectOption(ctx, option))
+		if seen := d.selectThroughPopup(t, colour, option); i == 0 {
+			t.Logf("chosen through the pop-up: %s", seen)
+		}
 		must(t, "expect the colour", colour.Expect().ToHaveText(ctx, option))
 	}
 	must(t, "fill the email", d.by("text", "Email").Fill(ctx, "ada@example.com"))
@@ -80,8 +83,9 @@ func TestLocatorsGtk3Demo(t *testing.T) {
 func TestLocatorsChromium(t *testing.T) { testLocatorsBrowser(t, "chromium") }
 func TestLocatorsFirefox(t *testing.T)  { testLocatorsBrowser(t, "firefox") }
 
-// testLocatorsBrowser fills the form page, chooses in its select's pop-up,
-// checks and unchecks a box, sends, and expects the status line.
+// testLocatorsBrowser fills the form page, chooses in its select's pop-up
+// (selectThroughPopup checks the calls made), checks and unchecks a box,
+// sends, and expects the status line.
 func testLocatorsBrowser(t *testing.T, browser string) {
 	d := newDesk(t)
 	if browser == "chromium" {
@@ -99,7 +103,9 @@ func testLocatorsBrowser(t *testing.T, browser string) {
 		must(t, "fill the name", d.by("entry", "Name").Fill(ctx, name))
 		must(t, "fill the email", d.by("entry", "Email").Fill(ctx, "ada@example.com"))
 		option := options[i%len(options)]
-		must(t, "select", d.by("combo box", "Colour").SelectOption(ctx, option))
+		if seen := d.selectThroughPopup(t, d.by("combo box", "Colour"), option); i == 0 {
+			t.Logf("chosen through the pop-up: %s", seen)
+		}
 		gift, wrap := d.by("check box", "Gift wrap"), "gift"
 		if i%2 == 0 {
 			must(t, "check", gift.Check(ctx))
@@ -113,6 +119,9 @@ func testLocatorsBrowser(t *testing.T, browser string) {
 	}
 }
 
+// TestLocatorsQt fills the Qt form, chooses in its combo box's pop-up list
+// (selectThroughPopup checks the calls made), checks and unchecks a box,
+// and submits.
 func TestLocatorsQt(t *testing.T) {
 	d := newDesk(t)
 	app := d.qt("Qt form", "5")
@@ -124,7 +133,9 @@ func TestLocatorsQt(t *testing.T) {
 		must(t, "fill", name.Fill(ctx, v))
 		must(t, "expect the name", name.Expect().ToHaveValue(ctx, v))
 		option := options[i%len(options)]
-		must(t, "select", colour.SelectOption(ctx, option))
+		if seen := d.selectThroughPopup(t, colour, option); i == 0 {
+			t.Logf("chosen through the pop-up: %s", seen)
+		}
 		must(t, "expect the colour", colour.Expect().ToHaveText(ctx, option))
 		if i%2 == 0 {
 			must(t, "check", subscribe.Check(ctx))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"shinken.dev/go/backend/x11/atspi/atspitest"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -50,34 +51,12 @@ func chromium(t testing.TB) *rig {
 	return r
 }
 
-// firefoxPrefs keep a new profile's first run from opening pages or bars
-// of its own over the site (the data-reporting notice: a bar that pushes
-// the page down, or a tab), and from loading a new tab page in the
-// background (a process at work that the settle would wait out).
-const firefoxPrefs = `user_pref("browser.shell.checkDefaultBrowser", false);
-user_pref("browser.aboutwelcome.enabled", false);
-user_pref("browser.startup.homepage_override.mstone", "ignore");
-user_pref("startup.homepage_welcome_url", "");
-user_pref("datareporting.policy.dataSubmissionEnabled", false);
-user_pref("datareporting.policy.dataSubmissionPolicyBypassNotification", true);
-user_pref("datareporting.policy.firstRunURL", "");
-user_pref("toolkit.telemetry.reportingpolicy.firstRun", false);
-user_pref("browser.tabs.warnOnClose", false);
-user_pref("browser.newtab.preload", false);
-`
-
 // firefox starts Firefox on page A of a local site, with a new profile,
 // and returns the rig.
 func firefox(t testing.TB) *rig {
 	r := newRig(t, true)
 	dir := site(t)
-	profile := filepath.Join(dir, "profile")
-	if err := os.Mkdir(profile, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(profile, "user.js"), []byte(firefoxPrefs), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	profile := atspitest.FirefoxProfile(t)
 	r.sess.LaunchEnv(t, []string{"MOZ_CRASHREPORTER_DISABLE=1", "GNOME_ACCESSIBILITY=1"}, "firefox-esr",
 		"--no-remote", "--new-instance", "--profile", profile, "--width", "1000", "--height", "700",
 		"file://"+filepath.Join(dir, "a.html"))

@@ -267,3 +267,32 @@ func Python(t testing.TB, modules ...string) string {
 	Missing(t, fmt.Sprintf("a python3 with %s", strings.Join(modules, ", ")))
 	return ""
 }
+
+// firefoxPrefs keep a new profile's first run from opening pages or bars
+// of its own over the page a test loads: the data-reporting notice opens,
+// seconds after the start (later on a loaded machine), a tab that takes
+// the view, and the page's tree with it, or a bar that pushes the page
+// down; the welcome page and the new tab page loaded in the background
+// are work the settle would wait out.
+const firefoxPrefs = `user_pref("browser.shell.checkDefaultBrowser", false);
+user_pref("browser.aboutwelcome.enabled", false);
+user_pref("browser.startup.homepage_override.mstone", "ignore");
+user_pref("startup.homepage_welcome_url", "");
+user_pref("datareporting.policy.dataSubmissionEnabled", false);
+user_pref("datareporting.policy.dataSubmissionPolicyBypassNotification", true);
+user_pref("datareporting.policy.firstRunURL", "");
+user_pref("toolkit.telemetry.reportingpolicy.firstRun", false);
+user_pref("browser.tabs.warnOnClose", false);
+user_pref("browser.newtab.preload", false);
+`
+
+// FirefoxProfile returns a new Firefox profile folder, removed by t's
+// cleanup, whose first run opens nothing but the page Firefox is given.
+func FirefoxProfile(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "user.js"), []byte(firefoxPrefs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
