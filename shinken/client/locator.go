@@ -406,7 +406,8 @@ type verdict struct {
 var pollIntervals = []time.Duration{0, 20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond}
 
 // poll reads l until cond is satisfied with a read, or the wait ends: at
-// l's timeout or when ctx ends. The error is a *LocatorError.
+// l's timeout or when ctx ends, the first read always made whole. The
+// error is a *LocatorError.
 func (l *Locator) poll(ctx context.Context, op string, cond func(f *found) verdict) (*found, error) {
 	if err := l.check(); err != nil {
 		return nil, err
@@ -430,7 +431,14 @@ func (l *Locator) poll(ctx context.Context, op string, cond func(f *found) verdi
 	defer timer.Stop()
 	missing := "was not read"
 	for n := 0; ; n++ {
-		f, err := l.read(wctx)
+		// The first read is bounded by ctx alone, as an attempt is made
+		// whatever the timeout: on a loaded machine a short timeout could
+		// otherwise end before any read, and say nothing of what was seen.
+		rctx := wctx
+		if n == 0 {
+			rctx = ctx
+		}
+		f, err := l.read(rctx)
 		var v verdict
 		var sm *scopeMiss
 		switch {
