@@ -232,7 +232,7 @@ func (r *reader) makesProgram(cmds []protocol.SimpleCommand) bool {
 		if filepath.Base(c.Program) == "git" {
 			gits++
 		}
-		if slices.ContainsFunc(c.Argv[1:], inGitDir) {
+		if len(c.Argv) > 1 && slices.ContainsFunc(c.Argv[1:], inGitDir) {
 			gitArgs = true
 		}
 	}
