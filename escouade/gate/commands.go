@@ -225,10 +225,19 @@ func (r *reader) makesProgram(cmds []protocol.SimpleCommand) bool {
 	if making && programs > 1 {
 		return true
 	}
+	// A line that names a .git folder beside git may write there (tee,
+	// sort -o, cp…) what its git then runs.
+	gits, gitArgs := 0, false
 	for _, c := range cmds {
-		if filepath.Base(c.Program) == "tee" && slices.ContainsFunc(c.Argv[1:], inGitDir) {
-			return true
+		if filepath.Base(c.Program) == "git" {
+			gits++
 		}
+		if len(c.Argv) > 1 && slices.ContainsFunc(c.Argv[1:], inGitDir) {
+			gitArgs = true
+		}
+	}
+	if gits > 0 && gitArgs && len(cmds) > 1 {
+		return true
 	}
 	dirs := map[string]bool{}
 	for _, d := range filepath.SplitList(r.path) {

@@ -54,10 +54,26 @@ func identifyKey(name string) (prog, fileKey, bool) {
 		return prog{}, fileKey{}, false
 	}
 	p := prog{path: real, id: &protocol.FileID{Dev: key.dev, Ino: key.ino, SHA256: sum}, size: st.Size}
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || keyOf(&st) != key || !key.settled(now) {
+	var fs syscall.Statfs_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || keyOf(&st) != key || !key.settled(now) ||
+		syscall.Fstatfs(int(f.Fd()), &fs) != nil || !localFS[int64(fs.Type)] {
 		return p, fileKey{}, true
 	}
 	return p, key, true
+}
+
+// localFS are the file systems whose status is the file's, by magic
+// number (statfs(2)): ext4, XFS, btrfs, tmpfs, ramfs, overlayfs,
+// squashfs, F2FS, ZFS. On a network or FUSE file system (NFS, CIFS, 9p,
+// virtiofs…) a stat may answer from a cache that an open revalidates,
+// so nothing there is cached by its status.
+var localFS = map[int64]bool{0xEF53: true, 0x58465342: true, 0x9123683E: true, 0x01021994: true,
+	0x858458f6: true, 0x794c7630: true, 0x73717368: true, 0xF2F52010: true, 0x2fc12fc1: true}
+
+// onLocalFS reports whether path is on one of localFS.
+func onLocalFS(path string) bool {
+	var fs syscall.Statfs_t
+	return syscall.Statfs(path, &fs) == nil && localFS[int64(fs.Type)]
 }
 
 // keyOf is the part of a status that changes whenever the file's

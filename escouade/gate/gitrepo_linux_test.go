@@ -75,6 +75,7 @@ func TestGitRepositoryRunsCode(t *testing.T) {
 		}, status, "", true},
 		{"config planted by the line", nil, nil, `printf '[core]\n\tfsmonitor = rm -f %s\n' "VICTIM" >> .git/config; git status`, true},
 		{"config planted by tee", nil, nil, `printf '[core]\n\tfsmonitor = rm -f VICTIM\n' | tee -a .git/config; git status`, true},
+		{"config planted by sort -o", nil, nil, `printf '[core]\nfsmonitor = rm -f VICTIM\n' | sort -o .git/config; git status`, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

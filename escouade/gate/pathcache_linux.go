@@ -29,7 +29,9 @@ import (
 //   - no folder at all: held by the folder still missing.
 //
 // A status is trusted only once settled (fileKey.settled), so a change
-// within the clock tick of the one cached is never missed.
+// within the clock tick of the one cached is never missed, and only on a
+// local file system (localFS), where a stat does not answer from a cache
+// that an open would revalidate.
 
 // maxCached bounds each cache; past it the cache starts again empty.
 const maxCached = 4096
@@ -168,6 +170,9 @@ func (r *reader) inDir(dir, name string) (prog, bool) {
 	// the entry: an entry added since changes the folder.
 	var st syscall.Stat_t
 	if !s.ok || (!s.noFolder && !errors.Is(syscall.Lstat(path, &st), syscall.ENOENT)) {
+		return prog{}, false
+	}
+	if (s.noFolder && !onLocalFS(filepath.Dir(dir))) || (!s.noFolder && !onLocalFS(dir)) {
 		return prog{}, false
 	}
 	pathCache.Lock()
