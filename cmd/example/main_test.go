@@ -13,7 +13,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,16 +35,57 @@ type running struct {
 	exited chan error
 }
 
-// buildOnce builds the daemon and the test plugin into dir.
+// built holds each package's binary, built once per test process: a
+// build is mostly its link, seconds each, and 45 tests ask for one.
+var built struct {
+	sync.Mutex
+	dir  string
+	bins map[string]string
+}
+
+// build puts pkg's binary at dir/out (a copy of its one build), and
+// returns that path.
 func build(t *testing.T, dir, pkg, out string) string {
 	t.Helper()
+	built.Lock()
+	defer built.Unlock()
+	src, ok := built.bins[pkg]
+	if !ok {
+		if built.dir == "" {
+			d, err := os.MkdirTemp("", "example-bins-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			built.dir, built.bins = d, map[string]string{}
+		}
+		src = filepath.Join(built.dir, strconv.Itoa(len(built.bins)))
+		cmd := exec.Command("go", "build", "-o", src, pkg)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("go build %s: %v", pkg, err)
+		}
+		built.bins[pkg] = src
+	}
 	bin := filepath.Join(dir, out)
-	cmd := exec.Command("go", "build", "-o", bin, pkg)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("go build %s: %v", pkg, err)
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	return bin
+}
+
+// removeBuilt removes the builds once the tests ran.
+type removeBuilt struct{ *testing.M }
+
+func (m removeBuilt) Run() int {
+	code := m.M.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	return code
 }
 
 var urlLine = regexp.MustCompile(`(?m)^(ACI|page):\s+(\S+)`)

@@ -82,12 +82,22 @@ const (
 // commandState is the shell function every command script that reads a
 // state shares: it sets s to running, exit:<status>, killed or lost for
 // the folder $d.
-const commandState = `state() {
-  if [ -f "$d/exit" ]; then s=$(cat "$d/exit"); case $s in killed) ;; *) s=exit:$s ;; esac; return; fi
+// The exit file is looked for again once the holder is found gone: a
+// holder writes it before it ends, and may have ended between the first
+// look and the second (which read "lost" for a command that exited).
+const commandState = `ended() {
+  [ -f "$d/exit" ] || return 1
+  s=$(cat "$d/exit"); case $s in killed) ;; *) s=exit:$s ;; esac
+}
+state() {
+  ended && return
   s=lost
-  read -r h t <"$d/hpid" 2>/dev/null || return
-  [ -r "/proc/$h/stat" ] || return
-  [ "$(cut -d')' -f2- "/proc/$h/stat" 2>/dev/null | awk '{ print $20 }')" = "$t" ] && s=running
+  if read -r h t <"$d/hpid" 2>/dev/null && [ -r "/proc/$h/stat" ] &&
+    [ "$(cut -d')' -f2- "/proc/$h/stat" 2>/dev/null | awk '{ print $20 }')" = "$t" ]; then
+    s=running
+    return
+  fi
+  ended || s=lost
 }
 `
 

@@ -108,7 +108,8 @@ type daemon struct {
 var aciLine = regexp.MustCompile(`(?m)^ACI:\s+(ws://\S+)`)
 
 // startDaemon runs the race-enabled daemon on a free port with the test
-// token; extra args follow. The daemon is stopped with SIGTERM when the
+// token, without the shipped guard (-no-guard: these tests are the wire
+// protocol's, exec's included, not a policy's); extra args follow. The daemon is stopped with SIGTERM when the
 // test ends, and its stderr is checked for data races and panics.
 func startDaemon(t *testing.T, args ...string) *daemon {
 	t.Helper()
@@ -117,7 +118,7 @@ func startDaemon(t *testing.T, args ...string) *daemon {
 
 func startBin(t *testing.T, bin string, args ...string) *daemon {
 	t.Helper()
-	all := append([]string{"-listen", "127.0.0.1:0", "-token", token}, args...)
+	all := append([]string{"-no-guard", "-listen", "127.0.0.1:0", "-token", token}, args...)
 	cmd := exec.Command(bin, all...)
 	cmd.Env = append(os.Environ(), "GORACE=halt_on_error=0")
 	stdout, err := cmd.StdoutPipe()
