@@ -87,12 +87,14 @@ func TestPointerButtons(t *testing.T) {
 			t.Fatalf("release: %+v", got)
 		}
 	}
-	// Presses sent back to back reach the apps spaced as a hand spaces
-	// them: the server's millisecond stamps of two presses never match
-	// (GTK drops a press stamped with the previous one's millisecond).
+	// Presses sent back to back reach the apps spaced: the server's
+	// millisecond stamps of two presses never match (GTK drops a press
+	// stamped with the previous one's millisecond). The backend spaces
+	// them by 10 ms of its own clock; when the server handled each one is
+	// the load's, so only the order of the stamps is checked.
 	for i := 1; i < len(pressedAt); i++ {
-		if gap := pressedAt[i] - pressedAt[i-1]; gap < 9 {
-			t.Errorf("press %d stamped %d ms after the one before, want about 10 ms or more", i, gap)
+		if gap := pressedAt[i] - pressedAt[i-1]; gap < 1 || gap > 1<<31 {
+			t.Errorf("press %d stamped %d ms after the one before, want a later millisecond", i, int32(gap))
 		}
 	}
 	for _, c := range []struct {
