@@ -287,51 +287,16 @@ func (h *sessionCmds) end() {
 	})
 }
 
-// backgrounds are the MCP sessions' background commands.
-type backgrounds struct {
-	mu sync.Mutex
-	m  map[*mcp.ServerSession]*sessionCmds
-}
-
 func (s *Server) sessionCommands(ctx context.Context, ss *mcp.ServerSession, c *client.Client) (*sessionCmds, error) {
-	s.bg.mu.Lock()
-	defer s.bg.mu.Unlock()
-	if h := s.bg.m[ss]; h != nil {
-		return h, nil
-	}
-	h := &sessionCmds{on: c}
-	if s.opts.Dial != nil {
-		dialled, err := s.opts.Dial(ctx)
-		if err != nil {
-			return nil, own(err)
-		}
-		h.own, h.on = dialled, dialled
-	}
-	if s.bg.m == nil {
-		s.bg.m = map[*mcp.ServerSession]*sessionCmds{}
-	}
-	s.bg.m[ss] = h
-	if ss != nil {
-		go func() {
-			ss.Wait()
-			s.bg.mu.Lock()
-			if s.bg.m[ss] == h {
-				delete(s.bg.m, ss)
+	return s.bg.get(ss, func() (*sessionCmds, error) {
+		h := &sessionCmds{on: c}
+		if s.opts.Dial != nil {
+			dialled, err := s.opts.Dial(ctx)
+			if err != nil {
+				return nil, own(err)
 			}
-			s.bg.mu.Unlock()
-			h.end()
-		}()
-	}
-	return h, nil
-}
-
-// closeCommands ends every session's background commands.
-func (s *Server) closeCommands() {
-	s.bg.mu.Lock()
-	hs := s.bg.m
-	s.bg.m = nil
-	s.bg.mu.Unlock()
-	for _, h := range hs {
-		h.end()
-	}
+			h.own, h.on = dialled, dialled
+		}
+		return h, nil
+	})
 }

@@ -98,11 +98,11 @@ type Server struct {
 	splicers sync.Map // *mcp.ServerSession → *imageSplicer, for the sessions Run serves on stdio
 	// The images of answers to the Server's HTTP handler not yet written.
 	httpImages heldImages
-	shells     shells                // the MCP sessions' shells
-	bg         backgrounds           // the MCP sessions' background commands
-	held       heldKeys              // the MCP sessions' held modifiers
-	calls      inFlight              // the MCP sessions' calls in flight, cancelled by their end
-	wc         *client.WindowControl // reads list_windows' states; nil where it cannot
+	shells     perSession[*hostShell]   // the MCP sessions' shells
+	bg         perSession[*sessionCmds] // the MCP sessions' background commands
+	held       heldKeys                 // the MCP sessions' held modifiers
+	calls      inFlight                 // the MCP sessions' calls in flight, cancelled by their end
+	wc         *client.WindowControl    // reads list_windows' states; nil where it cannot
 
 	redial  sync.Mutex // one renewal of the session at a time
 	mu      sync.Mutex
@@ -120,6 +120,8 @@ type Server struct {
 // Reconnect).
 func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) {
 	s := &Server{}
+	s.shells.end = (*hostShell).close
+	s.bg.end = (*sessionCmds).end
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -293,8 +295,8 @@ func (s *Server) Close() error {
 	for ss := range s.srv.Sessions() {
 		errs = append(errs, s.endSession(ss))
 	}
-	s.closeShells()
-	s.closeCommands()
+	s.shells.closeAll()
+	s.bg.closeAll()
 	s.mu.Lock()
 	s.closed = true
 	dialled := s.dialled

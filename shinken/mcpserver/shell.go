@@ -78,12 +78,6 @@ func shellNote(o ShellOutput) string {
 	return "[" + strings.Join(notes, "; ") + "]"
 }
 
-// shells are the MCP sessions' shells.
-type shells struct {
-	mu sync.Mutex
-	m  map[*mcp.ServerSession]*hostShell
-}
-
 // hostShell is one MCP session's shell and the ACI session it runs on.
 type hostShell struct {
 	sh   *client.Shell
@@ -122,11 +116,8 @@ func (s *Server) shell(ctx context.Context, req *mcp.CallToolRequest, c *client.
 	}
 	ss := req.Session
 	if in.Close {
-		s.shells.mu.Lock()
-		h := s.shells.m[ss]
-		delete(s.shells.m, ss)
-		s.shells.mu.Unlock()
-		if h == nil {
+		h, ok := s.shells.take(ss)
+		if !ok {
 			return textResult[ShellOutput]{"[no shell was running]", ShellOutput{Ended: true}}, nil
 		}
 		h.close()
@@ -173,11 +164,7 @@ func (s *Server) shell(ctx context.Context, req *mcp.CallToolRequest, c *client.
 		text = res.Output
 	}
 	if out.Ended {
-		s.shells.mu.Lock()
-		if s.shells.m[ss] == h {
-			delete(s.shells.m, ss)
-		}
-		s.shells.mu.Unlock()
+		s.shells.drop(ss, h)
 		h.close()
 	}
 	if note := shellNote(out); note != "" {
@@ -193,54 +180,25 @@ func (s *Server) shell(ctx context.Context, req *mcp.CallToolRequest, c *client.
 // ACI session when the Server can dial one (so that closing it ends every
 // process it started), and ending it with the MCP session.
 func (s *Server) sessionShell(ctx context.Context, ss *mcp.ServerSession, c *client.Client) (*hostShell, error) {
-	s.shells.mu.Lock()
-	defer s.shells.mu.Unlock()
-	if h := s.shells.m[ss]; h != nil {
-		return h, nil
-	}
-	h := &hostShell{}
-	on := c
-	if s.opts.Dial != nil {
-		dialled, err := s.opts.Dial(ctx)
-		if err != nil {
-			return nil, own(err)
-		}
-		h.own, on = dialled, dialled
-	}
-	sh, err := on.StartShell(ctx, nil)
-	if err != nil {
-		if h.own != nil {
-			h.own.Close()
-			return nil, own(err)
-		}
-		return nil, err
-	}
-	h.sh = sh
-	if s.shells.m == nil {
-		s.shells.m = map[*mcp.ServerSession]*hostShell{}
-	}
-	s.shells.m[ss] = h
-	if ss != nil {
-		go func() {
-			ss.Wait()
-			s.shells.mu.Lock()
-			if s.shells.m[ss] == h {
-				delete(s.shells.m, ss)
+	return s.shells.get(ss, func() (*hostShell, error) {
+		h := &hostShell{}
+		on := c
+		if s.opts.Dial != nil {
+			dialled, err := s.opts.Dial(ctx)
+			if err != nil {
+				return nil, own(err)
 			}
-			s.shells.mu.Unlock()
-			h.close()
-		}()
-	}
-	return h, nil
-}
-
-// closeShells ends every session's shell.
-func (s *Server) closeShells() {
-	s.shells.mu.Lock()
-	hs := s.shells.m
-	s.shells.m = nil
-	s.shells.mu.Unlock()
-	for _, h := range hs {
-		h.close()
-	}
+			h.own, on = dialled, dialled
+		}
+		sh, err := on.StartShell(ctx, nil)
+		if err != nil {
+			if h.own != nil {
+				h.own.Close()
+				return nil, own(err)
+			}
+			return nil, err
+		}
+		h.sh = sh
+		return h, nil
+	})
 }
