@@ -170,12 +170,12 @@ const shInitArg0 = "escouade-init"
 const (
 	shInitScript       = `"$@"; exit $?`
 	shInitMountsScript = `m=$1 u=$2 c=$3; shift 3
-$m --make-rslave / && $u -l /proc && $m -t proc -o nosuid,nodev,noexec proc /proc || exit 70
+"$m" --make-rslave / && "$u" -l /proc && "$m" -t proc -o nosuid,nodev,noexec proc /proc || exit 70
 if [ -n "$c" ]; then
-	$u -l "$c"
+	"$u" -l "$c"
 	read -r own </proc/self/cgroup
-	if [ "$own" = 0::/ ]; then $m -t cgroup2 -o ro,nosuid,nodev,noexec cgroup2 "$c"
-	else $m -t tmpfs -o ro,size=0,mode=0555 tmpfs "$c"; fi || exit 70
+	if [ "$own" = 0::/ ]; then "$m" -t cgroup2 -o ro,nosuid,nodev,noexec cgroup2 "$c"
+	else "$m" -t tmpfs -o ro,size=0,mode=0555 tmpfs "$c"; fi || exit 70
 fi
 ` + shInitScript
 )
