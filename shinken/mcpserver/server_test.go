@@ -37,9 +37,10 @@ type env struct {
 	// denyAll makes the Authorizer refuse every exec and launch_app.
 	denyAll bool
 
-	mu         sync.Mutex
-	progress   []string
-	progressed chan struct{} // a token per notification, dropped when full
+	mu             sync.Mutex
+	progress       []string
+	progressTokens []string      // the token of each, as fmt prints it
+	progressed     chan struct{} // a token per notification, dropped when full
 }
 
 const token = "tok"
@@ -84,6 +85,7 @@ func newEnv(t testing.TB, opts *mcpserver.Options) *env {
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			e.mu.Lock()
 			e.progress = append(e.progress, req.Params.Message)
+			e.progressTokens = append(e.progressTokens, fmt.Sprint(req.Params.ProgressToken))
 			e.mu.Unlock()
 			select {
 			case e.progressed <- struct{}{}:
@@ -236,6 +238,20 @@ func (e *env) progressMessages() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return slices.Clone(e.progress)
+}
+
+// progressOf returns the progress messages of the call whose token prints
+// as token (another call's may come late, after its result).
+func (e *env) progressOf(token string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for i, m := range e.progress {
+		if e.progressTokens[i] == token {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // TestStructuredTools runs every structured tool once against the headless
@@ -392,15 +408,14 @@ func TestToolErrors(t *testing.T) {
 func TestProgress(t *testing.T) {
 	e := newEnv(t, nil)
 	e.callMeta(t, "exec", map[string]any{"argv": []string{"true"}}, mcp.Meta{"progressToken": "x1"})
-	if p := e.progressMessages(); len(p) == 0 || p[0] != "started: true" {
+	if p := e.progressOf("x1"); len(p) == 0 || p[0] != "started: true" {
 		t.Fatalf("exec progress %q", p)
 	}
-	n := len(e.progressMessages())
 	res := e.callMeta(t, "wait_for", map[string]any{"name": "never there", "timeout_ms": 30}, mcp.Meta{"progressToken": 7})
 	if !res.IsError {
 		t.Fatal(text(res))
 	}
-	if p := e.progressMessages()[n:]; len(p) == 0 || !strings.HasPrefix(p[0], `waiting for element named like "never there"`) {
+	if p := e.progressOf("7"); len(p) == 0 || !strings.HasPrefix(p[0], `waiting for element named like "never there"`) {
 		t.Fatalf("wait_for progress %q", p)
 	}
 }
