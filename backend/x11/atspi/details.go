@@ -260,12 +260,18 @@ func (w *walk) extents(r *rec, then func()) {
 // fetchActions names r's actions. GetActions gives the count and the
 // localised names in one call; machine names (what an agent invokes) cost
 // one GetName call per action, so they are asked of one node per distinct
-// localised list and shared with every node that has the same list.
+// localised list and shared with every node that has the same list. A
+// toolkit whose GetActions is not safe to ask (memo.actionsOneByOne) is
+// asked its count and names only.
 func (w *walk) fetchActions(r *rec) {
 	// An empty list is asked again: browsers fill a loading page's
 	// actions in after its nodes appear.
 	if k := w.old(r.path); k != nil && k.haveActions && len(k.actions) > 0 {
 		r.actions, r.haveActs = k.actions, true
+		return
+	}
+	if w.m.actionsOneByOne {
+		w.actionsByName(r)
 		return
 	}
 	w.p.call(call(w.dest, r.path, ifAction, "GetActions"), func(m *message, err error) {
@@ -323,7 +329,7 @@ func (w *walk) fetchActions(r *rec) {
 }
 
 // actionsByName names r's actions one call each, for toolkits without
-// GetActions.
+// GetActions or whose GetActions is not safe to ask.
 func (w *walk) actionsByName(r *rec) {
 	w.p.call(getProperty(w.dest, r.path, ifAction, "NActions"), func(m *message, err error) {
 		if err != nil {

@@ -50,6 +50,12 @@ type memo struct {
 	oneByOne bool
 	// browser says the application is a web browser (Gecko, Chromium).
 	browser bool
+	// actionsOneByOne says GetActions must not be asked: Gecko's bridge
+	// computes every action's key binding for it, and a key binding read
+	// from a page still being built (a neterror page in a tab behind) is
+	// not always UTF-8: libdbus then aborts the browser. The machine
+	// names (GetName, what an agent invokes) are asked one by one.
+	actionsOneByOne bool
 	// geomAt is when a walk last read a browser's extents rather than
 	// reusing them (see browserGeomAge).
 	geomAt time.Time

@@ -209,6 +209,7 @@ func (w *walk) run() (*appTree, error) {
 					w.m.geometry = strings.EqualFold(toolkit, "gtk") && strings.HasPrefix(version, "3.")
 					w.m.oneByOne = strings.EqualFold(toolkit, "qt")
 					w.m.browser = strings.EqualFold(toolkit, "gecko") || strings.EqualFold(toolkit, "chromium")
+					w.m.actionsOneByOne = strings.EqualFold(toolkit, "gecko")
 					w.m.events = w.m.geometry || w.m.browser
 				}
 			}
