@@ -153,7 +153,13 @@ func main() {
 		}
 		return
 	}
-	if err := run(context.Background(), cfg, os.Stdout); err != nil {
+	// SIGINT and SIGTERM stop the daemon from its first step on: one that
+	// comes while the desktop starts stops it, its session closed, as
+	// cleanly as one that comes while it serves (which begins the drain).
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	err := run(ctx, cfg, os.Stdout)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "example:", err)
 		os.Exit(1)
 	}
@@ -205,8 +211,6 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 				return fmt.Errorf("-token-file: %w", err)
 			}
 		}
-		ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-		defer stop()
 		if err := daemon.ServeRemoteMCP(ctx, cfg.remote, token, &mcpOpts); err != nil {
 			return fmt.Errorf("-remote: %w", err)
 		}
@@ -230,8 +234,9 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if opts.Plugins, err = pluginsFor(cfg, log); err != nil {
 		return err
 	}
+	// run's ctx ends at SIGINT and SIGTERM (main): Run need not listen.
+	opts.NoSignals = true
 	if cfg.mcp == "stdio" {
-		opts.NoSignals = true
 		if token == "" {
 			// MCP on stdio has no listener: the token only guards the
 			// in-process session, which opens at once with a token of
@@ -250,6 +255,9 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	desk, sess, err := openBackend(ctx, cfg, log)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while the desktop started
+		}
 		return err
 	}
 	if sess != nil {
@@ -262,6 +270,9 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	opts.Desktop = desk
 	d, err := daemon.New(ctx, opts)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while the daemon started
+		}
 		return err
 	}
 	if cfg.agentUser != "" && cfg.backend != "headless" && !cfg.session {
@@ -273,8 +284,6 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		sess.Follow(d)
 	}
 	if cfg.mcp == "stdio" {
-		ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-		defer stop()
 		defer d.Close()
 		return d.ServeMCPStdio(ctx)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -301,5 +302,76 @@ func awaitCommand(t *testing.T, program string, args ...string) int {
 			t.Fatalf("no process %s %q", program, args)
 		}
 		time.Sleep(10 * time.Millisecond) // waiting for a fork; nothing to select on
+	}
+}
+
+// TestSIGTERMWhileStarting stops the daemon with SIGTERM while it starts:
+// its desktop is up and a plugin has not answered initialize yet. It exits
+// 0 and leaves no process of the desktop or of the plugin behind.
+func TestSIGTERMWhileStarting(t *testing.T) {
+	need(t, "Xvfb", "openbox", "dbus-daemon")
+	dir := t.TempDir()
+	bin := build(t, dir, ".", "example")
+	plugins := filepath.Join(dir, "plugins")
+	if err := os.MkdirAll(filepath.Join(plugins, "mute"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The plugin says it runs, then never answers: the daemon waits on it.
+	up := filepath.Join(dir, "up")
+	manifest, _ := json.Marshal(map[string]any{
+		"id": "mute", "version": "1.0.0", "protocolVersion": 1,
+		"run": map[string]any{"command": []string{"sh", "-c", `echo up > "$0"; exec sleep 6017`, up}},
+	})
+	if err := os.WriteFile(filepath.Join(plugins, "mute", "plugin.json"), manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-listen", "127.0.0.1:0", "-token", "tok", "-backend", "x11", "-session",
+		"-size", "800x600", "-plugins", plugins)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	// Polls for the plugin's word that it runs (the daemon's desktop
+	// starts before its plugins).
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if b, err := os.ReadFile(up); err == nil && len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the plugin never started:\n%s", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond) // polling a file the plugin writes
+	}
+	kids := children(t, cmd.Process.Pid)
+	if kids["Xvfb"] == 0 {
+		t.Fatalf("the plugin started before the desktop: children %v", kids)
+	}
+	mark := marker(t, kids["Xvfb"])
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		exited <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("SIGTERM while starting: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no exit within a minute of SIGTERM:\n%s", stderr.String())
+	}
+	if left := marked(mark); len(left) > 0 {
+		t.Errorf("processes of the desktop left after SIGTERM: %v", left)
+	}
+	all, _ := procfs.PIDs()
+	for _, pid := range all {
+		if args, _ := procfs.Cmdline(pid); slices.Equal(args, []string{"sleep", "6017"}) && procfs.Alive(pid) {
+			t.Errorf("the plugin's program (pid %d) outlived the daemon", pid)
+		}
 	}
 }
