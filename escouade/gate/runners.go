@@ -63,7 +63,7 @@ func init() {
 		"sort": ruleOption("compress-program"), "split": ruleOption("filter"),
 		"sdiff": ruleOption("diff-program"), "diff3": ruleOption("diff-program"),
 		"wget": ruleOption("use-askpass", "execute", "-e"), "zip": ruleOption("unzip-command", "-TT"),
-		"ip": ruleWord("exec"),
+		"ip": ruleWord("exec"), "xdotool": ruleXdotool,
 	} {
 		rules[n] = f
 	}
@@ -749,6 +749,26 @@ func ruleOption(opts ...string) rule {
 }
 
 // ruleWord makes the program dynamic when one of its arguments is word.
+// xdotoolCommands are xdotool's commands: a first argument that names
+// none is a script it runs (a file, or - for standard input).
+var xdotoolCommands = set(`behave behave_screen_edge click exec get_desktop get_desktop_for_window
+	get_desktop_viewport get_num_desktops getactivewindow getdisplaygeometry getmouselocation
+	getwindowfocus getwindowgeometry getwindowname getwindowpid help key keydown keyup mousedown
+	mousemove mousemove_relative mouseup search selectwindow set_desktop set_desktop_for_window
+	set_desktop_viewport set_num_desktops set_window sleep type version windowactivate windowclose
+	windowfocus windowkill windowmap windowminimize windowmove windowquit windowraise windowreparent
+	windowsize windowstate windowunmap`)
+
+// ruleXdotool: xdotool runs a program with its exec command, anywhere in
+// a chain of commands (a word "exec" typed by its type command reads so
+// too), and runs a script when its first argument is no command of its.
+func ruleXdotool(r *reader, c call, _ prog) {
+	if len(c.argv) > 1 && !xdotoolCommands[c.argv[1]] && c.argv[1] != "--help" && c.argv[1] != "--version" ||
+		slices.Contains(c.argv[1:], "exec") {
+		r.dynamic = true
+	}
+}
+
 func ruleWord(word string) rule {
 	return func(r *reader, c call, _ prog) {
 		if slices.Contains(c.argv[1:], word) {
