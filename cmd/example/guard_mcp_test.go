@@ -73,11 +73,11 @@ func (m mcpTools) refused(name string, args map[string]any) {
 }
 
 // waitCommand polls command_output until the background command id has
-// ended, and answers its exit code.
+// ended, and answers its exit code. Its state is the signal (an agent has
+// no other over MCP); the test's context alone bounds a hang.
 func (m mcpTools) waitCommand(id string) int {
 	m.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
+	for {
 		out := m.ok("command_output", map[string]any{"id": id})
 		if code, ok := out["exit_code"].(float64); ok {
 			return int(code)
@@ -85,10 +85,12 @@ func (m mcpTools) waitCommand(id string) int {
 		if out["running"] != true {
 			return -1 // killed or lost: ended all the same
 		}
-		time.Sleep(20 * time.Millisecond) // polling the command's state, as an agent does
+		select {
+		case <-m.ctx.Done():
+			m.t.Fatalf("the background command %s did not end: %v", id, m.ctx.Err())
+		case <-time.After(20 * time.Millisecond): // polling the command's state, as an agent does
+		}
 	}
-	m.t.Fatalf("the background command %s did not end in a minute", id)
-	return 0
 }
 
 // hostileSample reads the gate's hostile corpus and keeps the first
@@ -322,6 +324,11 @@ func TestMCPGuard(t *testing.T) {
 		m.ok("command_input", map[string]any{"id": id, "input": "echo\n", "eof": true})
 		if code := m.waitCommand(id); code != 0 {
 			t.Errorf("the background sort exited %d", code)
+		}
+		// Input sent at once reaches it whole (it was once dropped when
+		// it came before the command's input was open).
+		if out := m.ok("command_output", map[string]any{"id": id}); out["total"] != float64(len("echo\n")) {
+			t.Errorf("the background sort printed %v bytes, want its input back", out["total"])
 		}
 		m.ok("delete", map[string]any{"path": moved})
 		if _, err := os.Lstat(moved); err == nil {

@@ -101,6 +101,12 @@ state() {
 }
 `
 
+// commandStartText opens both fifos before it gives the handle: input
+// sent at once waits in the pipe (a fifo no one holds open drops what is
+// written to it), a control word never waits for the helper, and the
+// command's read end is open before an eof can close the last writer (an
+// eof that came first left the command waiting for a writer for ever).
+// The helper ends with the command: the holder kills it last.
 const commandStartText = `c=$1 m=$2
 shift 2
 d=$(mktemp -d "${TMPDIR:-/tmp}/shinken-cmd.XXXXXXXX") || exit 125
@@ -111,10 +117,10 @@ echo "$m" >"$d/mode"
 echo "$c" >"$d/chunk"
 case $m in line) printf '%s' "$1" ;; *) printf '%s\0' "$@" ;; esac >"$d/cmd"
 [ "$m" = line ] && set -- /bin/sh -c "$1"
+exec 0</dev/null 4<>"$d/in" 3<"$d/in" 5<>"$d/ctl"
 printf '%s\n' "$d"
-exec 0</dev/null 4<>"$d/in"
 (
-  exec 5<>"$d/ctl" >/dev/null 2>&1
+  exec 3<&- >/dev/null 2>&1
   while read -r w <&5; do
     case $w in
     kill)
@@ -124,12 +130,14 @@ exec 0</dev/null 4<>"$d/in"
     esac
   done
 ) &
-exec 4<&-
+k=$!
+exec 4<&- 5<&-
 {
-  /bin/sh -c 'read -r p _ </proc/self/stat; echo "$p" >"$0/pid"; exec "$@"' "$d" "$@" <"$d/in" 2>&1
+  /bin/sh -c 'read -r p _ </proc/self/stat; echo "$p" >"$0/pid"; exec "$@"' "$d" "$@" <&3 3<&- 2>&1
   echo $? >"$d/status"
-} | SHELL=/bin/sh split -a 12 -d -b "$c" --filter='cat >"$FILE"; ls -d "${FILE%.*}".* | head -n -3 | xargs -r rm -f --' - "$d/o."
+} | SHELL=/bin/sh split -a 12 -d -b "$c" --filter='cat >"$FILE"; ls -d "${FILE%.*}".* | head -n -3 | xargs -r rm -f --' - "$d/o." 3<&-
 [ -f "$d/status" ] && [ ! -f "$d/exit" ] && mv "$d/status" "$d/exit"
+kill "$k" 2>/dev/null
 exit 0`
 
 const commandInputText = `[ ! -L "$1" ] && [ -O "$1" ] && [ -z "$(find "$1" -mindepth 1 -maxdepth 1 ! -type f ! -type p -print -quit 2>/dev/null)" ] || { echo "no such command" >&2; exit 3; }
@@ -181,10 +189,10 @@ d=$1
 [ -f "$d/hpid" ] || { echo "no such command" >&2; exit 3; }
 ` + commandState + `state
 case $2 in
-kill) [ "$s" = running ] && printf 'kill\n' >"$d/ctl" ;;
-eof) [ "$s" = running ] || { echo "the command has ended" >&2; exit 4; }; [ -e "$d/eof" ] || printf 'eof\n' >"$d/ctl" ;;
+kill) [ "$s" = running ] && printf 'kill\n' 1<>"$d/ctl" ;;
+eof) [ "$s" = running ] || { echo "the command has ended" >&2; exit 4; }; [ -e "$d/eof" ] || printf 'eof\n' 1<>"$d/ctl" ;;
 remove)
-  [ "$s" = running ] && printf 'kill\n' >"$d/ctl"
+  [ "$s" = running ] && printf 'kill\n' 1<>"$d/ctl"
   rm -rf -- "$d" 2>/dev/null || rm -rf -- "$d" ;;
 esac
 exit 0`

@@ -218,29 +218,36 @@ func (c *Client) startShell(ctx context.Context, o ShellOptions) (*Shell, error)
 func (s *Shell) read() {
 	for {
 		ch, err := s.stream.Next(context.Background())
-		s.mu.Lock()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				s.err = err
-			}
-			s.exit = s.stream.Exit()
-			s.parse()
-			s.out = append(s.out, s.raw...)
-			s.raw = nil
-			close(s.done)
-			close(s.notify)
-			s.mu.Unlock()
-			if s.idle != nil {
-				s.idle.Stop()
-			}
-			return
+		if err == nil {
+			s.gather(ch.Data)
+			continue
 		}
-		s.raw = append(s.raw, ch.Data...)
+		s.mu.Lock()
+		if !errors.Is(err, io.EOF) {
+			s.err = err
+		}
+		s.exit = s.stream.Exit()
 		s.parse()
+		s.out = append(s.out, s.raw...)
+		s.raw = nil
+		close(s.done)
 		close(s.notify)
-		s.notify = make(chan struct{})
 		s.mu.Unlock()
+		if s.idle != nil {
+			s.idle.Stop()
+		}
+		return
 	}
+}
+
+// gather parses a chunk of the shell's output and wakes those waiting.
+func (s *Shell) gather(b []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.raw = append(s.raw, b...)
+	s.parse()
+	close(s.notify)
+	s.notify = make(chan struct{})
 }
 
 // parse moves what raw holds to out, taking the markers out; it keeps in
@@ -550,9 +557,10 @@ func (s *Shell) Run(ctx context.Context, input string, opts *RunOptions) (*Shell
 		finished := s.prompts > before
 		more := s.more
 		status := s.status
+		idle := s.idleAt // read with finished: a prompt parsed between the two would be neither
 		ch := s.notify
 		s.mu.Unlock()
-		if input == "" && !finished && s.atPrompt() {
+		if input == "" && !finished && idle {
 			break // nothing runs, and nothing was typed
 		}
 		if finished || ended || (input != "" && more) {
@@ -633,11 +641,4 @@ func (s *Shell) Close(ctx context.Context) error {
 		return errors.Join(err, ctx.Err())
 	}
 	return err
-}
-
-// atPrompt says the shell waits at its prompt, with nothing typed since.
-func (s *Shell) atPrompt() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.idleAt
 }
