@@ -277,7 +277,10 @@ func (b *Backend) eventLoop() {
 				b.clip.progress(b, e)
 			}
 		case xfixes.SelectionNotifyEvent:
-			if e.Selection == b.atoms.clipboard {
+			// Our own taking of the clipboard (clipboard_set) is no
+			// application's copy: seen late, after a copy key, it would
+			// end that key's wait before the application copied.
+			if e.Selection == b.atoms.clipboard && e.Owner != b.win {
 				b.clip.ownerChanged()
 			}
 		case xproto.MappingNotifyEvent:
