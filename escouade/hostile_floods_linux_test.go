@@ -276,7 +276,7 @@ func (r *wireRecord) check(v *validator) {
 
 // floodHost returns a Host whose engines run as e, every line to and from
 // its plugins recorded and checked against the schema at the test's end,
-// and a guard that denies rm. Turns are long: a flood's top level or a
+// and a guard that denies rm. Turns are long: a script's turn or a
 // module's writes on a loaded machine under the race detector are not
 // what is tested.
 func floodHost(t *testing.T, e escouade.Engine) (*escouade.Host, *journal, *wireRecord) {
@@ -381,17 +381,24 @@ func hostBounds(t *testing.T, e escouade.Engine, c hostCost, alloc uint64, peak 
 	}
 }
 
-// jsFlood is a script with no permissions that sends floodLines messages,
-// one a turn, through send(i) (JavaScript), then says "flood done".
+// jsFlood is a script with no permissions that, once it has answered
+// initialize, runs setup (JavaScript) and sends floodLines messages, one a
+// turn, through send, then says "flood done". Its top level does nothing
+// else: it runs within initialize's 10 s, which building 90,000 keys and
+// writing the first line of a MiB passed, under the race detector on a
+// loaded machine.
 func jsFlood(setup, send string) string {
-	return setup + fmt.Sprintf(`
+	return fmt.Sprintf(`escouade.onInitialize(() => { setTimeout(flood, 0); });
+function flood() {
+%s
 let n = 0;
 (function next() {
 	if (n === %d) { escouade.log("info", "flood done"); return; }
 	%s;
 	n++;
 	setTimeout(next, 0);
-})();`, floodLines, send)
+})();
+}`, setup, floodLines, send)
 }
 
 // jsKeys is a log's params of 90,000 keys, built once: what a toJSON
