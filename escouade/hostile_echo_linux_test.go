@@ -61,7 +61,7 @@ func TestHostileFloodABIMethod(t *testing.T) {
 		t.Run(eng.name, func(t *testing.T) {
 			h, j, rec := floodHost(t, eng.engine)
 			p := startFloodWASM(t, h, "abi-method")
-			j.wait(t, p.ID(), "flood done")
+			floodSaid(t, j, rec, p.ID(), "flood done")
 			if e := j.find(p.ID(), "flood done"); !strings.Contains(e[0].msg, "code -32601") {
 				t.Errorf("the module said %q, want methodNotFound (-32601)", e[0].msg)
 			}

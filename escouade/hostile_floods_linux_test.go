@@ -79,6 +79,7 @@ type wireRecord struct {
 	dropped int           // the plugin's lines over recordMax
 	longest int           // the Host's longest line, or escouade.call answer
 	written int64         // bytes the plugins wrote
+	answers int64         // bytes the Host wrote, its escouade.call answers too
 }
 
 type recorded struct {
@@ -110,6 +111,7 @@ func recordWire(h *escouade.Host) *wireRecord {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.longest = max(r.longest, len(answer))
+		r.answers += int64(len(answer))
 		r.seq = append(r.seq, recorded{fromHost: true, abi: method, line: append([]byte(nil), answer...)})
 	})
 	return r
@@ -123,6 +125,7 @@ func (r *wireRecord) chunk(fromHost bool, b []byte) {
 	side, bound := &r.sides[0], recordMax
 	if fromHost {
 		side, bound = &r.sides[1], hostMax
+		r.answers += int64(len(b))
 	} else {
 		r.written += int64(len(b))
 	}
@@ -181,6 +184,45 @@ func (r *wireRecord) pluginBytes() int64 {
 	return r.written
 }
 
+// moved says how many bytes went between the Host and its plugins so
+// far, either way.
+func (r *wireRecord) moved() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.written + r.answers
+}
+
+// floodWait waits until cond holds while the flood moves: it fails once
+// neither the wire, either way, nor the journal changed for hangGuard. A
+// loaded machine slows a flood down (a line of 90,000 keys takes seconds
+// under the race detector, a whole flood minutes), which is not what is
+// tested; a flood that stopped is a failure.
+func floodWait(t *testing.T, j *journal, rec *wireRecord, what string, cond func() bool) {
+	t.Helper()
+	moved := func() int64 {
+		j.mu.Lock()
+		n := len(j.entries)
+		j.mu.Unlock()
+		return rec.moved() + int64(n)
+	}
+	last, since := moved(), time.Now()
+	for !cond() {
+		if m := moved(); m != last {
+			last, since = m, time.Now()
+		} else if time.Since(since) > hangGuard {
+			t.Fatalf("never: %s; nothing moved on the wire or in the journal for %v, which holds:\n%s", what, hangGuard, j.dump())
+		}
+		time.Sleep(2 * time.Millisecond) // polls cond, and the flood's progress
+	}
+}
+
+// floodSaid waits, as floodWait does, until the journal holds an entry of
+// plugin whose message holds msg.
+func floodSaid(t *testing.T, j *journal, rec *wireRecord, plugin, msg string) {
+	t.Helper()
+	floodWait(t, j, rec, fmt.Sprintf("%s said %q", plugin, msg), func() bool { return len(j.find(plugin, msg)) > 0 })
+}
+
 // pluginSaid reports whether a line of the plugins recorded holds s.
 func (r *wireRecord) pluginSaid(s string) bool {
 	r.mu.Lock()
@@ -234,7 +276,7 @@ func (r *wireRecord) check(v *validator) {
 
 // floodHost returns a Host whose engines run as e, every line to and from
 // its plugins recorded and checked against the schema at the test's end,
-// and a guard that denies rm. Turns are long: a flood's top level or a
+// and a guard that denies rm. Turns are long: a script's turn or a
 // module's writes on a loaded machine under the race detector are not
 // what is tested.
 func floodHost(t *testing.T, e escouade.Engine) (*escouade.Host, *journal, *wireRecord) {
@@ -339,17 +381,24 @@ func hostBounds(t *testing.T, e escouade.Engine, c hostCost, alloc uint64, peak 
 	}
 }
 
-// jsFlood is a script with no permissions that sends floodLines messages,
-// one a turn, through send(i) (JavaScript), then says "flood done".
+// jsFlood is a script with no permissions that, once it has answered
+// initialize, runs setup (JavaScript) and sends floodLines messages, one a
+// turn, through send, then says "flood done". Its top level does nothing
+// else: it runs within initialize's 10 s, which building 90,000 keys and
+// writing the first line of a MiB passed, under the race detector on a
+// loaded machine.
 func jsFlood(setup, send string) string {
-	return setup + fmt.Sprintf(`
+	return fmt.Sprintf(`escouade.onInitialize(() => { setTimeout(flood, 0); });
+function flood() {
+%s
 let n = 0;
 (function next() {
 	if (n === %d) { escouade.log("info", "flood done"); return; }
 	%s;
 	n++;
 	setTimeout(next, 0);
-})();`, floodLines, send)
+})();
+}`, setup, floodLines, send)
 }
 
 // jsKeys is a log's params of 90,000 keys, built once: what a toJSON
@@ -396,10 +445,10 @@ func runJSFlood(t *testing.T, e escouade.Engine, src, says, answer string) jsRun
 	r.h, r.j, r.rec = floodHost(t, e)
 	r.cost = measure(t, func() {
 		r.p = startFloodJS(t, r.h, "flood", src)
-		r.j.wait(t, "flood", "flood done")
-		waitFor(t, "every line answered", func() bool { return len(r.j.find("flood", says)) >= floodLines })
+		floodSaid(t, r.j, r.rec, "flood", "flood done")
+		floodWait(t, r.j, r.rec, "every line answered", func() bool { return len(r.j.find("flood", says)) >= floodLines })
 		if answer != "" {
-			waitFor(t, "every answer", func() bool { n, _ := r.rec.hostLines(answer); return n >= floodLines })
+			floodWait(t, r.j, r.rec, "every answer", func() bool { n, _ := r.rec.hostLines(answer); return n >= floodLines })
 		}
 	})
 	if n := len(r.j.find("flood", says)); n != floodLines {
@@ -515,11 +564,11 @@ func TestHostileFloodWASM(t *testing.T) {
 			// The references run whichever attack is run alone.
 			refs := map[string]hostCost{}
 			for _, mode := range []string{"plain", "abi-plain"} {
-				h, j, _ := floodHost(t, eng.engine)
+				h, j, rec := floodHost(t, eng.engine)
 				var p *escouade.Plugin
 				refs[mode] = measure(t, func() {
 					p = startFloodWASM(t, h, mode)
-					j.wait(t, p.ID(), "flood done")
+					floodSaid(t, j, rec, p.ID(), "flood done")
 				})
 				afterFlood(t, h, j, p)
 			}
@@ -529,13 +578,13 @@ func TestHostileFloodWASM(t *testing.T) {
 				{"abi-keys", "", "abi-plain"},
 			} {
 				t.Run(a.mode, func(t *testing.T) {
-					h, j, _ := floodHost(t, eng.engine)
+					h, j, rec := floodHost(t, eng.engine)
 					var p *escouade.Plugin
 					c := measure(t, func() {
 						p = startFloodWASM(t, h, a.mode)
-						j.wait(t, p.ID(), "flood done")
+						floodSaid(t, j, rec, p.ID(), "flood done")
 						if a.says != "" {
-							waitFor(t, "every line answered", func() bool { return len(j.find(p.ID(), a.says)) >= floodLines })
+							floodWait(t, j, rec, "every line answered", func() bool { return len(j.find(p.ID(), a.says)) >= floodLines })
 						}
 					})
 					if a.says == "" {
@@ -658,8 +707,8 @@ func TestHostileFloodSiblingsWASM(t *testing.T) {
 					var p *escouade.Plugin
 					c := measure(t, func() {
 						p = startFloodWASM(t, h, pr.mode)
-						j.wait(t, p.ID(), "flood done")
-						waitFor(t, "every line answered", func() bool {
+						floodSaid(t, j, rec, p.ID(), "flood done")
+						floodWait(t, j, rec, "every line answered", func() bool {
 							n, _ := rec.hostLines(pr.answer)
 							return (pr.says == "" || len(j.find(p.ID(), pr.says)) >= pr.lines) && (pr.answer == "" || n >= pr.lines)
 						})
@@ -728,7 +777,7 @@ func TestHostileFloodEndlessLine(t *testing.T) {
 			c := measure(t, func() {
 				p = startFloodWASM(t, h, "endless")
 				// What the Host read of it: readiness, not a wait.
-				waitFor(t, "256 MiB written", func() bool { return rec.pluginBytes() >= 256<<20 })
+				floodWait(t, j, rec, "256 MiB written", func() bool { return rec.pluginBytes() >= 256<<20 })
 			})
 			t.Logf("256 MiB of a line: %v", c)
 			// The line is gathered up to the cap before it is known to

@@ -95,6 +95,27 @@ type answered struct{}
 
 func (answered) AfterAnswer() func(context.Context) { return func(context.Context) {} }
 
+// heldAnswer is a Call whose answer reaches the plugin when the test lets
+// it: what a method sends after its answer says on waiting that it waits.
+type heldAnswer struct {
+	waiting chan struct{}
+	release chan struct{}
+}
+
+func newHeldAnswer() heldAnswer {
+	return heldAnswer{waiting: make(chan struct{}, 1), release: make(chan struct{})}
+}
+
+func (h heldAnswer) AfterAnswer() func(context.Context) {
+	return func(ctx context.Context) {
+		h.waiting <- struct{}{}
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+		}
+	}
+}
+
 // start returns an instance of a plugin configured by cfg, closed at the
 // end of the test.
 func start(t *testing.T, cfg Config, h *testHost) (*Instance, notes) {
@@ -151,6 +172,45 @@ func TestLookup(t *testing.T) {
 		if _, ok := Lookup(m); ok {
 			t.Errorf("Lookup(%q) found a fence", m)
 		}
+	}
+}
+
+// TestTimerAfterAnswer: a timer comes due after its answer reached the
+// plugin, however late the answer and short the timer (the plugin knows
+// the timer by the id the answer gives it), and one whose instance ends
+// while it waits for its answer never comes due.
+func TestTimerAfterAnswer(t *testing.T) {
+	in, n := start(t, Config{}, &testHost{})
+	m, _ := Lookup("timer/set")
+	held := newHeldAnswer()
+	res, err := m(context.Background(), in, held, []byte(`{"ms":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-n:
+		t.Fatalf("%+v before the answer reached the plugin", got)
+	case <-held.waiting: // it came due, and waits for its answer
+	}
+	select {
+	case got := <-n:
+		t.Fatalf("%+v before the answer reached the plugin", got)
+	default:
+	}
+	close(held.release)
+	want := note{"timer/fired", fmt.Sprintf(`{"timer":%d}`, res.(timerSetResult).Timer)}
+	if got := <-n; got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+
+	held = newHeldAnswer()
+	if _, err := m(context.Background(), in, held, []byte(`{"ms":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	<-held.waiting
+	in.Close()
+	if len(n) != 0 {
+		t.Errorf("a timer of an instance that ended came due: %+v", <-n)
 	}
 }
 

@@ -28,7 +28,7 @@ type timerParams struct {
 	Timer int64 `json:"timer" wire:"required"`
 }
 
-func timerSet(_ context.Context, r *Instance, _ Call, params []byte) (any, error) {
+func timerSet(_ context.Context, r *Instance, c Call, params []byte) (any, error) {
 	var tp struct {
 		MS float64 `json:"ms" wire:"required"`
 	}
@@ -40,6 +40,10 @@ func timerSet(_ context.Context, r *Instance, _ Call, params []byte) (any, error
 		return nil, fields.Errorf("ms", "want at most %d ms", maxTimer/time.Millisecond)
 	}
 	d := max(time.Duration(ms*float64(time.Millisecond)), minTimer)
+	// The plugin knows the timer by the id its answer gives: a timer that
+	// came due before the answer was written (10 ms, on a loaded machine)
+	// would name a timer the plugin does not know yet, and be lost.
+	afterAnswer := c.AfterAnswer()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -49,7 +53,10 @@ func timerSet(_ context.Context, r *Instance, _ Call, params []byte) (any, error
 		return nil, errorf(protocol.CodeRefused, "refused: %d timers at once at most", maxTimers)
 	}
 	id := r.nextID()
-	r.timers[id] = &timerEntry{t: time.AfterFunc(d, func() { r.fire(id) })}
+	r.timers[id] = &timerEntry{t: time.AfterFunc(d, func() {
+		afterAnswer(r.ctx)
+		r.fire(id)
+	})}
 	return timerSetResult{Timer: id}, nil
 }
 
