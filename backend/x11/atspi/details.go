@@ -265,8 +265,9 @@ func (w *walk) extents(r *rec, then func()) {
 // asked its count and names only.
 func (w *walk) fetchActions(r *rec) {
 	// An empty list is asked again: browsers fill a loading page's
-	// actions in after its nodes appear.
-	if k := w.old(r.path); k != nil && k.haveActions && len(k.actions) > 0 {
+	// actions in after its nodes appear. A toolkit whose actions follow
+	// the layout is asked again whenever the node is read again.
+	if k := w.old(r.path); k != nil && k.haveActions && len(k.actions) > 0 && !w.m.actionsFollowLayout {
 		r.actions, r.haveActs = k.actions, true
 		return
 	}

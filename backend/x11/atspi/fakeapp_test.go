@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -88,6 +89,9 @@ type fakeApp struct {
 	toolkit string
 	// getActions counts the GetActions calls it answered.
 	getActions atomic.Int32
+	// actionsMu guards the nodes' actions, which a test may change while
+	// the application serves.
+	actionsMu sync.Mutex
 }
 
 type fakeRef struct {
@@ -165,6 +169,8 @@ func (f fakeProps) Get(iface, prop string) (dbus.Variant, *dbus.Error) {
 	case "Version":
 		return dbus.MakeVariant("1.0"), nil
 	case "NActions":
+		f.a.actionsMu.Lock()
+		defer f.a.actionsMu.Unlock()
 		return dbus.MakeVariant(int32(len(f.n.actions))), nil
 	case "Name":
 		return dbus.MakeVariant(f.n.name), nil
@@ -183,6 +189,8 @@ type fakeAction struct{ fakeAccessible }
 
 func (f fakeAction) GetActions() ([]struct{ Name, Desc, Key string }, *dbus.Error) {
 	f.a.getActions.Add(1)
+	f.a.actionsMu.Lock()
+	defer f.a.actionsMu.Unlock()
 	var out []struct{ Name, Desc, Key string }
 	for _, a := range f.n.actions {
 		out = append(out, struct{ Name, Desc, Key string }{strings.ToUpper(a), "", ""}) // "localised"
@@ -190,7 +198,14 @@ func (f fakeAction) GetActions() ([]struct{ Name, Desc, Key string }, *dbus.Erro
 	return out, nil
 }
 
-func (f fakeAction) GetName(i int32) (string, *dbus.Error) { return f.n.actions[i], nil }
+func (f fakeAction) GetName(i int32) (string, *dbus.Error) {
+	f.a.actionsMu.Lock()
+	defer f.a.actionsMu.Unlock()
+	if i < 0 || int(i) >= len(f.n.actions) {
+		return "", dbus.NewError("org.freedesktop.DBus.Error.InvalidArgs", []any{"no such action"})
+	}
+	return f.n.actions[i], nil
+}
 
 type matchRule struct {
 	States     []int32
@@ -460,6 +475,37 @@ func TestGeckoActionsOneByOne(t *testing.T) {
 	}
 }
 
+// TestChromiumActionsFollowLayout: Chromium offers a node's scroll actions
+// once its content overflows it, with no event to say so. A node the walk
+// reads again is asked its actions again, where another toolkit's are kept
+// from the first read.
+func TestChromiumActionsFollowLayout(t *testing.T) {
+	bus := privateBus(t)
+	for _, toolkit := range []string{"Chromium", "gtk"} {
+		a := newFakeApp("", true)
+		a.toolkit = toolkit
+		a.serve(t, bus)
+		m := &memo{}
+		before := describe(fakeWalkMemo(t, bus, a.bus, m))
+		if !slices.Contains(before, "3 push button Go [30 15 50 25] showing click,press") {
+			t.Fatalf("%s: first walk:\n%s", toolkit, strings.Join(before, "\n"))
+		}
+		button := a.nodes["/org/a11y/atspi/accessible/3"]
+		a.actionsMu.Lock()
+		button.actions = []string{"click", "press", "scrollDown"}
+		a.actionsMu.Unlock()
+		m.dirtyAll() // the whole tree read again, as a browser's is every browserTreeAge
+		after := describe(fakeWalkMemo(t, bus, a.bus, m))
+		want := "3 push button Go [30 15 50 25] showing click,press"
+		if toolkit == "Chromium" {
+			want += ",scrollDown"
+		}
+		if !slices.Contains(after, want) {
+			t.Errorf("%s: want %q after the layout changed; walk:\n%s", toolkit, want, strings.Join(after, "\n"))
+		}
+	}
+}
+
 // fakeWalk walks the fake application through the bus.
 func fakeWalk(t *testing.T, bus, name string, maxNodes, maxDepth int) *appTree {
 	t.Helper()
@@ -472,6 +518,27 @@ func fakeWalk(t *testing.T, bus, name string, maxNodes, maxDepth int) *appTree {
 	defer conn.c.Close()
 	p := newPipeline(ctx, conn, time.Now().Add(10*time.Second), 5*time.Second, 16)
 	tree, err := newWalk(p, name, name, maxNodes, maxDepth, &memo{}).run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+// fakeWalkMemo walks the fake application with m, the events recorded
+// since the last walk taken first, as the client's walks do.
+func fakeWalkMemo(t *testing.T, bus, name string, m *memo) *appTree {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := dialWire(ctx, bus, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.c.Close()
+	p := newPipeline(ctx, conn, time.Now().Add(10*time.Second), 5*time.Second, 16)
+	w := newWalk(p, name, name, 100, 10, m)
+	w.barrier = m.take
+	tree, err := w.run()
 	if err != nil {
 		t.Fatal(err)
 	}

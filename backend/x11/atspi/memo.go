@@ -56,6 +56,12 @@ type memo struct {
 	// not always UTF-8: libdbus then aborts the browser. The machine
 	// names (GetName, what an agent invokes) are asked one by one.
 	actionsOneByOne bool
+	// actionsFollowLayout says a node's actions change with the page's
+	// layout, with no event to say so: Chromium offers a document's or a
+	// section's scroll actions once its content overflows it, which a
+	// loaded machine reaches after the node was first read. A node read
+	// again is then asked its actions again.
+	actionsFollowLayout bool
 	// geomAt is when a walk last read a browser's extents rather than
 	// reusing them (see browserGeomAge).
 	geomAt time.Time

@@ -210,6 +210,7 @@ func (w *walk) run() (*appTree, error) {
 					w.m.oneByOne = strings.EqualFold(toolkit, "qt")
 					w.m.browser = strings.EqualFold(toolkit, "gecko") || strings.EqualFold(toolkit, "chromium")
 					w.m.actionsOneByOne = strings.EqualFold(toolkit, "gecko")
+					w.m.actionsFollowLayout = strings.EqualFold(toolkit, "chromium")
 					w.m.events = w.m.geometry || w.m.browser
 				}
 			}
