@@ -39,6 +39,7 @@ import (
 	"shinken.dev/go/escouade"
 	"shinken.dev/go/escouade/js"
 	"shinken.dev/go/escouade/wasm"
+	"shinken.dev/go/internal/agentuser"
 	"shinken.dev/go/internal/hosttool"
 	"shinken.dev/go/internal/scrub"
 	"shinken.dev/go/shinken"
@@ -246,9 +247,16 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	} else {
 		opts.Listen = []string{cfg.listen}
 	}
-	// Background commands of a daemon killed before this one left their
-	// folders behind.
-	if swept, err := hosttool.SweepCommands(os.TempDir()); err != nil {
+	// Background commands and shells of a daemon killed before this one
+	// left their folders behind: this user's, and the agent's when its
+	// commands run as another (the daemon then checks the user below).
+	var owners []uint32
+	if cfg.agentUser != "" {
+		if u, err := agentuser.Lookup(cfg.agentUser); err == nil {
+			owners = append(owners, u.UID)
+		}
+	}
+	if swept, err := hosttool.SweepCommands(os.TempDir(), owners...); err != nil {
 		log.Warn("sweeping the folders of earlier background commands", "err", err)
 	} else if len(swept) > 0 {
 		log.Info("removed the folders of background commands an earlier daemon left", "folders", len(swept))

@@ -14,12 +14,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shinken.dev/go/daemon"
+	"shinken.dev/go/internal/agentusertest"
 	"shinken.dev/go/internal/procfs"
 )
 
@@ -195,12 +197,28 @@ func TestMCPIdleExpiryEndsEverything(t *testing.T) {
 // TestSweepAtStart kills a daemon with SIGKILL while a background command
 // runs: its command dies and its folder stays in $TMPDIR; the next daemon
 // removes it as it starts, and keeps a command folder a live process
-// holds.
+// holds. With -agent-user the folder is the agent user's, and it goes too.
 func TestSweepAtStart(t *testing.T) {
 	bin := build(t, t.TempDir(), ".", "example")
+	t.Run("daemon-user", func(t *testing.T) { testSweepAtStart(t, bin, nil) })
+	t.Run("agent-user", func(t *testing.T) {
+		u := agentusertest.Need(t)
+		testSweepAtStart(t, bin, []string{"-agent-user", u.Name})
+	})
+}
+
+func testSweepAtStart(t *testing.T, bin string, flags []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	tmp := t.TempDir()
+	// A folder the agent's user makes its folders in, as it does in /tmp.
+	tmp, err := os.MkdirTemp("", "sweep-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	if err := os.Chmod(tmp, 0o1777); err != nil {
+		t.Fatal(err)
+	}
 	env := append(os.Environ(), "TMPDIR="+tmp)
 
 	held := filepath.Join(tmp, "shinken-cmd.Held0000")
@@ -216,7 +234,7 @@ func TestSweepAtStart(t *testing.T) {
 		holder.Wait()
 	}()
 
-	cmd := exec.Command(bin, "-no-guard", "-mcp", "stdio", "-token", "tok")
+	cmd := exec.Command(bin, append([]string{"-no-guard", "-mcp", "stdio", "-token", "tok"}, flags...)...)
 	cmd.Env = env
 	client := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "0"}, nil)
 	sess, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -226,7 +244,7 @@ func TestSweepAtStart(t *testing.T) {
 	defer sess.Close()
 	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "command_start", Arguments: map[string]any{"argv": []string{"sleep", "1003"}}})
 	if err != nil || res.IsError {
-		t.Fatalf("command_start: %v %+v", err, res)
+		t.Fatalf("command_start: %v %+v", err, res.Content[0])
 	}
 	m, _ := filepath.Glob(filepath.Join(tmp, "shinken-cmd.*"))
 	m = slices.DeleteFunc(m, func(d string) bool { return d == held })
@@ -234,6 +252,11 @@ func TestSweepAtStart(t *testing.T) {
 		t.Fatalf("command folders %q", m)
 	}
 	left := m[0]
+	if fi, err := os.Stat(left); err != nil {
+		t.Fatal(err)
+	} else if own := fi.Sys().(*syscall.Stat_t).Uid; (len(flags) > 0) != (own != uint32(os.Geteuid())) {
+		t.Fatalf("the command's folder belongs to uid %d (flags %q)", own, flags)
+	}
 	var pid int
 	deadline := time.Now().Add(time.Minute)
 	for pid == 0 {
@@ -250,7 +273,7 @@ func TestSweepAtStart(t *testing.T) {
 		t.Fatalf("the killed daemon's command folder is already gone (%v): nothing to sweep", err)
 	}
 
-	next := exec.Command(bin, "-no-guard", "-listen", "127.0.0.1:0", "-token", "tok")
+	next := exec.Command(bin, append([]string{"-no-guard", "-listen", "127.0.0.1:0", "-token", "tok"}, flags...)...)
 	next.Env = env
 	startCmd(t, next) // the sweep is done before the daemon listens
 	if _, err := os.Stat(left); !os.IsNotExist(err) {

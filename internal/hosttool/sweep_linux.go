@@ -2,8 +2,10 @@ package hosttool
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,12 +26,14 @@ import (
 const sweepSetup = time.Minute
 
 // SweepCommands removes from dir (the agent's temporary folder) the
-// background commands' folders that no live process holds: of those that
-// are folders (not links) owned by this process's user, each whose holder
-// is not running and that no process has open (a file or its working
-// directory in it). It returns the folders removed; an unreadable dir is
-// an error, a folder it cannot remove is left and skipped.
-func SweepCommands(dir string) ([]string, error) {
+// background commands' and shells' folders that no live process holds: of
+// those that are folders (not links) owned by this process's user or by
+// one of owners (the agent's user, when its commands run as another), each
+// whose holder is not running and that no process has open (a file or its
+// working directory in it). It returns the folders removed; an unreadable
+// dir is an error, a folder it cannot remove is left and skipped. A folder
+// of another user is removed without following any link in it.
+func SweepCommands(dir string, owners ...uint32) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -38,7 +42,7 @@ func SweepCommands(dir string) ([]string, error) {
 	var cands []string
 	owned := map[key]string{} // the folders' files and the folders themselves, to their folder
 	for _, e := range ents {
-		if !cmdDirRE.MatchString(e.Name()) {
+		if !cmdDirRE.MatchString(e.Name()) && !shellDirRE.MatchString(e.Name()) {
 			continue
 		}
 		d := filepath.Join(dir, e.Name())
@@ -47,7 +51,7 @@ func SweepCommands(dir string) ([]string, error) {
 			continue
 		}
 		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok || int(st.Uid) != os.Geteuid() {
+		if !ok || int(st.Uid) != os.Geteuid() && !slices.Contains(owners, st.Uid) {
 			continue
 		}
 		if holderAlive(d) || time.Since(fi.ModTime()) < sweepSetup && !exists(filepath.Join(d, "hpid")) {
@@ -55,7 +59,13 @@ func SweepCommands(dir string) ([]string, error) {
 		}
 		cands = append(cands, d)
 		owned[key{uint64(st.Dev), st.Ino}] = d
-		inner, _ := os.ReadDir(d)
+		inner, err := readDirMax(d, maxSweptFiles)
+		if err != nil {
+			// Not one of ours, or not as a holder leaves it: left alone.
+			delete(owned, key{uint64(st.Dev), st.Ino})
+			cands = cands[:len(cands)-1]
+			continue
+		}
 		for _, f := range inner {
 			if fi, err := os.Lstat(filepath.Join(d, f.Name())); err == nil {
 				if st, ok := fi.Sys().(*syscall.Stat_t); ok {
@@ -104,10 +114,31 @@ func SweepCommands(dir string) ([]string, error) {
 	return removed, nil
 }
 
+// maxSweptFiles bounds the entries of a folder the sweep removes: a
+// command's or a shell's folder holds a handful.
+const maxSweptFiles = 64
+
+// readDirMax reads folder d's entries, an error past max of them.
+func readDirMax(d string, max int) ([]os.DirEntry, error) {
+	f, err := os.OpenFile(d, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(max + 1)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if len(ents) > max {
+		return nil, errors.New("too many entries")
+	}
+	return ents, nil
+}
+
 // holderAlive reports whether the holder that folder d's hpid names (its
 // pid and start time) still runs, as this process sees it.
 func holderAlive(d string) bool {
-	b, err := os.ReadFile(filepath.Join(d, "hpid"))
+	b, err := readSmall(filepath.Join(d, "hpid"))
 	if err != nil {
 		return false
 	}
@@ -125,6 +156,26 @@ func holderAlive(d string) bool {
 	}
 	rest := strings.Fields(string(stat[i+1:]))
 	return len(rest) > 19 && rest[19] == f[1]
+}
+
+// readSmall reads the regular file p, never through a link, never
+// waiting on a fifo or a device another user may have put there, and at
+// most 128 bytes of it.
+func readSmall(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	b := make([]byte, 128)
+	n, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return b[:n], nil
 }
 
 func exists(p string) bool {

@@ -1,12 +1,16 @@
 package hosttool_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+
+	"shinken.dev/go/internal/citest"
 
 	"shinken.dev/go/internal/hosttool"
 )
@@ -78,5 +82,69 @@ func TestSweepCommands(t *testing.T) {
 	}
 	if _, err := hosttool.SweepCommands(filepath.Join(dir, "missing")); err == nil {
 		t.Error("a missing folder swept without an error")
+	}
+}
+
+// TestSweepOtherOwners: the folders of commands and shells that ran as the
+// agent's user go too when the sweep is told that user, and never
+// otherwise; a folder whose hpid is a fifo or a link does not stall the
+// sweep, and a folder with more files than a holder leaves is left alone.
+func TestSweepOtherOwners(t *testing.T) {
+	if os.Geteuid() != 0 {
+		citest.Skip(t, "giving a folder to another user needs root")
+	}
+	const agent = 65534
+	dir := t.TempDir()
+	mk := func(name string, uid int) string {
+		d := filepath.Join(dir, name)
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "o.0"), []byte("output"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(d, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	shell := mk("shinken-shell.Shell000", 0) // a shell's folder, its holder gone
+	os.WriteFile(filepath.Join(shell, "hpid"), []byte("999999999\n"), 0o600)
+	agentCmd := mk("shinken-cmd.Agent000", agent) // a command of the agent's user
+	os.WriteFile(filepath.Join(agentCmd, "hpid"), []byte("999999999 1\n"), 0o600)
+	fifo := mk("shinken-cmd.Fifo0000", agent) // its hpid a fifo no one writes
+	if err := syscall.Mkfifo(filepath.Join(fifo, "hpid"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := mk("shinken-cmd.Link0000", agent) // its hpid a link to this process's stat
+	os.Symlink("/proc/self/stat", filepath.Join(link, "hpid"))
+	crowded := mk("shinken-cmd.Crowded0", agent) // not as a holder leaves it
+	os.WriteFile(filepath.Join(crowded, "hpid"), []byte("999999999 1\n"), 0o600)
+	for i := range 100 {
+		os.WriteFile(filepath.Join(crowded, fmt.Sprint(i)), nil, 0o600)
+	}
+	stranger := mk("shinken-cmd.Strange0", agent+1) // another user's
+	os.WriteFile(filepath.Join(stranger, "hpid"), []byte("999999999 1\n"), 0o600)
+
+	// Without the agent's uid, only this process's own go.
+	removed, err := hosttool.SweepCommands(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{shell}; !slices.Equal(removed, want) {
+		t.Fatalf("removed %q, want %q", removed, want)
+	}
+	removed, err = hosttool.SweepCommands(dir, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(removed)
+	if want := []string{agentCmd, fifo, link}; !slices.Equal(removed, want) {
+		t.Fatalf("removed %q, want %q", removed, want)
+	}
+	for _, d := range []string{crowded, stranger} {
+		if _, err := os.Stat(filepath.Join(d, "o.0")); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
 	}
 }

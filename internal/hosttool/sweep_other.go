@@ -4,4 +4,4 @@ package hosttool
 
 // SweepCommands finds which process holds a folder through /proc, which
 // this system lacks: it removes nothing.
-func SweepCommands(dir string) ([]string, error) { return nil, nil }
+func SweepCommands(dir string, owners ...uint32) ([]string, error) { return nil, nil }
