@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,16 +72,8 @@ func toolRig(t *testing.T, root string) (*client.Client, *seen) {
 	if _, err := plugintest.Connect(ctx, h, m, "", guard); err != nil {
 		t.Fatal(err)
 	}
-	rt := shinken.NewRuntime(headless.New(nil), &shinken.RuntimeOptions{Token: "t", Executor: osexec.New(nil), Authorizer: gate.New(h, nil)})
-	srv := httptest.NewServer(rt)
-	t.Cleanup(func() { srv.Close(); rt.Close() })
-	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	c, err := client.Dial(ctx, proxy.URL, &client.DialOptions{Token: "t", Home: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c, rec
+	url, _ := schematest.ServeURL(t, headless.New(nil), &shinken.RuntimeOptions{Executor: osexec.New(nil), Authorizer: gate.New(h, nil)})
+	return schematest.Dial(t, url, &client.DialOptions{Home: root}), rec
 }
 
 // TestMachineToolsJudgedByWhatTheyDo drives every file tool under a

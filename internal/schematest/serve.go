@@ -19,6 +19,15 @@ import (
 // users, who link no validator.
 func Serve(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions) *client.Client {
 	t.Helper()
+	url, token := ServeURL(t, b, opts)
+	return Dial(t, url, &client.DialOptions{Token: token})
+}
+
+// ServeURL is Serve without the client: it returns the proxy's URL and
+// the runtime's token, for a test that dials more than one session or
+// dials with options of its own (Dial).
+func ServeURL(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions) (url, token string) {
+	t.Helper()
 	o := shinken.RuntimeOptions{}
 	if opts != nil {
 		o = *opts
@@ -32,10 +41,23 @@ func Serve(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions) *clien
 		srv.Close()
 		rt.Close()
 	})
-	proxy := NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	return NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http")).URL, o.Token
+}
+
+// Dial dials url with opts (token "t" unless opts names one) within a
+// minute, failing t if it cannot; the client is closed when the test ends.
+func Dial(t testing.TB, url string, opts *client.DialOptions) *client.Client {
+	t.Helper()
+	o := client.DialOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Token == "" {
+		o.Token = "t"
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := client.Dial(ctx, proxy.URL, &client.DialOptions{Token: o.Token})
+	c, err := client.Dial(ctx, url, &o)
 	if err != nil {
 		t.Fatalf("schematest: dial the runtime: %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,18 +51,8 @@ func commandRig(t *testing.T, maxTimeout time.Duration) (dial func() *client.Cli
 	t.Helper()
 	t.Setenv("TMPDIR", t.TempDir()) // the runtime's commands make their folders there
 	rec = &intents{}
-	rt := shinken.NewRuntime(headless.New(nil), &shinken.RuntimeOptions{Token: "t", Executor: osexec.New(nil), Authorizer: rec, Exec: shinken.ExecOptions{MaxTimeout: maxTimeout}})
-	srv := httptest.NewServer(rt)
-	t.Cleanup(func() { srv.Close(); rt.Close() })
-	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	return func() *client.Client {
-		c, err := client.Dial(t.Context(), proxy.URL, &client.DialOptions{Token: "t"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}, rec
+	url, _ := schematest.ServeURL(t, headless.New(nil), &shinken.RuntimeOptions{Executor: osexec.New(nil), Authorizer: rec, Exec: shinken.ExecOptions{MaxTimeout: maxTimeout}})
+	return func() *client.Client { return schematest.Dial(t, url, nil) }, rec
 }
 
 // outputUntil reads the command's whole kept output until it contains

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,7 +30,6 @@ func execRig(t testing.TB) (*client.Client, *atomic.Bool) {
 // execRigWith is execRig with the client's options (a token is added).
 func execRigWith(t testing.TB, opts *client.DialOptions) (*client.Client, *atomic.Bool) {
 	t.Helper()
-	ctx := t.Context()
 	deny := &atomic.Bool{}
 	auth := shinken.AuthorizerFunc(func(_ context.Context, req shinken.AuthRequest) error {
 		if deny.Load() {
@@ -39,20 +37,8 @@ func execRigWith(t testing.TB, opts *client.DialOptions) (*client.Client, *atomi
 		}
 		return nil
 	})
-	rt := shinken.NewRuntime(headless.New(nil), &shinken.RuntimeOptions{Token: "t", Executor: osexec.New(nil), Authorizer: auth})
-	srv := httptest.NewServer(rt)
-	t.Cleanup(func() { srv.Close(); rt.Close() })
-	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	o := client.DialOptions{}
-	if opts != nil {
-		o = *opts
-	}
-	o.Token = "t"
-	c, err := client.Dial(ctx, proxy.URL, &o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	url, _ := schematest.ServeURL(t, headless.New(nil), &shinken.RuntimeOptions{Executor: osexec.New(nil), Authorizer: auth})
+	c := schematest.Dial(t, url, opts)
 	return c, deny
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"image"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -22,16 +21,7 @@ import (
 // and returns a client connected to it.
 func locRig(t testing.TB, b shinken.Backend, feed *shinken.Feed) *client.Client {
 	t.Helper()
-	rt := shinken.NewRuntime(b, &shinken.RuntimeOptions{Token: "t", Feed: feed})
-	srv := httptest.NewServer(rt)
-	t.Cleanup(func() { srv.Close(); rt.Close() })
-	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	c, err := client.Dial(t.Context(), proxy.URL, &client.DialOptions{Token: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return schematest.Serve(t, b, &shinken.RuntimeOptions{Feed: feed})
 }
 
 func launched(t testing.TB, apps ...string) *headless.Desktop {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -281,16 +280,7 @@ func TestShellBounded(t *testing.T) {
 // shellRig is execRig with the runtime's exec MaxTimeout set.
 func shellRig(t *testing.T, maxTimeout time.Duration) *client.Client {
 	t.Helper()
-	rt := shinken.NewRuntime(headless.New(nil), &shinken.RuntimeOptions{Token: "t", Executor: osexec.New(nil), Exec: shinken.ExecOptions{MaxTimeout: maxTimeout}})
-	srv := httptest.NewServer(rt)
-	t.Cleanup(func() { srv.Close(); rt.Close() })
-	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	c, err := client.Dial(t.Context(), proxy.URL, &client.DialOptions{Token: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return schematest.Serve(t, headless.New(nil), &shinken.RuntimeOptions{Executor: osexec.New(nil), Exec: shinken.ExecOptions{MaxTimeout: maxTimeout}})
 }
 
 // TestShellOutlivesMaxTimeout: the shell holds its variables past the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,16 +29,7 @@ import (
 // running on this machine with env, judged by auth (nil allows all).
 func windowRig(t *testing.T, desk shinken.Backend, env []string, auth shinken.Authorizer) *client.Client {
 	t.Helper()
-	rt := shinken.NewRuntime(desk, &shinken.RuntimeOptions{Token: "t", Executor: osexec.New(&osexec.Options{Env: env}), Authorizer: auth})
-	srv := httptest.NewServer(rt)
-	t.Cleanup(func() { srv.Close(); rt.Close() })
-	proxy := schematest.NewProxy(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
-	c, err := client.Dial(t.Context(), proxy.URL, &client.DialOptions{Token: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return schematest.Serve(t, desk, &shinken.RuntimeOptions{Executor: osexec.New(&osexec.Options{Env: env}), Authorizer: auth})
 }
 
 // windowTitled waits until a window whose title contains title
