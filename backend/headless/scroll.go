@@ -34,22 +34,7 @@ func (w *Window) AddScrollView(label string, height int) *ScrollView {
 }
 
 // add appends c to the view's content.
-func (s *ScrollView) add(c control) {
-	w := s.win
-	b := c.base()
-	w.d.lock()
-	defer w.d.unlock()
-	b.id, b.win, b.parent = w.d.newID(), w, s
-	if w.closed {
-		return
-	}
-	w.d.objects[b.id] = c
-	s.kids = append(s.kids, c)
-	if w.shown {
-		w.relayout()
-		s.changed()
-	}
-}
+func (s *ScrollView) add(c control) { s.win.place(c, s) }
 
 // AddLabel adds a line of text to the view, wrapped to its width.
 func (s *ScrollView) AddLabel(text string) *Label { return addLabel(s, text) }

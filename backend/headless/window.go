@@ -171,19 +171,33 @@ func (w *Window) Focus(c Widget) {
 }
 
 // add appends c to the window, assigning it an id.
-func (w *Window) add(c control) {
+func (w *Window) add(c control) { w.place(c, nil) }
+
+// place assigns c an id and appends it to the scroll view in, or to the
+// window itself when in is nil; a shown window is laid out again, and
+// what holds c reports the change.
+func (w *Window) place(c control, in *ScrollView) {
 	b := c.base()
 	w.d.lock()
 	defer w.d.unlock()
-	b.id, b.win = w.d.newID(), w
+	b.id, b.win, b.parent = w.d.newID(), w, in
 	if w.closed {
 		return
 	}
 	w.d.objects[b.id] = c
-	w.widgets = append(w.widgets, c)
-	if w.shown {
-		w.relayout()
-		c.base().changed()
+	if in != nil {
+		in.kids = append(in.kids, c)
+	} else {
+		w.widgets = append(w.widgets, c)
+	}
+	if !w.shown {
+		return
+	}
+	w.relayout()
+	if in != nil {
+		in.changed()
+	} else {
+		b.changed()
 	}
 }
 
