@@ -35,9 +35,14 @@
 // tracing on or off anywhere.
 //
 // The third argument takes the [shinken.RuntimeOptions] of the Runtime (an
-// Executor for exec, an Authorizer, a Feed...); nil means the defaults. An
-// agent's test binary links this package's helpers and the client, not the
-// suite's machinery: no schema validator comes with it.
+// Authorizer, a Feed...); nil means the defaults, which run no commands:
+// an agent that calls Exec needs an Executor,
+//
+//	c := shinkentest.Serve(t, desk, &shinken.RuntimeOptions{Executor: osexec.New(nil)})
+//
+// (osexec is shinken.dev/go/backend/osexec). An agent's test binary links
+// this package's helpers and the client, not the suite's machinery: no
+// schema validator comes with it.
 //
 // # The conformance suite
 //

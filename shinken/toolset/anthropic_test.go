@@ -306,6 +306,23 @@ func TestAnthropicRefusesBadInput(t *testing.T) {
 	}
 }
 
+// TestAnthropicZoomNamesTheVersion: zoom under computer_20250124, which has
+// no zoom, is an error that names the versions that have it and the option
+// that picks one.
+func TestAnthropicZoomNamesTheVersion(t *testing.T) {
+	k := newDesk(t, 1280, 800, "form")
+	a := newAnthropic(t, k, &toolset.AnthropicOptions{Version: toolset.Computer20250124})
+	r, err := a.Call(k.ctx, "computer", json.RawMessage(`{"action": "zoom", "region": [0, 0, 100, 80]}`))
+	if err == nil || !r.IsError {
+		t.Fatalf("zoom under %s: %v, %+v; want an error", toolset.Computer20250124, err, r)
+	}
+	for _, want := range []string{"AnthropicOptions.Version", string(toolset.Computer20251124), string(toolset.ComputerToolset20260801)} {
+		if !strings.Contains(r.Text, want) {
+			t.Errorf("the error %q does not name %s", r.Text, want)
+		}
+	}
+}
+
 // The 2025 versions: one "computer" tool, the action in the input, the
 // display size in the definition.
 func TestAnthropicComputer20251124(t *testing.T) {
