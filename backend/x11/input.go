@@ -177,7 +177,6 @@ func (b *Backend) Key(ctx context.Context, ev shinken.KeyEvent) error {
 		}
 		if h.spare != nil {
 			h.spare.held, h.spare.used = false, time.Now()
-			k.scheduleRestore()
 		}
 		return nil
 	}
@@ -228,8 +227,8 @@ func (b *Backend) capsLock() bool {
 // it has it (with Shift as needed), else from a spare keycode remapped for
 // it. Newlines type Return and tabs Tab. A Shift held through Key is let
 // go while typing and pressed again after, and Type leaves no key down of
-// its own, whatever happens. Spare keycodes are emptied again shortly
-// after.
+// its own, whatever happens. Spare keycodes are emptied again when the
+// backend closes.
 func (b *Backend) Type(ctx context.Context, text string) (err error) {
 	if err := b.inputReady(ctx); err != nil {
 		return err
@@ -273,7 +272,6 @@ func (b *Backend) Type(ctx context.Context, text string) (err error) {
 		for _, code := range userShifts {
 			k.fake(xproto.KeyPress, code)
 		}
-		k.scheduleRestore()
 		if syncErr := b.sync(); err == nil && syncErr != nil {
 			err = fmt.Errorf("x11: typing: %w", syncErr)
 		}

@@ -19,14 +19,14 @@ import (
 // is what Chromium's remoting host waits for the same reason.
 const remapGrace = 200 * time.Millisecond
 
-// restoreGrace is how long a spare keeps the character it was mapped to
-// before it is emptied again. Emptying is only tidiness (spare keycodes
-// have no key on any keyboard), while emptying too early loses the
-// character: a client still behind on its events (a loaded machine, an app
-// busy painting) translates the keycode to nothing. So it waits far longer
-// than remapGrace, which stays as short as it can for a long text that
-// needs more characters than there are spares.
-const restoreGrace = 2 * time.Second
+// Spare keycodes keep the characters they were mapped to until the
+// backend closes: emptying them is only tidiness (they have no key on any
+// keyboard), and every mapping change is an event a client handles in its
+// own time. Chromium reloads its keyboard layout for one after it has
+// answered the pings mappingSeen sends, and a shortcut that comes while it
+// does is lost: a ctrl+a sent then selected nothing, and typing appended
+// to a text it should have replaced. A spare is remapped only for a
+// character typed, just before the keys that need it.
 
 // keyboard is the core keyboard mapping as we know it, the pool of spare
 // keycodes we remap for characters the keyboard lacks, and the keys held
@@ -35,16 +35,15 @@ type keyboard struct {
 	b     *Backend
 	stale atomic.Bool // the server announced a mapping change
 
-	mu       sync.Mutex
-	loaded   bool
-	pos      map[xproto.Keysym]keyPos // where each keysym of the layout is
-	shifts   map[xproto.Keycode]bool  // keycodes bound to Shift_L or Shift_R
-	shift    xproto.Keycode           // the Shift keycode we press ourselves
-	spares   []*spareKey
-	down     map[xproto.Keycode]int // keycodes held through Key, with a count of reasons
-	held     map[xproto.Keysym]heldKey
-	restorer *time.Timer
-	closed   bool
+	mu     sync.Mutex
+	loaded bool
+	pos    map[xproto.Keysym]keyPos // where each keysym of the layout is
+	shifts map[xproto.Keycode]bool  // keycodes bound to Shift_L or Shift_R
+	shift  xproto.Keycode           // the Shift keycode we press ourselves
+	spares []*spareKey
+	down   map[xproto.Keycode]int // keycodes held through Key, with a count of reasons
+	held   map[xproto.Keysym]heldKey
+	closed bool
 }
 
 // keyPos is where a keysym is: its keycode and whether it needs Shift.
@@ -289,41 +288,6 @@ func (b *Backend) mappingSeen(ctx context.Context) error {
 // mappingWait bounds mappingSeen's wait for a window that never answers.
 const mappingWait = 500 * time.Millisecond
 
-// scheduleRestore arranges for the spares we mapped to be emptied once
-// their grace period is over.
-func (k *keyboard) scheduleRestore() {
-	var next time.Time
-	for _, s := range k.spares {
-		if s.sym != 0 && !s.held && (next.IsZero() || s.used.Before(next)) {
-			next = s.used
-		}
-	}
-	if next.IsZero() || k.closed {
-		return
-	}
-	wait := time.Until(next.Add(restoreGrace))
-	if k.restorer == nil {
-		k.restorer = time.AfterFunc(wait, k.restoreDue)
-	} else {
-		k.restorer.Reset(wait)
-	}
-}
-
-func (k *keyboard) restoreDue() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.closed {
-		return
-	}
-	now := time.Now()
-	for _, s := range k.spares {
-		if s.sym != 0 && !s.held && now.Sub(s.used) >= restoreGrace {
-			k.remap(s, 0)
-		}
-	}
-	k.scheduleRestore()
-}
-
 // fake sends one XTest event. Errors surface at the next round trip.
 func (k *keyboard) fake(kind byte, code xproto.Keycode) {
 	xtest.FakeInput(k.b.conn, kind, byte(code), 0, k.b.root, 0, 0, 0)
@@ -368,14 +332,11 @@ func (k *keyboard) shiftDown() bool {
 }
 
 // close releases every key held through Key and empties the spares, once
-// their grace period is over.
+// the last characters typed have had remapGrace to reach their clients.
 func (k *keyboard) close() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.closed = true
-	if k.restorer != nil {
-		k.restorer.Stop()
-	}
 	for code := range k.down {
 		k.fake(xproto.KeyRelease, code)
 	}
