@@ -128,12 +128,15 @@ const shellTypeText = shellDirCheck + `printf '%s' "$2" >"$1/in"`
 
 // shellLineText: /proc/<shell>/stat's fields after the command's name are
 // state ppid pgrp session tty_nr tpgid: $5 and $8 once $1 and $2 are
-// kept.
+// kept. A foreground process that is the shell's own program is a
+// subshell, or a child not yet become the program it runs: it is named as
+// such, not as the shell.
 const shellLineText = shellDirCheck + `read -r h <"$1/hpid" && [ -r "/proc/$h/stat" ] || { echo "no such shell" >&2; exit 3; }
 [ "/proc/$h/exe" -ef /bin/sh ] || { echo "the shell is not /bin/sh, the shell its lines are judged as" >&2; exit 7; }
 set -- "$1" "$2" $(cut -d')' -f2- "/proc/$h/stat")
 if [ "$8" != "$5" ]; then
-  w=$(tr '\0' ' ' <"/proc/$8/cmdline" 2>/dev/null | tr -d '\001-\037\177' | cut -c 1-200) w=${w%' '}
+  w=
+  [ "/proc/$8/exe" -ef "/proc/$h/exe" ] || w=$(tr '\0' ' ' <"/proc/$8/cmdline" 2>/dev/null | tr -d '\001-\037\177' | cut -c 1-200) w=${w%' '}
   echo "${w:-a program the shell started} runs in the foreground" >&2
   exit 5
 fi
