@@ -89,7 +89,7 @@ d=$(mktemp -d "${TMPDIR:-/tmp}/shinken-shell.XXXXXXXX") || exit 125
 case $d in *[!A-Za-z0-9_./-]*) rm -rf -- "$d"; echo "the temporary folder's name $d holds characters a prompt would read" >&2; exit 125 ;; esac
 mkfifo -m 600 "$d/in" "$d/ctl" || exit 125
 e=$(printf '\033') b=$(printf '\007')
-printf "PS1='%s]777;%s;\$?%s\$(: >%s/ready)'\nPS2='%s]777;%s;more%s'\nunset ENV PROMPT_COMMAND\ncase \${BASH_VERSION-} in ?*) set +H +B ;; esac\n" "$e" "$m" "$b" "$d" "$e" "$m" "$b" >"$d/rc"
+printf "PS1='%s]777;%s;\$?%s\$(: >|%s/ready)'\nPS2='%s]777;%s;more%s'\nunset ENV PROMPT_COMMAND\ncase \${BASH_VERSION-} in ?*) set +H +B ;; esac\n" "$e" "$m" "$b" "$d" "$e" "$m" "$b" >"$d/rc"
 printf '%s\n' "$d"
 (
   exec 4<>"$d/ctl" 3<&- 0</dev/null >/dev/null 2>&1
@@ -140,7 +140,7 @@ if [ "$8" != "$5" ]; then
   echo "${w:-a program the shell started} runs in the foreground" >&2
   exit 5
 fi
-[ "$(stty -g -F "$(cat "$1/tty")")" = "$(cat "$1/termios")" ] || { echo "the terminal's settings are not those the shell started with" >&2; exit 7; }
+[ "$(stty -g -F "$(cat "$1/tty")")" = "$(cat "$1/termios")" ] || { echo "the terminal's settings are not those the shell started with (a program changed them): close the shell to start a new one" >&2; exit 7; }
 rm "$1/ready" 2>/dev/null || { echo "the shell is not at its prompt: it runs the line typed before, or waits for the rest of a line" >&2; exit 6; }
 printf '%s' "$2" >"$1/in"`
 

@@ -155,7 +155,8 @@ func (s *liveShell) foregroundTaken() {
 func TestShellLineForeground(t *testing.T) {
 	citest.NeedPrograms(t, "script", "flock", "git")
 	s := startShell(t, "/bin/sh")
-	if code, stderr := s.run(hosttool.ShellLine, "echo typed-$((6*7))\n"); code != 0 {
+	// noclobber does not keep the prompt from marking itself ready.
+	if code, stderr := s.run(hosttool.ShellLine, "set -C; echo typed-$((6*7))\n"); code != 0 {
 		t.Fatalf("a line at the prompt: exit %d %s", code, stderr)
 	}
 	s.prompts(2)
@@ -214,6 +215,19 @@ func TestShellLineForeground(t *testing.T) {
 	s.prompts(5)
 	if out := s.output(); !strings.Contains(out, "commit-exit=1") || !strings.Contains(out, "editor") {
 		t.Fatalf("git commit with no message: %q", out)
+	}
+
+	// An interrupt at the prompt prints it again, ready again, although
+	// the last one's mark is still there (and noclobber is on).
+	if code, stderr := s.run(hosttool.ShellControl, "int", "", ""); code != 0 {
+		t.Fatalf("interrupt: exit %d %s", code, stderr)
+	}
+	s.prompts(6)
+	if out := s.output(); strings.Contains(out, "cannot create") || strings.Contains(out, "exists") {
+		t.Fatalf("the prompt failed to mark itself ready: %q", out)
+	}
+	if code, stderr := s.run(hosttool.ShellLine, "echo after-interrupt\n"); code != 0 {
+		t.Fatalf("a line after an interrupt at the prompt: exit %d %s", code, stderr)
 	}
 
 	bash := startShell(t, "/bin/bash")
