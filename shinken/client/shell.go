@@ -98,7 +98,8 @@ type ShellOptions struct {
 // the shell would not read it as a command line. Nothing was typed.
 type NotReadingError struct {
 	// Foreground is the program (its command line) in the terminal's
-	// foreground, that would have read the input; "" when it is the
+	// foreground, that would have read the input ("a program the shell
+	// started" for a subshell, or a child not yet its program); "" when it is the
 	// shell that is busy: it runs the line typed before (read, a list of
 	// commands), or waits for the rest of a line.
 	Foreground string
