@@ -44,9 +44,9 @@ const ToolShell = "shell"
 // shell the line is judged as, see Intent.Line), its process group is
 // the terminal's foreground one (nothing it started runs in the
 // foreground), it has printed its primary prompt since the last line was
-// typed (PS1 makes the file "ready" after its marker; ShellLine removes
-// it: one line per prompt, so no line typed before is unread, in the
-// fifo or the terminal's queue), and the terminal's settings are those it
+// typed (PS1 writes 1 to the file "ready" after its marker; ShellLine
+// writes 0: one line per prompt, so no line typed before is unread, in
+// the fifo or the terminal's queue), and the terminal's settings are those it
 // started with (no other character ends a line). The line is one line
 // (a newline inside would reach whatever the first line starts) with no
 // control character (an erase or a kill-line would make the shell read
@@ -89,7 +89,7 @@ d=$(mktemp -d "${TMPDIR:-/tmp}/shinken-shell.XXXXXXXX") || exit 125
 case $d in *[!A-Za-z0-9_./-]*) rm -rf -- "$d"; echo "the temporary folder's name $d holds characters a prompt would read" >&2; exit 125 ;; esac
 mkfifo -m 600 "$d/in" "$d/ctl" || exit 125
 e=$(printf '\033') b=$(printf '\007')
-printf "PS1='%s]777;%s;\$?%s\$(: >|%s/ready)'\nPS2='%s]777;%s;more%s'\nunset ENV PROMPT_COMMAND\ncase \${BASH_VERSION-} in ?*) set +H +B ;; esac\n" "$e" "$m" "$b" "$d" "$e" "$m" "$b" >"$d/rc"
+printf "PS1='%s]777;%s;\$?%s\$(echo 1 >|%s/ready)'\nPS2='%s]777;%s;more%s'\nunset ENV PROMPT_COMMAND\ncase \${BASH_VERSION-} in ?*) set +H +B ;; esac\n" "$e" "$m" "$b" "$d" "$e" "$m" "$b" >"$d/rc"
 printf '%s\n' "$d"
 (
   exec 4<>"$d/ctl" 3<&- 0</dev/null >/dev/null 2>&1
@@ -126,22 +126,24 @@ const shellDirCheck = `[ ! -L "$1" ] && [ -p "$1/in" ] && [ ! -L "$1/in" ] && ex
 
 const shellTypeText = shellDirCheck + `printf '%s' "$2" >"$1/in"`
 
-// shellLineText: /proc/<shell>/stat's fields after the command's name are
-// state ppid pgrp session tty_nr tpgid: $5 and $8 once $1 and $2 are
-// kept. A foreground process that is the shell's own program is a
-// subshell, or a child not yet become the program it runs: it is named as
-// such, not as the shell.
-const shellLineText = shellDirCheck + `read -r h <"$1/hpid" && [ -r "/proc/$h/stat" ] || { echo "no such shell" >&2; exit 3; }
+// shellLineText: /proc/<shell>/stat's fields after the command's name
+// (which ends at the last ") ") are state ppid pgrp session tty_nr tpgid:
+// $5 and $8 once $1 and $2 are kept. A foreground process that is the
+// shell's own program is a subshell, or a child not yet become the
+// program it runs: it is named as such, not as the shell. It runs two
+// programs (flock, stty): the rest is the shell's own.
+const shellLineText = shellDirCheck + `read -r h <"$1/hpid" && read -r st <"/proc/$h/stat" || { echo "no such shell" >&2; exit 3; }
 [ "/proc/$h/exe" -ef /bin/sh ] || { echo "the shell is not /bin/sh, the shell its lines are judged as" >&2; exit 7; }
-set -- "$1" "$2" $(cut -d')' -f2- "/proc/$h/stat")
+set -- "$1" "$2" ${st##*) }
 if [ "$8" != "$5" ]; then
   w=
   [ "/proc/$8/exe" -ef "/proc/$h/exe" ] || w=$(tr '\0' ' ' <"/proc/$8/cmdline" 2>/dev/null | tr -d '\001-\037\177' | cut -c 1-200) w=${w%' '}
   echo "${w:-a program the shell started} runs in the foreground" >&2
   exit 5
 fi
-[ "$(stty -g -F "$(cat "$1/tty")")" = "$(cat "$1/termios")" ] || { echo "the terminal's settings are not those the shell started with (a program changed them): close the shell to start a new one" >&2; exit 7; }
-rm "$1/ready" 2>/dev/null || { echo "the shell is not at its prompt: it runs the line typed before, or waits for the rest of a line" >&2; exit 6; }
+read -r t <"$1/tty" && read -r g <"$1/termios" && [ "$(stty -g -F "$t")" = "$g" ] || { echo "the terminal's settings are not those the shell started with (a program changed them): close the shell to start a new one" >&2; exit 7; }
+{ read -r r <"$1/ready"; } 2>/dev/null && [ "$r" = 1 ] || { echo "the shell is not at its prompt: it runs the line typed before, or waits for the rest of a line" >&2; exit 6; }
+echo 0 >"$1/ready"
 printf '%s' "$2" >"$1/in"`
 
 const shellControlText = `[ ! -L "$1" ] && [ -p "$1/ctl" ] && [ ! -L "$1/ctl" ] && [ -p "$1/in" ] && [ ! -L "$1/in" ] || { echo "no such shell" >&2; exit 3; }
