@@ -83,13 +83,16 @@ var (
 )
 
 // shellStartText: the folder's name goes into PS1 as it is, so it may
-// hold only characters no shell reads specially.
+// hold only characters no shell reads specially. The prompt's mark for
+// ShellLine costs a fork of the shell per prompt, after the command's
+// output and before its marker: bash, which ShellLine refuses, goes
+// without.
 const shellStartText = `sh=$1 cols=$2 rows=$3 m=$4
 d=$(mktemp -d "${TMPDIR:-/tmp}/shinken-shell.XXXXXXXX") || exit 125
 case $d in *[!A-Za-z0-9_./-]*) rm -rf -- "$d"; echo "the temporary folder's name $d holds characters a prompt would read" >&2; exit 125 ;; esac
 mkfifo -m 600 "$d/in" "$d/ctl" || exit 125
 e=$(printf '\033') b=$(printf '\007')
-printf "PS1='%s]777;%s;\$?%s\$(echo 1 >|%s/ready)'\nPS2='%s]777;%s;more%s'\nunset ENV PROMPT_COMMAND\ncase \${BASH_VERSION-} in ?*) set +H +B ;; esac\n" "$e" "$m" "$b" "$d" "$e" "$m" "$b" >"$d/rc"
+printf "PS1='%s]777;%s;\$?%s\$(echo 1 >|%s/ready)'\nPS2='%s]777;%s;more%s'\nunset ENV PROMPT_COMMAND\ncase \${BASH_VERSION-} in ?*) set +H +B; PS1='%s]777;%s;\$?%s' ;; esac\n" "$e" "$m" "$b" "$d" "$e" "$m" "$b" "$e" "$m" "$b" >"$d/rc"
 printf '%s\n' "$d"
 (
   exec 4<>"$d/ctl" 3<&- 0</dev/null >/dev/null 2>&1
