@@ -122,6 +122,12 @@ const (
 	MaxShellOutput = 1 << 20
 	// DefaultShellQuiet is RunOptions.Quiet's default.
 	DefaultShellQuiet = 500 * time.Millisecond
+	// DefaultLinesQuiet is RunOptions.Quiet's default with
+	// ShellOptions.Lines: no input can reach a program there, so a pause
+	// says less, and the prompt forks once (to mark itself ready) between
+	// a command's output and its end's marker, which a loaded machine
+	// can make last.
+	DefaultLinesQuiet = 2 * time.Second
 	// MaxShellInput is the most text one call types, in bytes.
 	MaxShellInput = hosttool.MaxTyped
 )
@@ -512,7 +518,8 @@ type RunOptions struct {
 	// Wait is how long to wait for the command to end; default 10 s.
 	Wait time.Duration
 	// Quiet, when output came and then paused this long, ends the wait
-	// early (a program waiting for input); default DefaultShellQuiet.
+	// early (a program waiting for input); default DefaultShellQuiet
+	// (DefaultLinesQuiet with ShellOptions.Lines).
 	// Negative waits for the end or Wait only.
 	Quiet time.Duration
 	// MaxOutput bounds the output answered, in bytes: the most recent is
@@ -560,6 +567,9 @@ func (s *Shell) Run(ctx context.Context, input string, opts *RunOptions) (*Shell
 	}
 	if o.Quiet == 0 {
 		o.Quiet = DefaultShellQuiet
+		if s.lines {
+			o.Quiet = DefaultLinesQuiet
+		}
 	}
 	if o.MaxOutput <= 0 {
 		o.MaxOutput = DefaultShellOutput
