@@ -44,9 +44,11 @@ const ToolShell = "shell"
 // shell the line is judged as, see Intent.Line), its process group is
 // the terminal's foreground one (nothing it started runs in the
 // foreground), it has printed its primary prompt since the last line was
-// typed (PS1 writes 1 to the file "ready" after its marker; ShellLine
-// writes 0: one line per prompt, so no line typed before is unread, in
-// the fifo or the terminal's queue), and the terminal's settings are those it
+// typed (sh's PS1 writes 1 to the file "ready" after its marker;
+// ShellLine writes 0: one line per prompt, so no line typed before is
+// unread, in the fifo or the terminal's queue; a script cannot ask the
+// queue's length, FIONREAD, and the mark says more: that the shell itself
+// read the line, and is reading again), and the terminal's settings are those it
 // started with (no other character ends a line). The line is one line
 // (a newline inside would reach whatever the first line starts) with no
 // control character (an erase or a kill-line would make the shell read
