@@ -104,7 +104,9 @@ type Options struct {
 	// recognizes it and runs it without asking Plugins (it runs nothing
 	// the agent chose), so a guard that refuses sh takes no tool away
 	// unseen; the window operations themselves are commands the plugins
-	// judge.
+	// judge. Where plugins judge the agent's lines, set its ShellLines:
+	// the shell tool then types a line only at the shell's prompt, as a
+	// guard that allows the shell needs.
 	MCP *mcpserver.Options
 
 	// Page serves the inspector page at / and its endpoint at /inspect:

@@ -69,7 +69,13 @@
 // to: with neither Plugins nor a RuntimeOptions.Authorizer every command
 // the agent sends runs, and New warns so. The package example, and
 // cmd/example by default, run the shipped guard (escouade/guard) as a
-// GoPlugin. With no project configured, the Host knows one named
+// GoPlugin. They allow the agent's shell with each line typed at it judged
+// as a command (guard.Policy.OnInteractive with TypedAtPrompt): the
+// runtime types a judged line only when the shell itself will read it as a
+// command line, never to a program the shell started (a pager, an editor,
+// less's !cmd), and shows text typed as is as dynamic; set
+// mcpserver.Options.ShellLines so that the MCP shell tool types lines so.
+// With no project configured, the Host knows one named
 // "default", so a daemon's gate never refuses for want of a project.
 // Options.Record records the session (the screen, the actions, the trees)
 // to a file that package record reads, the page replays and ExportMain

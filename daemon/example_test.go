@@ -11,12 +11,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/daemon"
 	"shinken.dev/go/escouade/guard"
 	"shinken.dev/go/escouade/manifest"
 	"shinken.dev/go/escouade/plugin"
+	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
 	"shinken.dev/go/shinken/mcpserver"
@@ -38,8 +40,12 @@ func Example() {
 	g, err := guard.New(&guard.Policy{
 		Allow: []string{"ls", "cat", "grep", "find", "git", "python3", "make", "echo", "sed", "head", "tail", "wc", "sort"},
 		Write: []string{workspace},
-		// Dynamic lines ($VAR, $(…), globs) and interactive shells are
-		// refused: the default.
+		// Dynamic lines ($VAR, $(…), globs) are refused: the default. The
+		// shell is allowed, each line typed at it judged: the runtime types
+		// a line only when the shell reads it as a command line, never to
+		// a program it started (a pager, an editor).
+		OnInteractive: protocol.Allow,
+		TypedAtPrompt: true,
 	})
 	if err != nil {
 		panic(err)
@@ -87,6 +93,26 @@ func Example() {
 		}
 		fmt.Printf("%s printed %q\n", tc.what, res.Stdout)
 	}
+	// A shell of command lines (client.ShellOptions.Lines, as the MCP
+	// server's with mcpserver.Options.ShellLines): each line judged.
+	sh, err := c.StartShell(ctx, &client.ShellOptions{Lines: true, Dir: workspace})
+	if err != nil {
+		panic(err)
+	}
+	for _, line := range []struct{ what, line string }{
+		{"cat", "cat notes.txt"},
+		{"rm", "rm -rf " + dir},
+	} {
+		res, err := sh.Run(ctx, line.line, &client.RunOptions{Wait: time.Minute, Quiet: -1})
+		if errors.Is(err, aci.ErrPermissionDenied) {
+			fmt.Println("shell:", line.what, "refused")
+			continue
+		} else if err != nil {
+			panic(err)
+		}
+		fmt.Printf("shell: %s printed %q, exit code %d\n", line.what, res.Output, *res.ExitCode)
+	}
+	sh.Close(ctx)
 	c.Close()
 	stop()
 	fmt.Println("stopped:", <-done)
@@ -96,6 +122,8 @@ func Example() {
 	// find -delete refused
 	// a dynamic line refused
 	// a write in the workspace printed "hi\n"
+	// shell: cat printed "hi\n", exit code 0
+	// shell: rm refused
 	// stopped: <nil>
 }
 

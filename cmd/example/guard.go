@@ -73,7 +73,10 @@ func pluginsFor(cfg config, log *slog.Logger) (*daemon.Plugins, error) {
 
 // guardPlugin is the shipped guard (escouade/guard) as an in-process
 // plugin: -allow's programs by identity, their argument rules, dynamic
-// lines and interactive shells refused, files changed under -write only.
+// lines refused, files changed under -write only. The shell tool is
+// allowed, each line typed at it judged as a command: the runtime types a
+// line only when the shell reads it as one (the MCP server's shell takes
+// command lines, see shellLines), so Policy.TypedAtPrompt holds.
 //
 // On the headless desktop launch_app starts the desktop's own applications
 // by name. On X11 there are no such names: a launch_app is the command it
@@ -92,7 +95,7 @@ func guardPlugin(cfg config) (daemon.GoPlugin, error) {
 			allow = append(allow, name)
 		}
 	}
-	pol := &guard.Policy{Allow: allow, Read: cfg.read, Write: cfg.write}
+	pol := &guard.Policy{Allow: allow, Read: cfg.read, Write: cfg.write, OnInteractive: protocol.Allow, TypedAtPrompt: true}
 	if cfg.backend == "headless" {
 		pol.Apps = headlessApps
 	}

@@ -93,6 +93,84 @@ func (m mcpTools) waitCommand(id string) int {
 	}
 }
 
+// shellCase runs a hostile case through the shell tool: a line that goes
+// to the case's folder and runs it, its stdin as a here-document.
+func (m mcpTools) shellCase(_ context.Context, r aci.ExecRequest) (int, error) {
+	line := "cd " + shellQuote(r.Dir) + " && " + withEnv(r)
+	if r.Stdin != nil {
+		line += " <<'EOF'\n" + *r.Stdin + "\nEOF"
+	}
+	out, code := m.call("shell", map[string]any{"input": line, "wait_ms": 60000})
+	if code != "" {
+		return 0, aci.Errorf(code, "shell")
+	}
+	c, _ := out["exit_code"].(float64)
+	return int(c), nil
+}
+
+// shellRuns types line at the shell tool and answers its output; the line
+// must run to its end with exit code want.
+func (m mcpTools) shellRuns(line string, want int) string {
+	m.t.Helper()
+	res, err := m.sess.CallTool(m.ctx, &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{"input": line, "wait_ms": 120000}})
+	if err != nil || res.IsError {
+		m.t.Fatalf("shell %q: %v %+v", line, err, res)
+	}
+	var out strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			out.WriteString(tc.Text)
+		}
+	}
+	if code, _ := res.StructuredContent.(map[string]any)["exit_code"].(float64); res.StructuredContent == nil || int(code) != want || !strings.Contains(out.String(), "[exit code") {
+		m.t.Fatalf("shell %q: %q, want it ended with exit code %d", line, out.String(), want)
+	}
+	return out.String()
+}
+
+// shellRefusedWhile starts line at the shell tool, a program that keeps
+// the terminal, and checks that typed input is refused while it runs
+// (naming it), never reaching it, and that an interrupt ends it.
+func (m mcpTools) shellRefusedWhile(line, program string) {
+	m.t.Helper()
+	if out, code := m.call("shell", map[string]any{"input": line, "wait_ms": 50}); code != "" || out["running"] != true {
+		m.t.Fatalf("%s: %v %s, want it running", line, out, code)
+	}
+	// The shell hands the terminal to the program a moment after it read
+	// the line: until then input is refused as not at the prompt, then as
+	// the program's. The refusal naming the program is the signal.
+	for {
+		res, err := m.sess.CallTool(m.ctx, &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{"input": "echo reached-" + program}})
+		if err != nil {
+			m.t.Fatal(err)
+		}
+		text := ""
+		if len(res.Content) > 0 {
+			text = res.Content[0].(*mcp.TextContent).Text
+		}
+		if code, _ := res.Meta[mcpserver.ErrorCodeMeta].(string); !res.IsError || aci.Code(code) != aci.CodeInvalidAction {
+			m.t.Fatalf("input while %s runs: %q, want it refused", line, text)
+		}
+		if strings.Contains(text, program+" runs in the shell's foreground") && strings.Contains(text, "command_start") {
+			break
+		}
+		if !strings.Contains(text, "not at its prompt") && !strings.Contains(text, "a program the shell started runs") {
+			m.t.Fatalf("input while %s runs: %q", line, text)
+		}
+	}
+	var out strings.Builder
+	for !strings.Contains(out.String(), "[exit code") {
+		res, err := m.sess.CallTool(m.ctx, &mcp.CallToolParams{Name: "shell", Arguments: map[string]any{"interrupt": true, "wait_ms": 120000}})
+		if err != nil || res.IsError {
+			m.t.Fatalf("interrupt: %v %+v", err, res)
+		}
+		out.WriteString(res.Content[0].(*mcp.TextContent).Text)
+	}
+	if strings.Contains(out.String(), "reached-") {
+		m.t.Fatalf("a refused input reached %s: %q", program, out.String())
+	}
+}
+
 // hostileSample reads the gate's hostile corpus and keeps the first
 // hostilePerClass cases of each class.
 func hostileSample(t *testing.T) []gatetest.Case {
@@ -194,25 +272,18 @@ func TestMCPGuard(t *testing.T) {
 				}
 				return m.waitCommand(id), nil
 			},
-			"shell": func(ctx context.Context, r aci.ExecRequest) (int, error) {
-				line := "cd " + shellQuote(r.Dir) + " && " + withEnv(r)
-				if r.Stdin != nil {
-					line += " <<'EOF'\n" + *r.Stdin + "\nEOF"
-				}
-				out, code := m.call("shell", map[string]any{"input": line, "wait_ms": 60000})
-				if code != "" {
-					return 0, aci.Errorf(code, "shell")
-				}
-				c, _ := out["exit_code"].(float64)
-				return int(c), nil
-			},
+			"shell": m.shellCase,
 		}
 		for _, c := range hostileSample(t) {
 			for _, tool := range []string{"exec", "command_start", "shell"} {
 				o := gatetest.Run(t, c, nil, tools[tool])
+				refusal := aci.CodePermissionDenied
+				if tool == "shell" && (c.Action.Stdin != nil || c.Action.Shell != nil && strings.Contains(*c.Action.Shell, "\n")) {
+					refusal = aci.CodeInvalidAction // the shell takes one line per input: more (a here-document) is refused before any judgment
+				}
 				if !gatetest.Intact(o.Dir) {
 					t.Errorf("%s through %s: the victim is gone (ran: %v, code %d, err %v)", c.Name, tool, o.Ran, o.Code, o.Err)
-				} else if o.Ran || aci.CodeOf(o.Err) != aci.CodePermissionDenied {
+				} else if o.Ran || aci.CodeOf(o.Err) != refusal {
 					// A hostile line the guard let run, harmlessly here:
 					// still not what the default promises.
 					t.Errorf("%s through %s: not refused (ran: %v, code %d, err %v)", c.Name, tool, o.Ran, o.Code, o.Err)
@@ -221,11 +292,43 @@ func TestMCPGuard(t *testing.T) {
 		}
 	})
 
+	// The shell's hostile lines without the guard (and with it, bash, typed
+	// as is): many delete their victim, so the refusals above are of lines
+	// with teeth.
+	t.Run("hostile shell without the guard", func(t *testing.T) {
+		free := start(t, bin, "-no-guard")
+		fs, err := mcp.NewClient(&mcp.Implementation{Name: "go-test", Version: "0"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: mcpURL(free.aci), HTTPClient: &http.Client{Transport: bearerTransport{"tok"}}, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := mcpTools{t: t, ctx: ctx, sess: fs}
+		var deleted []string
+		sample := hostileSample(t)
+		for _, c := range sample {
+			if o := gatetest.Run(t, c, nil, m.shellCase); !gatetest.Intact(o.Dir) {
+				deleted = append(deleted, c.Name)
+			}
+		}
+		fs.Close()
+		free.stop(t)
+		t.Logf("without the guard, %d of %d shell lines deleted their victim: %v", len(deleted), len(sample), deleted)
+		if len(deleted) < len(sample)/2 {
+			t.Errorf("without the guard, only %d of %d shell lines deleted their victim: %v", len(deleted), len(sample), deleted)
+		}
+	})
+
 	// The agent's folder: a repository with the files programs run, and a
 	// link out of it; a victim outside it.
-	gitInit := exec.Command("git", "init", "-q", work)
-	if out, err := gitInit.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
+	for _, args := range [][]string{
+		{"init", "-q", work},
+		{"-C", work, "config", "user.email", "agent@example.com"},
+		{"-C", work, "config", "user.name", "agent"},
+		{"-C", work, "commit", "-q", "--allow-empty", "-m", "the first commit"},
+	} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
 	}
 	files := map[string]string{
 		filepath.Join(work, ".bashrc"):   "# the agent's shell start-up\n",
@@ -334,10 +437,37 @@ func TestMCPGuard(t *testing.T) {
 		if _, err := os.Lstat(moved); err == nil {
 			t.Error("delete left the file")
 		}
-		// The shell tool starts an interactive shell, whose lines the
-		// guard would judge one by one, but not what reads them (a pager
-		// git started, an editor): it is refused unless allowed.
-		m.refused("shell", map[string]any{"input": "ls"})
+		// The shell: an sh whose lines are each judged, typed only when it
+		// reads them as command lines, its pagers and editors off.
+		if out := m.shellRuns("cd "+work+" && ls", 0); !strings.Contains(out, "ok.txt") {
+			t.Errorf("ls: %q", out)
+		}
+		if out := m.shellRuns("echo hello", 0); !strings.HasPrefix(out, "hello\n") {
+			t.Errorf("echo: %q", out)
+		}
+		if out := m.shellRuns("cat ok.txt", 0); !strings.HasPrefix(out, "ok\n") {
+			t.Errorf("cat: %q", out)
+		}
+		if out := m.shellRuns("git log", 0); !strings.Contains(out, "the first commit") {
+			t.Errorf("git log: %q", out)
+		}
+		if out := m.shellRuns("git commit --allow-empty", 1); !strings.Contains(out, "editor") {
+			t.Errorf("git commit without -m: %q, want the editor's failure", out)
+		}
+		if out := m.shellRuns("git log --oneline | wc -l", 0); !strings.HasPrefix(out, "1\n") {
+			t.Errorf("after git commit without -m: %q, want no new commit", out)
+		}
+		m.shellRefusedWhile("cat", "cat")
+		m.shellRefusedWhile("tail -f ok.txt", "tail -f ok.txt")
+		m.refused("shell", map[string]any{"input": "rm -f " + victim})
+		m.refused("shell", map[string]any{"input": "echo rm -f " + victim + " > " + filepath.Join(work, ".bashrc")})
+		if out := m.shellRuns("echo still", 0); !strings.HasPrefix(out, "still\n") {
+			t.Errorf("after the refusals: %q", out)
+		}
+		if b, err := os.ReadFile(victim); err != nil || string(b) != gatetest.VictimText {
+			t.Errorf("the victim: %q %v", b, err)
+		}
+		m.ok("shell", map[string]any{"close": true})
 	})
 	sess.Close()
 	d.stop(t)

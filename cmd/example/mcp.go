@@ -31,7 +31,17 @@ func mcpOptions(cfg config, log *slog.Logger) (mcpserver.Options, error) {
 		return mcpserver.Options{}, fmt.Errorf("-mcp-idle %v: want a second or more", cfg.mcpIdle)
 	}
 	return mcpserver.Options{Name: "shinken-example", Screen: mcpserver.Size{W: w, H: h}, Logger: log,
-		MaxHTTPSessions: cfg.mcpSessions, HTTPSessionIdle: cfg.mcpIdle}, nil
+		MaxHTTPSessions: cfg.mcpSessions, HTTPSessionIdle: cfg.mcpIdle, ShellLines: shellLines(cfg)}, nil
+}
+
+// shellLines says whether the shell tool takes command lines only
+// (mcpserver.Options.ShellLines): wherever something judges the agent (the
+// guard, -plugins, or a -remote runtime's own, which the daemon cannot
+// see), since text typed as is reaches a guard as dynamic. With -no-guard
+// and no plugins, nothing judges, and the shell is a bash that takes any
+// input, a program's included.
+func shellLines(cfg config) bool {
+	return !cfg.noGuard || cfg.plugins != "" || cfg.remote != ""
 }
 
 // checkMCPFlags refuses -mcp and -remote values the daemon cannot honour.

@@ -25,7 +25,11 @@ func (g *Guard) command(in protocol.CommandInput, typed bool) (protocol.Verdict,
 		return protocol.Allow, ""
 	}
 	if in.Dynamic {
-		return g.dynamic, "the line is dynamic: " + dynamicPart(in)
+		why := "the line is dynamic: " + dynamicPart(in)
+		if typed {
+			why += " (or typed at a shell as is, to whatever reads its terminal: a line is judged only when typed at the shell's prompt)"
+		}
+		return g.dynamic, why
 	}
 	if len(in.Commands) == 0 {
 		return protocol.Deny, "the gate shows no command the request runs"

@@ -51,6 +51,19 @@
 // a Write root. It trusts the gate's view: what a gate cannot see, it
 // must mark dynamic.
 //
+// An interactive shell (the shell tool) is allowed only with
+// Policy.OnInteractive allow, which needs Policy.TypedAtPrompt: each line
+// typed at it is judged as a command, and that holds only while the shell
+// itself reads it. A program the shell starts reads the terminal too (a
+// pager, an editor git opens, man, less's !cmd, vim's :!cmd): a line it
+// read would run unjudged. Shinken's runtime types a line only when the
+// shell's process group has the terminal's foreground and the shell has
+// printed its prompt since the last line, one line at a time, and shows
+// text typed otherwise as dynamic; the shell's environment turns pagers
+// and editors off (PAGER=cat, EDITOR=false…). The guard cannot see the
+// terminal itself: the environment is defence in depth (a program may
+// still open /dev/tty), and the runtime's foreground rule is the rule.
+//
 // A denylist by name cannot hold: rm has a hundred other names (find
 // -delete, unlink, shred -u, mv over a file, a copy of rm, a link, an
 // interpreter's one-liner, a program the agent wrote), and a shell has

@@ -86,13 +86,39 @@ func TestFiles(t *testing.T) {
 			}
 		})
 	}
-	// Interactive shells may be allowed, their lines judged one by one.
-	g2, err := guard.New(&guard.Policy{Allow: []string{"ls"}, OnInteractive: protocol.Allow})
+	// Interactive shells may be allowed where the runtime types a line only
+	// at the shell's prompt, their lines judged one by one; text typed as
+	// is (dynamic) is refused.
+	if _, err := guard.New(&guard.Policy{Allow: []string{"ls"}, OnInteractive: protocol.Allow}); err == nil {
+		t.Error("OnInteractive allow without TypedAtPrompt")
+	}
+	g2, err := guard.New(&guard.Policy{Allow: []string{"ls"}, OnInteractive: protocol.Allow, TypedAtPrompt: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := g2.Judge(tool(t, shinken.Intent{Tool: "shell", Kind: "command", Argv: []string{"/bin/bash", "-i"}, Interactive: true})); d.Verdict != protocol.Allow {
-		t.Errorf("shell start under OnInteractive allow: %s", describe(d))
+	for _, tt := range []struct {
+		name string
+		in   shinken.Intent
+		want protocol.Verdict
+	}{
+		{"shell start", shinken.Intent{Tool: "shell", Kind: "command", Argv: []string{"/bin/sh"}, Interactive: true}, protocol.Allow},
+		{"a line", shinken.Intent{Tool: "shell", Kind: "command", Line: "ls -la\n"}, protocol.Allow},
+		{"a line typed as is", shinken.Intent{Tool: "shell", Kind: "command", Line: "ls -la\n", Dynamic: true}, protocol.Deny},
+		{"a hostile line", shinken.Intent{Tool: "shell", Kind: "command", Line: "rm " + s.victim + "\n"}, protocol.Deny},
+		{"a write to the shell's fifo", shinken.Intent{Tool: "shell", Kind: "command", Line: "echo rm x > /tmp/shinken-shell.AbCd1234/in\n"}, protocol.Deny},
+	} {
+		if d := g2.Judge(tool(t, tt.in)); d.Verdict != tt.want {
+			t.Errorf("%s under OnInteractive allow: %s, want %s", tt.name, describe(d), tt.want)
+		}
+	}
+	g3, err := guard.New(&guard.Policy{Allow: []string{"echo"}, Write: []string{s.dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"shinken-shell.AbCd1234/in", "shinken-cmd.AbCd1234/in"} {
+		if d := g3.Judge(tool(t, shinken.Intent{Tool: "write_file", Kind: "edit", Path: filepath.Join(s.dir, f)})); d.Verdict != protocol.Deny {
+			t.Errorf("a write to %s: %s", f, describe(d))
+		}
 	}
 }
 

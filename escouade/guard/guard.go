@@ -2,6 +2,7 @@ package guard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,8 +51,19 @@ type Policy struct {
 	Apps []string
 	// OnInteractive is the verdict on starting an interactive shell
 	// (input.interactive), whose lines are each judged when typed:
-	// protocol.Deny ("" too), protocol.Ask or protocol.Allow.
+	// protocol.Deny ("" too), protocol.Ask or protocol.Allow. Allow needs
+	// TypedAtPrompt.
 	OnInteractive protocol.Verdict
+	// TypedAtPrompt says that the runtime the guard judges for types a
+	// line at an interactive shell only when the shell itself will read
+	// it as a command line (no program it started in the terminal's
+	// foreground, no line typed before unread, one line at a time), and
+	// shows text typed otherwise as dynamic. Shinken's runtime does so
+	// for its shell tool's lines (client.ShellOptions.Lines). Without
+	// it, a line judged as a command could reach a pager, an editor or
+	// any program that reads the terminal, so OnInteractive may not be
+	// Allow. Default false.
+	TypedAtPrompt bool
 }
 
 // DefaultEnv are the variables a request may set by default: locale,
@@ -66,8 +78,12 @@ var DefaultEnv = []string{
 // a shell's start-up files, git's configuration and hooks (a folder or
 // file named .git, a HEAD that makes its folder a repository to git),
 // ssh's folder, the desktop's autostart and file associations (what
-// xdg-open runs), Python's start-up hooks, and the editors' rc files.
+// xdg-open runs), Python's start-up hooks, the editors' rc files, and the
+// machine tools' own folders (a shell's or a background command's: what
+// is written to their fifos is typed at the shell or the command,
+// unjudged).
 var DefaultProtected = []string{
+	"shinken-shell.*", "shinken-cmd.*",
 	".git", "HEAD", ".gitconfig", ".config/git", ".ssh", ".gnupg",
 	".profile", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".inputrc",
 	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".envrc",
@@ -112,7 +128,11 @@ func New(p *Policy) (*Guard, error) {
 	switch o.OnInteractive {
 	case "":
 		o.OnInteractive = protocol.Deny
-	case protocol.Deny, protocol.Ask, protocol.Allow:
+	case protocol.Deny, protocol.Ask:
+	case protocol.Allow:
+		if !o.TypedAtPrompt {
+			return nil, errors.New("guard: Policy.OnInteractive allow needs Policy.TypedAtPrompt: a line judged as a command must reach the shell only when it reads it as one, not a program it started")
+		}
 	default:
 		return nil, fmt.Errorf("guard: Policy.OnInteractive %q: want deny, ask or allow", o.OnInteractive)
 	}

@@ -85,6 +85,7 @@ var scripts = []*Script{
 	Open,
 	ShellStart,
 	ShellType,
+	ShellLine,
 	ShellControl,
 	WindowProbe,
 	CommandStart, CommandInput, CommandRead, CommandList, CommandControl,

@@ -65,7 +65,7 @@ func FuzzRecognizeShell(f *testing.F) {
 	f.Add("524288", "line", "ls", "")
 	f.Add(cmdDir, "0", "16384", "")
 	f.Fuzz(func(t *testing.T, a, b, c, d string) {
-		for _, s := range []*hosttool.Script{hosttool.ShellStart, hosttool.ShellType, hosttool.ShellControl, hosttool.CommandStart, hosttool.CommandInput, hosttool.CommandRead, hosttool.CommandList, hosttool.CommandControl} {
+		for _, s := range []*hosttool.Script{hosttool.ShellStart, hosttool.ShellType, hosttool.ShellLine, hosttool.ShellControl, hosttool.CommandStart, hosttool.CommandInput, hosttool.CommandRead, hosttool.CommandList, hosttool.CommandControl} {
 			for _, args := range [][]string{{}, {a, b}, {a, b, c}, {a, b, c, d}} {
 				in, ok, err := hosttool.Recognize(s.Argv(args...), nil, nil)
 				if !ok {

@@ -46,6 +46,7 @@ type Shell struct {
 	stream *ExecStream
 	max    int
 	marker []byte // ESC ] 777 ; nonce ;
+	lines  bool   // ShellOptions.Lines
 
 	run     sync.Mutex // one Run at a time
 	idle    *time.Timer
@@ -82,6 +83,33 @@ type ShellOptions struct {
 	// MaxBuffer bounds the output kept unread between calls; older output
 	// is dropped past it (and counted as cut). Default 1 MiB.
 	MaxBuffer int
+	// Lines makes the shell take command lines only, as a guard that
+	// judges typed lines needs: each input is one line, typed only when
+	// the shell itself will read it as a command line (no program it
+	// started is in the foreground, no line typed before is unread), and
+	// judged as /bin/sh reads it; an input refused so is a
+	// *NotReadingError. The shell is /bin/sh (Command must be it or
+	// empty). Without Lines, input is typed as is, to whatever reads the
+	// terminal, which a runtime shows its Authorizer as dynamic.
+	Lines bool
+}
+
+// A NotReadingError is an input a Lines shell refused to type, because
+// the shell would not read it as a command line. Nothing was typed.
+type NotReadingError struct {
+	// Foreground is the program (its command line) in the terminal's
+	// foreground, that would have read the input ("a program the shell
+	// started" for a subshell, or a child not yet its program); "" when it is the
+	// shell that is busy: it runs the line typed before (read, a list of
+	// commands), or waits for the rest of a line.
+	Foreground string
+}
+
+func (e *NotReadingError) Error() string {
+	if e.Foreground != "" {
+		return fmt.Sprintf("client: the shell is not reading a command line: %s runs in the foreground and would read the input; wait for it to end, interrupt it, or run a program that needs input as a background command", e.Foreground)
+	}
+	return "client: the shell is not reading a command line: it runs the line typed before, or waits for the rest of one; wait for it to end, or interrupt it"
 }
 
 // Bounds of a Shell.
@@ -94,6 +122,12 @@ const (
 	MaxShellOutput = 1 << 20
 	// DefaultShellQuiet is RunOptions.Quiet's default.
 	DefaultShellQuiet = 500 * time.Millisecond
+	// DefaultLinesQuiet is RunOptions.Quiet's default with
+	// ShellOptions.Lines: no input can reach a program there, so a pause
+	// says less, and the prompt forks once (to mark itself ready) between
+	// a command's output and its end's marker, which a loaded machine
+	// can make last.
+	DefaultLinesQuiet = 2 * time.Second
 	// MaxShellInput is the most text one call types, in bytes.
 	MaxShellInput = hosttool.MaxTyped
 )
@@ -130,6 +164,12 @@ func (c *Client) StartShell(ctx context.Context, opts *ShellOptions) (*Shell, er
 			return nil, aci.Errorf(aci.CodeInvalidAction, "a terminal of %d×%d: each side is %d to %d", o.Cols, o.Rows, hosttool.MinTerm, hosttool.MaxTerm)
 		}
 	}
+	if o.Lines {
+		if o.Command != "" && o.Command != "/bin/sh" {
+			return nil, aci.Errorf(aci.CodeInvalidAction, "a shell of lines is /bin/sh, the shell its lines are judged as, not %s", o.Command)
+		}
+		o.Command = "/bin/sh"
+	}
 	if o.Command != "" {
 		return c.startShell(ctx, o)
 	}
@@ -153,7 +193,7 @@ func (c *Client) startShell(ctx context.Context, o ShellOptions) (*Shell, error)
 	if err != nil {
 		return nil, fmt.Errorf("client: starting a shell: %w", err)
 	}
-	s := &Shell{c: c, stream: st, max: o.MaxBuffer, marker: []byte("\x1b]777;" + n + ";"),
+	s := &Shell{c: c, stream: st, max: o.MaxBuffer, lines: o.Lines, marker: []byte("\x1b]777;" + n + ";"),
 		notify: make(chan struct{}), done: make(chan struct{})}
 	// The first line is the shell's folder.
 	var first []byte
@@ -323,7 +363,8 @@ func (s *Shell) touch() {
 }
 
 // Write types input at the shell as is (add "\n" to run a line), judged as
-// a command line by the runtime's Authorizer. It does not wait.
+// a command line by the runtime's Authorizer. It does not wait. With
+// ShellOptions.Lines, input is one command line ended by "\n".
 func (s *Shell) Write(ctx context.Context, input string) error {
 	if !s.run.TryLock() {
 		return ErrShellBusy
@@ -341,23 +382,50 @@ func (s *Shell) write(ctx context.Context, input string) error {
 	if len(input) > MaxShellInput {
 		return aci.Errorf(aci.CodeTooLarge, "%d bytes typed at once, at most %d", len(input), MaxShellInput)
 	}
+	script := hosttool.ShellType
+	if s.lines {
+		if err := hosttool.CheckLine(input); err != nil {
+			return aci.Errorf(aci.CodeInvalidAction, "%v", err)
+		}
+		script = hosttool.ShellLine
+	}
 	s.touch()
 	s.mu.Lock()
+	idle := s.idleAt
 	s.idleAt = false
 	s.mu.Unlock()
-	res, err := s.c.Exec(ctx, &aci.ExecRequest{Argv: hosttool.ShellType.Argv(s.dir, input), Timeout: 10 * time.Second})
+	res, err := s.c.Exec(ctx, &aci.ExecRequest{Argv: script.Argv(s.dir, input), Timeout: 10 * time.Second})
 	if err != nil {
+		s.restoreIdle(idle)
 		return fmt.Errorf("client: typing at the shell: %w", err)
 	}
 	if res.ExitCode == nil || *res.ExitCode != 0 {
+		s.restoreIdle(idle)
 		select {
 		case <-s.done:
 			return ErrShellEnded
 		default:
 		}
-		return fmt.Errorf("client: typing at the shell failed: %s", strings.TrimSpace(res.Stderr))
+		why := strings.TrimSpace(res.Stderr)
+		if s.lines && res.ExitCode != nil {
+			switch *res.ExitCode {
+			case 5:
+				return &NotReadingError{Foreground: strings.TrimSuffix(why, " runs in the foreground")}
+			case 6:
+				return &NotReadingError{}
+			}
+		}
+		return fmt.Errorf("client: typing at the shell failed: %s", why)
 	}
 	return nil
+}
+
+// restoreIdle puts back whether the shell sat at its prompt, after a write
+// that typed nothing.
+func (s *Shell) restoreIdle(idle bool) {
+	s.mu.Lock()
+	s.idleAt = s.idleAt || idle
+	s.mu.Unlock()
 }
 
 // control sends the shell a control word (internal/hosttool).
@@ -450,7 +518,8 @@ type RunOptions struct {
 	// Wait is how long to wait for the command to end; default 10 s.
 	Wait time.Duration
 	// Quiet, when output came and then paused this long, ends the wait
-	// early (a program waiting for input); default DefaultShellQuiet.
+	// early (a program waiting for input); default DefaultShellQuiet
+	// (DefaultLinesQuiet with ShellOptions.Lines).
 	// Negative waits for the end or Wait only.
 	Quiet time.Duration
 	// MaxOutput bounds the output answered, in bytes: the most recent is
@@ -485,7 +554,9 @@ type ShellResult struct {
 // types nothing and only waits), then waits until the command ends, until
 // output has come and paused for RunOptions.Quiet, or for
 // RunOptions.Wait, and answers what it printed, bounded. A call made while
-// another runs is ErrShellBusy.
+// another runs is ErrShellBusy. With ShellOptions.Lines, input is one
+// command line, and a *NotReadingError when the shell would not read it
+// as one.
 func (s *Shell) Run(ctx context.Context, input string, opts *RunOptions) (*ShellResult, error) {
 	o := RunOptions{}
 	if opts != nil {
@@ -496,6 +567,9 @@ func (s *Shell) Run(ctx context.Context, input string, opts *RunOptions) (*Shell
 	}
 	if o.Quiet == 0 {
 		o.Quiet = DefaultShellQuiet
+		if s.lines {
+			o.Quiet = DefaultLinesQuiet
+		}
 	}
 	if o.MaxOutput <= 0 {
 		o.MaxOutput = DefaultShellOutput
@@ -511,7 +585,7 @@ func (s *Shell) Run(ctx context.Context, input string, opts *RunOptions) (*Shell
 	// EOF or kill ended its program) is this call's; once a line is
 	// typed, only a later one is.
 	s.mu.Lock()
-	before := s.reported
+	before, more := s.reported, s.more
 	if input != "" {
 		before, s.more = s.prompts, false
 	}
@@ -521,6 +595,11 @@ func (s *Shell) Run(ctx context.Context, input string, opts *RunOptions) (*Shell
 			input += "\n"
 		}
 		if err := s.write(ctx, input); err != nil {
+			s.mu.Lock()
+			if s.prompts == before {
+				s.more = s.more || more // nothing was typed, and no prompt came
+			}
+			s.mu.Unlock()
 			return nil, err
 		}
 	}

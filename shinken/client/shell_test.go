@@ -392,3 +392,45 @@ func TestShellIdleBound(t *testing.T) {
 		t.Fatalf("a call after the idle bound: %v", err)
 	}
 }
+
+// TestShellLines: a shell of lines types one command line at a time, only
+// at its prompt; input while a program has the terminal is a
+// *NotReadingError naming it, and nothing reaches the program.
+func TestShellLines(t *testing.T) {
+	c, _ := execRig(t)
+	if _, err := c.StartShell(t.Context(), &client.ShellOptions{Lines: true, Command: "/bin/bash"}); !errors.Is(err, aci.ErrInvalidAction) {
+		t.Fatalf("a shell of lines in bash: %v", err)
+	}
+	sh, err := c.StartShell(t.Context(), &client.ShellOptions{Lines: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close(context.WithoutCancel(t.Context()))
+	long := &client.RunOptions{Wait: 2 * time.Minute}
+	if res := runShell(t, sh, "echo $PAGER $GIT_EDITOR", long); res.Output != "cat false\n" {
+		t.Fatalf("the environment: %+v", res)
+	}
+	if _, err := sh.Run(t.Context(), "echo a\necho b", long); !errors.Is(err, aci.ErrInvalidAction) {
+		t.Fatalf("two lines: %v", err)
+	}
+	if res := runShell(t, sh, "cat", &client.RunOptions{Wait: 50 * time.Millisecond}); !res.Running {
+		t.Fatalf("cat: %+v", res)
+	}
+	for {
+		// Refused as the shell's until cat has the terminal.
+		_, err := sh.Run(t.Context(), "echo to-cat", long)
+		var nr *client.NotReadingError
+		if !errors.As(err, &nr) {
+			t.Fatalf("input while cat runs: %v", err)
+		}
+		if nr.Foreground == "cat" {
+			break
+		}
+	}
+	if err := sh.EOF(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if res := runShell(t, sh, "", long); res.ExitCode == nil || *res.ExitCode != 0 || strings.Contains(res.Output, "to-cat") {
+		t.Fatalf("cat after EOF: %+v", res)
+	}
+}

@@ -59,7 +59,10 @@
 // shown what the call does (shinken.AuthRequest.Intent, a read or an
 // edit of the absolute path; open, the opener's command line, dynamic),
 // never the script; so are the shell started (an interactive command) and
-// each line typed at it (a command). open is offered only where an opener
+// each line typed at it (a command; dynamic, since whatever reads the
+// terminal reads it, unless Options.ShellLines makes the shell one that
+// types a line only when it reads it as a command line, as a guard that
+// allows the shell needs). open is offered only where an opener
 // reaches the desktop (never on the headless one).
 //
 // Background commands (e2b's commands.run with background, list,

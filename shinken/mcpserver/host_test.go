@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/mcpserver"
 )
 
 // TestHostTools checks the machine's tools through the Go SDK: files in
@@ -165,4 +166,54 @@ func (e *env) tools(t *testing.T) map[string]*mcp.Tool {
 		m[tool.Name] = tool
 	}
 	return m
+}
+
+// TestShellLines: with Options.ShellLines the shell tool types a line only
+// when the shell reads it as a command line, and shows the Authorizer the
+// line, not dynamic; an input while a program runs in the foreground, or
+// of two lines, is refused as invalid_action, naming what runs, and never
+// reaches it. Without ShellLines, typed text is dynamic (whatever reads the
+// terminal reads it).
+func TestShellLines(t *testing.T) {
+	raw := newEnv(t, nil)
+	raw.denyDynamic = true
+	raw.fails(t, "shell", map[string]any{"input": "echo hi"}, aci.CodePermissionDenied)
+
+	e := newEnv(t, &mcpserver.Options{ShellLines: true})
+	e.denyDynamic = true
+	long := 120000
+	if out := e.ok(t, "shell", map[string]any{"input": "echo $((6*7)) $PAGER $EDITOR", "wait_ms": long}); out != "42 cat false\n[exit code 0]" {
+		t.Fatalf("a line: %q", out)
+	}
+	if got := e.fails(t, "shell", map[string]any{"input": "echo a\necho b"}, aci.CodeInvalidAction); !strings.Contains(got, "newline") {
+		t.Fatalf("two lines: %q", got)
+	}
+	for _, fg := range []string{"sleep 300", "cat"} {
+		if out := e.ok(t, "shell", map[string]any{"input": fg, "wait_ms": 50}); !strings.HasSuffix(out, "[still running in the foreground]") {
+			t.Fatalf("%s: %q", fg, out)
+		}
+		// The shell hands the terminal to the program a moment after it
+		// read the line: until then the input is refused as not at the
+		// prompt, then as its child's (not yet the program), then as the
+		// program's. Every refusal types nothing.
+		for {
+			got := e.fails(t, "shell", map[string]any{"input": "echo reached-" + fg}, aci.CodeInvalidAction)
+			if strings.Contains(got, fg+" runs in the shell's foreground") && strings.Contains(got, "command_start") {
+				break
+			}
+			if !strings.Contains(got, "not at its prompt") && !strings.Contains(got, "a program the shell started runs") {
+				t.Fatalf("typed while %s runs: %q", fg, got)
+			}
+		}
+		out := e.ok(t, "shell", map[string]any{"interrupt": true, "wait_ms": long})
+		for !strings.Contains(out, "[exit code") {
+			out += e.ok(t, "shell", map[string]any{"interrupt": true, "wait_ms": long})
+		}
+		if strings.Contains(out, "reached-") {
+			t.Fatalf("a refused input reached %s: %q", fg, out)
+		}
+	}
+	if out := e.ok(t, "shell", map[string]any{"input": "echo back", "wait_ms": long}); out != "back\n[exit code 0]" {
+		t.Fatalf("after the interrupts: %q", out)
+	}
 }

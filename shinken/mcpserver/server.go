@@ -74,6 +74,16 @@ type Options struct {
 	// answered 429 with a JSON-RPC error, until a session ends (DELETE,
 	// idle expiry, Close). Default DefaultMaxHTTPSessions, 32.
 	MaxHTTPSessions int
+	// ShellLines makes the shell tool a /bin/sh that takes command lines
+	// only (client.ShellOptions.Lines): each input is one line, typed
+	// only when the shell itself will read it as a command line (nothing
+	// it started is in the terminal's foreground, no line typed before is
+	// unread), and judged as /bin/sh reads it; an input while a program
+	// runs in the foreground is refused, naming it. Set it where a guard
+	// judges typed lines: without it, the shell is bash and input is typed
+	// as is, to whatever reads the terminal, which the runtime shows its
+	// Authorizer as dynamic. Default false.
+	ShellLines bool
 }
 
 // Defaults of Options.

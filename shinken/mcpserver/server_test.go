@@ -36,6 +36,8 @@ type env struct {
 
 	// denyAll makes the Authorizer refuse every exec and launch_app.
 	denyAll bool
+	// denyDynamic makes it refuse what a machine tool shows as dynamic.
+	denyDynamic bool
 
 	mu             sync.Mutex
 	progress       []string
@@ -120,6 +122,9 @@ func connectInMemory(t testing.TB, ctx context.Context, srv *mcpserver.Server, o
 func (e *env) Authorize(_ context.Context, req shinken.AuthRequest) error {
 	if e.denyAll {
 		return errors.New("the policy forbids everything")
+	}
+	if e.denyDynamic && req.Intent != nil && req.Intent.Dynamic {
+		return errors.New("the policy forbids what is known only when it runs")
 	}
 	if req.Verb == aci.VerbExec && len(req.Action.Argv) > 0 && req.Action.Argv[0] == "rm" {
 		return errors.New("the policy forbids rm")

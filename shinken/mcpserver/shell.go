@@ -30,7 +30,7 @@ type ShellInput struct {
 // text content, never repeated here.
 type ShellOutput struct {
 	ExitCode  *int `json:"exit_code,omitempty" jsonschema:"the command's exit status, once the shell is back at its prompt"`
-	Running   bool `json:"running,omitempty" jsonschema:"a program still runs in the foreground: the next input goes to it"`
+	Running   bool `json:"running,omitempty" jsonschema:"a program still runs in the foreground: the next input goes to it, or is refused where the shell takes command lines only"`
 	MoreInput bool `json:"more_input,omitempty" jsonschema:"the shell waits for the rest of a line"`
 	Cut       int  `json:"cut,omitempty" jsonschema:"bytes of output not answered (older than what is shown)"`
 	Ended     bool `json:"ended,omitempty" jsonschema:"the shell has ended; the next call starts a new one"`
@@ -43,9 +43,15 @@ const maxShellWait = 5 * time.Minute
 var shellHint = hints{destructive: true, openWorld: true}
 
 func (s *Server) addShellTool() {
+	desc := "Run a command line in a persistent bash (or sh) on the computer, on an 80×24 terminal (TERM=xterm-256color), and read its output. "
+	if s.opts.ShellLines {
+		desc = "Run a command line in a persistent sh on the computer, on an 80×24 terminal (TERM=xterm-256color), and read its output. " +
+			"Each call types one command line, and only at the shell's prompt: while a program runs in the foreground, input is refused (wait for it, interrupt it, or run programs that need input with command_start). " +
+			"Pagers and editors are off (PAGER=cat, EDITOR=false). "
+	}
 	addTool(s, &mcp.Tool{
 		Name: "shell",
-		Description: "Run a command line in a persistent bash (or sh) on the computer, on an 80×24 terminal (TERM=xterm-256color), and read its output. " +
+		Description: desc +
 			"Its working directory, variables and jobs persist between calls; the first call starts it, and it ends with the MCP session, with close, or after 30 idle minutes. " +
 			"A call answers when the command finishes (with its exit_code), when its output pauses, or after wait_ms (then running says it still runs: interrupt, eof or kill it, or call again with no input to keep waiting). " +
 			"Output is bounded by max_output (16 KiB by default, 1 MiB at most): its most recent part is shown, and cut says how much was not. " +
@@ -76,6 +82,18 @@ func shellNote(o ShellOutput) string {
 		return ""
 	}
 	return "[" + strings.Join(notes, "; ") + "]"
+}
+
+// notReading is the shell tool's refusal of an input the shell would not
+// read as a command line, with what the agent can do instead.
+func notReading(e *client.NotReadingError) error {
+	if e.Foreground != "" {
+		return invalid("the input was not typed: %s runs in the shell's foreground and would read it, not the shell. "+
+			"Call shell with no input to wait for it to end, with interrupt (or kill) to end it, "+
+			"and start programs that need input with command_start (then command_input)", e.Foreground)
+	}
+	return invalid("the input was not typed: the shell is not at its prompt (it runs the line typed before, or waits for the rest of a line). " +
+		"Call shell with no input to wait, or with interrupt to end it")
 }
 
 // hostShell is one MCP session's shell and the ACI session it runs on.
@@ -154,6 +172,10 @@ func (s *Server) shell(ctx context.Context, req *mcp.CallToolRequest, c *client.
 		wait = time.Duration(in.WaitMS) * time.Millisecond
 	}
 	res, err := h.sh.Run(ctx, in.Input, &client.RunOptions{Wait: wait, MaxOutput: in.MaxOutput})
+	var nr *client.NotReadingError
+	if errors.As(err, &nr) {
+		return zero, notReading(nr)
+	}
 	if err != nil && !errors.Is(err, client.ErrShellEnded) {
 		return fail(err)
 	}
@@ -190,7 +212,7 @@ func (s *Server) sessionShell(ctx context.Context, ss *mcp.ServerSession, c *cli
 			}
 			h.own, on = dialled, dialled
 		}
-		sh, err := on.StartShell(ctx, nil)
+		sh, err := on.StartShell(ctx, &client.ShellOptions{Lines: s.opts.ShellLines})
 		if err != nil {
 			if h.own != nil {
 				h.own.Close()
