@@ -59,8 +59,8 @@ func usePrivateMounts() bool { return !privateMountsOff.Load() }
 // SetPrivateMounts makes the programs started from now on in a pid
 // namespace get a mount and cgroup namespace with a /proc and cgroup
 // hierarchy of their own (on, the default), or the machine's (off). It
-// returns what sets it back. Tests whose plugins report their pids as the
-// Host's /proc numbers them turn it off.
+// returns what sets it back. Tests that need the machine's /proc or
+// cgroup hierarchy in a program turn it off.
 func SetPrivateMounts(on bool) (restore func()) {
 	old := privateMountsOff.Swap(!on)
 	return func() { privateMountsOff.Store(old) }
@@ -266,8 +266,9 @@ var shImage = sync.OnceValues(func() ([]byte, error) { return os.ReadFile(shInit
 
 // sealedShell returns a copy of the init's shell that its user may
 // execute but not read, which no one may change (sealed), as an O_PATH
-// descriptor: the undumpable init's second step.
-func sealedShell() (*os.File, error) {
+// descriptor: the undumpable init's second step. A benchmark replaces it,
+// to start the init as it was before.
+var sealedShell = func() (*os.File, error) {
 	image, err := shImage()
 	if err != nil {
 		return nil, err
