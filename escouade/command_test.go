@@ -209,13 +209,13 @@ func TestHostileExitMidRequest(t *testing.T) {
 func pidIn(t *testing.T, path string) int {
 	t.Helper()
 	var pid int
-	waitFor(t, "the plugin writes its child's pid", func() bool {
+	waitFor(t, "the plugin writes a live process's pid in "+path, func() bool {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return false
 		}
-		pid, err = strconv.Atoi(string(b))
-		return err == nil
+		pid = hostPID(string(b)) // a reference (pidRef)
+		return pid > 0
 	})
 	return pid
 }

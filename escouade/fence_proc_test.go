@@ -276,12 +276,9 @@ func TestProcEndsWithThePlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := lp.next(t, "proc/out", nil)
-	var pids []int
-	for _, f := range strings.Fields(n.params["data"].(string)) {
-		pids = append(pids, atoi(f))
-	}
-	if len(pids) != 2 || !procfs.Alive(pids[0]) || !procfs.Alive(pids[1]) {
-		t.Fatalf("pids %v", pids)
+	pids, ok := hostPIDs(n.params["data"].(string)) // references (hostPIDsScript)
+	if !ok || len(pids) != 2 {
+		t.Fatalf("the program said %q", n.params["data"])
 	}
 	if err := lp.p.Stop(context.Background()); err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -52,12 +51,9 @@ func hostileEscapees(t *testing.T, mode string) {
 	var pids []int
 	waitFor(t, "the escapees' pids", func() bool {
 		b, _ := os.ReadFile(pidFile)
-		pids = pids[:0]
-		for _, f := range strings.Fields(string(b)) {
-			n, _ := strconv.Atoi(f)
-			pids = append(pids, n)
-		}
-		return len(pids) == 2
+		var ok bool
+		pids, ok = hostPIDs(string(b)) // references (pidRef)
+		return ok && len(pids) == 2
 	})
 
 	// A proc/spawn program that starts a new session.
@@ -68,9 +64,9 @@ func hostileEscapees(t *testing.T, mode string) {
 		t.Fatal(err)
 	}
 	n := lp.next(t, "", func(n note) bool { return n.method == "proc/out" && num(n.params["proc"]) == r.Proc })
-	spawned, err := strconv.Atoi(strings.TrimSpace(n.params["data"].(string)))
-	if err != nil {
-		t.Fatalf("the spawned program said %v", n.params)
+	spawned := hostPID(n.params["data"].(string))
+	if spawned <= 0 {
+		t.Fatalf("the spawned program said %v: no live process", n.params)
 	}
 	pids = append(pids, spawned)
 	for _, pid := range pids {
@@ -86,13 +82,15 @@ func hostileEscapees(t *testing.T, mode string) {
 
 	// A program that ends takes what it started with it, setsid or not.
 	out, _ := lp.run(t, map[string]any{"command": "sh", "args": []string{"-c", "setsid sleep 300 >/dev/null 2>&1 & " + hostPIDsScript + "echo $hostkids"}})
-	orphan, err := strconv.Atoi(strings.TrimSpace(out))
-	if err != nil {
+	if !pidRefLine.MatchString(out) {
 		t.Fatalf("the spawned program said %q", out)
 	}
-	t.Cleanup(func() { syscall.Kill(orphan, syscall.SIGKILL) })
-	if contained && procfs.Alive(orphan) {
-		t.Errorf("the setsid child %d outlived its program's exit", orphan)
+	// Its reference names a live process only if it outlived its program.
+	if orphan := hostPID(out); orphan > 0 {
+		syscall.Kill(orphan, syscall.SIGKILL)
+		if contained {
+			t.Errorf("the setsid child %d outlived its program's exit", orphan)
+		}
 	}
 
 	if err := p.Stop(context.Background()); err != nil {
@@ -205,6 +203,11 @@ func TestHostileSharedLiar(t *testing.T) {
 // dies with the plugin, and does not outlive Close.
 func TestHostileCgroupEscape(t *testing.T) {
 	defer escouade.SetContainment("auto")()
+	// The machine's cgroup hierarchy, for the escape to be tried at all:
+	// with the private mounts, the Host's cgroup.procs is not there
+	// (TestHostileCgroupFiles). This is what holds where they cannot be
+	// made.
+	defer escouade.SetPrivateMounts(false)()
 	if escouade.Containment() != "cgroup" {
 		citest.Skip(t, "no cgroup can be made here (descendants held by %q): nothing to escape from", escouade.Containment())
 	}
@@ -217,7 +220,7 @@ func TestHostileCgroupEscape(t *testing.T) {
 	var pid int
 	waitFor(t, "the escaper's pid", func() bool {
 		b, _ := os.ReadFile(marker)
-		pid, _ = strconv.Atoi(string(b))
+		pid = hostPID(string(b)) // a reference (pidRef)
 		return pid > 0
 	})
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
@@ -239,12 +242,9 @@ func escapeePIDs(t *testing.T, pidFile string) []int {
 	var pids []int
 	waitFor(t, "the escapees' pids", func() bool {
 		b, _ := os.ReadFile(pidFile)
-		pids = pids[:0]
-		for _, f := range strings.Fields(string(b)) {
-			n, _ := strconv.Atoi(f)
-			pids = append(pids, n)
-		}
-		return len(pids) == 2
+		var ok bool
+		pids, ok = hostPIDs(string(b)) // references (pidRef)
+		return ok && len(pids) == 2
 	})
 	t.Cleanup(func() {
 		for _, pid := range pids {

@@ -3,6 +3,7 @@ package escouade_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +38,7 @@ func needPIDNamespaces(t *testing.T) {
 // every program that may start others, adopts it and sweeps it.
 func TestHostileCgroupEscapeOrphaned(t *testing.T) {
 	defer escouade.SetContainment("auto")()
+	defer escouade.SetPrivateMounts(false)() // as in TestHostileCgroupEscape
 	if escouade.Containment() != "cgroup" {
 		citest.Skip(t, "no cgroup can be made here (descendants held by %q): nothing to escape from", escouade.Containment())
 	}
@@ -102,10 +104,10 @@ func TestHostileShepherdRegicide(t *testing.T) {
 			p := startCommand(t, h, v, "regicide", `,"permissions":{"events":["ticket.report"]}`, "regicide", out)
 			r := reportIn(t, out)
 			t.Logf("the descendant tried:\n%s", strings.Join(r.lines, "\n"))
-			for _, pid := range []int{r.num("grandchild"), r.num("self")} {
+			grandchild, self, init := r.num(t, "grandchild"), r.num(t, "self"), r.num(t, "init")
+			for _, pid := range []int{grandchild, self} {
 				t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 			}
-			init := r.num("init")
 			if !isBelow(init, os.Getpid()) {
 				t.Fatalf("the namespace's init %d is not below the Host", init)
 			}
@@ -123,7 +125,7 @@ func TestHostileShepherdRegicide(t *testing.T) {
 			if es := j.find("regicide", "ended unasked"); len(es) > 0 {
 				t.Errorf("the plugin ended before its stop: %v", es[0].attrs)
 			}
-			for _, pid := range []int{r.num("grandchild"), r.num("self")} {
+			for _, pid := range []int{grandchild, self} {
 				waitFor(t, "process "+strconv.Itoa(pid)+" ended with the plugin", func() bool { return !procfs.Alive(pid) })
 			}
 			waitFor(t, "no process of the plugin left", func() bool { return len(processesBelow(os.Getpid())) <= before })
@@ -136,7 +138,10 @@ func TestHostileShepherdRegicide(t *testing.T) {
 // the Host's, by its /proc/<pid>/ns/pid (setns, nsenter -t <host> -p),
 // and the Host itself (ptrace attach, signals by the number /proc gives
 // it, pidfd_send_signal). None reaches out, the Host is untouched, and
-// nothing outlives the plugin's stop, the nested namespace included.
+// nothing outlives the plugin's stop, the nested namespace included. With
+// the private mounts, the Host's /proc/<pid> is not even there; without
+// them (where they cannot be made), it opens, and the pid namespace alone
+// holds.
 func TestHostileNamespaceSiblings(t *testing.T) {
 	defer escouade.SetContainment("auto")()
 	needPIDNamespaces(t)
@@ -145,6 +150,32 @@ func TestHostileNamespaceSiblings(t *testing.T) {
 			citest.Skip(t, "no %s here (util-linux) to try the way out with", tool)
 		}
 	}
+	for _, private := range []bool{true, false} {
+		t.Run(fmt.Sprintf("private=%v", private), func(t *testing.T) {
+			defer escouade.SetPrivateMounts(private)()
+			// "": not tried, or, for an open, it opened.
+			want := map[string]string{
+				"unshare --pid --fork":              "ok",
+				"setns to the Host's pid namespace": "",
+				"ptrace attach to the Host":         "ESRCH",
+				"kill -0 of the Host":               "ESRCH",
+				"pidfd_send_signal 0 to the Host":   "",
+				"nsenter -t <host> -p":              "exit status 1",
+				"open the Host's ns/pid":            "ENOENT",
+				"open /proc/<host> as a pidfd":      "ENOENT",
+			}
+			if !private {
+				want["setns to the Host's pid namespace"] = "EINVAL"
+				want["pidfd_send_signal 0 to the Host"] = "EINVAL"
+				want["open the Host's ns/pid"] = ""
+				want["open /proc/<host> as a pidfd"] = ""
+			}
+			namespaceSiblings(t, want)
+		})
+	}
+}
+
+func namespaceSiblings(t *testing.T, want map[string]string) {
 	before := len(processesBelow(os.Getpid()))
 	dir := t.TempDir()
 	out, nested, entered := filepath.Join(dir, "report"), filepath.Join(dir, "nested"), filepath.Join(dir, "entered")
@@ -155,17 +186,9 @@ func TestHostileNamespaceSiblings(t *testing.T) {
 	p := startCommand(t, h, v, "siblings", ``, "ns-siblings", out, self, nested, entered)
 	r := reportIn(t, out)
 	t.Logf("the descendant tried:\n%s", strings.Join(r.lines, "\n"))
-	t.Cleanup(func() { syscall.Kill(r.num("self"), syscall.SIGKILL) })
-	for what, want := range map[string]string{
-		"unshare --pid --fork":              "ok",
-		"setns to the Host's pid namespace": "EINVAL",
-		"ptrace attach to the Host":         "ESRCH",
-		"kill -0 of the Host":               "ESRCH",
-		"pidfd_send_signal 0 to the Host":   "EINVAL",
-		"nsenter -t <host> -p":              "exit status 1",
-		"open the Host's ns/pid":            "", // opens: /proc is the machine's
-		"open /proc/<host> as a pidfd":      "",
-	} {
+	descendant := r.num(t, "self")
+	t.Cleanup(func() { syscall.Kill(descendant, syscall.SIGKILL) })
+	for what, want := range want {
 		got, tried := r.result(what)
 		switch {
 		case want == "" && tried:
@@ -182,7 +205,7 @@ func TestHostileNamespaceSiblings(t *testing.T) {
 	if err := p.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for _, pid := range []int{sleeper, r.num("self")} {
+	for _, pid := range []int{sleeper, descendant} {
 		waitFor(t, "process "+strconv.Itoa(pid)+" ended with the plugin", func() bool { return !procfs.Alive(pid) })
 	}
 	waitFor(t, "no process of the plugin left", func() bool { return len(processesBelow(os.Getpid())) <= before })
@@ -203,15 +226,20 @@ func reportIn(t *testing.T, path string) *report {
 	return &r
 }
 
-// num returns the number the report gives name, or fails.
-func (r *report) num(name string) int {
+// num returns the pid, as this process's /proc numbers it, of the live
+// process that the report names name (a pidRef), or fails.
+func (r *report) num(t *testing.T, name string) int {
+	t.Helper()
 	for _, l := range r.lines {
 		if v, ok := strings.CutPrefix(l, name+"="); ok {
-			n, _ := strconv.Atoi(v)
-			return n
+			if pid := hostPID(v); pid > 0 {
+				return pid
+			}
+			t.Fatalf("the report's %s, %s, is no live process", name, v)
 		}
 	}
-	return -1
+	t.Fatalf("the report names no %s", name)
+	return 0
 }
 
 // result returns what the report says of what it tried, and whether it
@@ -309,6 +337,7 @@ func TestHostDeathEndsNamespaces(t *testing.T) {
 // escapee is dead by the time proc/exit comes.
 func TestHostileSpawnedCgroupEscape(t *testing.T) {
 	defer escouade.SetContainment("auto")()
+	defer escouade.SetPrivateMounts(false)() // as in TestHostileCgroupEscape
 	if escouade.Containment() != "cgroup" {
 		citest.Skip(t, "no cgroup can be made here (descendants held by %q): nothing to escape from", escouade.Containment())
 	}
@@ -324,12 +353,12 @@ func TestHostileSpawnedCgroupEscape(t *testing.T) {
 	lp := startLinePlugin(t, h, v, "spawned-escape", `,"permissions":{"commands":["sh -c *"]}`, "")
 	script := `"$0" ` + pluginArg + ` orphan-escape-1 "$1" "$2" & read pid <"$2"; echo "$pid"`
 	out, code := lp.run(t, map[string]any{"command": "sh", "args": []string{"-c", script, exe, procs, fifo}})
-	pid, err := strconv.Atoi(strings.TrimSpace(out))
-	if err != nil || code != 0.0 {
+	if !pidRefLine.MatchString(out) || code != 0.0 {
 		t.Fatalf("the program said %q, code %v", out, code)
 	}
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
-	if procfs.Alive(pid) {
+	// Its reference names a live process only if it outlived its program.
+	if pid := hostPID(out); pid > 0 {
+		syscall.Kill(pid, syscall.SIGKILL)
 		t.Fatalf("the escapee %d outlived its program", pid)
 	}
 }

@@ -54,9 +54,9 @@ func guardSwap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// started waits for the n-th start and returns its pid, failing on
-	// any mark but the guard's.
-	started := func(n int) int {
+	// started waits for the n-th start and returns the guard's reference
+	// (pidRef), failing on any mark but the guard's.
+	started := func(n int) string {
 		t.Helper()
 		var lines []string
 		waitFor(t, "start "+strconv.Itoa(n)+" of the guard", func() bool {
@@ -69,10 +69,18 @@ func guardSwap(t *testing.T) {
 				t.Fatalf("the agent's program ran: %q", lines)
 			}
 		}
-		pid, _ := strconv.Atoi(strings.TrimPrefix(lines[n-1], "guard "))
+		return strings.TrimPrefix(lines[n-1], "guard ")
+	}
+	// live returns the pid of the running guard that ref names.
+	live := func(ref string) int {
+		t.Helper()
+		pid := hostPID(ref)
+		if pid <= 0 {
+			t.Fatalf("the guard %s is not running", ref)
+		}
 		return pid
 	}
-	pid := started(1)
+	pid := live(started(1))
 
 	// cp attacker guard.new; mv -f guard.new guard; kill -9 <guard>.
 	if err := os.WriteFile(guard+".new", []byte(script("swapped")), 0o755); err != nil {
@@ -84,7 +92,7 @@ func guardSwap(t *testing.T) {
 	syscall.Kill(pid, syscall.SIGKILL)
 	j.wait(t, "guard", "replaced on disk")
 	j.wait(t, "guard", "plugin restarted")
-	pid = started(2)
+	pid = live(started(2))
 
 	// The held file, written in place through the guard's descriptor.
 	f, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/fd/3", os.O_WRONLY|os.O_TRUNC, 0)

@@ -51,12 +51,10 @@ func TestMain(m *testing.M) {
 		_, run, _ := strings.Cut(os.Args[1], "=")
 		os.Exit(runTestPlugin(run, os.Args[2], os.Args[3:]))
 	}
-	// The test plugins report their pids, and their children's, as the
-	// Host's /proc numbers them (hostPID), which a /proc of their own
-	// hides: the tests of the Host's process run with the machine's, and
-	// those of the private mounts turn them on (TestHostileHostProc), as
-	// do the Hosts the tests start as processes (host-contained).
-	escouade.SetPrivateMounts(false)
+	// The programs get the private mounts, as they do in production: the
+	// test plugins report their pids as references (pidRef), which the
+	// tests turn into their own /proc's pids (hostPID).
+	//
 	// ESCOUADE_TEST_CONTAINMENT=shepherd (or group) runs every test with
 	// the programs' descendants held that way, rather than by a cgroup.
 	if mode := os.Getenv("ESCOUADE_TEST_CONTAINMENT"); mode != "" {
@@ -153,7 +151,7 @@ func runTestPlugin(run, mode string, args []string) int {
 	if dir != "" {
 		// Every line both ways goes to a transcript, one per process, that
 		// the test checks against the protocol's schema.
-		f, err := os.Create(filepath.Join(dir, strconv.Itoa(hostPID(os.Getpid()))))
+		f, err := os.Create(filepath.Join(dir, pidRef(os.Getpid())))
 		if err != nil {
 			return 2
 		}
@@ -172,7 +170,7 @@ func runTestPlugin(run, mode string, args []string) int {
 		if !desert() {
 			return 2
 		}
-		os.WriteFile(args[0], []byte(strconv.Itoa(hostPID(os.Getpid()))), 0o600)
+		os.WriteFile(args[0], []byte(pidRef(os.Getpid())), 0o600)
 		return serve(ctx, in, out, meekHandlers)
 	case "marked":
 		// marked <file> <mark>: says who started, then serves.
@@ -180,7 +178,7 @@ func runTestPlugin(run, mode string, args []string) int {
 		if err != nil {
 			return 2
 		}
-		fmt.Fprintf(f, "%s %d\n", args[1], hostPID(os.Getpid()))
+		fmt.Fprintf(f, "%s %s\n", args[1], pidRef(os.Getpid()))
 		f.Close()
 		return serve(ctx, in, out, goodHandlers)
 	case "garbage":
@@ -209,7 +207,7 @@ func runTestPlugin(run, mode string, args []string) int {
 		if err := child.Start(); err != nil {
 			return 3
 		}
-		os.WriteFile(args[0], []byte(strconv.Itoa(hostPID(child.Process.Pid))), 0o600)
+		os.WriteFile(args[0], []byte(pidRef(child.Process.Pid)), 0o600)
 		go child.Wait()
 		hs := meekHandlers
 		if len(args) > 1 && args[1] == "crash" {
@@ -246,7 +244,7 @@ func runTestPlugin(run, mode string, args []string) int {
 		if os.WriteFile(args[0], []byte(pid), 0) != nil {
 			return 3
 		}
-		os.WriteFile(args[1], []byte(strconv.Itoa(hostPID(os.Getpid()))), 0o600)
+		os.WriteFile(args[1], []byte(pidRef(os.Getpid())), 0o600)
 		select {}
 	case "sleeper":
 		signal.Ignore(syscall.SIGTERM)
@@ -305,7 +303,7 @@ func runTestPlugin(run, mode string, args []string) int {
 			if err := child.Start(); err != nil {
 				return 3
 			}
-			pids = append(pids, strconv.Itoa(hostPID(child.Process.Pid)))
+			pids = append(pids, pidRef(child.Process.Pid))
 			go child.Wait()
 		}
 		os.WriteFile(args[0], []byte(strings.Join(pids, " ")), 0o600)

@@ -44,7 +44,7 @@ func runNamespaceHelper(ctx context.Context, in io.Reader, out io.Writer, mode s
 		return startAndLeave(exec.Command(self, pluginArg, "orphan-escape-3", args[0]))
 	case "orphan-escape-3":
 		signal.Ignore(syscall.SIGTERM)
-		os.WriteFile(args[0], []byte(strconv.Itoa(hostPID(os.Getpid()))), 0o600)
+		os.WriteFile(args[0], []byte(pidRef(os.Getpid())), 0o600)
 		select {}
 
 	case "regicide":
@@ -59,7 +59,7 @@ func runNamespaceHelper(ctx context.Context, in io.Reader, out io.Writer, mode s
 		return serve(ctx, in, out, meekHandlers)
 	case "regicide-child":
 		signal.Ignore(syscall.SIGTERM)
-		init := hostPID(1) // the namespace's init, as /proc numbers it
+		init := procPID(1) // the namespace's init, as its /proc numbers it
 		var r report
 		r.try("kill -9 1", syscall.Kill(1, syscall.SIGKILL))
 		r.try("kill -9 of the init as /proc numbers it", syscall.Kill(init, syscall.SIGKILL))
@@ -74,9 +74,9 @@ func runNamespaceHelper(ctx context.Context, in io.Reader, out io.Writer, mode s
 		if err := gc.Start(); err != nil {
 			return 3
 		}
-		r.say("init", init)
-		r.say("grandchild", hostPID(gc.Process.Pid))
-		r.say("self", hostPID(os.Getpid()))
+		r.say("init", pidRef(1))
+		r.say("grandchild", pidRef(gc.Process.Pid))
+		r.say("self", pidRef(os.Getpid()))
 		if r.write(args[0]) != nil {
 			return 3
 		}
@@ -119,14 +119,14 @@ func runNamespaceHelper(ctx context.Context, in io.Reader, out io.Writer, mode s
 			r.try("pidfd_send_signal 0 to the Host", unix.PidfdSendSignal(fd, 0, nil, 0))
 			unix.Close(fd)
 		}
-		r.say("self", hostPID(os.Getpid()))
+		r.say("self", pidRef(os.Getpid()))
 		if r.write(args[0]) != nil {
 			return 3
 		}
 		select {}
 	case "ns-sleeper":
 		signal.Ignore(syscall.SIGTERM)
-		os.WriteFile(args[0], []byte(strconv.Itoa(hostPID(os.Getpid()))), 0o600)
+		os.WriteFile(args[0], []byte(pidRef(os.Getpid())), 0o600)
 		select {}
 	}
 	return 2
@@ -143,7 +143,7 @@ func startAndLeave(cmd *exec.Cmd) int {
 }
 
 // A report is what a helper says it tried and saw, a line each:
-// "what: ok" or "what: error", "name=value".
+// "what: ok" or "what: error", "name=<pidRef>".
 type report struct{ lines []string }
 
 func (r *report) try(what string, err error) {
@@ -158,7 +158,8 @@ func (r *report) try(what string, err error) {
 	}
 }
 
-func (r *report) say(name string, n int) { r.lines = append(r.lines, name+"="+strconv.Itoa(n)) }
+// say reports a process, by a reference for the test (pidRef).
+func (r *report) say(name, ref string) { r.lines = append(r.lines, name+"="+ref) }
 
 // write writes the report whole: a reader sees all of it or none.
 func (r *report) write(path string) error {

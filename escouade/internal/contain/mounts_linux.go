@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,8 +59,8 @@ func usePrivateMounts() bool { return !privateMountsOff.Load() }
 // SetPrivateMounts makes the programs started from now on in a pid
 // namespace get a mount and cgroup namespace with a /proc and cgroup
 // hierarchy of their own (on, the default), or the machine's (off). It
-// returns what sets it back. Tests whose plugins report their pids as the
-// Host's /proc numbers them turn it off.
+// returns what sets it back. Tests that need the machine's /proc or
+// cgroup hierarchy in a program turn it off.
 func SetPrivateMounts(on bool) (restore func()) {
 	old := privateMountsOff.Swap(!on)
 	return func() { privateMountsOff.Store(old) }
@@ -151,10 +153,25 @@ func dropAmbient() {
 // makes the mounts above where it may (the Host holds CAP_SYS_ADMIN, and
 // finds mount and umount), starts the program in the foreground and exits
 // with its status. It is an init: from its namespace it gets no signal it
-// does not handle, SIGKILL included. What it cannot be is undumpable (a
-// shell has no prctl): a program of the same user may ptrace it and clear
-// its parent-death signal; the cgroup, which the program cannot leave in
-// its namespace, still holds it, and the next Host's sweep ends it.
+// does not handle, SIGKILL included.
+//
+// A shell has no prctl to make itself undumpable, and a program of the
+// same user could ptrace a dumpable init and clear its parent-death
+// signal. The kernel makes a process undumpable when it executes a file
+// its user may not read, so where the init runs in a user namespace of its
+// own (an unprivileged Host), it runs in two steps: /bin/sh, which has
+// dropped the capabilities the new user namespace gave it, executes a copy
+// of itself that its user may execute but not read (a sealed memfd, mode
+// 0111, made for each start: sealedShell). The kernel writes the
+// namespace's uid_map before the first step, while the init is still
+// dumpable, as it must (a non-dumpable process's map cannot be written);
+// the second step is not: no process of its namespace may trace it, read
+// its environ or mem (TestFixedInitNotDumpable), and its program, which the
+// second step starts, is dumpable again, as it would be anyway. Where the
+// copy cannot be made (no memfd, memfds not executable: vm.memfd_noexec),
+// the init stays dumpable; the cgroup, which the program cannot leave in
+// its namespace, still holds it, and the next Host's sweep ends it. A root
+// Host's init is root's, which any root program may trace anyway.
 
 // shInitPath is the init's shell.
 const shInitPath = "/bin/sh"
@@ -199,14 +216,25 @@ var mountTools = sync.OnceValues(func() (string, string) {
 	return m, u
 })
 
+// shSealedScript is the undumpable init's first step: $1 is its sealed
+// copy's descriptor, which the second step closes before it starts the
+// program. A shell names descriptors up to 9 alone.
+const shSealedScript = `k=$1; shift; exec /proc/self/fd/$k -c "exec $k<&-; "'"$@"; exit $?' "$0" "$@"`
+
+// shSealedFD bounds the sealed copy's descriptor: the program's own
+// files come first, from 3.
+const shSealedFD = 9
+
 // shInited returns the command that runs target below a fixed init, and
-// whether that init makes the private mounts.
-func shInited(target *exec.Cmd, mounts bool) (*exec.Cmd, bool) {
+// whether that init makes the private mounts; sealed, when not nil, is
+// the init's sealed copy, which the caller closes once the command started.
+func shInited(target *exec.Cmd, mounts bool) (cmd *exec.Cmd, _ bool, sealed *os.File) {
 	path := target.Path
 	if !strings.Contains(path, "/") {
 		path = "./" + path // exec's meaning (in the folder), not a search of PATH
 	}
 	args := []string{shInitArg0, "-c", shInitScript, shInitArg0, path}
+	files := target.ExtraFiles
 	if mounts {
 		if m, u := mountTools(); m != "" && mayMakePIDNamespace() && inInitialUserNamespace() {
 			args = []string{shInitArg0, "-c", shInitMountsScript, shInitArg0, m, u, cgroup2Mount(), path}
@@ -215,15 +243,67 @@ func shInited(target *exec.Cmd, mounts bool) (*exec.Cmd, bool) {
 			refusePrivateMounts(errors.New("without EngineMain, the init is a shell, which mounts only where the Host is root of the machine's user namespace and finds mount and umount"))
 		}
 	}
-	cmd := &exec.Cmd{
+	if attr := target.SysProcAttr; attr != nil && attr.Cloneflags&syscall.CLONE_NEWUSER != 0 && !mounts && 3+len(files) <= shSealedFD {
+		if f, err := sealedShell(); err == nil {
+			k := strconv.Itoa(3 + len(files))
+			args = []string{shInitArg0, "-c", shSealedScript, shInitArg0, k, path}
+			files, sealed = append(slices.Clip(files), f), f
+		}
+	}
+	cmd = &exec.Cmd{
 		Path: shInitPath, Args: append(args, target.Args[1:]...), Env: target.Env, Dir: target.Dir,
-		Stdin: target.Stdin, Stdout: target.Stdout, Stderr: target.Stderr, ExtraFiles: target.ExtraFiles,
+		Stdin: target.Stdin, Stdout: target.Stdout, Stderr: target.Stderr, ExtraFiles: files,
 		SysProcAttr: target.SysProcAttr, WaitDelay: target.WaitDelay, Cancel: target.Cancel,
 	}
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	return cmd, mounts
+	return cmd, mounts, sealed
+}
+
+// shImage is the init's shell, read once.
+var shImage = sync.OnceValues(func() ([]byte, error) { return os.ReadFile(shInitPath) })
+
+// sealedShell returns a copy of the init's shell that its user may
+// execute but not read, which no one may change (sealed), as an O_PATH
+// descriptor: the undumpable init's second step. A benchmark replaces it,
+// to start the init as it was before.
+var sealedShell = func() (*os.File, error) {
+	image, err := shImage()
+	if err != nil {
+		return nil, err
+	}
+	// No fork while the copy is open for writing: a child that held it
+	// would make its execution fail (ETXTBSY).
+	syscall.ForkLock.Lock()
+	defer syscall.ForkLock.Unlock()
+	const flags = unix.MFD_CLOEXEC | unix.MFD_ALLOW_SEALING
+	fd, err := unix.MemfdCreate(shInitArg0, flags|unix.MFD_EXEC)
+	if errors.Is(err, unix.EINVAL) { // before Linux 6.3, every memfd may be executed
+		fd, err = unix.MemfdCreate(shInitArg0, flags)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("no memfd for the init: %w", err)
+	}
+	defer unix.Close(fd)
+	for b := image; len(b) > 0; {
+		n, err := unix.Write(fd, b)
+		if err != nil {
+			return nil, fmt.Errorf("the init's copy: %w", err)
+		}
+		b = b[n:]
+	}
+	if err := unix.Fchmod(fd, 0o111); err != nil {
+		return nil, fmt.Errorf("the init's copy: %w", err)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
+		return nil, fmt.Errorf("the init's copy cannot be sealed: %w", err)
+	}
+	path, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the init's copy: %w", err)
+	}
+	return os.NewFile(uintptr(path), shInitArg0), nil
 }
 
 // mountNSRefused is set once the kernel refused the mount and cgroup

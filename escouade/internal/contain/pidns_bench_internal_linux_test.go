@@ -1,8 +1,11 @@
 package contain
 
 import (
+	"errors"
+	"os"
 	"os/exec"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -154,4 +157,65 @@ func BenchmarkStartPrivateMounts(b *testing.B) {
 	for _, w := range ways[1:] {
 		b.ReportMetric(median(w.durations)/median(ways[0].durations), w.name+"/shepherd")
 	}
+}
+
+// BenchmarkStartSealedInit starts sh -c true and waits for its end, below
+// the fixed init of a Host without EngineMain nor CAP_SYS_ADMIN (a pid
+// namespace in a user namespace of its own, forced here whatever this
+// process holds), two ways interleaved in one loop: the init as one
+// /bin/sh (the reference, as before), and in two steps, /bin/sh then its
+// sealed memfd copy, which makes it undumpable. It reports each way's
+// median and the ratio.
+func BenchmarkStartSealedInit(b *testing.B) {
+	defer SetMode("auto")()
+	old, oldSealed := mayMakePIDNamespace, sealedShell
+	defer func() { mayMakePIDNamespace, sealedShell = old, oldSealed; pidnsRefused.Store(nil) }()
+	mayMakePIDNamespace = func() bool { return false }
+	noSeal := func() (*os.File, error) { return nil, errors.New("the reference: one step") }
+	type way struct {
+		name      string
+		sealed    bool
+		durations []time.Duration
+	}
+	sealed := 0
+	seal := func() (*os.File, error) {
+		f, err := oldSealed()
+		if err == nil {
+			sealed++
+		}
+		return f, err
+	}
+	ways := []*way{{name: "init"}, {name: "sealed-init", sealed: true}}
+	b.ResetTimer()
+	for range b.N {
+		for _, w := range ways {
+			sealedShell = noSeal
+			if w.sealed {
+				sealedShell = seal
+			}
+			cmd := newCmd("/bin/sh", "-c", "true")
+			t0 := time.Now()
+			g, err := Start(cmd, true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			<-g.Done()
+			w.durations = append(w.durations, time.Since(t0))
+			if !g.ns || g.Result().Code != 0 || cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWUSER == 0 {
+				b.Fatalf("%s: namespace %v, ended %+v", w.name, g.ns, g.Result())
+			}
+		}
+	}
+	b.StopTimer()
+	if sealed != b.N {
+		b.Fatalf("%d of %d inits were sealed", sealed, b.N)
+	}
+	median := func(ds []time.Duration) float64 {
+		slices.Sort(ds)
+		return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
+	}
+	for _, w := range ways {
+		b.ReportMetric(median(w.durations), w.name+"-ms")
+	}
+	b.ReportMetric(median(ways[1].durations)/median(ways[0].durations), "sealed-init/init")
 }

@@ -3,6 +3,7 @@ package contain
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
 	"sync/atomic"
@@ -136,8 +137,12 @@ func startContained(cmd *exec.Cmd, cg *cgroup, ns, mounts, mayFork bool) (*Group
 		}
 		cmd, g.sh = sc, sh
 	case mayFork && ns:
-		if cmd, mounts = shInited(cmd, mounts); mounts {
+		var sealed *os.File
+		if cmd, mounts, sealed = shInited(cmd, mounts); mounts {
 			mountsAttr(&attr)
+		}
+		if sealed != nil {
+			defer sealed.Close() // the init holds it now, or never will
 		}
 	}
 	started := make(chan error, 1)
