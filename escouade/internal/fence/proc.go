@@ -281,6 +281,10 @@ func procSpawn(ctx context.Context, r *Instance, c Call, params []byte) (any, er
 		return nil, errorf(protocol.CodeFailed, "failed: %s is not found on the PATH", ps.command)
 	}
 
+	// The plugin knows the program by the id its answer gives: what the
+	// program wrote, and its end, wait for that answer (echo has written
+	// and ended before it is, on a loaded machine).
+	afterAnswer := c.AfterAnswer()
 	r.mu.Lock()
 	switch {
 	case r.closed:
@@ -291,10 +295,7 @@ func procSpawn(ctx context.Context, r *Instance, c Call, params []byte) (any, er
 		return nil, errorf(protocol.CodeRefused, "refused: %d programs at once at most", maxProcs)
 	}
 	r.starting++ // holds the place while it starts
-	// The plugin knows the program by the id its answer gives: what the
-	// program wrote, and its end, wait for that answer (echo has written
-	// and ended before it is, on a loaded machine).
-	pr := &program{id: r.nextID(), r: r, feedDone: make(chan struct{}), afterAnswer: c.AfterAnswer()}
+	pr := &program{id: r.nextID(), r: r, feedDone: make(chan struct{}), afterAnswer: afterAnswer}
 	pr.cond.L = &pr.mu
 	r.mu.Unlock()
 
