@@ -80,12 +80,14 @@ type wireRecord struct {
 	longest int           // the Host's longest line, or escouade.call answer
 	written int64         // bytes the plugins wrote
 	answers int64         // bytes the Host wrote, its escouade.call answers too
+	hostMax int           // the Host's lines past it are counted, not kept
 }
 
 type recorded struct {
 	fromHost bool
 	abi      string // the method an escouade.call answer is for; "" for a line
 	line     []byte
+	head     bool // line is the head of a line of the Host over its bound
 }
 
 type recordSide struct {
@@ -106,7 +108,7 @@ const recordMax = 64 << 10
 const hostMax = 9 << 20
 
 func recordWire(h *escouade.Host) *wireRecord {
-	r := &wireRecord{}
+	r := &wireRecord{hostMax: hostMax}
 	escouade.SetWireHooks(h, r.chunk, func(method string, answer []byte) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -124,7 +126,7 @@ func (r *wireRecord) chunk(fromHost bool, b []byte) {
 	defer r.mu.Unlock()
 	side, bound := &r.sides[0], recordMax
 	if fromHost {
-		side, bound = &r.sides[1], hostMax
+		side, bound = &r.sides[1], r.hostMax
 		r.answers += int64(len(b))
 	} else {
 		r.written += int64(len(b))
@@ -148,7 +150,8 @@ func (r *wireRecord) chunk(fromHost bool, b []byte) {
 		}
 		switch {
 		case side.skip && fromHost:
-			r.longest = max(r.longest, hostMax+1)
+			r.longest = max(r.longest, r.hostMax+1)
+			r.seq = append(r.seq, recorded{fromHost: true, line: side.head, head: true})
 		case side.skip:
 			// A request's id and method are kept, for its answer.
 			r.dropped++
@@ -164,6 +167,15 @@ func (r *wireRecord) chunk(fromHost bool, b []byte) {
 		side.partial, side.skip, side.head = nil, false, nil
 		b = b[i+1:]
 	}
+}
+
+// keepHostLines makes the Host's lines past max bytes counted, and not
+// kept (nor checked): for a flood answered by hundreds of MiB, whose
+// keeping would cost the test more than the Host.
+func (r *wireRecord) keepHostLines(max int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hostMax = max
 }
 
 // dump returns the start of each line recorded, for a failure's message.
@@ -264,6 +276,7 @@ func (r *wireRecord) check(v *validator) {
 	r.mu.Unlock()
 	for _, x := range seq {
 		switch {
+		case x.head:
 		case x.abi != "":
 			v.abiAnswer(x.abi, x.line)
 		case x.fromHost:
@@ -280,6 +293,13 @@ func (r *wireRecord) check(v *validator) {
 // module's writes on a loaded machine under the race detector are not
 // what is tested.
 func floodHost(t *testing.T, e escouade.Engine) (*escouade.Host, *journal, *wireRecord) {
+	t.Helper()
+	return floodHostWorkers(t, e, 0)
+}
+
+// floodHostWorkers is floodHost whose plugins' requests are served
+// workers at once (0 for the default).
+func floodHostWorkers(t *testing.T, e escouade.Engine, workers int) (*escouade.Host, *journal, *wireRecord) {
 	t.Helper()
 	v := newValidator(t)
 	var rec *wireRecord
@@ -301,6 +321,7 @@ func floodHost(t *testing.T, e escouade.Engine) (*escouade.Host, *journal, *wire
 		Projects:     projects(),
 		ScriptTurn:   30 * time.Second,
 		WASMCacheDir: wasmCache(t),
+		Workers:      workers,
 	})
 	rec = recordWire(h)
 	startScript(t, h, "guard", guardJS)
@@ -691,14 +712,20 @@ func TestHostileFloodSiblingsWASM(t *testing.T) {
 		{mode: "nonl", says: "over the cap", lines: 1, longest: 4 << 10},
 		// Each batch is answered in one line, its calls beyond the Host's
 		// workers refused failed, busy, the line within the 8 MiB of a
-		// batch's answer.
-		{mode: "bomb", answer: `[{"jsonrpc":"2.0"`, lines: floodLines, longest: 8<<20 + 64<<10},
+		// batch's answer: bombBounds.
+		{mode: "bomb", answer: `[{"jsonrpc":"2.0"`, lines: bombBatches, longest: 8<<20 + 64<<10},
 	}
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
 			for _, pr := range probes {
 				t.Run(pr.mode, func(t *testing.T) {
-					h, j, rec := floodHost(t, eng.engine)
+					var ref hostCost
+					workers := 0
+					if pr.mode == "bomb" {
+						workers = bombWorkers
+						ref = readsReference(t, eng.engine)
+					}
+					h, j, rec := floodHostWorkers(t, eng.engine, workers)
 					t.Cleanup(func() {
 						if t.Failed() {
 							t.Logf("the lines recorded: %s", rec.dump())
@@ -726,18 +753,7 @@ func TestHostileFloodSiblingsWASM(t *testing.T) {
 						t.Errorf("the Host wrote a line of %d bytes, want %d at most", longest, pr.longest)
 					}
 					if pr.mode == "bomb" {
-						// What the bomb costs is the reads its batches'
-						// calls make before their answers are cut to 8 MiB,
-						// and how many are served rather than refused busy
-						// depends on the load (772 MiB and 10.5 s of CPU
-						// seen at rest, fewer under load): only the RSS,
-						// what the machine feels, is bounded here, until
-						// a reference flood of the same reads is measured
-						// beside it.
-						t.Logf("%v", c)
-						if eng.engine == escouade.EngineIsolated && c.peak > 256<<10 {
-							t.Errorf("the Host's RSS grew by %d MiB", c.peak>>10)
-						}
+						bombBounds(t, eng.engine, rec, c, ref)
 					} else {
 						siblingBounds(t, eng.engine, c)
 					}
@@ -746,6 +762,82 @@ func TestHostileFloodSiblingsWASM(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The batch bomb (flood-bomb) sends bombBatches batches of 256 files/read
+// of 256 KiB, each once the last is answered, to a Host that serves
+// bombWorkers requests at once: each batch has at least bombWorkers of its
+// calls served, whose answers (12 MiB) pass what a batch's answer may
+// hold, and the others refused busy. Then what the bomb costs, and that
+// its answers are cut, does not depend on how many of its calls the load
+// let through (with the Host's 16 workers, 3 a batch under load, and
+// their answers fit).
+const (
+	bombBatches = 2
+	bombWorkers = 48
+)
+
+// readsReference measures the reference of the batch bomb: a benign
+// module making the same files/read calls, one at a time, each answered
+// whole.
+func readsReference(t *testing.T, e escouade.Engine) hostCost {
+	t.Helper()
+	h, j, rec := floodHostWorkers(t, e, bombWorkers)
+	rec.keepHostLines(4 << 10) // 128 MiB of answers
+	var p *escouade.Plugin
+	c := measure(t, func() {
+		p = startFloodWASM(t, h, "reads")
+		floodSaid(t, j, rec, p.ID(), "flood done")
+	})
+	want := fmt.Sprintf("flood done: %d read", bombBatches*256)
+	if e := j.find(p.ID(), "flood done"); e[0].msg != want {
+		t.Errorf("the reference said %q, want %q", e[0].msg, want)
+	}
+	afterFlood(t, h, j, p)
+	return c
+}
+
+// bombBounds checks that each of the bomb's batches had answers cut, and
+// that the bomb cost the Host, recorded by rec, half of what ref did at
+// most, and a little more: each batch's calls are served bombWorkers at a
+// time and the others refused busy, its answer cut to 8 MiB, so that the
+// bomb reads a fifth of what ref does (0.3× its CPU and allocations seen,
+// at rest and under load alike). Served whole, its calls would cost what
+// ref's do; its answers whole, a batch would be answered by 12 MiB or
+// more.
+func bombBounds(t *testing.T, e escouade.Engine, rec *wireRecord, c, ref hostCost) {
+	t.Helper()
+	served, busy, cut := rec.hostCount(`"result"`), rec.hostCount("too many requests"), rec.hostCount("answer too large")
+	t.Logf("the bomb: %v; %d calls answered, %d refused busy, %d cut", c, served, busy, cut)
+	t.Logf("the reference: %v", ref)
+	t.Logf("CPU %.2f× the reference's, allocations %.2f×", float64(c.cpu)/float64(max(ref.cpu, time.Millisecond)), float64(c.alloc)/float64(max(ref.alloc, 1)))
+	if cut < bombBatches {
+		t.Errorf("%d answers cut to fit their batch's answer, want some in each of the %d batches", cut, bombBatches)
+	}
+	if c.cpu > ref.cpu/2+time.Second {
+		t.Errorf("the bomb took %v of the Host's CPU, the reference %v", c.cpu, ref.cpu)
+	}
+	if c.alloc > ref.alloc/2+64<<20 {
+		t.Errorf("the bomb made the Host allocate %d MiB, the reference %d MiB", c.alloc>>20, ref.alloc>>20)
+	}
+	// In-process, the module's memory is the Host's: only the isolated
+	// Host's RSS is its own.
+	if e == escouade.EngineIsolated && c.peak > ref.peak+256<<10 {
+		t.Errorf("the bomb grew the Host's RSS by %d MiB, the reference by %d MiB", c.peak>>10, ref.peak>>10)
+	}
+}
+
+// hostCount counts s in the Host's lines recorded so far.
+func (r *wireRecord) hostCount(s string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, x := range r.seq {
+		if x.fromHost {
+			n += bytes.Count(x.line, []byte(s))
+		}
+	}
+	return n
 }
 
 // TestHostileFloodJSToJSONRecursion: a toJSON that returns an object

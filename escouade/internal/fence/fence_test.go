@@ -404,6 +404,34 @@ func TestUTF8Cut(t *testing.T) {
 	}
 }
 
+// TestProcAfterAnswer: what a program wrote, and its end, come after the
+// answer that names it reached the plugin, however fast the program.
+func TestProcAfterAnswer(t *testing.T) {
+	in, n := start(t, Config{Commands: []string{"echo *"}, StopGrace: time.Minute}, &testHost{})
+	m, _ := Lookup("proc/spawn")
+	held := newHeldAnswer()
+	res, err := m(context.Background(), in, held, []byte(`{"command":"echo","args":["vite"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-n:
+		t.Fatalf("%+v before the answer reached the plugin", got)
+	case <-held.waiting: // the program runs, and its output waits for the answer
+	}
+	close(held.release)
+	id := res.(procSpawnResult).Proc
+	want := []note{
+		{"proc/out", fmt.Sprintf(`{"proc":%d,"stream":"stdout","data":"vite\n"}`, id)},
+		{"proc/exit", fmt.Sprintf(`{"proc":%d,"code":0}`, id)},
+	}
+	for _, w := range want {
+		if got := <-n; got != w {
+			t.Errorf("got %+v, want %+v", got, w)
+		}
+	}
+}
+
 // TestProc: a program of permissions.commands runs in the plugin's
 // temporary folder, its output and then its end told in order; what the
 // permissions do not name is refused before anything runs.

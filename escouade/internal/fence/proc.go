@@ -49,6 +49,8 @@ type program struct {
 	inDone   bool // stdin is closed, or broke
 	ended    bool // the leader ended
 	feedDone chan struct{}
+
+	afterAnswer func(context.Context) // waits until the plugin has the answer to proc/spawn
 }
 
 // procSpawnResult is the answer to proc/spawn.
@@ -229,7 +231,7 @@ func (p *Plugin) procDir(ctx context.Context, ps *procSpawnParams, agent *Agent)
 	return dir, nil
 }
 
-func procSpawn(ctx context.Context, r *Instance, _ Call, params []byte) (any, error) {
+func procSpawn(ctx context.Context, r *Instance, c Call, params []byte) (any, error) {
 	p := r.p
 	ps, err := parseProcSpawn(params)
 	if err != nil {
@@ -279,6 +281,10 @@ func procSpawn(ctx context.Context, r *Instance, _ Call, params []byte) (any, er
 		return nil, errorf(protocol.CodeFailed, "failed: %s is not found on the PATH", ps.command)
 	}
 
+	// The plugin knows the program by the id its answer gives: what the
+	// program wrote, and its end, wait for that answer (echo has written
+	// and ended before it is, on a loaded machine).
+	afterAnswer := c.AfterAnswer()
 	r.mu.Lock()
 	switch {
 	case r.closed:
@@ -289,7 +295,7 @@ func procSpawn(ctx context.Context, r *Instance, _ Call, params []byte) (any, er
 		return nil, errorf(protocol.CodeRefused, "refused: %d programs at once at most", maxProcs)
 	}
 	r.starting++ // holds the place while it starts
-	pr := &program{id: r.nextID(), r: r, feedDone: make(chan struct{})}
+	pr := &program{id: r.nextID(), r: r, feedDone: make(chan struct{}), afterAnswer: afterAnswer}
 	pr.cond.L = &pr.mu
 	r.mu.Unlock()
 
@@ -354,10 +360,11 @@ func (pr *program) start(path string, argv []string, dir string, env []string) e
 }
 
 // run carries the program's output to the plugin and, after all of it,
-// its end.
+// its end; both after the answer that names the program.
 func (pr *program) run() {
 	r := pr.r
 	defer r.wg.Done()
+	pr.afterAnswer(r.ctx)
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go pr.pump("stdout", pr.stdout, &readers)

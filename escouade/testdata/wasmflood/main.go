@@ -14,8 +14,12 @@
 //     to read: a notification whose params hold one long string;
 //   - flood-deep: lines of a million nested arrays;
 //   - flood-number: requests whose params hold a number of a MiB;
-//   - flood-bomb: batches of 256 files/read of the plugin's big.txt, of
-//     answers far past what a batch's answer may hold;
+//   - flood-bomb: bombBatches batches of 256 files/read of the plugin's
+//     big.txt, of answers far past what a batch's answer may hold, each
+//     sent once the last is answered;
+//   - flood-reads: the reference of flood-bomb, a benign plugin making
+//     the same calls, one at a time, each answer awaited and whole (its
+//     "flood done" says how many read the file);
 //   - flood-abi-keys: escouade.call of secrets/get with params of 90,000
 //     keys (its "flood done" says how many were refused invalidParams);
 //   - flood-abi-plain: the reference, escouade.call of secrets/get with
@@ -86,7 +90,7 @@ func main() {
 		case "initialize":
 			reply(m.ID, `{"protocolVersion":1,"capabilities":{}}`)
 			if !strings.HasPrefix(mode, "bench-") {
-				say(flood(mode))
+				say(flood(mode, in))
 			}
 		case "permissions/decide":
 			reply(m.ID, `{"decision":"allow"}`)
@@ -107,10 +111,40 @@ func say(msg string) {
 	os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"log","params":{"level":"info","message":` + string(b) + "}}\n")
 }
 
-// flood mounts the attack of mode and returns what to say once done.
-func flood(mode string) string {
+// flood-bomb sends bombBatches batches of batchCalls calls: as the tests'
+// own bombBatches.
+const (
+	bombBatches = 2
+	batchCalls  = 256
+)
+
+// flood mounts the attack of mode and returns what to say once done; in
+// is the Host's lines, for a mode that awaits its answers.
+func flood(mode string, in *bufio.Reader) string {
 	switch mode {
 	case "idle":
+		return "flood done"
+	case "reads":
+		read := 0
+		for i := range bombBatches * batchCalls {
+			fmt.Fprintf(os.Stdout, `{"jsonrpc":"2.0","id":%d,"method":"files/read","params":{"path":"big.txt"}}`+"\n", i)
+			ok, err := awaitLine(in, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,`, i), []byte(`"result"`))
+			if err != nil {
+				return "flood done: " + err.Error()
+			}
+			if ok {
+				read++
+			}
+		}
+		return fmt.Sprintf("flood done: %d read", read)
+	case "bomb":
+		line := []byte(floodLine(mode) + "\n")
+		for range bombBatches {
+			os.Stdout.Write(line)
+			if _, err := awaitLine(in, []byte("["), nil); err != nil {
+				return "flood done: " + err.Error()
+			}
+		}
 		return "flood done"
 	case "abi-keys", "abi-plain":
 		params := `{"key":"k"` + keysObject(90000)[len(`{"level":"info","message":"x"`):]
@@ -163,13 +197,35 @@ func floodLine(mode string) string {
 		return `{"jsonrpc":"2.0","id":1,"method":"timer/set","params":{"ms":1` + strings.Repeat("0", 1<<20) + `}}`
 	case "bomb":
 		var b strings.Builder
-		for i := range 256 {
+		for i := range batchCalls {
 			b.WriteString(",")
 			fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"files/read","params":{"path":"big.txt"}}`, i)
 		}
 		return "[" + b.String()[1:] + "]"
 	}
 	panic("no flood " + mode)
+}
+
+// awaitLine reads the Host's lines until one that begins with head (an
+// answer's id, a batch's answer), and says whether what follows head
+// begins with then (an answer's result): the lines before it, and the rest
+// of each line past its head, are skipped as they are read, never held
+// whole.
+func awaitLine(in *bufio.Reader, head, then []byte) (bool, error) {
+	for {
+		chunk, err := in.ReadSlice('\n')
+		mine := bytes.HasPrefix(chunk, head)
+		follows := mine && bytes.HasPrefix(chunk[len(head):], then)
+		for err == bufio.ErrBufferFull {
+			_, err = in.ReadSlice('\n')
+		}
+		if err != nil {
+			return false, err
+		}
+		if mine {
+			return follows, nil
+		}
+	}
 }
 
 // keysObject is a log's params with n more keys.
