@@ -103,14 +103,7 @@ func testLocatorsBrowser(t *testing.T, browser string) {
 		must(t, "fill the name", d.by("entry", "Name").Fill(ctx, name))
 		must(t, "fill the email", d.by("entry", "Email").Fill(ctx, "ada@example.com"))
 		option := options[i%len(options)]
-		if browser == "firefox" && i > 0 {
-			// Open defect: Firefox shows its select's pop-up at the first
-			// click only; at the next, the click leaves the box closed and
-			// the focus where it was. SelectOption then chooses by
-			// set_value once the pop-up's wait (half its timeout) is over,
-			// and the value is checked below as in every round.
-			must(t, "select "+option, d.by("combo box", "Colour").WithTimeout(12*time.Second).SelectOption(ctx, option))
-		} else if seen := d.selectThroughPopup(t, d.by("combo box", "Colour"), option); i == 0 {
+		if seen := d.selectThroughPopup(t, d.by("combo box", "Colour"), option); i == 0 {
 			t.Logf("chosen through the pop-up: %s", seen)
 		}
 		gift, wrap := d.by("check box", "Gift wrap"), "gift"
