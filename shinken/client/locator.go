@@ -573,8 +573,9 @@ func within(tree, outer, inner string) bool {
 }
 
 // actionable waits until l names one element, showing, enabled when
-// needEnabled says so, and stable (its box the same in two reads in a
-// row), and returns it.
+// needEnabled says so, stable (its box the same in two reads in a row)
+// and under no pop-up's item (see cover; it presses Escape once to close
+// the pop-up), and returns it.
 func (l *Locator) actionable(ctx context.Context, op string, needEnabled bool) (*aci.Element, error) {
 	var prev *aci.Element
 	escaped := false
