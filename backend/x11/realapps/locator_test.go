@@ -85,7 +85,9 @@ func TestLocatorsFirefox(t *testing.T)  { testLocatorsBrowser(t, "firefox") }
 
 // testLocatorsBrowser fills the form page, chooses in its select's pop-up
 // (selectThroughPopup checks the calls made), checks and unchecks a box,
-// sends, and expects the status line.
+// sends, and expects the status line. From the second round, Firefox
+// lists the address sent before under the Email field just typed in, over
+// the Colour box: SelectOption closes that list (Escape) before its click.
 func testLocatorsBrowser(t *testing.T, browser string) {
 	d := newDesk(t)
 	if browser == "chromium" {
