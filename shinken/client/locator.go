@@ -50,12 +50,15 @@ type By struct {
 // it is immutable: its methods return new Locators.
 //
 // Before an action, a Locator waits until exactly one element matches and
-// that element is showing, enabled and stable (its box the same across two
-// reads), for at most [DefaultLocatorTimeout] or the context's deadline,
-// whichever comes first; an action refused with aci.ErrStaleElementRef is
-// tried once more on the element found anew. When the wait ends, the
-// error (a *[LocatorError]) says what was missing. A Locator is strict: when
-// several elements match, it refuses at once, naming them (see [ErrStrict]).
+// that element is showing, enabled, stable (its box the same across two
+// reads) and under no pop-up's item, for at most [DefaultLocatorTimeout]
+// or the context's deadline, whichever comes first; a pop-up left open
+// over the element (the suggestions a browser lists under a field typed
+// in, a menu) is closed with Escape, once, as a person would. An action
+// refused with aci.ErrStaleElementRef is tried once more on the element
+// found anew. When the wait ends, the error (a *[LocatorError]) says what
+// was missing. A Locator is strict: when several elements match, it
+// refuses at once, naming them (see [ErrStrict]).
 type Locator struct {
 	c       *Client
 	parent  *Locator
@@ -518,11 +521,64 @@ func enabled(e *aci.Element) bool {
 	return len(e.States) == 0 || slices.Contains(e.States, "enabled") || slices.Contains(e.States, "sensitive")
 }
 
+// popupItemRoles are the roles of the items a pop-up menu shows: an
+// element of one of them over another element hides it from the pointer.
+var popupItemRoles = []string{"menu item", "check menu item", "radio menu item"}
+
+// cover returns the visible pop-up item (see popupItemRoles) over the
+// centre of e's box, where a click on e lands, or nil. An item of e's own
+// subtree (a combo box's choice) or one that holds e is none.
+func (f *found) cover(e *aci.Element) *aci.Element {
+	at := box(e)
+	if at.Empty() {
+		return nil
+	}
+	centre := image.Pt((at.Min.X+at.Max.X)/2, (at.Min.Y+at.Max.Y)/2)
+	for i := range f.all {
+		o := &f.all[i]
+		if o.Ref == e.Ref || !slices.Contains(popupItemRoles, o.Role) || !centre.In(box(o)) || !f.visible(o) {
+			continue
+		}
+		if within(f.obs.TreeText, e.Ref, o.Ref) || within(f.obs.TreeText, o.Ref, e.Ref) {
+			continue
+		}
+		return o
+	}
+	return nil
+}
+
+// within reports whether tree (a tree_text) shows inner in outer's
+// subtree: on a line below outer's, more indented, with no line as little
+// indented as outer's between them.
+func within(tree, outer, inner string) bool {
+	indent := -1
+	for len(tree) > 0 {
+		var line string
+		line, tree, _ = strings.Cut(tree, "\n")
+		rest := strings.TrimLeft(line, " ")
+		ref, _, _ := strings.Cut(rest, " ")
+		n := len(line) - len(rest)
+		switch {
+		case indent < 0:
+			if ref == outer {
+				indent = n
+			}
+		case n <= indent:
+			return false
+		case ref == inner:
+			return true
+		}
+	}
+	return false
+}
+
 // actionable waits until l names one element, showing, enabled when
-// needEnabled says so, and stable (its box the same in two reads in a
-// row), and returns it.
+// needEnabled says so, stable (its box the same in two reads in a row)
+// and under no pop-up's item (see cover; it presses Escape once to close
+// the pop-up), and returns it.
 func (l *Locator) actionable(ctx context.Context, op string, needEnabled bool) (*aci.Element, error) {
 	var prev *aci.Element
+	escaped := false
 	f, err := l.poll(ctx, op, func(f *found) verdict {
 		e, missing, err := f.one()
 		switch {
@@ -541,6 +597,22 @@ func (l *Locator) actionable(ctx context.Context, op string, needEnabled bool) (
 			again := prev == nil
 			prev = e
 			return verdict{missing: "is not stable (its box moves)", again: again}
+		}
+		if over := f.cover(e); over != nil {
+			prev = nil
+			missing := "is under " + describeElement(over) + ", a pop-up's"
+			if escaped {
+				return verdict{missing: missing}
+			}
+			// A person closes the pop-up that hides what they want
+			// (the suggestions a browser lists under a field just
+			// typed in, a menu left open) with Escape, which goes to
+			// the pop-up or to the field that owns it.
+			escaped = true
+			if err := l.c.Key(ctx, "Escape"); err != nil {
+				return verdict{missing: missing, stop: err}
+			}
+			return verdict{missing: missing, again: true}
 		}
 		return verdict{done: true}
 	})

@@ -515,3 +515,61 @@ func TestLocatorWaitsUntilStable(t *testing.T) {
 		t.Fatalf("a button that keeps moving: %v", err)
 	}
 }
+
+// TestLocatorUnderPopup clicks a radio button that a pop-up left open
+// hides: the click would land on the pop-up's item (and choose it), so the
+// locator closes the pop-up with Escape first, as a person does. A browser
+// leaves such a pop-up open after a field is typed in: its suggestions.
+func TestLocatorUnderPopup(t *testing.T) {
+	feed := shinken.NewFeed()
+	c := locRig(t, launched(t, "settings"), feed)
+	sub := feed.Subscribe(256, shinken.EventAction)
+	defer sub.Close()
+	ctx := t.Context()
+	obs, err := c.Observe(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lang, err := obs.Find("combo box", "Language")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Click(ctx, aci.Ref(lang.Ref)); err != nil {
+		t.Fatal(err)
+	}
+	item := c.ByRole("menu item", "Deutsch")
+	if err := item.Expect().ToBeVisible(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dark := c.ByRole("radio button", "Dark")
+	at, err := dark.Box(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	over, err := item.Box(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	centre := image.Pt((at.Min.X+at.Max.X)/2, (at.Min.Y+at.Max.Y)/2)
+	if !centre.In(over) {
+		t.Fatalf("the pop-up's item %v does not hide the radio button's centre %v: the test shows nothing", over, centre)
+	}
+	if err := dark.Click(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := dark.Expect().ToBeChecked(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ByRole("combo box", "Language").Expect().ToHaveValue(ctx, "English"); err != nil {
+		t.Fatal(err)
+	}
+	keys := 0 // the test presses none: any is the locator's Escape
+	for len(sub.Events()) > 0 {
+		if e := <-sub.Events(); e.Verb == aci.VerbKey {
+			keys++
+		}
+	}
+	if keys != 1 {
+		t.Errorf("%d keys pressed, want one (Escape)", keys)
+	}
+}
