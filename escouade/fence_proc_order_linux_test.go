@@ -28,7 +28,7 @@ func TestProcSpawnAnswerFirst(t *testing.T) {
 	for _, c := range []struct {
 		mode   string
 		spawns int
-	}{{"auto", 150}, {"shepherd", 150}, {"group", 700}} {
+	}{{"auto", 100}, {"shepherd", 100}, {"group", 800}} {
 		mode, spawns := c.mode, c.spawns
 		t.Run(mode, func(t *testing.T) {
 			defer escouade.SetContainment(mode)()
