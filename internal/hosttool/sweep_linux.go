@@ -54,7 +54,7 @@ func SweepCommands(dir string, owners ...uint32) ([]string, error) {
 		if !ok || int(st.Uid) != os.Geteuid() && !slices.Contains(owners, st.Uid) {
 			continue
 		}
-		if holderAlive(d) || time.Since(fi.ModTime()) < sweepSetup && !exists(filepath.Join(d, "hpid")) {
+		if holderAlive(d) || time.Since(fi.ModTime()) < sweepSetup && !exists(filepath.Join(d, "hpid")) || endedLately(d) {
 			continue
 		}
 		cands = append(cands, d)
@@ -113,6 +113,20 @@ func SweepCommands(dir string, owners ...uint32) ([]string, error) {
 	}
 	return removed, nil
 }
+
+// endedLately reports whether folder d's command ended, its holder saying
+// so, within the last sweepEnded: its output is still the session's to
+// read, whether that session's daemon is this one or another on the same
+// folder. A daemon killed leaves no such word: its commands' holders die
+// with it.
+func endedLately(d string) bool {
+	fi, err := os.Lstat(filepath.Join(d, "exit"))
+	return err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) < sweepEnded
+}
+
+// sweepEnded is how long an ended command's folder is kept, as a listing
+// of commands keeps it.
+const sweepEnded = time.Hour
 
 // maxSweptFiles bounds the entries of a folder the sweep removes: a
 // command's or a shell's folder holds a handful.

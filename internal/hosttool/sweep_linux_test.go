@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"shinken.dev/go/internal/citest"
 
@@ -42,6 +43,13 @@ func TestSweepCommands(t *testing.T) {
 	cwd := mk("shinken-cmd.Cwd00000", "999999999 1")                                // a process works in it
 	open := mk("shinken-cmd.Open0000", "999999999 1")                               // a process has its file open
 	setup := mk("shinken-cmd.Setup000", "")                                         // a start not yet done
+	ended := mk("shinken-cmd.Ended000", "999999999 1")                              // ended lately: a session may read it still
+	os.WriteFile(filepath.Join(ended, "exit"), []byte("killed\n"), 0o600)
+	old := mk("shinken-cmd.Old00000", "999999999 1") // ended over an hour ago
+	os.WriteFile(filepath.Join(old, "exit"), []byte("0\n"), 0o600)
+	if err := os.Chtimes(filepath.Join(old, "exit"), time.Now().Add(-2*time.Hour), time.Now().Add(-2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
 	other := mk("not-a-command", "")
 	target := mk("target", "")
 	if err := os.Symlink(target, filepath.Join(dir, "shinken-cmd.Link0000")); err != nil {
@@ -67,10 +75,10 @@ func TestSweepCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(removed)
-	if want := []string{dead, reused}; !slices.Equal(removed, want) {
+	if want := []string{dead, old, reused}; !slices.Equal(removed, want) {
 		t.Fatalf("removed %q, want %q", removed, want)
 	}
-	for _, d := range []string{holder, cwd, open, setup, other, target, filepath.Join(target, "o.0")} {
+	for _, d := range []string{holder, cwd, open, setup, ended, other, target, filepath.Join(target, "o.0")} {
 		if _, err := os.Stat(d); err != nil {
 			t.Errorf("%s was removed: %v", d, err)
 		}
