@@ -509,30 +509,19 @@ func TestChromiumActionsFollowLayout(t *testing.T) {
 // fakeWalk walks the fake application through the bus.
 func fakeWalk(t *testing.T, bus, name string, maxNodes, maxDepth int) *appTree {
 	t.Helper()
-	return walkFake(t, bus, name, newWalkOf(maxNodes, maxDepth, &memo{}, false))
+	return walkFake(t, bus, name, maxNodes, maxDepth, &memo{}, false)
 }
 
 // fakeWalkMemo walks the fake application with m, the events recorded
 // since the last walk taken first, as the client's walks do.
 func fakeWalkMemo(t *testing.T, bus, name string, m *memo) *appTree {
 	t.Helper()
-	return walkFake(t, bus, name, newWalkOf(100, 10, m, true))
+	return walkFake(t, bus, name, 100, 10, m, true)
 }
 
-// newWalkOf returns what makes a walk of at most maxNodes nodes and
-// maxDepth levels with memo m, barriered by the memo's events or not.
-func newWalkOf(maxNodes, maxDepth int, m *memo, barrier bool) func(p *pipeline, name string) *walk {
-	return func(p *pipeline, name string) *walk {
-		w := newWalk(p, name, name, maxNodes, maxDepth, m)
-		if barrier {
-			w.barrier = m.take
-		}
-		return w
-	}
-}
-
-// walkFake dials the bus and runs the walk mk makes.
-func walkFake(t *testing.T, bus, name string, mk func(p *pipeline, name string) *walk) *appTree {
+// walkFake walks the fake application with memo m, taking the events it
+// recorded first when barrier is set.
+func walkFake(t *testing.T, bus, name string, maxNodes, maxDepth int, m *memo, barrier bool) *appTree {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -542,7 +531,11 @@ func walkFake(t *testing.T, bus, name string, mk func(p *pipeline, name string) 
 	}
 	defer conn.c.Close()
 	p := newPipeline(ctx, conn, time.Now().Add(10*time.Second), 5*time.Second, 16)
-	tree, err := mk(p, name).run()
+	w := newWalk(p, name, name, maxNodes, maxDepth, m)
+	if barrier {
+		w.barrier = m.take
+	}
+	tree, err := w.run()
 	if err != nil {
 		t.Fatal(err)
 	}
