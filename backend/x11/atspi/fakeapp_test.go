@@ -509,24 +509,19 @@ func TestChromiumActionsFollowLayout(t *testing.T) {
 // fakeWalk walks the fake application through the bus.
 func fakeWalk(t *testing.T, bus, name string, maxNodes, maxDepth int) *appTree {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := dialWire(ctx, bus, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.c.Close()
-	p := newPipeline(ctx, conn, time.Now().Add(10*time.Second), 5*time.Second, 16)
-	tree, err := newWalk(p, name, name, maxNodes, maxDepth, &memo{}).run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tree
+	return walkFake(t, bus, name, maxNodes, maxDepth, &memo{}, false)
 }
 
 // fakeWalkMemo walks the fake application with m, the events recorded
 // since the last walk taken first, as the client's walks do.
 func fakeWalkMemo(t *testing.T, bus, name string, m *memo) *appTree {
+	t.Helper()
+	return walkFake(t, bus, name, 100, 10, m, true)
+}
+
+// walkFake walks the fake application with memo m, taking the events it
+// recorded first when barrier is set.
+func walkFake(t *testing.T, bus, name string, maxNodes, maxDepth int, m *memo, barrier bool) *appTree {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -536,8 +531,10 @@ func fakeWalkMemo(t *testing.T, bus, name string, m *memo) *appTree {
 	}
 	defer conn.c.Close()
 	p := newPipeline(ctx, conn, time.Now().Add(10*time.Second), 5*time.Second, 16)
-	w := newWalk(p, name, name, 100, 10, m)
-	w.barrier = m.take
+	w := newWalk(p, name, name, maxNodes, maxDepth, m)
+	if barrier {
+		w.barrier = m.take
+	}
 	tree, err := w.run()
 	if err != nil {
 		t.Fatal(err)

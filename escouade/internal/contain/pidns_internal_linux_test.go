@@ -143,45 +143,9 @@ const asNobodyEnv = "CONTAIN_TEST_AS_NOBODY"
 // this test again as nobody (setpriv), from a copy of the test binary
 // that nobody may run, where the check is made.
 func TestUserNamespaces(t *testing.T) {
-	if os.Getenv(asNobodyEnv) == "1" {
+	if asNobody(t, "TestUserNamespaces") {
 		userNamespaces(t)
-		return
 	}
-	if os.Getuid() != 0 {
-		userNamespaces(t)
-		return
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		citest.Skip(t, "no setpriv to run this test as an unprivileged user, and this process is root")
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
-		os.Chmod(d, 0o755)
-	}
-	b, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "contain.test")
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", bin, "-test.run", "^TestUserNamespaces$", "-test.v")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), asNobodyEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	switch {
-	case bytes.Contains(out, []byte("--- SKIP: TestUserNamespaces")):
-		citest.Skip(t, "as nobody:\n%s", out)
-	case err != nil || !bytes.Contains(out, []byte("--- PASS: TestUserNamespaces")):
-		t.Fatalf("as nobody: %v\n%s", err, out)
-	}
-	t.Logf("as nobody:\n%s", out)
 }
 
 func userNamespaces(t *testing.T) {
@@ -280,6 +244,37 @@ func TestNamespaceQuota(t *testing.T) {
 }
 
 // copyForNobody copies the test binary where nobody may run it.
+// asNobody runs test name again as nobody (setpriv), from a copy of this
+// test binary that nobody may run, and fails t unless it passed there. It
+// reports whether the caller is to make the check itself: in that run, or
+// when this process is not root to begin with.
+func asNobody(t *testing.T, name string) (here bool) {
+	t.Helper()
+	if os.Getenv(asNobodyEnv) == name || os.Getuid() != 0 {
+		return true
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		citest.Skip(t, "no setpriv to run this test as an unprivileged user, and this process is root")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", copyForNobody(t, self), "-test.run", "^"+name+"$", "-test.v")
+	cmd.Dir = "/"
+	cmd.Env = append(os.Environ(), asNobodyEnv+"="+name)
+	out, err := cmd.CombinedOutput()
+	switch {
+	case bytes.Contains(out, []byte("--- SKIP: "+name)):
+		citest.Skip(t, "as nobody:\n%s", out)
+	case err != nil || !bytes.Contains(out, []byte("--- PASS: "+name)):
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	t.Logf("as nobody:\n%s", out)
+	return false
+}
+
 func copyForNobody(t *testing.T, self string) string {
 	dir := t.TempDir()
 	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
