@@ -430,6 +430,11 @@ func (l *Locator) poll(ctx context.Context, op string, cond func(f *found) verdi
 		}
 		return fail(missing, aci.ErrTimeout)
 	}
+	// A context already done reads nothing: a read sent with it may
+	// still be answered before its end is noticed.
+	if ctx.Err() != nil {
+		return nil, fail("was not read", ctx.Err())
+	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	missing := "was not read"
