@@ -163,6 +163,14 @@ esac`
 // execve may not pass 128 KiB).
 const MaxTyped = 64 << 10
 
+// ShellLine's refusals: its exit codes, and the end of its stderr when a
+// program runs in the foreground (the program's command line comes first).
+const (
+	LineForeground   = 5
+	LineNotAtPrompt  = 6
+	ForegroundSuffix = " runs in the foreground"
+)
+
 // MaxLine bounds the line one ShellLine carries, its newline included:
 // the terminal's line buffer holds 4095 bytes, and cuts a longer line,
 // so that the shell would read another line than the one judged.

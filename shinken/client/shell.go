@@ -409,9 +409,9 @@ func (s *Shell) write(ctx context.Context, input string) error {
 		why := strings.TrimSpace(res.Stderr)
 		if s.lines && res.ExitCode != nil {
 			switch *res.ExitCode {
-			case 5:
-				return &NotReadingError{Foreground: strings.TrimSuffix(why, " runs in the foreground")}
-			case 6:
+			case hosttool.LineForeground:
+				return &NotReadingError{Foreground: strings.TrimSuffix(why, hosttool.ForegroundSuffix)}
+			case hosttool.LineNotAtPrompt:
 				return &NotReadingError{}
 			}
 		}
