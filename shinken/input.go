@@ -451,7 +451,7 @@ func (rt *Runtime) authorize(ctx context.Context, c *conn, a *aci.Action) error 
 			return nil
 		}
 		if ok {
-			req.Intent = &Intent{Tool: in.Tool, Kind: in.Kind, Path: in.Path, To: in.To, Line: in.Line, Argv: in.Argv, Interactive: in.Interactive, Dynamic: in.Dynamic}
+			req.Intent = &Intent{Tool: in.Tool, Kind: in.Kind, Path: in.Path, To: in.To, Line: in.Line, Dir: in.Dir, Argv: in.Argv, Interactive: in.Interactive, Dynamic: in.Dynamic}
 		}
 	}
 	if err := rt.opts.Authorizer.Authorize(ctx, req); err != nil {

@@ -102,6 +102,7 @@ type Intent struct {
 	Kind        string   // "read", "edit" or "command", the plugin protocol's kinds
 	Path, To    string   // what a read or an edit touches; a move's destination
 	Line        string   // a command's line (one typed into a shell)
+	Dir         string   // the folder Line runs in (the shell's working folder); "" when not known
 	Argv        []string // a command's program and arguments (open's opener, the shell)
 	Interactive bool     // the command reads what to run as it runs
 	Dynamic     bool     // what the command runs is known only when it runs (open's opener)

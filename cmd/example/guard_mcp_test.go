@@ -457,6 +457,26 @@ func TestMCPGuard(t *testing.T) {
 		if out := m.shellRuns("git log --oneline | wc -l", 0); !strings.HasPrefix(out, "1\n") {
 			t.Errorf("after git commit without -m: %q, want no new commit", out)
 		}
+		// Each line is judged in the shell's working folder, where the
+		// line before moved it: a relative write lands in the agent's
+		// folder, a protected file there is refused by its relative name,
+		// and a hook the operator left in the repository makes git
+		// commit dynamic (judged in the daemon's folder, it would run).
+		if out := m.shellRuns("echo made > made.txt && cat made.txt", 0); !strings.HasPrefix(out, "made\n") {
+			t.Errorf("a relative write: %q", out)
+		}
+		if b, err := os.ReadFile(filepath.Join(work, "made.txt")); err != nil || string(b) != "made\n" {
+			t.Errorf("made.txt: %q %v", b, err)
+		}
+		m.refused("shell", map[string]any{"input": "echo rm -f " + victim + " > .bashrc"})
+		hook := filepath.Join(hooks, "pre-commit")
+		if err := os.WriteFile(hook, []byte("#!/bin/sh\nrm -f "+victim+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		m.refused("shell", map[string]any{"input": "git commit -q --allow-empty -m typed"})
+		if err := os.Remove(hook); err != nil {
+			t.Fatal(err)
+		}
 		m.shellRefusedWhile("cat", "cat")
 		m.shellRefusedWhile("tail -f ok.txt", "tail -f ok.txt")
 		m.refused("shell", map[string]any{"input": "rm -f " + victim})

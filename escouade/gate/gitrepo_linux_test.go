@@ -114,6 +114,24 @@ func TestGitRepositoryRunsCode(t *testing.T) {
 			if in.Dynamic != tt.dynamic {
 				t.Errorf("dynamic %v, want %v", in.Dynamic, tt.dynamic)
 			}
+			// The same command typed at a shell whose working folder is the
+			// repository (its cd on a line before) reads the same.
+			typed := strings.Join(tt.argv, " ")
+			if tt.line != "" {
+				typed = strings.ReplaceAll(tt.line, "VICTIM", victim)
+			}
+			treq, err := gate.Request(shinken.AuthRequest{Verb: aci.VerbExec, Action: &aci.Action{Verb: aci.VerbExec},
+				Intent: &shinken.Intent{Tool: "shell", Kind: "command", Line: typed + "\n", Dir: repo}}, "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tin, err := treq.Command()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tin.Dynamic != tt.dynamic || tin.Cwd != repo {
+				t.Errorf("typed at a shell in the repository: dynamic %v, cwd %q; want %v, %q", tin.Dynamic, tin.Cwd, tt.dynamic, repo)
+			}
 			if tt.line != "" {
 				run("sh", "-c", *action.Shell)
 			} else {

@@ -23,10 +23,11 @@ func intentRequest(in shinken.Intent, id string, env []string) (protocol.Permiss
 		}
 	case protocol.KindCommand:
 		var ci protocol.CommandInput
-		r := newReader(env, nil, "")
+		r := newReader(env, nil, in.Dir)
 		switch {
 		case in.Line != "":
 			ci = protocol.ShellCommand(in.Line)
+			ci.Cwd = in.Dir
 			r.line(in.Line, 0)
 		case len(in.Argv) > 0:
 			ci = protocol.ArgvCommand(in.Argv)

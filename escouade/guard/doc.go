@@ -53,12 +53,15 @@
 //
 // An interactive shell (the shell tool) is allowed only with
 // Policy.OnInteractive allow, which needs Policy.TypedAtPrompt: each line
-// typed at it is judged as a command, and that holds only while the shell
-// itself reads it. A program the shell starts reads the terminal too (a
+// typed at it is judged as a command, in the folder the lines before moved
+// the shell to (input.cwd: its relative paths, ./programs and git's
+// repository), and that holds only while the shell itself reads it. A program the shell starts reads the terminal too (a
 // pager, an editor git opens, man, less's !cmd, vim's :!cmd): a line it
 // read would run unjudged. Shinken's runtime types a line only when the
 // shell's process group has the terminal's foreground and the shell has
-// printed its prompt since the last line, one line at a time, and shows
+// printed its prompt since the last line, one line at a time, in the
+// folder it was judged in (a line judged in a folder the shell has left
+// is judged again: a plugin may see one line twice), and shows
 // text typed otherwise as dynamic; the shell's environment turns pagers
 // and editors off (PAGER=cat, EDITOR=false…). The guard cannot see the
 // terminal itself: the environment is defence in depth (a program may

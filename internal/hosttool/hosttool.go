@@ -44,6 +44,9 @@ type Intent struct {
 	// Line is a command's line, as a shell will read it: the line typed
 	// into a shell.
 	Line string
+	// Dir is the working folder Line runs in (absolute): the shell's, as
+	// the lines typed before moved it.
+	Dir string
 	// Argv is a command's program and arguments, when it runs one word
 	// for word (open's opener, the shell started).
 	Argv []string

@@ -70,17 +70,22 @@ var (
 	ShellType = &Script{Tool: ToolShell, Text: shellTypeText, Intent: shellTypeIntent}
 	// ShellLine types the command line $2 (one line, ended by its
 	// newline) at the shell of folder $1 when the shell itself will read
-	// it (see above), or refuses: exit 5 when a program runs in the
-	// foreground (its stderr names it), 6 when the shell is not at its
-	// prompt (it runs the line typed before, or waits for the rest of a
-	// line), 7 when the shell is not /bin/sh or its terminal's settings
-	// changed. Its intent is the line, as /bin/sh reads it.
+	// it (see above) in the working folder $3, or refuses: exit 5 when a
+	// program runs in the foreground (its stderr names it), 6 when the
+	// shell is not at its prompt (it runs the line typed before, or
+	// waits for the rest of a line), 7 when the shell is not /bin/sh or
+	// its terminal's settings changed, 8 when the shell's working folder
+	// is not $3 (its stdout is the shell's folder: judge the line again
+	// there). Its intent is the line, as /bin/sh reads it in $3: a line
+	// runs in the folder the earlier lines moved the shell to, and what
+	// its relative paths, ./programs and git name depends on it.
 	ShellLine = &Script{Tool: ToolShell, Text: shellLineText, Intent: shellLineIntent}
 	// ShellControl sends the shell of folder $1 a control word: int (the
 	// terminal's interrupt, ctrl-c), eof (ctrl-d), kill (SIGKILL to the
 	// terminal's foreground process group, unless the shell is in the
-	// foreground), size <cols> <rows>, or close (end the shell and its
-	// jobs). Its intent is KindControl.
+	// foreground), size <cols> <rows>, close (end the shell and its
+	// jobs), or cwd (print the shell's working folder, for ShellLine's
+	// $3). Its intent is KindControl.
 	ShellControl = &Script{Tool: ToolShell, Text: shellControlText, Intent: shellControlIntent}
 )
 
@@ -137,7 +142,8 @@ const shellTypeText = shellDirCheck + `printf '%s' "$2" >"$1/in"`
 // shell's own program is a subshell, or a child not yet become the
 // program it runs: it is named as such, not as the shell. It runs two
 // programs (flock, stty): the rest is the shell's own.
-const shellLineText = shellDirCheck + `read -r h <"$1/hpid" && read -r st <"/proc/$h/stat" || { echo "no such shell" >&2; exit 3; }
+const shellLineText = shellDirCheck + `c=$3
+read -r h <"$1/hpid" && read -r st <"/proc/$h/stat" || { echo "no such shell" >&2; exit 3; }
 [ "/proc/$h/exe" -ef /bin/sh ] || { echo "the shell is not /bin/sh, the shell its lines are judged as" >&2; exit 7; }
 set -- "$1" "$2" ${st##*) }
 if [ "$8" != "$5" ]; then
@@ -148,6 +154,7 @@ if [ "$8" != "$5" ]; then
 fi
 read -r t <"$1/tty" && read -r g <"$1/termios" && [ "$(stty -g -F "$t")" = "$g" ] || { echo "the terminal's settings are not those the shell started with (a program changed them): close the shell to start a new one" >&2; exit 7; }
 { read -r r <"$1/ready"; } 2>/dev/null && [ "$r" = 1 ] || { echo "the shell is not at its prompt: it runs the line typed before, or waits for the rest of a line" >&2; exit 6; }
+[ "/proc/$h/cwd" -ef "$c" ] || { readlink "/proc/$h/cwd"; echo "the shell's working folder is not the one the line was judged in" >&2; exit 8; }
 echo 0 >"$1/ready"
 printf '%s' "$2" >"$1/in"`
 
@@ -156,6 +163,7 @@ case $2 in
 int) exec 9<"$1" && flock 9 && printf '\003' >"$1/in" ;;
 eof) exec 9<"$1" && flock 9 && printf '\004' >"$1/in" ;;
 size) stty -F "$(cat "$1/tty")" cols "$3" rows "$4" ;;
+cwd) read -r h <"$1/hpid" && readlink "/proc/$h/cwd" ;;
 *) printf '%s\n' "$2" >"$1/ctl" ;;
 esac`
 
@@ -168,6 +176,7 @@ const MaxTyped = 64 << 10
 const (
 	LineForeground   = 5
 	LineNotAtPrompt  = 6
+	LineMoved        = 8
 	ForegroundSuffix = " runs in the foreground"
 )
 
@@ -223,7 +232,7 @@ func shellTypeIntent(args []string, stdin *string) (Intent, error) {
 }
 
 func shellLineIntent(args []string, stdin *string) (Intent, error) {
-	if len(args) != 2 || stdin != nil {
+	if len(args) != 3 || stdin != nil {
 		return Intent{}, errShellArgs
 	}
 	if err := shellDir(args[0]); err != nil {
@@ -232,7 +241,10 @@ func shellLineIntent(args []string, stdin *string) (Intent, error) {
 	if err := CheckLine(args[1]); err != nil {
 		return Intent{}, err
 	}
-	return Intent{Kind: KindCommand, Line: args[1]}, nil
+	if !path.IsAbs(args[2]) || path.Clean(args[2]) != args[2] {
+		return Intent{}, fmt.Errorf("the line's working folder %q is not a clean absolute path", args[2])
+	}
+	return Intent{Kind: KindCommand, Line: args[1], Dir: args[2]}, nil
 }
 
 // ErrNotALine is the error of a ShellLine's text that is not one command
@@ -270,7 +282,7 @@ func shellControlIntent(args []string, stdin *string) (Intent, error) {
 		return Intent{}, err
 	}
 	switch args[1] {
-	case "int", "eof", "kill", "close":
+	case "int", "eof", "kill", "close", "cwd":
 		if args[2] != "" || args[3] != "" {
 			return Intent{}, errShellArgs
 		}

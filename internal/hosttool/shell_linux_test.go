@@ -24,6 +24,7 @@ const testNonce = "0123456789abcdef"
 type liveShell struct {
 	t   *testing.T
 	dir string
+	cwd string // the folder it started in
 	mu  sync.Mutex
 	out []byte
 	got chan struct{} // closed and renewed at each read of output
@@ -46,7 +47,11 @@ func startShell(t *testing.T, shell string) *liveShell {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &liveShell{t: t, dir: strings.TrimSpace(dir), got: make(chan struct{})}
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &liveShell{t: t, dir: strings.TrimSpace(dir), cwd: cwd, got: make(chan struct{})}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -105,19 +110,25 @@ func (s *liveShell) output() string {
 // run runs a tool script on the shell's folder and answers its exit
 // status and standard error.
 func (s *liveShell) run(script *hosttool.Script, args ...string) (int, string) {
+	code, _, stderr := s.runOut(script, args...)
+	return code, stderr
+}
+
+// runOut is run, answering standard output too.
+func (s *liveShell) runOut(script *hosttool.Script, args ...string) (code int, stdout, stderr string) {
 	argv := script.Argv(append([]string{s.dir}, args...)...)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		return ee.ExitCode(), stderr.String()
+		return ee.ExitCode(), out.String(), errOut.String()
 	}
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	return 0, stderr.String()
+	return 0, out.String(), errOut.String()
 }
 
 // foreground waits until the terminal's foreground process group is not
@@ -156,7 +167,7 @@ func TestShellLineForeground(t *testing.T) {
 	citest.NeedPrograms(t, "script", "flock", "git")
 	s := startShell(t, "/bin/sh")
 	// noclobber does not keep the prompt from marking itself ready.
-	if code, stderr := s.run(hosttool.ShellLine, "set -C; echo typed-$((6*7))\n"); code != 0 {
+	if code, stderr := s.run(hosttool.ShellLine, "set -C; echo typed-$((6*7))\n", s.cwd); code != 0 {
 		t.Fatalf("a line at the prompt: exit %d %s", code, stderr)
 	}
 	s.prompts(2)
@@ -165,14 +176,14 @@ func TestShellLineForeground(t *testing.T) {
 	}
 
 	// cat has the terminal: the next line would be cat's input.
-	if code, stderr := s.run(hosttool.ShellLine, "cat\n"); code != 0 {
+	if code, stderr := s.run(hosttool.ShellLine, "cat\n", s.cwd); code != 0 {
 		t.Fatalf("cat: exit %d %s", code, stderr)
 	}
 	s.foregroundTaken()
 	for {
 		// The shell's child has the terminal, and becomes cat a moment
 		// later: until then it is named as the shell's.
-		code, stderr := s.run(hosttool.ShellLine, "echo to-cat\n")
+		code, stderr := s.run(hosttool.ShellLine, "echo to-cat\n", s.cwd)
 		if code == 5 && strings.Contains(stderr, "a program the shell started runs in the foreground") {
 			continue
 		}
@@ -191,10 +202,10 @@ func TestShellLineForeground(t *testing.T) {
 
 	// read is the shell's own: it keeps the terminal's foreground, yet the
 	// line it reads is data, not a command line.
-	if code, stderr := s.run(hosttool.ShellLine, "read x; echo \"read [$x]\"\n"); code != 0 {
+	if code, stderr := s.run(hosttool.ShellLine, "read x; echo \"read [$x]\"\n", s.cwd); code != 0 {
 		t.Fatalf("read: exit %d %s", code, stderr)
 	}
-	if code, stderr := s.run(hosttool.ShellLine, "echo as-data\n"); code != 6 || !strings.Contains(stderr, "not at its prompt") {
+	if code, stderr := s.run(hosttool.ShellLine, "echo as-data\n", s.cwd); code != 6 || !strings.Contains(stderr, "not at its prompt") {
 		t.Fatalf("a line while the shell runs read: exit %d %q, want 6", code, stderr)
 	}
 	if code, _ := s.run(hosttool.ShellType, "raw\n"); code != 0 {
@@ -209,7 +220,7 @@ func TestShellLineForeground(t *testing.T) {
 	// git log pages nothing.
 	repo := t.TempDir()
 	line := "cd " + repo + " && git init -q && git -c user.email=a@b -c user.name=a commit -q --allow-empty; echo commit-exit=$?\n"
-	if code, stderr := s.run(hosttool.ShellLine, line); code != 0 {
+	if code, stderr := s.run(hosttool.ShellLine, line, s.cwd); code != 0 {
 		t.Fatalf("git commit: exit %d %s", code, stderr)
 	}
 	s.prompts(5)
@@ -226,12 +237,27 @@ func TestShellLineForeground(t *testing.T) {
 	if out := s.output(); strings.Contains(out, "cannot create") || strings.Contains(out, "exists") {
 		t.Fatalf("the prompt failed to mark itself ready: %q", out)
 	}
-	if code, stderr := s.run(hosttool.ShellLine, "echo after-interrupt\n"); code != 0 {
+	// The git line moved the shell into the repository: a line judged in
+	// the folder it started in is not typed, and the shell's folder is
+	// answered (and, asked, the same).
+	code, stdout, stderr := s.runOut(hosttool.ShellLine, "echo after-interrupt\n", s.cwd)
+	realRepo, _ := filepath.EvalSymlinks(repo)
+	if code != hosttool.LineMoved || stdout != realRepo+"\n" || !strings.Contains(stderr, "working folder") {
+		t.Fatalf("a line judged in the folder the shell left: exit %d %q %q, want %d and %s", code, stdout, stderr, hosttool.LineMoved, realRepo)
+	}
+	if code, stdout, _ := s.runOut(hosttool.ShellControl, "cwd", "", ""); code != 0 || stdout != realRepo+"\n" {
+		t.Fatalf("cwd: exit %d %q, want %s", code, stdout, realRepo)
+	}
+	if code, stderr := s.run(hosttool.ShellLine, "echo after-interrupt\n", repo); code != 0 {
 		t.Fatalf("a line after an interrupt at the prompt: exit %d %s", code, stderr)
+	}
+	s.prompts(7)
+	if strings.Count(s.output(), "after-interrupt") != 1 {
+		t.Fatalf("the line judged in the folder the shell left ran: %q", s.output())
 	}
 
 	bash := startShell(t, "/bin/bash")
-	if code, stderr := bash.run(hosttool.ShellLine, "echo hi\n"); code != 7 {
+	if code, stderr := bash.run(hosttool.ShellLine, "echo hi\n", bash.cwd); code != 7 {
 		t.Fatalf("a line at bash: exit %d %q, want 7", code, stderr)
 	}
 }
@@ -239,8 +265,8 @@ func TestShellLineForeground(t *testing.T) {
 // TestShellLineIntent reads ShellLine back as its line, not dynamic, and
 // refuses text that is not one command line.
 func TestShellLineIntent(t *testing.T) {
-	in, ok, err := hosttool.Recognize(hosttool.ShellLine.Argv(dir, "ls -l\n"), nil, nil)
-	if !ok || err != nil || in.Tool != "shell" || in.Kind != "command" || in.Line != "ls -l\n" || in.Dynamic || in.Interactive {
+	in, ok, err := hosttool.Recognize(hosttool.ShellLine.Argv(dir, "ls -l\n", "/home/u"), nil, nil)
+	if !ok || err != nil || in.Tool != "shell" || in.Kind != "command" || in.Line != "ls -l\n" || in.Dir != "/home/u" || in.Dynamic || in.Interactive {
 		t.Fatalf("%+v %v %v", in, ok, err)
 	}
 	in, _, _ = hosttool.Recognize(hosttool.ShellType.Argv(dir, "ls -l\n"), nil, nil)
@@ -257,7 +283,7 @@ func TestShellLineIntent(t *testing.T) {
 		"blank":       "  \n",
 		"too long":    "echo " + strings.Repeat("a", hosttool.MaxLine) + "\n",
 	} {
-		if _, ok, err := hosttool.Recognize(hosttool.ShellLine.Argv(dir, line), nil, nil); !ok || !errors.Is(err, hosttool.ErrNotALine) {
+		if _, ok, err := hosttool.Recognize(hosttool.ShellLine.Argv(dir, line, "/home/u"), nil, nil); !ok || !errors.Is(err, hosttool.ErrNotALine) {
 			t.Errorf("%s: recognized %v, error %v; want ErrNotALine", name, ok, err)
 		}
 	}

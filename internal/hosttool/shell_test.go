@@ -20,12 +20,14 @@ func TestShellIntents(t *testing.T) {
 	}{
 		{"start", hosttool.ShellStart.Argv("/bin/bash", "80", "24", "0123456789abcdef"), hosttool.Intent{Tool: "shell", Kind: "command", Argv: []string{"/bin/bash"}, Interactive: true}},
 		{"type", hosttool.ShellType.Argv(dir, "rm -rf x\n"), hosttool.Intent{Tool: "shell", Kind: "command", Line: "rm -rf x\n"}},
+		{"line", hosttool.ShellLine.Argv(dir, "git status\n", "/home/u/repo"), hosttool.Intent{Tool: "shell", Kind: "command", Line: "git status\n", Dir: "/home/u/repo"}},
+		{"cwd", hosttool.ShellControl.Argv(dir, "cwd", "", ""), hosttool.Intent{Tool: "shell", Kind: hosttool.KindControl}},
 		{"interrupt", hosttool.ShellControl.Argv(dir, "int", "", ""), hosttool.Intent{Tool: "shell", Kind: hosttool.KindControl}},
 		{"size", hosttool.ShellControl.Argv(dir, "size", "120", "40"), hosttool.Intent{Tool: "shell", Kind: hosttool.KindControl}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in, ok, err := hosttool.Recognize(tc.argv, nil, nil)
-			if !ok || err != nil || in.Tool != tc.want.Tool || in.Kind != tc.want.Kind || in.Line != tc.want.Line || !slices.Equal(in.Argv, tc.want.Argv) || in.Interactive != tc.want.Interactive {
+			if !ok || err != nil || in.Tool != tc.want.Tool || in.Kind != tc.want.Kind || in.Line != tc.want.Line || in.Dir != tc.want.Dir || !slices.Equal(in.Argv, tc.want.Argv) || in.Interactive != tc.want.Interactive {
 				t.Fatalf("%+v, %v, %v; want %+v", in, ok, err, tc.want)
 			}
 			if _, ok, _ := hosttool.Recognize(tc.argv, map[string]string{"ENV": "/x"}, nil); ok {
@@ -42,6 +44,11 @@ func TestShellIntents(t *testing.T) {
 		"empty line":      hosttool.ShellType.Argv(dir, ""),
 		"long line":       hosttool.ShellType.Argv(dir, strings.Repeat("x", hosttool.MaxTyped+1)),
 		"unknown word":    hosttool.ShellControl.Argv(dir, "rm", "", ""),
+		"line, no folder": hosttool.ShellLine.Argv(dir, "ls\n"),
+		"line, relative":  hosttool.ShellLine.Argv(dir, "ls\n", "repo"),
+		"line, unclean":   hosttool.ShellLine.Argv(dir, "ls\n", "/home/u/../root"),
+		"line, empty dir": hosttool.ShellLine.Argv(dir, "ls\n", ""),
+		"cwd with args":   hosttool.ShellControl.Argv(dir, "cwd", "/x", ""),
 		"kill with args":  hosttool.ShellControl.Argv(dir, "kill", "1", ""),
 		"size of words":   hosttool.ShellControl.Argv(dir, "size", "a", "b"),
 	} {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +50,7 @@ type Shell struct {
 	lines  bool   // ShellOptions.Lines
 
 	run     sync.Mutex // one Run at a time
+	cwd     string     // Lines: the shell's working folder as last seen ("" unknown); under run
 	idle    *time.Timer
 	idleFor time.Duration
 
@@ -382,19 +384,17 @@ func (s *Shell) write(ctx context.Context, input string) error {
 	if len(input) > MaxShellInput {
 		return aci.Errorf(aci.CodeTooLarge, "%d bytes typed at once, at most %d", len(input), MaxShellInput)
 	}
-	script := hosttool.ShellType
 	if s.lines {
 		if err := hosttool.CheckLine(input); err != nil {
 			return aci.Errorf(aci.CodeInvalidAction, "%v", err)
 		}
-		script = hosttool.ShellLine
 	}
 	s.touch()
 	s.mu.Lock()
 	idle := s.idleAt
 	s.idleAt = false
 	s.mu.Unlock()
-	res, err := s.c.Exec(ctx, &aci.ExecRequest{Argv: script.Argv(s.dir, input), Timeout: 10 * time.Second})
+	res, err := s.typeIn(ctx, input)
 	if err != nil {
 		s.restoreIdle(idle)
 		return fmt.Errorf("client: typing at the shell: %w", err)
@@ -420,6 +420,47 @@ func (s *Shell) write(ctx context.Context, input string) error {
 	return nil
 }
 
+// typeIn runs the script that types input. A line is judged in the
+// shell's working folder as last seen, and typed only if the shell is
+// still there: the lines before may have moved it (cd), so a line that
+// ShellLine finds judged in another folder, or that the Authorizer
+// refused there, is judged again in the folder the shell is in. (The
+// first judgment typed nothing: a plugin may see a line twice.)
+func (s *Shell) typeIn(ctx context.Context, input string) (*aci.ExecResult, error) {
+	if !s.lines {
+		return s.c.Exec(ctx, &aci.ExecRequest{Argv: hosttool.ShellType.Argv(s.dir, input), Timeout: 10 * time.Second})
+	}
+	if s.cwd == "" {
+		d, err := s.folder(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.cwd = d
+	}
+	for again := true; ; again = false {
+		res, err := s.c.Exec(ctx, &aci.ExecRequest{Argv: hosttool.ShellLine.Argv(s.dir, input, s.cwd), Timeout: 10 * time.Second})
+		var moved string
+		switch {
+		case err == nil && res.ExitCode != nil && *res.ExitCode == hosttool.LineMoved:
+			if moved, err = cwdLine(res.Stdout); err != nil {
+				return nil, err
+			}
+		case errors.Is(err, aci.ErrPermissionDenied) && again:
+			d, ferr := s.folder(ctx)
+			if ferr != nil || d == s.cwd {
+				return nil, err
+			}
+			moved = d
+		default:
+			return res, err
+		}
+		if !again {
+			return nil, fmt.Errorf("the shell's working folder moved from %s to %s as the line was typed", s.cwd, moved)
+		}
+		s.cwd = moved
+	}
+}
+
 // restoreIdle puts back whether the shell sat at its prompt, after a write
 // that typed nothing.
 func (s *Shell) restoreIdle(idle bool) {
@@ -430,25 +471,49 @@ func (s *Shell) restoreIdle(idle bool) {
 
 // control sends the shell a control word (internal/hosttool).
 func (s *Shell) control(ctx context.Context, word, x, y string) error {
+	_, err := s.controlOut(ctx, word, x, y)
+	return err
+}
+
+// controlOut is control, answering the script's output.
+func (s *Shell) controlOut(ctx context.Context, word, x, y string) (string, error) {
 	select {
 	case <-s.done:
-		return ErrShellEnded
+		return "", ErrShellEnded
 	default:
 	}
 	s.touch()
 	res, err := s.c.Exec(ctx, &aci.ExecRequest{Argv: hosttool.ShellControl.Argv(s.dir, word, x, y), Timeout: 10 * time.Second})
 	if err != nil {
-		return fmt.Errorf("client: the shell's %s: %w", word, err)
+		return "", fmt.Errorf("client: the shell's %s: %w", word, err)
 	}
 	if res.ExitCode == nil || *res.ExitCode != 0 {
 		select {
 		case <-s.done:
-			return ErrShellEnded
+			return "", ErrShellEnded
 		default:
 		}
-		return fmt.Errorf("client: the shell's %s failed: %s", word, strings.TrimSpace(res.Stderr))
+		return "", fmt.Errorf("client: the shell's %s failed: %s", word, strings.TrimSpace(res.Stderr))
 	}
-	return nil
+	return res.Stdout, nil
+}
+
+// folder answers the shell's working folder, as its process has it.
+func (s *Shell) folder(ctx context.Context) (string, error) {
+	out, err := s.controlOut(ctx, "cwd", "", "")
+	if err != nil {
+		return "", err
+	}
+	return cwdLine(out)
+}
+
+// cwdLine reads the folder a script printed (readlink's one line).
+func cwdLine(out string) (string, error) {
+	d := strings.TrimSuffix(out, "\n")
+	if !path.IsAbs(d) || path.Clean(d) != d {
+		return "", fmt.Errorf("client: the shell's working folder reads %q", out)
+	}
+	return d, nil
 }
 
 // Interrupt types the terminal's interrupt (ctrl-c): SIGINT to the

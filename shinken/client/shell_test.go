@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -432,5 +434,64 @@ func TestShellLines(t *testing.T) {
 	}
 	if res := runShell(t, sh, "", long); res.ExitCode == nil || *res.ExitCode != 0 || strings.Contains(res.Output, "to-cat") {
 		t.Fatalf("cat after EOF: %+v", res)
+	}
+}
+
+// TestShellLinesFolder: a line is judged in the folder the shell is in, as
+// the lines before moved it, and typed only there. An Authorizer that
+// allows a line in one folder alone sees it in that folder once the
+// shell is there, never in the folder it left; a line judged in the
+// folder the shell left, and refused there, is judged again where the
+// shell is.
+func TestShellLinesFolder(t *testing.T) {
+	start, work := t.TempDir(), t.TempDir()
+	start, _ = filepath.EvalSymlinks(start)
+	work, _ = filepath.EvalSymlinks(work)
+	var mu sync.Mutex
+	var judged []string // "folder: line" of each typed line judged
+	auth := shinken.AuthorizerFunc(func(_ context.Context, req shinken.AuthRequest) error {
+		if req.Intent == nil || req.Intent.Tool != "shell" || req.Intent.Line == "" {
+			return nil
+		}
+		mu.Lock()
+		judged = append(judged, req.Intent.Dir+": "+strings.TrimSpace(req.Intent.Line))
+		mu.Unlock()
+		if strings.HasPrefix(req.Intent.Line, "echo made >") && req.Intent.Dir != work {
+			return errors.New("writes only in the work folder")
+		}
+		return nil
+	})
+	url, _ := schematest.ServeURL(t, headless.New(nil), &shinken.RuntimeOptions{Executor: osexec.New(nil), Authorizer: auth})
+	c := schematest.Dial(t, url, nil)
+	sh, err := c.StartShell(t.Context(), &client.ShellOptions{Lines: true, Dir: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close(context.WithoutCancel(t.Context()))
+	long := &client.RunOptions{Wait: 2 * time.Minute}
+	for _, line := range []string{"pwd", "cd " + work, "echo made > made.txt; pwd", "cd " + start, "pwd"} {
+		if res := runShell(t, sh, line, long); res.ExitCode == nil || *res.ExitCode != 0 {
+			t.Fatalf("%s: %+v", line, res)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(work, "made.txt")); err != nil || string(b) != "made\n" {
+		t.Fatalf("made.txt: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(start, "made.txt")); err == nil {
+		t.Fatal("the line ran in the folder the shell left")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{
+		start + ": pwd",
+		start + ": cd " + work,
+		start + ": echo made > made.txt; pwd", // judged where the shell was seen last: refused
+		work + ": echo made > made.txt; pwd",  // judged again where it is
+		work + ": cd " + start,
+		work + ": pwd", // typed nothing: the shell left work
+		start + ": pwd",
+	}
+	if !slices.Equal(judged, want) {
+		t.Fatalf("judged:\n%s\nwant:\n%s", strings.Join(judged, "\n"), strings.Join(want, "\n"))
 	}
 }
