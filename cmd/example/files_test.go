@@ -18,8 +18,8 @@ import (
 	"shinken.dev/go/backend/x11/atspi/atspitest"
 )
 
-// bigFileMiB is the size of the file TestMCPFilesTypeScript moves: 32 MiB
-// (16 chunks in, 64 out, four times), or as many MiB as
+// bigFileMiB is the size of the file TestMCPFilesTypeScript moves: 12 MiB
+// (6 chunks in, 24 out, four times), or as many MiB as
 // SHINKEN_BIG_FILE_MIB says (1024 for the gigabyte, about 17
 // minutes a combination on a loaded 2-core machine: past go test's
 // default timeout, so run it alone, with -timeout).
@@ -27,7 +27,7 @@ func bigFileMiB() int {
 	if n, err := strconv.Atoi(os.Getenv("SHINKEN_BIG_FILE_MIB")); err == nil && n > 0 {
 		return n
 	}
-	return 32
+	return 12
 }
 
 // manyEntries makes dir/many with n entries.

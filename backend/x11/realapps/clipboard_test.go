@@ -12,7 +12,7 @@ import (
 // TestChromiumCopyThenRead and TestFirefoxCopyThenRead set the clipboard,
 // double-click a list item by ref (selecting a word of it, or the line
 // break beside it), press ctrl+c
-// and read the clipboard at once, 20 rounds: the read sees the copy,
+// and read the clipboard at once, rounds times: the read sees the copy,
 // never the text set before it. The browser takes the clipboard after the
 // key's settle may have ended, so the read waits for the owner change the
 // copy key promised. (A triple click, a double_click then a click, is two

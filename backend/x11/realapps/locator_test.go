@@ -2,6 +2,8 @@ package realapps
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +13,19 @@ import (
 
 // The same locator code drives each real application: by role and name,
 // acting then expecting, with no observation, ref or sleep of the test's
-// own. Each test runs 20 rounds.
+// own. Each test runs locatorRounds rounds.
+
+// locatorRounds is how many rounds each locator test runs: 6 by default
+// (each option chosen twice, the box checked and unchecked three times,
+// Firefox's suggestions over the select from the second round on),
+// SHINKEN_LOCATOR_ROUNDS for more (20 under ./scripts/stress, to look for
+// what load breaks).
+var locatorRounds = func() int {
+	if n, err := strconv.Atoi(os.Getenv("SHINKEN_LOCATOR_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return 6
+}()
 
 // by returns a locator of d's desktop waiting as long as the tests wait for
 // an application.
@@ -42,7 +56,7 @@ func TestLocatorsZenity(t *testing.T) {
 	ctx := t.Context() // each locator waits at most waitFor
 	name, colour := d.by("text", "Name"), d.by("combo box", "")
 	options := []string{"Green", "Blue", "Red"}
-	for i := range rounds {
+	for i := range locatorRounds {
 		v := fmt.Sprintf("Ada %d", i)
 		must(t, "fill", name.Fill(ctx, v))
 		must(t, "expect the name", name.Expect().ToHaveValue(ctx, v))
@@ -61,7 +75,7 @@ func TestLocatorsZenity(t *testing.T) {
 	case <-time.After(waitFor):
 		t.Fatal("zenity did not exit after OK")
 	}
-	want := fmt.Sprintf("Ada %d|ada@example.com|s3cret|Blue\n", rounds-1)
+	want := fmt.Sprintf("Ada %d|ada@example.com|s3cret|Blue\n", locatorRounds-1)
 	if got := app.Stdout(); got != want {
 		t.Fatalf("zenity printed %q, want %q", got, want)
 	}
@@ -73,7 +87,7 @@ func TestLocatorsGtk3Demo(t *testing.T) {
 	d.sess.Launch(t, "gtk3-demo")
 	ctx := t.Context() // each locator waits at most waitFor
 	must(t, "gtk3-demo's start", d.by("page tab", "Source").WithTimeout(started).Expect().ToBeVisible(ctx))
-	for i := range rounds {
+	for i := range locatorRounds {
 		tab := d.by("page tab", []string{"Source", "Info"}[i%2])
 		must(t, "click the tab", tab.Click(ctx))
 		must(t, "expect it selected", tab.Expect().ToHaveState(ctx, "selected"))
@@ -100,7 +114,7 @@ func testLocatorsBrowser(t *testing.T, browser string) {
 	must(t, "the page's load", d.by("push button", "Send").WithTimeout(started).Expect().ToBeVisible(ctx))
 	must(t, "the page's load", d.by("document web", "Shinken form").WithTimeout(started).Expect().Not().ToHaveState(ctx, "busy"))
 	options := []string{"Green", "Blue", "Red"}
-	for i := range rounds {
+	for i := range locatorRounds {
 		name := fmt.Sprintf("Ada %d", i)
 		must(t, "fill the name", d.by("entry", "Name").Fill(ctx, name))
 		must(t, "fill the email", d.by("entry", "Email").Fill(ctx, "ada@example.com"))
@@ -130,7 +144,7 @@ func TestLocatorsQt(t *testing.T) {
 	ctx := t.Context() // each locator waits at most waitFor
 	name, colour, subscribe := d.by("text", "Name"), d.by("combo box", ""), d.by("check box", "Subscribe")
 	options := []string{"Green", "Blue", "Red"}
-	for i := range rounds {
+	for i := range locatorRounds {
 		v := fmt.Sprintf("Ada %d", i)
 		must(t, "fill", name.Fill(ctx, v))
 		must(t, "expect the name", name.Expect().ToHaveValue(ctx, v))
@@ -150,7 +164,7 @@ func TestLocatorsQt(t *testing.T) {
 	must(t, "fill the email", d.by("text", "Email").Fill(ctx, "ada@example.com"))
 	must(t, "click Submit", d.by("push button", "Submit").Click(ctx))
 	must(t, "expect submitted", d.by("label", "submitted").Expect().ToBeVisible(ctx))
-	want := fmt.Sprintf("name=Ada %d\nemail=ada@example.com\ncolour=%s\ncount=0\nlevel=0\nsubscribe=False\nsize=small\n", rounds-1, options[(rounds-1)%len(options)])
+	want := fmt.Sprintf("name=Ada %d\nemail=ada@example.com\ncolour=%s\ncount=0\nlevel=0\nsubscribe=False\nsize=small\n", locatorRounds-1, options[(locatorRounds-1)%len(options)])
 	if got := app.Stdout(); got != want {
 		t.Fatalf("the form printed %q, want %q", got, want)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // TestChromiumScrollThenClick scrolls a long list in Chromium by ref, 5
-// notches at a time, 20 rounds: the first look after each scroll's ack
+// notches at a time, rounds times: the first look after each scroll's ack
 // places the items where they stay once the page is still, and a click by
 // ref on the middle item that look shows takes that item.
 func TestChromiumScrollThenClick(t *testing.T) {
@@ -60,7 +60,7 @@ func TestChromiumScrollThenClick(t *testing.T) {
 }
 
 // TestDifferentialChromiumScrollBack scrolls Chromium's long list down and
-// back up, 20 rounds: after each scroll the mirror equals a fresh read, and
+// back up, rounds times: after each scroll the mirror equals a fresh read, and
 // the scroll down moved the highest item visible. Chromium turns the items
 // it scrolled out hidden and shows them again as they come back, with no
 // event either way. (That the first look after a scroll's ack shows it is

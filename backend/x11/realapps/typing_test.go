@@ -22,7 +22,7 @@ func roundText(i int) string {
 }
 
 // TestChromiumTypesEveryCharacter types text that needs temporary key
-// mappings into a Chromium field, 20 rounds: the first look after each
+// mappings into a Chromium field, rounds times: the first look after each
 // type_text reads every character, the first one included.
 func TestChromiumTypesEveryCharacter(t *testing.T) {
 	d := newDesk(t)

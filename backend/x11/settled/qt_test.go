@@ -22,7 +22,7 @@ func qtForm(t testing.TB, version string) *rig {
 }
 
 // TestQt5ClickThenType and TestQt6ClickThenType toggle a Qt check box by
-// ref and type into a line edit, 20 rounds each: every action settles on
+// ref and type into a line edit, rounds times each: every action settles on
 // a quiet UI, not the cap (Qt answers the settle's ping to the root with
 // StructureNotify, which the backend did not select, so every Qt action
 // waited out the cap), and the first look shows it.

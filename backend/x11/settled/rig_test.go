@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -28,8 +30,15 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// rounds is how many times each scenario acts and looks.
-const rounds = 20
+// rounds is how many times each scenario acts and looks: 10, or as many
+// as SHINKEN_ROUNDS says (20 and more under ./scripts/stress, to look for
+// what load breaks).
+var rounds = func() int {
+	if n, err := strconv.Atoi(os.Getenv("SHINKEN_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return 10
+}()
 
 // A rig is a desktop with a runtime serving it and a client on it.
 type rig struct {
