@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"shinken.dev/go/backend/x11/atspi/atspitest"
 	"shinken.dev/go/daemon"
 	"shinken.dev/go/internal/agentusertest"
 	"shinken.dev/go/internal/procfs"
@@ -286,7 +287,8 @@ func testSweepAtStart(t *testing.T, bin string, flags []string) {
 
 // TestMCPShellTypeScript drives the shell and the background commands with
 // the official TypeScript SDK's client, over -mcp stdio and over /mcp on
-// the headless desktop: sleep 5; echo done with a 10 s wait answers
+// the headless desktop, and over /mcp on X11 (a real X session): sleep 5;
+// echo done with a 10 s wait answers
 // "done" and exit code 0 after the 5 s, the shell keeps a variable from
 // call to call, and a background command is listed, given input,
 // reattached and killed.
@@ -309,6 +311,13 @@ func TestMCPShellTypeScript(t *testing.T) {
 	t.Run("http", func(t *testing.T) {
 		cmd := exec.Command(bin, "-no-guard", "-listen", "127.0.0.1:0", "-token", "tok")
 		cmd.Env = ownTmp(t)
+		d := startCmd(t, cmd)
+		run(t, "http", mcpURL(d.aci), "tok")
+	})
+	t.Run("x11", func(t *testing.T) {
+		sess := atspitest.Start(t)
+		cmd := exec.Command(bin, "-no-guard", "-listen", "127.0.0.1:0", "-token", "tok", "-backend", "x11")
+		cmd.Env = append(sess.Env(), "AT_SPI_BUS_ADDRESS="+sess.A11yBus, "TMPDIR="+t.TempDir())
 		d := startCmd(t, cmd)
 		run(t, "http", mcpURL(d.aci), "tok")
 	})
