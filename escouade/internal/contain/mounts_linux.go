@@ -202,20 +202,24 @@ const shInitArg0 = "escouade-init"
 
 // shInitScript runs the program ("$@") in the foreground, and a command
 // after it keeps the shell from exec'ing it in place (which would make it
-// the init). With mounts, $1 to $3 are the paths of mount and umount and
+// the init). The scripts with mounts make them in a subshell, which then
+// becomes the program (exec), so that the program is pid 2 whatever ran
+// before it; with them, $1 to $3 are the paths of mount and umount and
 // where the cgroup hierarchy is mounted; a mount that fails ends the init
 // with exitBoot, before the program starts.
 const (
 	shInitScript       = `"$@"; exit $?`
 	shInitMountsScript = `m=$1 u=$2 c=$3; shift 3
-"$m" --make-rslave / && "$u" -l /proc && "$m" -t proc -o nosuid,nodev,noexec proc /proc || exit 70
-if [ -n "$c" ]; then
-	"$u" -l "$c"
-	read -r own </proc/self/cgroup
-	if [ "$own" = 0::/ ]; then "$m" -t cgroup2 -o ro,nosuid,nodev,noexec cgroup2 "$c"
-	else "$m" -t tmpfs -o ro,size=0,mode=0555 tmpfs "$c"; fi || exit 70
-fi
-` + shInitScript
+(
+	"$m" --make-rslave / && "$u" -l /proc && "$m" -t proc -o nosuid,nodev,noexec proc /proc || exit 70
+	if [ -n "$c" ]; then
+		"$u" -l "$c"
+		read -r own </proc/self/cgroup
+		if [ "$own" = 0::/ ]; then "$m" -t cgroup2 -o ro,nosuid,nodev,noexec cgroup2 "$c"
+		else "$m" -t tmpfs -o ro,size=0,mode=0555 tmpfs "$c"; fi || exit 70
+	fi
+	exec "$@"
+); exit $?`
 )
 
 // shUserNSMountsScript is the init's script in a user namespace of its
@@ -223,16 +227,18 @@ fi
 // hierarchy is mounted. The machine's mounts cannot be detached there;
 // the new ones cover them. The cgroup hierarchy is mounted again with the
 // program's cgroup as root where it has one, else covered by an empty
-// folder. A mount that fails ends the init with exitBoot, before the
-// program starts.
+// folder. As in shInitMountsScript, a subshell mounts, then becomes the
+// program, through setpriv.
 const shUserNSMountsScript = `m=$1 p=$2 c=$3; shift 3
-"$m" --make-rslave / && "$m" -t proc -o nosuid,nodev,noexec proc /proc || exit 70
-if [ -n "$c" ]; then
-	read -r own </proc/self/cgroup
-	{ [ "$own" = 0::/ ] && "$m" -t cgroup2 -o ro,nosuid,nodev,noexec cgroup2 "$c" 2>/dev/null; } ||
-		"$m" -t tmpfs -o ro,size=0,mode=0555 tmpfs "$c" || exit 70
-fi
-"$p" --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"; exit $?`
+(
+	"$m" --make-rslave / && "$m" -t proc -o nosuid,nodev,noexec proc /proc || exit 70
+	if [ -n "$c" ]; then
+		read -r own </proc/self/cgroup
+		{ [ "$own" = 0::/ ] && "$m" -t cgroup2 -o ro,nosuid,nodev,noexec cgroup2 "$c" 2>/dev/null; } ||
+			"$m" -t tmpfs -o ro,size=0,mode=0555 tmpfs "$c" || exit 70
+	fi
+	exec "$p" --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"
+); exit $?`
 
 // inInitialUserNamespace reports whether the Host runs in the machine's
 // user namespace, whose uid_map maps every id to itself: there a root
