@@ -1,16 +1,20 @@
 package contain
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -150,19 +154,36 @@ func dropAmbient() {
 // others would be the init of its pid namespace, which may clear its own
 // parent-death signal. The Host puts a fixed init above it instead:
 // /bin/sh running shInitScript, with the Host's parent-death signal, which
-// makes the mounts above where it may (the Host holds CAP_SYS_ADMIN, and
-// finds mount and umount), starts the program in the foreground and exits
-// with its status. It is an init: from its namespace it gets no signal it
-// does not handle, SIGKILL included.
+// makes the mounts above where it may, starts the program in the
+// foreground and exits with its status. It is an init: from its namespace
+// it gets no signal it does not handle, SIGKILL included.
+//
+// The shell makes the mounts with mount and umount, found in PATH, in two
+// cases. Where the Host is root of the machine's user namespace, it
+// detaches the machine's /proc and cgroup mounts as the shepherd does
+// (shInitMountsScript). Where the init runs in a user namespace of its
+// own (an unprivileged Host), it holds CAP_SYS_ADMIN of that namespace
+// across its exec (ambient, with CAP_SETPCAP), covers the machine's
+// mounts, which the kernel locks, with its own (shUserNSMountsScript),
+// and starts the program through setpriv, found in PATH, with its
+// bounding, inheritable and ambient sets cleared: the program holds no
+// capability in the namespace, not even through a file's or as its root,
+// so it cannot unmount the covers, which, made in its own mount
+// namespace, are not locked. The Host tries that once with a program
+// that checks it holds no capability (userNSMountsRefused); where it
+// fails (no setpriv, a /proc the kernel refuses in a user namespace when
+// the machine's is partly covered), the programs start with the
+// machine's mounts, and PrivateMountsRefused says why.
 //
 // A shell has no prctl to make itself undumpable, and a program of the
 // same user could ptrace a dumpable init and clear its parent-death
 // signal. The kernel makes a process undumpable when it executes a file
 // its user may not read, so where the init runs in a user namespace of its
-// own (an unprivileged Host), it runs in two steps: /bin/sh, which has
-// dropped the capabilities the new user namespace gave it, executes a copy
-// of itself that its user may execute but not read (a sealed memfd, mode
-// 0111, made for each start: sealedShell). The kernel writes the
+// own, it runs in two steps: /bin/sh, which has dropped the capabilities
+// the new user namespace gave it but CAP_SYS_ADMIN and CAP_SETPCAP for its
+// mounts (neither reads a file it may not), executes a copy of itself that
+// its user may execute but not read (a sealed memfd, mode 0111, made for
+// each start: sealedShell), which makes the mounts. The kernel writes the
 // namespace's uid_map before the first step, while the init is still
 // dumpable, as it must (a non-dumpable process's map cannot be written);
 // the second step is not: no process of its namespace may trace it, read
@@ -181,21 +202,43 @@ const shInitArg0 = "escouade-init"
 
 // shInitScript runs the program ("$@") in the foreground, and a command
 // after it keeps the shell from exec'ing it in place (which would make it
-// the init). With mounts, $1 to $3 are the paths of mount and umount and
+// the init). The scripts with mounts make them in a subshell, which then
+// becomes the program (exec), so that the program is pid 2 whatever ran
+// before it; with them, $1 to $3 are the paths of mount and umount and
 // where the cgroup hierarchy is mounted; a mount that fails ends the init
 // with exitBoot, before the program starts.
 const (
 	shInitScript       = `"$@"; exit $?`
 	shInitMountsScript = `m=$1 u=$2 c=$3; shift 3
-"$m" --make-rslave / && "$u" -l /proc && "$m" -t proc -o nosuid,nodev,noexec proc /proc || exit 70
-if [ -n "$c" ]; then
-	"$u" -l "$c"
-	read -r own </proc/self/cgroup
-	if [ "$own" = 0::/ ]; then "$m" -t cgroup2 -o ro,nosuid,nodev,noexec cgroup2 "$c"
-	else "$m" -t tmpfs -o ro,size=0,mode=0555 tmpfs "$c"; fi || exit 70
-fi
-` + shInitScript
+(
+	"$m" --make-rslave / && "$u" -l /proc && "$m" -t proc -o nosuid,nodev,noexec proc /proc || exit 70
+	if [ -n "$c" ]; then
+		"$u" -l "$c"
+		read -r own </proc/self/cgroup
+		if [ "$own" = 0::/ ]; then "$m" -t cgroup2 -o ro,nosuid,nodev,noexec cgroup2 "$c"
+		else "$m" -t tmpfs -o ro,size=0,mode=0555 tmpfs "$c"; fi || exit 70
+	fi
+	exec "$@"
+); exit $?`
 )
+
+// shUserNSMountsScript is the init's script in a user namespace of its
+// own: $1 to $3 are the paths of mount and setpriv and where the cgroup
+// hierarchy is mounted. The machine's mounts cannot be detached there;
+// the new ones cover them. The cgroup hierarchy is mounted again with the
+// program's cgroup as root where it has one, else covered by an empty
+// folder. As in shInitMountsScript, a subshell mounts, then becomes the
+// program, through setpriv.
+const shUserNSMountsScript = `m=$1 p=$2 c=$3; shift 3
+(
+	"$m" --make-rslave / && "$m" -t proc -o nosuid,nodev,noexec proc /proc || exit 70
+	if [ -n "$c" ]; then
+		read -r own </proc/self/cgroup
+		{ [ "$own" = 0::/ ] && "$m" -t cgroup2 -o ro,nosuid,nodev,noexec cgroup2 "$c" 2>/dev/null; } ||
+			"$m" -t tmpfs -o ro,size=0,mode=0555 tmpfs "$c" || exit 70
+	fi
+	exec "$p" --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"
+); exit $?`
 
 // inInitialUserNamespace reports whether the Host runs in the machine's
 // user namespace, whose uid_map maps every id to itself: there a root
@@ -216,10 +259,16 @@ var mountTools = sync.OnceValues(func() (string, string) {
 	return m, u
 })
 
+// setprivTool is the path of setpriv, or "" where it is missing.
+var setprivTool = sync.OnceValue(func() string {
+	p, _ := exec.LookPath("setpriv")
+	return p
+})
+
 // shSealedScript is the undumpable init's first step: $1 is its sealed
-// copy's descriptor, which the second step closes before it starts the
-// program. A shell names descriptors up to 9 alone.
-const shSealedScript = `k=$1; shift; exec /proc/self/fd/$k -c "exec $k<&-; "'"$@"; exit $?' "$0" "$@"`
+// copy's descriptor, which the second step closes before it runs $2, the
+// init's script. A shell names descriptors up to 9 alone.
+const shSealedScript = `k=$1 s=$2; shift 2; exec /proc/self/fd/$k -c "exec $k<&-; $s" "$0" "$@"`
 
 // shSealedFD bounds the sealed copy's descriptor: the program's own
 // files come first, from 3.
@@ -233,23 +282,35 @@ func shInited(target *exec.Cmd, mounts bool) (cmd *exec.Cmd, _ bool, sealed *os.
 	if !strings.Contains(path, "/") {
 		path = "./" + path // exec's meaning (in the folder), not a search of PATH
 	}
-	args := []string{shInitArg0, "-c", shInitScript, shInitArg0, path}
-	files := target.ExtraFiles
+	userNS := target.SysProcAttr != nil && target.SysProcAttr.Cloneflags&syscall.CLONE_NEWUSER != 0
+	script, params := shInitScript, []string(nil)
 	if mounts {
-		if m, u := mountTools(); m != "" && mayMakePIDNamespace() && inInitialUserNamespace() {
-			args = []string{shInitArg0, "-c", shInitMountsScript, shInitArg0, m, u, cgroup2Mount(), path}
-		} else {
+		m, u := mountTools()
+		switch {
+		case m != "" && userNS:
+			if err := userNSMountsRefused(); err != nil {
+				mounts = false
+				refusePrivateMounts(err)
+			} else {
+				script, params = shUserNSMountsScript, []string{m, setprivTool(), cgroup2Mount()}
+			}
+		case m != "" && mayMakePIDNamespace() && inInitialUserNamespace():
+			script, params = shInitMountsScript, []string{m, u, cgroup2Mount()}
+		default:
 			mounts = false
-			refusePrivateMounts(errors.New("without EngineMain, the init is a shell, which mounts only where the Host is root of the machine's user namespace and finds mount and umount"))
+			refusePrivateMounts(errors.New("without EngineMain, the init is a shell, which mounts only where it finds mount and umount, and the Host is root of the machine's user namespace or makes a user namespace for each program"))
 		}
 	}
-	if attr := target.SysProcAttr; attr != nil && attr.Cloneflags&syscall.CLONE_NEWUSER != 0 && !mounts && 3+len(files) <= shSealedFD {
+	args := append([]string{shInitArg0, "-c", script, shInitArg0}, params...)
+	files := target.ExtraFiles
+	if userNS && 3+len(files) <= shSealedFD {
 		if f, err := sealedShell(); err == nil {
 			k := strconv.Itoa(3 + len(files))
-			args = []string{shInitArg0, "-c", shSealedScript, shInitArg0, k, path}
+			args = append([]string{shInitArg0, "-c", shSealedScript, shInitArg0, k, script}, params...)
 			files, sealed = append(slices.Clip(files), f), f
 		}
 	}
+	args = append(args, path)
 	cmd = &exec.Cmd{
 		Path: shInitPath, Args: append(args, target.Args[1:]...), Env: target.Env, Dir: target.Dir,
 		Stdin: target.Stdin, Stdout: target.Stdout, Stderr: target.Stderr, ExtraFiles: files,
@@ -259,6 +320,73 @@ func shInited(target *exec.Cmd, mounts bool) (cmd *exec.Cmd, _ bool, sealed *os.
 		cmd.Env = os.Environ()
 	}
 	return cmd, mounts, sealed
+}
+
+// fixedInitMountsAttr adds to attr what the fixed init needs for its
+// mounts: mountsAttr's, and, in a user namespace, CAP_SETPCAP kept across
+// its exec too, with which setpriv clears the program's bounding set.
+func fixedInitMountsAttr(attr *syscall.SysProcAttr) {
+	mountsAttr(attr)
+	if attr.Cloneflags&syscall.CLONE_NEWUSER != 0 {
+		attr.AmbientCaps = append(attr.AmbientCaps, unix.CAP_SETPCAP)
+	}
+}
+
+// userNSMountsProbe is the program of userNSMountsRefused: it says so
+// where it holds no capability at all, and fails otherwise.
+const userNSMountsProbe = `while read -r k v; do
+	case $k in CapInh:|CapPrm:|CapEff:|CapBnd:|CapAmb:) [ "$v" = 0000000000000000 ] || { echo "$k $v"; exit 3; };; esac
+done </proc/self/status
+echo "no capability"`
+
+// userNSMountsProbeWait bounds the probe, a few programs that mount and
+// exit: past it, the mounts are taken as refused.
+const userNSMountsProbeWait = 10 * time.Second
+
+// userNSMountsRefused returns why a fixed init in a user namespace of its
+// own cannot make the private mounts and start its program with no
+// capability, or nil. It asks probeUserNSMounts once and keeps the answer:
+// what it tries (setpriv, mounts the kernel allows in a user namespace) is
+// the machine's.
+var userNSMountsRefused = sync.OnceValue(func() error {
+	m, _ := mountTools()
+	p := setprivTool()
+	if m == "" || p == "" {
+		return errors.New("without EngineMain, an unprivileged Host's init is a shell, which makes the mounts only where it finds mount, umount and setpriv (util-linux)")
+	}
+	return probeUserNSMounts(m, p)
+})
+
+// probeUserNSMounts starts the fixed init once in a user namespace of its
+// own, as a start would, with the paths of mount and setpriv, and
+// userNSMountsProbe as its program, and returns why that failed, or nil.
+func probeUserNSMounts(mount, setpriv string) error {
+	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	fixedInitMountsAttr(attr)
+	ctx, cancel := context.WithTimeout(context.Background(), userNSMountsProbeWait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, shInitPath, "-c", shUserNSMountsScript, shInitArg0, mount, setpriv, cgroup2Mount(), shInitPath, "-c", userNSMountsProbe)
+	cmd.Args[0] = shInitArg0
+	cmd.Dir, cmd.SysProcAttr = "/", attr
+	// The parent-death signal fires when the thread that started the
+	// probe ends: it stays until the probe did.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil && !bytes.HasSuffix(out, []byte("no capability\n")):
+		err = errors.New("its program did not run")
+	case errors.As(err, &exit) && exit.ExitCode() == exitBoot:
+		err = fmt.Errorf("a mount failed: %w", err)
+	}
+	if err != nil {
+		return fmt.Errorf("without EngineMain, an unprivileged Host's init could not make the private mounts and start its program with no capability (%w): %s", err, bytes.TrimSpace(out))
+	}
+	return nil
 }
 
 // shImage is the init's shell, read once.

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // BenchmarkStartNamespaces starts sh -c true and waits for its end, held
@@ -165,9 +167,11 @@ func BenchmarkStartPrivateMounts(b *testing.B) {
 // process holds), two ways interleaved in one loop: the init as one
 // /bin/sh (the reference, as before), and in two steps, /bin/sh then its
 // sealed memfd copy, which makes it undumpable. It reports each way's
-// median and the ratio.
+// median and the ratio. Both ways have the machine's mounts, as when it
+// was first measured.
 func BenchmarkStartSealedInit(b *testing.B) {
 	defer SetMode("auto")()
+	defer SetPrivateMounts(false)()
 	old, oldSealed := mayMakePIDNamespace, sealedShell
 	defer func() { mayMakePIDNamespace, sealedShell = old, oldSealed; pidnsRefused.Store(nil) }()
 	mayMakePIDNamespace = func() bool { return false }
@@ -218,4 +222,59 @@ func BenchmarkStartSealedInit(b *testing.B) {
 		b.ReportMetric(median(w.durations), w.name+"-ms")
 	}
 	b.ReportMetric(median(ways[1].durations)/median(ways[0].durations), "sealed-init/init")
+}
+
+// BenchmarkStartUserNSMountsInit starts sh -c true and waits for its end,
+// below the fixed init of a Host without EngineMain nor CAP_SYS_ADMIN (a
+// pid namespace in a user namespace of its own, forced here whatever this
+// process holds), undumpable (its sealed copy), two ways interleaved in
+// one loop: with the machine's /proc and cgroup hierarchy (the reference,
+// as before), and with mounts of its own, the program started through
+// setpriv. It reports each way's median and the ratio.
+func BenchmarkStartUserNSMountsInit(b *testing.B) {
+	defer SetMode("auto")()
+	old := mayMakePIDNamespace
+	defer func() { mayMakePIDNamespace = old; pidnsRefused.Store(nil) }()
+	mayMakePIDNamespace = func() bool { return false }
+	if err := userNSMountsRefused(); err != nil {
+		b.Fatal(err)
+	}
+	type way struct {
+		name      string
+		mounts    bool
+		durations []time.Duration
+	}
+	ways := []*way{{name: "init"}, {name: "init+mounts", mounts: true}}
+	b.ResetTimer()
+	for range b.N {
+		for _, w := range ways {
+			restore := SetPrivateMounts(w.mounts)
+			cmd := newCmd("/bin/sh", "-c", "true")
+			t0 := time.Now()
+			g, err := Start(cmd, true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			<-g.Done()
+			w.durations = append(w.durations, time.Since(t0))
+			restore()
+			attr := cmd.SysProcAttr
+			// CAP_SETPCAP is the init's where it makes the mounts, for setpriv.
+			if !g.ns || g.Result().Code != 0 || attr.Cloneflags&syscall.CLONE_NEWUSER == 0 || slices.Contains(attr.AmbientCaps, unix.CAP_SETPCAP) != w.mounts {
+				b.Fatalf("%s: namespace %v, ended %+v, ambient %v", w.name, g.ns, g.Result(), attr.AmbientCaps)
+			}
+		}
+	}
+	b.StopTimer()
+	if err := PrivateMountsRefused(); err != nil {
+		b.Fatalf("the mounts were refused: %v", err)
+	}
+	median := func(ds []time.Duration) float64 {
+		slices.Sort(ds)
+		return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
+	}
+	for _, w := range ways {
+		b.ReportMetric(median(w.durations), w.name+"-ms")
+	}
+	b.ReportMetric(median(ways[1].durations)/median(ways[0].durations), "init+mounts/init")
 }

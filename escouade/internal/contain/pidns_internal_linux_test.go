@@ -3,6 +3,7 @@ package contain
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,6 +162,17 @@ func userNamespaces(t *testing.T) {
 	if !PIDNamespaces() {
 		t.Fatal("no pid namespaces with user namespaces allowed")
 	}
+	for _, mounts := range []bool{false, true} {
+		t.Run(fmt.Sprintf("mounts=%v", mounts), func(t *testing.T) { userNamespaceProgram(t, mounts) })
+	}
+}
+
+// userNamespaceProgram is TestUserNamespaces's check of one program, with
+// the private mounts or without. With them, the pid the program reads in
+// its /proc is its namespace's, no process of the Host's: the check that
+// its setsid child ended is made without them.
+func userNamespaceProgram(t *testing.T, mounts bool) {
+	defer SetPrivateMounts(mounts)()
 	var out bytes.Buffer
 	cmd := exec.Command("/bin/sh", "-c", `echo $$; id -u; setsid sleep 300 >/dev/null 2>&1 & read p _ </proc/self/stat; read c </proc/self/task/$p/children; echo $c`)
 	cmd.Stdout = &out
@@ -185,6 +197,9 @@ func userNamespaces(t *testing.T) {
 	escapee, _ := strconv.Atoi(lines[2])
 	if escapee <= 0 {
 		t.Fatalf("the program said %q", out.String())
+	}
+	if mounts {
+		return
 	}
 	if procfs.Alive(escapee) {
 		syscall.Kill(escapee, syscall.SIGKILL)

@@ -139,7 +139,7 @@ func startContained(cmd *exec.Cmd, cg *cgroup, ns, mounts, mayFork bool) (*Group
 	case mayFork && ns:
 		var sealed *os.File
 		if cmd, mounts, sealed = shInited(cmd, mounts); mounts {
-			mountsAttr(&attr)
+			fixedInitMountsAttr(&attr)
 		}
 		if sealed != nil {
 			defer sealed.Close() // the init holds it now, or never will
