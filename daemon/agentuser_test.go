@@ -3,10 +3,12 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"net/http/httptest"
@@ -170,5 +172,37 @@ func TestAgentUserExec(t *testing.T) {
 	}
 	if strings.Contains(out, TokenEnv) {
 		t.Errorf("the command's environment holds %s:\n%s", TokenEnv, out)
+	}
+}
+
+// TestRequireAgentUserApps: with RequireAgentUser, /readyz is not ready
+// while the desktop starts the agent's applications as the daemon's user
+// (Desktop.AppsAsAgent says why), and ready once it starts them as the
+// agent's.
+func TestRequireAgentUserApps(t *testing.T) {
+	u := agentusertest.Need(t)
+	var refused atomic.Pointer[error]
+	why := errors.New("it may not give the agent's user its files (CAP_CHOWN)")
+	refused.Store(&why)
+	d, err := New(context.Background(), &Options{
+		Desktop: Desktop{Backend: headless.New(nil), AppsAsAgent: func() error {
+			if p := refused.Load(); p != nil {
+				return *p
+			}
+			return nil
+		}},
+		Token: "t", AgentUser: u.Name, RequireAgentUser: true, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if r := d.ready.reason(); !strings.Contains(r, "the agent user does not start the desktop's applications") {
+		t.Errorf("ready %q, want not ready naming the applications", r)
+	}
+	refused.Store(nil)
+	d.ready.runChecks(context.Background())
+	if r := d.ready.reason(); r != "" {
+		t.Errorf("not ready once the applications run as the agent: %s", r)
 	}
 }

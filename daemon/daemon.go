@@ -172,7 +172,8 @@ type Options struct {
 	AgentUser string
 	// RequireAgentUser makes /readyz answer 503 ("the agent user is not
 	// switched to") while the agent's commands do not run as AgentUser,
-	// for a deployment that must not serve without the boundary. It needs
+	// nor the desktop's applications (Desktop.AppsAsAgent), for a
+	// deployment that must not serve without the boundary. It needs
 	// AgentUser.
 	RequireAgentUser bool
 
@@ -370,7 +371,17 @@ func newDaemon(ctx context.Context, opts *Options) (_ *Daemon, err error) {
 
 	checks := opts.Ready
 	if opts.RequireAgentUser {
-		checks = append(slices.Clone(checks), Check{Name: "the agent user", Func: boundary.check})
+		checks = append(slices.Clone(checks), Check{Name: "the agent user", Func: func(ctx context.Context) error {
+			if err := boundary.check(ctx); err != nil {
+				return err
+			}
+			if _, _, _, desk := d.served.state(); desk.AppsAsAgent != nil {
+				if err := desk.AppsAsAgent(); err != nil {
+					return NotReady("the agent user", "does not start the desktop's applications", err)
+				}
+			}
+			return nil
+		}})
 	}
 	d.ready = newReadiness(d.served, checks, opts.ReadyInterval, d.log)
 	d.ready.noToken = opts.ReadyWithoutToken

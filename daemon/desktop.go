@@ -24,6 +24,13 @@ type Desktop struct {
 	// the sessions and the plugins have stopped, or when a Swap replaces
 	// this desktop.
 	Close func()
+	// AppsAsAgent, when set, says whether the desktop starts the agent's
+	// applications (launch_app, and its own startup apps) as
+	// Options.AgentUser: nil when it does, else why it starts them as the
+	// daemon's user. With Options.RequireAgentUser, /readyz is not ready
+	// while it returns an error: those applications are the agent's
+	// commands too.
+	AppsAsAgent func() error
 	// Done, when set, is closed when the desktop fails for good (a
 	// supervised session gave up): Run then stops the daemon. A Swap
 	// keeps the first desktop's Done.

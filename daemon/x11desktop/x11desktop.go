@@ -50,10 +50,11 @@ func Display(ctx context.Context, opts *x11.Options) (daemon.Desktop, error) {
 
 // A Session is a supervised X session for a daemon.
 type Session struct {
-	s        *session.Session
-	log      *slog.Logger
-	desk     daemon.Desktop
-	launchAs *x11.LaunchUser // nil: launch_app starts apps as this process's user
+	s         *session.Session
+	log       *slog.Logger
+	desk      daemon.Desktop
+	launchAs  *x11.LaunchUser // nil: launch_app starts apps as this process's user
+	agentUser string          // session.Options.AgentUser
 
 	mu     sync.Mutex
 	d      *daemon.Daemon
@@ -66,14 +67,16 @@ type Session struct {
 // still called) and opens the x11 backend, with the accessibility tree, on
 // it. With opts.AgentUser (give it the daemon's Options.AgentUser), the
 // apps the agent starts (launch_app) and the startup apps run as that
-// user, when the session can switch to it. The desktop's Check is the session's (every part answers), and its
-// Done is closed when the session gives up on a part.
+// user, when the session can switch to it; the desktop's AppsAsAgent says
+// whether it could (daemon.Options.RequireAgentUser then holds /readyz
+// until it can). The desktop's Check is the session's (every part
+// answers), and its Done is closed when the session gives up on a part.
 func StartSession(ctx context.Context, opts *session.Options) (*Session, error) {
 	var o session.Options
 	if opts != nil {
 		o = *opts
 	}
-	s := &Session{log: o.Logger, events: make(chan session.Event, 16), done: make(chan struct{})}
+	s := &Session{log: o.Logger, agentUser: o.AgentUser, events: make(chan session.Event, 16), done: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -191,7 +194,19 @@ func (s *Session) open(ctx context.Context) (daemon.Desktop, error) {
 		}
 		return daemon.NotReady("the desktop session", "is not ready", err)
 	}
-	return daemon.Desktop{Backend: a, Check: check, Close: func() { a.Close() }, Done: ss.Done()}, nil
+	var asAgent func() error
+	if s.agentUser != "" {
+		asAgent = func() error {
+			if s.launchAs != nil {
+				return nil
+			}
+			if ss.AgentRefused != nil {
+				return ss.AgentRefused
+			}
+			return errors.New("the session does not run its applications as the agent's user")
+		}
+	}
+	return daemon.Desktop{Backend: a, Check: check, AppsAsAgent: asAgent, Close: func() { a.Close() }, Done: ss.Done()}, nil
 }
 
 // Close ends the session (after the daemon has closed its desktop: call

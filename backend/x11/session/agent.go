@@ -23,20 +23,20 @@ import (
 // is copied into a folder the agent owns, with its runtime folder.
 
 // lookupAgent finds the agent's user, nil when there is none or when this
-// process cannot switch to it (said in the log).
-func lookupAgent(name string, log *slog.Logger) (*agentuser.User, error) {
+// process cannot switch to it (said in the log, and why is refused).
+func lookupAgent(name string, log *slog.Logger) (u *agentuser.User, refused, err error) {
 	if name == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
-	u, err := agentuser.Lookup(name)
+	u, err = agentuser.Lookup(name)
 	if err != nil {
-		return nil, fmt.Errorf("session: Options.AgentUser: %w", err)
+		return nil, nil, fmt.Errorf("session: Options.AgentUser: %w", err)
 	}
 	if err := u.CanSwitch(); err != nil {
 		log.Warn("the desktop's applications run as the session's own user, not the agent's", "agent-user", u.Name, "why", err)
-		return nil, nil
+		return nil, err, nil
 	}
-	return u, nil
+	return u, nil, nil
 }
 
 // makeAgentDir opens the session's folder to be crossed and makes the
@@ -57,7 +57,7 @@ func (s *Session) makeAgentDir() error {
 		err := os.Chown(d, int(s.agent.UID), int(s.agent.GID))
 		if errors.Is(err, os.ErrPermission) {
 			s.log.Warn("the desktop's applications run as the session's own user, not the agent's: it may not give the agent its files (CAP_CHOWN)", "agent-user", s.agent.Name, "err", err)
-			s.agent = nil
+			s.agent, s.AgentRefused = nil, fmt.Errorf("it may not give the agent's user its files (CAP_CHOWN): %w", err)
 			return os.RemoveAll(agentDir)
 		}
 		if err != nil {

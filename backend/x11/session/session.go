@@ -195,6 +195,10 @@ type Session struct {
 	// AgentRuntimeDir is Options.AgentUser's XDG_RUNTIME_DIR, a folder it
 	// owns, "" when the applications run as this process's user.
 	AgentRuntimeDir string
+	// AgentRefused says why the applications run as this process's user
+	// although Options.AgentUser is set (it may not switch, or give the
+	// agent its files); nil otherwise.
+	AgentRefused error
 
 	opts    Options
 	log     *slog.Logger
@@ -284,7 +288,7 @@ func Start(ctx context.Context, opts *Options) (*Session, error) {
 		}
 	}
 
-	agent, err := lookupAgent(o.AgentUser, log)
+	agent, refused, err := lookupAgent(o.AgentUser, log)
 	if err != nil {
 		return nil, err
 	}
@@ -296,18 +300,19 @@ func Start(ctx context.Context, opts *Options) (*Session, error) {
 	random := make([]byte, 24)
 	rand.Read(random)
 	s := &Session{
-		Cookie:     random[:16],
-		Marker:     hex.EncodeToString(random[16:]),
-		RuntimeDir: filepath.Join(dir, "run"),
-		opts:       o,
-		log:        log.With("session", hex.EncodeToString(random[16:20])),
-		dir:        dir,
-		exits:      make(chan *proc),
-		superv:     make(chan struct{}),
-		done:       make(chan struct{}),
-		spawns:     make(chan spawnRequest),
-		lost:       map[int]bool{},
-		agent:      agent,
+		Cookie:       random[:16],
+		Marker:       hex.EncodeToString(random[16:]),
+		RuntimeDir:   filepath.Join(dir, "run"),
+		opts:         o,
+		log:          log.With("session", hex.EncodeToString(random[16:20])),
+		dir:          dir,
+		exits:        make(chan *proc),
+		superv:       make(chan struct{}),
+		done:         make(chan struct{}),
+		spawns:       make(chan spawnRequest),
+		lost:         map[int]bool{},
+		agent:        agent,
+		AgentRefused: refused,
 	}
 	go spawner(s.spawns)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
