@@ -28,9 +28,9 @@ const ToolShell = "shell"
 // <$?> BEL and PS2 ESC ] 777 ; <nonce> ; more BEL, so that a reader of its
 // output knows when a command ended and with what status, and when the
 // shell waits for the rest of a line. bash runs without readline
-// (--noediting), history expansion nor brace expansion, so that the
-// terminal's own echo, turned off, is the only one, and a line reads as
-// written.
+// (--noediting) and history expansion, so that the terminal's own echo,
+// turned off, is the only one, and a "!" reads as written; it expands
+// braces, as its users expect.
 //
 // The shell's environment keeps the programs it starts from reading the
 // terminal themselves: pagers are cat (PAGER, GIT_PAGER, MANPAGER,
@@ -99,7 +99,7 @@ d=$(mktemp -d "${TMPDIR:-/tmp}/shinken-shell.XXXXXXXX") || exit 125
 case $d in *[!A-Za-z0-9_./-]*) rm -rf -- "$d"; echo "the temporary folder's name $d holds characters a prompt would read" >&2; exit 125 ;; esac
 mkfifo -m 600 "$d/in" "$d/ctl" || exit 125
 e=$(printf '\033') b=$(printf '\007')
-printf "PS1='%s]777;%s;\$?%s\$(echo 1 >|%s/ready)'\nPS2='%s]777;%s;more%s'\nunset ENV PROMPT_COMMAND\ncase \${BASH_VERSION-} in ?*) set +H +B; PS1='%s]777;%s;\$?%s' ;; esac\n" "$e" "$m" "$b" "$d" "$e" "$m" "$b" "$e" "$m" "$b" >"$d/rc"
+printf "PS1='%s]777;%s;\$?%s\$(echo 1 >|%s/ready)'\nPS2='%s]777;%s;more%s'\nunset ENV PROMPT_COMMAND\ncase \${BASH_VERSION-} in ?*) set +H; PS1='%s]777;%s;\$?%s' ;; esac\n" "$e" "$m" "$b" "$d" "$e" "$m" "$b" "$e" "$m" "$b" >"$d/rc"
 printf '%s\n' "$d"
 (
   exec 4<>"$d/ctl" 3<&- 0</dev/null >/dev/null 2>&1

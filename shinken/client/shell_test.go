@@ -59,6 +59,14 @@ func TestShell(t *testing.T) {
 	if !strings.Contains(out, "at /tmp x=42") {
 		t.Fatalf("the shell did not keep its state:\n%s", out)
 	}
+	// bash (the default) expands braces as its users expect, and leaves a
+	// "!" as written (no history expansion: "event not found").
+	if err := sh.Write(ctx, "echo brace-{a,b} bang!; echo done-\"\"x\n"); err != nil {
+		t.Fatal(err)
+	}
+	if out := readUntil(t, sh, "done-x"); !strings.Contains(out, "brace-a brace-b bang!") {
+		t.Fatalf("braces or a bang: %q", out)
+	}
 	if err := sh.Write(ctx, "sleep 1234.5 &\necho start\"\"ed\n"); err != nil {
 		t.Fatal(err)
 	}
