@@ -254,6 +254,10 @@ func runTestPlugin(run, mode string, args []string) int {
 		// Plugins, and what they start, that try to leave what holds
 		// them (pidns_helpers_linux_test.go).
 		return runNamespaceHelper(ctx, in, out, mode, args)
+	case "tty-host", "tty-typer":
+		// A Host under a terminal, and its plugin that types into it
+		// (hostile_terminal_linux_test.go).
+		return runTerminalHelper(ctx, in, out, mode, args)
 	case "envdump":
 		// Writes its environment to args[0], one variable a line.
 		if err := os.WriteFile(args[0], []byte(strings.Join(os.Environ(), "\n")), 0o600); err != nil {
