@@ -55,17 +55,23 @@
 // Policy.OnInteractive allow, which needs Policy.TypedAtPrompt: each line
 // typed at it is judged as a command, in the folder the lines before moved
 // the shell to (input.cwd: its relative paths, ./programs and git's
-// repository), and that holds only while the shell itself reads it. A program the shell starts reads the terminal too (a
-// pager, an editor git opens, man, less's !cmd, vim's :!cmd): a line it
-// read would run unjudged. Shinken's runtime types a line only when the
-// shell's process group has the terminal's foreground and the shell has
-// printed its prompt since the last line, one line at a time, in the
-// folder it was judged in (a line judged in a folder the shell has left
-// is judged again: a plugin may see one line twice), and shows
-// text typed otherwise as dynamic; the shell's environment turns pagers
-// and editors off (PAGER=cat, EDITOR=false…). The guard cannot see the
-// terminal itself: the environment is defence in depth (a program may
-// still open /dev/tty), and the runtime's foreground rule is the rule.
+// repository), and that holds only while the shell itself reads it. A
+// program the shell starts reads the terminal too (a pager, an editor git
+// opens, man, less's !cmd, vim's :!cmd): a line it read would run
+// unjudged. Shinken's runtime types a line only when the shell's process
+// group has the terminal's foreground and the shell has printed its prompt
+// since the last line, one line at a time, in the folder it was judged in
+// (a line judged in a folder the shell has left is judged again: a plugin
+// may see one line twice), and shows text typed otherwise as dynamic; the
+// shell's environment turns pagers and editors off (PAGER=cat,
+// EDITOR=false…). The guard cannot see the terminal itself: the
+// environment is defence in depth (a program may still open /dev/tty), and
+// the runtime's foreground rule is the rule. The prompt's mark lives in
+// the shell's folder, which is the agent's: the guard protects it from
+// redirects, but an allowed program that writes a file its arguments name
+// (cp, dd) could write it, and have a line typed while the shell runs one
+// of its own builtins (read). That line is still one the guard judged as a
+// command, typed while no program the shell started holds the terminal.
 //
 // A denylist by name cannot hold: rm has a hundred other names (find
 // -delete, unlink, shred -u, mv over a file, a copy of rm, a link, an
