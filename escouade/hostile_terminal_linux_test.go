@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"shinken.dev/go/escouade"
+	"shinken.dev/go/internal/citest"
 	"shinken.dev/go/internal/agentuser"
 	"shinken.dev/go/internal/agentusertest"
 	"shinken.dev/go/internal/procfs"
@@ -151,7 +152,7 @@ func hostileTerminal(t *testing.T, who hostUser, mode string) {
 	switch self := said["self"]; {
 	case self == "typed 1":
 	case strings.Contains(self, syscall.EIO.Error()) && tiocstiForbidden():
-		t.Skipf("TIOCSTI refused to the Host on its own terminal (%s): the kernel forbids it (dev.tty.legacy_tiocsti=0) to all but CAP_SYS_ADMIN, nothing to test", self)
+		citest.Skip(t, "TIOCSTI refused to the Host on its own terminal (%s): the kernel forbids it (dev.tty.legacy_tiocsti=0) to all but CAP_SYS_ADMIN, nothing to test", self)
 	default:
 		t.Fatalf("TIOCSTI by the Host on its own terminal: %q, want a byte typed: the test would test nothing", self)
 	}
