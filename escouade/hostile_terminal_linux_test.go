@@ -21,9 +21,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"shinken.dev/go/escouade"
-	"shinken.dev/go/internal/citest"
 	"shinken.dev/go/internal/agentuser"
 	"shinken.dev/go/internal/agentusertest"
+	"shinken.dev/go/internal/citest"
 	"shinken.dev/go/internal/procfs"
 )
 
