@@ -34,7 +34,10 @@ type Options struct {
 
 	// AppTimeout bounds the walk of one application; an application that
 	// takes longer is left out of the snapshot, which is marked truncated.
-	// 0 means 2 s.
+	// 0 means 2 s. Both it and CallTimeout grow with the application's
+	// measured lag (the round trip of a ping through its main loop, a
+	// hundred times over, up to 10 s more): on a loaded machine an
+	// application answers slowly, and is not hung for it.
 	AppTimeout time.Duration
 	// CallTimeout is the longest wait for any one reply: an application
 	// that answers nothing for that long is considered hung. 0 means 1 s.
@@ -366,13 +369,21 @@ func isTimeout(err error) bool {
 	return errors.As(err, &t) && t.Timeout()
 }
 
+// appTimeout is Options.AppTimeout for a, and callTimeout its
+// CallTimeout, each lengthened by a's measured lag (memo.patience): an
+// application on a loaded machine answers slowly, and is not hung for it.
+// At rest the lag is a fraction of a millisecond, and the limits are as
+// set.
+func (c *Client) appTimeout(a *app) time.Duration  { return a.memo.patience(c.opts.AppTimeout) }
+func (c *Client) callTimeout(a *app) time.Duration { return a.memo.patience(c.opts.CallTimeout) }
+
 // dialApp connects to an application.
 func (c *Client) dialApp(ctx context.Context, a *app) (*wireConn, string, error) {
 	a.mu.Lock()
 	addr, known := a.addr, a.addrKnown
 	a.mu.Unlock()
 	if !known {
-		cctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
+		cctx, cancel := context.WithTimeout(ctx, c.callTimeout(a))
 		err := c.bus.Object(a.bus, pathRoot).
 			CallWithContext(cctx, ifApplication+".GetApplicationBusAddress", 0).Store(&addr)
 		cancel()
@@ -417,9 +428,9 @@ func (c *Client) dialApp(ctx context.Context, a *app) (*wireConn, string, error)
 	return conn, a.bus, nil
 }
 
-// pipeline starts a pipeline to an application with the Client's limits.
-func (c *Client) pipeline(ctx context.Context, conn *wireConn, deadline time.Time) *pipeline {
-	p := newPipeline(ctx, conn, deadline, c.opts.CallTimeout, c.opts.InFlight)
+// pipeline starts a pipeline to application a with the Client's limits.
+func (c *Client) pipeline(ctx context.Context, a *app, conn *wireConn, deadline time.Time) *pipeline {
+	p := newPipeline(ctx, conn, deadline, c.callTimeout(a), c.opts.InFlight)
 	p.sent = &c.calls
 	return p
 }

@@ -38,9 +38,9 @@ const browserNavAge = 500 * time.Millisecond
 // stretches it to seconds.
 const lagScale = 100
 
-// maxLag bounds the lag that stretches a window: an application that
-// takes longer than this to answer is hung, not busy, and the walks'
-// own deadlines deal with it.
+// maxLag bounds the lag that stretches a window, and the walks' own
+// limits (Client.appTimeout): an application that takes longer than this
+// to answer a ping is hung, not busy.
 const maxLag = 100 * time.Millisecond
 
 // noteLag records one measure of the application's answer time. A

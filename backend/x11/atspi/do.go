@@ -50,11 +50,11 @@ func (c *Client) Perform(ctx context.Context, id string, act shinken.ElementActi
 		return fmt.Errorf("%w: atspi: unknown element operation %d", aci.ErrInvalidAction, act.Op)
 	}
 	a := c.appFor(bus)
-	deadline := time.Now().Add(c.opts.AppTimeout + readBackWait)
+	deadline := time.Now().Add(c.appTimeout(a) + readBackWait)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	err := c.withApp(ctx, a, func(conn *wireConn, dest string) error {
-		n := &node{c: c, ctx: ctx, conn: conn, dest: dest, path: path, id: id, deadline: deadline}
+		n := &node{c: c, a: a, ctx: ctx, conn: conn, dest: dest, path: path, id: id, deadline: deadline}
 		var states stateSet
 		var ifs ifaceSet
 		var role uint32
@@ -121,6 +121,7 @@ func (c *Client) Perform(ctx context.Context, id string, act shinken.ElementActi
 // connection.
 type node struct {
 	c        *Client
+	a        *app
 	ctx      context.Context
 	conn     *wireConn
 	dest     string
@@ -131,7 +132,7 @@ type node struct {
 // run runs the calls queue adds as one pipeline; fail records the first
 // error a callback reports.
 func (n *node) run(queue func(p *pipeline, fail func(error))) error {
-	p := n.c.pipeline(n.ctx, n.conn, n.deadline)
+	p := n.c.pipeline(n.ctx, n.a, n.conn, n.deadline)
 	var first error
 	queue(p, func(err error) {
 		if err != nil && first == nil {

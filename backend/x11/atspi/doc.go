@@ -96,7 +96,9 @@
 // # Budgets and failures
 //
 // Each application is read under its own timeout ([Options.AppTimeout])
-// and a per-reply limit ([Options.CallTimeout]). One that hangs or quits
+// and a per-reply limit ([Options.CallTimeout]), both lengthened by the
+// application's measured lag, so that a loaded machine's slow answers are
+// not taken for a hang. One that hangs or quits
 // during the walk is left out, the others are still returned, and the tree
 // says why it is incomplete in Tree.TruncatedWhy; an application that timed
 // out is skipped for [Options.HungBackoff]. A node budget and a depth cap

@@ -32,7 +32,7 @@ func (c *Client) Layout(ctx context.Context, pid int, at image.Point) (string, e
 		if pid <= 0 || c.pidOf(ctx, a) != pid {
 			continue
 		}
-		deadline := time.Now().Add(c.opts.AppTimeout)
+		deadline := time.Now().Add(c.appTimeout(a))
 		ctx, cancel := context.WithDeadline(ctx, deadline)
 		defer cancel()
 		var out string
@@ -59,7 +59,7 @@ func (c *Client) Layout(ctx context.Context, pid int, at image.Point) (string, e
 			paths = slices.Compact(paths)
 			boxes := make([]image.Rectangle, len(paths))
 			states := make([]stateSet, len(paths))
-			p := c.pipeline(ctx, conn, deadline)
+			p := c.pipeline(ctx, a, conn, deadline)
 			var sent time.Time
 			for i, path := range paths {
 				p.call(call(dest, path, ifAccessible, "GetState"), func(m *message, err error) {

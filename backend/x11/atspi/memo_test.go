@@ -48,8 +48,9 @@ func moveWindow(t *testing.T, c *Client, id string, member string, a, b int32) {
 	if member == "SetSize" {
 		mc.sig, mc.args = "ii", func(e *encoder) { e.i32(a); e.i32(b) }
 	}
-	err := c.withApp(ctx, c.appFor(bus), func(conn *wireConn, dest string) error {
-		p := c.pipeline(ctx, conn, time.Now().Add(waitFor))
+	app := c.appFor(bus)
+	err := c.withApp(ctx, app, func(conn *wireConn, dest string) error {
+		p := c.pipeline(ctx, app, conn, time.Now().Add(waitFor))
 		var callErr error
 		mc.dest = dest
 		p.call(mc, func(m *message, err error) { callErr = err })

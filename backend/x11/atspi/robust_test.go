@@ -99,14 +99,17 @@ func TestHungApp(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
+	// Its timeout, lengthened by the lag measured before it stopped (a
+	// hang guard for the snapshot: the point is that it gives up).
+	limit := 2 * c.appTimeout(c.appFor(bus))
 	start := time.Now()
 	tree, err := c.Snapshot(ctx, desktop())
 	took := time.Since(start)
 	if err != nil {
 		t.Fatalf("Snapshot with a hung application: %v", err)
 	}
-	if took > 3*time.Second {
-		t.Errorf("the snapshot took %v with a 1.5 s application timeout", took)
+	if took > limit {
+		t.Errorf("the snapshot took %v with a 1.5 s application timeout (%v with its lag)", took, limit/2)
 	}
 	if find(tree, "push button", "OK") == nil || appBus(tree, "rows.py") != "" {
 		t.Fatalf("want the awake application only:\n%s", dump(tree))
@@ -282,6 +285,28 @@ func TestUnavailable(t *testing.T) {
 		}
 		if got := aci.WireError(err); !strings.HasPrefix(got, "a11y_unavailable: ") || len(got) < 30 {
 			t.Fatalf("wire error %q does not say why", got)
+		}
+	}
+}
+
+// TestLimitsFollowLag: an application's walk and reply limits grow with
+// its measured lag, a hundred times the ping's round trip, up to the lag
+// that says hung; at rest they are as set.
+func TestLimitsFollowLag(t *testing.T) {
+	c := &Client{opts: Options{AppTimeout: 2 * time.Second, CallTimeout: time.Second}}
+	a := &app{}
+	for _, tc := range []struct {
+		lag        time.Duration
+		walk, call time.Duration
+	}{
+		{0, 2 * time.Second, time.Second},
+		{20 * time.Millisecond, 4 * time.Second, 3 * time.Second},
+		{time.Second, 12 * time.Second, 11 * time.Second}, // past maxLag: hung, not busier
+	} {
+		a.memo.lag.Store(0)
+		a.memo.noteLag(tc.lag)
+		if w, k := c.appTimeout(a), c.callTimeout(a); w != tc.walk || k != tc.call {
+			t.Errorf("lag %v: walk %v, reply %v; want %v, %v", tc.lag, w, k, tc.walk, tc.call)
 		}
 	}
 }

@@ -39,11 +39,12 @@ func (c *Client) withNode(ctx context.Context, id string, fn func(n *node) error
 	if !ok {
 		return fmt.Errorf("%w: %q is not an AT-SPI node", aci.ErrStaleElementRef, id)
 	}
-	deadline := time.Now().Add(c.opts.AppTimeout)
+	a := c.appFor(bus)
+	deadline := time.Now().Add(c.appTimeout(a))
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	err := c.withApp(ctx, c.appFor(bus), func(conn *wireConn, dest string) error {
-		return fn(&node{c: c, ctx: ctx, conn: conn, dest: dest, path: path, id: id, deadline: deadline})
+	err := c.withApp(ctx, a, func(conn *wireConn, dest string) error {
+		return fn(&node{c: c, a: a, ctx: ctx, conn: conn, dest: dest, path: path, id: id, deadline: deadline})
 	})
 	var ce *CallError
 	if errors.As(err, &ce) && ce.gone() {

@@ -299,7 +299,7 @@ func (c *Client) probeApp(parent context.Context, a *app) probe {
 	if a.hung() {
 		return probe{err: errSkippedHung}
 	}
-	deadline := time.Now().Add(c.opts.AppTimeout)
+	deadline := time.Now().Add(c.appTimeout(a))
 	ctx, cancel := context.WithDeadline(parent, deadline)
 	defer cancel()
 	// An application with a mirror is pinged while its windows are listed:
@@ -312,7 +312,7 @@ func (c *Client) probeApp(parent context.Context, a *app) probe {
 	}
 	var pr probe
 	err := c.withApp(ctx, a, func(conn *wireConn, dest string) error {
-		p := c.pipeline(ctx, conn, deadline)
+		p := c.pipeline(ctx, a, conn, deadline)
 		var paths []string
 		var firstErr error
 		p.call(call(dest, pathRoot, ifAccessible, "GetChildren"), func(m *message, err error) {

@@ -697,7 +697,7 @@ func (w *walk) assemble(root *rec) []*rec {
 // of the same snapshot (its probe) already made the application's events
 // up to now recorded.
 func (c *Client) walkApp(parent context.Context, a *app, maxNodes, maxDepth int, pinged bool) (*appTree, error) {
-	deadline := time.Now().Add(c.opts.AppTimeout)
+	deadline := time.Now().Add(c.appTimeout(a))
 	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -709,7 +709,7 @@ func (c *Client) walkApp(parent context.Context, a *app, maxNodes, maxDepth int,
 		if !pinged {
 			ping = c.barrier(ctx, a)
 		}
-		p := c.pipeline(ctx, conn, deadline)
+		p := c.pipeline(ctx, a, conn, deadline)
 		w := newWalk(p, a.bus, dest, maxNodes, maxDepth, &a.memo)
 		w.noCache = c.opts.NoCache
 		w.barrier = ping
