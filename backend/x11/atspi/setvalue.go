@@ -250,7 +250,7 @@ func (n *node) selectOption(text string) error {
 	if done && n.waitFor(selected) {
 		return nil
 	}
-	on := &node{c: n.c, ctx: n.ctx, conn: n.conn, dest: n.dest, path: o.path, id: n.id, deadline: n.deadline}
+	on := &node{c: n.c, a: n.a, ctx: n.ctx, conn: n.conn, dest: n.dest, path: o.path, id: n.id, deadline: n.deadline}
 	if err := on.invoke(hasAction, ""); err == nil {
 		tried = append(tried, "the option's first action")
 		if n.waitFor(selected) {
