@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -25,6 +24,7 @@ import (
 	"shinken.dev/go/internal/agentusertest"
 	"shinken.dev/go/internal/citest"
 	"shinken.dev/go/internal/procfs"
+	"shinken.dev/go/internal/ptytest"
 )
 
 // typedLine is what the hostile plugin types: a command line a shell
@@ -74,9 +74,8 @@ type hostUser struct {
 
 func hostileTerminal(t *testing.T, who hostUser, mode string) {
 	exe, u, root := who.exe, who.u, who.u == nil && os.Getuid() == 0
-	master, tty := openTerminal(t)
-	defer master.Close()
-	defer tty.Close()
+	_, tty := ptytest.Open(t)
+	ptytest.Raw(t, tty)
 	byName := tty.Name()
 	var cred *syscall.Credential
 	env := os.Environ()
@@ -151,7 +150,7 @@ func hostileTerminal(t *testing.T, who hostUser, mode string) {
 	}
 	switch self := said["self"]; {
 	case self == "typed 1":
-	case strings.Contains(self, syscall.EIO.Error()) && tiocstiForbidden():
+	case strings.Contains(self, syscall.EIO.Error()) && ptytest.Forbidden():
 		citest.Skip(t, "TIOCSTI refused to the Host on its own terminal (%s): the kernel forbids it (dev.tty.legacy_tiocsti=0) to all but CAP_SYS_ADMIN, nothing to test", self)
 	default:
 		t.Fatalf("TIOCSTI by the Host on its own terminal: %q, want a byte typed: the test would test nothing", self)
@@ -195,75 +194,13 @@ func hostileTerminal(t *testing.T, who hostUser, mode string) {
 			t.Errorf("the plugin on %s: %q, want %q", what, attempts[what], result)
 		}
 	}
-	if n := typedInto(t, tty); n != 0 {
+	if n := ptytest.Queued(t, tty); n != 0 {
 		buf := make([]byte, n)
 		tty.Read(buf)
 		t.Errorf("%d bytes reached the Host's terminal: %q", n, buf)
 	}
 	// The plugin ended with its Host.
 	waitFor(t, "the plugin's processes reaped", func() bool { return len(processesWith("tty-typer")) == 0 })
-}
-
-// openTerminal opens a pseudo-terminal pair, the slave in raw mode
-// (without ICANON, TIOCINQ counts every byte typed, not whole lines
-// alone).
-func openTerminal(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("no pseudo-terminals: %v", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tio, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tio.Lflag &^= unix.ICANON | unix.ECHO | unix.ISIG | unix.IEXTEN
-	if err := unix.IoctlSetTermios(int(s.Fd()), unix.TCSETS, tio); err != nil {
-		t.Fatal(err)
-	}
-	return m, s
-}
-
-// typedInto is how many bytes wait in the terminal's input. TIOCSTI puts
-// its byte there before it returns, so a count taken after the attacker
-// ended is final.
-func typedInto(t *testing.T, tty *os.File) int {
-	t.Helper()
-	n, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCINQ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-// tiocstiForbidden reports whether the kernel refuses TIOCSTI to all
-// but CAP_SYS_ADMIN (dev.tty.legacy_tiocsti=0).
-func tiocstiForbidden() bool {
-	b, err := os.ReadFile("/proc/sys/dev/tty/legacy_tiocsti")
-	return err == nil && strings.TrimSpace(string(b)) == "0"
-}
-
-// tiocsti types s into the terminal fd, a byte at a time, as TIOCSTI
-// does; it stops at the first refusal.
-func tiocsti(fd uintptr, s string) error {
-	for i := range len(s) {
-		c := s[i]
-		if _, _, e := unix.Syscall(unix.SYS_IOCTL, fd, unix.TIOCSTI, uintptr(unsafe.Pointer(&c))); e != 0 {
-			return e
-		}
-	}
-	return nil
 }
 
 // copyForUser copies the test binary where u may run it: the plugins of
@@ -348,7 +285,7 @@ func runTerminalHelper(ctx context.Context, in io.Reader, out io.Writer, mode st
 		try := func(what string, fd int, err error) {
 			if err != nil {
 				fmt.Fprintf(&said, "%s: refused open (%v)\n", what, errors.Unwrap(err))
-			} else if err = tiocsti(uintptr(fd), typedLine); err != nil {
+			} else if err = ptytest.Type(uintptr(fd), typedLine); err != nil {
 				fmt.Fprintf(&said, "%s: refused TIOCSTI (%v)\n", what, err)
 			} else {
 				fmt.Fprintf(&said, "%s: TYPED\n", what)
@@ -393,7 +330,7 @@ func terminalHost(ctx context.Context, mode, dir string) int {
 			fmt.Printf("terminal: %s\n", f[4]) // tty_nr
 		}
 	}
-	if err := tiocsti(0, "x"); err != nil {
+	if err := ptytest.Type(0, "x"); err != nil {
 		fmt.Printf("self: refused %v\n", err)
 		return 0
 	}

@@ -13,13 +13,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"shinken.dev/go/internal/agentusertest"
 	"shinken.dev/go/internal/citest"
 	"shinken.dev/go/internal/procfs"
+	"shinken.dev/go/internal/ptytest"
 	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
@@ -29,52 +29,13 @@ import (
 // appears nowhere else, so finding it is a leak.
 const boundaryToken = "b0undary-s3cret-7f3a"
 
-// openPTY opens a pseudo-terminal pair: the test keeps the master and
-// gives the daemon the slave as its controlling terminal.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		citest.Skip(t, "no pseudo-terminals: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return m, s
-}
-
-// typedInto is how many bytes wait, complete lines, in the terminal's
-// input: what a shell reading it would run. TIOCSTI puts its byte there
-// before it returns, so a count taken after the attacker exited is final.
-func typedInto(t *testing.T, tty *os.File) int {
-	t.Helper()
-	n, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCINQ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // sti types s into tty as the test (root, so CAP_SYS_ADMIN lets it type
-// into a terminal that is not its own): the check that typedInto sees
+// into a terminal that is not its own): the check that ptytest.Queued sees
 // what TIOCSTI types, then the input is flushed.
 func sti(t *testing.T, tty *os.File, s string) {
 	t.Helper()
-	for i := range len(s) {
-		b := s[i]
-		if _, _, e := unix.Syscall(unix.SYS_IOCTL, tty.Fd(), unix.TIOCSTI, uintptr(unsafe.Pointer(&b))); e != 0 {
-			citest.Skip(t, "TIOCSTI refused to the test itself (%v): the kernel forbids it (dev.tty.legacy_tiocsti=0), nothing to test", e)
-		}
+	if err := ptytest.Type(tty.Fd(), s); err != nil {
+		citest.Skip(t, "TIOCSTI refused to the test itself (%v): the kernel forbids it (dev.tty.legacy_tiocsti=0), nothing to test", err)
 	}
 }
 
@@ -128,9 +89,9 @@ func TestAgentBoundary(t *testing.T) {
 	token := filepath.Join(dir, "token")
 	os.WriteFile(token, []byte(boundaryToken+"\n"), 0o600)
 
-	_, tty := openPTY(t)
+	_, tty := ptytest.Open(t)
 	sti(t, tty, "x\n")
-	if n := typedInto(t, tty); n == 0 {
+	if n := ptytest.Queued(t, tty); n == 0 {
 		t.Fatal("TIOCSTI as root typed nothing the check can see")
 	}
 	unix.IoctlSetInt(int(tty.Fd()), unix.TCFLSH, unix.TCIFLUSH)
@@ -227,7 +188,7 @@ func TestAgentBoundary(t *testing.T) {
 
 	// TIOCSTI: nothing typed into the daemon's terminal.
 	res := run(&aci.ExecRequest{Argv: []string{"perl", "-e", tiocsti, tty.Name()}})
-	if strings.Contains(res.Stdout, "TYPED") || typedInto(t, tty) != 0 {
+	if strings.Contains(res.Stdout, "TYPED") || ptytest.Queued(t, tty) != 0 {
 		t.Errorf("an agent command typed into the daemon's terminal:\n%s", res.Stdout)
 	}
 	t.Logf("TIOCSTI as the agent:\n%s", res.Stdout)
