@@ -51,15 +51,11 @@ func BenchmarkStartNamespaces(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	median := func(ds []time.Duration) float64 {
-		slices.Sort(ds)
-		return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
-	}
 	for _, w := range ways {
-		b.ReportMetric(median(w.durations), w.name+"-ms")
+		b.ReportMetric(medianMS(w.durations), w.name+"-ms")
 	}
 	for _, w := range ways[1:] {
-		b.ReportMetric(median(w.durations)/median(ways[0].durations), w.name+"/none")
+		b.ReportMetric(medianMS(w.durations)/medianMS(ways[0].durations), w.name+"/none")
 	}
 }
 
@@ -101,14 +97,10 @@ func BenchmarkStartShepherd(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	median := func(ds []time.Duration) float64 {
-		slices.Sort(ds)
-		return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
-	}
 	for _, w := range ways {
-		b.ReportMetric(median(w.durations), w.name+"-ms")
+		b.ReportMetric(medianMS(w.durations), w.name+"-ms")
 	}
-	b.ReportMetric(median(ways[1].durations)/median(ways[0].durations), "shepherd/program")
+	b.ReportMetric(medianMS(ways[1].durations)/medianMS(ways[0].durations), "shepherd/program")
 }
 
 // BenchmarkStartPrivateMounts starts sh -c true and waits for its end,
@@ -149,15 +141,11 @@ func BenchmarkStartPrivateMounts(b *testing.B) {
 	if err := PrivateMountsRefused(); err != nil {
 		b.Fatalf("the mounts were refused: %v", err)
 	}
-	median := func(ds []time.Duration) float64 {
-		slices.Sort(ds)
-		return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
-	}
 	for _, w := range ways {
-		b.ReportMetric(median(w.durations), w.name+"-ms")
+		b.ReportMetric(medianMS(w.durations), w.name+"-ms")
 	}
 	for _, w := range ways[1:] {
-		b.ReportMetric(median(w.durations)/median(ways[0].durations), w.name+"/shepherd")
+		b.ReportMetric(medianMS(w.durations)/medianMS(ways[0].durations), w.name+"/shepherd")
 	}
 }
 
@@ -214,14 +202,10 @@ func BenchmarkStartSealedInit(b *testing.B) {
 	if sealed != b.N {
 		b.Fatalf("%d of %d inits were sealed", sealed, b.N)
 	}
-	median := func(ds []time.Duration) float64 {
-		slices.Sort(ds)
-		return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
-	}
 	for _, w := range ways {
-		b.ReportMetric(median(w.durations), w.name+"-ms")
+		b.ReportMetric(medianMS(w.durations), w.name+"-ms")
 	}
-	b.ReportMetric(median(ways[1].durations)/median(ways[0].durations), "sealed-init/init")
+	b.ReportMetric(medianMS(ways[1].durations)/medianMS(ways[0].durations), "sealed-init/init")
 }
 
 // BenchmarkStartUserNSMountsInit starts sh -c true and waits for its end,
@@ -269,12 +253,14 @@ func BenchmarkStartUserNSMountsInit(b *testing.B) {
 	if err := PrivateMountsRefused(); err != nil {
 		b.Fatalf("the mounts were refused: %v", err)
 	}
-	median := func(ds []time.Duration) float64 {
-		slices.Sort(ds)
-		return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
-	}
 	for _, w := range ways {
-		b.ReportMetric(median(w.durations), w.name+"-ms")
+		b.ReportMetric(medianMS(w.durations), w.name+"-ms")
 	}
-	b.ReportMetric(median(ways[1].durations)/median(ways[0].durations), "init+mounts/init")
+	b.ReportMetric(medianMS(ways[1].durations)/medianMS(ways[0].durations), "init+mounts/init")
+}
+
+// medianMS is the median of ds, in milliseconds (ds is sorted).
+func medianMS(ds []time.Duration) float64 {
+	slices.Sort(ds)
+	return float64(ds[len(ds)/2].Nanoseconds()) / 1e6
 }
