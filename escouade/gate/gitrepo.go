@@ -36,6 +36,12 @@ var gitInertKeys = set("core.repositoryformatversion core.filemode core.bare cor
 // itself a bare repository), with the folder holding its config and
 // hooks; "" when there is none.
 func gitDir(dir string) (string, string) {
+	// git walks up from the folder's real path (getcwd), not from the
+	// name it was given: a link to a repository's subfolder is in that
+	// repository.
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		dotGit := filepath.Join(d, ".git")
 		if fi, err := os.Stat(dotGit); err == nil {

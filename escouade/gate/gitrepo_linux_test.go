@@ -144,3 +144,62 @@ func TestGitRepositoryRunsCode(t *testing.T) {
 		})
 	}
 }
+
+// TestGitRepositoryThroughLink: a folder named through a link to a
+// repository's subfolder is in that repository, as git finds it from the
+// real path: git status there, as an exec's cwd or typed at a shell there,
+// is dynamic when the repository's config runs a program, and run for
+// real it does.
+func TestGitRepositoryThroughLink(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is needed:", err)
+	}
+	repo, home := t.TempDir(), t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1")
+	cmd := exec.Command("git", "init", "-q")
+	cmd.Dir, cmd.Env = repo, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	f, err := os.OpenFile(filepath.Join(repo, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("[core]\n\tfsmonitor = rm -f " + victim + "\n")
+	f.Close()
+	sub := filepath.Join(repo, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.Symlink(sub, link); err != nil {
+		t.Fatal(err)
+	}
+	for name, req := range map[string]shinken.AuthRequest{
+		"exec": {Verb: aci.VerbExec, Action: &aci.Action{Verb: aci.VerbExec, Argv: []string{"git", "status"}, Cwd: &link}},
+		"typed": {Verb: aci.VerbExec, Action: &aci.Action{Verb: aci.VerbExec},
+			Intent: &shinken.Intent{Tool: "shell", Kind: "command", Line: "git status\n", Dir: link}},
+	} {
+		preq, err := gate.Request(req, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := preq.Command()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !in.Dynamic {
+			t.Errorf("%s: git status in a link to the repository's subfolder is not dynamic", name)
+		}
+	}
+	cmd = exec.Command("git", "status")
+	cmd.Dir, cmd.Env = link, env
+	cmd.Run()
+	if _, err := os.Stat(victim); !os.IsNotExist(err) {
+		t.Error("run for real, git status left the victim: the case does not show what it claims")
+	}
+}
