@@ -21,7 +21,7 @@ import (
 type conn struct {
 	rt     *Runtime
 	ws     *websocket.Conn
-	stall  *stallConn // the connection underneath, when ReadTimeout bounds its reads
+	stall  *stallConn // the connection underneath, which follows the client's frames
 	remote string
 	unix   bool
 	log    *slog.Logger
@@ -48,6 +48,11 @@ type conn struct {
 	active    atomic.Int64 // unix nanoseconds of the last read or write, for keepAlive
 
 	held map[Button][]string // buttons pressed by mouse_down, with the keys held until their mouse_up; touched by the input lane only
+	// holding is set while held may be non-empty (from before a press),
+	// for the reader: a client's close frame begins the departure of a
+	// session that holds something (see departures).
+	holding    atomic.Bool
+	departOnce sync.Once
 
 	// id and client name the session in the feed; settleRep is the settle
 	// of the input lane's last action, for the feed.
@@ -96,6 +101,10 @@ type closeErr struct {
 
 func (e *closeErr) Error() string { return fmt.Sprintf("close %d: %s", e.code, e.reason) }
 
+// depart counts the session among the departures, once: when the client's
+// close frame arrives while it holds a button, or when its reader ends.
+func (c *conn) depart() { c.departOnce.Do(c.rt.departing.begin) }
+
 func (c *conn) serve(parent context.Context) {
 	defer c.finish()
 	ws := c.ws
@@ -104,6 +113,11 @@ func (c *conn) serve(parent context.Context) {
 	c.ctx, c.cancel = ctx, cancel
 	if c.stall != nil {
 		c.stall.onStall(c.stalledRead)
+		c.stall.onClosing(func() {
+			if c.holding.Load() {
+				c.depart()
+			}
+		})
 		defer c.stall.stop()
 	}
 	// Reads never take a cancellable context (cancelling one makes the
@@ -144,7 +158,7 @@ func (c *conn) serve(parent context.Context) {
 	// The reader is done: cancel in-flight work, let it finish (its sends
 	// fail fast once the context is done), then stop the writer. Other
 	// sessions' input waits until what this one held is released.
-	c.rt.departing.begin()
+	c.depart()
 	cancel(context.Cause(ctx))
 	close(c.input)
 	<-inputDone

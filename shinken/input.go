@@ -96,6 +96,7 @@ func (c *conn) mutate(callID string, a *aci.Action) (rerr error) {
 	case aci.VerbMouseUp:
 		keys, ok := c.held[btn]
 		delete(c.held, btn)
+		c.holding.Store(len(c.held) > 0)
 		err := rt.pointerEvent(ctx, PointerEvent{Kind: PointerUp, X: p.X, Y: p.Y, Button: btn})
 		if ok {
 			if kerr := releaseKeys(ctx, in, keys); err == nil {
@@ -122,12 +123,15 @@ func (c *conn) mutate(callID string, a *aci.Action) (rerr error) {
 	return aci.Errorf(aci.CodeUnsupportedVerb, "%s", a.Verb)
 }
 
-// departures counts the sessions that have ended but not yet released
+// departures counts the sessions that are ending but have not yet released
 // what they held. Input is a device every session shares: the close
 // handshake completes (the client sees its session over, and may open
 // another) before the ending session has released its buttons, so a later
 // session's input waits for those releases rather than move a pointer
-// whose button is still down.
+// whose button is still down. A session holding a button is counted from
+// the moment its client's whole close frame arrives, before the WebSocket
+// library reads it and answers (see stallConn); any other from the end of
+// its reader.
 type departures struct {
 	mu   sync.Mutex
 	n    int
@@ -194,6 +198,7 @@ func (c *conn) releaseHeld() {
 		}
 	}
 	clear(c.held)
+	c.holding.Store(false)
 }
 
 // mouseDown presses button at p with keys, one combination, held from
@@ -216,12 +221,15 @@ func (c *conn) mouseDown(ctx context.Context, p image.Point, btn Button, keys st
 		return aci.Errorf(aci.CodeInvalidAction, "the %s button is already held with %q: mouse_up first", buttonName(btn), strings.Join(old, "+"))
 	}
 	in := c.rt.injector
+	c.holding.Store(true)
 	for i, k := range combo {
 		if err := in.Key(ctx, KeyEvent{Key: k, Down: true}); err != nil {
+			c.holding.Store(len(c.held) > 0)
 			return errors.Join(err, releaseKeys(ctx, in, combo[:i]))
 		}
 	}
 	if err := c.rt.pointerEvent(ctx, PointerEvent{Kind: PointerDown, X: p.X, Y: p.Y, Button: btn}); err != nil {
+		c.holding.Store(len(c.held) > 0)
 		return errors.Join(err, releaseKeys(ctx, in, combo))
 	}
 	c.held[btn] = combo

@@ -19,6 +19,11 @@ import (
 // fragments, must be whole within RuntimeOptions.ReadTimeout, counted from
 // its first byte. Between messages nothing is bounded: an idle session
 // stays open (the keepalive finds a client that is gone).
+//
+// The same scan sees the client's close frame arrive, before the WebSocket
+// library reads it and answers: the session's departure begins there, so
+// that a client that has seen its close handshake complete and opens
+// another session finds the departure already counted (see departures).
 
 // stallConn is the connection under a session's WebSocket.
 type stallConn struct {
@@ -29,6 +34,7 @@ type stallConn struct {
 	scan    frameScan
 	timer   *time.Timer // running while a frame or a message is under way
 	stalled func()      // called when the timer fires; set by the session
+	closing func()      // called once when a whole close frame has arrived; set by the session
 }
 
 // Read reads from the connection, following the frames it carries.
@@ -42,16 +48,25 @@ func (c *stallConn) Read(p []byte) (int, error) {
 
 // arrived follows the bytes b, starting the timer at the first byte of a
 // frame and stopping it at the end of a message.
+// A limit of zero or less starts no timer. When a whole close frame has
+// arrived, it calls what onClosing set, once.
 func (c *stallConn) arrived(b []byte) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	busy := c.scan.feed(b)
 	switch {
-	case busy && c.timer == nil:
+	case busy && c.timer == nil && c.limit > 0:
 		c.timer = time.AfterFunc(c.limit, c.fire)
 	case !busy && c.timer != nil:
 		c.timer.Stop()
 		c.timer = nil
+	}
+	var closing func()
+	if c.scan.closeSeen && c.closing != nil {
+		closing, c.closing = c.closing, nil
+	}
+	c.mu.Unlock()
+	if closing != nil {
+		closing()
 	}
 }
 
@@ -71,6 +86,13 @@ func (c *stallConn) onStall(f func()) {
 	c.mu.Unlock()
 }
 
+// onClosing sets what the arrival of the client's close frame does.
+func (c *stallConn) onClosing(f func()) {
+	c.mu.Lock()
+	c.closing = f
+	c.mu.Unlock()
+}
+
 // stop stops the timer, once the session is over.
 func (c *stallConn) stop() {
 	c.mu.Lock()
@@ -79,7 +101,7 @@ func (c *stallConn) stop() {
 		c.timer.Stop()
 		c.timer = nil
 	}
-	c.stalled = nil
+	c.stalled, c.closing = nil, nil
 }
 
 // stallWriter hands the WebSocket library a stallConn when it hijacks the
@@ -123,6 +145,8 @@ type frameScan struct {
 	left       uint64 // payload bytes still to come
 	inPayload  bool
 	fragmented bool // a data message continues in later frames
+	op         byte // the current frame's opcode
+	closeSeen  bool // a whole close frame has arrived
 }
 
 // feed follows b and reports whether a frame or a fragmented message is
@@ -138,6 +162,7 @@ func (f *frameScan) feed(b []byte) bool {
 			b = b[k:]
 			if f.left == 0 {
 				f.inPayload, f.have = false, 0
+				f.closeSeen = f.closeSeen || f.op == 8
 			}
 			continue
 		}
@@ -157,9 +182,11 @@ func (f *frameScan) feed(b []byte) bool {
 			continue
 		}
 		// A whole header.
-		if op := f.hdr[0] & 0x0f; op < 8 { // continuation, text, binary
+		switch op := f.hdr[0] & 0x0f; {
+		case op < 8: // continuation, text, binary
 			f.fragmented = f.hdr[0]&0x80 == 0
 		}
+		f.op = f.hdr[0] & 0x0f
 		switch n := f.hdr[1] & 0x7f; n {
 		case 126:
 			f.left = uint64(binary.BigEndian.Uint16(f.hdr[2:4]))
@@ -172,6 +199,7 @@ func (f *frameScan) feed(b []byte) bool {
 			f.inPayload = true
 		} else {
 			f.have = 0
+			f.closeSeen = f.closeSeen || f.op == 8
 		}
 	}
 	return f.have > 0 || f.inPayload || f.fragmented

@@ -35,17 +35,24 @@ func TestFrameScan(t *testing.T) {
 		name  string
 		parts [][]byte
 		busy  []bool // after each part
+		close bool   // a whole close frame was seen at the end
 	}{
-		{"whole frame", [][]byte{text}, []bool{false}},
-		{"one header byte", [][]byte{text[:1]}, []bool{true}},
-		{"header, no payload", [][]byte{text[:6]}, []bool{true}},
-		{"half the payload, then the rest", [][]byte{text[:8], text[8:]}, []bool{true, false}},
-		{"two frames, the second begun", [][]byte{append(append([]byte{}, text...), text[:3]...)}, []bool{true}},
-		{"empty frame", [][]byte{clientFrame(true, 1, 0)}, []bool{false}},
-		{"16-bit length", [][]byte{big[:4], big[4:60000], big[60000:]}, []bool{true, true, false}},
-		{"64-bit length header split", [][]byte{clientFrame(true, 2, 1<<16)[:3], clientFrame(true, 2, 1<<16)[3:]}, []bool{true, false}},
-		{"fragmented message", [][]byte{clientFrame(false, 1, 3), clientFrame(true, 9, 0), clientFrame(true, 0, 2)}, []bool{true, true, false}},
-		{"pings between messages", [][]byte{clientFrame(true, 9, 4), clientFrame(true, 10, 4)}, []bool{false, false}},
+		{"whole frame", [][]byte{text}, []bool{false}, false},
+		{"one header byte", [][]byte{text[:1]}, []bool{true}, false},
+		{"header, no payload", [][]byte{text[:6]}, []bool{true}, false},
+		{"half the payload, then the rest", [][]byte{text[:8], text[8:]}, []bool{true, false}, false},
+		{"two frames, the second begun", [][]byte{append(append([]byte{}, text...), text[:3]...)}, []bool{true}, false},
+		{"empty frame", [][]byte{clientFrame(true, 1, 0)}, []bool{false}, false},
+		{"16-bit length", [][]byte{big[:4], big[4:60000], big[60000:]}, []bool{true, true, false}, false},
+		{"64-bit length header split", [][]byte{clientFrame(true, 2, 1<<16)[:3], clientFrame(true, 2, 1<<16)[3:]}, []bool{true, false}, false},
+		{"fragmented message", [][]byte{clientFrame(false, 1, 3), clientFrame(true, 9, 0), clientFrame(true, 0, 2)}, []bool{true, true, false}, false},
+		{"pings between messages", [][]byte{clientFrame(true, 9, 4), clientFrame(true, 10, 4)}, []bool{false, false}, false},
+		{"close frame with a code", [][]byte{clientFrame(true, 8, 2)}, []bool{false}, true},
+		{"empty close frame", [][]byte{clientFrame(true, 8, 0)}, []bool{false}, true},
+		{"close frame's header only", [][]byte{clientFrame(true, 8, 5)[:6]}, []bool{true}, false},
+		{"close frame's payload in two parts", [][]byte{clientFrame(true, 8, 5)[:8], clientFrame(true, 8, 5)[8:]}, []bool{true, false}, true},
+		{"a close after an empty text frame", [][]byte{append(append(clientFrame(true, 1, 0)[:6:6], 0x88, 0x80), 0, 0, 0, 0)}, []bool{false}, true},
+		{"a close byte in a payload", [][]byte{append(clientFrame(true, 2, 2)[:6:6], 0x88, 0x80)}, []bool{false}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,6 +61,9 @@ func TestFrameScan(t *testing.T) {
 				if got := f.feed(p); got != tt.busy[i] {
 					t.Fatalf("after part %d: busy %v, want %v", i, got, tt.busy[i])
 				}
+			}
+			if f.closeSeen != tt.close {
+				t.Errorf("close seen %v, want %v", f.closeSeen, tt.close)
 			}
 		})
 	}

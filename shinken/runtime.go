@@ -199,7 +199,9 @@ func NewRuntime(b Backend, opts *RuntimeOptions) *Runtime {
 	}
 	defaultDur(&o.HandshakeTimeout, 10*time.Second)
 	defaultDur(&o.WriteTimeout, 30*time.Second)
-	defaultDur(&o.ReadTimeout, 30*time.Second)
+	if o.ReadTimeout == 0 { // negative: no bound
+		o.ReadTimeout = 30 * time.Second
+	}
 	defaultDur(&o.MaxWait, 60*time.Second)
 	defaultDur(&o.MaxDragDuration, 10*time.Second)
 	defaultDur(&o.Exec.DefaultTimeout, 60*time.Second)
@@ -330,12 +332,8 @@ func (rt *Runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "shinken: runtime draining", http.StatusServiceUnavailable)
 		return
 	}
-	var sw *stallWriter
-	if rt.opts.ReadTimeout > 0 {
-		sw = &stallWriter{ResponseWriter: w, limit: rt.opts.ReadTimeout}
-		w = sw
-	}
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: rt.opts.OriginPatterns})
+	sw := &stallWriter{ResponseWriter: w, limit: rt.opts.ReadTimeout}
+	ws, err := websocket.Accept(sw, r, &websocket.AcceptOptions{OriginPatterns: rt.opts.OriginPatterns})
 	if err != nil {
 		rt.log.Debug("websocket accept failed", "remote", r.RemoteAddr, logtext.Err(err))
 		return
@@ -345,9 +343,7 @@ func (rt *Runtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		unix = true
 	}
 	c := newConn(rt, ws, r.RemoteAddr, unix)
-	if sw != nil {
-		c.stall = sw.conn
-	}
+	c.stall = sw.conn
 	rt.mu.Lock()
 	rt.live[c] = struct{}{}
 	rt.mu.Unlock()

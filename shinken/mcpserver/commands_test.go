@@ -127,6 +127,16 @@ func TestCommandToolsSessionEnd(t *testing.T) {
 	pids := waitPids(t, d, 3)
 	done()
 	gone(t, pids)
+	// The session's end removes its handles after it kills what they ran,
+	// and after the client has seen the session close: wait for the
+	// handle to go, then check how it is refused.
+	deadline := time.Now().Add(time.Minute)
+	for !e.call(t, "command_output", map[string]any{"id": started.ID}).IsError {
+		if time.Now().After(deadline) {
+			t.Fatalf("the handle %s outlived its session by a minute", started.ID)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	e.fails(t, "command_output", map[string]any{"id": started.ID}, aci.CodeInvalidAction)
 }
 
