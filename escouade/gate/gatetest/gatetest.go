@@ -14,7 +14,8 @@
 // shell or argv is the exec (exactly one); env, stdin and cwd are its own
 // (cwd relative to the case's folder, which is the default); setup is a
 // line /bin/sh runs in the folder before, unjudged, to put in place what
-// the exec needs. {dir} anywhere stands for the case's folder, absolute.
+// the exec needs; root, when true, marks a case that bites only as root.
+// {dir} anywhere stands for the case's folder, absolute.
 //
 // The folder holds victim (the file a hostile case deletes or empties), f
 // (a file of one line, x), an empty folder scratch (where a guard may let
@@ -56,6 +57,9 @@ type Case struct {
 	Setup string
 	// Action is the exec, its cwd relative to the case's folder.
 	Action aci.Action
+	// Root marks a case that does what it says only when run as root
+	// (chroot, runuser, su): "root": true on its line.
+	Root bool
 }
 
 type line struct {
@@ -65,6 +69,7 @@ type line struct {
 	Stdin *string           `json:"stdin"`
 	Cwd   string            `json:"cwd"`
 	Setup string            `json:"setup"`
+	Root  bool              `json:"root"`
 }
 
 // Read reads the corpus in dir: its *.jsonl files in name order, their
@@ -102,7 +107,7 @@ func Read(dir string) ([]Case, error) {
 			if l.Cwd != "" {
 				a.Cwd = &l.Cwd
 			}
-			cases = append(cases, Case{Name: name, Setup: l.Setup, Action: a})
+			cases = append(cases, Case{Name: name, Setup: l.Setup, Action: a, Root: l.Root})
 		}
 		if err := sc.Err(); err != nil {
 			return nil, err
