@@ -143,7 +143,7 @@ type Options struct {
 	// plugins folder or anything in it (it warns if the user can read the
 	// token file). Without CAP_SETUID, CAP_SETGID and CAP_KILL, New warns
 	// loudly and the commands run as the daemon's user (RequireAgentUser
-	// refuses that). "" means the daemon's user: New warns of no boundary.
+	// holds /readyz then). "" means the daemon's user: New warns so.
 	AgentUser string
 	// RequireAgentUser (which needs AgentUser) makes /readyz answer 503
 	// while the agent's commands, or the desktop's applications
