@@ -16,11 +16,9 @@ import (
 )
 
 // TokenEnv is the environment variable a program may hand the token in
-// (cmd/example reads it). Every child inherits the environment, so a
-// program that reads it removes it (os.Unsetenv) before New; the daemon's
-// own executor never passes it on. A token file (Options.TokenFile) is the
-// better way: nothing in the environment, and a file the agent's user
-// cannot read.
+// (cmd/example reads it). Children inherit it, so remove it (os.Unsetenv)
+// before New; the daemon's executor never passes it on. A token file the
+// agent's user cannot read (Options.TokenFile) is better.
 const TokenEnv = "SHINKEN_TOKEN"
 
 // agentBoundary is what New found of Options.AgentUser: the user the

@@ -48,65 +48,49 @@ type Options struct {
 	// picks a free one). Empty means none: serve Daemon.Handler yourself.
 	Listen []string
 
-	// Token is the bearer token clients must send; with TokenFile, the
-	// token until the file holds one. With neither, the daemon makes a
-	// random one (see Daemon.Token). A token on a command line or in
-	// the environment can be read by every process of the daemon's user
-	// (/proc/PID/cmdline, environ) and is inherited by children: prefer
-	// TokenFile, and see TokenEnv.
+	// Token is the bearer token clients must send (with TokenFile, until
+	// the file holds one); with neither, a random one (Daemon.Token). On a
+	// command line or in the environment, every process of the daemon's
+	// user can read it and children inherit it: prefer TokenFile.
 	Token string
-	// TokenFile is a file holding the token, read again every second and
-	// on SIGHUP: sessions opened with an old token are closed when it
-	// changes. A file that does not exist yet means no token (every TCP
-	// hello refused; Token, if set) until it appears. Rotate it by
-	// renaming a complete file over it (what a Kubernetes Secret mount
-	// does): a file rewritten in place may be read half-written, so it is
-	// adopted only once complete: when it ends with a newline, has not
-	// changed for TokenQuiet, or at a SIGHUP (whoever sends it says the
-	// file is written).
+	// TokenFile is a file holding the token, read every second and on
+	// SIGHUP; sessions opened with an old token close when it changes.
+	// While it does not exist there is no token (Token, if set). Rotate it
+	// by renaming a complete file over it, as a Kubernetes Secret mount
+	// does; one rewritten in place is adopted once complete: ending with a
+	// newline, unchanged for TokenQuiet, or at a SIGHUP.
 	TokenFile string
 
-	// Runtime is the template of every Runtime the daemon makes (one per
-	// desktop: a Swap makes another); nil means the defaults. Its Token,
-	// Feed and Recorder are the daemon's: one set here is refused by New.
-	// An Authorizer set here is asked before the plugins'. Its Executor
-	// defaults to the backend's, when the backend runs commands, else to
-	// package osexec's, which runs them on this machine.
+	// Runtime is the template of the Runtime made for each desktop; nil
+	// means the defaults. New refuses a Token, Feed or Recorder set here
+	// (they are the daemon's). Its Authorizer is asked before the plugins.
+	// Its Executor defaults to the backend's, if the backend runs
+	// commands, else to package osexec's, which runs them on this machine.
 	Runtime *shinken.RuntimeOptions
 
 	// Logger receives the daemon's logs; nil means slog.Default().
 	Logger *slog.Logger
 
 	// Hosts lists the names the Host header may carry on /aci, /mcp,
-	// /inspect and /metrics (on any listener) besides the connection's own address and, on loopback,
-	// localhost: the names a Service or a proxy gives the daemon
-	// ("sandbox-0.ns.svc"; "*.example.com" for every name below it). A
-	// request for another Host is refused with 403 on every TCP listener,
-	// loopback or not, which defeats DNS rebinding.
+	// /inspect and /metrics besides the connection's own address and, on
+	// loopback, localhost: a Service's or a proxy's ("sandbox-0.ns.svc";
+	// "*.example.com" for every name below it). Another Host gets 403 on
+	// every TCP listener, loopback or not, which defeats DNS rebinding.
 	Hosts []string
-	// Origins lists the browser origins ("https://app.example.com",
-	// scheme://host[:port]) allowed on /aci, /mcp, /inspect and /metrics
-	// besides the daemon's own (the page's, http:// since the daemon
-	// serves no TLS: behind a proxy that ends TLS, list its https://
-	// origin here); nil means none. A request with no Origin (not a
-	// browser) passes unless it says Sec-Fetch-Site: cross-site; another
-	// site's page is refused with 403 (cross-site WebSocket hijacking,
-	// MCP's Origin rule).
+	// Origins lists the browser origins (scheme://host[:port]) allowed on
+	// those paths besides the page's own, which is http://: behind a proxy
+	// that ends TLS, list its https:// origin. A request with no Origin
+	// passes unless it says Sec-Fetch-Site: cross-site; another site's
+	// page gets 403 (cross-site WebSocket hijacking).
 	Origins []string
 
 	// MCP, when set, serves MCP (streamable HTTP) at /mcp with the
-	// daemon's token, through an in-process ACI session; Hosts and
-	// Origins are added to its AllowedHosts and AllowedOrigins.
-	//
-	// Each MCP session finds which window tools it can offer with one
-	// exec (client.WindowControl): a fixed script that looks for wmctrl,
-	// xdotool, xprop and xdg-open and reads the display. The runtime
-	// recognizes it and runs it without asking Plugins (it runs nothing
-	// the agent chose), so a guard that refuses sh takes no tool away
-	// unseen; the window operations themselves are commands the plugins
-	// judge. Where plugins judge the agent's lines, set its ShellLines:
-	// the shell tool then types a line only at the shell's prompt, as a
-	// guard that allows the shell needs.
+	// daemon's token; Hosts and Origins join its AllowedHosts and
+	// AllowedOrigins. A session finds its window tools with one fixed
+	// probe script (client.WindowControl), run without asking Plugins as
+	// it runs nothing the agent chose; the window operations themselves
+	// are judged. Where plugins judge the agent's lines, set ShellLines:
+	// the shell tool then types a line only at the shell's prompt.
 	MCP *mcpserver.Options
 
 	// Page serves the inspector page at / and its endpoint at /inspect:
@@ -117,10 +101,8 @@ type Options struct {
 	// Metrics, when set, serves Prometheus metrics at /metrics.
 	Metrics *MetricsOptions
 
-	// Ready are readiness checks besides the daemon's own (not draining,
-	// a token loaded, the desktop's Check, a captured frame); /readyz is
-	// ready when all pass. They run in the background every
-	// ReadyInterval, never per probe.
+	// Ready are readiness checks besides the daemon's own (see the
+	// package doc), run in the background every ReadyInterval.
 	Ready []Check
 	// ReadyInterval is how often the checks run; 0 means 1 s.
 	ReadyInterval time.Duration
@@ -132,68 +114,56 @@ type Options struct {
 	// DrainTimeout bounds how long calls in flight may take to finish at
 	// shutdown before the sessions are closed; 0 means 20 s.
 	DrainTimeout time.Duration
-	// DrainDelay is how long the daemon keeps accepting new sessions
-	// after a shutdown begins, with /readyz answering 503, so that a load
-	// balancer that removes endpoints asynchronously (Kubernetes) has seen
-	// it unready before connections are refused; 0 means none.
+	// DrainDelay is how long new sessions are still accepted once a
+	// shutdown begins (/readyz answering 503), so that a load balancer
+	// that removes endpoints late sees it unready first; 0 means none.
 	DrainDelay time.Duration
 	// NoSignals makes Run ignore SIGINT and SIGTERM; by default either
 	// begins the drain, as the end of Run's ctx does.
 	NoSignals bool
 
-	// Record, when set, is a file the session is recorded to (the screen,
-	// the actions, the trees); package record reads it, and the page
-	// replays it. It is one file: a folder and a timestamped name are the
-	// caller's to make. The screen is recorded after every action that
-	// changed it, and between actions RecordFPS times a second.
+	// Record, when set, is the one file the session (screen, actions,
+	// trees) is recorded to, for package record and the page's replay; a
+	// folder and a timestamped name are the caller's. The screen is taken
+	// after every action that changed it, and RecordFPS times a second.
 	Record string
 	// RecordFPS is how often the screen is captured between actions
 	// while recording; default 5, at most 60.
 	RecordFPS float64
 
 	// AgentUser, when set, is the user the agent's commands run as: a
-	// login name or a numeric uid of the user database (/etc/passwd and
-	// /etc/group), never root. exec, and the machine tools built on it,
-	// run with its uid, gid and supplementary groups, HOME, USER and
-	// LOGNAME set to its own, in its home folder unless the request
-	// names one; the daemon, its plugins and its token file stay out of
-	// their reach. The desktop's applications are the desktop's to start:
-	// give the same user to x11desktop.StartSession
-	// (session.Options.AgentUser) and launch_app runs them as it too. It
-	// switches the daemon's own executor: with
-	// Runtime.Executor set, or a backend that runs commands, New refuses
-	// it (set the user there). Switching needs CAP_SETUID, CAP_SETGID
-	// and CAP_KILL (root has them): without them New logs a loud warning
-	// and the commands run as the daemon's user (see RequireAgentUser).
-	// When the agent's user can write the plugins folder or anything in
-	// it, or the token file, New refuses to start; when it can read the
-	// token file, New warns. "" means the daemon's own user, and New
-	// warns that there is no boundary.
+	// login name or uid of /etc/passwd and /etc/group, never root. exec
+	// and the machine tools run with its uid, gid and groups, its HOME,
+	// USER and LOGNAME, in its home unless the request names a folder;
+	// the daemon, its plugins and its token file stay out of their reach.
+	// For launch_app, give the same user to x11desktop.StartSession. It
+	// switches the daemon's own executor: New refuses it with a
+	// Runtime.Executor or a backend that runs commands (set it there),
+	// and refuses to start when the user can write the token file, the
+	// plugins folder or anything in it (it warns if the user can read the
+	// token file). Without CAP_SETUID, CAP_SETGID and CAP_KILL, New warns
+	// loudly and the commands run as the daemon's user (RequireAgentUser
+	// holds /readyz then). "" means the daemon's user: New warns so.
 	AgentUser string
-	// RequireAgentUser makes /readyz answer 503 ("the agent user is not
-	// switched to") while the agent's commands do not run as AgentUser,
-	// nor the desktop's applications (Desktop.AppsAsAgent), for a
-	// deployment that must not serve without the boundary. It needs
-	// AgentUser.
+	// RequireAgentUser (which needs AgentUser) makes /readyz answer 503
+	// while the agent's commands, or the desktop's applications
+	// (Desktop.AppsAsAgent), do not run as AgentUser.
 	RequireAgentUser bool
 
 	// Plugins, when set, are the Escouade plugins that decide what the
-	// agent may exec or launch. Nil means no check at all: every command
-	// the agent sends runs, and New logs a warning saying so (unless
-	// Runtime.Authorizer judges them). A Plugins with no plugin in it
-	// denies every command.
+	// agent may exec or launch; with no plugin in it, it denies every
+	// command. Nil means no check (but Runtime.Authorizer's): every command
+	// the agent sends runs, and New warns so.
 	Plugins *Plugins
 }
 
 // MetricsOptions configure /metrics.
 type MetricsOptions struct {
-	// Registry is where the daemon's metrics are registered, and what
-	// /metrics serves; nil means a new registry with the Go and process
-	// collectors.
+	// Registry is where the metrics are registered and what /metrics
+	// serves; nil means a new one with the Go and process collectors.
 	Registry *prometheus.Registry
-	// Listen, when set, is a host:port to serve /metrics on without a
-	// token; by default /metrics is on the daemon's listeners, behind the
-	// token as a bearer token.
+	// Listen, when set, is a host:port serving /metrics without a token;
+	// by default /metrics is on the daemon's listeners, behind the token.
 	Listen string
 }
 
@@ -473,8 +443,7 @@ type Endpoints struct {
 
 // WriteAddresses writes, a line each, what a person needs to reach the
 // daemon: each listener's ACI and MCP URLs, the metrics URL, the token (or
-// the file it is read from) and the page's URL, with the token in its
-// fragment (#token=), where the page reads it.
+// its file) and the page's URL, with the token in its fragment (#token=).
 func (d *Daemon) WriteAddresses(w io.Writer) error {
 	var b strings.Builder
 	for _, e := range d.Endpoints() {

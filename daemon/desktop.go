@@ -20,16 +20,13 @@ type Desktop struct {
 	// supervised X session, its buses): it is the readiness check named
 	// "desktop". Return a NotReady error to say which part and why.
 	Check func(ctx context.Context) error
-	// Close, when set, closes Backend; the daemon calls it once, after
-	// the sessions and the plugins have stopped, or when a Swap replaces
-	// this desktop.
+	// Close, when set, closes Backend; it is called once, after the
+	// sessions and the plugins stopped, or when a Swap replaces it.
 	Close func()
-	// AppsAsAgent, when set, says whether the desktop starts the agent's
-	// applications (launch_app, and its own startup apps) as
-	// Options.AgentUser: nil when it does, else why it starts them as the
-	// daemon's user. With Options.RequireAgentUser, /readyz is not ready
-	// while it returns an error: those applications are the agent's
-	// commands too.
+	// AppsAsAgent, when set, returns nil if the desktop starts the agent's
+	// applications (launch_app, its startup apps) as Options.AgentUser,
+	// else why it starts them as the daemon's user, which makes /readyz
+	// unready under Options.RequireAgentUser.
 	AppsAsAgent func() error
 	// Done, when set, is closed when the desktop fails for good (a
 	// supervised session gave up): Run then stops the daemon. A Swap
@@ -121,14 +118,12 @@ func (s *served) state() (draining, swapping bool, rt *shinken.Runtime, d Deskto
 	return s.draining || s.rt.Draining(), s.swapping, s.rt, s.desk
 }
 
-// Swap replaces the daemon's desktop with the one open returns: the
-// daemon is not ready while open runs; then new sessions get a Runtime of
-// the new desktop, the daemon's own sessions (MCP's) reconnect to it, and
-// the old Runtime's sessions are closed with the close code that tells a
-// client to reconnect (the windows they saw are gone) before the old
-// desktop is closed. If open fails, the daemon
-// stays unready with the old desktop, and Swap returns the error. During
-// a drain the new desktop is closed at once.
+// Swap replaces the daemon's desktop with the one open returns. The daemon
+// is unready while open runs; then new sessions get the new desktop's
+// Runtime, the daemon's own (MCP's) reconnect to it, and the old Runtime's
+// are closed with the code telling a client to reconnect, before the old
+// desktop closes. If open fails, Swap returns its error and the daemon
+// stays unready with the old desktop. During a drain the new one closes.
 func (d *Daemon) Swap(open func() (Desktop, error)) error {
 	return d.served.swap(open, d.ready.kick)
 }

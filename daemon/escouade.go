@@ -29,11 +29,9 @@ type Plugins struct {
 	// Go are plugins written in Go, run in the daemon's process (see
 	// GoPlugin). One that does not start fails New.
 	Go []GoPlugin
-	// Project is the project the plugins are told every request is about;
-	// "" means escouade.DefaultProject, which every Host knows. With no
-	// Host.Projects the daemon's Host knows Project too: nothing to
-	// configure. With Host.Projects, New fails unless they
-	// know it (rather than every exec being refused at run time).
+	// Project is the project every request is said to be about; "" means
+	// escouade.DefaultProject. The Host knows it unless Host.Projects is
+	// set, and then New fails unless they include it.
 	Project string
 	// OnAsk is what a plugin's "ask", or its silence, means with no
 	// person to ask: protocol.Allow or protocol.Deny; "" means Deny.
@@ -44,11 +42,9 @@ type Plugins struct {
 	Host *escouade.Options
 }
 
-// A GoPlugin is a plugin written in Go and run in the daemon's process,
-// with no program to build: the Host runs its Handlers over pipes in
-// memory as it runs a command plugin over a process's stdio (initialize,
-// decisions, restarts after a crash, shutdown). The manifest says what
-// the plugin may do, as a plugin.json does.
+// A GoPlugin is a plugin written in Go and run in the daemon's process:
+// the Host runs its Handlers over pipes in memory as it runs a command
+// plugin's stdio (initialize, decisions, restarts after a crash, shutdown).
 type GoPlugin struct {
 	// Manifest is the plugin's manifest: manifest.ParseFunc reads one
 	// that names no run (Handlers are what runs).

@@ -9,10 +9,9 @@ import (
 	"time"
 )
 
-// Probe is an exec-style probe (a container's exec probe, a script's
-// health check): it GETs url (such as http://127.0.0.1:7040/readyz),
-// within 5 s, and succeeds only on 200. The body (the reason of a 503
-// from /readyz) goes to out.
+// Probe is an exec-style probe (a container's, a script's): it GETs url
+// (http://127.0.0.1:7040/readyz, say) within 5 s and succeeds only on
+// 200. The body (a 503's reason) goes to out.
 func Probe(ctx context.Context, url string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

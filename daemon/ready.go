@@ -14,16 +14,14 @@ import (
 	"shinken.dev/go/shinken/aci"
 )
 
-// A Check is one readiness check: /readyz is ready when every check
-// passes. Func runs in the background (every Options.ReadyInterval, and
-// after a Swap), never per probe, with a 5 s deadline.
+// A Check is one readiness check. Func runs in the background (every
+// Options.ReadyInterval and after a Swap), never per probe, within 5 s.
 type Check struct {
 	// Name names the part checked ("accessibility bus", "database"): the
 	// unauthenticated /readyz names it, never the error's detail.
 	Name string
-	// Func says why the part is not ready, or nil. A NotReadyError says
-	// why in words for /readyz; any other error's text goes only to the
-	// log.
+	// Func says why the part is not ready, or nil: a NotReadyError in
+	// words for /readyz; any other error's text goes only to the log.
 	Func func(ctx context.Context) error
 }
 

@@ -21,12 +21,9 @@ import (
 // not (Kubernetes swaps a mounted Secret through a symlink).
 const tokenPoll = time.Second
 
-// TokenQuiet is how long a token file with no final newline must have
-// gone unchanged before it is adopted: a file rewritten in place
-// (truncated, then written) may be read half-written, and a half token
-// must never open a session. A file ending with a newline is complete at
-// once; one renamed into place is never seen half-written. A client reads
-// its token file by the same rule with client.ReadTokenFile.
+// TokenQuiet is how long a token file with no final newline must stay
+// unchanged before it is adopted (a half-written token never opens a
+// session); client.ReadTokenFile reads a token file by the same rule.
 const TokenQuiet = tokenfile.Quiet
 
 // errTokenIncomplete is a token file that may still be being written.

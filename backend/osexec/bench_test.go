@@ -11,6 +11,7 @@ import (
 
 	"shinken.dev/go/backend/osexec"
 	"shinken.dev/go/internal/agentusertest"
+	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -37,7 +38,7 @@ func benchSpawnTrue(b *testing.B, e *osexec.Executor) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out, err := osexec.Collect(p, osexec.DefaultBudget)
+		out, err := shinken.Collect(p, 1<<20)
 		if err != nil || out.Status.Code != 0 {
 			b.Fatalf("%+v, %v", out.Status, err)
 		}
@@ -99,7 +100,7 @@ func BenchmarkSpawnUser(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if out, err := osexec.Collect(p, osexec.DefaultBudget); err != nil || out.Status.Code != 0 {
+				if out, err := shinken.Collect(p, 1<<20); err != nil || out.Status.Code != 0 {
 					b.Fatalf("%+v, %v", out.Status, err)
 				}
 			}

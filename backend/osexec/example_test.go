@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"shinken.dev/go/backend/osexec"
+	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -25,13 +26,13 @@ func Example() {
 		fmt.Println(aci.WireError(err))
 		return
 	}
-	out, err := osexec.Collect(p, osexec.DefaultBudget)
+	out, err := shinken.Collect(p, 1<<20)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("stdout %q\n", osexec.Text(out.Stdout, out.StdoutTruncated))
-	fmt.Printf("stderr %q\n", osexec.Text(out.Stderr, out.StderrTruncated))
+	fmt.Printf("stdout %q\n", shinken.OutputText(out.Stdout, out.StdoutTruncated))
+	fmt.Printf("stderr %q\n", shinken.OutputText(out.Stderr, out.StderrTruncated))
 	fmt.Println("exit code", out.Status.Code)
 	// Output:
 	// stdout "hello agent\n"

@@ -14,65 +14,51 @@ import (
 
 // Defaults of [Options].
 const (
-	DefaultTimeout      = 60 * time.Second
-	DefaultMaxTimeout   = time.Hour
-	DefaultWaitDelay    = 2 * time.Second
-	DefaultMaxProcesses = 64
-	DefaultChunkSize    = 32 << 10
+	defaultTimeout      = 60 * time.Second
+	defaultMaxTimeout   = time.Hour
+	defaultWaitDelay    = 2 * time.Second
+	defaultMaxProcesses = 64
+	defaultChunkSize    = 32 << 10
 )
 
 // Options configure an [Executor]. A nil *Options means all defaults.
 type Options struct {
-	// DefaultTimeout applies to a request whose Timeout is 0. The default
-	// is DefaultTimeout (60 s); a negative value means no deadline.
+	// DefaultTimeout applies to a request whose Timeout is 0; default
+	// 60 s, and a negative value means no deadline.
 	DefaultTimeout time.Duration
-	// MaxTimeout is the hard maximum every deadline is clamped to, so that
-	// no command outlives it. The default is DefaultMaxTimeout (one hour);
-	// a negative value means no maximum.
+	// MaxTimeout is the maximum every deadline is clamped to; default one
+	// hour, and a negative value means no maximum.
 	MaxTimeout time.Duration
-	// Env is the base environment that a request's Env is merged over.
-	// nil means os.Environ() as it was when New was called, without the
-	// variables that make a shell run code before its line (BASH_ENV,
-	// ENV, and bash's exported functions BASH_FUNC_*): a permission gate
-	// shows what a request sets, not what the daemon inherited. An empty
-	// non-nil slice means an empty environment; a non-nil one is used as
-	// it is. A request's own variables must have shell names (letters,
-	// digits and _, not starting with a digit): others are refused with
-	// aci.ErrInvalidAction, as the command's init would not pass them on.
+	// Env is the base environment a request's Env is merged over, used as
+	// it is when non-nil. nil means os.Environ() at New, without what makes
+	// a shell run code before its line (BASH_ENV, ENV, BASH_FUNC_*), so a
+	// permission gate sees all a request sets. A request's variables need
+	// shell names (letters, digits, _; no leading digit), else Start
+	// refuses them with aci.ErrInvalidAction.
 	Env []string
-	// WaitDelay bounds the wait for processes that keep the output pipes
-	// open after the command's leader has exited or its group was killed:
-	// a background job (sh -c 'job &') or a process that left the group.
-	// After WaitDelay their hold is cut: the pipes are closed and Next
-	// returns io.EOF; output they had written and the caller had not yet
-	// read may be lost only if they kept writing for another WaitDelay.
-	// The default is DefaultWaitDelay (2 s).
+	// WaitDelay bounds the wait for processes (a background job, one that
+	// left the group) holding the output pipes after the leader exited or
+	// the group was killed; then the pipes close and Next returns io.EOF,
+	// losing unread output only if they kept writing for another WaitDelay.
+	// The default is 2 s.
 	WaitDelay time.Duration
-	// KeepBackground leaves the rest of a command's process group running
-	// when its leader exits, as a shell leaves its background jobs; they
-	// only lose the output pipes. By default the group is killed once the
-	// leader has exited (after up to WaitDelay for the pipes to close), so
-	// that nothing a command started outlives it: an agent that wants a
-	// long-lived program launches it (launch_app) instead. KeepBackground
-	// runs commands without a pid namespace of their own (see the package
-	// doc), since a namespace ends with its command.
+	// KeepBackground leaves a command's background jobs running when its
+	// leader exits (they lose the output pipes), and so runs commands
+	// without a pid namespace. By default they are killed once the leader
+	// exits (after up to WaitDelay for the pipes), so nothing a command
+	// started outlives it: a long-lived program is for launch_app.
 	KeepBackground bool
-	// MaxProcesses is how many processes may run at once; Start refuses
-	// more with an error wrapping aci.ErrTooManyExecs. A process counts
-	// until it has ended and its output has been read or discarded (Wait
-	// and Collect do both). The default is DefaultMaxProcesses
-	// (64); a negative value means no limit.
+	// MaxProcesses is how many processes may run at once, each counting
+	// until it ended and was waited for; Start refuses more with
+	// aci.ErrTooManyExecs. Default 64; a negative value means no limit.
 	MaxProcesses int
-	// ChunkSize is the largest chunk Next returns, in bytes. The default
-	// is DefaultChunkSize (32 KiB).
+	// ChunkSize is the largest chunk Next returns; default 32 KiB.
 	ChunkSize int
 	// User, when set, is the user every command runs as: its uid, gid and
-	// supplementary groups (and no others), HOME, USER and LOGNAME set to
-	// its own over Env, and its home folder as the working folder of a
-	// request with no Dir. Starting a command as another user needs
-	// CAP_SETUID and CAP_SETGID (root has both); without them Start fails
-	// with aci.ErrExecSpawnFailed (EPERM). nil means the runtime's own
-	// user, environment and working folder.
+	// groups (no others), HOME, USER and LOGNAME over Env, and its home
+	// for a request with no Dir. That needs CAP_SETUID and CAP_SETGID,
+	// without which Start fails with aci.ErrExecSpawnFailed (EPERM). nil
+	// means the runtime's own user, environment and working folder.
 	User *User
 }
 
@@ -113,10 +99,10 @@ func New(opts *Options) *Executor {
 		user:           o.User.clone(),
 	}
 	if e.defaultTimeout == 0 {
-		e.defaultTimeout = DefaultTimeout
+		e.defaultTimeout = defaultTimeout
 	}
 	if e.maxTimeout == 0 {
-		e.maxTimeout = DefaultMaxTimeout
+		e.maxTimeout = defaultMaxTimeout
 	}
 	if e.env == nil {
 		e.env = withoutShellCode(os.Environ())
@@ -125,19 +111,16 @@ func New(opts *Options) *Executor {
 		e.env = e.user.userEnv(e.env)
 	}
 	if e.waitDelay <= 0 {
-		e.waitDelay = DefaultWaitDelay
+		e.waitDelay = defaultWaitDelay
 	}
 	if e.maxProcs == 0 {
-		e.maxProcs = DefaultMaxProcesses
+		e.maxProcs = defaultMaxProcesses
 	}
 	if e.chunkSize <= 0 {
-		e.chunkSize = DefaultChunkSize
+		e.chunkSize = defaultChunkSize
 	}
 	return e
 }
-
-// Running reports how many processes count against MaxProcesses.
-func (e *Executor) Running() int { return int(e.running.Load()) }
 
 // Start starts req and returns its *[Process]. The process is killed, with
 // its whole group, when ctx is done.

@@ -69,9 +69,9 @@ func start(t *testing.T, e *osexec.Executor, req aci.ExecRequest) *osexec.Proces
 }
 
 // run starts req and collects its output with a 1 MiB budget.
-func run(t *testing.T, e *osexec.Executor, req aci.ExecRequest) osexec.Output {
+func run(t *testing.T, e *osexec.Executor, req aci.ExecRequest) shinken.Collected {
 	t.Helper()
-	out, err := osexec.Collect(start(t, e, req), osexec.DefaultBudget)
+	out, err := shinken.Collect(start(t, e, req), 1<<20)
 	if err != nil {
 		t.Fatalf("Collect: %v", err)
 	}
@@ -126,7 +126,7 @@ func TestInvalidRequests(t *testing.T) {
 			t.Errorf("%s: err %v, want ErrInvalidAction", name, err)
 		}
 	}
-	if n := e.Running(); n != 0 {
+	if n := osexec.Running(e); n != 0 {
 		t.Errorf("Running() = %d after refusals, want 0", n)
 	}
 }
@@ -286,7 +286,7 @@ func TestSpawnFailures(t *testing.T) {
 			t.Errorf("%s: wire error %q, want %q", tc.name, got, tc.want)
 		}
 	}
-	if n := e.Running(); n != 0 {
+	if n := osexec.Running(e); n != 0 {
 		t.Errorf("Running() = %d after failed spawns, want 0", n)
 	}
 }
@@ -341,7 +341,7 @@ func backgroundJob(t *testing.T, e *osexec.Executor, job string) (p *osexec.Proc
 	shell := fmt.Sprintf(`(read -r p _ </proc/self/stat; echo $p >%[1]s.new; mv %[1]s.new %[1]s; exec %[2]s) & until [ -s %[1]s ]; do :; done; cat %[1]s`, f, job)
 	t0 := time.Now()
 	p = start(t, e, aci.ExecRequest{Shell: shell})
-	out, err := osexec.Collect(p, 1024)
+	out, err := shinken.Collect(p, 1024)
 	took = time.Since(t0)
 	if err != nil {
 		t.Fatal(err)
@@ -502,7 +502,7 @@ func TestConcurrentProcesses(t *testing.T) {
 				errs <- err
 				return
 			}
-			out, err := osexec.Collect(p, 1<<20)
+			out, err := shinken.Collect(p, 1<<20)
 			switch {
 			case err != nil:
 				errs <- err
@@ -518,7 +518,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if r := e.Running(); r != 0 {
+	if r := osexec.Running(e); r != 0 {
 		t.Errorf("Running() = %d after all were waited for", r)
 	}
 }
@@ -534,7 +534,7 @@ func TestConcurrencyLimit(t *testing.T) {
 	if !strings.HasPrefix(aci.WireError(err), "too_many_execs: ") {
 		t.Errorf("wire error %q", aci.WireError(err))
 	}
-	if n := e.Running(); n != 2 {
+	if n := osexec.Running(e); n != 2 {
 		t.Errorf("Running() = %d, want 2", n)
 	}
 	// A slot is free again once its process has been waited for.
@@ -727,7 +727,7 @@ func TestChildDiesWithRuntime(t *testing.T) {
 func TestOwnSession(t *testing.T) {
 	e := osexec.New(nil)
 	p := start(t, e, argv("cat", "/proc/self/stat"))
-	out, err := osexec.Collect(p, 4096)
+	out, err := shinken.Collect(p, 4096)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,12 +65,10 @@ type Session struct {
 
 // StartSession starts a session as opts say (opts.OnEvent, when set, is
 // still called) and opens the x11 backend, with the accessibility tree, on
-// it. With opts.AgentUser (give it the daemon's Options.AgentUser), the
-// apps the agent starts (launch_app) and the startup apps run as that
-// user, when the session can switch to it; the desktop's AppsAsAgent says
-// whether it could (daemon.Options.RequireAgentUser then holds /readyz
-// until it can). The desktop's Check is the session's (every part
-// answers), and its Done is closed when the session gives up on a part.
+// it. With opts.AgentUser (the daemon's Options.AgentUser), launch_app and
+// the startup apps run as that user when the session can switch to it, as
+// the desktop's AppsAsAgent reports. The desktop's Check is the session's
+// (every part answers); its Done closes when the session gives up a part.
 func StartSession(ctx context.Context, opts *session.Options) (*Session, error) {
 	var o session.Options
 	if opts != nil {
@@ -129,9 +127,8 @@ func (s *Session) Session() *session.Session { return s.s }
 func (s *Session) Desktop() daemon.Desktop { return s.desk }
 
 // Follow has d follow the session: each restart is counted in d's
-// metrics, and a restart of the X server or the accessibility bus opens
-// the backend again and swaps it into d (the sessions of the old one are
-// closed: the windows they saw are gone).
+// metrics, and a restart of the X server or the accessibility bus swaps a
+// backend opened again into d (see daemon.Daemon.Swap).
 func (s *Session) Follow(d *daemon.Daemon) {
 	s.mu.Lock()
 	s.d = d
@@ -209,8 +206,7 @@ func (s *Session) open(ctx context.Context) (daemon.Desktop, error) {
 	return daemon.Desktop{Backend: a, Check: check, AppsAsAgent: asAgent, Close: func() { a.Close() }, Done: ss.Done()}, nil
 }
 
-// Close ends the session (after the daemon has closed its desktop: call
-// it once Run has returned).
+// Close ends the session; call it once the daemon's Run has returned.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.closed {

@@ -17,6 +17,7 @@ import (
 	"shinken.dev/go/escouade/gate/gatetest"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/citest"
+	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -161,7 +162,7 @@ func runOsexec(e *osexec.Executor) gatetest.Exec {
 		if err != nil {
 			return 0, err
 		}
-		out, err := osexec.Collect(p, osexec.DefaultBudget)
+		out, err := shinken.Collect(p, 1<<20)
 		if err != nil {
 			return 0, err
 		}

@@ -12,6 +12,7 @@ import (
 	"shinken.dev/go/escouade/guard"
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/internal/citest"
+	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 )
 
@@ -57,7 +58,7 @@ func TestGateCorpus(t *testing.T) {
 		if err != nil {
 			return 0, err
 		}
-		out, err := osexec.Collect(p, osexec.DefaultBudget)
+		out, err := shinken.Collect(p, 1<<20)
 		return out.Status.Code, err
 	}
 	t.Run("hostile", func(t *testing.T) { gatetest.Hostile(t, "../gate/testdata/hostile", judge, run) })

@@ -155,8 +155,7 @@ func frameHeader(header Message) ([]byte, error) {
 }
 
 // FrameHeadroom is the room the runtime leaves before an encoded image for
-// its binary frame's header: enough for any header it writes (a header
-// that does not fit is copied in front of the image instead).
+// its binary frame's header (one that does not fit is copied in front).
 const FrameHeadroom = 1024
 
 // PutFrameHeader writes a binary frame's length and header into the

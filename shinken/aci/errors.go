@@ -70,9 +70,8 @@ func (e *Error) Is(target error) bool {
 }
 
 // Errorf returns an *Error with code and a formatted detail. A %w verb wraps
-// the cause as usual. A detail that starts with the code already (an error
-// of the same code formatted with %v or %w) does not repeat it: the
-// string reads "code: detail" once.
+// the cause as usual. A detail starting with the code already (an error of
+// that code, by %v or %w) does not repeat it.
 func Errorf(code Code, format string, args ...any) *Error {
 	err := fmt.Errorf(format, args...)
 	detail := err.Error()

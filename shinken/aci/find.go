@@ -7,10 +7,9 @@ import (
 	"shinken.dev/go/internal/elementmatch"
 )
 
-// ErrNoMatch is wrapped by the error of a Find that matched nothing: the
-// observation ([Observation.Find]) or the backend's tree
-// (shinken.Tree.Find) has no element of that role and name. It is the
-// caller's error, never sent on the wire; its message names the query.
+// ErrNoMatch is wrapped by the error of a Find ([Observation.Find],
+// shinken.Tree.Find) that matched no element of that role and name; its
+// message names the query. It is the caller's error, never on the wire.
 var ErrNoMatch = errors.New("aci: no element matches")
 
 // Find returns the first of o's elements, in tree order, whose role is role

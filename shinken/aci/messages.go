@@ -143,10 +143,9 @@ type Ack struct {
 //     desktop when observe's scope is "screen";
 //   - answers a mouse_down or mouse_up without a target at the pointer's
 //     position;
-//   - refuses with invalid_action a wait's (and a key hold's) ms past
-//     RuntimeOptions.MaxWait, naming the bound (a wait is never acked for
-//     less than was asked), and clamps a drag's duration_ms to
-//     RuntimeOptions.MaxDragDuration.
+//   - refuses with invalid_action, naming the bound, a wait's (or a key
+//     hold's) ms past RuntimeOptions.MaxWait, and clamps a drag's
+//     duration_ms to RuntimeOptions.MaxDragDuration.
 type Action struct {
 	Verb   Verb          `json:"verb" wire:"required"`
 	Target *Target       `json:"target,omitempty"`

@@ -73,8 +73,7 @@ const maxEdge = 8192
 // MaxEntry bounds one entry's payload; a reader refuses larger ones.
 const MaxEntry = 64 << 20
 
-// ErrFormat is wrapped by every error a Reader returns for a file that is
-// not a well-formed recording.
+// ErrFormat is wrapped by each error a Reader returns for a malformed file.
 var ErrFormat = errors.New("record: not a well-formed recording")
 
 // Header is the first entry of a recording.
@@ -256,10 +255,8 @@ func (w *Writer) Flush() error {
 // Options tune [Record]. A nil *Options means defaults.
 type Options struct {
 	// FPS is how often the screen is captured between actions; default
-	// 5, at most 60. Whatever the rate, the screen is also captured after
-	// every mutating action that succeeded, as its answer left it (the
-	// runtime answers an input action once the UI has settled), so that a
-	// quick agent's every step has its frame.
+	// 5, at most 60. The screen is also captured after every mutating
+	// action that succeeded, as its (settled) answer left it.
 	FPS float64
 	// Writer configures the Writer.
 	Writer *WriterOptions
@@ -267,10 +264,9 @@ type Options struct {
 	Keep func(shinken.Event) bool
 }
 
-// Record records the screen of c and the events of sub to w until ctx
-// ends or sub is closed, then records the events still buffered and the
-// screen once more, and flushes. Frames that do not change cost
-// nothing; the events' times are their own.
+// Record records the screen of c and the events of sub (at their own
+// times) to w until ctx ends or sub is closed, then the events still
+// buffered and the screen once more, and flushes.
 func Record(ctx context.Context, w io.Writer, c shinken.Capturer, sub *shinken.Subscription, opts *Options) error {
 	fps := 5.0
 	var wo *WriterOptions
@@ -492,12 +488,12 @@ func decodePNG(data []byte, w, h int) (image.Image, error) {
 
 // A Player composites a recording's frames.
 type Player struct {
-	r      *Reader
-	screen *image.RGBA
 	// Events collects the events read so far.
 	Events []shinken.Event
 	// Header is the recording's header, once read.
 	Header Header
+	r      *Reader
+	screen *image.RGBA
 }
 
 // NewPlayer returns a Player of the recording r.

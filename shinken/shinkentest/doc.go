@@ -1,13 +1,11 @@
-// Package shinkentest is for the tests of code around a Shinken desktop:
-// an agent's tests drive any backend through a connected client in one line
-// ([Serve]), and a backend's tests run the conformance suite every backend
-// must pass ([Run]), in the manner of testing/slogtest and testing/fstest.
+// Package shinkentest is for the tests of code around a Shinken desktop: an
+// agent's test drives a backend through a client in one line ([Serve]); a
+// backend's test runs the conformance suite ([Run]), as testing/slogtest does.
 //
 // # Testing an agent
 //
-// [Serve] runs a [shinken.Runtime] for a backend on a test HTTP server and
-// returns a [client.Client] connected to it, all closed when the test ends.
-// With the headless desktop, an agent's test needs no display:
+// [Serve] returns a [client.Client] connected to a backend served on a test
+// HTTP server. With the headless desktop, an agent's test needs no display:
 //
 //	func TestForm(t *testing.T) {
 //		desk := headless.New(nil)
@@ -19,35 +17,28 @@
 //		shinkentest.Expect(t, c.ByRole("label", "").Last()).ToHaveText("Submitted: Ada <no email>, newsletter: no.")
 //	}
 //
-// A [client.Locator] names an element by role and name and waits until it
-// can act on it; [Expect] waits until its condition holds, and otherwise
-// fails the test with what it expected, what it last saw and the tree
-// around the element.
+// A [client.Locator] finds an element by role and name and waits until it
+// can act on it; [Expect] waits until its condition holds, or else fails
+// the test with what it expected, what it last saw and the tree around the
+// element.
 //
-// Under CI (the environment variable CI is "true"), Serve traces the
-// session: the actions, the screen after each one that changed it, and the
-// trees observed, kept in memory. When the test fails, the trace is written
-// as a recording (package record's format) to the test's artifact folder
-// (testing.T.ArtifactDir, with go test -artifacts) or else under
-// [TraceDir] in the system's temporary folder, and the test's log names
-// the file; the daemon's inspector page replays it (its Replay… button). A
-// passing test leaves nothing. [ServeWith] and [ServeOptions.Trace] turn
-// tracing on or off anywhere.
+// Where the environment variable CI is "true" (set it to trace locally),
+// Serve keeps a trace in memory: the actions, the screen after each one that
+// changed it, the trees observed. If the test fails, the trace is written as
+// a recording (package record) to the test's artifact folder (go test
+// -artifacts) or else to shinken-traces under os.TempDir, and the test's log
+// names the file, which the daemon's inspector page replays. A passing test
+// leaves nothing.
 //
-// The third argument takes the [shinken.RuntimeOptions] of the Runtime (an
-// Authorizer, a Feed...); nil means the defaults, which run no commands:
-// an agent that calls Exec needs an Executor,
+// The third argument is the Runtime's [shinken.RuntimeOptions]; nil means
+// the defaults, which run no commands: an agent that calls Exec needs an
+// Executor (package shinken.dev/go/backend/osexec),
 //
 //	c := shinkentest.Serve(t, desk, &shinken.RuntimeOptions{Executor: osexec.New(nil)})
 //
-// (osexec is shinken.dev/go/backend/osexec). An agent's test binary links
-// this package's helpers and the client, not the suite's machinery: no
-// schema validator comes with it.
-//
 // # The conformance suite
 //
-// A backend's test calls [Run] with a function that makes a fresh backend for
-// each case:
+// A backend's test gives [Run] a function making a fresh backend per case:
 //
 //	func TestConformance(t *testing.T) {
 //		shinkentest.Run(t, func(t *testing.T) shinken.Backend {
@@ -57,40 +48,30 @@
 //		})
 //	}
 //
-// Every case runs as a subtest of t with its own backend, so a failure names
-// the contract that broke (TestConformance/ClickButton) and one case cannot
-// leave state behind for the next. Cases never run in parallel: a backend may
-// be a whole X server.
-//
-// A case skips when the backend lacks the interface it checks, or when the
-// backend answers with an error wrapping errors.ErrUnsupported. The skip
-// message names the interface or the error, so `go test -v` shows what a
-// backend does not do.
+// Each case is a subtest with its own backend, so a failure names the broken
+// contract (TestConformance/ClickButton) and no case leaves state for the
+// next; cases never run in parallel, as a backend may be a whole X server. A
+// case skips, naming why, when the backend lacks the interface it checks or
+// answers with an error wrapping errors.ErrUnsupported.
 //
 // # The fixture application
 //
-// The cases that click, type and read back need an application on screen
-// with known parts. A [Fixture] opens it and says where its parts are, as an
-// [App]: a top-level window holding a push button, a single-line entry, and
-// a way to count the button's activations.
+// The cases that click, type and read back need an application on screen,
+// a window holding a push button, a single-line entry and a label counting
+// the button's activations; a [Fixture] opens it and returns its parts as an
+// [App]. [Run] uses [LaunchFixture]{}: it launches [FixtureApp] through the
+// backend's [shinken.Launcher], waits for its window, activates it, and finds
+// its parts in the accessibility tree by role:
 //
-// [Run] uses [LaunchFixture] with its defaults: it launches the application
-// named "shinkentest" through the backend's [shinken.Launcher], waits for its
-// window to appear, activates it, and finds its parts in the accessibility
-// tree by role:
-//
-//   - a node with role "push button": the button;
-//   - a node with role "text" or "entry" and the state "editable", preferring
-//     one that is also "single line": the entry;
-//   - a node with role "label" whose text (name or value) is "0": the
-//     counter. The application sets it to the decimal number of the button's
-//     activations, so a click that worked reads back as "1".
+//   - the button: role "push button";
+//   - the entry: role "text" or "entry", state "editable", preferably "single line";
+//   - the counter: role "label" whose text (name or value) is "0", set by the
+//     application to the decimal count of the button's activations.
 //
 // Launching it twice must open two windows (the Windows case needs two), and
-// Open must leave the new window raised, unobscured and active. Any toolkit
-// can provide such an application in a few lines. The headless
-// backend's test registers one built from its widgets. An X11 backend's test
-// starts a small GTK program and passes its path through [RunWith]:
+// Open must leave the new window raised, unobscured and active. The headless
+// backend's test registers such an application built from its widgets; an
+// X11 backend's test starts a small GTK program through [RunWith]:
 //
 //	func TestConformance(t *testing.T) {
 //		shinkentest.RunWith(t, newXvfbBackend, &shinkentest.Options{
@@ -102,90 +83,61 @@
 //		})
 //	}
 //
-// A backend whose fixture cannot be found that way (no Launcher, no labels,
-// a button that reports its clicks elsewhere) implements [Fixture] itself and
-// returns an [App] whose Activations reads the count however it likes.
+// A backend that cannot be driven so (no Launcher, no labels, a button that
+// counts its clicks elsewhere) implements [Fixture] itself.
 //
 // # The cases
 //
-// Each case is one contract; [Run] runs them in this order, as subtests
-// named after them. They run twice: against the backend itself, and then,
-// under the subtest Wire, against the same backend served by a
-// [shinken.Runtime] and seen through a [client.Client], so that what a
-// backend returns is also what an agent observes. The wire run leaves out
-// SnapshotShape, Watch and UnknownKeyRefused: the wire carries neither the
-// tree's structure nor change notifications, and its key verb sends whole
-// combos. Before the cases, CheckBackend fails when
-// [shinken.CheckBackend] finds a capability missed by its signature.
-// [Options.Proxy] puts a proxy of the test's choosing between the suite's
-// clients and its Runtimes: this module's backends check every message
-// against the ACI schema that way.
+// Each case is one contract, run in this order as a subtest named after it,
+// then under Wire through a [shinken.Runtime] and a [client.Client]: what a
+// backend returns is what an agent sees. Wire skips SnapshotShape, Watch and
+// UnknownKeyRefused (the wire carries no tree structure nor change
+// notifications; its key verb sends whole combos). First, CheckBackend fails
+// when [shinken.CheckBackend] finds a capability its signature misses.
 //
-//   - Display: Display reports a non-empty action space with a positive DPR,
-//     and the same answer twice when nothing changed.
-//   - CaptureScreen: A screen capture covers the whole action space: Source is
-//     (0,0)-(W,H), the image is W×H, its origin is (0,0), and every pixel is
-//     opaque.
-//   - CaptureUnchanged: Capturing twice with nothing changed gives the same
-//     pixels.
-//   - FrameKeepsPixels: A returned frame keeps its pixels after the screen
-//     changes (the backend never redraws an image it handed out), and the next
-//     capture shows the change.
-//   - CaptureWindow: A window capture's Source is the window's bbox as Windows
-//     lists it, and its pixels are the screen's pixels there (the fast path
-//     agrees with the general one) for an active, unobscured window.
-//   - CaptureActiveWindow: active_window captures the window Windows reports
-//     as active.
-//   - CaptureUnknownWindow: Capturing a window that does not exist fails with
-//     ErrNoSuchWindow.
-//   - PointerPosition: After a pointer move, PointerPosition reports where the
-//     pointer went, corners included.
-//   - ClickButton: A click (move, press, release) inside a push button's bbox
-//     activates the button exactly once.
-//   - TypeText: Text typed into a focused entry reads back as the entry's
-//     accessible value, whatever its characters: ASCII, accents, symbols, CJK.
-//   - KeyCombos: Key events edit a focused entry as a person's keyboard would:
-//     BackSpace, Left, Home, End, shift+letter, and ctrl+a to select all.
-//   - UnknownKeyRefused: An unknown key name is refused: Key fails with
-//     ErrInvalidAction for a name that is neither an X keysym name nor a
-//     single character ("frob", the alias "ctrl" the core resolves before a
-//     backend sees it, "F36", "ab"), pressed or released, and nothing is
-//     typed. A combo broken by such a name leaves no modifier held: the next
-//     text types as itself.
-//   - ShiftClick: A click with Shift held extends the entry's selection from
-//     the caret to the click, as the core composes a click whose action holds
-//     keys.
-//   - Clipboard: Text set on the clipboard reads back unchanged, non-ASCII
-//     included.
-//   - ClipboardKeys: ctrl+c in a focused entry copies its selection to the
-//     clipboard, and ctrl+v pastes the clipboard into it.
-//   - Windows: Windows lists each top-level window once, with a title and a
-//     bbox; Activate makes the named window the only active one; activating an
-//     unknown window fails with ErrNoSuchWindow.
-//   - SnapshotShape: A snapshot is a well-formed pre-order tree (parents
-//     before children, depths consistent, IDs unique) and honours MaxNodes.
-//   - TreeMatchesPixels: The tree agrees with the pixels: the button's and the
-//     entry's bboxes lie inside their window's bbox and on screen, and
-//     something is drawn there (the pixels are not one flat colour).
-//   - SetValue: set_value replaces an entry's text, and the new text reads
-//     back.
+//   - Display: a non-empty action space and a positive DPR, unchanged when idle.
+//   - CaptureScreen: a screen capture's Source is (0,0)-(W,H) of the action
+//     space, its image W×H at origin (0,0) and opaque.
+//   - CaptureUnchanged: two captures with nothing changed have the same pixels.
+//   - FrameKeepsPixels: a returned frame keeps its pixels when the screen
+//     changes, and the next capture shows the change.
+//   - CaptureWindow: an active, unobscured window's capture has its bbox (as
+//     Windows lists it) for Source, and the screen's pixels there.
+//   - CaptureActiveWindow: active_window captures the window Windows marks active.
+//   - CaptureUnknownWindow: capturing a missing window fails with ErrNoSuchWindow.
+//   - PointerPosition: it reports where a move put the pointer, corners included.
+//   - ClickButton: a move, press and release on a button activate it exactly once.
+//   - TypeText: text typed into a focused entry (ASCII, accents, symbols, CJK)
+//     reads back as its accessible value.
+//   - KeyCombos: key events edit a focused entry as a keyboard would:
+//     BackSpace, Left, Home, End, shift+letter, ctrl+a to select all.
+//   - UnknownKeyRefused: Key (press or release) fails with ErrInvalidAction
+//     and types nothing for a name neither an X keysym name nor one character
+//     ("frob", "F36", "ab", "ctrl": an alias the core resolves first); a combo
+//     it breaks leaves no modifier held.
+//   - ShiftClick: a click with Shift held (as the core composes a click whose
+//     action holds keys) extends the entry's selection from the caret.
+//   - Clipboard: text set on the clipboard reads back unchanged, non-ASCII too.
+//   - ClipboardKeys: ctrl+c copies a focused entry's selection; ctrl+v pastes.
+//   - Windows: each top-level window is listed once, with a title and a bbox;
+//     Activate makes one the only active one, or fails with ErrNoSuchWindow.
+//   - SnapshotShape: a snapshot is a well-formed pre-order tree (parents
+//     before children, consistent depths, unique IDs) and honours MaxNodes.
+//   - TreeMatchesPixels: the button's and the entry's bboxes lie on screen
+//     inside their window's, and something is drawn there (not one colour).
+//   - SetValue: set_value replaces an entry's text, which reads back.
 //   - InvokeAction: invoke_action with no action name runs the button's first
 //     action; an action the node lacks fails with ErrNoSuchAction.
-//   - StaleElement: An ID the backend never issued is stale: Perform fails
-//     with ErrStaleElementRef rather than acting on some other node.
-//   - Watch: Watch delivers a value after an accessible change, and closes its
-//     channel when its context is done.
-//   - LaunchUnknownApp: Launching an application that does not exist fails
-//     with ErrNoSuchApp.
-//   - Settled: Through a Runtime and a Client, with no wait between acting and
-//     looking: the screenshot right after a click on the button differs from
-//     the one before, the next observe shows the counter it changed, and text
-//     typed right after a click on the entry lands in the entry.
+//   - StaleElement: Perform on an ID never issued fails with ErrStaleElementRef.
+//   - Watch: it sends after an accessible change, and closes when ctx is done.
+//   - LaunchUnknownApp: launching a missing application fails with ErrNoSuchApp.
+//   - Settled: through a Runtime, looking right after acting, the screenshot
+//     after a click on the button differs, the next observe shows the new
+//     count, and text typed right after a click on the entry lands in it.
 //
 // # Timing
 //
-// A backend may apply input asynchronously (an X server, an AT-SPI bus).
-// After each action a case polls for the expected state until
-// [Options.Timeout]; it never sleeps a fixed time. A synchronous backend such
-// as headless passes on the first poll.
+// A backend may apply input asynchronously (an X server, an AT-SPI bus): a
+// case polls for the expected state until [Options.Timeout], never sleeping
+// a fixed time, so a synchronous backend passes on the first poll.
 package shinkentest

@@ -6,11 +6,9 @@ import (
 	"shinken.dev/go/shinken/client"
 )
 
-// An Assertion is [client.Expectation] for a test: each To method waits
-// until its condition holds, as the client's does, and fails the test with
-// t.Fatal when it does not in time (the message: what was expected, what
-// was last seen, and the tree around the element). Call it from the test's
-// goroutine. It waits within t.Context().
+// An Assertion is [client.Expectation] for a test: each To method waits as
+// the client's does, within t.Context(), and fails the test with t.Fatal if
+// it fails. Call it from the test's goroutine.
 type Assertion struct {
 	t testing.TB
 	e *client.Expectation
@@ -21,8 +19,7 @@ type Assertion struct {
 //	shinkentest.Expect(t, c.ByRole("label", "Saved.")).ToBeVisible()
 //	shinkentest.Expect(t, c.ByRole("check box", "Subscribe")).Not().ToBeChecked()
 //
-// Each waits at most l's timeout (client.DefaultLocatorTimeout unless
-// Locator.WithTimeout says otherwise).
+// Each waits at most l's timeout ([client.Locator.WithTimeout]).
 func Expect(t testing.TB, l *client.Locator) *Assertion {
 	return &Assertion{t: t, e: l.Expect()}
 }
@@ -37,49 +34,43 @@ func (a *Assertion) check(err error) {
 	}
 }
 
-// ToBeVisible fails the test unless exactly one element matches and it is
-// showing, in time.
+// ToBeVisible is [client.Expectation.ToBeVisible], failing the test.
 func (a *Assertion) ToBeVisible() { a.t.Helper(); a.check(a.e.ToBeVisible(a.t.Context())) }
 
-// ToBeHidden fails the test unless no element matches, or the one that
-// does is not showing, in time.
+// ToBeHidden is [client.Expectation.ToBeHidden], failing the test.
 func (a *Assertion) ToBeHidden() { a.t.Helper(); a.check(a.e.ToBeHidden(a.t.Context())) }
 
-// ToBeEnabled fails the test unless the element is enabled in time.
+// ToBeEnabled is [client.Expectation.ToBeEnabled], failing the test.
 func (a *Assertion) ToBeEnabled() { a.t.Helper(); a.check(a.e.ToBeEnabled(a.t.Context())) }
 
-// ToBeChecked fails the test unless the element is checked in time.
+// ToBeChecked is [client.Expectation.ToBeChecked], failing the test.
 func (a *Assertion) ToBeChecked() { a.t.Helper(); a.check(a.e.ToBeChecked(a.t.Context())) }
 
-// ToHaveValue fails the test unless the element's value is value in time.
+// ToHaveValue is [client.Expectation.ToHaveValue], failing the test.
 func (a *Assertion) ToHaveValue(value string) {
 	a.t.Helper()
 	a.check(a.e.ToHaveValue(a.t.Context(), value))
 }
 
-// ToHaveText fails the test unless the element's text (its name) is text
-// in time.
+// ToHaveText is [client.Expectation.ToHaveText], failing the test.
 func (a *Assertion) ToHaveText(text string) {
 	a.t.Helper()
 	a.check(a.e.ToHaveText(a.t.Context(), text))
 }
 
-// ToHaveCount fails the test unless the locator matches n elements in
-// time.
+// ToHaveCount is [client.Expectation.ToHaveCount], failing the test.
 func (a *Assertion) ToHaveCount(n int) {
 	a.t.Helper()
 	a.check(a.e.ToHaveCount(a.t.Context(), n))
 }
 
-// ToHaveState fails the test unless state is among the element's states in
-// time.
+// ToHaveState is [client.Expectation.ToHaveState], failing the test.
 func (a *Assertion) ToHaveState(state string) {
 	a.t.Helper()
 	a.check(a.e.ToHaveState(a.t.Context(), state))
 }
 
-// Must fails the test with err unless it is nil: one line for each step
-// of a test that acts through locators,
+// Must fails the test with err unless it is nil: one line per step,
 //
 //	shinkentest.Must(t, c.ByRole("push button", "Submit").Click(t.Context()))
 func Must(t testing.TB, err error) {

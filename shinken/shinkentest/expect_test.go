@@ -21,7 +21,7 @@ import (
 // serve is shinkentest.Serve with every message checked against the ACI
 // schema on its way.
 func serve(t *testing.T, b shinken.Backend) *client.Client {
-	return shinkentest.ServeWith(t, b, &shinkentest.ServeOptions{Proxy: schematest.ProxyURL})
+	return shinkentest.ServeProxied(t, b, nil, schematest.ProxyURL)
 }
 
 // formTest is the headless form's test as a newcomer writes it with
@@ -83,7 +83,7 @@ func TestFormFailsWithTrace(t *testing.T) {
 			t.Errorf("the failure does not say %q:\n%s", want, out)
 		}
 	}
-	traces, _ := filepath.Glob(filepath.Join(tmp, shinkentest.TraceDir, "TestFormByLocatorsWrong-*.shinkenrec"))
+	traces, _ := filepath.Glob(filepath.Join(tmp, traceDir, "TestFormByLocatorsWrong-*.shinkenrec"))
 	if len(traces) != 1 {
 		t.Fatalf("traces: %v\n%s", traces, out)
 	}
@@ -108,10 +108,14 @@ func TestFormFailsWithTrace(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the right expectation failed: %v\n%s", err, out)
 	}
-	if _, err := os.Stat(filepath.Join(tmp, shinkentest.TraceDir)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a passing test left %s behind (%v)", shinkentest.TraceDir, err)
+	if _, err := os.Stat(filepath.Join(tmp, traceDir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a passing test left %s behind (%v)", traceDir, err)
 	}
 }
+
+// traceDir is where the package doc says a failed test's trace goes
+// without -artifacts, under os.TempDir.
+const traceDir = "shinken-traces"
 
 // readTrace returns a recording's action verbs, its number of frames and
 // its trees.

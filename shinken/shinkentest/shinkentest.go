@@ -16,57 +16,47 @@ import (
 // FixtureApp is the application name [LaunchFixture] launches by default.
 const FixtureApp = "shinkentest"
 
-// DefaultTimeout is how long a case waits for a backend to reflect an
+// defaultTimeout is how long a case waits for a backend to reflect an
 // action when [Options.Timeout] is zero.
-const DefaultTimeout = 5 * time.Second
+const defaultTimeout = 5 * time.Second
 
 // Options configure [RunWith]. A nil *Options means the defaults.
 type Options struct {
 	// Fixture opens the application that the element cases drive.
 	// nil means LaunchFixture{} (the application named FixtureApp).
 	Fixture Fixture
-	// Timeout bounds each wait for the backend to reflect an action, and
-	// each case as a whole. 0 means DefaultTimeout.
+	// Timeout bounds each wait for the backend to reflect an action (a
+	// case as a whole gets 12 times as long, at least 2 min). 0 means 5 s.
 	Timeout time.Duration
 	// Proxy, when set, is given the URL of each Runtime the suite serves
-	// (the Wire cases and Settled) and returns the URL the suite's client
-	// dials instead: a proxy that checks every message on its way, against
-	// the ACI schema (shinken/aci/aci-v0.schema.json) say, as this module's
-	// own backends' tests do. nil dials the Runtime directly (the client
-	// still decodes every message strictly). The suite links no schema
-	// validator of its own, so that an agent's test importing the package
-	// for [Serve] links none either.
+	// (Wire and Settled) and returns the URL its client dials instead: this
+	// module's backends pass a proxy checking each message against the ACI
+	// schema, as the suite links no schema validator. nil dials directly.
 	Proxy func(t testing.TB, url string) string
 }
 
 // A Fixture puts the suite's application on a backend's screen.
 type Fixture interface {
-	// Open shows the application on b and returns where its parts are. It
-	// returns once the window is listed, active, and its button and entry
-	// are in the accessibility tree. It may register cleanups on t. An error
-	// wrapping errors.ErrUnsupported skips the case.
+	// Open shows the application on b and returns its parts once its window
+	// is listed and active and its button and entry are in the tree. It may
+	// register cleanups on t; an error wrapping errors.ErrUnsupported skips.
 	Open(ctx context.Context, t *testing.T, b shinken.Backend) (*App, error)
 }
 
 // An App is an open fixture application.
 type App struct {
-	// Window is the id of its top-level window, as Windows lists it and as
-	// "window:<id>" captures it.
+	// Window is the id of its top-level window, as Windows lists it.
 	Window uint64
 	// Button is the node ID of a push button.
 	Button string
 	// Entry is the node ID of a single-line editable text.
 	Entry string
-	// Activations reports how many times the button has been activated since
-	// Open (by a click, a key or an accessible action).
+	// Activations counts the button's activations (click, key, action) since Open.
 	Activations func(ctx context.Context) (int, error)
 }
 
-// LaunchFixture is the [Fixture] that [Run] uses. It launches an application
-// through the backend's [shinken.Launcher], waits for a new window to be
-// listed by [shinken.Windows], activates it, and finds the button, the entry
-// and the counter label by role in the active application's accessibility
-// tree, as the package documentation describes.
+// LaunchFixture is the [Fixture] that [Run] uses, as the package
+// documentation describes.
 type LaunchFixture struct {
 	App  string   // the application passed to Launch; "" means FixtureApp
 	Args []string // its arguments, passed verbatim
@@ -90,7 +80,7 @@ func RunWith(t *testing.T, newBackend func(t *testing.T) shinken.Backend, opts *
 		o.Fixture = LaunchFixture{}
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
+		o.Timeout = defaultTimeout
 	}
 	t.Run("CheckBackend", func(t *testing.T) {
 		if err := shinken.CheckBackend(newBackend(t)); err != nil {

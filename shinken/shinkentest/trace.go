@@ -16,38 +16,9 @@ import (
 	"shinken.dev/go/shinken/record"
 )
 
-// Trace says whether [ServeWith] records a trace of the session: its
-// actions, the screen after each action that changed it, and the trees it
-// observed. The trace is kept in memory and written only when the test
-// fails; a passing test leaves nothing behind.
-type Trace uint8
-
-// Trace modes.
-const (
-	// TraceOnCI traces where the environment variable CI is "true".
-	TraceOnCI Trace = iota
-	// TraceAlways traces every test.
-	TraceAlways
-	// TraceNever traces none.
-	TraceNever
-)
-
-func (m Trace) on() bool {
-	switch m {
-	case TraceAlways:
-		return true
-	case TraceOnCI:
-		return os.Getenv("CI") == "true"
-	}
-	return false
-}
-
-// TraceDir is the folder a failed test's trace goes to when go test runs
-// without -artifacts: TraceDir under the system's temporary folder
-// (os.TempDir), kept after the test. With -artifacts (Go 1.26), the trace
-// goes to the test's own artifact folder (testing.T.ArtifactDir) under
-// -outputdir.
-const TraceDir = "shinken-traces"
+// traceDir is the folder under os.TempDir where a failed test's trace goes
+// when go test runs without -artifacts.
+const traceDir = "shinken-traces"
 
 // traceFPS is the rate the screen is captured between actions: low, since
 // every action that changes the screen is captured anyway as the runtime
@@ -97,7 +68,7 @@ func finalTree(b shinken.Backend, feed *shinken.Feed) {
 	if _, ok := b.(shinken.A11y); !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTimeout)
 	defer cancel()
 	obs, err := shinken.NewObserver(b).Observe(ctx, shinken.ObserveOptions{})
 	if err != nil {
@@ -110,9 +81,9 @@ func finalTree(b shinken.Backend, feed *shinken.Feed) {
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // writeTrace writes data to the test's artifact folder (with -artifacts)
-// or to TraceDir, and returns the file's path.
+// or to traceDir, and returns the file's path.
 func writeTrace(t testing.TB, data []byte) (string, error) {
-	dir := filepath.Join(os.TempDir(), TraceDir)
+	dir := filepath.Join(os.TempDir(), traceDir)
 	if f := flag.Lookup("test.artifacts"); f != nil && f.Value.String() == "true" {
 		if a, ok := t.(interface{ ArtifactDir() string }); ok {
 			dir = a.ArtifactDir()

@@ -7,6 +7,7 @@ import (
 	"image/draw"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -18,47 +19,29 @@ import (
 )
 
 // Serve serves b with a Runtime (opts may be nil; a missing Token is filled
-// in) on a test HTTP server and returns a Client connected to it: the
-// one-line way to drive a backend the way an agent does. Everything is
-// closed when the test ends. Under CI it traces the session (see
-// [ServeOptions.Trace]).
+// in) on a test HTTP server and returns a Client connected to it, all closed
+// when the test ends. Under CI it traces the session, as the package
+// documentation describes.
 func Serve(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions) *client.Client {
 	t.Helper()
-	return ServeWith(t, b, &ServeOptions{Runtime: opts})
+	return serveTraced(t, b, opts, nil)
 }
 
-// ServeOptions configure [ServeWith]. A nil *ServeOptions means defaults.
-type ServeOptions struct {
-	// Runtime configures the Runtime; nil means defaults, and a missing
-	// Token is filled in.
-	Runtime *shinken.RuntimeOptions
-	// Trace says when the session is traced: by default (TraceOnCI) where
-	// the environment variable CI is "true". A traced test that fails
-	// writes its trace (a recording, as package record reads it and the
-	// inspector page replays it) to its artifact folder, and its log
-	// names the file; see [TraceDir].
-	Trace Trace
-	// Proxy, when set, is given the Runtime's URL and returns the URL the
-	// Client dials instead, as [Options.Proxy] does for the suite.
-	Proxy func(t testing.TB, url string) string
-}
-
-// ServeWith is [Serve] with options.
-func ServeWith(t testing.TB, b shinken.Backend, opts *ServeOptions) *client.Client {
+// serveTraced is Serve dialling through proxy when it is set (see
+// [Options.Proxy]). It traces the session where the environment variable CI
+// is "true".
+func serveTraced(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions, proxy func(testing.TB, string) string) *client.Client {
 	t.Helper()
-	var o ServeOptions
-	if opts != nil {
-		o = *opts
-	}
 	ro := shinken.RuntimeOptions{}
-	if o.Runtime != nil {
-		ro = *o.Runtime
+	if opts != nil {
+		ro = *opts
 	}
-	if o.Trace.on() && ro.Feed == nil {
+	trace := os.Getenv("CI") == "true"
+	if trace && ro.Feed == nil {
 		ro.Feed = shinken.NewFeed()
 	}
-	c := serve(t, b, &ro, o.Proxy)
-	if o.Trace.on() {
+	c := serve(t, b, &ro, proxy)
+	if trace {
 		startTrace(t, b, ro.Feed)
 	}
 	return c
@@ -80,7 +63,7 @@ func serve(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions, proxy 
 	}
 	rt := shinken.NewRuntime(b, &o)
 	srv := httptest.NewServer(rt)
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTimeout)
 	defer cancel()
 	url := "ws" + strings.TrimPrefix(srv.URL, "http")
 	if proxy != nil {
