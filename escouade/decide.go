@@ -14,13 +14,12 @@ import (
 
 // Decide asks every plugin with permissions.decide that is on for
 // about.Project (required) whether req may go ahead, all at once, within
-// 500 ms, and combines their answers: a deny wins; then an ask, a silence,
-// an answer that does not hold, or a plugin that cannot answer (restarting,
-// or disabled until Plugin.Stop removes it) means ask, so that a decision
-// fails closed; allow only when every plugin allows. No plugin to ask means
-// ask. The decision carries the deciding plugin's message and id: the
-// first to deny, else the first by id. An error is for a request that
-// cannot be asked.
+// 500 ms: a deny wins; then an ask, a silence, an answer that does not
+// hold, or a plugin that cannot answer (restarting, or disabled until
+// Plugin.Stop removes it) means ask, so that a decision fails closed;
+// allow needs every plugin's allow, and no plugin to ask means ask. The
+// decision carries the message and id of the first to deny, else the
+// first by id. An error is for a request that cannot be asked.
 func (h *Host) Decide(ctx context.Context, req protocol.PermissionRequest, about About) (protocol.Decision, error) {
 	if about.Project == "" {
 		return protocol.Decision{}, fmt.Errorf("escouade: Decide: %w: the request names no project", ErrNoProject)

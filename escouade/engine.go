@@ -58,11 +58,10 @@ const (
 // shepherds).
 var engineLinked atomic.Bool
 
-// EngineMain turns the process into a plugin's engine, or a program's
-// shepherd, when a Host started it as one (it then never returns), and
-// otherwise returns at once. A program calls it first thing in main (a test
-// binary in TestMain) with its Hosts' Options.Languages, as the package's
-// documentation shows; without it, isolated engines fail with ErrNoEngine.
+// EngineMain makes the process a plugin's engine, or a program's shepherd,
+// when a Host started it as one (never returning); else it returns at once.
+// Call it first thing in main (in TestMain for tests) with the Hosts'
+// Options.Languages; without it, isolated engines fail with ErrNoEngine.
 func EngineMain(langs ...Language) {
 	engineLinked.Store(true)
 	contain.AllowShepherd()

@@ -19,9 +19,7 @@ var (
 	ErrDuplicate       = errors.New("escouade: a plugin with this id is already loaded") // Start of a loaded id
 	ErrProtocolVersion = errors.New("escouade: plugin speaks another protocol version")  // initialize answered with another version
 	ErrNotRunning      = errors.New("escouade: plugin not running")                      // restarting, or disabled
-	// ErrProgramChanged: a command plugin's restart was refused, and the
-	// plugin disabled, because its program's contents changed since its
-	// first start (or, where the Host runs the path, not the file it
-	// holds, because the path names another file).
+	// ErrProgramChanged: a command plugin's program (the file its path
+	// names) changed since its first start; no restart, it is disabled.
 	ErrProgramChanged = errors.New("escouade: the plugin's program changed since its first start")
 )

@@ -195,9 +195,8 @@ func New(opts *Options) *Host {
 	return h
 }
 
-// Start loads the plugin in dir and runs it as its manifest says (see the
-// package's documentation). It returns once the plugin answered initialize,
-// or with the error that kept it from doing so.
+// Start loads the plugin in dir and runs it as its manifest says, returning
+// once it answered initialize, or with the error that kept it from doing so.
 func (h *Host) Start(ctx context.Context, dir string) (*Plugin, error) {
 	m, err := manifest.Read(dir)
 	if err != nil {

@@ -11,9 +11,9 @@ import (
 	"shinken.dev/go/escouade/manifest"
 )
 
-// A Language is the engine of one kind of plugin code: js.Language()
-// (package escouade/js) runs run.js, wasm.Language() (escouade/wasm)
-// run.wasm. A program that hands none over links neither engine.
+// A Language is the engine of one kind of plugin code: js.Language() runs
+// run.js, wasm.Language() run.wasm. A program that hands none over links
+// neither engine.
 type Language interface {
 	engine.Language
 }

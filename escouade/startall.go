@@ -22,10 +22,10 @@ func (e *StartError) Error() string { return fmt.Sprintf("escouade: plugin in %s
 // Unwrap returns why.
 func (e *StartError) Unwrap() error { return e.Err }
 
-// StartAll starts the plugins in dirs all at once: a folder that fails is
-// journaled and returned as a *StartError, and holds up none of the others;
-// folders claiming one id are all refused. It returns the plugins started,
-// sorted by id.
+// StartAll starts the plugins in dirs all at once and returns those
+// started, by id: a folder that fails is journaled, returned as a
+// *StartError, and holds up none of the others; folders claiming one id
+// are all refused.
 func (h *Host) StartAll(ctx context.Context, dirs []string) ([]*Plugin, []error) {
 	var (
 		mu      sync.Mutex

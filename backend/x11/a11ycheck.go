@@ -10,14 +10,10 @@ import (
 )
 
 // CheckAccessibility says whether the accessibility tree can be read, for a
-// readiness probe. Accessibility is on once the Accessible has connected to
-// an AT-SPI bus: on first use, or on this call, which looks for the bus as
-// a first use would (at most every few seconds). While no bus was ever
-// found, accessibility is off and there is nothing to check: it returns
-// nil. Once on, the bus must answer, which one round trip to its registry
-// checks (see [atspi.Client.Ping]). A bus that went away is looked for
-// again on the next use; until one answers, CheckAccessibility returns an
-// error wrapping [aci.ErrA11yUnavailable] that says why.
+// readiness probe. It looks for the bus as a first use would; while no bus
+// was ever found, accessibility is off and it returns nil. Once one was,
+// its registry must answer a round trip ([atspi.Client.Ping]): until it
+// does, the error wraps [aci.ErrA11yUnavailable] and says why.
 func (a *Accessible) CheckAccessibility(ctx context.Context) error {
 	c, err := a.client(ctx)
 	if err != nil {

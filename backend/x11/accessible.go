@@ -17,13 +17,11 @@ import (
 	"shinken.dev/go/shinken/aci"
 )
 
-// Accessible is a Backend with the accessibility tree of its applications,
-// read over AT-SPI. It implements everything Backend does plus shinken.A11y
-// and shinken.ChangeWatcher, so a Runtime serving it advertises the
-// structured observation engine. The accessibility bus is found on first
-// use, and looked for again (at most every few seconds) while it cannot be
-// reached: until then observations answer a11y_unavailable, which is a
-// condition of the machine, not of the binary.
+// Accessible is a Backend with its applications' accessibility tree, read
+// over AT-SPI: it also implements shinken.A11y and shinken.ChangeWatcher.
+// The accessibility bus is found on first use, and looked for again (at
+// most every few seconds) while unreachable: until then observations
+// answer a11y_unavailable.
 type Accessible struct {
 	*Backend
 
@@ -46,12 +44,10 @@ type Accessible struct {
 const retryA11y = 3 * time.Second
 
 // WithAccessibility returns b with the accessibility tree of its apps. opts
-// configures the AT-SPI client (nil means defaults); when it sets no
-// ActivePID, the active window's _NET_WM_PID is used, so that the active
-// application is the one that owns the focused window, and when it sets no
-// Windows, b's window list names the windows AT-SPI does not (a window
-// with no accessible name, the windows of applications with no tree).
-// Close the Accessible rather than b: it closes both.
+// configures the AT-SPI client (nil means defaults); its ActivePID and
+// Windows default to b's, so that the active application owns the focused
+// window and b names the windows AT-SPI does not. Close the Accessible
+// rather than b: it closes both.
 func (b *Backend) WithAccessibility(opts *atspi.Options) *Accessible {
 	a := &Accessible{Backend: b}
 	if opts != nil {
@@ -77,18 +73,11 @@ func (b *Backend) WithAccessibility(opts *atspi.Options) *Accessible {
 	return a
 }
 
-// Settle implements shinken.Settler: [Backend.Settle], with the events of
-// the accessibility bus among the changes it waits out. The bus is
-// connected on first use, so that the events flow from the first action
-// on. After a scroll into a browser's window, it also waits for the
-// browser's tree to show what its pixels show: a browser sends no event
-// when a page scrolls, and Chromium updates its tree's extents some time
-// after its pixels, so a look right after the pixels settled read the
-// items where they were (and a click by ref took the wrong one). The
-// wait ends once the layout (atspi's [atspi.Client.Layout]) differs from
-// the one before the scroll and has held still for layoutQuiet since the
-// pixels did, or after layoutWait when the scroll moved nothing the tree
-// holds.
+// Settle implements shinken.Settler: [Backend.Settle], with the
+// accessibility bus's events (connected on first use) among the changes it
+// waits out. After a scroll into a browser's window it also waits, up to
+// 1.5 s (more for a lagging browser), until the browser's tree shows what
+// its pixels show ([atspi.Client.Layout]): a browser reports no scroll.
 func (a *Accessible) Settle(ctx context.Context, start time.Time, limit time.Duration) (shinken.SettleReport, error) {
 	c, _ := a.client(ctx) // an unreachable bus leaves the screen alone to watch
 	a.mu.Lock()
@@ -128,6 +117,13 @@ func (a *Accessible) Settle(ctx context.Context, start time.Time, limit time.Dur
 	}
 }
 
+// A browser sends no event when a page scrolls, and Chromium updates its
+// tree's extents some time after its pixels: a look right after the pixels
+// settled read the items where they were, and a click by ref took the
+// wrong one. So after a scroll, Settle waits until the layout differs from
+// the one before and held still for layoutQuiet, or for layoutWait when the
+// scroll moved nothing the tree holds.
+//
 // layoutWait bounds Settle's wait for a browser's tree to show a scroll;
 // layoutPoll is how often it reads the layout meanwhile, and layoutQuiet
 // how long the layout must hold still once the pixels have: Chromium
@@ -142,9 +138,8 @@ const (
 	layoutQuiet = 350 * time.Millisecond
 )
 
-// Pointer implements shinken.Injector: [Backend.Pointer], and before a
-// scroll into the active window of a browser, notes where the browser's
-// tree places its content, for Settle.
+// Pointer implements shinken.Injector: [Backend.Pointer], noting before a
+// scroll into a browser's active window where its tree places content.
 func (a *Accessible) Pointer(ctx context.Context, ev shinken.PointerEvent) error {
 	if ev.Kind == shinken.PointerScroll {
 		a.noteLayout(ctx, image.Pt(ev.X, ev.Y))
@@ -222,11 +217,10 @@ func (a *Accessible) Snapshot(ctx context.Context, opts shinken.SnapshotOptions)
 	return c.Snapshot(ctx, opts)
 }
 
-// Perform implements shinken.A11y. A set_value the node cannot take through its
-// interfaces (a browser's field; a field with no editable text) is typed:
-// the node is focused, its text selected (ctrl+a) and replaced by typing,
-// then read back. A combo box whose popup holds the option highlighted but
-// not taken (Qt's) gets Return.
+// Perform implements shinken.A11y. A set_value the node cannot take through
+// its interfaces (a browser's field; no editable text) is typed over its
+// text (focus, ctrl+a) and read back. A combo box whose popup holds the
+// option highlighted but not taken (Qt's) gets Return.
 func (a *Accessible) Perform(ctx context.Context, id string, act shinken.ElementAction) error {
 	c, err := a.client(ctx)
 	if err != nil {

@@ -98,8 +98,7 @@ func (c *captureState) close(b *Backend) {
 	c.shm = false
 }
 
-// Display reports the size of the screen. X has no notion of device pixel
-// ratio, so DPR is 1.
+// Display reports the size of the screen; DPR is 1 (X has none).
 func (b *Backend) Display(ctx context.Context) (shinken.Display, error) {
 	if err := b.check(ctx); err != nil {
 		return shinken.Display{}, err

@@ -116,10 +116,9 @@ func (b *Backend) chunk() int {
 	return (b.maxReq - 24) &^ 3
 }
 
-// SetClipboardText makes text the CLIPBOARD selection. The backend owns the
-// selection and serves it (TARGETS, TIMESTAMP, UTF8_STRING, TEXT, STRING,
-// incrementally when large) until another client takes it. Text over the
-// size limit is an error wrapping aci.ErrTooLarge.
+// SetClipboardText makes text the CLIPBOARD selection, served (UTF8_STRING,
+// TEXT, STRING, incrementally when large) until another client takes it.
+// Text over the size limit wraps aci.ErrTooLarge.
 func (b *Backend) SetClipboardText(ctx context.Context, text string) error {
 	if err := b.check(ctx); err != nil {
 		return err
@@ -259,12 +258,10 @@ func (c *clipboard) lost(e xproto.SelectionClearEvent) {
 	}
 }
 
-// ClipboardText returns the text of the CLIPBOARD selection, asking its
-// owner for UTF8_STRING, then STRING. An empty or non-text clipboard reads
-// as "". Text over the size limit is an error wrapping aci.ErrTooLarge.
-// After a copy key (ctrl+C, ctrl+X, ctrl+Insert) pressed through Key, the
-// read first waits for the clipboard's owner to change (XFixes), for at
-// most copyWait, so that it reads the copy and not what was there before.
+// ClipboardText returns the text of the CLIPBOARD selection (UTF8_STRING,
+// then STRING); an empty or non-text clipboard reads as "", text over the
+// size limit wraps aci.ErrTooLarge. After a copy key (ctrl+C, ctrl+X,
+// ctrl+Insert) through Key, it first waits up to 3 s for the copy to land.
 func (b *Backend) ClipboardText(ctx context.Context) (string, error) {
 	if err := b.check(ctx); err != nil {
 		return "", err

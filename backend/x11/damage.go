@@ -46,9 +46,8 @@ func (d *damageState) notify(b *Backend, e damage.NotifyEvent) {
 	d.seq.Add(1)
 }
 
-// DamageSeq implements shinken.DamageTracker: it increases whenever the
-// server reports damage to the screen. Without the DAMAGE extension it
-// increases on every call, so every screencast tick captures.
+// DamageSeq implements shinken.DamageTracker: it grows with each damage
+// the server reports, or, without DAMAGE, on every call.
 func (b *Backend) DamageSeq() uint64 {
 	if !b.damage.ok {
 		return b.damage.seq.Add(1)

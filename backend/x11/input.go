@@ -223,12 +223,10 @@ func (b *Backend) capsLock() bool {
 	return err == nil && r.Mask&xproto.ModMaskLock != 0
 }
 
-// Type types text, any characters: each one from the keyboard layout when
-// it has it (with Shift as needed), else from a spare keycode remapped for
-// it. Newlines type Return and tabs Tab. A Shift held through Key is let
-// go while typing and pressed again after, and Type leaves no key down of
-// its own, whatever happens. Spare keycodes are emptied again when the
-// backend closes.
+// Type types text, any characters: from the keyboard layout when it has
+// them (with Shift as needed), else from spare keycodes (emptied at Close).
+// Newlines type Return and tabs Tab. A Shift held through Key is let go
+// while typing and pressed again after; Type leaves no key of its own down.
 func (b *Backend) Type(ctx context.Context, text string) (err error) {
 	if err := b.inputReady(ctx); err != nil {
 		return err

@@ -49,15 +49,12 @@ func (l *launchedApps) running() []int {
 	return pids
 }
 
-// Launch starts app, a program name looked up on PATH or an absolute path,
-// with args passed verbatim (no shell). The app runs detached, in a session
-// of its own with no terminal, from the user's home directory, on this
-// display and the session bus, and outlives the Backend. With
-// Options.LaunchUser it runs as that user, and ends with this process
-// (a parent-death signal). A program that cannot be found or run is an
-// error wrapping aci.ErrNoSuchApp. The opener xdg-open is waited for up to
-// 3 s: if it fails in that time, the error wraps aci.ErrBackend and
-// carries what it printed.
+// Launch starts app, a name looked up on PATH or an absolute path, with
+// args verbatim (no shell), detached in a session of its own from the home
+// folder, on this display and session bus. It outlives the Backend; as
+// Options.LaunchUser it ends with this process. A program that cannot be
+// found or run wraps aci.ErrNoSuchApp; xdg-open failing within 3 s wraps
+// aci.ErrBackend with what it printed.
 func (b *Backend) Launch(ctx context.Context, app string, args []string) error {
 	if err := b.check(ctx); err != nil {
 		return err

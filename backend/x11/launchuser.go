@@ -8,13 +8,11 @@ import (
 	"syscall"
 )
 
-// A LaunchUser is the user Launch starts apps as: the agent's own, so that
-// what the agent starts cannot change this process's files or signal it.
-// The apps get its ids, its HOME, USER and LOGNAME, an authority file and
-// a runtime folder it can use, and start in its home folder (its runtime
-// folder when the home does not exist), and end when this process does,
-// even killed outright (a parent-death signal). The display's and the buses' own
-// rules must admit it: session.Options.AgentUser sets a session up so.
+// A LaunchUser is the agent's own user, for Launch's apps, so that they
+// cannot change this process's files or signal it. They start in its home
+// (else its runtime folder) and end when this process does, even killed
+// (a parent-death signal). The display and buses must admit it:
+// session.Options.AgentUser sets a session up so.
 type LaunchUser struct {
 	// Name is the login name, given to apps as USER and LOGNAME.
 	Name string

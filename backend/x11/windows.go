@@ -430,9 +430,8 @@ func (b *Backend) poll(ctx context.Context, cond func() (bool, error)) error {
 	}
 }
 
-// ActivePID returns the process id of the active window's application, from
-// its _NET_WM_PID, or 0 when no window is active or the window does not
-// say. An accessibility client uses it to find the active application.
+// ActivePID returns the active window's _NET_WM_PID (for atspi's
+// Options.ActivePID), or 0 when no window is active or it does not say.
 func (b *Backend) ActivePID(ctx context.Context) (int, error) {
 	if err := b.check(ctx); err != nil {
 		return 0, err

@@ -34,9 +34,8 @@ import (
 	"shinken.dev/go/shinken/aci"
 )
 
-// Errors of this package. Errors that map to a wire code wrap the shinken
-// sentinels instead (aci.ErrNoSuchWindow, aci.ErrNoSuchApp,
-// aci.ErrTooLarge, aci.ErrClosed).
+// Errors of this package; one with a wire code wraps aci's sentinel
+// instead (aci.ErrNoSuchWindow, aci.ErrNoSuchApp, aci.ErrTooLarge…).
 var (
 	// ErrConnect is wrapped by Open when the display cannot be reached or
 	// refuses the connection.
@@ -65,8 +64,7 @@ type Options struct {
 	// LaunchUser, when set, is the user Launch starts apps as (see
 	// LaunchUser); nil means this process's own user.
 	LaunchUser *LaunchUser
-	// ClipboardLimit caps a clipboard value in bytes, both ways. 0 means
-	// 16 MiB.
+	// ClipboardLimit caps a clipboard value in bytes; 0 means 16 MiB.
 	ClipboardLimit int
 	// DisableSHM forces capture through GetImage. By default MIT-SHM is used
 	// whenever the server can attach the segment (it cannot across hosts).
@@ -76,12 +74,8 @@ type Options struct {
 	// Settle to call the UI settled. 0 means 30 ms.
 	SettleQuiet time.Duration
 	// SettleQuietBrowser is the quiet window when the input went to a web
-	// browser's window (Chromium, Chrome, Firefox...), whose pong comes
-	// from its UI process while a renderer handles the page: a link
-	// followed starts its navigation tens of milliseconds after the
-	// click, with nothing to show for it meanwhile. 0 means 50 ms (the
-	// browser's processes are also waited for until they rest, which
-	// covers a renderer that has not seen the input yet).
+	// browser's window, whose renderer may start a navigation tens of
+	// milliseconds after its UI process answered. 0 means 50 ms.
 	SettleQuietBrowser time.Duration
 }
 
@@ -116,9 +110,8 @@ type Backend struct {
 	events    chan struct{} // closed when the event loop ends
 }
 
-// Open connects to the X server named by opts and prepares a Backend. It
-// fails when the display cannot be reached or its root visual is not a
-// TrueColor or DirectColor one.
+// Open connects to the X server named by opts. It fails when the display
+// cannot be reached or its root visual is not TrueColor or DirectColor.
 func Open(ctx context.Context, opts *Options) (*Backend, error) {
 	var o Options
 	if opts != nil {
@@ -205,10 +198,9 @@ func (b *Backend) init(screen int) error {
 	return nil
 }
 
-// Close releases every key and button still held through this Backend,
-// restores the keyboard mapping, gives up the clipboard and closes the
-// connection. Launched applications keep running. It is safe to call more
-// than once.
+// Close releases every key and button held through this Backend, restores
+// the keyboard mapping, gives up the clipboard and closes the connection;
+// launched applications keep running. It may be called more than once.
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
 		b.keyboard.close()

@@ -1,72 +1,54 @@
 // Package gate is the bridge between a Shinken runtime and an Escouade
-// Host: a Gate is the runtime's shinken.Authorizer, and asks the Host's
+// Host: a Gate is the runtime's shinken.Authorizer, asking the Host's
 // plugins whether the agent may run a program (exec) or start an
-// application (launch_app), so that a daemon does not write the
-// translation itself.
+// application (launch_app).
 //
-// Every request goes to the plugins in the one shape the protocol
-// defines for programs (see protocol.CommandInput): kind "command", tool
-// "exec" or "launch_app", and an input whose command is always the whole
-// command line as one string, with the structured argv, cwd, env and
-// stdin. A shell line and an argv that run the same program are seen
-// alike, env included: {"argv": ["git", "status"], "env": {"PATH": …}}
+// Every request has the shape of protocol.CommandInput: kind "command",
+// tool "exec" or "launch_app", the whole command line as one string, with
+// argv, cwd, env and stdin. A shell line and an argv that run the same
+// program are seen alike: argv ["git", "status"] with env {"PATH": …}
 // reads as PATH=… git status.
 //
 // # What the gate shows
 //
-// The input also shows what will run, so that a guard need not parse a
-// shell line nor trust argv[0]:
-//
-//   - program and program_id: the real file argv[0] names, as execve
-//     opens it (found on the PATH the program will have, symlinks
-//     resolved), with its device, inode and the SHA-256 of its contents;
-//   - commands: every simple command the line runs, read by a shell
-//     parser in the variant of the shell that runs it (dash as POSIX,
-//     bash as bash), quotes removed, each with the variables it gets, its
-//     program and program_id (none for a builtin of the shell) and its
-//     redirections (> file is a write of that file); the command a
-//     wrapper runs (env, nice, nohup, setsid, stdbuf, timeout, GNU time,
-//     sudo, doas, command, exec, sh -c and bash -c, find -exec) follows
+//   - program and program_id: the real file argv[0] names as execve opens
+//     it (on the PATH it will have, links resolved), its device, inode and
+//     SHA-256;
+//   - commands: each simple command the line runs, parsed as its shell
+//     reads it (dash as POSIX, bash as bash), with its variables, program,
+//     program_id (none for a builtin) and redirections (> f writes f); a
+//     wrapper's command (env, nice, nohup, setsid, stdbuf, timeout, GNU
+//     time, sudo, doas, command, exec, sh -c, bash -c, find -exec) follows
 //     it, as a command of its own;
 //   - stdin, its first protocol.MaxStdinShown bytes (stdin_cut past them);
-//   - dynamic: some of what runs is known only when it runs, and when in
-//     doubt the gate says dynamic. That covers an expansion ($VAR, $(…), a
-//     glob, a tilde, bash's {a,b} and $'…'), eval, source, a function, an
-//     alias, trap with an action, hash -p, enable, shopt and set -o; a
-//     variable that makes a shell, the loader or a program run code
-//     (BASH_ENV, ENV, PS4, BASH_FUNC_*, LD_*, HOME, GIT_*, PYTHON*,
-//     NODE_OPTIONS…), in the line or in the exec's env; a PATH with a
-//     relative or empty entry, or set by for, read or a loop; a cd before
-//     a relative name; a program not found, or one the line may make
-//     (cp, ln, chmod… beside another program); a wrapper option the gate
-//     does not know (env -S, time -o, sudo -s); a shell it has no parser
-//     for (zsh, rbash), or that reads a script, standard input or its
-//     rc files (-i, -l); a program that runs what it is given
-//     (interpreters but for --version, make, xargs, find -exec, awk's
-//     system and pipes, sed's e and w and -i, vim, git -c and aliases,
-//     tar's --to-command, gdb, xdg-open, ionice, chroot, strace…); git
-//     in a repository with a hook or a config key the gate does not know
-//     to be inert (core.fsmonitor, core.hooksPath, include.path, aliases…),
-//     or in one it cannot tell (after a cd), or beside a write into a .git
-//     folder; a write redirection of a compound command; a line that does
-//     not parse.
+//   - dynamic: some of what runs is known only when it runs, or the gate
+//     doubts: an expansion ($VAR, $(…), a glob, a tilde, {a,b}, $'…');
+//     eval, source, a function, an alias, trap with an action, hash -p,
+//     enable, shopt, set -o; a variable that runs code (BASH_ENV, ENV,
+//     PS4, BASH_FUNC_*, LD_*, HOME, GIT_*, PYTHON*, NODE_OPTIONS…), in the
+//     line or the exec's env; a PATH with a relative or empty entry, or
+//     set by read or a loop; a cd before a relative name; a program not
+//     found, or one the line may make (cp, ln, chmod…); a wrapper option
+//     unknown to the gate (env -S, sudo -s); a shell it cannot parse
+//     (zsh), or reading a script, stdin or rc files (-i, -l); a program
+//     that runs what it is given (interpreters but for --version, make,
+//     xargs, awk's system and pipes, sed's e, w and -i, vim, git -c and
+//     aliases, tar's --to-command, gdb, xdg-open, ionice, chroot,
+//     strace…); git in a repository with a hook or a config key not known
+//     to be inert (core.fsmonitor, include.path…), in one it cannot tell
+//     (after a cd), or beside a write into .git; a write redirection of a
+//     compound command; a line that does not parse.
 //
-// What a guard cannot know: what a dynamic request runs; what a program
-// does with its arguments (find -delete, sort -o, git clean, a copy of
-// rm under any name: deleters are everywhere), which is for a guard's
-// argument rules; what a program's own files make it run (the user's
-// and the system's git config, a Makefile), which a guard that allows
-// the program trusts, with everyone who can write them; and a file
-// changed between the request and its run. So a denylist by name (no
-// rm) cannot hold: allow programs by identity (program_id), with
-// argument rules for those that write or run, and refuse, or ask,
-// whatever is dynamic.
+// A guard cannot know what a dynamic request runs, what a program does
+// with its arguments (find -delete, sort -o, git clean, rm under any
+// name), what its own files make it run (git config, a Makefile, trusted
+// with their writers), nor a file changed before the run. No denylist by
+// name holds: allow programs by identity (program_id), with argument
+// rules for those that write or run, and refuse or ask what is dynamic.
 //
-// The Gate publishes request.permission before asking and
-// request.answered after, and refuses unless the plugins' combined
-// verdict is allow (or ask, when Options.OnAsk says an ask with no person
-// to ask is an allow). A plugin that cannot answer counts as ask
-// (escouade.Host.Decide), so the Gate fails closed.
+// A Gate publishes request.permission before asking and request.answered
+// after, and refuses unless the plugins allow (or ask: Options.OnAsk),
+// failing closed.
 package gate
 
 import (
@@ -88,27 +70,21 @@ import (
 // Options configure a Gate. A nil *Options means the defaults.
 type Options struct {
 	// Project is the project every request is about; "" means
-	// escouade.DefaultProject, which the Host always knows. Another must
-	// be known to the Host's Projects, or every request is refused.
+	// escouade.DefaultProject. One the Host does not know refuses all.
 	Project string
-	// Env is the environment the runtime starts programs with, before an
-	// exec's env is set over it, in which the programs of a request are
-	// found (its PATH); nil means this process's (os.Environ).
+	// Env is the environment the runtime starts programs with (an exec's
+	// env goes over it), whose PATH finds them; nil means os.Environ().
 	Env []string
-	// OnAsk is what an ask means, there being no person to ask: protocol.Deny
-	// (the default, also for "") or protocol.Allow.
+	// OnAsk is what an ask means with no one to ask: protocol.Allow, or Deny.
 	OnAsk protocol.Verdict
 	// Log receives a line per decision; nil means none.
 	Log *slog.Logger
-	// OnDecision, when set, is told of each request and the plugins'
-	// combined decision (before OnAsk gives an ask its meaning), for
-	// metrics or a session feed. It runs on the deciding goroutine: keep it
-	// short.
+	// OnDecision, when set, gets each request and the plugins' decision
+	// (before OnAsk), on the deciding goroutine: keep it short.
 	OnDecision func(protocol.PermissionRequest, protocol.Decision)
 }
 
-// A Gate asks an Escouade Host's plugins whether an action may go ahead.
-// It is safe for concurrent use.
+// A Gate asks a Host's plugins about actions; it is safe for concurrent use.
 type Gate struct {
 	host    *escouade.Host
 	project string
@@ -140,15 +116,15 @@ func New(h *escouade.Host, opts *Options) *Gate {
 	return &Gate{host: h, project: o.Project, onAsk: o.OnAsk, log: o.Log, env: o.Env, decided: o.OnDecision}
 }
 
-// A RefusedError is the Gate's refusal: the plugins' combined decision,
+// A refusedError is the Gate's refusal: the plugins' combined decision,
 // and the request they were asked.
-type RefusedError struct {
+type refusedError struct {
 	Request  protocol.PermissionRequest
 	Decision protocol.Decision
 }
 
 // Error says why, as the deciding plugin worded it when it did.
-func (e *RefusedError) Error() string {
+func (e *refusedError) Error() string {
 	switch {
 	case e.Decision.Message != "":
 		return e.Decision.Message
@@ -160,12 +136,10 @@ func (e *RefusedError) Error() string {
 
 // Is reports whether target is protocol.ErrRefused, so that
 // errors.Is(err, protocol.ErrRefused) holds for every refusal.
-func (e *RefusedError) Is(target error) bool { return target == protocol.ErrRefused }
+func (e *refusedError) Is(target error) bool { return target == protocol.ErrRefused }
 
-// Request returns the permission request the plugins are asked for req,
-// under the id id, its programs found in this process's environment.
-// Verbs other than exec and launch_app are an error: the runtime asks its
-// Authorizer for those two only.
+// Request returns the permission request for req under the id id, its
+// programs found on this process's PATH; only exec and launch_app have one.
 func Request(req shinken.AuthRequest, id string) (protocol.PermissionRequest, error) {
 	var env []string // the PATH alone is read of it: not the whole environment copied
 	if path, ok := os.LookupEnv("PATH"); ok {
@@ -244,8 +218,9 @@ func request(req shinken.AuthRequest, id string, env []string) (protocol.Permiss
 
 // Authorize implements shinken.Authorizer: it publishes
 // request.permission, asks the plugins, publishes request.answered, and
-// returns nil for an allow, a *RefusedError otherwise. An error of the Host
-// (an unknown project) is returned as it is, and refuses too.
+// returns nil for an allow, else an error matching protocol.ErrRefused,
+// worded by the deciding plugin. A Host's error (an unknown project) is
+// returned as it is, and refuses too.
 func (g *Gate) Authorize(ctx context.Context, req shinken.AuthRequest) error {
 	preq, err := request(req, "shinken-"+strconv.FormatUint(g.seq.Add(1), 10), g.env)
 	if err != nil {
@@ -275,7 +250,7 @@ func (g *Gate) Authorize(ctx context.Context, req shinken.AuthRequest) error {
 	if verdict == protocol.Allow {
 		return nil
 	}
-	return &RefusedError{Request: preq, Decision: d}
+	return &refusedError{Request: preq, Decision: d}
 }
 
 // shownStdin returns the standard input a request shows: its first

@@ -8,10 +8,9 @@ import (
 	"shinken.dev/go/internal/strictjson"
 )
 
-// ParseFunc parses and checks the manifest of a plugin that runs in the
-// program's own process (escouade.Host.StartFunc, a daemon's GoPlugin):
-// the rules are Parse's, except that the manifest names no run, since the
-// program hands the Host the code to run. The Manifest's Run is empty.
+// ParseFunc is Parse for a plugin that runs in the program's own process
+// (escouade.Host.StartFunc, a daemon's GoPlugin): its manifest names no
+// run, and the Manifest's Run is empty.
 func ParseFunc(data []byte) (*Manifest, error) {
 	if err := strictjson.Validate(data); err != nil {
 		return nil, &protocol.FieldError{Err: err}

@@ -1,16 +1,15 @@
-// Package manifest reads what a plugin's folder says about the plugin: its
-// manifest, plugin.json (Name), as the Escouade protocol defines it — its
-// id and version, how it runs, what it may receive and reach, the settings
-// it adds, its limits and the process the Host starts beside it.
+// Package manifest reads a plugin's manifest, plugin.json (Name), as the
+// Escouade protocol defines it: its id and version, how it runs, what it
+// may receive and reach, the settings it adds, its limits and the process
+// the Host starts beside it.
 //
-// Parse checks a manifest's text and Read the manifest of a folder; Find
-// lists the folders of a parent that hold one. The JSON must be strict
-// (UTF-8, no key given twice, keys matched as written) and every field
-// known but the display fields; every problem is a *protocol.FieldError
-// naming the field's path ("permissions.files.agentRepo",
-// "run.command[0]"), and all of them, up to 50, are returned together, so
-// that an author fixes a manifest in one go. A Manifest that Parse returns
-// holds every rule below; the Host (package escouade) relies on them.
+// Parse checks a manifest's text, Read a folder's, and Find lists the
+// folders of a parent that hold one. The JSON must be strict (UTF-8, no key
+// twice, keys matched as written) and every field known but the display
+// fields. Every problem is a *protocol.FieldError naming the field's path
+// ("run.command[0]"), and all of them, up to 50, are returned together.
+// A Manifest that Parse returns holds every rule below; the Host relies on
+// them.
 package manifest
 
 import (
@@ -155,9 +154,8 @@ var (
 )
 
 // FileRoots returns the roots permissions.files may name, in the order
-// they are tried: plugin (the plugin's folder, read only), agent,
-// agentRepo and agentHome (an attached agent's folders) and temp (the
-// plugin's temporary folder).
+// tried: plugin (its folder, read only), agent, agentRepo and agentHome
+// (an attached agent's folders), temp (its temporary folder).
 func FileRoots() []string { return []string{"plugin", "agent", "agentRepo", "agentHome", "temp"} }
 
 // Upper bounds of Limits.
@@ -185,9 +183,8 @@ func Read(dir string) (*Manifest, error) {
 	return Parse(data)
 }
 
-// Parse parses and checks a manifest. The JSON must be strict (UTF-8, no
-// key twice) and every field known: each problem is a *protocol.FieldError
-// naming the field's path, and all of them are returned, joined.
+// Parse parses and checks a manifest; its errors, joined, are as the
+// package doc says.
 func Parse(data []byte) (*Manifest, error) {
 	if err := strictjson.Validate(data); err != nil {
 		return nil, &protocol.FieldError{Err: err}
@@ -620,9 +617,8 @@ func Find(parent string) ([]string, error) {
 	return dirs, nil
 }
 
-// NeverSet says why a variable may never be set by a plugin, whatever its
-// manifest says (a manifest naming it in permissions.env is refused), or
-// "" when it may be.
+// NeverSet says why a plugin may never set a variable, whatever its
+// manifest (one naming it in permissions.env is refused); "" when it may.
 func NeverSet(name string) string {
 	k := strings.ToUpper(name)
 	switch {

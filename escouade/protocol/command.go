@@ -7,69 +7,46 @@ import (
 	"strings"
 )
 
-// The request a plugin sees for a program the agent wants to run.
-//
-// A runtime's gate (package escouade/gate for a Shinken runtime) sends
-// every program the agent asks for as a PermissionRequest of kind
-// KindCommand, whatever form the agent used, so that a plugin judges one
-// shape:
+// A runtime's gate (package escouade/gate for Shinken) sends every
+// program the agent asks to run, whatever its form, as a
+// PermissionRequest of kind KindCommand, in one shape (CommandInput):
 //
 //	{"id": "…", "kind": "command", "tool": "exec",
 //	 "input": {"command": "sh -c 'echo hi'", "argv": ["sh", "-c", "echo hi"],
 //	           "cwd": "/repo", "env": {"CI": "1"}}}
 //
-// input.command is always the whole command line, one string, as a shell
-// would read it: a shell line as the agent wrote it, or an argv with each
-// word quoted for a POSIX shell (QuoteCommand) when it needs quoting. A
-// plugin written from the protocol's own example ({command: 'npm test'})
-// thus sees every program, argv or shell, and "sh -c" runs nothing it did
-// not see. input.argv is what will be run, word for word: a shell line is
-// ["/bin/sh", "-c", line]. input.cwd and input.env are present when the
-// agent set them; env is what is set over the runtime's environment.
-// A judgement on a prefix of command (rm, git push) holds for the argv and
-// shell forms alike; one on argv[0] must also look into a shell's line.
+// input.command is the whole command line as a shell reads it: a shell
+// line as written, or an argv quoted for a POSIX shell. A plugin written
+// from the protocol's example ({command: 'npm test'}) thus sees every
+// program, and "sh -c" runs nothing it did not see: a judgement on a
+// prefix of command (rm, git push) holds for both forms, one on argv[0]
+// must also look into a shell's line (argv ["/bin/sh", "-c", line]).
 //
-// A gate may also show what runs, so that a guard need not parse a shell
-// line nor guess what PATH finds (package escouade/gate does):
-// input.program is the real file argv[0] names, found as the runtime will
-// find it (on the PATH of the environment the program gets, env
-// included, symlinks resolved), and input.program_id its identity;
-// input.commands is every simple command the line runs, each with its
-// argv as the shell reads it (quotes removed, \rm read as rm), the
-// variables it gets over the runtime's environment (PATH=/x git), its
-// program and program_id, and its redirections; the commands a wrapper
-// runs (env, command, exec, nohup, nice, time, timeout, setsid, stdbuf,
-// sudo, doas, sh -c, bash -c, find -exec) follow the wrapper's, as
-// commands of their own. input.stdin is what the program reads on its
-// standard input. input.dynamic says that some of what runs is known only
-// when it runs (a $VAR, a $(…), a glob, eval, an alias, a variable that
-// runs code, a program that runs what it is given, a line that does not
-// parse): a careful guard refuses it, or asks. Package escouade/gate's
-// documentation lists what makes a request dynamic.
+// A gate may also show what runs (input.program, program_id, commands,
+// stdin), so that a guard need not parse a shell line nor guess what PATH
+// finds; input.dynamic says some of it is known only when it runs (a
+// $VAR, eval…): a careful guard refuses that, or asks. Package
+// escouade/gate's doc lists what is dynamic.
 const (
 	// KindCommand is the kind of a request to run a program.
 	KindCommand = "command"
 	// ToolExec is the tool of a request to run a program (the ACI's exec).
 	ToolExec = "exec"
-	// ToolLaunchApp is the tool of a request to start a desktop application
-	// (the ACI's launch_app); argv is the application and its arguments.
+	// ToolLaunchApp is the ACI's launch_app: argv is the app and its args.
 	ToolLaunchApp = "launch_app"
 
 	// KindRead is the kind of a request to read a file or list a folder:
 	// input.path is the path, absolute, as the agent's tool will open it.
 	KindRead = "read"
-	// KindEdit is the kind of a request to change a file or a folder
-	// (write, append, make, move, delete): input.path is the path changed,
-	// and input.to the destination of a move.
+	// KindEdit is the kind of a request to write, append, make, move or
+	// delete a file or folder: input.path, and input.to for a move.
 	KindEdit = "edit"
 	// ToolShell is the tool of a request to start an interactive shell
-	// (input.interactive), and of each line typed into one (a command of
-	// its own, judged before it reaches the terminal).
+	// (input.interactive), and of each line typed into it, before it runs.
 	ToolShell = "shell"
 )
 
-// MaxStdinShown bounds the standard input a request shows (input.stdin);
-// past it input.stdin_cut is set.
+// MaxStdinShown bounds input.stdin; past it input.stdin_cut is set.
 const MaxStdinShown = 64 << 10
 
 // CommandInput is the input of a request of kind command.
@@ -80,15 +57,14 @@ type CommandInput struct {
 	Argv []string `json:"argv"`
 	// Cwd is the folder the program runs in; "" when the agent named none.
 	Cwd string `json:"cwd,omitempty"`
-	// Env is set over the runtime's environment; nil when the agent set
-	// nothing.
+	// Env is set over the runtime's environment; nil when the agent set none.
 	Env map[string]string `json:"env,omitempty"`
 	// Program is the real file Argv[0] names (symlinks resolved), found
-	// on the PATH of the program's environment; "" when the gate did not
-	// look, or found none.
+	// on the PATH of the program's environment, Env included; "" when the
+	// gate did not look, or found none.
 	Program string `json:"program,omitempty"`
-	// Commands are the simple commands that run, the wrapped ones
-	// included; nil when the gate did not look.
+	// Commands are the simple commands that run, each command a wrapper
+	// runs (env, sudo, sh -c…) after it; nil when the gate did not look.
 	Commands []SimpleCommand `json:"commands,omitempty"`
 	// Dynamic says that some of what runs is known only when it runs: a
 	// word Commands gives as written, or a command it cannot see.
@@ -105,9 +81,8 @@ type CommandInput struct {
 	Interactive bool `json:"interactive,omitempty"`
 }
 
-// A FileID identifies a program's file, whatever name or link reached
-// it: a guard that allows a program by its FileID is not fooled by a copy
-// of another program under its name, nor by a link.
+// A FileID identifies a program's file, whatever name or link reached it:
+// allowing by FileID, a guard is not fooled by a copy or a link.
 type FileID struct {
 	// Dev and Ino are the file's device and inode numbers.
 	Dev uint64 `json:"dev"`
@@ -116,8 +91,7 @@ type FileID struct {
 	SHA256 string `json:"sha256"`
 }
 
-// A Redirect is one redirection of a simple command (> file, < file,
-// >> file, 2> file, >| file, <> file, &> file).
+// A Redirect is one redirection of a simple command (2> file).
 type Redirect struct {
 	// Op is the operator as written, without its descriptor (">", ">>",
 	// "<", "<>", ">|", "&>", "&>>", ">&", "<&", "<<", "<<<").
@@ -131,13 +105,12 @@ type Redirect struct {
 
 // A SimpleCommand is one command a request runs.
 type SimpleCommand struct {
-	// Argv is its words as the shell reads them: quotes removed, and a
-	// word known only when it runs as written. It is empty for
+	// Argv is its words as the shell reads them (quotes removed, \rm as
+	// rm), a word known only when it runs as written; empty for
 	// redirections alone (> file).
 	Argv []string `json:"argv"`
 	// Env are the variables it gets over the runtime's environment: the
-	// exec's env, a wrapper's (env X=1), and the line's own for it
-	// (PATH=/x git).
+	// exec's, a wrapper's (env X=1), the line's (PATH=/x git).
 	Env map[string]string `json:"env,omitempty"`
 	// Program is the file Argv[0] names, found on the PATH it runs
 	// with, symlinks resolved; "" for a shell's builtin, or one not found.
@@ -148,16 +121,15 @@ type SimpleCommand struct {
 	Redirects []Redirect `json:"redirects,omitempty"`
 }
 
-// ShellCommand is the input of a shell line: command is the line as
-// written, and argv ["/bin/sh", "-c", line].
+// ShellCommand is the input of a shell line: argv ["/bin/sh", "-c", line].
 func ShellCommand(line string) CommandInput {
 	return CommandInput{Command: line, Argv: []string{"/bin/sh", "-c", line}}
 }
 
-// ArgvCommand is the input of a program run word for word: command is
-// argv quoted for a POSIX shell.
+// ArgvCommand is the input of argv run word for word: command is argv
+// quoted for a POSIX shell, each word that needs it in single quotes.
 func ArgvCommand(argv []string) CommandInput {
-	return CommandInput{Command: QuoteCommand(argv), Argv: append([]string(nil), argv...)}
+	return CommandInput{Command: quoteCommand(argv), Argv: append([]string(nil), argv...)}
 }
 
 // Map returns the input as a request's Input.
@@ -238,8 +210,8 @@ func anyMap(m map[string]string) map[string]any {
 	return out
 }
 
-// Command decodes the input of a request of kind command. A request of
-// another kind, or whose input has no command, is an error.
+// Command decodes the input of a request of kind command; another kind,
+// or an input with no command, is an error.
 func (r *PermissionRequest) Command() (CommandInput, error) {
 	var in CommandInput
 	if r.Kind != KindCommand {
@@ -260,11 +232,11 @@ func (r *PermissionRequest) Command() (CommandInput, error) {
 	return in, nil
 }
 
-// QuoteCommand joins argv into one command line that a POSIX shell reads
+// quoteCommand joins argv into one command line that a POSIX shell reads
 // back as argv: a word made only of letters, digits and -_./:=@%+, is left
 // as it is, any other is put in single quotes, each quote in it closing
 // them, escaped with a backslash, and opening them again.
-func QuoteCommand(argv []string) string {
+func quoteCommand(argv []string) string {
 	var b strings.Builder
 	for i, a := range argv {
 		if i > 0 {

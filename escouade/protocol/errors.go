@@ -45,8 +45,7 @@ func (c Code) String() string {
 	return fmt.Sprintf("Code(%d)", int64(c))
 }
 
-// An Error is an error answer of the protocol: one side refused or failed a
-// request, with a code to act on and a message naming the rule, for people.
+// An Error is an error answer: a code to act on, a message for people.
 type Error struct {
 	Code    Code
 	Message string
@@ -57,8 +56,7 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("escouade: %s (%s)", e.Message, e.Code)
 }
 
-// Is reports whether target is an *Error with the same code, so that
-// errors.Is(err, ErrRefused) holds for every refusal whatever its message.
+// Is matches an *Error by its code alone: errors.Is(err, ErrRefused).
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
 	return ok && t.Code == e.Code
@@ -76,15 +74,12 @@ var (
 	ErrNotFound       = &Error{Code: CodeNotFound, Message: "not found"}
 )
 
-// ErrClosed is returned by a side of the protocol that was closed: a
-// plugin's connection to the Host, a Host, a Plugin that was stopped.
+// ErrClosed is a closed side's error: a connection, a Host, a stopped Plugin.
 var ErrClosed = errors.New("escouade: closed")
 
-// ErrUnknownField is wrapped by the FieldError of a field that a strict
-// format (the manifest) does not have.
+// ErrUnknownField marks a FieldError for a field the manifest does not know.
 var ErrUnknownField = fields.ErrUnknownField
 
-// A FieldError names the field of a message's params, or of a manifest,
-// that is wrong, by its path ("request.kind", "run.command[0]"), and says
-// why. Every decoder of this package returns one.
+// A FieldError names, by its path ("request.kind", "run.command[0]"), the
+// field of a message or a manifest that is wrong, and says why.
 type FieldError = fields.FieldError

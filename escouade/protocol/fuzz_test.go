@@ -33,13 +33,13 @@ func FuzzDecideParams(f *testing.F) {
 	})
 }
 
-// FuzzQuoteCommand checks that QuoteCommand never panics and that a word
-// of safe characters is kept as it is.
-func FuzzQuoteCommand(f *testing.F) {
+// FuzzArgvCommand checks that ArgvCommand's quoting never panics and that
+// a word of safe characters is kept as it is.
+func FuzzArgvCommand(f *testing.F) {
 	f.Add("npm", "test")
 	f.Add("echo", "it's")
 	f.Fuzz(func(t *testing.T, a, b string) {
-		q := protocol.QuoteCommand([]string{a, b})
+		q := protocol.ArgvCommand([]string{a, b}).Command
 		if a == "npm" && b == "test" && q != "npm test" {
 			t.Fatalf("%q", q)
 		}

@@ -12,16 +12,15 @@ import (
 // Version is the version of the plugin protocol this package speaks.
 const Version = 1
 
-// A Method is one entry of the protocol's method table (the schema's
-// x-methods).
+// A Method is an entry of the method table (the schema's x-methods).
 type Method struct {
 	// ToPlugin: the Host sends it to a plugin (initialize, fact,
 	// permissions/decide…); otherwise a plugin sends it to the Host.
 	ToPlugin bool
 	// Notification: it has no answer.
 	Notification bool
-	// Timeout is how long a request is waited for (its timeoutMs, else the
-	// schema's x-defaultTimeoutMs); 0 for a notification.
+	// Timeout is how long a request is waited for, so may take: its
+	// timeoutMs, else x-defaultTimeoutMs; 0 for a notification.
 	Timeout time.Duration
 }
 
@@ -77,28 +76,23 @@ var spec = sync.OnceValue(func() *table {
 	return p
 })
 
-// LookupMethod returns the entry of the method table for name; ok is false
-// for a method the protocol does not name.
+// LookupMethod returns name's entry of the method table, if it has one.
 func LookupMethod(name string) (m Method, ok bool) {
 	m, ok = spec().methods[name]
 	return m, ok
 }
 
-// MethodTimeout returns how long a request of method is waited for: its
-// timeoutMs in the schema, else the schema's x-defaultTimeoutMs; 0 for a
-// notification or a method the protocol does not name. It serves both
-// sides: how long a caller waits is how long a handler may take.
+// MethodTimeout returns method's Method.Timeout; 0 for an unknown method.
 func MethodTimeout(method string) time.Duration {
 	return spec().methods[method].Timeout
 }
 
-// IsFact reports whether name is one of the protocol's fact names
-// (agent.created, ticket.moved…).
+// IsFact reports whether name is a fact name (agent.created, ticket.moved…).
 func IsFact(name string) bool { return spec().facts[name] }
 
-// CodeOf returns the code the schema's x-errors gives name ("refused");
+// codeOf returns the code the schema's x-errors gives name ("refused");
 // ok is false for a name it does not have.
-func CodeOf(name string) (c Code, ok bool) {
+func codeOf(name string) (c Code, ok bool) {
 	c, ok = spec().codes[name]
 	return c, ok
 }

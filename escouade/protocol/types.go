@@ -20,8 +20,7 @@ import (
 type Project struct {
 	ID   string `json:"id" wire:"required"`
 	Name string `json:"name" wire:"required"`
-	// Private: nothing of the project goes to a plugin that is not turned
-	// on for it.
+	// Private: a plugin not turned on for it gets nothing of it.
 	Private bool `json:"private" wire:"required"`
 }
 
@@ -42,23 +41,20 @@ type Agent struct {
 type Fact struct {
 	Name    string `json:"name" wire:"required"`    // one of the protocol's fact names
 	Version int    `json:"version" wire:"required"` // the version of this fact's fields
-	// Seq numbers the facts since the Host started: two facts come in the
-	// order of their numbers.
+	// Seq numbers the facts, in order, since the Host started.
 	Seq     int64    `json:"seq" wire:"required"`
 	At      string   `json:"at" wire:"required"` // when, in RFC 3339 (see Time)
 	Project *Project `json:"project,omitempty"`
 	Ticket  *Ticket  `json:"ticket,omitempty"`
 	Agent   *Agent   `json:"agent,omitempty"`
-	// Data is what the fact says, a JSON object whose fields depend on the
-	// fact; it is left raw so that a plugin decodes only what it reads.
+	// Data is the fact's JSON object, left raw: decode what you read.
 	Data json.RawMessage `json:"data" wire:"required"`
 }
 
 // Time parses At.
 func (f *Fact) Time() (time.Time, error) { return time.Parse(time.RFC3339Nano, f.At) }
 
-// UnmarshalJSON decodes a fact; fields it does not know are ignored, as the
-// protocol asks.
+// UnmarshalJSON decodes a fact.
 func (f *Fact) UnmarshalJSON(b []byte) error {
 	*f = Fact{}
 	if err := fields.Decode(b, f); err != nil {
@@ -103,8 +99,7 @@ func (r *PermissionRequest) UnmarshalJSON(b []byte) error {
 	return fields.Decode(b, r)
 }
 
-// DecideParams are the params of permissions/decide: a request and where it
-// comes from.
+// DecideParams are permissions/decide's: a request and where it comes from.
 type DecideParams struct {
 	Request PermissionRequest `json:"request" wire:"required"`
 	Project Project           `json:"project" wire:"required"`
@@ -133,16 +128,13 @@ type Decision struct {
 	Verdict Verdict `json:"decision" wire:"required"`
 	// Message says why; it is told to the agent with a refusal.
 	Message string `json:"message,omitempty"`
-	// Plugin is the id of the plugin whose answer decided, in a decision the
-	// Host combined, or of the plugin that could not answer because it is
-	// not running (restarting, disabled); "" when no plugin decided (nobody
-	// answered in time, or nobody was asked). It is not part of the wire
-	// message.
+	// Plugin, not on the wire, is the id of the plugin whose answer decided
+	// a decision the Host combined, or that could not answer (restarting,
+	// disabled); "" when none did (no answer in time, nobody asked).
 	Plugin string `json:"-"`
 }
 
-// UnmarshalJSON decodes a decision; a verdict other than allow, deny and ask
-// is an error.
+// UnmarshalJSON decodes a decision; a verdict not allow, deny or ask fails.
 func (d *Decision) UnmarshalJSON(b []byte) error {
 	*d = Decision{}
 	if err := fields.Decode(b, d); err != nil {
@@ -160,8 +152,7 @@ type Capabilities struct {
 	Batch   bool `json:"batch"`   // batches, both ways
 	Secrets bool `json:"secrets"` // secrets/get
 	Log     bool `json:"log"`     // the log notification
-	// Attach: the agents attached to a plugin are given again after a
-	// restart.
+	// Attach: a plugin's attached agents are given again after a restart.
 	Attach bool `json:"attach"`
 }
 
@@ -193,8 +184,7 @@ func (ip *InitializeParams) UnmarshalJSON(b []byte) error {
 
 // InitializeResult is a plugin's answer to initialize.
 type InitializeResult struct {
-	// ProtocolVersion is the version the plugin speaks; another than the
-	// Host's stops it.
+	// ProtocolVersion is the plugin's; another than the Host's stops it.
 	ProtocolVersion int `json:"protocolVersion" wire:"required"`
 	// Capabilities is what the plugin can do; never nil on the wire.
 	Capabilities map[string]any `json:"capabilities" wire:"required"`
@@ -206,8 +196,7 @@ func (r *InitializeResult) UnmarshalJSON(b []byte) error {
 	return fields.Decode(b, r)
 }
 
-// AttachParams are the params of agent/attach: an agent attached to the
-// plugin, by the key that names it in later requests, and who it is.
+// AttachParams attach an agent: its key in later requests, and who it is.
 type AttachParams struct {
 	Key   string `json:"key" wire:"required"`
 	Agent Agent  `json:"agent" wire:"required"`

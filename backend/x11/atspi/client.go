@@ -34,10 +34,8 @@ type Options struct {
 
 	// AppTimeout bounds the walk of one application; an application that
 	// takes longer is left out of the snapshot, which is marked truncated.
-	// 0 means 2 s. Both it and CallTimeout grow with the application's
-	// measured lag (the round trip of a ping through its main loop, a
-	// hundred times over, up to 10 s more): on a loaded machine an
-	// application answers slowly, and is not hung for it.
+	// 0 means 2 s. It and CallTimeout grow with the application's lag (a
+	// ping through its main loop, ×100, up to 10 s more).
 	AppTimeout time.Duration
 	// CallTimeout is the longest wait for any one reply: an application
 	// that answers nothing for that long is considered hung. 0 means 1 s.

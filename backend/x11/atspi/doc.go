@@ -14,39 +14,27 @@
 // The usual AT-SPI client asks one D-Bus question per property per node,
 // each a round trip through the bus daemon. A [Client.Snapshot] instead:
 //
-//   - talks to each application directly, over the peer-to-peer socket its
-//     bridge offers (Application.GetApplicationBusAddress), when it has one;
+//   - talks to each application directly, over its bridge's peer-to-peer
+//     socket (Application.GetApplicationBusAddress) when it has one;
 //   - reads role, name, description, states, parent and interfaces of every
-//     node the toolkit caches in one call (Cache.GetItems), whose two
-//     shapes (GTK's and Qt's) it both understands;
-//   - gets the references of a whole subtree the cache lacks in one call
-//     (Collection.GetMatches with a rule that matches everything), then
-//     describes those nodes with calls kept in flight by the hundred;
+//     node the toolkit caches in one call (Cache.GetItems, GTK's or Qt's);
+//   - gets the references of a subtree the cache lacks in one call
+//     (Collection.GetMatches), then describes those nodes with calls kept
+//     in flight by the hundred;
 //   - reads extents only for nodes on screen, and action names, values and
 //     editable text only where the node has them;
-//   - encodes calls and decodes replies itself, writing a window of calls
-//     with one system call, because decoding replies through reflection
-//     made the client, not the application, the bottleneck;
-//   - keeps a mirror of each application's tree, for the toolkits whose
-//     events report every change of structure, names, states and text
-//     (GTK 3, Gecko, Chromium): a repeated snapshot starts from the last
-//     one and reads again only the nodes and subtrees the events since
-//     name, and the few things no event reports (the extents of the
-//     top-level windows and of one node per container on screen, which
-//     move when anything scrolls; the text of editable fields; values).
-//     A barrier (a Peer.Ping through the bus, whose reply comes after
-//     every event the application sent before it) makes the events of an
-//     action recorded before the snapshot that follows it; the toolkit
-//     caches' AddAccessible and RemoveAccessible signals count as events
-//     too (GTK closes a window with no object event for it). Anything the
-//     mirror cannot account for (a sentinel that moved, an event naming a
-//     node it cannot place, too many events) makes the snapshot read the
-//     whole tree again. mirror.go has the rules;
-//   - otherwise, on a repeated snapshot of a GTK 3 application, reuses the
-//     extents, roles, interfaces and action names of the last one where
-//     the application's events say they still hold, and re-reads
-//     sentinels to catch what no event reports. [Options.NoCache] turns
-//     both off.
+//   - encodes and decodes D-Bus messages itself, with no reflection,
+//     writing a window of calls with one system call;
+//   - keeps a mirror of each application's tree where its events report
+//     every change (GTK 3, Gecko, Chromium): a repeated snapshot reads
+//     again only the nodes the events since the last one name, and what
+//     no event reports (the extents of top-level windows and of one node
+//     per container on screen, editable text, values). The events of an
+//     action count before the snapshot that follows it; anything the
+//     mirror cannot account for makes the snapshot read the whole tree;
+//   - otherwise, on a GTK 3 application, reuses the last snapshot's
+//     extents, roles, interfaces and action names where the events say
+//     they hold. [Options.NoCache] turns both off.
 //
 // Measured side by side with a plain pyatspi walk of role, name, states
 // and extents (BENCHMARKS.md), a repeated snapshot with nothing changed
@@ -67,17 +55,12 @@
 // # Document URLs
 //
 // A browser's page ("document web") or frame document ("document frame")
-// that is not editable has its URL as its value, from the AT-SPI Document
-// attributes ("DocURL" in Gecko, "URI" in Chromium): ACI v0 has no URL
-// field, and a value is what tree_text shows every agent
-// (Value:"https://…") and what a toolset reads for the model (Gemini's
-// function responses). A URL longer than 4 KiB (a large data: URL) is
-// left out rather than cut. The URL is read again on every snapshot, mirror or
-// not, because a same-document navigation (an anchor, history.pushState)
-// changes it with no event; a URL that changed makes that snapshot, and
-// for a moment every one after it, read the browser's tree whole, since
-// the browser's chrome follows a navigation with changes it sends no
-// event for.
+// that is not editable has its URL as its value (ACI v0 has no URL field),
+// from the AT-SPI Document attributes ("DocURL" in Gecko, "URI" in
+// Chromium). A URL longer than 4 KiB is left out rather than cut. It is
+// read on every snapshot, since a same-document navigation changes it
+// with no event; a URL that changed makes that snapshot, and for a moment
+// those after it, read the browser's tree whole.
 //
 // # Element verbs
 //

@@ -99,12 +99,10 @@ func (c *Client) Layout(ctx context.Context, pid int, at image.Point) (string, e
 	return "", nil
 }
 
-// Patience returns d, a window in which the application of process pid
-// is waited for as it catches up with no event to say so, lengthened by
-// its lag: how long it took to answer through its main loop when walks
-// and layouts last measured it. On an idle machine that leaves d as it
-// is; on a busy one the window grows as the application slows. An
-// application the Client has not walked leaves d as it is.
+// Patience returns d, a wait for the application of process pid to catch
+// up with no event to say so, lengthened by its lag (its main loop's answer
+// time when walks and layouts last measured it): d itself on an idle
+// machine, or for an application the Client has not walked.
 func (c *Client) Patience(pid int, d time.Duration) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()

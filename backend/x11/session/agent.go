@@ -96,10 +96,10 @@ func (s *Session) writeAgentXauthority(entry []byte) error {
 	return nil
 }
 
-// AgentEnv returns the environment for an application run as
+// agentEnv returns the environment for an application run as
 // Options.AgentUser: AppEnv with the agent's authority file, runtime
 // folder, HOME, USER and LOGNAME. Without an agent's user it is AppEnv.
-func (s *Session) AgentEnv() []string {
+func (s *Session) agentEnv() []string {
 	env := s.AppEnv()
 	if s.agent == nil {
 		return env
@@ -121,7 +121,7 @@ func (s *Session) asAgent(cmd *exec.Cmd) {
 		return
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.agent.Credential()}
-	cmd.Env = s.AgentEnv()
+	cmd.Env = s.agentEnv()
 	cmd.Dir = s.AgentRuntimeDir
 	if fi, err := os.Stat(s.agent.Home); err == nil && fi.IsDir() {
 		cmd.Dir = s.agent.Home

@@ -7,9 +7,8 @@ import (
 )
 
 // A PartError says which part of the session is not ready and why, in
-// words a readiness probe may show to anyone: no process ids, no paths, no
-// output. Err, when set, holds the details, for the log: the connection
-// error, or the part's exit status and output (see also Session.Err).
+// words a readiness probe may show to anyone (no process ids, paths or
+// output); Err, when set, holds the details for the log.
 type PartError struct {
 	Part   Part
 	Reason string
@@ -23,12 +22,10 @@ func (e *PartError) Error() string { return "session: " + string(e.Part) + ": " 
 func (e *PartError) Unwrap() error { return e.Err }
 
 // Check asks the parts whether they answer now, for a readiness probe: the
-// session must be Ready, the X server must accept a connection, the
-// session bus and the accessibility bus (when the session has them) must
-// accept one and answer, and no application may be running blind since a
-// restart of the accessibility bus (an error wrapping ErrAppsLost: the tree
-// cannot see it). It returns nil, a *PartError naming the first part that
-// is not ready, or ErrClosed.
+// session must be Ready, the X server and the buses it has must accept a
+// connection and answer, and no application may be blind since the
+// accessibility bus restarted (ErrAppsLost). It returns nil, a *PartError
+// naming the first part that is not ready, or ErrClosed.
 func (s *Session) Check(ctx context.Context) error {
 	if err := s.Ready(); err != nil {
 		return err

@@ -33,11 +33,9 @@ import (
 // join, unless Options.RelaunchLostApps has them started again.
 
 // ErrAppsLost is wrapped by Check while applications that were on the
-// accessibility bus before it restarted run without having joined the new
-// one: the accessibility tree cannot see them. The session restarts its
-// startup applications (Options.Apps) itself; the others (started with
-// Command, or by an agent) must be started again by whoever started them,
-// or closed. The session's log names them.
+// accessibility bus before it restarted have not joined the new one: the
+// tree cannot see them. Those not in Options.Apps must be started again by
+// whoever started them, or closed; LostApps and the log name them.
 var ErrAppsLost = errors.New("session: applications lost the accessibility bus when it restarted and are missing from the accessibility tree")
 
 // busPeers follows the connections of one accessibility bus, by process:
@@ -311,9 +309,8 @@ func (s *Session) appsLost() error {
 		Reason: fmt.Sprintf("%d application(s) on the desktop lost it when it restarted, and the accessibility tree cannot see them", still)}
 }
 
-// LostApps returns the process ids of the applications that lost the
-// accessibility bus when it restarted and have neither exited nor joined
-// the new bus (see ErrAppsLost), in increasing order.
+// LostApps returns, in increasing order, the process ids of the
+// applications ErrAppsLost is about.
 func (s *Session) LostApps() []int {
 	s.appsLost()
 	s.mu.Lock()

@@ -5,28 +5,19 @@
 // answer, and each proven ready by asking it, never by sleeping.
 //
 // While the session runs, a part that dies is restarted with the parts that
-// depend on it (the window manager and the accessibility bus need the X
-// server; the accessibility bus needs the session bus), within a restart
-// budget; every exit and restart is logged and reported. Toolkits never
-// join a new accessibility bus (GTK's bridge connects once, at start), so
-// after a restart of that bus, or of a part it needs, the startup apps are
-// started again, and the other applications that were on the old bus are
-// reported by Check (ErrAppsLost) until they exit, or relaunched
-// (Options.RelaunchLostApps). Close takes every
-// process of the session down, including the ones its processes started
-// (applications, D-Bus activated services): they all carry a marker in
-// their environment, and whatever still carries it is killed.
+// need it (the window manager and the accessibility bus need the X server,
+// the accessibility bus the session bus), within a restart budget; every
+// exit and restart is logged and reported. Toolkits never join a new
+// accessibility bus, so after it restarts the startup apps are started
+// again, and the other applications on the old bus are reported by Check
+// (ErrAppsLost) until they exit, or relaunched (Options.RelaunchLostApps).
+// Close kills every process of the session, those its processes started
+// included: they all carry a marker in their environment (MarkerVar).
 //
-// A daemon killed outright (SIGKILL) takes the parts down with it through
-// a parent-death signal. That is why the session starts the accessibility
-// bus's dbus-daemon itself, with at-spi2's configuration, and publishes its
-// address as at-spi-bus-launcher would (org.a11y.Bus on the session bus,
-// AT_SPI_BUS on the X root window): the launcher's own dbus-daemon is its
-// child, which no parent-death signal reaches. What the buses start on
-// demand (the accessibility registry, portals) ends when its bus does. The
-// startup apps get the signal too; applications started otherwise (with
-// Command, or by an agent) are Close's to find by the marker, or the
-// container's or VM's to end.
+// A daemon killed outright (SIGKILL) takes the parts, what its buses
+// started and the startup apps down with it (a parent-death signal); the
+// applications started otherwise (with Command, or by an agent) are
+// Close's to find by the marker, or the container's or VM's to end.
 //
 // A daemon uses it like this:
 //
@@ -67,9 +58,7 @@ var ErrNotInstalled = errors.New("session: program not installed")
 var ErrClosed = errors.New("session: closed")
 
 // MarkerVar is the environment variable that tags every process of a
-// session. Close kills whatever still carries the session's value, which is
-// how processes started by the session's processes (D-Bus activation,
-// applications) are found once their parent is gone.
+// session, by which Close finds them once their parent is gone.
 const MarkerVar = "SHINKEN_XVFB_SESSION"
 
 // Part names one process of the session.
@@ -101,19 +90,14 @@ type Options struct {
 	// accessibility bridges off.
 	NoAccessibility bool
 	// Apps are started (each an argv, with AppEnv) once the desktop is
-	// ready, and again after the X server, the session bus or the
-	// accessibility bus had to be restarted (those still running are
-	// stopped first: X clients die with their server, and toolkits do not
-	// join a new accessibility bus). They are not restarted when they exit
-	// by themselves.
+	// ready, and stopped and started again after a restart of the X
+	// server or a bus; not when they exit by themselves.
 	Apps [][]string
-	// RelaunchLostApps makes the session start again, as they were started
-	// (program, arguments, environment, working directory), the other
-	// applications that lost the accessibility bus when it restarted: each
-	// is stopped and started anew, and from then on is one of the
-	// session's startup apps. What they held (unsaved text, their windows'
-	// places) is lost. false (the default) leaves them running, blind to
-	// the tree, and Check reports them (ErrAppsLost) until they exit.
+	// RelaunchLostApps makes the session stop and start again, as they
+	// were started (argv, environment, folder), the other applications that
+	// lost the accessibility bus, which then count as startup apps; what
+	// they held (unsaved text) is lost. false leaves them running, blind
+	// to the tree, and Check reports them (ErrAppsLost) until they exit.
 	RelaunchLostApps bool
 	// Timeout bounds how long each part may take to get ready; 0 means 15 s.
 	Timeout time.Duration
@@ -123,18 +107,15 @@ type Options struct {
 	MaxRestarts int
 	// RestartWindow is the period MaxRestarts counts over; 0 means 10 min.
 	RestartWindow time.Duration
-	// AgentUser, when set, is the user the agent's applications run as:
-	// a login name or a numeric uid of the user database, never root.
-	// The session and the accessibility bus admit it besides this
-	// process's user (and nobody else), it gets a copy of the display's
-	// cookie and a runtime folder of its own (AgentXauthority,
-	// AgentRuntimeDir), and the startup apps run as it. The session bus
-	// then activates no service of the system's (they would run as this
-	// process's user, on the agent's behalf): only the accessibility bus
-	// still starts its registry. Switching needs CAP_SETUID, CAP_SETGID,
-	// CAP_KILL and CAP_CHOWN (root has them): without them Start logs a
-	// warning and every application runs as this process's user
-	// (AgentRuntimeDir stays ""). A user that does not exist, or root,
+	// AgentUser, when set, is the user (a login name or uid, never root)
+	// the agent's applications and the startup apps run as. The buses
+	// admit it besides this process's user, and nobody else; it gets its
+	// own cookie copy and runtime folder (Session.AgentXauthority,
+	// AgentRuntimeDir). The session bus then activates no system service
+	// (it would run as this process's user), the accessibility bus only
+	// its registry. Without CAP_SETUID, CAP_SETGID, CAP_KILL and
+	// CAP_CHOWN, Start logs a warning and every application runs as this
+	// process's user (Session.AgentRefused); an unknown user, or root,
 	// fails Start.
 	AgentUser string
 	// Logger receives a record for every exit, restart and give-up; nil
@@ -402,8 +383,7 @@ func (s *Session) env(a11y bool) []string {
 }
 
 // Command returns a command that runs name as an application of the
-// session (with AppEnv), in its own process group. Close kills it if it is
-// still running.
+// session (with AppEnv), in its own process group, killed by Close.
 func (s *Session) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = s.AppEnv()
@@ -426,10 +406,8 @@ func (s *Session) A11yBus() string {
 	return s.a11yAddr
 }
 
-// Ready returns nil when every part runs, or a *PartError naming the part
-// that is down (being restarted, or given up on), or ErrClosed. It says
-// what in words, for a probe to show; the PartError's Err, Session.Err and
-// the log have the details.
+// Ready returns nil when every part runs, a *PartError naming the part
+// that is down (being restarted, or given up on), or ErrClosed.
 func (s *Session) Ready() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -453,13 +431,12 @@ func (s *Session) Err() error {
 	return s.failed
 }
 
-// Close stops the session: supervision first, then the parts in reverse
-// order, then whatever else still carries the session marker, and with
-// Options.AgentUser every process of that user in the process group of
-// one of this process's descendants (an application that rewrote its
-// environment, and its children). It waits
-// until they are gone and removes the session's files. It is safe to call
-// more than once.
+// Close stops the session: supervision, the parts in reverse order, then
+// whatever still carries the marker and, with Options.AgentUser, that
+// user's processes in the process group of one of this process's
+// descendants (an application that rewrote its environment). It waits
+// until they are gone, removes the session's files, and may be called more
+// than once.
 func (s *Session) Close() error {
 	s.once.Do(func() { s.err = s.close() })
 	return s.err

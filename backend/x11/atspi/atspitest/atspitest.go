@@ -3,9 +3,8 @@
 // session D-Bus (package internal/xvfb), the AT-SPI bus launcher, and
 // applications started with the toolkit's accessibility bridge on.
 //
-// Without the programs a case needs, the test is skipped with a message
-// naming them, except when the environment variable CI is "true": there a
-// missing program is a failure.
+// A test missing a program it needs is skipped, naming it, or fails when
+// the environment variable CI is "true".
 package atspitest
 
 import (
@@ -46,8 +45,7 @@ type Session struct {
 	A11yBus string
 }
 
-// Missing stops t because a program is missing: a skip, or a failure under
-// CI=true.
+// Missing stops t for a missing program: a skip, a failure under CI=true.
 func Missing(t testing.TB, what string) {
 	t.Helper()
 	if os.Getenv("CI") == "true" {
@@ -192,8 +190,7 @@ func (s *Session) Launch(t testing.TB, name string, args ...string) *App {
 	return s.LaunchEnv(t, nil, name, args...)
 }
 
-// LaunchEnv is Launch with env ("KEY=value") added to the application's
-// environment, overriding the session's.
+// LaunchEnv is Launch with env ("KEY=value") set over the session's.
 func (s *Session) LaunchEnv(t testing.TB, env []string, name string, args ...string) *App {
 	t.Helper()
 	if _, err := exec.LookPath(name); err != nil {
@@ -245,8 +242,7 @@ func (a *App) Kill() {
 	<-a.done
 }
 
-// Stop freezes the application (SIGSTOP), so it answers nothing: a hung
-// application. Kill still ends it.
+// Stop freezes the application (SIGSTOP), hung: Kill still ends it.
 func (a *App) Stop() error { return syscall.Kill(-a.Cmd.Process.Pid, syscall.SIGSTOP) }
 
 // Cont resumes a stopped application.
@@ -286,8 +282,8 @@ user_pref("browser.tabs.warnOnClose", false);
 user_pref("browser.newtab.preload", false);
 `
 
-// FirefoxProfile returns a new Firefox profile folder, removed by t's
-// cleanup, whose first run opens nothing but the page Firefox is given.
+// FirefoxProfile returns a new Firefox profile, removed by t's cleanup,
+// whose first run opens only the page Firefox is given.
 func FirefoxProfile(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
