@@ -1,8 +1,9 @@
 // Package deptest checks, from a test, what a program links and what it
 // weighs, as tailscale's deptest does: a test names a package, and fails
 // when a dependency it forbids creeps in, or when the program, built as a
-// user ships it, passes a size; and what a package's documentation
-// weighs (DocSize).
+// user ships it, passes a size. Its own tests hold the module's layers
+// (TestLayers) and every public package's documentation within its bound
+// (TestDocSize).
 package deptest
 
 import (
@@ -61,18 +62,4 @@ func StrippedSize(t testing.TB, pkg string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
-}
-
-// DocSize fails t when `go doc -all` of the package in the test's folder
-// prints more than max lines: its public surface, every exported name
-// with its comment, is to be read in one sitting.
-func DocSize(t testing.TB, max int) {
-	t.Helper()
-	out, err := exec.Command(goCommand(t), "doc", "-all", ".").Output()
-	if err != nil {
-		t.Fatalf("go doc: %v", err)
-	}
-	if n := strings.Count(string(out), "\n"); n > max {
-		t.Errorf("go doc -all prints %d lines, more than %d", n, max)
-	}
 }

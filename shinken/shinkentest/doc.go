@@ -22,7 +22,7 @@
 // the test with what it expected, what it last saw and the tree around the
 // element.
 //
-// Where the environment variable CI is "true" (set it to trace locally),
+// Under CI (the environment variable CI is "true"), or with [ServeTraced],
 // Serve keeps a trace in memory: the actions, the screen after each one that
 // changed it, the trees observed. If the test fails, the trace is written as
 // a recording (package record) to the test's artifact folder (go test
@@ -137,7 +137,6 @@
 //
 // # Timing
 //
-// A backend may apply input asynchronously (an X server, an AT-SPI bus): a
-// case polls for the expected state until [Options.Timeout], never sleeping
-// a fixed time, so a synchronous backend passes on the first poll.
+// Input may land asynchronously (an X server, an AT-SPI bus): a case polls
+// for the state it expects until [Options.Timeout], never sleeping.
 package shinkentest

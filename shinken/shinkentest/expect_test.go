@@ -113,6 +113,41 @@ func TestFormFailsWithTrace(t *testing.T) {
 	}
 }
 
+// TestTracedWrong fails a short test served by ServeTraced, tracing as
+// SHINKENTEST_TRACE says: it runs only as TestServeTraced's subprocess.
+func TestTracedWrong(t *testing.T) {
+	mode := os.Getenv("SHINKENTEST_TRACE")
+	if mode == "" {
+		t.Skip("run by TestServeTraced")
+	}
+	desk := headless.New(nil)
+	shinkentest.Must(t, desk.Launch(t.Context(), "form", nil))
+	c := shinkentest.ServeTraced(t, desk, nil, mode == "on")
+	shinkentest.Must(t, c.ByRole("push button", "Submit").Click(t.Context()))
+	shinkentest.Expect(t, c.ByRole("label", "").Last()).ToHaveText("not this")
+}
+
+// TestServeTraced: ServeTraced traces where CI is not set, and does not
+// where it is, as asked.
+func TestServeTraced(t *testing.T) {
+	for _, tc := range []struct{ mode, ci string }{{"on", ""}, {"off", "true"}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			tmp := t.TempDir()
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestTracedWrong$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), "CI="+tc.ci, "TMPDIR="+tmp, "SHINKENTEST_TRACE="+tc.mode)
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || !strings.Contains(string(out), `expected label (last) to have text "not this"`) {
+				t.Fatalf("the test did not fail on its expectation (%v):\n%s", err, out)
+			}
+			traces, _ := filepath.Glob(filepath.Join(tmp, traceDir, "TestTracedWrong-*.shinkenrec"))
+			if got := len(traces) == 1 && strings.Contains(string(out), "trace of the failed test: "); got != (tc.mode == "on") {
+				t.Errorf("traced: %v (%v), want %v:\n%s", got, traces, tc.mode == "on", out)
+			}
+		})
+	}
+}
+
 // traceDir is where the package doc says a failed test's trace goes
 // without -artifacts, under os.TempDir.
 const traceDir = "shinken-traces"

@@ -18,25 +18,27 @@ import (
 	"shinken.dev/go/shinken/client"
 )
 
-// Serve serves b with a Runtime (opts may be nil; a missing Token is filled
-// in) on a test HTTP server and returns a Client connected to it, all closed
-// when the test ends. Under CI it traces the session, as the package
-// documentation describes.
+// Serve serves b (opts may be nil) on a test HTTP server and returns a
+// Client connected to it, all closed when the test ends; under CI it traces.
 func Serve(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions) *client.Client {
 	t.Helper()
-	return serveTraced(t, b, opts, nil)
+	return serveTraced(t, b, opts, nil, os.Getenv("CI") == "true")
+}
+
+// ServeTraced is Serve tracing if and only if trace is true, whatever CI says.
+func ServeTraced(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions, trace bool) *client.Client {
+	t.Helper()
+	return serveTraced(t, b, opts, nil, trace)
 }
 
 // serveTraced is Serve dialling through proxy when it is set (see
-// [Options.Proxy]). It traces the session where the environment variable CI
-// is "true".
-func serveTraced(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions, proxy func(testing.TB, string) string) *client.Client {
+// [Options.Proxy]), tracing the session when trace is set.
+func serveTraced(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions, proxy func(testing.TB, string) string, trace bool) *client.Client {
 	t.Helper()
 	ro := shinken.RuntimeOptions{}
 	if opts != nil {
 		ro = *opts
 	}
-	trace := os.Getenv("CI") == "true"
 	if trace && ro.Feed == nil {
 		ro.Feed = shinken.NewFeed()
 	}
