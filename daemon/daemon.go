@@ -99,7 +99,7 @@ type Options struct {
 	// Origins are added to its AllowedHosts and AllowedOrigins.
 	//
 	// Each MCP session finds which window tools it can offer with one
-	// exec (client.WindowControl): a fixed script that looks for wmctrl,
+	// exec (machine.Tools.WindowControl): a fixed script that looks for wmctrl,
 	// xdotool, xprop and xdg-open and reads the display. The runtime
 	// recognizes it and runs it without asking Plugins (it runs nothing
 	// the agent chose), so a guard that refuses sh takes no tool away

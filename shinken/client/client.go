@@ -100,10 +100,6 @@ type DialOptions struct {
 	ReadLimit int64
 	// Logger receives the client's logs; default: discarded.
 	Logger *slog.Logger
-	// Home is the folder on the runtime's machine that the file calls
-	// resolve relative paths and ~ against (see Client.Home); default the
-	// agent's home, asked of the runtime on first need.
-	Home string
 }
 
 // A Client is the agent's side of an ACI session. Its methods are safe for
@@ -121,7 +117,6 @@ type Client struct {
 	casts   map[string]*Screencast // by stream id
 	closed  bool
 	welcome *aci.Welcome
-	files   files // what the file calls know of the runtime's files
 }
 
 // session is one WebSocket connection of a Client.

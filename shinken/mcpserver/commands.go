@@ -12,6 +12,7 @@ import (
 
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // CommandStartInput is the input of command_start.
@@ -97,19 +98,19 @@ var (
 )
 
 func (s *Server) addCommandTools() {
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name: "command_start",
 		Description: "Start a command in the background on the computer (a line run by /bin/sh -c, or an argv) and get its handle. " +
 			"Its output (stdout and stderr together) is kept on the computer, its most recent 1 MiB; read it with command_output, write to its input with command_input, end it with command_kill. " +
 			"It ends with this MCP session, with everything it started. Starting one is judged as the command it runs by the computer's policy.",
 		Annotations: &mcp.ToolAnnotations{Title: "Start a background command"},
 	}, commandStartHint, s.commandStart)
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "command_list",
 		Description: "List the background commands on the computer: their handles, pids, what they run, and whether they run or how they ended.",
 		Annotations: &mcp.ToolAnnotations{Title: "List background commands"},
-	}, commandReadHint, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, _ struct{}) (textResult[CommandList], error) {
-		cs, err := c.Commands(ctx)
+	}, commandReadHint, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, _ struct{}) (textResult[CommandList], error) {
+		cs, err := m.Commands(ctx)
 		if err != nil {
 			return textResult[CommandList]{}, commandError(err)
 		}
@@ -128,14 +129,14 @@ func (s *Server) addCommandTools() {
 		}
 		return textResult[CommandList]{b.String(), out}, nil
 	})
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name: "command_output",
 		Description: "Read a background command's output from an offset (0 by default; the previous read's end to follow on), at most max_output bytes (16 KiB by default, 4 MiB at most), and whether it still runs or its exit code. " +
 			"Output older than what is kept is skipped, and cut says how much.",
 		Annotations: &mcp.ToolAnnotations{Title: "Read a background command's output"},
-		InputSchema: bounded[CommandOutputInput](map[string]float64{"offset": 1 << 62, "max_output": client.MaxCommandRead}),
-	}, commandReadHint, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in CommandOutputInput) (textResult[CommandRead], error) {
-		r, err := c.CommandOutput(ctx, in.ID, in.Offset, in.MaxOutput)
+		InputSchema: bounded[CommandOutputInput](map[string]float64{"offset": 1 << 62, "max_output": machine.MaxCommandRead}),
+	}, commandReadHint, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in CommandOutputInput) (textResult[CommandRead], error) {
+		r, err := m.CommandOutput(ctx, in.ID, in.Offset, in.MaxOutput)
 		if err != nil {
 			return textResult[CommandRead]{}, commandError(err)
 		}
@@ -153,36 +154,36 @@ func (s *Server) addCommandTools() {
 		}
 		return textResult[CommandRead]{text + "[" + note + "]", out}, nil
 	})
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "command_input",
 		Description: "Write text to a background command's standard input, and/or end it (eof). The text is judged as a command line by the computer's policy, as text typed at the shell is.",
 		Annotations: &mcp.ToolAnnotations{Title: "Write to a background command"},
-	}, commandStartHint, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in CommandInputInput) (textResult[CommandDone], error) {
+	}, commandStartHint, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in CommandInputInput) (textResult[CommandDone], error) {
 		if in.Input == "" && !in.EOF {
 			return textResult[CommandDone]{}, invalid("give input, eof, or both")
 		}
-		if err := c.CommandInput(ctx, in.ID, in.Input); err != nil {
+		if err := m.CommandInput(ctx, in.ID, in.Input); err != nil {
 			return textResult[CommandDone]{}, commandError(err)
 		}
 		if in.EOF {
-			if err := c.CloseCommandInput(ctx, in.ID); err != nil {
+			if err := m.CloseCommandInput(ctx, in.ID); err != nil {
 				return textResult[CommandDone]{}, commandError(err)
 			}
 		}
 		return textResult[CommandDone]{"[sent]", CommandDone{ID: in.ID}}, nil
 	})
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "command_kill",
 		Description: "Kill a background command, by handle or by pid, and everything it started (SIGKILL); with remove, also forget its handle and output. Killing one that ended does nothing.",
 		Annotations: &mcp.ToolAnnotations{Title: "Kill a background command"},
 		InputSchema: bounded[CommandKillInput](map[string]float64{"pid": 1 << 31}),
-	}, commandKillHint, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in CommandKillInput) (textResult[CommandDone], error) {
+	}, commandKillHint, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in CommandKillInput) (textResult[CommandDone], error) {
 		if (in.ID == "") == (in.PID == 0) {
 			return textResult[CommandDone]{}, invalid("give id or pid")
 		}
 		id := in.ID
 		if id == "" {
-			cs, err := c.Commands(ctx)
+			cs, err := m.Commands(ctx)
 			if err != nil {
 				return textResult[CommandDone]{}, commandError(err)
 			}
@@ -195,9 +196,9 @@ func (s *Server) addCommandTools() {
 				return textResult[CommandDone]{}, invalid("no running background command has pid %d", in.PID)
 			}
 		}
-		kill := c.KillCommand
+		kill := m.KillCommand
 		if in.Remove {
-			kill = c.RemoveCommand
+			kill = m.RemoveCommand
 		}
 		if err := kill(ctx, id); err != nil {
 			return textResult[CommandDone]{}, commandError(err)
@@ -208,13 +209,13 @@ func (s *Server) addCommandTools() {
 
 // commandError gives an unknown or ended handle the code invalid_action.
 func commandError(err error) error {
-	if errors.Is(err, client.ErrNoCommand) || errors.Is(err, client.ErrCommandEnded) {
-		return &aci.Error{Code: aci.CodeInvalidAction, Detail: strings.TrimPrefix(err.Error(), "client: "), Err: err}
+	if errors.Is(err, machine.ErrNoCommand) || errors.Is(err, machine.ErrCommandEnded) {
+		return &aci.Error{Code: aci.CodeInvalidAction, Detail: strings.TrimPrefix(err.Error(), "machine: "), Err: err}
 	}
 	return err
 }
 
-func state(st client.CommandState) CommandState {
+func state(st machine.CommandState) CommandState {
 	return CommandState{Running: st.Running, ExitCode: st.ExitCode, Killed: st.Killed, Lost: st.Lost}
 }
 
@@ -233,20 +234,20 @@ func stateText(st CommandState) string {
 // commandStart runs command_start: the command runs on the MCP session's
 // own ACI session when the Server can dial one, so that it ends with the
 // MCP session, everything it started with it.
-func (s *Server) commandStart(ctx context.Context, req *mcp.CallToolRequest, c *client.Client, in CommandStartInput) (textResult[CommandStarted], error) {
+func (s *Server) commandStart(ctx context.Context, req *mcp.CallToolRequest, m *machine.Tools, in CommandStartInput) (textResult[CommandStarted], error) {
 	var zero textResult[CommandStarted]
 	if (in.Line == "") == (len(in.Argv) == 0) {
 		return zero, invalid("give line or argv")
 	}
-	h, err := s.sessionCommands(ctx, req.Session, c)
+	h, err := s.sessionCommands(ctx, req.Session, m)
 	if err != nil {
 		return zero, err
 	}
-	on := c
+	on := m
 	if h.own != nil {
-		on = h.own
+		on = h.on
 	}
-	cmd, err := on.StartCommand(ctx, in.Line, &client.CommandOptions{Argv: in.Argv, Dir: in.Cwd})
+	cmd, err := on.StartCommand(ctx, in.Line, &machine.CommandOptions{Argv: in.Argv, Dir: in.Cwd})
 	if err != nil {
 		if h.own != nil && aci.CodeOf(err) != aci.CodePermissionDenied && aci.CodeOf(err) != aci.CodeInvalidAction {
 			err = own(err)
@@ -263,7 +264,7 @@ func (s *Server) commandStart(ctx context.Context, req *mcp.CallToolRequest, c *
 // session they run on.
 type sessionCmds struct {
 	own  *client.Client // dialled for them, closed with the MCP session; nil when on the Server's
-	on   *client.Client // the session they run on
+	on   *machine.Tools // the machine of the session they run on
 	mu   sync.Mutex
 	ids  []string
 	once sync.Once
@@ -287,15 +288,15 @@ func (h *sessionCmds) end() {
 	})
 }
 
-func (s *Server) sessionCommands(ctx context.Context, ss *mcp.ServerSession, c *client.Client) (*sessionCmds, error) {
+func (s *Server) sessionCommands(ctx context.Context, ss *mcp.ServerSession, m *machine.Tools) (*sessionCmds, error) {
 	return s.bg.get(ss, func() (*sessionCmds, error) {
-		h := &sessionCmds{on: c}
+		h := &sessionCmds{on: m}
 		if s.opts.Dial != nil {
 			dialled, err := s.opts.Dial(ctx)
 			if err != nil {
 				return nil, own(err)
 			}
-			h.own, h.on = dialled, dialled
+			h.own, h.on = dialled, machine.New(dialled, nil)
 		}
 		return h, nil
 	})

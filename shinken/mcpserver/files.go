@@ -8,8 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // The file tools. Each is one exec of the machine tools' plumbing (see the
@@ -21,22 +20,22 @@ import (
 var fileEdit = hints{destructive: true}
 
 func (s *Server) addFileTools() {
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name: "read_file",
 		Description: "Read a file on the computer, or a chunk of it: length bytes (at most 512 KiB) from offset. " +
 			"UTF-8 contents come as the text; others (or all, with base64) as base64 in the structured result, with the file's size and whether the end was reached. Read a larger file in chunks.",
 		Annotations: &mcp.ToolAnnotations{Title: "Read a file"},
-		InputSchema: bounded[ReadFileInput](map[string]float64{"length": client.MaxChunk, "offset": 1 << 53}),
-	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in ReadFileInput) (textResult[FileContent], error) {
+		InputSchema: bounded[ReadFileInput](map[string]float64{"length": machine.MaxChunk, "offset": 1 << 53}),
+	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in ReadFileInput) (textResult[FileContent], error) {
 		n := in.Length
 		if n == 0 {
-			n = client.MaxChunk
+			n = machine.MaxChunk
 		}
-		abs, err := c.Abs(ctx, in.Path)
+		abs, err := m.Abs(ctx, in.Path)
 		if err != nil {
 			return textResult[FileContent]{}, fileError(err)
 		}
-		data, size, err := c.ReadFileAt(ctx, abs, in.Offset, n)
+		data, size, err := m.ReadFileAt(ctx, abs, in.Offset, n)
 		if err != nil {
 			return textResult[FileContent]{}, fileError(err)
 		}
@@ -48,12 +47,12 @@ func (s *Server) addFileTools() {
 		return textResult[FileContent]{fmt.Sprintf("%s: %d bytes from offset %d of %d (base64 in the structured result)", abs, len(data), in.Offset, size), out}, nil
 	})
 
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name: "write_file",
 		Description: "Write a file on the computer: text, or base64 for binary contents. It replaces the file, or with offset writes into it, or with append adds at its end, so a large file goes in chunks (2 MiB of contents a call fits every transport). " +
 			"The folder must exist. The file is written in place: an existing file keeps its mode and links, a symlink's target is written, a new file gets the usual mode (0644).",
 		Annotations: &mcp.ToolAnnotations{Title: "Write a file"},
-	}, fileWrite, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in WriteFileInput) (textResult[Written], error) {
+	}, fileWrite, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in WriteFileInput) (textResult[Written], error) {
 		var data []byte
 		switch {
 		case (in.Text == nil) == (in.Base64 == nil):
@@ -67,7 +66,7 @@ func (s *Server) addFileTools() {
 			}
 			data = b
 		}
-		abs, err := c.Abs(ctx, in.Path)
+		abs, err := m.Abs(ctx, in.Path)
 		if err != nil {
 			return textResult[Written]{}, fileError(err)
 		}
@@ -76,14 +75,14 @@ func (s *Server) addFileTools() {
 		case in.Append && in.Offset != nil:
 			return textResult[Written]{}, invalid("give offset or append, not both")
 		case in.Append:
-			err, how = c.AppendFile(ctx, abs, data), "appended"
+			err, how = m.AppendFile(ctx, abs, data), "appended"
 		case in.Offset != nil:
 			if *in.Offset < 0 {
 				return textResult[Written]{}, invalid("offset %d is negative", *in.Offset)
 			}
-			err, how = c.WriteFileAt(ctx, abs, data, *in.Offset), fmt.Sprintf("wrote at offset %d", *in.Offset)
+			err, how = m.WriteFileAt(ctx, abs, data, *in.Offset), fmt.Sprintf("wrote at offset %d", *in.Offset)
 		default:
-			err = c.WriteFile(ctx, abs, data)
+			err = m.WriteFile(ctx, abs, data)
 		}
 		if err != nil {
 			return textResult[Written]{}, fileError(err)
@@ -91,18 +90,18 @@ func (s *Server) addFileTools() {
 		return textResult[Written]{fmt.Sprintf("%s %d bytes to %s", how, len(data), abs), Written{abs, len(data)}}, nil
 	})
 
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name: "list_files",
 		Description: "List a folder on the computer, a page at a time: each entry's name, kind (file, dir, symlink, other) and size. " +
 			"Pass the answer's next as cursor for the next page; the order is stable.",
 		Annotations: &mcp.ToolAnnotations{Title: "List a folder"},
-		InputSchema: bounded[ListInput](map[string]float64{"limit": client.MaxListPage}),
-	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in ListInput) (textResult[Listing], error) {
-		abs, err := c.Abs(ctx, in.Path)
+		InputSchema: bounded[ListInput](map[string]float64{"limit": machine.MaxListPage}),
+	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in ListInput) (textResult[Listing], error) {
+		abs, err := m.Abs(ctx, in.Path)
 		if err != nil {
 			return textResult[Listing]{}, fileError(err)
 		}
-		page, err := c.ListDirPage(ctx, abs, &client.ListOptions{Cursor: in.Cursor, Limit: in.Limit})
+		page, err := m.ListDirPage(ctx, abs, &machine.ListOptions{Cursor: in.Cursor, Limit: in.Limit})
 		if err != nil {
 			return textResult[Listing]{}, fileError(err)
 		}
@@ -119,32 +118,32 @@ func (s *Server) addFileTools() {
 		return textResult[Listing]{b.String(), Listing{abs, page.Entries, page.Next}}, nil
 	})
 
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "stat",
 		Description: "Describe a path on the computer itself (a symlink is not followed): kind, size, permissions, modification time, a symlink's target.",
 		Annotations: &mcp.ToolAnnotations{Title: "Describe a path"},
-	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in PathInput) (textResult[client.FileStat], error) {
-		st, err := c.Stat(ctx, in.Path)
+	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in PathInput) (textResult[machine.FileStat], error) {
+		st, err := m.Stat(ctx, in.Path)
 		if err != nil {
-			return textResult[client.FileStat]{}, fileError(err)
+			return textResult[machine.FileStat]{}, fileError(err)
 		}
 		text := fmt.Sprintf("%s: %s, %d bytes, mode %04o, modified %s", st.Path, st.Kind, st.Size, uint32(st.Mode.Perm()), st.ModTime.Format("2006-01-02 15:04:05Z"))
 		if st.Target != "" {
 			text += ", to " + st.Target
 		}
-		return textResult[client.FileStat]{text, *st}, nil
+		return textResult[machine.FileStat]{text, *st}, nil
 	})
 
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "exists",
 		Description: "Say whether a path on the computer names anything (a dangling symlink included).",
 		Annotations: &mcp.ToolAnnotations{Title: "Check a path"},
-	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in PathInput) (textResult[Existence], error) {
-		abs, err := c.Abs(ctx, in.Path)
+	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in PathInput) (textResult[Existence], error) {
+		abs, err := m.Abs(ctx, in.Path)
 		if err != nil {
 			return textResult[Existence]{}, fileError(err)
 		}
-		ok, err := c.Exists(ctx, abs)
+		ok, err := m.Exists(ctx, abs)
 		if err != nil {
 			return textResult[Existence]{}, fileError(err)
 		}
@@ -155,19 +154,19 @@ func (s *Server) addFileTools() {
 		return textResult[Existence]{text, Existence{abs, ok}}, nil
 	})
 
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "mkdir",
 		Description: "Make a folder on the computer; with parents, its missing parents too.",
 		Annotations: &mcp.ToolAnnotations{Title: "Make a folder"},
-	}, hints{idempotent: true}, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in MkdirInput) (textResult[Done], error) {
-		abs, err := c.Abs(ctx, in.Path)
+	}, hints{idempotent: true}, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in MkdirInput) (textResult[Done], error) {
+		abs, err := m.Abs(ctx, in.Path)
 		if err != nil {
 			return textResult[Done]{}, fileError(err)
 		}
 		if in.Parents {
-			err = c.MkdirAll(ctx, abs)
+			err = m.MkdirAll(ctx, abs)
 		} else {
-			err = c.Mkdir(ctx, abs)
+			err = m.Mkdir(ctx, abs)
 		}
 		if err != nil {
 			return textResult[Done]{}, fileError(err)
@@ -175,38 +174,38 @@ func (s *Server) addFileTools() {
 		return done("made " + abs), nil
 	})
 
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "move",
 		Description: "Move or rename a file or a folder on the computer. to is the new path; an existing file there is replaced only with overwrite, and a folder there never.",
 		Annotations: &mcp.ToolAnnotations{Title: "Move a file"},
-	}, fileEdit, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in MoveInput) (textResult[Done], error) {
-		from, err := c.Abs(ctx, in.From)
+	}, fileEdit, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in MoveInput) (textResult[Done], error) {
+		from, err := m.Abs(ctx, in.From)
 		if err != nil {
 			return textResult[Done]{}, fileError(err)
 		}
-		to, err := c.Abs(ctx, in.To)
+		to, err := m.Abs(ctx, in.To)
 		if err != nil {
 			return textResult[Done]{}, fileError(err)
 		}
-		if err := c.Rename(ctx, from, to, &client.RenameOptions{Overwrite: in.Overwrite}); err != nil {
+		if err := m.Rename(ctx, from, to, &machine.RenameOptions{Overwrite: in.Overwrite}); err != nil {
 			return textResult[Done]{}, fileError(err)
 		}
 		return done("moved " + from + " to " + to), nil
 	})
 
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "delete",
 		Description: "Delete a file, a symlink (not its target) or an empty folder on the computer; with recursive, a folder and everything in it.",
 		Annotations: &mcp.ToolAnnotations{Title: "Delete a file"},
-	}, fileEdit, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in DeleteInput) (textResult[Done], error) {
-		abs, err := c.Abs(ctx, in.Path)
+	}, fileEdit, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in DeleteInput) (textResult[Done], error) {
+		abs, err := m.Abs(ctx, in.Path)
 		if err != nil {
 			return textResult[Done]{}, fileError(err)
 		}
 		if in.Recursive {
-			err = c.RemoveAll(ctx, abs)
+			err = m.RemoveAll(ctx, abs)
 		} else {
-			err = c.Remove(ctx, abs)
+			err = m.Remove(ctx, abs)
 		}
 		if err != nil {
 			return textResult[Done]{}, fileError(err)
@@ -218,17 +217,17 @@ func (s *Server) addFileTools() {
 // addOpenTool offers open where the runtime's machine has an opener on
 // the desktop: macOS, or a display the window probe found exec reaches,
 // with xdg-open (never the headless desktop).
-func (s *Server) addOpenTool(wc *client.WindowControl, platformOpens bool) {
+func (s *Server) addOpenTool(wc *machine.WindowControl, platformOpens bool) {
 	if !platformOpens && !wc.CanOpen() {
 		return
 	}
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name: "open",
 		Description: "Open a file or a URL on the computer with its default application, as a double click or a link would. " +
 			"A missing file or opener is an error; a failure of the application it starts is not seen.",
 		Annotations: &mcp.ToolAnnotations{Title: "Open a file or URL"},
-	}, hints{destructive: true, openWorld: true}, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in OpenInput) (textResult[Done], error) {
-		if err := c.Open(ctx, in.Target); err != nil {
+	}, hints{destructive: true, openWorld: true}, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in OpenInput) (textResult[Done], error) {
+		if err := m.Open(ctx, in.Target); err != nil {
 			return textResult[Done]{}, fileError(err)
 		}
 		return done("opened " + in.Target), nil

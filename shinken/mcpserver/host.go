@@ -10,6 +10,7 @@ import (
 
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // The machine's tools: files, a shell, the screen's size and opening a
@@ -64,9 +65,9 @@ type ListInput struct {
 
 // Listing is the structured result of list_files.
 type Listing struct {
-	Path    string            `json:"path" jsonschema:"the absolute path listed"`
-	Entries []client.FileInfo `json:"entries"`
-	Next    string            `json:"next,omitempty" jsonschema:"the cursor of the next page; absent on the last one"`
+	Path    string             `json:"path" jsonschema:"the absolute path listed"`
+	Entries []machine.FileInfo `json:"entries"`
+	Next    string             `json:"next,omitempty" jsonschema:"the cursor of the next page; absent on the last one"`
 }
 
 // PathInput is the input of stat and exists.
@@ -142,7 +143,7 @@ func fileError(err error) error {
 	case errors.As(err, &e):
 		return err
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrInvalid), errors.Is(err, fs.ErrPermission),
-		errors.Is(err, fs.ErrExist), errors.Is(err, client.ErrNotEmpty):
+		errors.Is(err, fs.ErrExist), errors.Is(err, machine.ErrNotEmpty):
 		return &aci.Error{Code: aci.CodeInvalidAction, Detail: err.Error(), Err: err}
 	}
 	return err

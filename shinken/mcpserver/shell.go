@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // ShellInput is the input of shell.
@@ -57,7 +58,7 @@ func (s *Server) addShellTool() {
 			"Output is bounded by max_output (16 KiB by default, 1 MiB at most): its most recent part is shown, and cut says how much was not. " +
 			"Every line typed is judged as a command by the computer's policy. Calls on one session never mix: one made while another runs is refused as busy.",
 		Annotations: &mcp.ToolAnnotations{Title: "Use a shell"},
-		InputSchema: bounded[ShellInput](map[string]float64{"wait_ms": float64(maxShellWait.Milliseconds()), "max_output": client.MaxShellOutput, "cols": 1000, "rows": 1000}),
+		InputSchema: bounded[ShellInput](map[string]float64{"wait_ms": float64(maxShellWait.Milliseconds()), "max_output": machine.MaxShellOutput, "cols": 1000, "rows": 1000}),
 	}, shellHint, s.shell)
 }
 
@@ -86,7 +87,7 @@ func shellNote(o ShellOutput) string {
 
 // notReading is the shell tool's refusal of an input the shell would not
 // read as a command line, with what the agent can do instead.
-func notReading(e *client.NotReadingError) error {
+func notReading(e *machine.NotReadingError) error {
 	if e.Foreground != "" {
 		return invalid("the input was not typed: %s runs in the shell's foreground and would read it, not the shell. "+
 			"Call shell with no input to wait for it to end, with interrupt (or kill) to end it, "+
@@ -98,7 +99,7 @@ func notReading(e *client.NotReadingError) error {
 
 // hostShell is one MCP session's shell and the ACI session it runs on.
 type hostShell struct {
-	sh   *client.Shell
+	sh   *machine.Shell
 	own  *client.Client // the ACI session dialled for it, closed with it; nil when on the Server's
 	once sync.Once
 }
@@ -146,7 +147,7 @@ func (s *Server) shell(ctx context.Context, req *mcp.CallToolRequest, c *client.
 		return zero, err
 	}
 	fail := func(err error) (textResult[ShellOutput], error) {
-		if h.own != nil && !errors.Is(err, client.ErrShellBusy) {
+		if h.own != nil && !errors.Is(err, machine.ErrShellBusy) {
 			err = own(err)
 		}
 		return zero, err
@@ -164,19 +165,19 @@ func (s *Server) shell(ctx context.Context, req *mcp.CallToolRequest, c *client.
 	case in.Kill:
 		err = h.sh.Kill(ctx)
 	}
-	if err != nil && !errors.Is(err, client.ErrShellEnded) {
+	if err != nil && !errors.Is(err, machine.ErrShellEnded) {
 		return fail(err)
 	}
 	wait := 10 * time.Second
 	if in.WaitMS > 0 {
 		wait = time.Duration(in.WaitMS) * time.Millisecond
 	}
-	res, err := h.sh.Run(ctx, in.Input, &client.RunOptions{Wait: wait, MaxOutput: in.MaxOutput})
-	var nr *client.NotReadingError
+	res, err := h.sh.Run(ctx, in.Input, &machine.RunOptions{Wait: wait, MaxOutput: in.MaxOutput})
+	var nr *machine.NotReadingError
 	if errors.As(err, &nr) {
 		return zero, notReading(nr)
 	}
-	if err != nil && !errors.Is(err, client.ErrShellEnded) {
+	if err != nil && !errors.Is(err, machine.ErrShellEnded) {
 		return fail(err)
 	}
 	out := ShellOutput{Ended: true}
@@ -212,7 +213,7 @@ func (s *Server) sessionShell(ctx context.Context, ss *mcp.ServerSession, c *cli
 			}
 			h.own, on = dialled, dialled
 		}
-		sh, err := on.StartShell(ctx, &client.ShellOptions{Lines: s.opts.ShellLines})
+		sh, err := machine.New(on, nil).StartShell(ctx, &machine.ShellOptions{Lines: s.opts.ShellLines})
 		if err != nil {
 			if h.own != nil {
 				h.own.Close()

@@ -8,6 +8,7 @@ import (
 
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // The window tools: close, minimise, maximise, move and resize a window,
@@ -49,7 +50,7 @@ var (
 // windowStates returns what the window manager says of ws, or nothing
 // where it cannot be asked (the headless desktop) or the asking fails (a
 // refused exec): list_windows carries states where they are known.
-func (s *Server) windowStates(ctx context.Context, c *client.Client, ws []aci.WindowInfo) map[uint64]client.WindowState {
+func (s *Server) windowStates(ctx context.Context, c *client.Client, ws []aci.WindowInfo) map[uint64]machine.WindowState {
 	if s.wc == nil || len(ws) == 0 {
 		return nil
 	}
@@ -61,9 +62,9 @@ func (s *Server) windowStates(ctx context.Context, c *client.Client, ws []aci.Wi
 }
 
 // addWindowTools adds the window tools wc supports.
-func (s *Server) addWindowTools(wc *client.WindowControl) {
+func (s *Server) addWindowTools(wc *machine.WindowControl) {
 	s.wc = wc
-	if wc.Supports(client.WindowClose) {
+	if wc.Supports(machine.WindowClose) {
 		addTool(s, &mcp.Tool{
 			Name:        "close_window",
 			Description: "Close a window, as its title bar's close button would (the application may ask to save first). It answers once the window is gone.",
@@ -75,7 +76,7 @@ func (s *Server) addWindowTools(wc *client.WindowControl) {
 			return done(fmt.Sprintf("closed window %d", in.ID)), nil
 		})
 	}
-	if wc.Supports(client.WindowMinimize) {
+	if wc.Supports(machine.WindowMinimize) {
 		addTool(s, &mcp.Tool{
 			Name:        "minimize_window",
 			Description: "Minimise (iconify) a window; activate_window brings it back.",
@@ -87,7 +88,7 @@ func (s *Server) addWindowTools(wc *client.WindowControl) {
 			return done(fmt.Sprintf("minimised window %d", in.ID)), nil
 		})
 	}
-	if wc.Supports(client.WindowMaximize) {
+	if wc.Supports(machine.WindowMaximize) {
 		addTool(s, &mcp.Tool{
 			Name:        "maximize_window",
 			Description: "Maximise a window to fill the screen's work area. The result gives its new bounds.",
@@ -97,7 +98,7 @@ func (s *Server) addWindowTools(wc *client.WindowControl) {
 			return windowResult("maximised", w, err)
 		})
 	}
-	if wc.Supports(client.WindowMove) {
+	if wc.Supports(machine.WindowMove) {
 		addTool(s, &mcp.Tool{
 			Name:        "move_window",
 			Description: "Move a window so that its frame's top left corner (as list_windows gives its bounds) is at x, y in screen pixels. The result gives its new bounds.",
@@ -107,7 +108,7 @@ func (s *Server) addWindowTools(wc *client.WindowControl) {
 			return windowResult("moved", w, err)
 		})
 	}
-	if wc.Supports(client.WindowResize) {
+	if wc.Supports(machine.WindowResize) {
 		addTool(s, &mcp.Tool{
 			Name: "resize_window",
 			Description: "Resize a window's frame (as list_windows gives its bounds) to width × height screen pixels, keeping its top left corner. " +

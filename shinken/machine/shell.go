@@ -1,4 +1,4 @@
-package client
+package machine
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"shinken.dev/go/internal/hosttool"
 	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
 )
 
 // A Shell is a persistent interactive shell on the runtime's machine, on a
@@ -42,9 +43,9 @@ import (
 // for ShellOptions.IdleTimeout: the runtime's exec MaxTimeout does not
 // apply to it (its executor's own maximum does; osexec's is 1 hour).
 type Shell struct {
-	c      *Client
+	c      *client.Client
 	dir    string // the shell's folder on the runtime's machine
-	stream *ExecStream
+	stream *client.ExecStream
 	max    int
 	marker []byte // ESC ] 777 ; nonce ;
 	lines  bool   // ShellOptions.Lines
@@ -109,9 +110,9 @@ type NotReadingError struct {
 
 func (e *NotReadingError) Error() string {
 	if e.Foreground != "" {
-		return fmt.Sprintf("client: the shell is not reading a command line: %s runs in the foreground and would read the input; wait for it to end, interrupt it, or run a program that needs input as a background command", e.Foreground)
+		return fmt.Sprintf("machine: the shell is not reading a command line: %s runs in the foreground and would read the input; wait for it to end, interrupt it, or run a program that needs input as a background command", e.Foreground)
 	}
-	return "client: the shell is not reading a command line: it runs the line typed before, or waits for the rest of one; wait for it to end, or interrupt it"
+	return "machine: the shell is not reading a command line: it runs the line typed before, or waits for the rest of one; wait for it to end, or interrupt it"
 }
 
 // Bounds of a Shell.
@@ -136,15 +137,15 @@ const (
 
 var (
 	// ErrShellEnded is returned once the shell has ended.
-	ErrShellEnded = errors.New("client: the shell has ended")
+	ErrShellEnded = errors.New("machine: the shell has ended")
 	// ErrShellBusy is returned by a call made while another runs on the
 	// same shell: calls are never mixed.
-	ErrShellBusy = errors.New("client: busy: another call is using the shell")
+	ErrShellBusy = errors.New("machine: busy: another call is using the shell")
 )
 
 // StartShell starts a shell (see Shell) and waits until it is ready for
 // input. Close it when done.
-func (c *Client) StartShell(ctx context.Context, opts *ShellOptions) (*Shell, error) {
+func (m *Tools) StartShell(ctx context.Context, opts *ShellOptions) (*Shell, error) {
 	o := ShellOptions{}
 	if opts != nil {
 		o = *opts
@@ -173,29 +174,29 @@ func (c *Client) StartShell(ctx context.Context, opts *ShellOptions) (*Shell, er
 		o.Command = "/bin/sh"
 	}
 	if o.Command != "" {
-		return c.startShell(ctx, o)
+		return m.startShell(ctx, o)
 	}
 	o.Command = "/bin/bash"
-	s, err := c.startShell(ctx, o)
+	s, err := m.startShell(ctx, o)
 	if errors.Is(err, ErrShellEnded) {
 		o.Command = "/bin/sh"
-		return c.startShell(ctx, o)
+		return m.startShell(ctx, o)
 	}
 	return s, err
 }
 
-func (c *Client) startShell(ctx context.Context, o ShellOptions) (*Shell, error) {
+func (m *Tools) startShell(ctx context.Context, o ShellOptions) (*Shell, error) {
 	var nonce [16]byte
 	rand.Read(nonce[:])
 	n := hex.EncodeToString(nonce[:])
-	st, err := c.ExecStream(ctx, &aci.ExecRequest{
+	st, err := m.c.ExecStream(ctx, &aci.ExecRequest{
 		Argv: hosttool.ShellStart.Argv(o.Command, strconv.Itoa(o.Cols), strconv.Itoa(o.Rows), n),
 		Dir:  o.Dir, Timeout: 24 * time.Hour,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("client: starting a shell: %w", err)
+		return nil, fmt.Errorf("machine: starting a shell: %w", err)
 	}
-	s := &Shell{c: c, stream: st, max: o.MaxBuffer, lines: o.Lines, marker: []byte("\x1b]777;" + n + ";"),
+	s := &Shell{c: m.c, stream: st, max: o.MaxBuffer, lines: o.Lines, marker: []byte("\x1b]777;" + n + ";"),
 		notify: make(chan struct{}), done: make(chan struct{})}
 	// The first line is the shell's folder.
 	var first []byte
@@ -205,7 +206,7 @@ func (c *Client) startShell(ctx context.Context, o ShellOptions) (*Shell, error)
 			if errors.Is(err, io.EOF) {
 				err = ErrShellEnded
 			}
-			return nil, fmt.Errorf("client: starting a shell: %w", err)
+			return nil, fmt.Errorf("machine: starting a shell: %w", err)
 		}
 		if ch.Channel != "stdout" {
 			continue
@@ -235,7 +236,7 @@ func (c *Client) startShell(ctx context.Context, o ShellOptions) (*Shell, error)
 			ready = s.prompts > 0
 			s.mu.Unlock()
 			if !ready {
-				return nil, fmt.Errorf("client: starting the shell %s: %w", o.Command, ErrShellEnded)
+				return nil, fmt.Errorf("machine: starting the shell %s: %w", o.Command, ErrShellEnded)
 			}
 		case <-ctx.Done():
 			s.Close(context.WithoutCancel(ctx))
@@ -397,7 +398,7 @@ func (s *Shell) write(ctx context.Context, input string) error {
 	res, err := s.typeIn(ctx, input)
 	if err != nil {
 		s.restoreIdle(idle)
-		return fmt.Errorf("client: typing at the shell: %w", err)
+		return fmt.Errorf("machine: typing at the shell: %w", err)
 	}
 	if res.ExitCode == nil || *res.ExitCode != 0 {
 		s.restoreIdle(idle)
@@ -415,7 +416,7 @@ func (s *Shell) write(ctx context.Context, input string) error {
 				return &NotReadingError{}
 			}
 		}
-		return fmt.Errorf("client: typing at the shell failed: %s", why)
+		return fmt.Errorf("machine: typing at the shell failed: %s", why)
 	}
 	return nil
 }
@@ -485,7 +486,7 @@ func (s *Shell) controlOut(ctx context.Context, word, x, y string) (string, erro
 	s.touch()
 	res, err := s.c.Exec(ctx, &aci.ExecRequest{Argv: hosttool.ShellControl.Argv(s.dir, word, x, y), Timeout: 10 * time.Second})
 	if err != nil {
-		return "", fmt.Errorf("client: the shell's %s: %w", word, err)
+		return "", fmt.Errorf("machine: the shell's %s: %w", word, err)
 	}
 	if res.ExitCode == nil || *res.ExitCode != 0 {
 		select {
@@ -493,7 +494,7 @@ func (s *Shell) controlOut(ctx context.Context, word, x, y string) (string, erro
 			return "", ErrShellEnded
 		default:
 		}
-		return "", fmt.Errorf("client: the shell's %s failed: %s", word, strings.TrimSpace(res.Stderr))
+		return "", fmt.Errorf("machine: the shell's %s failed: %s", word, strings.TrimSpace(res.Stderr))
 	}
 	return res.Stdout, nil
 }
@@ -511,7 +512,7 @@ func (s *Shell) folder(ctx context.Context) (string, error) {
 func cwdLine(out string) (string, error) {
 	d := strings.TrimSuffix(out, "\n")
 	if !path.IsAbs(d) || path.Clean(d) != d {
-		return "", fmt.Errorf("client: the shell's working folder reads %q", out)
+		return "", fmt.Errorf("machine: the shell's working folder reads %q", out)
 	}
 	return d, nil
 }

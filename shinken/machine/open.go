@@ -1,4 +1,4 @@
-package client
+package machine
 
 import (
 	"context"
@@ -22,13 +22,13 @@ var opener = map[aci.Platform]string{
 // ErrNoOpener is wrapped by Open's error when the runtime's machine has no
 // opener (xdg-open on Linux, open on macOS); it wraps
 // errors.ErrUnsupported in turn.
-var ErrNoOpener = fmt.Errorf("client: no default-application opener on the runtime's machine: %w", errors.ErrUnsupported)
+var ErrNoOpener = fmt.Errorf("machine: no default-application opener on the runtime's machine: %w", errors.ErrUnsupported)
 
 // Open opens a file or a URL on the runtime's machine with its default
 // application, as a double click in a file manager or a link would, with
 // the platform's opener: xdg-open on Linux, open on macOS. A target that
 // is not a URL ("scheme:...") is a path, resolved as the file calls
-// resolve theirs (see Client.Abs).
+// resolve theirs (see Tools.Abs).
 //
 // Open first checks, in one exec of the machine tools' plumbing, what the
 // opener would fail on at once: a missing opener is an error wrapping
@@ -39,39 +39,39 @@ var ErrNoOpener = fmt.Errorf("client: no default-application opener on the runti
 // the application outlives the call, and the Authorizer judges that too.
 // A failure of the opener after it started (no application for the
 // file's type) is not seen: launch_app reports only that it started.
-func (c *Client) Open(ctx context.Context, target string) error {
+func (m *Tools) Open(ctx context.Context, target string) error {
 	if target == "" {
 		return aci.Errorf(aci.CodeInvalidAction, "open needs a file or a URL")
 	}
-	p, err := c.Platform(ctx)
+	p, err := m.c.Platform(ctx)
 	if err != nil {
 		return err
 	}
 	prog, ok := opener[p]
 	if !ok {
-		return fmt.Errorf("client: no default-application opener on %s: %w", p, errors.ErrUnsupported)
+		return fmt.Errorf("machine: no default-application opener on %s: %w", p, errors.ErrUnsupported)
 	}
 	if !hosttool.IsURL(target) {
-		abs, err := c.Abs(ctx, target)
+		abs, err := m.Abs(ctx, target)
 		if err != nil {
 			return &fs.PathError{Op: "open", Path: target, Err: err}
 		}
 		target = abs
 	}
-	res, err := c.Exec(ctx, &aci.ExecRequest{Argv: hosttool.Open.Argv(prog, target)})
+	res, err := m.c.Exec(ctx, &aci.ExecRequest{Argv: hosttool.Open.Argv(prog, target)})
 	if err != nil {
 		return err
 	}
 	msg := strings.TrimSpace(res.Stderr)
 	switch {
 	case res.ExitCode == nil:
-		return fmt.Errorf("client: checking %s before opening %s: killed (signal %d)", prog, target, deref(res.Signal))
+		return fmt.Errorf("machine: checking %s before opening %s: killed (signal %d)", prog, target, deref(res.Signal))
 	case *res.ExitCode == hosttool.ExitNoOpener:
 		return fmt.Errorf("%w: %s", ErrNoOpener, msg)
 	case *res.ExitCode == hosttool.ExitNotExist:
 		return &fs.PathError{Op: "open", Path: target, Err: fmt.Errorf("%w: %s", fs.ErrNotExist, msg)}
 	case *res.ExitCode != 0:
-		return fmt.Errorf("client: checking %s before opening %s: exit status %d: %s", prog, target, *res.ExitCode, msg)
+		return fmt.Errorf("machine: checking %s before opening %s: exit status %d: %s", prog, target, *res.ExitCode, msg)
 	}
-	return c.LaunchApp(ctx, prog, target)
+	return m.c.LaunchApp(ctx, prog, target)
 }
