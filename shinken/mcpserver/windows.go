@@ -19,21 +19,21 @@ import (
 // runtime's Authorizer and plugins as those are, and each reads the window
 // back: a window not as asked is an error, never "done".
 
-// WindowInput is the input of close_window, minimize_window and
+// windowInput is the input of close_window, minimize_window and
 // maximize_window.
-type WindowInput struct {
+type windowInput struct {
 	ID uint64 `json:"id" jsonschema:"the window's id from list_windows"`
 }
 
-// MoveWindowInput is the input of move_window.
-type MoveWindowInput struct {
+// moveWindowInput is the input of move_window.
+type moveWindowInput struct {
 	ID uint64 `json:"id" jsonschema:"the window's id from list_windows"`
 	X  int    `json:"x" jsonschema:"the new left edge of the window's frame, in screen pixels"`
 	Y  int    `json:"y" jsonschema:"the new top edge of the window's frame (its title bar's), in screen pixels"`
 }
 
-// ResizeWindowInput is the input of resize_window.
-type ResizeWindowInput struct {
+// resizeWindowInput is the input of resize_window.
+type resizeWindowInput struct {
 	ID     uint64 `json:"id" jsonschema:"the window's id from list_windows"`
 	Width  int    `json:"width" jsonschema:"the frame's new width in screen pixels, borders included"`
 	Height int    `json:"height" jsonschema:"the frame's new height in screen pixels, title bar included"`
@@ -69,9 +69,9 @@ func (s *Server) addWindowTools(wc *machine.WindowControl) {
 			Name:        "close_window",
 			Description: "Close a window, as its title bar's close button would (the application may ask to save first). It answers once the window is gone.",
 			Annotations: &mcp.ToolAnnotations{Title: "Close a window"},
-		}, windowClose, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in WindowInput) (textResult[Done], error) {
+		}, windowClose, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in windowInput) (textResult[doneResult], error) {
 			if err := wc.On(c).Close(ctx, in.ID); err != nil {
-				return textResult[Done]{}, err
+				return textResult[doneResult]{}, err
 			}
 			return done(fmt.Sprintf("closed window %d", in.ID)), nil
 		})
@@ -81,9 +81,9 @@ func (s *Server) addWindowTools(wc *machine.WindowControl) {
 			Name:        "minimize_window",
 			Description: "Minimise (iconify) a window; activate_window brings it back.",
 			Annotations: &mcp.ToolAnnotations{Title: "Minimise a window"},
-		}, windowArrange, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in WindowInput) (textResult[Done], error) {
+		}, windowArrange, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in windowInput) (textResult[doneResult], error) {
 			if err := wc.On(c).Minimize(ctx, in.ID); err != nil {
-				return textResult[Done]{}, err
+				return textResult[doneResult]{}, err
 			}
 			return done(fmt.Sprintf("minimised window %d", in.ID)), nil
 		})
@@ -93,7 +93,7 @@ func (s *Server) addWindowTools(wc *machine.WindowControl) {
 			Name:        "maximize_window",
 			Description: "Maximise a window to fill the screen's work area. The result gives its new bounds.",
 			Annotations: &mcp.ToolAnnotations{Title: "Maximise a window"},
-		}, windowArrange, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in WindowInput) (textResult[Window], error) {
+		}, windowArrange, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in windowInput) (textResult[window], error) {
 			w, err := wc.On(c).Maximize(ctx, in.ID)
 			return windowResult("maximised", w, err)
 		})
@@ -103,7 +103,7 @@ func (s *Server) addWindowTools(wc *machine.WindowControl) {
 			Name:        "move_window",
 			Description: "Move a window so that its frame's top left corner (as list_windows gives its bounds) is at x, y in screen pixels. The result gives its new bounds.",
 			Annotations: &mcp.ToolAnnotations{Title: "Move a window"},
-		}, windowArrange, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in MoveWindowInput) (textResult[Window], error) {
+		}, windowArrange, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in moveWindowInput) (textResult[window], error) {
 			w, err := wc.On(c).Move(ctx, in.ID, in.X, in.Y)
 			return windowResult("moved", w, err)
 		})
@@ -114,7 +114,7 @@ func (s *Server) addWindowTools(wc *machine.WindowControl) {
 			Description: "Resize a window's frame (as list_windows gives its bounds) to width × height screen pixels, keeping its top left corner. " +
 				"A window that sizes itself in steps (a terminal's character cells) takes the nearest size of its steps at or below the one asked. The result gives its new bounds.",
 			Annotations: &mcp.ToolAnnotations{Title: "Resize a window"},
-		}, windowArrange, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in ResizeWindowInput) (textResult[Window], error) {
+		}, windowArrange, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in resizeWindowInput) (textResult[window], error) {
 			w, err := wc.On(c).Resize(ctx, in.ID, in.Width, in.Height)
 			return windowResult("resized", w, err)
 		})
@@ -122,10 +122,10 @@ func (s *Server) addWindowTools(wc *machine.WindowControl) {
 }
 
 // windowResult answers a window tool with the window's new bounds.
-func windowResult(did string, w aci.WindowInfo, err error) (textResult[Window], error) {
+func windowResult(did string, w aci.WindowInfo, err error) (textResult[window], error) {
 	if err != nil {
-		return textResult[Window]{}, err
+		return textResult[window]{}, err
 	}
-	out := Window{ID: w.ID, Title: w.Title, App: w.App, BBox: w.BBox, Active: w.Active != nil && *w.Active}
-	return textResult[Window]{fmt.Sprintf("%s window %d: bounds %v", did, w.ID, w.BBox), out}, nil
+	out := window{ID: w.ID, Title: w.Title, App: w.App, BBox: w.BBox, Active: w.Active != nil && *w.Active}
+	return textResult[window]{fmt.Sprintf("%s window %d: bounds %v", did, w.ID, w.BBox), out}, nil
 }
