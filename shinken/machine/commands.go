@@ -15,22 +15,18 @@ import (
 	"shinken.dev/go/shinken/client"
 )
 
-// A Command is a command running in the background on the runtime's
-// machine (e2b's commands.run with background): its output (stdout and
-// stderr together) goes to a bounded store on that machine, its standard
-// input is a pipe the agent writes to, and its handle (ID) finds it again
-// from any session: list it (Tools.Commands), read its output from an
-// offset (Tools.CommandOutput), send it input (Tools.CommandInput),
-// kill it (Tools.KillCommand).
+// A Command is a command running in the background on the runtime's machine
+// (e2b's commands.run with background): its output (stdout and stderr
+// together) is kept, bounded, on that machine, its standard input is a pipe,
+// and its handle (ID) finds it from any session (Tools.Commands,
+// CommandOutput, CommandInput, KillCommand).
 //
-// Like the Shell, it is built from the machine tools' fixed plumbing
-// (internal/hosttool), which the runtime recognizes: starting one is
-// judged as the command it runs (its line, or its argv), input sent to it
-// as a command line, as text typed at the shell is; listing, reading and
-// killing run nothing new and are let through. It runs contained, below
-// the exec that started it, which the ACI session that started it holds:
-// when that session ends, the command and everything it started end too.
-// The runtime's exec MaxTimeout does not apply to it.
+// Starting one is judged as the command it runs (its line, or its argv),
+// input sent to it as a command line, as text typed at the shell is;
+// listing, reading and killing run nothing new and are let through. It runs
+// below the exec that started it: when that exec's ACI session ends, the
+// command and everything it started end too. The runtime's exec MaxTimeout
+// does not apply to it.
 type Command struct {
 	m      *Tools
 	id     string
@@ -50,19 +46,18 @@ type CommandOptions struct {
 	Dir string
 	// KeepOutput bounds the output kept on the runtime's machine, in
 	// bytes: past it the oldest is dropped (CommandOutput.Cut counts it).
-	// Default DefaultCommandKeep; 8 KiB to 128 MiB.
+	// Default 1 MiB; 8 KiB to 128 MiB.
 	KeepOutput int
 }
 
-// Bounds of a background command.
+// MaxCommandRead is the most one CommandOutput answers.
+const MaxCommandRead = hosttool.MaxRead
+
+// Defaults of a background command: CommandOptions.KeepOutput, and what
+// CommandOutput answers when asked for 0 bytes.
 const (
-	// DefaultCommandKeep is CommandOptions.KeepOutput's default.
-	DefaultCommandKeep = 1 << 20
-	// DefaultCommandRead is how much CommandOutput answers when asked
-	// for 0 bytes.
-	DefaultCommandRead = 16 << 10
-	// MaxCommandRead is the most one CommandOutput answers.
-	MaxCommandRead = hosttool.MaxRead
+	defaultCommandKeep = 1 << 20
+	defaultCommandRead = 16 << 10
 )
 
 var (
@@ -75,15 +70,15 @@ var (
 )
 
 // StartCommand starts line (run by /bin/sh -c), or opts.Argv, in the
-// background, and returns once it has its handle. The command ends when
-// it exits, when it is killed, or when c's session ends.
+// background, and returns once it has its handle. The command ends when it
+// exits, is killed, or the Client's session ends.
 func (m *Tools) StartCommand(ctx context.Context, line string, opts *CommandOptions) (*Command, error) {
 	o := CommandOptions{}
 	if opts != nil {
 		o = *opts
 	}
 	if o.KeepOutput == 0 {
-		o.KeepOutput = DefaultCommandKeep
+		o.KeepOutput = defaultCommandKeep
 	}
 	if o.KeepOutput < 2*hosttool.MinChunk || o.KeepOutput > 2*hosttool.MaxChunk {
 		return nil, aci.Errorf(aci.CodeInvalidAction, "keep output %d: want %d to %d bytes", o.KeepOutput, 2*hosttool.MinChunk, 2*hosttool.MaxChunk)
@@ -284,15 +279,15 @@ func checkHandle(id string) error {
 }
 
 // CommandOutput reads the output of the background command id from byte
-// offset, at most max bytes (0 means DefaultCommandRead, at most
-// MaxCommandRead), and its state. Output no longer kept is skipped and
-// counted in Cut. An unknown handle is ErrNoCommand.
+// offset, at most max bytes (0 means 16 KiB, at most MaxCommandRead), and
+// its state. Output no longer kept is skipped and counted in Cut. An unknown
+// handle is ErrNoCommand.
 func (m *Tools) CommandOutput(ctx context.Context, id string, offset int64, max int) (*CommandOutput, error) {
 	if err := checkHandle(id); err != nil {
 		return nil, err
 	}
 	if max == 0 {
-		max = DefaultCommandRead
+		max = defaultCommandRead
 	}
 	if offset < 0 || max < 0 || max > MaxCommandRead {
 		return nil, aci.Errorf(aci.CodeInvalidAction, "a read at %d of %d bytes: offset from 0, at most %d bytes", offset, max, MaxCommandRead)
@@ -338,10 +333,9 @@ func parseState(s string) CommandState {
 	return CommandState{Lost: true}
 }
 
-// CommandInput writes text to the standard input of the background
-// command id (judged by the runtime's Authorizer as a command line, as
-// text typed at the shell is). It is ErrCommandEnded once the command
-// ended or its input was closed.
+// CommandInput writes text to the standard input of the background command
+// id, judged as a command line as text typed at the shell is;
+// ErrCommandEnded once the command ended or its input was closed.
 func (m *Tools) CommandInput(ctx context.Context, id, text string) error {
 	if err := checkHandle(id); err != nil {
 		return err

@@ -51,16 +51,15 @@ const MaxWrite = hosttool.MaxWriteChunk
 // MaxListPage bounds ListOptions.Limit.
 const MaxListPage = hosttool.MaxListPage
 
-// DefaultMaxRead is the default bound of ReadFile.
-const DefaultMaxRead = 512 << 10
-
-// DefaultListPage is a page's size when ListOptions.Limit is 0.
-const DefaultListPage = 1000
+// Defaults of ReadOptions.MaxBytes and ListOptions.Limit.
+const (
+	defaultMaxRead  = 512 << 10
+	defaultListPage = 1000
+)
 
 // ReadOptions configure ReadFile. A nil *ReadOptions means defaults.
 type ReadOptions struct {
-	// MaxBytes refuses a larger file (too_large); default
-	// DefaultMaxRead. A file over MaxChunk is read in several execs.
+	// MaxBytes refuses a larger file (too_large); default 512 KiB.
 	MaxBytes int64
 }
 
@@ -172,7 +171,7 @@ func (m *Tools) ReadFileAt(ctx context.Context, p string, off int64, n int) (dat
 // others. A file that grows while it is read is read to the size it had
 // at the first chunk.
 func (m *Tools) ReadFile(ctx context.Context, p string, opts *ReadOptions) ([]byte, error) {
-	max := int64(DefaultMaxRead)
+	max := int64(defaultMaxRead)
 	if opts != nil && opts.MaxBytes > 0 {
 		max = opts.MaxBytes
 	}
@@ -259,12 +258,12 @@ type FileInfo struct {
 }
 
 // ListOptions choose a page of ListDirPage. A nil *ListOptions means the
-// first page of DefaultListPage entries.
+// first page.
 type ListOptions struct {
 	// Cursor is the Next of the page before; "" for the first page.
 	Cursor string
-	// Limit is the most entries the page holds, up to MaxListPage; 0
-	// means DefaultListPage.
+	// Limit is the most entries the page holds, up to MaxListPage;
+	// default 1000.
 	Limit int
 }
 
@@ -292,7 +291,7 @@ func (m *Tools) ListDirPage(ctx context.Context, p string, opts *ListOptions) (*
 		o = *opts
 	}
 	if o.Limit == 0 {
-		o.Limit = DefaultListPage
+		o.Limit = defaultListPage
 	}
 	if o.Limit < 0 || o.Limit > MaxListPage {
 		return nil, &fs.PathError{Op: "list", Path: p, Err: aci.Errorf(aci.CodeInvalidAction, "a limit of %d: from 1 to %d", o.Limit, MaxListPage)}

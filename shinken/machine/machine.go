@@ -1,18 +1,19 @@
 // Package machine gives an agent the computer behind an ACI runtime: its
 // files, background commands, an interactive shell and its windows, over
-// a [*client.Client]'s exec. ACI v0 has no verbs for these, so each call
-// runs fixed plumbing with the caller's values as arguments, never
-// spliced into a script; the runtime recognizes that plumbing and its
-// policy (Authorizer, Escouade plugins) judges each call as what it does
-// (a read or an edit of a path, the command line typed, the command
-// started), not as the script. A refusal is the exec's,
-// aci.ErrPermissionDenied.
+// a [*client.Client]'s exec. ACI v0 has no verbs for these. Files,
+// commands and the shell run fixed plumbing with the caller's values as
+// arguments, never spliced into a script, which the runtime recognizes:
+// its policy (Authorizer, Escouade plugins) judges each call as what it
+// does (a read or an edit of a path, the command started, the line typed),
+// not as the script. Window operations are judged as the commands and
+// input they are made of. A refusal is the exec's, aci.ErrPermissionDenied.
 //
 //	m := machine.New(c, nil)
-//	notes, err := m.ReadFile(ctx, "~/notes.txt", nil) // bounded: DefaultMaxRead
-//	if errors.Is(err, fs.ErrNotExist) {
-//		err = m.WriteFile(ctx, "~/notes.txt", []byte("first\n"))
+//	notes, err := m.ReadFile(ctx, "~/notes.txt", nil) // at most 512 KiB unless asked
+//	if err != nil {
+//		return err // a *fs.PathError: fs.ErrNotExist, aci.ErrPermissionDenied...
 //	}
+//	return m.WriteFile(ctx, "~/notes.txt", append(notes, "done\n"...))
 //
 // A Tools is safe for concurrent use, as its Client is.
 package machine

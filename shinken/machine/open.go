@@ -25,20 +25,17 @@ var opener = map[aci.Platform]string{
 var ErrNoOpener = fmt.Errorf("machine: no default-application opener on the runtime's machine: %w", errors.ErrUnsupported)
 
 // Open opens a file or a URL on the runtime's machine with its default
-// application, as a double click in a file manager or a link would, with
-// the platform's opener: xdg-open on Linux, open on macOS. A target that
-// is not a URL ("scheme:...") is a path, resolved as the file calls
-// resolve theirs (see Tools.Abs).
+// application, as a double click or a link would, with the platform's
+// opener: xdg-open on Linux, open on macOS. A target that is not a URL
+// ("scheme:...") is a path, resolved as Tools.Abs does.
 //
-// Open first checks, in one exec of the machine tools' plumbing, what the
-// opener would fail on at once: a missing opener is an error wrapping
-// ErrNoOpener, a missing file a *fs.PathError wrapping fs.ErrNotExist,
-// each with the machine's message. The runtime's Authorizer judges that
-// exec as the opener's command line (dynamic: the opener runs the user's
-// file associations). Then it starts the opener with launch_app, so that
-// the application outlives the call, and the Authorizer judges that too.
-// A failure of the opener after it started (no application for the
-// file's type) is not seen: launch_app reports only that it started.
+// One exec first checks what the opener would fail on at once: a missing
+// opener is an error wrapping ErrNoOpener, a missing file a *fs.PathError
+// wrapping fs.ErrNotExist. The Authorizer judges it as the opener's command
+// line (dynamic: the opener runs the user's file associations). Then
+// launch_app starts the opener, judged too, so that the application outlives
+// the call; a failure after it started (no application for the type) is not
+// seen.
 func (m *Tools) Open(ctx context.Context, target string) error {
 	if target == "" {
 		return aci.Errorf(aci.CodeInvalidAction, "open needs a file or a URL")

@@ -21,27 +21,22 @@ import (
 )
 
 // A Shell is a persistent interactive shell on the runtime's machine, on a
-// pseudo-terminal with a real TERM (xterm-256color), sized 80×24 unless
-// asked otherwise: its cwd, variables and jobs persist from one call to
-// the next. [Shell.Run] types a command and waits for it to end, and
-// answers its output (bounded), its exit code, or that it still runs.
+// pseudo-terminal (TERM xterm-256color, 80×24 unless asked): its cwd,
+// variables and jobs persist from call to call. Shell.Run types a command
+// and answers its output (bounded), its exit code, or that it still runs.
 //
-// ACI v0 reserves exec's pty, so a Shell is built from execs of the
-// machine tools' fixed plumbing (internal/hosttool), which the runtime
-// recognizes: starting the shell is judged as the shell, started
-// interactive; every text typed at it is judged as a command line (tool
-// "shell") before it reaches the terminal; interrupt, end of input, kill
-// and resize are keystrokes and signals to the agent's own shell, which
-// the runtime lets through without asking its plugins. The shell's
-// prompts are markers, with a nonce, that say when a command ended and
-// with what status; a command that changes PS1 loses that (Run then
-// reports it as still running).
+// Starting it is judged as the shell, started interactive; every text typed
+// at it as a command line (tool "shell") before it reaches the terminal;
+// interrupt, end of input, kill and resize are keystrokes and signals to the
+// agent's own shell, let through without asking the plugins. Its prompts are
+// markers, with a nonce, saying when a command ended and with what status; a
+// command that changes PS1 loses that (Run then reports it as still
+// running).
 //
-// The shell lives as long as the ACI session that started it (the
-// runtime kills a closed session's commands, and with them everything the
-// shell started), until it exits or is closed, or until it has been idle
-// for ShellOptions.IdleTimeout: the runtime's exec MaxTimeout does not
-// apply to it (its executor's own maximum does; osexec's is 1 hour).
+// It lives as long as the ACI session that started it (whose end kills
+// everything the shell started), until it exits, is closed, or is idle for
+// ShellOptions.IdleTimeout: the runtime's exec MaxTimeout does not apply
+// (its executor's own maximum does; osexec's is 1 hour).
 type Shell struct {
 	c      *client.Client
 	dir    string // the shell's folder on the runtime's machine
@@ -81,7 +76,7 @@ type ShellOptions struct {
 	// Cols and Rows size its terminal; default 80×24, each 2 to 1000.
 	Cols, Rows int
 	// IdleTimeout ends the shell after this long without a call (Run,
-	// Write, a control); default DefaultShellIdle. Negative means never.
+	// Write, a control); default 30 minutes. Negative means never.
 	IdleTimeout time.Duration
 	// MaxBuffer bounds the output kept unread between calls; older output
 	// is dropped past it (and counted as cut). Default 1 MiB.
@@ -117,22 +112,19 @@ func (e *NotReadingError) Error() string {
 
 // Bounds of a Shell.
 const (
-	// DefaultShellIdle is ShellOptions.IdleTimeout's default.
-	DefaultShellIdle = 30 * time.Minute
-	// DefaultShellOutput is RunOptions.MaxOutput's default, in bytes.
-	DefaultShellOutput = 16 << 10
-	// MaxShellOutput is the most one Run answers, in bytes.
-	MaxShellOutput = 1 << 20
-	// DefaultShellQuiet is RunOptions.Quiet's default.
-	DefaultShellQuiet = 500 * time.Millisecond
-	// DefaultLinesQuiet is RunOptions.Quiet's default with
-	// ShellOptions.Lines: no input can reach a program there, so a pause
-	// says less, and the prompt forks once (to mark itself ready) between
-	// a command's output and its end's marker, which a loaded machine
-	// can make last.
-	DefaultLinesQuiet = 2 * time.Second
-	// MaxShellInput is the most text one call types, in bytes.
-	MaxShellInput = hosttool.MaxTyped
+	MaxShellOutput = 1 << 20           // the most one Run answers, in bytes
+	MaxShellInput  = hosttool.MaxTyped // the most text one call types, in bytes
+)
+
+// Defaults of a Shell. With ShellOptions.Lines, Quiet is longer: no input
+// can reach a program there, so a pause says less, and the prompt forks
+// once (to mark itself ready) between a command's output and its end's
+// marker, which a loaded machine can make last.
+const (
+	defaultShellIdle   = 30 * time.Minute
+	defaultShellOutput = 16 << 10
+	defaultShellQuiet  = 500 * time.Millisecond
+	defaultLinesQuiet  = 2 * time.Second
 )
 
 var (
@@ -160,7 +152,7 @@ func (m *Tools) StartShell(ctx context.Context, opts *ShellOptions) (*Shell, err
 		o.MaxBuffer = 1 << 20
 	}
 	if o.IdleTimeout == 0 {
-		o.IdleTimeout = DefaultShellIdle
+		o.IdleTimeout = defaultShellIdle
 	}
 	for _, n := range []int{o.Cols, o.Rows} {
 		if n < hosttool.MinTerm || n > hosttool.MaxTerm {
@@ -584,13 +576,12 @@ type RunOptions struct {
 	// Wait is how long to wait for the command to end; default 10 s.
 	Wait time.Duration
 	// Quiet, when output came and then paused this long, ends the wait
-	// early (a program waiting for input); default DefaultShellQuiet
-	// (DefaultLinesQuiet with ShellOptions.Lines).
-	// Negative waits for the end or Wait only.
+	// early (a program waiting for input); default 500 ms (2 s with
+	// ShellOptions.Lines). Negative waits for the end or Wait only.
 	Quiet time.Duration
 	// MaxOutput bounds the output answered, in bytes: the most recent is
-	// kept, and ShellResult.Cut says how much was not. Default
-	// DefaultShellOutput, at most MaxShellOutput.
+	// kept, and ShellResult.Cut says how much was not. Default 16 KiB, at
+	// most MaxShellOutput.
 	MaxOutput int
 }
 
@@ -632,13 +623,13 @@ func (s *Shell) Run(ctx context.Context, input string, opts *RunOptions) (*Shell
 		o.Wait = 10 * time.Second
 	}
 	if o.Quiet == 0 {
-		o.Quiet = DefaultShellQuiet
+		o.Quiet = defaultShellQuiet
 		if s.lines {
-			o.Quiet = DefaultLinesQuiet
+			o.Quiet = defaultLinesQuiet
 		}
 	}
 	if o.MaxOutput <= 0 {
-		o.MaxOutput = DefaultShellOutput
+		o.MaxOutput = defaultShellOutput
 	}
 	if o.MaxOutput > MaxShellOutput {
 		return nil, aci.Errorf(aci.CodeInvalidAction, "max output %d is over %d", o.MaxOutput, MaxShellOutput)

@@ -79,14 +79,12 @@ type WindowControl struct {
 }
 
 // WindowControl probes the runtime once for the means of each window
-// operation and returns what it found; Supports says which operations
-// work. The probe is one exec (which programs the machine has, and
-// whether they reach the desktop's display: the same screen size and the
-// same windows), fixed plumbing the runtime recognizes and runs without
-// asking its Authorizer, since it runs nothing the agent chose; an exec
-// refused all the same, unavailable, or not answered within 10 s leaves
-// the input paths only. A runtime that cannot list windows gets
-// none, since no operation could be checked. It is an error only when the
+// operation; Supports says which work. The probe is one exec (which programs
+// the machine has, and whether they reach the desktop's display: the same
+// screen size and windows), fixed plumbing the runtime runs without asking
+// its Authorizer, as it runs nothing the agent chose; refused all the same,
+// unavailable, or unanswered within 10 s, it leaves the input paths only. A
+// runtime that cannot list windows gets none. It is an error only when the
 // runtime cannot be asked at all.
 func (m *Tools) WindowControl(ctx context.Context) (*WindowControl, error) {
 	wc := &WindowControl{c: m.c}
