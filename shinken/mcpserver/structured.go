@@ -101,7 +101,7 @@ type window struct {
 	BBox   []int  `json:"bbox,omitempty" jsonschema:"[x, y, w, h] in screen pixels"`
 	Active bool   `json:"active,omitempty"`
 	// The window manager's states, where the desktop reports them (see
-	// client.WindowControl.States).
+	// machine.WindowControl.States).
 	Minimized  bool `json:"minimized,omitempty" jsonschema:"minimised (iconified), where the desktop says"`
 	Maximized  bool `json:"maximized,omitempty" jsonschema:"maximised, where the desktop says"`
 	Fullscreen bool `json:"fullscreen,omitempty" jsonschema:"full screen, where the desktop says"`
