@@ -87,8 +87,8 @@ type Options struct {
 	// MCP, when set, serves MCP (streamable HTTP) at /mcp with the
 	// daemon's token; Hosts and Origins join its AllowedHosts and
 	// AllowedOrigins. A session finds its window tools with one fixed
-	// probe script (client.WindowControl), run without asking Plugins as
-	// it runs nothing the agent chose; the window operations themselves
+	// probe script (machine.Tools.WindowControl), run without asking
+	// Plugins as it runs nothing the agent chose; the window operations
 	// are judged. Where plugins judge the agent's lines, set ShellLines:
 	// the shell tool then types a line only at the shell's prompt.
 	MCP *mcpserver.Options

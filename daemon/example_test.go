@@ -21,6 +21,7 @@ import (
 	"shinken.dev/go/escouade/protocol"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 	"shinken.dev/go/shinken/mcpserver"
 )
 
@@ -93,9 +94,9 @@ func Example() {
 		}
 		fmt.Printf("%s printed %q\n", tc.what, res.Stdout)
 	}
-	// A shell of command lines (client.ShellOptions.Lines, as the MCP
+	// A shell of command lines (machine.ShellOptions.Lines, as the MCP
 	// server's with mcpserver.Options.ShellLines): each line judged.
-	sh, err := c.StartShell(ctx, &client.ShellOptions{Lines: true, Dir: workspace})
+	sh, err := machine.New(c, nil).StartShell(ctx, &machine.ShellOptions{Lines: true, Dir: workspace})
 	if err != nil {
 		panic(err)
 	}
@@ -103,7 +104,7 @@ func Example() {
 		{"cat", "cat notes.txt"},
 		{"rm", "rm -rf " + dir},
 	} {
-		res, err := sh.Run(ctx, line.line, &client.RunOptions{Wait: time.Minute, Quiet: -1})
+		res, err := sh.Run(ctx, line.line, &machine.RunOptions{Wait: time.Minute, Quiet: -1})
 		if errors.Is(err, aci.ErrPermissionDenied) {
 			fmt.Println("shell:", line.what, "refused")
 			continue

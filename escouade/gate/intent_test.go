@@ -24,6 +24,7 @@ import (
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // seen is what a recording guard was shown.
@@ -44,7 +45,7 @@ func (s *seen) take() []protocol.PermissionRequest {
 // whose one plugin records each request and allows what a strict guard of
 // the machine tools would: a read or an edit of a path under root, and no
 // command at all.
-func toolRig(t *testing.T, root string) (*client.Client, *seen) {
+func toolRig(t *testing.T, root string) (*client.Client, *machine.Tools, *seen) {
 	t.Helper()
 	ctx := t.Context()
 	h := escouade.New(&escouade.Options{Journal: slog.DiscardHandler})
@@ -73,7 +74,8 @@ func toolRig(t *testing.T, root string) (*client.Client, *seen) {
 		t.Fatal(err)
 	}
 	url, _ := schematest.ServeURL(t, headless.New(nil), &shinken.RuntimeOptions{Executor: osexec.New(nil), Authorizer: gate.New(h, nil)})
-	return schematest.Dial(t, url, &client.DialOptions{Home: root}), rec
+	c := schematest.Dial(t, url, nil)
+	return c, machine.New(c, &machine.Options{Home: root}), rec
 }
 
 // TestMachineToolsJudgedByWhatTheyDo drives every file tool under a
@@ -83,7 +85,7 @@ func toolRig(t *testing.T, root string) (*client.Client, *seen) {
 // file is left alone.
 func TestMachineToolsJudgedByWhatTheyDo(t *testing.T) {
 	root := t.TempDir()
-	c, rec := toolRig(t, root)
+	_, c, rec := toolRig(t, root)
 	ctx := t.Context()
 	abs := func(p string) string { return filepath.Join(root, p) }
 	steps := []struct {
@@ -171,7 +173,7 @@ func TestMachineToolsJudgedByWhatTheyDo(t *testing.T) {
 // it is refused as invalid_action before any plugin is asked.
 func TestPlumbingByHand(t *testing.T) {
 	root := t.TempDir()
-	c, rec := toolRig(t, root)
+	c, _, rec := toolRig(t, root)
 	ctx := t.Context()
 	victim := filepath.Join(root, "victim")
 	os.WriteFile(victim, []byte("keep"), 0o644)

@@ -59,7 +59,7 @@ type Policy struct {
 	// it as a command line (no program it started in the terminal's
 	// foreground, no line typed before unread, one line at a time), and
 	// shows text typed otherwise as dynamic. Shinken's runtime does so
-	// for its shell tool's lines (client.ShellOptions.Lines). Without
+	// for its shell tool's lines (machine.ShellOptions.Lines). Without
 	// it, a line judged as a command could reach a pager, an editor or
 	// any program that reads the terminal, so OnInteractive may not be
 	// Allow. Default false.

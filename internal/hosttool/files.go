@@ -13,7 +13,7 @@ import (
 // "." or ".." element, no repeated or trailing slash): the path a plugin
 // is shown is the one the script opens, so a guard that judges by folder
 // is not led elsewhere by "..". The caller resolves relative paths and ~
-// before sending them (see client's Home). Symlinks are followed as the
+// before sending them (see machine's Home). Symlinks are followed as the
 // shell follows them; the Intent names the path as given.
 
 // Exit statuses of the file scripts, distinct from the commands' own.

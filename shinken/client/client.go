@@ -2,9 +2,9 @@
 // dials a Shinken runtime (or any ACI v0 runtime) and drives the desktop it
 // serves.
 //
-// The shortest way to drive it is by name: a [Locator] names an element by
-// its role and name, waits until it can take the action, and finds it anew
-// each time, and an [Expectation] waits until what it expects holds.
+// Drive it by name: a [Locator] finds an element by its role and name anew
+// at each use and waits until it can act; an [Expectation] waits until a
+// condition holds.
 //
 //	c, err := client.Dial(ctx, "ws://127.0.0.1:7040/aci", &client.DialOptions{Token: token})
 //	if err != nil {
@@ -33,29 +33,19 @@
 //	if err != nil {
 //		return err
 //	}
-//	if err := c.SetValue(ctx, aci.Ref(name.Ref), "Ada"); err != nil {
-//		return err
-//	}
-//	shot, err := c.Screenshot(ctx, nil) // PNG, with its coordinate space
+//	return c.SetValue(ctx, aci.Ref(name.Ref), "Ada")
 //
-// Every method that acts on an element or a place takes an [*aci.Target]:
-// aci.Ref(el.Ref) for an element of an observation, aci.Px(x, y) for a
-// pixel, aci.Norm(x, y) for a fraction of the screen.
+// A method acting on an element or a place takes an [*aci.Target]:
+// aci.Ref(el.Ref), aci.Px(x, y) or aci.Norm(x, y) (a fraction of the
+// screen). Each verb and query of ACI v0 is a typed method; [Client.Do] and
+// [Client.Batch] send any action. Files, commands, a shell and window
+// geometry, over [Client.Exec], are package machine's.
 //
-// Every verb and query of ACI v0 is a typed method: pointer and keyboard
-// input, screenshots (cached: an unchanged screen costs no image), live
-// screencasts composited into whole frames ([Client.Screencast]), the
-// structured observation ([Client.Observe], diffs included), element verbs
-// by ref, commands ([Client.Exec], [Client.ExecStream]), the clipboard,
-// windows and apps. [Client.Do] and [Client.Batch] send any action.
+// Runtime errors are *aci.Error values: match them with errors.Is against
+// the aci sentinels (aci.ErrPermissionDenied...), or read their Code.
 //
-// Errors from the runtime are *aci.Error values: match them with errors.Is
-// against the aci sentinels (aci.ErrStaleElementRef,
-// aci.ErrPermissionDenied...), or read their Code.
-//
-// A Client is safe for concurrent use; every blocking call takes a context
-// and a cancelled call does not end the session. [Client.Reconnect] replaces
-// a lost connection.
+// A Client is safe for concurrent use; a cancelled call does not end the
+// session, and [Client.Reconnect] replaces a lost connection.
 package client
 
 import (
@@ -82,32 +72,20 @@ import (
 
 // DialOptions configure a Client. A nil *DialOptions means defaults.
 type DialOptions struct {
-	// Token is the runtime's bearer token.
-	Token string
+	Token string // the runtime's bearer token
 	// Name and Version identify the client in the hello; default
 	// "shinken-go" and this library's version.
 	Name, Version string
-	// TextFrames turns binary media frames off: images then travel as
-	// base64 inside JSON. Binary frames are on by default.
-	TextFrames bool
-	// NoFrameCache turns the screenshot cache off: Screenshot then never
-	// sends if_none_match.
-	NoFrameCache bool
+	TextFrames    bool // images as base64 inside JSON, not binary frames
+	NoFrameCache  bool // no screenshot cache: never send if_none_match
 	// HTTPClient and HTTPHeader are used for the WebSocket handshake.
 	HTTPClient *http.Client
 	HTTPHeader http.Header
-	// ReadLimit bounds one incoming message; default 256 MiB.
-	ReadLimit int64
-	// Logger receives the client's logs; default: discarded.
-	Logger *slog.Logger
-	// Home is the folder on the runtime's machine that the file calls
-	// resolve relative paths and ~ against (see Client.Home); default the
-	// agent's home, asked of the runtime on first need.
-	Home string
+	ReadLimit  int64        // bounds one incoming message; default 256 MiB
+	Logger     *slog.Logger // the client's logs; default discarded
 }
 
-// A Client is the agent's side of an ACI session. Its methods are safe for
-// concurrent use; every blocking call takes a context.
+// A Client is the agent's side of an ACI session, safe for concurrent use.
 type Client struct {
 	url   string // as given to Dial
 	wsURL string // what the handshake asks for
@@ -121,7 +99,6 @@ type Client struct {
 	casts   map[string]*Screencast // by stream id
 	closed  bool
 	welcome *aci.Welcome
-	files   files // what the file calls know of the runtime's files
 }
 
 // session is one WebSocket connection of a Client.
@@ -160,11 +137,9 @@ type reply struct {
 	err     error // the session ended
 }
 
-// Dial connects to the runtime at url, sends the hello and waits for the
-// welcome. The url is ws:// or wss://, or unix:PATH for a runtime listening
-// on the unix socket at PATH (the handshake then asks for path /aci, where
-// the example daemon serves; a Runtime served with Serve answers on any
-// path).
+// Dial connects to the runtime at url (ws://, wss://, or unix:PATH for a
+// unix socket, whose handshake asks for path /aci) and waits for its
+// welcome.
 func Dial(ctx context.Context, url string, opts *DialOptions) (*Client, error) {
 	c := &Client{url: url, casts: map[string]*Screencast{}}
 	if opts != nil {
@@ -279,28 +254,20 @@ func (c *Client) Close() error {
 	return err
 }
 
-// ErrDesktopRestarted is wrapped by the closed errors of a session the
-// runtime ended because it restarted the desktop (WebSocket close code
-// 1012, "service restart"), unlike a runtime shutting down (1001): a new
-// desktop is served at the same address, so Reconnect and observe again
-// (the windows and element refs of the old desktop are gone).
+// ErrDesktopRestarted is wrapped by the closed error of a session ended to
+// restart the desktop (code 1012, not 1001): reconnect and observe anew.
 var ErrDesktopRestarted = errors.New("shinken: the desktop was restarted: reconnect")
 
 // ErrRenumbered is wrapped by the stale_element_ref error a reconnected
-// Client returns, before sending anything, for an element ref that came
-// from an observation of an earlier connection.
+// Client returns, sending nothing, for a ref from an older connection.
 var ErrRenumbered = errors.New("shinken: element refs are numbered anew after a reconnect")
 
 // Reconnect replaces a lost (or live) connection with a new one, with the
-// same options. Calls in flight on the old connection fail; screencasts
-// resume their streams on the new one (Screencast.Next reconnects by
-// itself when the connection drops).
-//
-// The runtime numbers elements per connection, so after a reconnect "e3"
-// may name another element. The Client therefore refuses, with a
-// stale_element_ref error wrapping ErrRenumbered, any ref that no
-// observation on the new connection has shown: observe again, and use the
-// refs it returns.
+// same options. Calls in flight on the old one fail; screencasts resume on
+// the new one (Screencast.Next reconnects by itself). The runtime numbers
+// elements per connection, so the Client refuses, with a stale_element_ref
+// error wrapping ErrRenumbered, any ref that no observation on the new
+// connection has shown: observe again.
 func (c *Client) Reconnect(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
@@ -574,18 +541,15 @@ func (s *session) forget(callID string) {
 type Reply struct {
 	Ack    *aci.Ack
 	Result *aci.Result
-	// Observation is the observation that answered a screenshot or observe,
-	// or that followed the ack of an action sent with Observe.
+	// Observation answers a screenshot or observe, or follows an Observe ack.
 	Observation *aci.Observation
-	// Image holds the raw image bytes of Observation, whichever framing
-	// carried them (nil for not_modified and structured observations).
+	// Image is Observation's image bytes, from either framing (nil if none).
 	Image []byte
 }
 
-// Do sends one action and waits for everything it is answered with: an
-// ack, a result or an observation, and for an action with Observe the
-// observation that follows the ack. A refusal is returned as an *Error
-// (errors.Is(err, aci.ErrStaleElementRef)...), alongside the Reply.
+// Do sends one action and waits for all of its answer: an ack, a result or
+// an observation, and with Observe the observation after the ack. A refusal
+// is an *aci.Error, returned with the Reply.
 func (c *Client) Do(ctx context.Context, a *aci.Action) (*Reply, error) {
 	callID := c.newID("c")
 	wantObs := a.Observe != nil
@@ -641,10 +605,10 @@ func (rep *Reply) take(r reply) error {
 	return nil
 }
 
-// Batch runs the actions of b one after the other, each as its own action
-// message (the ActionBatch convention: batch_id and stop_on_error never go
-// on the wire). It stops at the first failure unless StopOnError is false,
-// and returns one Reply per action run, and the errors joined.
+// Batch runs b's actions one by one, each its own action message (batch_id
+// and stop_on_error never go on the wire), stopping at the first failure
+// unless StopOnError is false; it returns a Reply per action run and the
+// errors joined.
 func (c *Client) Batch(ctx context.Context, b *aci.ActionBatch) ([]*Reply, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err

@@ -20,8 +20,7 @@ type ScreencastRequest struct {
 	MaxLongEdge int
 	Format      aci.ImageFormat
 	Quality     int
-	// Delta asks for dirty-tile frames; the Screencast composites them, so
-	// Next always yields whole images.
+	// Delta asks for dirty-tile frames; Next still yields whole images.
 	Delta bool
 }
 
@@ -32,18 +31,15 @@ type CastFrame struct {
 	Seq      uint64
 	Keyframe bool // a whole image arrived, rather than tiles
 	Tiles    int  // the number of tiles a delta frame carried
-	// Bytes is the size of the encoded image or tiles the frames since the
-	// last Next carried: what the stream cost on the wire, less framing.
+	// Bytes: the encoded image or tiles of the frames since the last Next.
 	Bytes   int
 	Display aci.CoordinateSpace
-	// Gap is set on the first frame after a resume when frames were lost.
-	Gap bool
+	Gap     bool // on the first frame after a resume that lost frames
 }
 
-// A Screencast is a live stream of frames. A Client runs one screencast at
-// a time. It survives reconnects: after Client.Reconnect (which Next calls
-// itself when the connection drops) it asks the runtime to resume the same
-// stream.
+// A Screencast is a live stream of frames, one per Client at a time. It
+// survives reconnects: after Client.Reconnect (which Next calls when the
+// connection drops) it resumes the same stream.
 type Screencast struct {
 	c   *Client
 	req ScreencastRequest
@@ -233,10 +229,9 @@ func toRGBA(img image.Image) *image.RGBA {
 	return r
 }
 
-// Next waits for a frame newer than the last one returned and returns it,
-// composited. Frames that arrive while the caller is busy are coalesced:
-// Next returns the latest. When the connection drops, Next reconnects and
-// resumes the stream, until ctx is done.
+// Next returns the newest frame after the last one returned, composited
+// (frames that came meanwhile coalesce), resuming the stream on a reconnect,
+// until ctx is done.
 func (sc *Screencast) Next(ctx context.Context) (*CastFrame, error) {
 	backoff := 50 * time.Millisecond
 	for {

@@ -78,9 +78,7 @@ func (c *Client) Wait(ctx context.Context, d time.Duration) error {
 }
 
 // InvokeAction invokes the action named name ("" for its first) of the
-// element t refers to, aci.Ref(el.Ref) for an element of an observation (a
-// point target is refused with invalid_action). The name travels in the
-// action's text field.
+// element aci.Ref(el.Ref) (not a point: invalid_action), name sent as text.
 func (c *Client) InvokeAction(ctx context.Context, t *aci.Target, name string) error {
 	a := &aci.Action{Verb: aci.VerbInvokeAction, Target: t}
 	if name != "" {
@@ -127,8 +125,8 @@ func (c *Client) ActivateWindow(ctx context.Context, id uint64) error {
 	return c.ack(ctx, &aci.Action{Verb: aci.VerbActivateWindow, WindowID: &id})
 }
 
-// ActivateWindowTitled activates the first window whose title contains
-// title, ignoring case.
+// ActivateWindowTitled activates the first window whose title has title (any
+// case).
 func (c *Client) ActivateWindowTitled(ctx context.Context, title string) error {
 	return c.ack(ctx, &aci.Action{Verb: aci.VerbActivateWindow, App: &title})
 }
@@ -166,13 +164,11 @@ type ObserveRequest struct {
 	Diff    bool          // tree_text as a diff against the previous revision
 	Settle  time.Duration // wait for the UI to be quiet this long first
 	Desktop bool          // every application, not just the active one
-	// Subtree, an element ref, renders only that element and its
-	// descendants, hidden ones included (no Diff with it).
-	Subtree string
-	// Window, a window id (as the tree_text trailer and Windows list
-	// them), renders only that top-level window; ActiveWindow, only the
-	// active window (by default the active application is rendered whole).
-	// Refs are those of the unscoped view; no Diff with either.
+	// Subtree (an element ref) renders that element and its descendants,
+	// hidden ones included; Window (an id, as tree_text lists it) only
+	// that top-level window; ActiveWindow only the active one. Refs are
+	// the unscoped view's; no Diff with any of them.
+	Subtree      string
 	Window       uint64
 	ActiveWindow bool
 }
@@ -210,8 +206,8 @@ func (c *Client) Observe(ctx context.Context, req *ObserveRequest) (*aci.Observa
 	return r.Observation, nil
 }
 
-// ScreenshotRequest tunes Client.Screenshot. A nil request means a PNG of
-// the whole screen.
+// ScreenshotRequest tunes Client.Screenshot; nil is a PNG of the whole
+// screen.
 type ScreenshotRequest struct {
 	Scope       aci.Scope
 	Format      aci.ImageFormat
@@ -228,8 +224,7 @@ type Shot struct {
 	Display aci.CoordinateSpace // how the pixels map to action coordinates
 	Hash    string              // frame_hash
 	Pointer *image.Point        // pointer position, when the backend reports it
-	// Cached is set when the runtime answered not_modified and Data is the
-	// client's cached copy of the same pixels.
+	// Cached: the runtime answered not_modified; Data is the cached copy.
 	Cached bool
 
 	once sync.Once
@@ -270,10 +265,10 @@ func (fc *frameCache) put(k ScreenshotRequest, s *Shot) {
 	fc.shots[k] = s
 }
 
-// Screenshot captures the screen (or a scope). Unless DialOptions turned the
-// cache off, it sends the last frame_hash of the same request as
-// if_none_match, and on not_modified returns the cached shot (Cached set,
-// Pointer fresh) without the runtime encoding anything.
+// Screenshot captures the screen (or a scope). Unless
+// DialOptions.NoFrameCache, it sends the last frame_hash of the same request
+// as if_none_match, and on not_modified returns the cached shot (Cached set,
+// Pointer fresh).
 func (c *Client) Screenshot(ctx context.Context, req *ScreenshotRequest) (*Shot, error) {
 	var k ScreenshotRequest
 	if req != nil {
@@ -328,11 +323,10 @@ func pointOf(p []int) *image.Point {
 	return &image.Point{X: p[0], Y: p[1]}
 }
 
-// Exec runs a command and waits for its buffered result: the exit status
-// and each channel's output up to the runtime's budget. A refusal (the
-// runtime's Authorizer, its exec limits, a spawn failure) is an *aci.Error,
-// matching aci.ErrPermissionDenied, aci.ErrTooManyExecs or
-// aci.ErrExecSpawnFailed with errors.Is, exactly as ExecStream reports it.
+// Exec runs a command and waits for its result: the exit status and each
+// channel's output up to the runtime's budget. A refusal (the Authorizer,
+// exec limits, a spawn failure) is an *aci.Error matching
+// aci.ErrPermissionDenied, ErrTooManyExecs or ErrExecSpawnFailed.
 func (c *Client) Exec(ctx context.Context, req *aci.ExecRequest) (*aci.ExecResult, error) {
 	x := req.Action(false)
 	r, err := c.Do(ctx, &x)
@@ -375,11 +369,10 @@ type ExecChunk struct {
 	Data    []byte
 }
 
-// ExecStream starts a streamed exec. Read its output with Next until
-// io.EOF, then Exit. A refusal before the command runs (the Authorizer, the
-// exec limits) is ExecStream's error; a spawn failure, which the runtime
-// reports after its ack, is Next's error. Both are *aci.Error values that
-// match the same sentinels as Exec's.
+// ExecStream starts a streamed exec: read its output with Next until io.EOF,
+// then Exit. A refusal before the command runs (the Authorizer, the exec
+// limits) is ExecStream's error, a spawn failure (reported after the ack)
+// Next's; both are *aci.Error values matching Exec's sentinels.
 func (c *Client) ExecStream(ctx context.Context, req *aci.ExecRequest) (*ExecStream, error) {
 	x := req.Action(true)
 	callID := c.newID("x")
@@ -448,8 +441,8 @@ func (x *ExecStream) end(exit *aci.ExecExit, err error) {
 	x.cond.Broadcast()
 }
 
-// Next returns the next chunk of output in seq order, or io.EOF after the
-// exec_exit. It blocks until one arrives or ctx is done.
+// Next returns the next chunk in seq order, or io.EOF after the exec_exit,
+// blocking until one arrives or ctx is done.
 func (x *ExecStream) Next(ctx context.Context) (ExecChunk, error) {
 	stop := context.AfterFunc(ctx, func() {
 		x.mu.Lock()
@@ -481,8 +474,8 @@ func (x *ExecStream) Next(ctx context.Context) (ExecChunk, error) {
 	}
 }
 
-// Exit returns the exec_exit, once Next has returned io.EOF or the spawn
-// failure (nil before). A spawn failure is also in its Error field.
+// Exit returns the exec_exit once Next returned io.EOF or the spawn failure
+// (also in its Error field); nil before.
 func (x *ExecStream) Exit() *aci.ExecExit {
 	x.mu.Lock()
 	defer x.mu.Unlock()

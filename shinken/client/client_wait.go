@@ -14,44 +14,34 @@ type WaitCondition uint8
 
 // Wait conditions.
 const (
-	// WaitAppears: an element matching the query is in the tree.
-	WaitAppears WaitCondition = iota
-	// WaitDisappears: no element matches the query.
-	WaitDisappears
-	// WaitChanges: the value or the states of the element that matched
-	// when the wait began differ from what they were then (or it is gone).
+	WaitAppears    WaitCondition = iota // an element matching is in the tree
+	WaitDisappears                      // no element matches
+	// WaitChanges: the value or states of the element that matched at the
+	// start differ from what they were then (or it is gone).
 	WaitChanges
 )
 
-// A WaitForRequest describes what [Client.WaitFor] waits for. An element
-// matches when its role is Role (any role when Role is ""), its name
-// contains Name and its value contains Value (any when "").
+// A WaitForRequest says what Client.WaitFor waits for: an element whose role
+// is Role and whose name and value contain Name and Value (each "" for any).
 type WaitForRequest struct {
-	Role  string
-	Name  string
-	Value string
-	// IgnoreCase compares Role, Name and Value ignoring case.
-	IgnoreCase bool
+	Role       string
+	Name       string
+	Value      string
+	IgnoreCase bool // compare Role, Name and Value ignoring case
 	Until      WaitCondition
-	// Timeout bounds the wait; 0 means 10 s.
-	Timeout time.Duration
-	// Interval is the pause between two observations; 0 means 50 ms.
-	Interval time.Duration
-	// Desktop looks at every application, not just the active one.
-	Desktop bool
+	Timeout    time.Duration // bounds the wait; 0 means 10 s
+	Interval   time.Duration // between two observations; 0 means 50 ms
+	Desktop    bool          // every application, not just the active one
 	// Observed, when set, is called after each observation that does not
-	// end the wait, with the number of observations taken so far: a
-	// caller reports progress from it.
+	// end the wait with how many were taken: a caller reports progress.
 	Observed func(n int)
 }
 
-// WaitFor observes until req's condition holds and returns the element
-// that satisfied it: nil for WaitDisappears, and for WaitChanges the
-// watched element (by its ref) as it is now, or nil when it is gone. Every
-// observation but the first asks for a diff, so the runtime renders only
-// what changed into tree_text. Each observation is settled like any other
-// request, so no poll sees a half-handled action. When the timeout passes
-// first, the error wraps ErrTimeout.
+// WaitFor observes until req's condition holds and returns the element that
+// met it: nil for WaitDisappears; for WaitChanges the watched element as it
+// is now, or nil when gone. Each observation is settled, those after the
+// first are diffs. When the timeout passes first, the error wraps
+// ErrTimeout.
 func (c *Client) WaitFor(ctx context.Context, req WaitForRequest) (*aci.Element, error) {
 	timeout, interval := req.Timeout, req.Interval
 	if timeout <= 0 {

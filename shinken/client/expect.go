@@ -12,29 +12,23 @@ import (
 	"shinken.dev/go/shinken/aci"
 )
 
-// An Expectation is a condition on a Locator's element that is waited for:
-// each To method reads the element until the condition holds, for at most
-// the Locator's timeout ([DefaultLocatorTimeout] unless
-// [Locator.WithTimeout] says otherwise) or until ctx ends. When the wait
-// ends first, the error is an *[ExpectError] saying what was expected,
-// what was last seen, and the part of the tree around the element.
-//
-// Every condition but ToHaveCount is strict, as actions are: when several
-// elements match, it fails at once naming them. Those on one element
-// (enabled, checked, a value, a text, a state) are unmet, both ways, while
-// no element matches: Not().ToBeEnabled() waits for a disabled element,
-// not for none.
+// An Expectation is a condition on a Locator's element: each To method reads
+// the element until the condition holds, for at most the Locator's timeout
+// or until ctx ends; then its error is an *ExpectError saying what was
+// expected, what was last seen, and the tree around the element. Every
+// condition but ToHaveCount is strict, as actions are: several matches fail
+// it at once. One on the element (enabled, checked, a value, a text, a
+// state) is unmet, both ways, while none matches: Not().ToBeEnabled() waits
+// for a disabled element, not for none.
 type Expectation struct {
 	l   *Locator
 	not bool
 }
 
-// Expect returns the expectations on l. Package shinkentest wraps them
-// for tests: shinkentest.Expect(t, l).ToBeVisible().
+// Expect returns the expectations on l; shinkentest.Expect wraps them.
 func (l *Locator) Expect() *Expectation { return &Expectation{l: l} }
 
-// Not returns the opposite expectations: Not().ToBeChecked() waits until
-// the element is not checked.
+// Not returns the opposite: Not().ToBeChecked() waits until it is unchecked.
 func (e *Expectation) Not() *Expectation { return &Expectation{l: e.l, not: !e.not} }
 
 // An ExpectError is an expectation that did not hold in time.
@@ -44,8 +38,7 @@ type ExpectError struct {
 	LastSeen string        // the element as last read, or what matched instead
 	Tree     string        // the lines of the tree text around the element
 	After    time.Duration // how long it waited
-	// Err is aci.ErrTimeout, ErrStrict, the context's error or what the
-	// runtime answered.
+	// Err: aci.ErrTimeout, ErrStrict, ctx's error or the runtime's answer.
 	Err error
 }
 
@@ -73,13 +66,11 @@ func (e *ExpectError) Error() string {
 func (e *ExpectError) Unwrap() error { return e.Err }
 
 // ToBeVisible waits until exactly one element matches and it is showing.
-// Its Not form is ToBeHidden.
 func (e *Expectation) ToBeVisible(ctx context.Context) error {
 	return e.visible(ctx, true)
 }
 
-// ToBeHidden waits until no element matches, or the one that matches is
-// not showing. Its Not form is ToBeVisible.
+// ToBeHidden waits until none matches or the one matching is not showing.
 func (e *Expectation) ToBeHidden(ctx context.Context) error {
 	return e.visible(ctx, false)
 }
@@ -126,10 +117,9 @@ func (e *Expectation) ToHaveValue(ctx context.Context, value string) error {
 	return e.on(ctx, "to have value "+strconv.Quote(value), func(el *aci.Element) bool { return el.Value == value })
 }
 
-// ToHaveText waits until the element's text is want, as [Locator.Text]
-// reads it, both with their spaces normalized (trimmed, and each run of
-// white space read as one space), as Playwright's toHaveText does: the
-// accessible name of a web page's text is trimmed where its value is not.
+// ToHaveText waits until the element's text (as Locator.Text reads it) is
+// want, both trimmed and each run of white space read as one space, as
+// Playwright's toHaveText: a web page's name is trimmed, its value not.
 func (e *Expectation) ToHaveText(ctx context.Context, want string) error {
 	want = normalizeSpace(want)
 	return e.wait(ctx, false, "to have text "+strconv.Quote(want), func(f *found) (bool, string) {

@@ -15,50 +15,40 @@ import (
 	"shinken.dev/go/shinken/aci"
 )
 
-// DefaultLocatorTimeout bounds how long a [Locator] waits for its element
-// to be actionable, and an [Expectation] for its condition to hold, when
-// [Locator.WithTimeout] did not say otherwise. The context of the call
-// bounds the wait too: the earlier of the two ends it.
+// DefaultLocatorTimeout bounds a Locator's wait, and an Expectation's,
+// unless Locator.WithTimeout says otherwise; ctx may end it sooner.
 const DefaultLocatorTimeout = 10 * time.Second
 
-// ErrStrict is wrapped by the error of a locator that had to name one
-// element and matched several: its message names them. Narrow the locator
-// (a longer name, [Locator.InWindow], a scope) or pick one with
-// [Locator.Nth], [Locator.First] or [Locator.Last].
+// ErrStrict is wrapped by a locator's error when several elements match
+// where one must (it names them): narrow it, or pick one (Locator.Nth,
+// First, Last).
 var ErrStrict = errors.New("shinken: more than one element matches")
 
-// By says which elements a [Locator] matches. Role, when not empty, must
-// equal the element's role; at most one of Name, NameContains and
-// NameRegexp may be set (a Locator with two refuses to act). Value, when
-// not empty, must equal the element's value, and every one of States must
-// be among the element's states.
+// By says which elements a Locator matches: Role and Value, when not empty,
+// must equal the element's; at most one of Name, NameContains and NameRegexp
+// may be set (a Locator with two refuses to act); each of States must be
+// among the element's.
 type By struct {
-	Role string
-	// Name must equal the element's name.
-	Name string
-	// NameContains must be a part of the element's name.
-	NameContains string
-	// NameRegexp must match the element's name.
-	NameRegexp *regexp.Regexp
-	Value      string
-	States     []string
+	Role         string
+	Name         string         // equals the element's name
+	NameContains string         // is a part of the element's name
+	NameRegexp   *regexp.Regexp // matches the element's name
+	Value        string
+	States       []string
 }
 
-// A Locator names an element by what it is (its role, its name, its value
-// and states), not by a ref: it finds the element anew on each use, and
-// holds no ref past one action. Made by [Client.ByRole] or [Client.Locate],
-// it is immutable: its methods return new Locators.
+// A Locator names an element by what it is (role, name, value, states), not
+// by a ref: it finds the element anew at each use and holds no ref past one
+// action. Made by Client.ByRole or Client.Locate, it is immutable: its
+// methods return new Locators.
 //
-// Before an action, a Locator waits until exactly one element matches and
-// that element is showing, enabled, stable (its box the same across two
-// reads) and under no pop-up's item, for at most [DefaultLocatorTimeout]
-// or the context's deadline, whichever comes first; a pop-up left open
-// over the element (the suggestions a browser lists under a field typed
-// in, a menu) is closed with Escape, once, as a person would. An action
-// refused with aci.ErrStaleElementRef is tried once more on the element
-// found anew. When the wait ends, the error (a *[LocatorError]) says what
-// was missing. A Locator is strict: when several elements match, it
-// refuses at once, naming them (see [ErrStrict]).
+// Before an action it waits, for at most DefaultLocatorTimeout or ctx's
+// deadline, until exactly one element matches, showing, enabled, stable (the
+// same box in two reads) and under no pop-up's item; a pop-up left over it
+// (a browser's suggestions, a menu) is closed with Escape, once. An action
+// refused as aci.ErrStaleElementRef is tried once more on the element found
+// anew. A wait that ends is a *LocatorError saying what was missing; several
+// matches refuse at once, naming them (ErrStrict).
 type Locator struct {
 	c       *Client
 	parent  *Locator
@@ -69,9 +59,8 @@ type Locator struct {
 	timeout time.Duration
 }
 
-// ByRole returns a Locator of the element whose role is role and whose name
-// is name ("" for any role or any name). Roles are those observations show
-// ("push button", "text", "check box", "combo box", "label"...).
+// ByRole returns a Locator of the element with that role and name ("" for
+// any), roles as observations show them ("push button", "text"...).
 func (c *Client) ByRole(role, name string) *Locator {
 	return c.Locate(By{Role: role, Name: name})
 }
@@ -81,16 +70,14 @@ func (c *Client) Locate(by By) *Locator {
 	return &Locator{c: c, by: by}
 }
 
-// ByRole returns a Locator of the element inside l's element (its
-// descendants, l's element excluded) whose role is role and whose name is
-// name.
+// ByRole returns a Locator of the element under l's element (its descendants
+// only) with that role and name.
 func (l *Locator) ByRole(role, name string) *Locator {
 	return l.Locate(By{Role: role, Name: name})
 }
 
-// Locate returns a Locator of the elements inside l's element (its
-// descendants, l's element excluded) that by describes. l must name one
-// element when it is used.
+// Locate returns a Locator of the elements under l's element (its
+// descendants only) that by describes; l must name one element when used.
 func (l *Locator) Locate(by By) *Locator {
 	return &Locator{c: l.c, parent: l, by: by, timeout: l.timeout}
 }
@@ -101,9 +88,8 @@ func (l *Locator) with(f func(*Locator)) *Locator {
 	return &n
 }
 
-// Nth returns a Locator of the i-th element l matches, counting from 0 in
-// tree order, or from the end when i is negative (-1 is the last). It is
-// not strict.
+// Nth returns a Locator of the i-th element l matches, in tree order from 0,
+// or from the end when i is negative (-1 the last). It is not strict.
 func (l *Locator) Nth(i int) *Locator { return l.with(func(n *Locator) { n.index = &i }) }
 
 // First is Nth(0).
@@ -112,9 +98,8 @@ func (l *Locator) First() *Locator { return l.Nth(0) }
 // Last is Nth(-1).
 func (l *Locator) Last() *Locator { return l.Nth(-1) }
 
-// InWindow returns l looking only in the top-level window with id (as
-// [Client.ListWindows] lists it). By default a Locator looks in the active
-// application.
+// InWindow returns l looking only in the top-level window with id (see
+// Client.ListWindows), not in the active application.
 func (l *Locator) InWindow(id uint64) *Locator {
 	return l.with(func(n *Locator) { n.window, n.desktop = id, false })
 }
@@ -125,9 +110,8 @@ func (l *Locator) OnDesktop() *Locator {
 	return l.with(func(n *Locator) { n.desktop, n.window = true, 0 })
 }
 
-// WithTimeout returns l waiting at most d (instead of
-// [DefaultLocatorTimeout]) before an action, a query or an expectation
-// gives up. Locators made from it inherit d.
+// WithTimeout returns l waiting at most d, not DefaultLocatorTimeout, to
+// act, answer or expect; Locators made from it inherit d.
 func (l *Locator) WithTimeout(d time.Duration) *Locator {
 	return l.with(func(n *Locator) { n.timeout = d })
 }
@@ -172,11 +156,10 @@ func (l *Locator) String() string {
 	return b.String()
 }
 
-// A LocatorError says why a Locator could not act or answer: what it
-// waited for and what was missing when the wait ended. Err is
-// [aci.ErrTimeout] when the wait timed out, [ErrStrict] when several
-// elements matched, [aci.ErrNoMatch] wrapped in a timeout when none did,
-// the context's error when it was cancelled, or the runtime's refusal.
+// A LocatorError says why a Locator could not act or answer: what was
+// missing when its wait ended. Err is aci.ErrTimeout (wrapping
+// aci.ErrNoMatch when nothing matched), ErrStrict, the context's error, or
+// the runtime's refusal.
 type LocatorError struct {
 	Op      string        // "click", "fill", "text"...
 	Locator string        // the Locator, described

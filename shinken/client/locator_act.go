@@ -11,8 +11,7 @@ import (
 	"shinken.dev/go/shinken/aci"
 )
 
-// Click waits until l's element is actionable (see [Locator]) and clicks
-// it with the left button.
+// Click waits until l's element is actionable (see Locator) and clicks it.
 func (l *Locator) Click(ctx context.Context) error {
 	return l.act(ctx, "click", true, func(ctx context.Context, e *aci.Element) error {
 		return l.c.Click(ctx, aci.Ref(e.Ref))
@@ -26,16 +25,14 @@ func (l *Locator) DoubleClick(ctx context.Context) error {
 	})
 }
 
-// RightClick waits until l's element is actionable and clicks it with the
-// right button.
+// RightClick waits until l's element is actionable and right-clicks it.
 func (l *Locator) RightClick(ctx context.Context) error {
 	return l.act(ctx, "right-click", true, func(ctx context.Context, e *aci.Element) error {
 		return l.c.RightClick(ctx, aci.Ref(e.Ref))
 	})
 }
 
-// Hover waits until l's element is showing and stable (enabled or not) and
-// moves the pointer onto it.
+// Hover waits until l's element is showing and stable and points at it.
 func (l *Locator) Hover(ctx context.Context) error {
 	return l.act(ctx, "hover", false, func(ctx context.Context, e *aci.Element) error {
 		return l.c.Move(ctx, aci.Ref(e.Ref))
@@ -50,9 +47,8 @@ func refusedSetValue(err error) bool {
 }
 
 // Fill waits until l's element is actionable and replaces its text with
-// text: by set_value where the element takes it, otherwise by a click
-// (which focuses it), ctrl+a (select all) and typing text (or Delete, for
-// an empty text).
+// text: by set_value where it takes it, else by a click, ctrl+a and typing
+// (Delete when text is empty).
 func (l *Locator) Fill(ctx context.Context, text string) error {
 	return l.act(ctx, "fill", true, func(ctx context.Context, e *aci.Element) error {
 		err := l.c.SetValue(ctx, aci.Ref(e.Ref), text)
@@ -72,9 +68,8 @@ func (l *Locator) Fill(ctx context.Context, text string) error {
 	})
 }
 
-// Press waits until l's element is actionable, focuses it by a click
-// unless it has the focus already, and presses keys, a key expression as
-// [Client.Key] takes it ("Return", "ctrl+a Delete").
+// Press waits until l's element is actionable, clicks it unless it has the
+// focus, and presses keys as Client.Key does ("Return", "ctrl+a Delete").
 func (l *Locator) Press(ctx context.Context, keys string) error {
 	return l.act(ctx, "press "+keys, true, func(ctx context.Context, e *aci.Element) error {
 		if !e.Focused && !slices.Contains(e.States, "focused") {
@@ -86,13 +81,11 @@ func (l *Locator) Press(ctx context.Context, keys string) error {
 	})
 }
 
-// Check waits until l's element is actionable and, unless it is checked
-// already, clicks it; then waits until it shows the state "checked".
-// Checking a checked box does nothing.
+// Check waits until l's element is actionable, clicks it unless it is
+// checked already, then waits until it shows the state "checked".
 func (l *Locator) Check(ctx context.Context) error { return l.setChecked(ctx, true) }
 
-// Uncheck is Check's opposite: it leaves l's element without the state
-// "checked", clicking it only if it has it.
+// Uncheck clicks l's element if it is "checked", and waits until it is not.
 func (l *Locator) Uncheck(ctx context.Context) error { return l.setChecked(ctx, false) }
 
 func (l *Locator) setChecked(ctx context.Context, want bool) error {
@@ -151,16 +144,14 @@ func stopIfStrict(missing string, err error) verdict {
 // optionRoles are the roles of a choice in a pop-up list or menu.
 var optionRoles = []string{"menu item", "list item", "option", "radio menu item", "check menu item", "table cell", "tree item"}
 
-// SelectOption waits until l's element (a combo box, a list) is
-// actionable and chooses option in it, as a person does: a click opens
-// its pop-up, and a click on the showing choice named option (a menu
-// item, list item, option...) chooses it. When no such choice shows after
-// the click, set_value chooses it instead: after 2 s, or, when a pop-up
-// is to be expected (the element is "expandable", or the desktop held a
-// choice named option before the click), after half of what is left of
-// l's timeout, since an application under load may take seconds to show
-// it. It then waits until l's element shows option as its value or its
-// name, or holds a choice named option that is "selected" or "checked".
+// SelectOption waits until l's element (a combo box, a list) is actionable
+// and chooses option as a person does: a click opens its pop-up, a click on
+// the showing choice named option (a menu item...) chooses it. If none
+// shows, set_value chooses it after 2 s, or, when a pop-up is expected (the
+// element is "expandable", or such a choice showed before the click), after
+// half of l's remaining timeout: a loaded application may take seconds. It
+// then waits until the element shows option as its value or name, or holds a
+// choice named option "selected" or "checked".
 func (l *Locator) SelectOption(ctx context.Context, option string) error {
 	start := time.Now()
 	err := l.act(ctx, "select "+strconv.Quote(option), true, func(ctx context.Context, e *aci.Element) error {
@@ -301,10 +292,8 @@ func (l *Locator) popupChoice(ctx context.Context, option string, wait time.Dura
 	}
 }
 
-// ScrollIntoView waits until l's element is in the tree and, while it is
-// not showing, scrolls toward it: the wheel turns over the edge of its
-// window nearest to it (the pointer then over the view that scrolls it).
-// An element already showing is left as it is.
+// ScrollIntoView waits until l's element is in the tree and, while it is not
+// showing, turns the wheel over its window's edge nearest to it.
 func (l *Locator) ScrollIntoView(ctx context.Context) error {
 	_, err := l.poll(ctx, "scroll into view", func(f *found) verdict {
 		e, missing, err := f.one()
@@ -352,8 +341,7 @@ func scrollPoint(all []aci.Element, e *aci.Element) (image.Point, float64) {
 	return in, 3
 }
 
-// DragTo waits until l's element and to's are actionable and drags the
-// first onto the second with the left button.
+// DragTo drags l's element onto to's, once both are actionable.
 func (l *Locator) DragTo(ctx context.Context, to *Locator) error {
 	return l.act(ctx, "drag", true, func(ctx context.Context, e *aci.Element) error {
 		t, err := to.actionable(ctx, "drag onto", false)

@@ -10,8 +10,7 @@ import (
 )
 
 // Element waits until l names exactly one element (showing or not) and
-// returns it as it is now. Its Ref is good for one action at most: the
-// element may go or change after it; a Locator's actions find it anew.
+// returns it as it is now: its Ref is good for one action at most.
 func (l *Locator) Element(ctx context.Context) (aci.Element, error) {
 	return l.element(ctx, "read")
 }
@@ -35,10 +34,9 @@ func (l *Locator) element(ctx context.Context, op string) (aci.Element, error) {
 }
 
 // Text waits until l names exactly one element and returns the text it
-// shows: its name (a label's text, a button's caption), or else its value
-// (a status bar some toolkits leave unnamed), or else the names of its
-// descendants joined (a web page's element whose text is in its children).
-// [Locator.Value] reads an entry's text.
+// shows: its name (a label, a button's caption), or else its value (a status
+// bar left unnamed), or else its descendants' names joined (a web page's
+// element). Locator.Value reads an entry's text.
 func (l *Locator) Text(ctx context.Context) (string, error) {
 	e, err := l.element(ctx, "text")
 	if err != nil {
@@ -68,29 +66,25 @@ func (c *Client) textOf(ctx context.Context, e *aci.Element) (string, error) {
 	return b.String(), nil
 }
 
-// Value waits until l names exactly one element and returns its value: an
-// entry's text, a combo box's choice, a slider's number.
+// Value waits until l names one element and returns its value (an entry's).
 func (l *Locator) Value(ctx context.Context) (string, error) {
 	e, err := l.element(ctx, "value")
 	return e.Value, err
 }
 
-// States waits until l names exactly one element and returns its states
-// ("enabled", "showing", "checked", "focused"...).
+// States waits until l names one element and returns its states.
 func (l *Locator) States(ctx context.Context) ([]string, error) {
 	e, err := l.element(ctx, "states")
 	return e.States, err
 }
 
-// Box waits until l names exactly one element and returns its box in
-// screen pixels.
+// Box waits until l names one element and returns its box in screen pixels.
 func (l *Locator) Box(ctx context.Context) (image.Rectangle, error) {
 	e, err := l.element(ctx, "box")
 	return box(&e), err
 }
 
-// Count returns how many elements l matches now, without waiting (an
-// expectation, [Expectation.ToHaveCount], waits for a count).
+// Count returns how many elements l matches now, without waiting.
 func (l *Locator) Count(ctx context.Context) (int, error) {
 	f, err := l.readOnce(ctx, "count")
 	if err != nil {
@@ -100,8 +94,7 @@ func (l *Locator) Count(ctx context.Context) (int, error) {
 }
 
 // All returns a Locator for each element l matches now, in tree order
-// (l.Nth(0), l.Nth(1)...), without waiting. Each finds its element anew
-// when used, by its place among l's matches.
+// (l.Nth(0), l.Nth(1)...), without waiting.
 func (l *Locator) All(ctx context.Context) ([]*Locator, error) {
 	n, err := l.Count(ctx)
 	if err != nil {

@@ -12,80 +12,76 @@ import (
 
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
-// CommandStartInput is the input of command_start.
-type CommandStartInput struct {
+// commandStartInput is the input of command_start.
+type commandStartInput struct {
 	Line string   `json:"line,omitempty" jsonschema:"a command line, run by /bin/sh -c"`
 	Argv []string `json:"argv,omitempty" jsonschema:"a program and its arguments, run word for word (instead of line)"`
 	Cwd  string   `json:"cwd,omitempty" jsonschema:"its working directory"`
 }
 
-// CommandStarted is the structured result of command_start.
-type CommandStarted struct {
+// commandStarted is the structured result of command_start.
+type commandStarted struct {
 	ID string `json:"id" jsonschema:"the command's handle"`
 }
 
-// CommandIDInput names a background command.
-type CommandIDInput struct {
-	ID string `json:"id" jsonschema:"the command's handle, as command_start or command_list gave it"`
-}
-
-// CommandOutputInput is the input of command_output.
-type CommandOutputInput struct {
+// commandOutputInput is the input of command_output.
+type commandOutputInput struct {
 	ID        string `json:"id" jsonschema:"the command's handle"`
 	Offset    int64  `json:"offset,omitempty" jsonschema:"the byte to read from (the end of the previous read); default 0"`
 	MaxOutput int    `json:"max_output,omitempty" jsonschema:"the most output answered, in bytes; default 16384"`
 }
 
-// CommandInputInput is the input of command_input.
-type CommandInputInput struct {
+// commandInputInput is the input of command_input.
+type commandInputInput struct {
 	ID    string `json:"id" jsonschema:"the command's handle"`
 	Input string `json:"input,omitempty" jsonschema:"text written to the command's standard input as is (add a newline to end a line)"`
 	EOF   bool   `json:"eof,omitempty" jsonschema:"then end its standard input"`
 }
 
-// CommandKillInput is the input of command_kill.
-type CommandKillInput struct {
+// commandKillInput is the input of command_kill.
+type commandKillInput struct {
 	ID     string `json:"id,omitempty" jsonschema:"the command's handle"`
 	PID    int    `json:"pid,omitempty" jsonschema:"or its pid, as command_list shows it"`
 	Remove bool   `json:"remove,omitempty" jsonschema:"also forget the command: its handle and its output"`
 }
 
-// CommandState is a background command's state in a structured result.
-type CommandState struct {
+// commandState is a background command's state in a structured result.
+type commandState struct {
 	Running  bool `json:"running,omitempty" jsonschema:"it runs"`
 	ExitCode *int `json:"exit_code,omitempty" jsonschema:"its exit status, once it ended by itself"`
 	Killed   bool `json:"killed,omitempty" jsonschema:"command_kill ended it"`
 	Lost     bool `json:"lost,omitempty" jsonschema:"it ended with the session that started it"`
 }
 
-// CommandRead is the structured result of command_output; the output
+// commandRead is the structured result of command_output; the output
 // itself is the text content, never repeated here.
-type CommandRead struct {
-	CommandState
+type commandRead struct {
+	commandState
 	From  int64 `json:"from" jsonschema:"the offset the output shown starts at"`
 	End   int64 `json:"end" jsonschema:"the offset to read from next"`
 	Total int64 `json:"total" jsonschema:"the bytes the command has printed so far"`
 	Cut   int64 `json:"cut,omitempty" jsonschema:"bytes from the offset asked for that are no longer kept"`
 }
 
-// CommandEntry is one command of command_list.
-type CommandEntry struct {
-	CommandState
+// commandEntry is one command of command_list.
+type commandEntry struct {
+	commandState
 	ID   string   `json:"id"`
 	PID  int      `json:"pid,omitempty"`
 	Line string   `json:"line,omitempty"`
 	Argv []string `json:"argv,omitempty"`
 }
 
-// CommandList is the structured result of command_list.
-type CommandList struct {
-	Commands []CommandEntry `json:"commands"`
+// commandList is the structured result of command_list.
+type commandList struct {
+	Commands []commandEntry `json:"commands"`
 }
 
-// CommandDone is the structured result of command_input and command_kill.
-type CommandDone struct {
+// commandDone is the structured result of command_input and command_kill.
+type commandDone struct {
 	ID string `json:"id,omitempty"`
 }
 
@@ -97,26 +93,26 @@ var (
 )
 
 func (s *Server) addCommandTools() {
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name: "command_start",
 		Description: "Start a command in the background on the computer (a line run by /bin/sh -c, or an argv) and get its handle. " +
 			"Its output (stdout and stderr together) is kept on the computer, its most recent 1 MiB; read it with command_output, write to its input with command_input, end it with command_kill. " +
 			"It ends with this MCP session, with everything it started. Starting one is judged as the command it runs by the computer's policy.",
 		Annotations: &mcp.ToolAnnotations{Title: "Start a background command"},
 	}, commandStartHint, s.commandStart)
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "command_list",
 		Description: "List the background commands on the computer: their handles, pids, what they run, and whether they run or how they ended.",
 		Annotations: &mcp.ToolAnnotations{Title: "List background commands"},
-	}, commandReadHint, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, _ struct{}) (textResult[CommandList], error) {
-		cs, err := c.Commands(ctx)
+	}, commandReadHint, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, _ struct{}) (textResult[commandList], error) {
+		cs, err := m.Commands(ctx)
 		if err != nil {
-			return textResult[CommandList]{}, commandError(err)
+			return textResult[commandList]{}, commandError(err)
 		}
-		out := CommandList{Commands: []CommandEntry{}}
+		out := commandList{Commands: []commandEntry{}}
 		var b strings.Builder
 		for _, ci := range cs {
-			out.Commands = append(out.Commands, CommandEntry{CommandState: state(ci.CommandState), ID: ci.ID, PID: ci.PID, Line: ci.Line, Argv: ci.Argv})
+			out.Commands = append(out.Commands, commandEntry{commandState: state(ci.CommandState), ID: ci.ID, PID: ci.PID, Line: ci.Line, Argv: ci.Argv})
 			what := ci.Line
 			if ci.Argv != nil {
 				what = strings.Join(ci.Argv, " ")
@@ -126,65 +122,65 @@ func (s *Server) addCommandTools() {
 		if len(cs) == 0 {
 			b.WriteString("[no background commands]")
 		}
-		return textResult[CommandList]{b.String(), out}, nil
+		return textResult[commandList]{b.String(), out}, nil
 	})
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name: "command_output",
 		Description: "Read a background command's output from an offset (0 by default; the previous read's end to follow on), at most max_output bytes (16 KiB by default, 4 MiB at most), and whether it still runs or its exit code. " +
 			"Output older than what is kept is skipped, and cut says how much.",
 		Annotations: &mcp.ToolAnnotations{Title: "Read a background command's output"},
-		InputSchema: bounded[CommandOutputInput](map[string]float64{"offset": 1 << 62, "max_output": client.MaxCommandRead}),
-	}, commandReadHint, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in CommandOutputInput) (textResult[CommandRead], error) {
-		r, err := c.CommandOutput(ctx, in.ID, in.Offset, in.MaxOutput)
+		InputSchema: bounded[commandOutputInput](map[string]float64{"offset": 1 << 62, "max_output": machine.MaxCommandRead}),
+	}, commandReadHint, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in commandOutputInput) (textResult[commandRead], error) {
+		r, err := m.CommandOutput(ctx, in.ID, in.Offset, in.MaxOutput)
 		if err != nil {
-			return textResult[CommandRead]{}, commandError(err)
+			return textResult[commandRead]{}, commandError(err)
 		}
-		out := CommandRead{CommandState: state(r.CommandState), From: r.From, End: r.End, Total: r.Total, Cut: r.Cut}
+		out := commandRead{commandState: state(r.CommandState), From: r.From, End: r.End, Total: r.Total, Cut: r.Cut}
 		text := r.Output
 		if text != "" && !strings.HasSuffix(text, "\n") {
 			text += "\n"
 		}
-		note := stateText(out.CommandState)
+		note := stateText(out.commandState)
 		if out.Cut > 0 {
 			note = fmt.Sprintf("%d bytes before these cut; %s", out.Cut, note)
 		}
 		if out.End < out.Total {
 			note += fmt.Sprintf("; %d more bytes from offset %d", out.Total-out.End, out.End)
 		}
-		return textResult[CommandRead]{text + "[" + note + "]", out}, nil
+		return textResult[commandRead]{text + "[" + note + "]", out}, nil
 	})
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "command_input",
 		Description: "Write text to a background command's standard input, and/or end it (eof). The text is judged as a command line by the computer's policy, as text typed at the shell is.",
 		Annotations: &mcp.ToolAnnotations{Title: "Write to a background command"},
-	}, commandStartHint, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in CommandInputInput) (textResult[CommandDone], error) {
+	}, commandStartHint, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in commandInputInput) (textResult[commandDone], error) {
 		if in.Input == "" && !in.EOF {
-			return textResult[CommandDone]{}, invalid("give input, eof, or both")
+			return textResult[commandDone]{}, invalid("give input, eof, or both")
 		}
-		if err := c.CommandInput(ctx, in.ID, in.Input); err != nil {
-			return textResult[CommandDone]{}, commandError(err)
+		if err := m.CommandInput(ctx, in.ID, in.Input); err != nil {
+			return textResult[commandDone]{}, commandError(err)
 		}
 		if in.EOF {
-			if err := c.CloseCommandInput(ctx, in.ID); err != nil {
-				return textResult[CommandDone]{}, commandError(err)
+			if err := m.CloseCommandInput(ctx, in.ID); err != nil {
+				return textResult[commandDone]{}, commandError(err)
 			}
 		}
-		return textResult[CommandDone]{"[sent]", CommandDone{ID: in.ID}}, nil
+		return textResult[commandDone]{"[sent]", commandDone{ID: in.ID}}, nil
 	})
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "command_kill",
 		Description: "Kill a background command, by handle or by pid, and everything it started (SIGKILL); with remove, also forget its handle and output. Killing one that ended does nothing.",
 		Annotations: &mcp.ToolAnnotations{Title: "Kill a background command"},
-		InputSchema: bounded[CommandKillInput](map[string]float64{"pid": 1 << 31}),
-	}, commandKillHint, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in CommandKillInput) (textResult[CommandDone], error) {
+		InputSchema: bounded[commandKillInput](map[string]float64{"pid": 1 << 31}),
+	}, commandKillHint, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in commandKillInput) (textResult[commandDone], error) {
 		if (in.ID == "") == (in.PID == 0) {
-			return textResult[CommandDone]{}, invalid("give id or pid")
+			return textResult[commandDone]{}, invalid("give id or pid")
 		}
 		id := in.ID
 		if id == "" {
-			cs, err := c.Commands(ctx)
+			cs, err := m.Commands(ctx)
 			if err != nil {
-				return textResult[CommandDone]{}, commandError(err)
+				return textResult[commandDone]{}, commandError(err)
 			}
 			for _, ci := range cs {
 				if ci.PID == in.PID && ci.Running {
@@ -192,33 +188,33 @@ func (s *Server) addCommandTools() {
 				}
 			}
 			if id == "" {
-				return textResult[CommandDone]{}, invalid("no running background command has pid %d", in.PID)
+				return textResult[commandDone]{}, invalid("no running background command has pid %d", in.PID)
 			}
 		}
-		kill := c.KillCommand
+		kill := m.KillCommand
 		if in.Remove {
-			kill = c.RemoveCommand
+			kill = m.RemoveCommand
 		}
 		if err := kill(ctx, id); err != nil {
-			return textResult[CommandDone]{}, commandError(err)
+			return textResult[commandDone]{}, commandError(err)
 		}
-		return textResult[CommandDone]{"[killed " + id + "]", CommandDone{ID: id}}, nil
+		return textResult[commandDone]{"[killed " + id + "]", commandDone{ID: id}}, nil
 	})
 }
 
 // commandError gives an unknown or ended handle the code invalid_action.
 func commandError(err error) error {
-	if errors.Is(err, client.ErrNoCommand) || errors.Is(err, client.ErrCommandEnded) {
-		return &aci.Error{Code: aci.CodeInvalidAction, Detail: strings.TrimPrefix(err.Error(), "client: "), Err: err}
+	if errors.Is(err, machine.ErrNoCommand) || errors.Is(err, machine.ErrCommandEnded) {
+		return &aci.Error{Code: aci.CodeInvalidAction, Detail: strings.TrimPrefix(err.Error(), "machine: "), Err: err}
 	}
 	return err
 }
 
-func state(st client.CommandState) CommandState {
-	return CommandState{Running: st.Running, ExitCode: st.ExitCode, Killed: st.Killed, Lost: st.Lost}
+func state(st machine.CommandState) commandState {
+	return commandState{Running: st.Running, ExitCode: st.ExitCode, Killed: st.Killed, Lost: st.Lost}
 }
 
-func stateText(st CommandState) string {
+func stateText(st commandState) string {
 	switch {
 	case st.Running:
 		return "running"
@@ -233,20 +229,20 @@ func stateText(st CommandState) string {
 // commandStart runs command_start: the command runs on the MCP session's
 // own ACI session when the Server can dial one, so that it ends with the
 // MCP session, everything it started with it.
-func (s *Server) commandStart(ctx context.Context, req *mcp.CallToolRequest, c *client.Client, in CommandStartInput) (textResult[CommandStarted], error) {
-	var zero textResult[CommandStarted]
+func (s *Server) commandStart(ctx context.Context, req *mcp.CallToolRequest, m *machine.Tools, in commandStartInput) (textResult[commandStarted], error) {
+	var zero textResult[commandStarted]
 	if (in.Line == "") == (len(in.Argv) == 0) {
 		return zero, invalid("give line or argv")
 	}
-	h, err := s.sessionCommands(ctx, req.Session, c)
+	h, err := s.sessionCommands(ctx, req.Session, m)
 	if err != nil {
 		return zero, err
 	}
-	on := c
+	on := m
 	if h.own != nil {
-		on = h.own
+		on = h.on
 	}
-	cmd, err := on.StartCommand(ctx, in.Line, &client.CommandOptions{Argv: in.Argv, Dir: in.Cwd})
+	cmd, err := on.StartCommand(ctx, in.Line, &machine.CommandOptions{Argv: in.Argv, Dir: in.Cwd})
 	if err != nil {
 		if h.own != nil && aci.CodeOf(err) != aci.CodePermissionDenied && aci.CodeOf(err) != aci.CodeInvalidAction {
 			err = own(err)
@@ -256,14 +252,14 @@ func (s *Server) commandStart(ctx context.Context, req *mcp.CallToolRequest, c *
 	h.mu.Lock()
 	h.ids = append(h.ids, cmd.ID())
 	h.mu.Unlock()
-	return textResult[CommandStarted]{"[started " + cmd.ID() + "]", CommandStarted{ID: cmd.ID()}}, nil
+	return textResult[commandStarted]{"[started " + cmd.ID() + "]", commandStarted{ID: cmd.ID()}}, nil
 }
 
 // sessionCmds are one MCP session's background commands and the ACI
 // session they run on.
 type sessionCmds struct {
 	own  *client.Client // dialled for them, closed with the MCP session; nil when on the Server's
-	on   *client.Client // the session they run on
+	on   *machine.Tools // the machine of the session they run on
 	mu   sync.Mutex
 	ids  []string
 	once sync.Once
@@ -287,15 +283,15 @@ func (h *sessionCmds) end() {
 	})
 }
 
-func (s *Server) sessionCommands(ctx context.Context, ss *mcp.ServerSession, c *client.Client) (*sessionCmds, error) {
+func (s *Server) sessionCommands(ctx context.Context, ss *mcp.ServerSession, m *machine.Tools) (*sessionCmds, error) {
 	return s.bg.get(ss, func() (*sessionCmds, error) {
-		h := &sessionCmds{on: c}
+		h := &sessionCmds{on: m}
 		if s.opts.Dial != nil {
 			dialled, err := s.opts.Dial(ctx)
 			if err != nil {
 				return nil, own(err)
 			}
-			h.own, h.on = dialled, dialled
+			h.own, h.on = dialled, machine.New(dialled, nil)
 		}
 		return h, nil
 	})

@@ -46,9 +46,9 @@ var memberHints = map[string]struct {
 	"hold_key":        {"Hold a key", input},
 }
 
-// CursorPosition is the structured result of cursor_position, in the
+// cursorPosition is the structured result of cursor_position, in the
 // screenshot's pixels.
-type CursorPosition struct {
+type cursorPosition struct {
 	X int `json:"x"`
 	Y int `json:"y"`
 }
@@ -56,11 +56,11 @@ type CursorPosition struct {
 var cursorText = regexp.MustCompile(`X=(-?\d+),Y=(-?\d+)`)
 
 func (s *Server) addComputerTools(a *toolset.Anthropic) error {
-	doneSchema, err := jsonschema.For[Done](nil)
+	doneSchema, err := jsonschema.For[doneResult](nil)
 	if err != nil {
 		return err
 	}
-	cursorSchema, err := jsonschema.For[CursorPosition](nil)
+	cursorSchema, err := jsonschema.For[cursorPosition](nil)
 	if err != nil {
 		return err
 	}
@@ -117,9 +117,9 @@ func (s *Server) addComputerTools(a *toolset.Anthropic) error {
 				}
 				x, _ := strconv.Atoi(m[1])
 				y, _ := strconv.Atoi(m[2])
-				res.StructuredContent = CursorPosition{X: x, Y: y}
+				res.StructuredContent = cursorPosition{X: x, Y: y}
 			case !image:
-				res.StructuredContent = Done{OK: true}
+				res.StructuredContent = doneResult{OK: true}
 			}
 			return res, nil
 		})

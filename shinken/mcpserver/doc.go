@@ -53,7 +53,7 @@
 // the session's later computer-use calls (ACI holds keys for one action at
 // a time, so each click, scroll, drag, move and key is made with it down,
 // and nothing is left held when the session ends). ACI has no verbs of their own for these: they
-// are made of exec and launch_app (see the client package's files, Shell
+// are made of exec and launch_app (see package machine's files, Shell
 // and Open), so the runtime's Authorizer and plugins judge them. A file
 // tool's exec is fixed plumbing the runtime recognizes: its Authorizer is
 // shown what the call does (shinken.AuthRequest.Intent, a read or an
@@ -84,8 +84,8 @@
 //
 // The window tools: close_window, minimize_window, maximize_window,
 // move_window and resize_window, by a window's id from list_windows, each
-// offered only where the runtime can carry it out (New asks once, see the
-// client package's WindowControl): on an X11 desktop with wmctrl, xdotool
+// offered only where the runtime can carry it out (New asks once, see
+// machine.Tools.WindowControl): on an X11 desktop with wmctrl, xdotool
 // and xprop all five, made of exec (with xdotool and no wmctrl, all but
 // maximize_window); on the headless desktop close_window (activate_window
 // and alt+F4), move_window (a drag of the title bar) and resize_window (a

@@ -8,12 +8,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // The file tools. Each is one exec of the machine tools' plumbing (see the
-// client package's files), which the runtime shows its Authorizer as
+// package machine's files), which the runtime shows its Authorizer as
 // what it does: a read or an edit of the absolute path.
 
 // fileEdit annotates the tools that change files: write_file may be
@@ -21,90 +20,90 @@ import (
 var fileEdit = hints{destructive: true}
 
 func (s *Server) addFileTools() {
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name: "read_file",
 		Description: "Read a file on the computer, or a chunk of it: length bytes (at most 512 KiB) from offset. " +
 			"UTF-8 contents come as the text; others (or all, with base64) as base64 in the structured result, with the file's size and whether the end was reached. Read a larger file in chunks.",
 		Annotations: &mcp.ToolAnnotations{Title: "Read a file"},
-		InputSchema: bounded[ReadFileInput](map[string]float64{"length": client.MaxChunk, "offset": 1 << 53}),
-	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in ReadFileInput) (textResult[FileContent], error) {
+		InputSchema: bounded[readFileInput](map[string]float64{"length": machine.MaxChunk, "offset": 1 << 53}),
+	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in readFileInput) (textResult[fileContent], error) {
 		n := in.Length
 		if n == 0 {
-			n = client.MaxChunk
+			n = machine.MaxChunk
 		}
-		abs, err := c.Abs(ctx, in.Path)
+		abs, err := m.Abs(ctx, in.Path)
 		if err != nil {
-			return textResult[FileContent]{}, fileError(err)
+			return textResult[fileContent]{}, fileError(err)
 		}
-		data, size, err := c.ReadFileAt(ctx, abs, in.Offset, n)
+		data, size, err := m.ReadFileAt(ctx, abs, in.Offset, n)
 		if err != nil {
-			return textResult[FileContent]{}, fileError(err)
+			return textResult[fileContent]{}, fileError(err)
 		}
-		out := FileContent{Path: abs, Offset: in.Offset, Length: len(data), Size: size, EOF: in.Offset+int64(len(data)) >= size}
+		out := fileContent{Path: abs, Offset: in.Offset, Length: len(data), Size: size, EOF: in.Offset+int64(len(data)) >= size}
 		if !in.Base64 && utf8.Valid(data) {
-			return textResult[FileContent]{string(data), out}, nil
+			return textResult[fileContent]{string(data), out}, nil
 		}
 		out.Base64 = base64.StdEncoding.EncodeToString(data)
-		return textResult[FileContent]{fmt.Sprintf("%s: %d bytes from offset %d of %d (base64 in the structured result)", abs, len(data), in.Offset, size), out}, nil
+		return textResult[fileContent]{fmt.Sprintf("%s: %d bytes from offset %d of %d (base64 in the structured result)", abs, len(data), in.Offset, size), out}, nil
 	})
 
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name: "write_file",
 		Description: "Write a file on the computer: text, or base64 for binary contents. It replaces the file, or with offset writes into it, or with append adds at its end, so a large file goes in chunks (2 MiB of contents a call fits every transport). " +
 			"The folder must exist. The file is written in place: an existing file keeps its mode and links, a symlink's target is written, a new file gets the usual mode (0644).",
 		Annotations: &mcp.ToolAnnotations{Title: "Write a file"},
-	}, fileWrite, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in WriteFileInput) (textResult[Written], error) {
+	}, fileWrite, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in writeFileInput) (textResult[written], error) {
 		var data []byte
 		switch {
 		case (in.Text == nil) == (in.Base64 == nil):
-			return textResult[Written]{}, invalid("give text or base64, not both or neither")
+			return textResult[written]{}, invalid("give text or base64, not both or neither")
 		case in.Text != nil:
 			data = []byte(*in.Text)
 		default:
 			b, err := base64.StdEncoding.DecodeString(*in.Base64)
 			if err != nil {
-				return textResult[Written]{}, invalid("base64: %v", err)
+				return textResult[written]{}, invalid("base64: %v", err)
 			}
 			data = b
 		}
-		abs, err := c.Abs(ctx, in.Path)
+		abs, err := m.Abs(ctx, in.Path)
 		if err != nil {
-			return textResult[Written]{}, fileError(err)
+			return textResult[written]{}, fileError(err)
 		}
 		how := "wrote"
 		switch {
 		case in.Append && in.Offset != nil:
-			return textResult[Written]{}, invalid("give offset or append, not both")
+			return textResult[written]{}, invalid("give offset or append, not both")
 		case in.Append:
-			err, how = c.AppendFile(ctx, abs, data), "appended"
+			err, how = m.AppendFile(ctx, abs, data), "appended"
 		case in.Offset != nil:
 			if *in.Offset < 0 {
-				return textResult[Written]{}, invalid("offset %d is negative", *in.Offset)
+				return textResult[written]{}, invalid("offset %d is negative", *in.Offset)
 			}
-			err, how = c.WriteFileAt(ctx, abs, data, *in.Offset), fmt.Sprintf("wrote at offset %d", *in.Offset)
+			err, how = m.WriteFileAt(ctx, abs, data, *in.Offset), fmt.Sprintf("wrote at offset %d", *in.Offset)
 		default:
-			err = c.WriteFile(ctx, abs, data)
+			err = m.WriteFile(ctx, abs, data)
 		}
 		if err != nil {
-			return textResult[Written]{}, fileError(err)
+			return textResult[written]{}, fileError(err)
 		}
-		return textResult[Written]{fmt.Sprintf("%s %d bytes to %s", how, len(data), abs), Written{abs, len(data)}}, nil
+		return textResult[written]{fmt.Sprintf("%s %d bytes to %s", how, len(data), abs), written{abs, len(data)}}, nil
 	})
 
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name: "list_files",
 		Description: "List a folder on the computer, a page at a time: each entry's name, kind (file, dir, symlink, other) and size. " +
 			"Pass the answer's next as cursor for the next page; the order is stable.",
 		Annotations: &mcp.ToolAnnotations{Title: "List a folder"},
-		InputSchema: bounded[ListInput](map[string]float64{"limit": client.MaxListPage}),
-	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in ListInput) (textResult[Listing], error) {
-		abs, err := c.Abs(ctx, in.Path)
+		InputSchema: bounded[listInput](map[string]float64{"limit": machine.MaxListPage}),
+	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in listInput) (textResult[listing], error) {
+		abs, err := m.Abs(ctx, in.Path)
 		if err != nil {
-			return textResult[Listing]{}, fileError(err)
+			return textResult[listing]{}, fileError(err)
 		}
-		page, err := c.ListDirPage(ctx, abs, &client.ListOptions{Cursor: in.Cursor, Limit: in.Limit})
+		page, err := m.ListDirPage(ctx, abs, &machine.ListOptions{Cursor: in.Cursor, Limit: in.Limit})
 		if err != nil {
-			return textResult[Listing]{}, fileError(err)
+			return textResult[listing]{}, fileError(err)
 		}
 		var b strings.Builder
 		for _, e := range page.Entries {
@@ -116,100 +115,100 @@ func (s *Server) addFileTools() {
 		case len(page.Entries) == 0:
 			b.WriteString("(empty)")
 		}
-		return textResult[Listing]{b.String(), Listing{abs, page.Entries, page.Next}}, nil
+		return textResult[listing]{b.String(), listing{abs, page.Entries, page.Next}}, nil
 	})
 
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "stat",
 		Description: "Describe a path on the computer itself (a symlink is not followed): kind, size, permissions, modification time, a symlink's target.",
 		Annotations: &mcp.ToolAnnotations{Title: "Describe a path"},
-	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in PathInput) (textResult[client.FileStat], error) {
-		st, err := c.Stat(ctx, in.Path)
+	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in pathInput) (textResult[machine.FileStat], error) {
+		st, err := m.Stat(ctx, in.Path)
 		if err != nil {
-			return textResult[client.FileStat]{}, fileError(err)
+			return textResult[machine.FileStat]{}, fileError(err)
 		}
 		text := fmt.Sprintf("%s: %s, %d bytes, mode %04o, modified %s", st.Path, st.Kind, st.Size, uint32(st.Mode.Perm()), st.ModTime.Format("2006-01-02 15:04:05Z"))
 		if st.Target != "" {
 			text += ", to " + st.Target
 		}
-		return textResult[client.FileStat]{text, *st}, nil
+		return textResult[machine.FileStat]{text, *st}, nil
 	})
 
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "exists",
 		Description: "Say whether a path on the computer names anything (a dangling symlink included).",
 		Annotations: &mcp.ToolAnnotations{Title: "Check a path"},
-	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in PathInput) (textResult[Existence], error) {
-		abs, err := c.Abs(ctx, in.Path)
+	}, fileRead, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in pathInput) (textResult[existence], error) {
+		abs, err := m.Abs(ctx, in.Path)
 		if err != nil {
-			return textResult[Existence]{}, fileError(err)
+			return textResult[existence]{}, fileError(err)
 		}
-		ok, err := c.Exists(ctx, abs)
+		ok, err := m.Exists(ctx, abs)
 		if err != nil {
-			return textResult[Existence]{}, fileError(err)
+			return textResult[existence]{}, fileError(err)
 		}
 		text := abs + " does not exist"
 		if ok {
 			text = abs + " exists"
 		}
-		return textResult[Existence]{text, Existence{abs, ok}}, nil
+		return textResult[existence]{text, existence{abs, ok}}, nil
 	})
 
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "mkdir",
 		Description: "Make a folder on the computer; with parents, its missing parents too.",
 		Annotations: &mcp.ToolAnnotations{Title: "Make a folder"},
-	}, hints{idempotent: true}, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in MkdirInput) (textResult[Done], error) {
-		abs, err := c.Abs(ctx, in.Path)
+	}, hints{idempotent: true}, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in mkdirInput) (textResult[doneResult], error) {
+		abs, err := m.Abs(ctx, in.Path)
 		if err != nil {
-			return textResult[Done]{}, fileError(err)
+			return textResult[doneResult]{}, fileError(err)
 		}
 		if in.Parents {
-			err = c.MkdirAll(ctx, abs)
+			err = m.MkdirAll(ctx, abs)
 		} else {
-			err = c.Mkdir(ctx, abs)
+			err = m.Mkdir(ctx, abs)
 		}
 		if err != nil {
-			return textResult[Done]{}, fileError(err)
+			return textResult[doneResult]{}, fileError(err)
 		}
 		return done("made " + abs), nil
 	})
 
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "move",
 		Description: "Move or rename a file or a folder on the computer. to is the new path; an existing file there is replaced only with overwrite, and a folder there never.",
 		Annotations: &mcp.ToolAnnotations{Title: "Move a file"},
-	}, fileEdit, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in MoveInput) (textResult[Done], error) {
-		from, err := c.Abs(ctx, in.From)
+	}, fileEdit, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in moveInput) (textResult[doneResult], error) {
+		from, err := m.Abs(ctx, in.From)
 		if err != nil {
-			return textResult[Done]{}, fileError(err)
+			return textResult[doneResult]{}, fileError(err)
 		}
-		to, err := c.Abs(ctx, in.To)
+		to, err := m.Abs(ctx, in.To)
 		if err != nil {
-			return textResult[Done]{}, fileError(err)
+			return textResult[doneResult]{}, fileError(err)
 		}
-		if err := c.Rename(ctx, from, to, &client.RenameOptions{Overwrite: in.Overwrite}); err != nil {
-			return textResult[Done]{}, fileError(err)
+		if err := m.Rename(ctx, from, to, &machine.RenameOptions{Overwrite: in.Overwrite}); err != nil {
+			return textResult[doneResult]{}, fileError(err)
 		}
 		return done("moved " + from + " to " + to), nil
 	})
 
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name:        "delete",
 		Description: "Delete a file, a symlink (not its target) or an empty folder on the computer; with recursive, a folder and everything in it.",
 		Annotations: &mcp.ToolAnnotations{Title: "Delete a file"},
-	}, fileEdit, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in DeleteInput) (textResult[Done], error) {
-		abs, err := c.Abs(ctx, in.Path)
+	}, fileEdit, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in deleteInput) (textResult[doneResult], error) {
+		abs, err := m.Abs(ctx, in.Path)
 		if err != nil {
-			return textResult[Done]{}, fileError(err)
+			return textResult[doneResult]{}, fileError(err)
 		}
 		if in.Recursive {
-			err = c.RemoveAll(ctx, abs)
+			err = m.RemoveAll(ctx, abs)
 		} else {
-			err = c.Remove(ctx, abs)
+			err = m.Remove(ctx, abs)
 		}
 		if err != nil {
-			return textResult[Done]{}, fileError(err)
+			return textResult[doneResult]{}, fileError(err)
 		}
 		return done("deleted " + abs), nil
 	})
@@ -218,18 +217,18 @@ func (s *Server) addFileTools() {
 // addOpenTool offers open where the runtime's machine has an opener on
 // the desktop: macOS, or a display the window probe found exec reaches,
 // with xdg-open (never the headless desktop).
-func (s *Server) addOpenTool(wc *client.WindowControl, platformOpens bool) {
+func (s *Server) addOpenTool(wc *machine.WindowControl, platformOpens bool) {
 	if !platformOpens && !wc.CanOpen() {
 		return
 	}
-	addTool(s, &mcp.Tool{
+	addMachineTool(s, &mcp.Tool{
 		Name: "open",
 		Description: "Open a file or a URL on the computer with its default application, as a double click or a link would. " +
 			"A missing file or opener is an error; a failure of the application it starts is not seen.",
 		Annotations: &mcp.ToolAnnotations{Title: "Open a file or URL"},
-	}, hints{destructive: true, openWorld: true}, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, in OpenInput) (textResult[Done], error) {
-		if err := c.Open(ctx, in.Target); err != nil {
-			return textResult[Done]{}, fileError(err)
+	}, hints{destructive: true, openWorld: true}, func(ctx context.Context, _ *mcp.CallToolRequest, m *machine.Tools, in openInput) (textResult[doneResult], error) {
+		if err := m.Open(ctx, in.Target); err != nil {
+			return textResult[doneResult]{}, fileError(err)
 		}
 		return done("opened " + in.Target), nil
 	})

@@ -19,13 +19,13 @@ import (
 // keys for one action at a time, so nothing stays down on the desktop
 // between calls (see toolset.WithHeldKeys).
 
-// KeyInput is the input of key_down and key_up.
-type KeyInput struct {
+// keyInput is the input of key_down and key_up.
+type keyInput struct {
 	Key string `json:"key,omitempty" jsonschema:"a modifier: shift, ctrl, alt, super (key_up without it releases every held key)"`
 }
 
-// HeldKeys is the structured result of key_down and key_up.
-type HeldKeys struct {
+// heldResult is the structured result of key_down and key_up.
+type heldResult struct {
 	Held []string `json:"held" jsonschema:"the modifiers held now"`
 }
 
@@ -47,10 +47,10 @@ func (s *Server) addHeldKeyTools() {
 		Name:        "key_down",
 		Description: "Hold a modifier (shift, ctrl, alt, super) down for the computer-use calls that follow, until key_up or the end of the session: clicks, scrolls, drags, moves and keys are made with it held, and type is refused meanwhile.",
 		Annotations: &mcp.ToolAnnotations{Title: "Hold a modifier down"},
-	}, inputIdempotent, func(_ context.Context, req *mcp.CallToolRequest, _ *client.Client, in KeyInput) (textResult[HeldKeys], error) {
+	}, inputIdempotent, func(_ context.Context, req *mcp.CallToolRequest, _ *client.Client, in keyInput) (textResult[heldResult], error) {
 		k, err := toolset.Modifier(in.Key)
 		if err != nil {
-			return textResult[HeldKeys]{}, invalid("%v", err)
+			return textResult[heldResult]{}, invalid("%v", err)
 		}
 		return s.setHeld(req.Session, func(held []string) []string {
 			if !slices.Contains(held, k) {
@@ -63,16 +63,16 @@ func (s *Server) addHeldKeyTools() {
 		Name:        "key_up",
 		Description: "Release a modifier key_down holds, or every one without key.",
 		Annotations: &mcp.ToolAnnotations{Title: "Release a modifier"},
-	}, inputIdempotent, func(_ context.Context, req *mcp.CallToolRequest, _ *client.Client, in KeyInput) (textResult[HeldKeys], error) {
+	}, inputIdempotent, func(_ context.Context, req *mcp.CallToolRequest, _ *client.Client, in keyInput) (textResult[heldResult], error) {
 		if in.Key == "" {
 			return s.setHeld(req.Session, func([]string) []string { return nil }), nil
 		}
 		k, err := toolset.Modifier(in.Key)
 		if err != nil {
-			return textResult[HeldKeys]{}, invalid("%v", err)
+			return textResult[heldResult]{}, invalid("%v", err)
 		}
 		if !slices.Contains(s.held.of(req.Session), k) {
-			return textResult[HeldKeys]{}, invalid("%s is not held down", in.Key)
+			return textResult[heldResult]{}, invalid("%s is not held down", in.Key)
 		}
 		return s.setHeld(req.Session, func(held []string) []string {
 			return slices.DeleteFunc(held, func(h string) bool { return h == k })
@@ -82,7 +82,7 @@ func (s *Server) addHeldKeyTools() {
 
 // setHeld changes the modifiers ss holds; the first one held starts the
 // watch that forgets them when ss ends.
-func (s *Server) setHeld(ss *mcp.ServerSession, change func([]string) []string) textResult[HeldKeys] {
+func (s *Server) setHeld(ss *mcp.ServerSession, change func([]string) []string) textResult[heldResult] {
 	h := &s.held
 	h.mu.Lock()
 	if h.m == nil {
@@ -100,7 +100,7 @@ func (s *Server) setHeld(ss *mcp.ServerSession, change func([]string) []string) 
 			h.mu.Unlock()
 		}()
 	}
-	out := HeldKeys{Held: slices.Clone(held)}
+	out := heldResult{Held: slices.Clone(held)}
 	if out.Held == nil {
 		out.Held = []string{}
 	}
@@ -108,5 +108,5 @@ func (s *Server) setHeld(ss *mcp.ServerSession, change func([]string) []string) 
 	if len(held) > 0 {
 		text = fmt.Sprintf("holding %s", strings.Join(held, "+"))
 	}
-	return textResult[HeldKeys]{text, out}
+	return textResult[heldResult]{text, out}
 }

@@ -10,26 +10,27 @@ import (
 
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // The machine's tools: files, a shell, the screen's size and opening a
 // file or a URL. ACI has no verbs of their own for these: each is made of
-// exec and launch_app (see the client package's ReadFile, Shell and Open),
+// exec and launch_app (see package machine's ReadFile, Shell and Open),
 // so the runtime's Authorizer and plugins judge every one as they judge
 // those, and a policy that forbids commands forbids them too.
 
-// ReadFileInput is the input of read_file.
-type ReadFileInput struct {
+// readFileInput is the input of read_file.
+type readFileInput struct {
 	Path   string `json:"path" jsonschema:"the file's path on the computer; a relative path and ~ resolve against the agent's home"`
 	Offset int64  `json:"offset,omitempty" jsonschema:"where to start reading, in bytes; default 0"`
 	Length int    `json:"length,omitempty" jsonschema:"how many bytes to read at most; default and at most 524288 (read a larger file in chunks)"`
 	Base64 bool   `json:"base64,omitempty" jsonschema:"answer the bytes as base64 in the structured result even when they are text (for programs moving a file)"`
 }
 
-// FileContent is the structured result of read_file. The bytes travel
+// fileContent is the structured result of read_file. The bytes travel
 // once: as the call's text when they are UTF-8 (and base64 was not
 // asked), as Base64 otherwise.
-type FileContent struct {
+type fileContent struct {
 	Path   string `json:"path" jsonschema:"the absolute path read"`
 	Offset int64  `json:"offset" jsonschema:"where the bytes start"`
 	Length int    `json:"length" jsonschema:"how many bytes were read"`
@@ -39,9 +40,9 @@ type FileContent struct {
 	Base64 string `json:"base64,omitempty" jsonschema:"the bytes, base64, when they are not the call's text"`
 }
 
-// WriteFileInput is the input of write_file: exactly one of text and
+// writeFileInput is the input of write_file: exactly one of text and
 // base64.
-type WriteFileInput struct {
+type writeFileInput struct {
 	Path   string  `json:"path" jsonschema:"the file's path on the computer; its folder must exist; a relative path and ~ resolve against the agent's home"`
 	Text   *string `json:"text,omitempty" jsonschema:"the contents as text"`
 	Base64 *string `json:"base64,omitempty" jsonschema:"the contents as base64, for binary files"`
@@ -49,64 +50,64 @@ type WriteFileInput struct {
 	Append bool    `json:"append,omitempty" jsonschema:"add at the end of the file (default: replace the whole file)"`
 }
 
-// Written is the structured result of write_file.
-type Written struct {
+// written is the structured result of write_file.
+type written struct {
 	Path string `json:"path" jsonschema:"the absolute path written"`
 	Size int    `json:"size" jsonschema:"bytes written"`
 }
 
-// ListInput is the input of list_files.
-type ListInput struct {
+// listInput is the input of list_files.
+type listInput struct {
 	Path   string `json:"path" jsonschema:"the folder's path on the computer; a relative path and ~ resolve against the agent's home"`
 	Cursor string `json:"cursor,omitempty" jsonschema:"the next of the page before; omit for the first page"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"the most entries in the page; default 1000, at most 10000"`
 }
 
-// Listing is the structured result of list_files.
-type Listing struct {
-	Path    string            `json:"path" jsonschema:"the absolute path listed"`
-	Entries []client.FileInfo `json:"entries"`
-	Next    string            `json:"next,omitempty" jsonschema:"the cursor of the next page; absent on the last one"`
+// listing is the structured result of list_files.
+type listing struct {
+	Path    string             `json:"path" jsonschema:"the absolute path listed"`
+	Entries []machine.FileInfo `json:"entries"`
+	Next    string             `json:"next,omitempty" jsonschema:"the cursor of the next page; absent on the last one"`
 }
 
-// PathInput is the input of stat and exists.
-type PathInput struct {
+// pathInput is the input of stat and exists.
+type pathInput struct {
 	Path string `json:"path" jsonschema:"a path on the computer; a relative path and ~ resolve against the agent's home"`
 }
 
-// Existence is the structured result of exists.
-type Existence struct {
+// existence is the structured result of exists.
+type existence struct {
 	Path   string `json:"path" jsonschema:"the absolute path"`
 	Exists bool   `json:"exists"`
 }
 
-// MkdirInput is the input of mkdir.
-type MkdirInput struct {
+// mkdirInput is the input of mkdir.
+type mkdirInput struct {
 	Path    string `json:"path" jsonschema:"the folder to make; a relative path and ~ resolve against the agent's home"`
 	Parents bool   `json:"parents,omitempty" jsonschema:"make missing parents too, and take a folder already there for done"`
 }
 
-// MoveInput is the input of move.
-type MoveInput struct {
+// moveInput is the input of move.
+type moveInput struct {
 	From      string `json:"from" jsonschema:"the file or folder to move"`
 	To        string `json:"to" jsonschema:"its new path (never moved into a folder there)"`
 	Overwrite bool   `json:"overwrite,omitempty" jsonschema:"replace a file at to (never a folder)"`
 }
 
-// DeleteInput is the input of delete.
-type DeleteInput struct {
+// deleteInput is the input of delete.
+type deleteInput struct {
 	Path      string `json:"path" jsonschema:"the file, symlink or folder to delete"`
 	Recursive bool   `json:"recursive,omitempty" jsonschema:"delete a folder with everything in it (without it, only an empty folder)"`
 }
 
-// ScreenSize is the structured result of screen_size.
-type ScreenSize struct {
+// screenSize is the structured result of screen_size.
+type screenSize struct {
 	Width  int `json:"width" jsonschema:"screen pixels"`
 	Height int `json:"height" jsonschema:"screen pixels"`
 }
 
-// OpenInput is the input of open.
-type OpenInput struct {
+// openInput is the input of open.
+type openInput struct {
 	Target string `json:"target" jsonschema:"a file path or a URL"`
 }
 
@@ -124,12 +125,12 @@ func (s *Server) addHostTools() {
 		Name:        "screen_size",
 		Description: "The screen's size in pixels (the screenshot tools show it scaled to the model's screen).",
 		Annotations: &mcp.ToolAnnotations{Title: "Get the screen size"},
-	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, _ struct{}) (textResult[ScreenSize], error) {
+	}, readLocal, func(ctx context.Context, _ *mcp.CallToolRequest, c *client.Client, _ struct{}) (textResult[screenSize], error) {
 		sz, err := c.ScreenSize(ctx)
 		if err != nil {
-			return textResult[ScreenSize]{}, err
+			return textResult[screenSize]{}, err
 		}
-		return textResult[ScreenSize]{fmt.Sprintf("%dx%d", sz.W, sz.H), ScreenSize{sz.W, sz.H}}, nil
+		return textResult[screenSize]{fmt.Sprintf("%dx%d", sz.W, sz.H), screenSize{sz.W, sz.H}}, nil
 	})
 }
 
@@ -142,7 +143,7 @@ func fileError(err error) error {
 	case errors.As(err, &e):
 		return err
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrInvalid), errors.Is(err, fs.ErrPermission),
-		errors.Is(err, fs.ErrExist), errors.Is(err, client.ErrNotEmpty):
+		errors.Is(err, fs.ErrExist), errors.Is(err, machine.ErrNotEmpty):
 		return &aci.Error{Code: aci.CodeInvalidAction, Detail: err.Error(), Err: err}
 	}
 	return err

@@ -17,6 +17,7 @@ import (
 	"shinken.dev/go/internal/httpguard"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // Options configure a Server. A nil *Options means defaults.
@@ -75,7 +76,7 @@ type Options struct {
 	// idle expiry, Close). Default DefaultMaxHTTPSessions, 32.
 	MaxHTTPSessions int
 	// ShellLines makes the shell tool a /bin/sh that takes command lines
-	// only (client.ShellOptions.Lines): each input is one line, typed
+	// only (machine.ShellOptions.Lines): each input is one line, typed
 	// only when the shell itself will read it as a command line (nothing
 	// it started is in the terminal's foreground, no line typed before is
 	// unread), and judged as /bin/sh reads it; an input while a program
@@ -112,7 +113,7 @@ type Server struct {
 	bg         perSession[*sessionCmds] // the MCP sessions' background commands
 	held       heldKeys                 // the MCP sessions' held modifiers
 	calls      inFlight                 // the MCP sessions' calls in flight, cancelled by their end
-	wc         *client.WindowControl    // reads list_windows' states; nil where it cannot
+	wc         *machine.WindowControl   // reads list_windows' states; nil where it cannot
 
 	redial  sync.Mutex // one renewal of the session at a time
 	mu      sync.Mutex
@@ -124,7 +125,7 @@ type Server struct {
 // New returns a Server driving the desktop of c, which stays the caller's
 // to close (after the Server is done with it). It asks the runtime for the
 // screen's size, to scale the Anthropic tools, and which window
-// operations it can carry out (see client.Client.WindowControl), to offer
+// operations it can carry out (see machine.Tools.WindowControl), to offer
 // only those tools. With Options.Dial, the
 // Server replaces c by a session of its own once the runtime closes c (see
 // Reconnect).
@@ -188,7 +189,7 @@ func New(ctx context.Context, c *client.Client, opts *Options) (*Server, error) 
 	s.addShellTool()
 	s.addCommandTools()
 	s.addHeldKeyTools()
-	wc, err := c.WindowControl(ctx)
+	wc, err := first.m.WindowControl(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mcpserver: probing the window tools: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 	"shinken.dev/go/shinken/toolset"
 )
 
@@ -18,6 +19,7 @@ import (
 // scaled to its screen.
 type aciSession struct {
 	c      *client.Client
+	m      *machine.Tools // c's machine
 	a      *toolset.Anthropic
 	opened time.Time // when its dial completed
 }
@@ -31,7 +33,7 @@ func (s *Server) newSession(ctx context.Context, c *client.Client) (*aciSession,
 	if err != nil {
 		return nil, err
 	}
-	return &aciSession{c: c, a: a, opened: time.Now()}, nil
+	return &aciSession{c: c, m: machine.New(c, nil), a: a, opened: time.Now()}, nil
 }
 
 // current returns the session the tools drive now.

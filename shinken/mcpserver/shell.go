@@ -11,10 +11,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
-// ShellInput is the input of shell.
-type ShellInput struct {
+// shellInput is the input of shell.
+type shellInput struct {
 	Input     string `json:"input,omitempty" jsonschema:"a command line typed at the shell (a newline is added); empty only waits and reads"`
 	WaitMS    int    `json:"wait_ms,omitempty" jsonschema:"wait up to this long for the command to finish, or for its output to pause; default 10000"`
 	MaxOutput int    `json:"max_output,omitempty" jsonschema:"the most output answered, in bytes (its most recent part); default 16384"`
@@ -26,9 +27,9 @@ type ShellInput struct {
 	Close     bool   `json:"close,omitempty" jsonschema:"end the shell and its jobs (the next call starts a new one)"`
 }
 
-// ShellOutput is the structured result of shell; the output itself is the
+// shellOutput is the structured result of shell; the output itself is the
 // text content, never repeated here.
-type ShellOutput struct {
+type shellOutput struct {
 	ExitCode  *int `json:"exit_code,omitempty" jsonschema:"the command's exit status, once the shell is back at its prompt"`
 	Running   bool `json:"running,omitempty" jsonschema:"a program still runs in the foreground: the next input goes to it, or is refused where the shell takes command lines only"`
 	MoreInput bool `json:"more_input,omitempty" jsonschema:"the shell waits for the rest of a line"`
@@ -57,13 +58,13 @@ func (s *Server) addShellTool() {
 			"Output is bounded by max_output (16 KiB by default, 1 MiB at most): its most recent part is shown, and cut says how much was not. " +
 			"Every line typed is judged as a command by the computer's policy. Calls on one session never mix: one made while another runs is refused as busy.",
 		Annotations: &mcp.ToolAnnotations{Title: "Use a shell"},
-		InputSchema: bounded[ShellInput](map[string]float64{"wait_ms": float64(maxShellWait.Milliseconds()), "max_output": client.MaxShellOutput, "cols": 1000, "rows": 1000}),
+		InputSchema: bounded[shellInput](map[string]float64{"wait_ms": float64(maxShellWait.Milliseconds()), "max_output": machine.MaxShellOutput, "cols": 1000, "rows": 1000}),
 	}, shellHint, s.shell)
 }
 
 // shellNote is the line that ends the shell tool's text: how the call
 // ended, and what was cut.
-func shellNote(o ShellOutput) string {
+func shellNote(o shellOutput) string {
 	var notes []string
 	if o.Cut > 0 {
 		notes = append(notes, fmt.Sprintf("%d bytes of earlier output cut", o.Cut))
@@ -86,7 +87,7 @@ func shellNote(o ShellOutput) string {
 
 // notReading is the shell tool's refusal of an input the shell would not
 // read as a command line, with what the agent can do instead.
-func notReading(e *client.NotReadingError) error {
+func notReading(e *machine.NotReadingError) error {
 	if e.Foreground != "" {
 		return invalid("the input was not typed: %s runs in the shell's foreground and would read it, not the shell. "+
 			"Call shell with no input to wait for it to end, with interrupt (or kill) to end it, "+
@@ -98,7 +99,7 @@ func notReading(e *client.NotReadingError) error {
 
 // hostShell is one MCP session's shell and the ACI session it runs on.
 type hostShell struct {
-	sh   *client.Shell
+	sh   *machine.Shell
 	own  *client.Client // the ACI session dialled for it, closed with it; nil when on the Server's
 	once sync.Once
 }
@@ -115,8 +116,8 @@ func (h *hostShell) close() {
 }
 
 // shell runs the shell tool.
-func (s *Server) shell(ctx context.Context, req *mcp.CallToolRequest, c *client.Client, in ShellInput) (textResult[ShellOutput], error) {
-	var zero textResult[ShellOutput]
+func (s *Server) shell(ctx context.Context, req *mcp.CallToolRequest, c *client.Client, in shellInput) (textResult[shellOutput], error) {
+	var zero textResult[shellOutput]
 	if in.WaitMS < 0 || in.MaxOutput < 0 || in.Cols < 0 || in.Rows < 0 {
 		return zero, invalid("wait_ms, max_output, cols and rows may not be negative")
 	}
@@ -136,17 +137,17 @@ func (s *Server) shell(ctx context.Context, req *mcp.CallToolRequest, c *client.
 	if in.Close {
 		h, ok := s.shells.take(ss)
 		if !ok {
-			return textResult[ShellOutput]{"[no shell was running]", ShellOutput{Ended: true}}, nil
+			return textResult[shellOutput]{"[no shell was running]", shellOutput{Ended: true}}, nil
 		}
 		h.close()
-		return textResult[ShellOutput]{"[the shell was closed]", ShellOutput{Ended: true}}, nil
+		return textResult[shellOutput]{"[the shell was closed]", shellOutput{Ended: true}}, nil
 	}
 	h, err := s.sessionShell(ctx, ss, c)
 	if err != nil {
 		return zero, err
 	}
-	fail := func(err error) (textResult[ShellOutput], error) {
-		if h.own != nil && !errors.Is(err, client.ErrShellBusy) {
+	fail := func(err error) (textResult[shellOutput], error) {
+		if h.own != nil && !errors.Is(err, machine.ErrShellBusy) {
 			err = own(err)
 		}
 		return zero, err
@@ -164,25 +165,25 @@ func (s *Server) shell(ctx context.Context, req *mcp.CallToolRequest, c *client.
 	case in.Kill:
 		err = h.sh.Kill(ctx)
 	}
-	if err != nil && !errors.Is(err, client.ErrShellEnded) {
+	if err != nil && !errors.Is(err, machine.ErrShellEnded) {
 		return fail(err)
 	}
 	wait := 10 * time.Second
 	if in.WaitMS > 0 {
 		wait = time.Duration(in.WaitMS) * time.Millisecond
 	}
-	res, err := h.sh.Run(ctx, in.Input, &client.RunOptions{Wait: wait, MaxOutput: in.MaxOutput})
-	var nr *client.NotReadingError
+	res, err := h.sh.Run(ctx, in.Input, &machine.RunOptions{Wait: wait, MaxOutput: in.MaxOutput})
+	var nr *machine.NotReadingError
 	if errors.As(err, &nr) {
 		return zero, notReading(nr)
 	}
-	if err != nil && !errors.Is(err, client.ErrShellEnded) {
+	if err != nil && !errors.Is(err, machine.ErrShellEnded) {
 		return fail(err)
 	}
-	out := ShellOutput{Ended: true}
+	out := shellOutput{Ended: true}
 	text := ""
 	if res != nil {
-		out = ShellOutput{ExitCode: res.ExitCode, Running: res.Running, MoreInput: res.MoreInput, Cut: res.Cut, Ended: res.Ended}
+		out = shellOutput{ExitCode: res.ExitCode, Running: res.Running, MoreInput: res.MoreInput, Cut: res.Cut, Ended: res.Ended}
 		text = res.Output
 	}
 	if out.Ended {
@@ -195,7 +196,7 @@ func (s *Server) shell(ctx context.Context, req *mcp.CallToolRequest, c *client.
 		}
 		text += note
 	}
-	return textResult[ShellOutput]{text, out}, ctx.Err()
+	return textResult[shellOutput]{text, out}, ctx.Err()
 }
 
 // sessionShell returns the MCP session's shell, starting it on its own
@@ -212,7 +213,7 @@ func (s *Server) sessionShell(ctx context.Context, ss *mcp.ServerSession, c *cli
 			}
 			h.own, on = dialled, dialled
 		}
-		sh, err := on.StartShell(ctx, &client.ShellOptions{Lines: s.opts.ShellLines})
+		sh, err := machine.New(on, nil).StartShell(ctx, &machine.ShellOptions{Lines: s.opts.ShellLines})
 		if err != nil {
 			if h.own != nil {
 				h.own.Close()

@@ -13,6 +13,7 @@ import (
 	"shinken.dev/go/internal/logtext"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // ErrorCodeMeta is the _meta key of a failed tool call's result that
@@ -66,6 +67,19 @@ type textResult[Out any] struct {
 // schema. A failure becomes a tool error carrying the ACI error code. The
 // input schema is In's, or t.InputSchema when set.
 func addTool[In, Out any](s *Server, t *mcp.Tool, h hints, fn func(ctx context.Context, req *mcp.CallToolRequest, c *client.Client, in In) (textResult[Out], error)) {
+	addSessionTool(s, t, h, func(ctx context.Context, req *mcp.CallToolRequest, sess *aciSession, in In) (textResult[Out], error) {
+		return fn(ctx, req, sess.c, in)
+	})
+}
+
+// addMachineTool is addTool for a tool of the session's machine.
+func addMachineTool[In, Out any](s *Server, t *mcp.Tool, h hints, fn func(ctx context.Context, req *mcp.CallToolRequest, m *machine.Tools, in In) (textResult[Out], error)) {
+	addSessionTool(s, t, h, func(ctx context.Context, req *mcp.CallToolRequest, sess *aciSession, in In) (textResult[Out], error) {
+		return fn(ctx, req, sess.m, in)
+	})
+}
+
+func addSessionTool[In, Out any](s *Server, t *mcp.Tool, h hints, fn func(ctx context.Context, req *mcp.CallToolRequest, sess *aciSession, in In) (textResult[Out], error)) {
 	t.Annotations = h.annotations(t.Annotations.Title)
 	schema, err := jsonschema.For[Out](nil)
 	if err != nil {
@@ -76,7 +90,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h hints, fn func(ctx context.C
 		var r textResult[Out]
 		err := s.run(ctx, h.readOnly, func(sess *aciSession) error {
 			var err error
-			r, err = fn(ctx, req, sess.c, in)
+			r, err = fn(ctx, req, sess, in)
 			return err
 		})
 		if err != nil {

@@ -1,4 +1,4 @@
-package client
+package machine
 
 import (
 	"bytes"
@@ -17,34 +17,30 @@ import (
 
 	"shinken.dev/go/internal/hosttool"
 	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
 )
 
 // A Shell is a persistent interactive shell on the runtime's machine, on a
-// pseudo-terminal with a real TERM (xterm-256color), sized 80×24 unless
-// asked otherwise: its cwd, variables and jobs persist from one call to
-// the next. [Shell.Run] types a command and waits for it to end, and
-// answers its output (bounded), its exit code, or that it still runs.
+// pseudo-terminal (TERM xterm-256color, 80×24 unless asked): its cwd,
+// variables and jobs persist from call to call. Shell.Run types a command
+// and answers its output (bounded), its exit code, or that it still runs.
 //
-// ACI v0 reserves exec's pty, so a Shell is built from execs of the
-// machine tools' fixed plumbing (internal/hosttool), which the runtime
-// recognizes: starting the shell is judged as the shell, started
-// interactive; every text typed at it is judged as a command line (tool
-// "shell") before it reaches the terminal; interrupt, end of input, kill
-// and resize are keystrokes and signals to the agent's own shell, which
-// the runtime lets through without asking its plugins. The shell's
-// prompts are markers, with a nonce, that say when a command ended and
-// with what status; a command that changes PS1 loses that (Run then
-// reports it as still running).
+// Starting it is judged as the shell, started interactive; every text typed
+// at it as a command line (tool "shell") before it reaches the terminal;
+// interrupt, end of input, kill and resize are keystrokes and signals to the
+// agent's own shell, let through without asking the plugins. Its prompts are
+// markers, with a nonce, saying when a command ended and with what status; a
+// command that changes PS1 loses that (Run then reports it as still
+// running).
 //
-// The shell lives as long as the ACI session that started it (the
-// runtime kills a closed session's commands, and with them everything the
-// shell started), until it exits or is closed, or until it has been idle
-// for ShellOptions.IdleTimeout: the runtime's exec MaxTimeout does not
-// apply to it (its executor's own maximum does; osexec's is 1 hour).
+// It lives as long as the ACI session that started it (whose end kills
+// everything the shell started), until it exits, is closed, or is idle for
+// ShellOptions.IdleTimeout: the runtime's exec MaxTimeout does not apply
+// (its executor's own maximum does; osexec's is 1 hour).
 type Shell struct {
-	c      *Client
+	c      *client.Client
 	dir    string // the shell's folder on the runtime's machine
-	stream *ExecStream
+	stream *client.ExecStream
 	max    int
 	marker []byte // ESC ] 777 ; nonce ;
 	lines  bool   // ShellOptions.Lines
@@ -80,7 +76,7 @@ type ShellOptions struct {
 	// Cols and Rows size its terminal; default 80×24, each 2 to 1000.
 	Cols, Rows int
 	// IdleTimeout ends the shell after this long without a call (Run,
-	// Write, a control); default DefaultShellIdle. Negative means never.
+	// Write, a control); default 30 minutes. Negative means never.
 	IdleTimeout time.Duration
 	// MaxBuffer bounds the output kept unread between calls; older output
 	// is dropped past it (and counted as cut). Default 1 MiB.
@@ -109,42 +105,39 @@ type NotReadingError struct {
 
 func (e *NotReadingError) Error() string {
 	if e.Foreground != "" {
-		return fmt.Sprintf("client: the shell is not reading a command line: %s runs in the foreground and would read the input; wait for it to end, interrupt it, or run a program that needs input as a background command", e.Foreground)
+		return fmt.Sprintf("machine: the shell is not reading a command line: %s runs in the foreground and would read the input; wait for it to end, interrupt it, or run a program that needs input as a background command", e.Foreground)
 	}
-	return "client: the shell is not reading a command line: it runs the line typed before, or waits for the rest of one; wait for it to end, or interrupt it"
+	return "machine: the shell is not reading a command line: it runs the line typed before, or waits for the rest of one; wait for it to end, or interrupt it"
 }
 
 // Bounds of a Shell.
 const (
-	// DefaultShellIdle is ShellOptions.IdleTimeout's default.
-	DefaultShellIdle = 30 * time.Minute
-	// DefaultShellOutput is RunOptions.MaxOutput's default, in bytes.
-	DefaultShellOutput = 16 << 10
-	// MaxShellOutput is the most one Run answers, in bytes.
-	MaxShellOutput = 1 << 20
-	// DefaultShellQuiet is RunOptions.Quiet's default.
-	DefaultShellQuiet = 500 * time.Millisecond
-	// DefaultLinesQuiet is RunOptions.Quiet's default with
-	// ShellOptions.Lines: no input can reach a program there, so a pause
-	// says less, and the prompt forks once (to mark itself ready) between
-	// a command's output and its end's marker, which a loaded machine
-	// can make last.
-	DefaultLinesQuiet = 2 * time.Second
-	// MaxShellInput is the most text one call types, in bytes.
-	MaxShellInput = hosttool.MaxTyped
+	MaxShellOutput = 1 << 20           // the most one Run answers, in bytes
+	MaxShellInput  = hosttool.MaxTyped // the most text one call types, in bytes
+)
+
+// Defaults of a Shell. With ShellOptions.Lines, Quiet is longer: no input
+// can reach a program there, so a pause says less, and the prompt forks
+// once (to mark itself ready) between a command's output and its end's
+// marker, which a loaded machine can make last.
+const (
+	defaultShellIdle   = 30 * time.Minute
+	defaultShellOutput = 16 << 10
+	defaultShellQuiet  = 500 * time.Millisecond
+	defaultLinesQuiet  = 2 * time.Second
 )
 
 var (
 	// ErrShellEnded is returned once the shell has ended.
-	ErrShellEnded = errors.New("client: the shell has ended")
+	ErrShellEnded = errors.New("machine: the shell has ended")
 	// ErrShellBusy is returned by a call made while another runs on the
 	// same shell: calls are never mixed.
-	ErrShellBusy = errors.New("client: busy: another call is using the shell")
+	ErrShellBusy = errors.New("machine: busy: another call is using the shell")
 )
 
 // StartShell starts a shell (see Shell) and waits until it is ready for
 // input. Close it when done.
-func (c *Client) StartShell(ctx context.Context, opts *ShellOptions) (*Shell, error) {
+func (m *Tools) StartShell(ctx context.Context, opts *ShellOptions) (*Shell, error) {
 	o := ShellOptions{}
 	if opts != nil {
 		o = *opts
@@ -159,7 +152,7 @@ func (c *Client) StartShell(ctx context.Context, opts *ShellOptions) (*Shell, er
 		o.MaxBuffer = 1 << 20
 	}
 	if o.IdleTimeout == 0 {
-		o.IdleTimeout = DefaultShellIdle
+		o.IdleTimeout = defaultShellIdle
 	}
 	for _, n := range []int{o.Cols, o.Rows} {
 		if n < hosttool.MinTerm || n > hosttool.MaxTerm {
@@ -173,29 +166,29 @@ func (c *Client) StartShell(ctx context.Context, opts *ShellOptions) (*Shell, er
 		o.Command = "/bin/sh"
 	}
 	if o.Command != "" {
-		return c.startShell(ctx, o)
+		return m.startShell(ctx, o)
 	}
 	o.Command = "/bin/bash"
-	s, err := c.startShell(ctx, o)
+	s, err := m.startShell(ctx, o)
 	if errors.Is(err, ErrShellEnded) {
 		o.Command = "/bin/sh"
-		return c.startShell(ctx, o)
+		return m.startShell(ctx, o)
 	}
 	return s, err
 }
 
-func (c *Client) startShell(ctx context.Context, o ShellOptions) (*Shell, error) {
+func (m *Tools) startShell(ctx context.Context, o ShellOptions) (*Shell, error) {
 	var nonce [16]byte
 	rand.Read(nonce[:])
 	n := hex.EncodeToString(nonce[:])
-	st, err := c.ExecStream(ctx, &aci.ExecRequest{
+	st, err := m.c.ExecStream(ctx, &aci.ExecRequest{
 		Argv: hosttool.ShellStart.Argv(o.Command, strconv.Itoa(o.Cols), strconv.Itoa(o.Rows), n),
 		Dir:  o.Dir, Timeout: 24 * time.Hour,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("client: starting a shell: %w", err)
+		return nil, fmt.Errorf("machine: starting a shell: %w", err)
 	}
-	s := &Shell{c: c, stream: st, max: o.MaxBuffer, lines: o.Lines, marker: []byte("\x1b]777;" + n + ";"),
+	s := &Shell{c: m.c, stream: st, max: o.MaxBuffer, lines: o.Lines, marker: []byte("\x1b]777;" + n + ";"),
 		notify: make(chan struct{}), done: make(chan struct{})}
 	// The first line is the shell's folder.
 	var first []byte
@@ -205,7 +198,7 @@ func (c *Client) startShell(ctx context.Context, o ShellOptions) (*Shell, error)
 			if errors.Is(err, io.EOF) {
 				err = ErrShellEnded
 			}
-			return nil, fmt.Errorf("client: starting a shell: %w", err)
+			return nil, fmt.Errorf("machine: starting a shell: %w", err)
 		}
 		if ch.Channel != "stdout" {
 			continue
@@ -235,7 +228,7 @@ func (c *Client) startShell(ctx context.Context, o ShellOptions) (*Shell, error)
 			ready = s.prompts > 0
 			s.mu.Unlock()
 			if !ready {
-				return nil, fmt.Errorf("client: starting the shell %s: %w", o.Command, ErrShellEnded)
+				return nil, fmt.Errorf("machine: starting the shell %s: %w", o.Command, ErrShellEnded)
 			}
 		case <-ctx.Done():
 			s.Close(context.WithoutCancel(ctx))
@@ -397,7 +390,7 @@ func (s *Shell) write(ctx context.Context, input string) error {
 	res, err := s.typeIn(ctx, input)
 	if err != nil {
 		s.restoreIdle(idle)
-		return fmt.Errorf("client: typing at the shell: %w", err)
+		return fmt.Errorf("machine: typing at the shell: %w", err)
 	}
 	if res.ExitCode == nil || *res.ExitCode != 0 {
 		s.restoreIdle(idle)
@@ -415,7 +408,7 @@ func (s *Shell) write(ctx context.Context, input string) error {
 				return &NotReadingError{}
 			}
 		}
-		return fmt.Errorf("client: typing at the shell failed: %s", why)
+		return fmt.Errorf("machine: typing at the shell failed: %s", why)
 	}
 	return nil
 }
@@ -485,7 +478,7 @@ func (s *Shell) controlOut(ctx context.Context, word, x, y string) (string, erro
 	s.touch()
 	res, err := s.c.Exec(ctx, &aci.ExecRequest{Argv: hosttool.ShellControl.Argv(s.dir, word, x, y), Timeout: 10 * time.Second})
 	if err != nil {
-		return "", fmt.Errorf("client: the shell's %s: %w", word, err)
+		return "", fmt.Errorf("machine: the shell's %s: %w", word, err)
 	}
 	if res.ExitCode == nil || *res.ExitCode != 0 {
 		select {
@@ -493,7 +486,7 @@ func (s *Shell) controlOut(ctx context.Context, word, x, y string) (string, erro
 			return "", ErrShellEnded
 		default:
 		}
-		return "", fmt.Errorf("client: the shell's %s failed: %s", word, strings.TrimSpace(res.Stderr))
+		return "", fmt.Errorf("machine: the shell's %s failed: %s", word, strings.TrimSpace(res.Stderr))
 	}
 	return res.Stdout, nil
 }
@@ -511,7 +504,7 @@ func (s *Shell) folder(ctx context.Context) (string, error) {
 func cwdLine(out string) (string, error) {
 	d := strings.TrimSuffix(out, "\n")
 	if !path.IsAbs(d) || path.Clean(d) != d {
-		return "", fmt.Errorf("client: the shell's working folder reads %q", out)
+		return "", fmt.Errorf("machine: the shell's working folder reads %q", out)
 	}
 	return d, nil
 }
@@ -583,13 +576,12 @@ type RunOptions struct {
 	// Wait is how long to wait for the command to end; default 10 s.
 	Wait time.Duration
 	// Quiet, when output came and then paused this long, ends the wait
-	// early (a program waiting for input); default DefaultShellQuiet
-	// (DefaultLinesQuiet with ShellOptions.Lines).
-	// Negative waits for the end or Wait only.
+	// early (a program waiting for input); default 500 ms (2 s with
+	// ShellOptions.Lines). Negative waits for the end or Wait only.
 	Quiet time.Duration
 	// MaxOutput bounds the output answered, in bytes: the most recent is
-	// kept, and ShellResult.Cut says how much was not. Default
-	// DefaultShellOutput, at most MaxShellOutput.
+	// kept, and ShellResult.Cut says how much was not. Default 16 KiB, at
+	// most MaxShellOutput.
 	MaxOutput int
 }
 
@@ -631,13 +623,13 @@ func (s *Shell) Run(ctx context.Context, input string, opts *RunOptions) (*Shell
 		o.Wait = 10 * time.Second
 	}
 	if o.Quiet == 0 {
-		o.Quiet = DefaultShellQuiet
+		o.Quiet = defaultShellQuiet
 		if s.lines {
-			o.Quiet = DefaultLinesQuiet
+			o.Quiet = defaultLinesQuiet
 		}
 	}
 	if o.MaxOutput <= 0 {
-		o.MaxOutput = DefaultShellOutput
+		o.MaxOutput = defaultShellOutput
 	}
 	if o.MaxOutput > MaxShellOutput {
 		return nil, aci.Errorf(aci.CodeInvalidAction, "max output %d is over %d", o.MaxOutput, MaxShellOutput)

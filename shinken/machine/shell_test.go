@@ -1,4 +1,4 @@
-package client_test
+package machine_test
 
 import (
 	"context"
@@ -19,12 +19,12 @@ import (
 	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
-	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // readUntil reads the shell's output until it contains want (which the
 // terminal's echo of the input must not contain).
-func readUntil(t *testing.T, sh *client.Shell, want string) string {
+func readUntil(t *testing.T, sh *machine.Shell, want string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -45,7 +45,7 @@ func TestShell(t *testing.T) {
 	c, deny := execRig(t)
 	ctx := t.Context()
 	dir := t.TempDir()
-	sh, err := c.StartShell(ctx, &client.ShellOptions{Dir: dir})
+	sh, err := c.StartShell(ctx, &machine.ShellOptions{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestShell(t *testing.T) {
 	if exit, err := sh.Exit(); exit == nil || err != nil {
 		t.Fatalf("exit %+v, %v", exit, err)
 	}
-	if err := sh.Write(ctx, "echo late\n"); !errors.Is(err, client.ErrShellEnded) {
+	if err := sh.Write(ctx, "echo late\n"); !errors.Is(err, machine.ErrShellEnded) {
 		t.Fatalf("a write after Close: %v", err)
 	}
 	// The background job died with the shell.
@@ -105,9 +105,9 @@ func TestShellExits(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-sh.Done()
-	if err := sh.Wait(ctx); !errors.Is(err, client.ErrShellEnded) {
+	if err := sh.Wait(ctx); !errors.Is(err, machine.ErrShellEnded) {
 		sh.Read()
-		if err := sh.Wait(ctx); !errors.Is(err, client.ErrShellEnded) {
+		if err := sh.Wait(ctx); !errors.Is(err, machine.ErrShellEnded) {
 			t.Fatalf("wait after the end: %v", err)
 		}
 	}
@@ -115,7 +115,7 @@ func TestShellExits(t *testing.T) {
 }
 
 // runShell runs line at sh and fails the test on an error.
-func runShell(t *testing.T, sh *client.Shell, line string, opts *client.RunOptions) *client.ShellResult {
+func runShell(t *testing.T, sh *machine.Shell, line string, opts *machine.RunOptions) *machine.ShellResult {
 	t.Helper()
 	res, err := sh.Run(t.Context(), line, opts)
 	if err != nil {
@@ -134,7 +134,7 @@ func TestShellRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sh.Close(context.WithoutCancel(t.Context()))
-	long := &client.RunOptions{Wait: 2 * time.Minute}
+	long := &machine.RunOptions{Wait: 2 * time.Minute}
 	if res := runShell(t, sh, "X=42; echo \"x=$X\"", long); res.Output != "x=42\n" || res.ExitCode == nil || *res.ExitCode != 0 || res.Running {
 		t.Fatalf("echo: %+v", res)
 	}
@@ -179,8 +179,8 @@ func TestShellForeground(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sh.Close(context.WithoutCancel(t.Context()))
-	long := &client.RunOptions{Wait: 2 * time.Minute}
-	short := &client.RunOptions{Wait: 100 * time.Millisecond}
+	long := &machine.RunOptions{Wait: 2 * time.Minute}
+	short := &machine.RunOptions{Wait: 100 * time.Millisecond}
 	if res := runShell(t, sh, "sleep 1000", short); !res.Running || res.ExitCode != nil {
 		t.Fatalf("sleep: %+v", res)
 	}
@@ -191,7 +191,7 @@ func TestShellForeground(t *testing.T) {
 		if err := sh.Interrupt(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		res := runShell(t, sh, "", &client.RunOptions{Wait: 5 * time.Second, Quiet: -1})
+		res := runShell(t, sh, "", &machine.RunOptions{Wait: 5 * time.Second, Quiet: -1})
 		if res.ExitCode != nil {
 			if *res.ExitCode != 130 {
 				t.Fatalf("after an interrupt: %+v", res)
@@ -203,7 +203,7 @@ func TestShellForeground(t *testing.T) {
 	if res := runShell(t, sh, "cat", short); !res.Running {
 		t.Fatalf("cat: %+v", res)
 	}
-	if res := runShell(t, sh, "to cat", &client.RunOptions{Wait: 2 * time.Minute, Quiet: 50 * time.Millisecond}); res.Output != "to cat\n" || !res.Running {
+	if res := runShell(t, sh, "to cat", &machine.RunOptions{Wait: 2 * time.Minute, Quiet: 50 * time.Millisecond}); res.Output != "to cat\n" || !res.Running {
 		t.Fatalf("a line for cat: %+v", res)
 	}
 	if err := sh.EOF(t.Context()); err != nil {
@@ -220,7 +220,7 @@ func TestShellForeground(t *testing.T) {
 		if err := sh.Kill(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		res := runShell(t, sh, "", &client.RunOptions{Wait: 5 * time.Second, Quiet: -1})
+		res := runShell(t, sh, "", &machine.RunOptions{Wait: 5 * time.Second, Quiet: -1})
 		if res.ExitCode != nil {
 			if *res.ExitCode != 137 {
 				t.Fatalf("after a kill: %+v", res)
@@ -242,25 +242,25 @@ func TestShellForeground(t *testing.T) {
 // dropped and counted too; concurrent calls are refused as busy.
 func TestShellBounded(t *testing.T) {
 	c, _ := execRig(t)
-	sh, err := c.StartShell(t.Context(), &client.ShellOptions{MaxBuffer: 1 << 16})
+	sh, err := c.StartShell(t.Context(), &machine.ShellOptions{MaxBuffer: 1 << 16})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sh.Close(context.WithoutCancel(t.Context()))
-	res := runShell(t, sh, "head -c 300000 /dev/zero | tr '\\0' a; echo; echo end", &client.RunOptions{Wait: 2 * time.Minute, MaxOutput: 1000})
+	res := runShell(t, sh, "head -c 300000 /dev/zero | tr '\\0' a; echo; echo end", &machine.RunOptions{Wait: 2 * time.Minute, MaxOutput: 1000})
 	if len(res.Output) != 1000 || !strings.HasSuffix(res.Output, "a\nend\n") || res.Cut < 299000 || res.ExitCode == nil {
 		t.Fatalf("cut output: %d bytes kept, %d cut, %+v", len(res.Output), res.Cut, res.ExitCode)
 	}
-	if _, err := sh.Run(t.Context(), "true", &client.RunOptions{MaxOutput: client.MaxShellOutput + 1}); !errors.Is(err, aci.ErrInvalidAction) {
+	if _, err := sh.Run(t.Context(), "true", &machine.RunOptions{MaxOutput: machine.MaxShellOutput + 1}); !errors.Is(err, aci.ErrInvalidAction) {
 		t.Fatalf("a MaxOutput over the bound: %v", err)
 	}
 	// A call while another waits is refused, never mixed: the first
 	// holds the shell until its command ends (read waits for a line, and
 	// an interrupt, which takes no turn, ends it).
 	flag := filepath.Join(t.TempDir(), "reading")
-	first := make(chan *client.ShellResult, 1)
+	first := make(chan *machine.ShellResult, 1)
 	go func() {
-		res, err := sh.Run(context.WithoutCancel(t.Context()), "touch "+flag+"; read x", &client.RunOptions{Wait: 2 * time.Minute, Quiet: -1})
+		res, err := sh.Run(context.WithoutCancel(t.Context()), "touch "+flag+"; read x", &machine.RunOptions{Wait: 2 * time.Minute, Quiet: -1})
 		if err != nil {
 			t.Error(err)
 		}
@@ -276,7 +276,7 @@ func TestShellBounded(t *testing.T) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	if _, err := sh.Run(t.Context(), "echo other", nil); !errors.Is(err, client.ErrShellBusy) {
+	if _, err := sh.Run(t.Context(), "echo other", nil); !errors.Is(err, machine.ErrShellBusy) {
 		t.Fatalf("a call while another runs: %v", err)
 	}
 	if err := sh.Interrupt(t.Context()); err != nil {
@@ -288,9 +288,9 @@ func TestShellBounded(t *testing.T) {
 }
 
 // shellRig is execRig with the runtime's exec MaxTimeout set.
-func shellRig(t *testing.T, maxTimeout time.Duration) *client.Client {
+func shellRig(t *testing.T, maxTimeout time.Duration) *agent {
 	t.Helper()
-	return schematest.Serve(t, headless.New(nil), &shinken.RuntimeOptions{Executor: osexec.New(nil), Exec: shinken.ExecOptions{MaxTimeout: maxTimeout}})
+	return tools(schematest.Serve(t, headless.New(nil), &shinken.RuntimeOptions{Executor: osexec.New(nil), Exec: shinken.ExecOptions{MaxTimeout: maxTimeout}}))
 }
 
 // TestShellOutlivesMaxTimeout: the shell holds its variables past the
@@ -302,7 +302,7 @@ func TestShellOutlivesMaxTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sh.Close(context.WithoutCancel(t.Context()))
-	long := &client.RunOptions{Wait: 2 * time.Minute}
+	long := &machine.RunOptions{Wait: 2 * time.Minute}
 	runShell(t, sh, "X=kept", long)
 	// The shell's own sleep is the time passing, past the MaxTimeout.
 	if res := runShell(t, sh, "sleep 3; echo $X", long); res.Output != "kept\n" || res.ExitCode == nil || *res.ExitCode != 0 {
@@ -328,7 +328,7 @@ func TestShellSessionEnd(t *testing.T) {
 	d := t.TempDir()
 	job := `read -r p _ </proc/self/stat; echo $p >"$0.t"; mv "$0.t" "$0"; exec sleep 1000`
 	line := fmt.Sprintf(`for j in 1 2; do (setsid sh -c '%[2]s' %[1]s/$j &); done; (sh -c '%[2]s' %[1]s/3 &); until [ -s %[1]s/1 ] && [ -s %[1]s/2 ] && [ -s %[1]s/3 ]; do :; done; cat %[1]s/1 %[1]s/2 %[1]s/3`, d, job)
-	res := runShell(t, sh, line, &client.RunOptions{Wait: 2 * time.Minute, Quiet: -1})
+	res := runShell(t, sh, line, &machine.RunOptions{Wait: 2 * time.Minute, Quiet: -1})
 	var pids []int
 	for f := range strings.FieldsSeq(res.Output) {
 		pid, err := strconv.Atoi(f)
@@ -364,24 +364,24 @@ func TestShellSessionEnd(t *testing.T) {
 func TestShellIdleBound(t *testing.T) {
 	c := shellRig(t, time.Second)
 	const idle = 3 * time.Second
-	sh, err := c.StartShell(t.Context(), &client.ShellOptions{IdleTimeout: idle})
+	sh, err := c.StartShell(t.Context(), &machine.ShellOptions{IdleTimeout: idle})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sh.Close(context.WithoutCancel(t.Context()))
-	long := &client.RunOptions{Wait: 2 * time.Minute}
+	long := &machine.RunOptions{Wait: 2 * time.Minute}
 	runShell(t, sh, "X=kept", long)
 	// The shell's own sleep is the time passing, past the bound, in one
 	// call and then in calls that only wait for the command.
 	if res := runShell(t, sh, "sleep 4; echo $X", long); res.Output != "kept\n" || res.ExitCode == nil {
 		t.Fatalf("after a call longer than the idle bound: %+v", res)
 	}
-	if _, err := sh.Run(t.Context(), "sleep 4; echo $X", &client.RunOptions{Wait: time.Second, Quiet: -1}); err != nil {
+	if _, err := sh.Run(t.Context(), "sleep 4; echo $X", &machine.RunOptions{Wait: time.Second, Quiet: -1}); err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
 	for {
-		res, err := sh.Run(t.Context(), "", &client.RunOptions{Wait: 2 * time.Second, Quiet: -1})
+		res, err := sh.Run(t.Context(), "", &machine.RunOptions{Wait: 2 * time.Second, Quiet: -1})
 		if err != nil {
 			t.Fatalf("a call that waits: %v (output so far %q)", err, out.String())
 		}
@@ -398,7 +398,7 @@ func TestShellIdleBound(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the shell outlived its idle bound")
 	}
-	if _, err := sh.Run(t.Context(), "echo $X", nil); !errors.Is(err, client.ErrShellEnded) {
+	if _, err := sh.Run(t.Context(), "echo $X", nil); !errors.Is(err, machine.ErrShellEnded) {
 		t.Fatalf("a call after the idle bound: %v", err)
 	}
 }
@@ -408,28 +408,28 @@ func TestShellIdleBound(t *testing.T) {
 // *NotReadingError naming it, and nothing reaches the program.
 func TestShellLines(t *testing.T) {
 	c, _ := execRig(t)
-	if _, err := c.StartShell(t.Context(), &client.ShellOptions{Lines: true, Command: "/bin/bash"}); !errors.Is(err, aci.ErrInvalidAction) {
+	if _, err := c.StartShell(t.Context(), &machine.ShellOptions{Lines: true, Command: "/bin/bash"}); !errors.Is(err, aci.ErrInvalidAction) {
 		t.Fatalf("a shell of lines in bash: %v", err)
 	}
-	sh, err := c.StartShell(t.Context(), &client.ShellOptions{Lines: true})
+	sh, err := c.StartShell(t.Context(), &machine.ShellOptions{Lines: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sh.Close(context.WithoutCancel(t.Context()))
-	long := &client.RunOptions{Wait: 2 * time.Minute}
+	long := &machine.RunOptions{Wait: 2 * time.Minute}
 	if res := runShell(t, sh, "echo $PAGER $GIT_EDITOR", long); res.Output != "cat false\n" {
 		t.Fatalf("the environment: %+v", res)
 	}
 	if _, err := sh.Run(t.Context(), "echo a\necho b", long); !errors.Is(err, aci.ErrInvalidAction) {
 		t.Fatalf("two lines: %v", err)
 	}
-	if res := runShell(t, sh, "cat", &client.RunOptions{Wait: 50 * time.Millisecond}); !res.Running {
+	if res := runShell(t, sh, "cat", &machine.RunOptions{Wait: 50 * time.Millisecond}); !res.Running {
 		t.Fatalf("cat: %+v", res)
 	}
 	for {
 		// Refused as the shell's until cat has the terminal.
 		_, err := sh.Run(t.Context(), "echo to-cat", long)
-		var nr *client.NotReadingError
+		var nr *machine.NotReadingError
 		if !errors.As(err, &nr) {
 			t.Fatalf("input while cat runs: %v", err)
 		}
@@ -470,13 +470,13 @@ func TestShellLinesFolder(t *testing.T) {
 		return nil
 	})
 	url, _ := schematest.ServeURL(t, headless.New(nil), &shinken.RuntimeOptions{Executor: osexec.New(nil), Authorizer: auth})
-	c := schematest.Dial(t, url, nil)
-	sh, err := c.StartShell(t.Context(), &client.ShellOptions{Lines: true, Dir: start})
+	c := tools(schematest.Dial(t, url, nil))
+	sh, err := c.StartShell(t.Context(), &machine.ShellOptions{Lines: true, Dir: start})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sh.Close(context.WithoutCancel(t.Context()))
-	long := &client.RunOptions{Wait: 2 * time.Minute}
+	long := &machine.RunOptions{Wait: 2 * time.Minute}
 	for _, line := range []string{"pwd", "cd " + work, "echo made > made.txt; pwd", "cd " + start, "pwd"} {
 		if res := runShell(t, sh, line, long); res.ExitCode == nil || *res.ExitCode != 0 {
 			t.Fatalf("%s: %+v", line, res)

@@ -1,4 +1,4 @@
-package client_test
+package machine_test
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // Window geometry on the headless desktop, which runs no commands: its
 // window manager closes a window on alt+F4, moves one by its title bar and
 // resizes one by its frame's corner, so those are the operations offered,
 // and each is read back.
-func ExampleClient_WindowControl() {
+func ExampleTools_WindowControl() {
 	ctx := context.Background()
 	desk := headless.New(nil)
 	desk.Launch(ctx, "notes", nil)
@@ -31,7 +32,7 @@ func ExampleClient_WindowControl() {
 	}
 	defer c.Close()
 
-	wc, err := c.WindowControl(ctx)
+	wc, err := machine.New(c, nil).WindowControl(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}

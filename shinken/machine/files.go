@@ -1,4 +1,4 @@
-package client
+package machine
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"shinken.dev/go/internal/hosttool"
@@ -26,7 +25,7 @@ import (
 // exec's, permission_denied.
 //
 // Paths: a relative path, and ~ or ~/..., resolve against Home
-// (DialOptions.Home, by default the agent's home on the runtime's
+// (Options.Home, by default the agent's home on the runtime's
 // machine), and the path is cleaned (path.Clean) before it is sent, so
 // the path a plugin is shown is the one opened. Any name works, one
 // starting with "-" included; an empty path is an *aci.Error of code
@@ -52,60 +51,52 @@ const MaxWrite = hosttool.MaxWriteChunk
 // MaxListPage bounds ListOptions.Limit.
 const MaxListPage = hosttool.MaxListPage
 
-// DefaultMaxRead is the default bound of ReadFile.
-const DefaultMaxRead = 512 << 10
-
-// DefaultListPage is a page's size when ListOptions.Limit is 0.
-const DefaultListPage = 1000
+// Defaults of ReadOptions.MaxBytes and ListOptions.Limit.
+const (
+	defaultMaxRead  = 512 << 10
+	defaultListPage = 1000
+)
 
 // ReadOptions configure ReadFile. A nil *ReadOptions means defaults.
 type ReadOptions struct {
-	// MaxBytes refuses a larger file (too_large); default
-	// DefaultMaxRead. A file over MaxChunk is read in several execs.
+	// MaxBytes refuses a larger file (too_large); default 512 KiB.
 	MaxBytes int64
 }
 
-// files is what a Client knows of the runtime's files: the folder
-// relative paths resolve against.
-type files struct {
-	mu   sync.Mutex
-	home string
-}
-
 // Home returns the folder that relative paths and ~ resolve against:
-// DialOptions.Home when set, otherwise the agent's home on the runtime's
+// Options.Home when set, otherwise the agent's home on the runtime's
 // machine, asked of the runtime once (an exec of "cd && pwd", which the
 // runtime's Authorizer judges as that command line; a refusal is
 // returned, and absolute paths never need it).
-func (c *Client) Home(ctx context.Context) (string, error) {
-	if h := c.opts.Home; h != "" {
+func (m *Tools) Home(ctx context.Context) (string, error) {
+	if h := m.opts.Home; h != "" {
 		if !path.IsAbs(h) {
-			return "", aci.Errorf(aci.CodeInvalidAction, "DialOptions.Home %q is not absolute", h)
+			return "", aci.Errorf(aci.CodeInvalidAction, "Options.Home %q is not absolute", h)
 		}
 		return path.Clean(h), nil
 	}
-	c.files.mu.Lock()
-	defer c.files.mu.Unlock()
-	if c.files.home != "" {
-		return c.files.home, nil
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.home != "" {
+		return m.home, nil
 	}
-	res, err := c.Exec(ctx, &aci.ExecRequest{Argv: []string{"/bin/sh", "-c", "cd && pwd"}, Timeout: 30 * time.Second})
+	res, err := m.c.Exec(ctx, &aci.ExecRequest{Argv: []string{"/bin/sh", "-c", "cd && pwd"}, Timeout: 30 * time.Second})
 	if err != nil {
-		return "", fmt.Errorf("client: asking the runtime for the agent's home (give DialOptions.Home, or an absolute path): %w", err)
+		return "", fmt.Errorf("machine: asking the runtime for the agent's home (give Options.Home, or an absolute path): %w", err)
 	}
 	home := strings.TrimSuffix(res.Stdout, "\n")
 	if res.ExitCode == nil || *res.ExitCode != 0 || !path.IsAbs(home) || strings.Contains(home, "\n") {
-		return "", fmt.Errorf("client: the runtime's home is not known (cd && pwd answered %q, %q): give DialOptions.Home, or an absolute path", res.Stdout, res.Stderr)
+		return "", fmt.Errorf("machine: the runtime's home is not known (cd && pwd answered %q, %q): give Options.Home, or an absolute path", res.Stdout, res.Stderr)
 	}
-	c.files.home = path.Clean(home)
-	return c.files.home, nil
+	m.home = path.Clean(home)
+	return m.home, nil
 }
 
 // Abs returns the absolute, clean path that a file call given p touches:
 // p cleaned when absolute, otherwise resolved against Home, with ~ and
 // ~/... expanded. ~user is refused, and so is an empty path, with an
 // *aci.Error of code invalid_action.
-func (c *Client) Abs(ctx context.Context, p string) (string, error) {
+func (m *Tools) Abs(ctx context.Context, p string) (string, error) {
 	switch {
 	case p == "":
 		return "", aci.Errorf(aci.CodeInvalidAction, "an empty path")
@@ -122,7 +113,7 @@ func (c *Client) Abs(ctx context.Context, p string) (string, error) {
 		}
 		rel = rest
 	}
-	home, err := c.Home(ctx)
+	home, err := m.Home(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -131,12 +122,12 @@ func (c *Client) Abs(ctx context.Context, p string) (string, error) {
 
 // fileCall resolves p and runs s with it (and args after) as its
 // arguments, giving a failure the *fs.PathError of op on p.
-func (c *Client) fileCall(ctx context.Context, op, p string, s *hosttool.Script, stdin *string, args func(abs string) []string) (*aci.ExecResult, string, error) {
-	abs, err := c.Abs(ctx, p)
+func (m *Tools) fileCall(ctx context.Context, op, p string, s *hosttool.Script, stdin *string, args func(abs string) []string) (*aci.ExecResult, string, error) {
+	abs, err := m.Abs(ctx, p)
 	if err != nil {
 		return nil, "", &fs.PathError{Op: op, Path: p, Err: err}
 	}
-	res, err := c.Exec(ctx, &aci.ExecRequest{Argv: s.Argv(args(abs)...), Stdin: stdin})
+	res, err := m.c.Exec(ctx, &aci.ExecRequest{Argv: s.Argv(args(abs)...), Stdin: stdin})
 	if err != nil {
 		return nil, abs, &fs.PathError{Op: op, Path: abs, Err: err}
 	}
@@ -148,11 +139,11 @@ func (c *Client) fileCall(ctx context.Context, op, p string, s *hosttool.Script,
 // size: fewer than n bytes came when off+n passes the end. A missing file
 // is a *fs.PathError wrapping fs.ErrNotExist; a folder or a device one
 // wrapping fs.ErrInvalid.
-func (c *Client) ReadFileAt(ctx context.Context, p string, off int64, n int) (data []byte, size int64, err error) {
+func (m *Tools) ReadFileAt(ctx context.Context, p string, off int64, n int) (data []byte, size int64, err error) {
 	if off < 0 || n < 0 || n > MaxChunk {
 		return nil, 0, &fs.PathError{Op: "read", Path: p, Err: aci.Errorf(aci.CodeInvalidAction, "offset %d, length %d: a length from 0 to %d at an offset from 0", off, n, MaxChunk)}
 	}
-	res, abs, err := c.fileCall(ctx, "read", p, hosttool.ReadFile, nil, func(abs string) []string {
+	res, abs, err := m.fileCall(ctx, "read", p, hosttool.ReadFile, nil, func(abs string) []string {
 		return []string{abs, strconv.FormatInt(off, 10), strconv.Itoa(n)}
 	})
 	if err != nil {
@@ -165,11 +156,11 @@ func (c *Client) ReadFileAt(ctx context.Context, p string, off int64, n int) (da
 	head, body, _ := strings.Cut(res.Stdout, "\n")
 	size, perr := strconv.ParseInt(head, 10, 64)
 	if perr != nil || size < 0 {
-		return nil, 0, pe(fmt.Errorf("client: the read script answered %q for a size", head))
+		return nil, 0, pe(fmt.Errorf("machine: the read script answered %q for a size", head))
 	}
 	data, err = base64.StdEncoding.DecodeString(strings.Map(dropSpace, body))
 	if err != nil {
-		return nil, 0, pe(fmt.Errorf("client: decoding the file's base64: %w", err))
+		return nil, 0, pe(fmt.Errorf("machine: decoding the file's base64: %w", err))
 	}
 	return data, size, nil
 }
@@ -179,12 +170,12 @@ func (c *Client) ReadFileAt(ctx context.Context, p string, off int64, n int) (da
 // wrapping an *aci.Error of code too_large; see ReadFileAt for the
 // others. A file that grows while it is read is read to the size it had
 // at the first chunk.
-func (c *Client) ReadFile(ctx context.Context, p string, opts *ReadOptions) ([]byte, error) {
-	max := int64(DefaultMaxRead)
+func (m *Tools) ReadFile(ctx context.Context, p string, opts *ReadOptions) ([]byte, error) {
+	max := int64(defaultMaxRead)
 	if opts != nil && opts.MaxBytes > 0 {
 		max = opts.MaxBytes
 	}
-	first, size, err := c.ReadFileAt(ctx, p, 0, MaxChunk)
+	first, size, err := m.ReadFileAt(ctx, p, 0, MaxChunk)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +185,7 @@ func (c *Client) ReadFile(ctx context.Context, p string, opts *ReadOptions) ([]b
 	data := make([]byte, 0, size)
 	data = append(data, first...)
 	for int64(len(data)) < size {
-		chunk, _, err := c.ReadFileAt(ctx, p, int64(len(data)), int(min(MaxChunk, size-int64(len(data)))))
+		chunk, _, err := m.ReadFileAt(ctx, p, int64(len(data)), int(min(MaxChunk, size-int64(len(data)))))
 		if err != nil {
 			return nil, err
 		}
@@ -207,7 +198,7 @@ func (c *Client) ReadFile(ctx context.Context, p string, opts *ReadOptions) ([]b
 }
 
 // write runs the write script in mode on p, one exec per MaxWrite bytes.
-func (c *Client) write(ctx context.Context, p string, data []byte, mode string, off int64) error {
+func (m *Tools) write(ctx context.Context, p string, data []byte, mode string, off int64) error {
 	for first := true; first || len(data) > 0; first = false {
 		chunk := data[:min(len(data), MaxWrite)]
 		data = data[len(chunk):]
@@ -216,7 +207,7 @@ func (c *Client) write(ctx context.Context, p string, data []byte, mode string, 
 		if mode == hosttool.WriteAt {
 			o = strconv.FormatInt(off, 10)
 		}
-		if _, _, err := c.fileCall(ctx, "write", p, hosttool.WriteFile, &in, func(abs string) []string {
+		if _, _, err := m.fileCall(ctx, "write", p, hosttool.WriteFile, &in, func(abs string) []string {
 			return []string{mode, abs, o}
 		}); err != nil {
 			return err
@@ -236,24 +227,24 @@ func (c *Client) write(ctx context.Context, p string, data []byte, mode string, 
 // see a part. Data over MaxWrite is written in several execs, the first
 // truncating the file. A missing parent folder is a *fs.PathError
 // wrapping fs.ErrNotExist; a folder at p one wrapping fs.ErrInvalid.
-func (c *Client) WriteFile(ctx context.Context, p string, data []byte) error {
-	return c.write(ctx, p, data, hosttool.WriteReplace, 0)
+func (m *Tools) WriteFile(ctx context.Context, p string, data []byte) error {
+	return m.write(ctx, p, data, hosttool.WriteReplace, 0)
 }
 
 // AppendFile adds data at the end of the file at p, creating it as
 // WriteFile does.
-func (c *Client) AppendFile(ctx context.Context, p string, data []byte) error {
-	return c.write(ctx, p, data, hosttool.WriteAppend, 0)
+func (m *Tools) AppendFile(ctx context.Context, p string, data []byte) error {
+	return m.write(ctx, p, data, hosttool.WriteAppend, 0)
 }
 
 // WriteFileAt writes data into the file at p from offset off, keeping
 // what is before and after it (a file shorter than off is extended with
 // zeros), creating it as WriteFile does.
-func (c *Client) WriteFileAt(ctx context.Context, p string, data []byte, off int64) error {
+func (m *Tools) WriteFileAt(ctx context.Context, p string, data []byte, off int64) error {
 	if off < 0 {
 		return &fs.PathError{Op: "write", Path: p, Err: aci.Errorf(aci.CodeInvalidAction, "a negative offset, %d", off)}
 	}
-	return c.write(ctx, p, data, hosttool.WriteAt, off)
+	return m.write(ctx, p, data, hosttool.WriteAt, off)
 }
 
 // A FileInfo is one entry of a folder listing.
@@ -267,12 +258,12 @@ type FileInfo struct {
 }
 
 // ListOptions choose a page of ListDirPage. A nil *ListOptions means the
-// first page of DefaultListPage entries.
+// first page.
 type ListOptions struct {
 	// Cursor is the Next of the page before; "" for the first page.
 	Cursor string
-	// Limit is the most entries the page holds, up to MaxListPage; 0
-	// means DefaultListPage.
+	// Limit is the most entries the page holds, up to MaxListPage;
+	// default 1000.
 	Limit int
 }
 
@@ -294,18 +285,18 @@ type DirPage struct {
 // fs.ErrInvalid. A page whose records pass the runtime's exec output
 // budget ends early, with Next set. Names that are not UTF-8 come with
 // their invalid bytes replaced.
-func (c *Client) ListDirPage(ctx context.Context, p string, opts *ListOptions) (*DirPage, error) {
+func (m *Tools) ListDirPage(ctx context.Context, p string, opts *ListOptions) (*DirPage, error) {
 	var o ListOptions
 	if opts != nil {
 		o = *opts
 	}
 	if o.Limit == 0 {
-		o.Limit = DefaultListPage
+		o.Limit = defaultListPage
 	}
 	if o.Limit < 0 || o.Limit > MaxListPage {
 		return nil, &fs.PathError{Op: "list", Path: p, Err: aci.Errorf(aci.CodeInvalidAction, "a limit of %d: from 1 to %d", o.Limit, MaxListPage)}
 	}
-	res, _, err := c.fileCall(ctx, "list", p, hosttool.ListFiles, nil, func(abs string) []string {
+	res, _, err := m.fileCall(ctx, "list", p, hosttool.ListFiles, nil, func(abs string) []string {
 		return []string{abs, o.Cursor, strconv.Itoa(o.Limit)}
 	})
 	if err != nil {
@@ -347,11 +338,11 @@ func kindName(k string) string {
 
 // ListDir lists the whole folder at p, page by page (see ListDirPage for
 // the order and the errors), hidden entries included.
-func (c *Client) ListDir(ctx context.Context, p string) ([]FileInfo, error) {
+func (m *Tools) ListDir(ctx context.Context, p string) ([]FileInfo, error) {
 	var all []FileInfo
 	o := &ListOptions{Limit: MaxListPage}
 	for {
-		page, err := c.ListDirPage(ctx, p, o)
+		page, err := m.ListDirPage(ctx, p, o)
 		if err != nil {
 			return nil, err
 		}
@@ -382,14 +373,14 @@ type FileStat struct {
 
 // Stat describes the path p itself (a symlink is not followed). A missing
 // path is a *fs.PathError wrapping fs.ErrNotExist.
-func (c *Client) Stat(ctx context.Context, p string) (*FileStat, error) {
-	res, abs, err := c.fileCall(ctx, "stat", p, hosttool.Stat, nil, func(abs string) []string { return []string{abs} })
+func (m *Tools) Stat(ctx context.Context, p string) (*FileStat, error) {
+	res, abs, err := m.fileCall(ctx, "stat", p, hosttool.Stat, nil, func(abs string) []string { return []string{abs} })
 	if err != nil {
 		return nil, err
 	}
 	head, target, _ := strings.Cut(res.Stdout, "\n")
 	f := strings.Fields(head)
-	bad := &fs.PathError{Op: "stat", Path: abs, Err: fmt.Errorf("client: the stat script answered %q", res.Stdout)}
+	bad := &fs.PathError{Op: "stat", Path: abs, Err: fmt.Errorf("machine: the stat script answered %q", res.Stdout)}
 	if len(f) != 4 {
 		return nil, bad
 	}
@@ -412,8 +403,8 @@ func (c *Client) Stat(ctx context.Context, p string) (*FileStat, error) {
 }
 
 // Exists reports whether p names anything, a dangling symlink included.
-func (c *Client) Exists(ctx context.Context, p string) (bool, error) {
-	res, abs, err := c.fileCall(ctx, "exists", p, hosttool.Exists, nil, func(abs string) []string { return []string{abs} })
+func (m *Tools) Exists(ctx context.Context, p string) (bool, error) {
+	res, abs, err := m.fileCall(ctx, "exists", p, hosttool.Exists, nil, func(abs string) []string { return []string{abs} })
 	if err != nil {
 		return false, err
 	}
@@ -423,20 +414,20 @@ func (c *Client) Exists(ctx context.Context, p string) (bool, error) {
 	case "no":
 		return false, nil
 	}
-	return false, &fs.PathError{Op: "exists", Path: abs, Err: fmt.Errorf("client: the exists script answered %q", res.Stdout)}
+	return false, &fs.PathError{Op: "exists", Path: abs, Err: fmt.Errorf("machine: the exists script answered %q", res.Stdout)}
 }
 
 // Mkdir makes the folder p. Its parent must exist (fs.ErrNotExist), and p
 // must not (fs.ErrExist).
-func (c *Client) Mkdir(ctx context.Context, p string) error {
-	_, _, err := c.fileCall(ctx, "mkdir", p, hosttool.Mkdir, nil, func(abs string) []string { return []string{abs, "0"} })
+func (m *Tools) Mkdir(ctx context.Context, p string) error {
+	_, _, err := m.fileCall(ctx, "mkdir", p, hosttool.Mkdir, nil, func(abs string) []string { return []string{abs, "0"} })
 	return err
 }
 
 // MkdirAll makes the folder p and its missing parents; a folder already
 // there is no error, a file one wrapping fs.ErrInvalid.
-func (c *Client) MkdirAll(ctx context.Context, p string) error {
-	_, _, err := c.fileCall(ctx, "mkdir", p, hosttool.Mkdir, nil, func(abs string) []string { return []string{abs, "1"} })
+func (m *Tools) MkdirAll(ctx context.Context, p string) error {
+	_, _, err := m.fileCall(ctx, "mkdir", p, hosttool.Mkdir, nil, func(abs string) []string { return []string{abs, "1"} })
 	return err
 }
 
@@ -451,8 +442,8 @@ type RenameOptions struct {
 // result: a folder there is never moved into. A missing from (or folder
 // of to) is a *fs.PathError wrapping fs.ErrNotExist, an existing to one
 // wrapping fs.ErrExist (or, with Overwrite, fs.ErrInvalid for a folder).
-func (c *Client) Rename(ctx context.Context, from, to string, opts *RenameOptions) error {
-	dst, err := c.Abs(ctx, to)
+func (m *Tools) Rename(ctx context.Context, from, to string, opts *RenameOptions) error {
+	dst, err := m.Abs(ctx, to)
 	if err != nil {
 		return &fs.PathError{Op: "move", Path: to, Err: err}
 	}
@@ -460,25 +451,25 @@ func (c *Client) Rename(ctx context.Context, from, to string, opts *RenameOption
 	if opts != nil && opts.Overwrite {
 		over = "1"
 	}
-	_, _, err = c.fileCall(ctx, "move", from, hosttool.Move, nil, func(abs string) []string { return []string{abs, dst, over} })
+	_, _, err = m.fileCall(ctx, "move", from, hosttool.Move, nil, func(abs string) []string { return []string{abs, dst, over} })
 	return err
 }
 
 // Remove deletes the file, symlink (not its target) or empty folder at p.
 // A folder with entries is a *fs.PathError wrapping ErrNotEmpty.
-func (c *Client) Remove(ctx context.Context, p string) error {
-	_, _, err := c.fileCall(ctx, "delete", p, hosttool.Delete, nil, func(abs string) []string { return []string{abs, "0"} })
+func (m *Tools) Remove(ctx context.Context, p string) error {
+	_, _, err := m.fileCall(ctx, "delete", p, hosttool.Delete, nil, func(abs string) []string { return []string{abs, "0"} })
 	return err
 }
 
 // RemoveAll deletes p and, for a folder, everything in it.
-func (c *Client) RemoveAll(ctx context.Context, p string) error {
-	_, _, err := c.fileCall(ctx, "delete", p, hosttool.Delete, nil, func(abs string) []string { return []string{abs, "1"} })
+func (m *Tools) RemoveAll(ctx context.Context, p string) error {
+	_, _, err := m.fileCall(ctx, "delete", p, hosttool.Delete, nil, func(abs string) []string { return []string{abs, "1"} })
 	return err
 }
 
 // ErrNotEmpty is wrapped by Remove's error for a folder with entries.
-var ErrNotEmpty = errors.New("client: the folder is not empty (RemoveAll deletes it with its entries)")
+var ErrNotEmpty = errors.New("machine: the folder is not empty (RemoveAll deletes it with its entries)")
 
 // fileStatus turns a file script's exit into the error it reports.
 func fileStatus(op, p string, res *aci.ExecResult) error {
@@ -487,7 +478,7 @@ func fileStatus(op, p string, res *aci.ExecResult) error {
 	case res.TimedOut:
 		return pe(aci.Errorf(aci.CodeTimeout, "the runtime killed the command at its deadline"))
 	case res.ExitCode == nil:
-		return pe(fmt.Errorf("client: the command was killed by signal %d", deref(res.Signal)))
+		return pe(fmt.Errorf("machine: the command was killed by signal %d", deref(res.Signal)))
 	}
 	switch *res.ExitCode {
 	case 0:
@@ -519,7 +510,7 @@ func fileStatus(op, p string, res *aci.ExecResult) error {
 	case strings.Contains(msg, "Not a directory"):
 		return pe(fmt.Errorf("%w: %s", fs.ErrInvalid, msg))
 	}
-	return pe(errors.New("client: " + msg))
+	return pe(errors.New("machine: " + msg))
 }
 
 func deref(p *int) int {

@@ -1,11 +1,11 @@
-package client_test
+package machine_test
 
 import (
 	"context"
 	"testing"
 
 	"shinken.dev/go/shinken/aci"
-	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // BenchmarkShellEcho is the shell's round trip for echo: type the line,
@@ -16,11 +16,11 @@ import (
 func BenchmarkShellEcho(b *testing.B) {
 	for _, bc := range []struct {
 		name string
-		opts *client.ShellOptions
+		opts *machine.ShellOptions
 	}{
 		{"bash", nil},
-		{"sh", &client.ShellOptions{Command: "/bin/sh"}},
-		{"sh/lines", &client.ShellOptions{Lines: true}},
+		{"sh", &machine.ShellOptions{Command: "/bin/sh"}},
+		{"sh/lines", &machine.ShellOptions{Lines: true}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			c, _ := execRig(b)

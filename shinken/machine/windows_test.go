@@ -1,4 +1,4 @@
-package client_test
+package machine_test
 
 import (
 	"context"
@@ -22,19 +22,19 @@ import (
 	"shinken.dev/go/internal/xvfb/xvfbtest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
-	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // windowRig dials a runtime over desk through a schema proxy, exec
 // running on this machine with env, judged by auth (nil allows all).
-func windowRig(t *testing.T, desk shinken.Backend, env []string, auth shinken.Authorizer) *client.Client {
+func windowRig(t *testing.T, desk shinken.Backend, env []string, auth shinken.Authorizer) *agent {
 	t.Helper()
-	return schematest.Serve(t, desk, &shinken.RuntimeOptions{Executor: osexec.New(&osexec.Options{Env: env}), Authorizer: auth})
+	return tools(schematest.Serve(t, desk, &shinken.RuntimeOptions{Executor: osexec.New(&osexec.Options{Env: env}), Authorizer: auth}))
 }
 
 // windowTitled waits until a window whose title contains title
 // (ignoring case) is listed, failing t after a minute.
-func windowTitled(t *testing.T, c *client.Client, title string) aci.WindowInfo {
+func windowTitled(t *testing.T, c *agent, title string) aci.WindowInfo {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -70,7 +70,7 @@ func TestWindowControlHeadless(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := wc.Ops(); !slices.Equal(got, []client.WindowOp{client.WindowClose, client.WindowMove, client.WindowResize}) {
+	if got := wc.Ops(); !slices.Equal(got, []machine.WindowOp{machine.WindowClose, machine.WindowMove, machine.WindowResize}) {
 		t.Fatalf("ops %v, want close, move and resize", got)
 	}
 	notes := windowTitled(t, c, "notes")
@@ -137,7 +137,7 @@ func TestWindowControlBesideAnotherDisplay(t *testing.T) {
 	}
 	w := windowTitled(t, x, "elsewhere")
 	xwc, err := x.WindowControl(ctx)
-	if err != nil || !xwc.Supports(client.WindowMaximize) {
+	if err != nil || !xwc.Supports(machine.WindowMaximize) {
 		t.Fatalf("the display's own runtime: %v", err)
 	}
 	c := windowRig(t, headless.New(nil), env, nil) // 1280×800, as the display
@@ -151,7 +151,7 @@ func TestWindowControlBesideAnotherDisplay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := wc.Ops(); !slices.Equal(got, []client.WindowOp{client.WindowClose, client.WindowMove, client.WindowResize}) {
+		if got := wc.Ops(); !slices.Equal(got, []machine.WindowOp{machine.WindowClose, machine.WindowMove, machine.WindowResize}) {
 			t.Fatalf("with apps %v: ops %v, want the headless desktop's own", apps, got)
 		}
 	}
@@ -192,7 +192,7 @@ func TestWindowControlX11(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []client.WindowOp{client.WindowClose, client.WindowMinimize, client.WindowMaximize, client.WindowMove, client.WindowResize}
+	want := []machine.WindowOp{machine.WindowClose, machine.WindowMinimize, machine.WindowMaximize, machine.WindowMove, machine.WindowResize}
 	if got := wc.Ops(); !slices.Equal(got, want) {
 		t.Fatalf("ops %v, want %v", got, want)
 	}
@@ -315,7 +315,7 @@ func TestWindowControlX11(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []client.WindowOp{client.WindowClose, client.WindowMinimize, client.WindowMove, client.WindowResize}
+	want = []machine.WindowOp{machine.WindowClose, machine.WindowMinimize, machine.WindowMove, machine.WindowResize}
 	if got := wc2.Ops(); !slices.Equal(got, want) {
 		t.Fatalf("ops without wmctrl %v, want %v", got, want)
 	}

@@ -1,4 +1,4 @@
-package client
+package machine
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"shinken.dev/go/internal/hosttool"
 	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
 )
 
 // Window geometry on the runtime's machine: close, minimise, maximise,
@@ -50,7 +51,7 @@ const (
 // means it used ran but the window is not as asked afterwards (the window
 // manager ignored the request, the application refused to close, a
 // window's size hints kept it from the size asked).
-var ErrWindowUnchanged = errors.New("client: the window is not as asked")
+var ErrWindowUnchanged = errors.New("machine: the window is not as asked")
 
 // maxProbed bounds the windows the probe looks for on the display.
 const maxProbed = hosttool.MaxProbed
@@ -64,10 +65,10 @@ const windowProbeWait = 10 * time.Second
 const windowSettle = 5 * time.Second
 
 // A WindowControl carries out window operations with the means a probe of
-// the runtime found (see Client.WindowControl). It is bound to one
+// the runtime found (see Tools.WindowControl). It is bound to one
 // Client; On binds the same means to another session of that runtime.
 type WindowControl struct {
-	c *Client
+	c *client.Client
 	// wmctrl, xdotool: the program, and xprop, run on the desktop's
 	// display.
 	wmctrl, xdotool bool
@@ -78,18 +79,16 @@ type WindowControl struct {
 }
 
 // WindowControl probes the runtime once for the means of each window
-// operation and returns what it found; Supports says which operations
-// work. The probe is one exec (which programs the machine has, and
-// whether they reach the desktop's display: the same screen size and the
-// same windows), fixed plumbing the runtime recognizes and runs without
-// asking its Authorizer, since it runs nothing the agent chose; an exec
-// refused all the same, unavailable, or not answered within 10 s leaves
-// the input paths only. A runtime that cannot list windows gets
-// none, since no operation could be checked. It is an error only when the
+// operation; Supports says which work. The probe is one exec (which programs
+// the machine has, and whether they reach the desktop's display: the same
+// screen size and windows), fixed plumbing the runtime runs without asking
+// its Authorizer, as it runs nothing the agent chose; refused all the same,
+// unavailable, or unanswered within 10 s, it leaves the input paths only. A
+// runtime that cannot list windows gets none. It is an error only when the
 // runtime cannot be asked at all.
-func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
-	wc := &WindowControl{c: c}
-	wins, err := c.ListWindows(ctx)
+func (m *Tools) WindowControl(ctx context.Context) (*WindowControl, error) {
+	wc := &WindowControl{c: m.c}
+	wins, err := m.c.ListWindows(ctx)
 	var e *aci.Error
 	switch {
 	case errors.As(err, &e) && (e.Code == aci.CodeUnsupported || e.Code == aci.CodeUnsupportedVerb), errors.Is(err, errors.ErrUnsupported):
@@ -97,7 +96,7 @@ func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
 	case err != nil:
 		return nil, err
 	}
-	verbs := c.Welcome().Capabilities.Verbs
+	verbs := m.c.Welcome().Capabilities.Verbs
 	if slices.Contains(verbs, aci.VerbActivateWindow) {
 		wc.keys = slices.Contains(verbs, aci.VerbKey)
 		wc.drag = slices.Contains(verbs, aci.VerbDrag)
@@ -105,7 +104,7 @@ func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
 	if !slices.Contains(verbs, aci.VerbExec) {
 		return wc, nil
 	}
-	size, err := c.ScreenSize(ctx)
+	size, err := m.c.ScreenSize(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +117,7 @@ func (c *Client) WindowControl(ctx context.Context) (*WindowControl, error) {
 	// the caller: past windowProbeWait the exec path is taken as absent.
 	pctx, cancel := context.WithTimeout(ctx, windowProbeWait)
 	defer cancel()
-	res, err := c.Exec(pctx, &aci.ExecRequest{Argv: argv, Timeout: windowProbeWait})
+	res, err := m.c.Exec(pctx, &aci.ExecRequest{Argv: argv, Timeout: windowProbeWait})
 	if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -187,7 +186,7 @@ func parseIncrement(out string) image.Point {
 
 // On returns the same means bound to c, another session of the runtime
 // that was probed.
-func (w *WindowControl) On(c *Client) *WindowControl {
+func (w *WindowControl) On(c *client.Client) *WindowControl {
 	cp := *w
 	cp.c = c
 	return &cp
@@ -211,7 +210,7 @@ func (w *WindowControl) Supports(op WindowOp) bool {
 }
 
 // CanOpen reports whether the probe found xdg-open on the machine whose
-// exec reaches the desktop's display, so that Client.Open has an opener
+// exec reaches the desktop's display, so that Tools.Open has an opener
 // there (a headless desktop, or a display exec does not reach, has none).
 func (w *WindowControl) CanOpen() bool { return w.opener }
 
@@ -228,7 +227,7 @@ func (w *WindowControl) Ops() []WindowOp {
 }
 
 func (w *WindowControl) unsupported(op WindowOp) error {
-	return fmt.Errorf("client: the runtime has no means to %s a window: %w", op, errors.ErrUnsupported)
+	return fmt.Errorf("machine: the runtime has no means to %s a window: %w", op, errors.ErrUnsupported)
 }
 
 // Close closes the window with id, as its title bar's close button would:
@@ -408,7 +407,7 @@ func (w *WindowControl) fits(ctx context.Context, id uint64, to func(image.Recta
 		return nil, fmt.Errorf("%w: no window %d", aci.ErrNoSuchWindow, id)
 	}
 	if len(win.BBox) != 4 {
-		return nil, fmt.Errorf("client: window %d has no bounds: %w", id, errors.ErrUnsupported)
+		return nil, fmt.Errorf("machine: window %d has no bounds: %w", id, errors.ErrUnsupported)
 	}
 	size, err := w.c.ScreenSize(ctx)
 	if err != nil {
@@ -469,7 +468,7 @@ func (w *WindowControl) dragWindow(ctx context.Context, id uint64, op WindowOp, 
 		return fmt.Errorf("%w: no window %d", aci.ErrNoSuchWindow, id)
 	}
 	if len(win.BBox) != 4 {
-		return fmt.Errorf("client: window %d has no bounds to drag it by: %w", id, errors.ErrUnsupported)
+		return fmt.Errorf("machine: window %d has no bounds to drag it by: %w", id, errors.ErrUnsupported)
 	}
 	x, y, wd, ht := win.BBox[0], win.BBox[1], win.BBox[2], win.BBox[3]
 	var grab, drop image.Point
@@ -535,7 +534,7 @@ func (w *WindowControl) run(ctx context.Context, id uint64, body string, args ..
 	case res.TimedOut:
 		return nil, aci.Errorf(aci.CodeTimeout, "the runtime killed the window command at its deadline")
 	case res.ExitCode == nil:
-		return nil, fmt.Errorf("client: the window command was killed by signal %d", deref(res.Signal))
+		return nil, fmt.Errorf("machine: the window command was killed by signal %d", deref(res.Signal))
 	}
 	switch *res.ExitCode {
 	case 0:
@@ -551,7 +550,7 @@ func (w *WindowControl) run(ctx context.Context, id uint64, body string, args ..
 	if msg == "" {
 		msg = "exit status " + strconv.Itoa(*res.ExitCode)
 	}
-	return nil, fmt.Errorf("client: the window command failed: %s", msg)
+	return nil, fmt.Errorf("machine: the window command failed: %s", msg)
 }
 
 // settle reads the window list until ok holds for the window with id (nil
@@ -628,7 +627,7 @@ done`
 // errors.ErrUnsupported.
 func (w *WindowControl) States(ctx context.Context, wins []aci.WindowInfo) (map[uint64]WindowState, error) {
 	if !w.wmctrl && !w.xdotool {
-		return nil, fmt.Errorf("client: the runtime has no means to read window states: %w", errors.ErrUnsupported)
+		return nil, fmt.Errorf("machine: the runtime has no means to read window states: %w", errors.ErrUnsupported)
 	}
 	argv := []string{"/bin/sh", "-c", windowStatesScript, "sh"}
 	for _, win := range wins {
@@ -639,7 +638,7 @@ func (w *WindowControl) States(ctx context.Context, wins []aci.WindowInfo) (map[
 		return nil, err
 	}
 	if res.ExitCode == nil || *res.ExitCode != 0 {
-		return nil, fmt.Errorf("client: reading window states: %s", strings.TrimSpace(res.Stderr))
+		return nil, fmt.Errorf("machine: reading window states: %s", strings.TrimSpace(res.Stderr))
 	}
 	out := map[uint64]WindowState{}
 	for line := range strings.Lines(res.Stdout) {

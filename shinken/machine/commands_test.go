@@ -1,4 +1,4 @@
-package client_test
+package machine_test
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
-	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // intents records what the runtime's Authorizer was asked to judge.
@@ -47,21 +47,21 @@ func (r *intents) take() []shinken.Intent {
 
 // commandRig is a headless runtime that runs exec on this machine with
 // an Authorizer that records intents, and a dialler of sessions to it.
-func commandRig(t *testing.T, maxTimeout time.Duration) (dial func() *client.Client, rec *intents) {
+func commandRig(t *testing.T, maxTimeout time.Duration) (dial func() *agent, rec *intents) {
 	t.Helper()
 	t.Setenv("TMPDIR", t.TempDir()) // the runtime's commands make their folders there
 	rec = &intents{}
 	url, _ := schematest.ServeURL(t, headless.New(nil), &shinken.RuntimeOptions{Executor: osexec.New(nil), Authorizer: rec, Exec: shinken.ExecOptions{MaxTimeout: maxTimeout}})
-	return func() *client.Client { return schematest.Dial(t, url, nil) }, rec
+	return func() *agent { return tools(schematest.Dial(t, url, nil)) }, rec
 }
 
 // outputUntil reads the command's whole kept output until it contains
 // want or the command has ended.
-func outputUntil(t *testing.T, c *client.Client, id, want string) *client.CommandOutput {
+func outputUntil(t *testing.T, c *agent, id, want string) *machine.CommandOutput {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		out, err := c.CommandOutput(t.Context(), id, 0, client.MaxCommandRead)
+		out, err := c.CommandOutput(t.Context(), id, 0, machine.MaxCommandRead)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func outputUntil(t *testing.T, c *client.Client, id, want string) *client.Comman
 	}
 }
 
-func listed(t *testing.T, c *client.Client, id string) *client.CommandInfo {
+func listed(t *testing.T, c *agent, id string) *machine.CommandInfo {
 	t.Helper()
 	cs, err := c.Commands(t.Context())
 	if err != nil {
@@ -120,7 +120,7 @@ func TestCommands(t *testing.T) {
 		t.Fatalf("the input did not reach it: %+v", out)
 	}
 
-	sleeper, err := c.StartCommand(ctx, "", &client.CommandOptions{Argv: []string{"sleep", "1234.5"}})
+	sleeper, err := c.StartCommand(ctx, "", &machine.CommandOptions{Argv: []string{"sleep", "1234.5"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestCommands(t *testing.T) {
 	if procfs.Alive(pid) {
 		t.Fatalf("the killed command %d still runs", pid)
 	}
-	if err := other.KillCommandPID(ctx, pid); !errors.Is(err, client.ErrNoCommand) {
+	if err := other.KillCommandPID(ctx, pid); !errors.Is(err, machine.ErrNoCommand) {
 		t.Fatalf("killing the pid of an ended command: %v", err)
 	}
 
@@ -160,7 +160,7 @@ func TestCommands(t *testing.T) {
 	if err != nil || out.Output != "started\ngot hello\nbye\n" || out.End != out.Total || out.Cut != 0 {
 		t.Fatalf("its output: %+v, %v", out, err)
 	}
-	if err := other.CommandInput(ctx, cmd.ID(), "late\n"); !errors.Is(err, client.ErrCommandEnded) {
+	if err := other.CommandInput(ctx, cmd.ID(), "late\n"); !errors.Is(err, machine.ErrCommandEnded) {
 		t.Fatalf("input after the end: %v", err)
 	}
 	if got := rec.take(); len(got) != 1 {
@@ -179,13 +179,13 @@ func TestCommands(t *testing.T) {
 		"not ours": "/etc",
 		"empty":    "",
 	} {
-		if _, err := c.CommandOutput(ctx, id, 0, 0); !errors.Is(err, client.ErrNoCommand) {
+		if _, err := c.CommandOutput(ctx, id, 0, 0); !errors.Is(err, machine.ErrNoCommand) {
 			t.Errorf("%s: output: %v", name, err)
 		}
-		if err := c.CommandInput(ctx, id, "x"); !errors.Is(err, client.ErrNoCommand) {
+		if err := c.CommandInput(ctx, id, "x"); !errors.Is(err, machine.ErrNoCommand) {
 			t.Errorf("%s: input: %v", name, err)
 		}
-		if err := c.KillCommand(ctx, id); !errors.Is(err, client.ErrNoCommand) {
+		if err := c.KillCommand(ctx, id); !errors.Is(err, machine.ErrNoCommand) {
 			t.Errorf("%s: kill: %v", name, err)
 		}
 	}
@@ -205,7 +205,7 @@ func TestCommandOutputBounded(t *testing.T) {
 	dial, _ := commandRig(t, 0)
 	c := dial()
 	ctx := t.Context()
-	cmd, err := c.StartCommand(ctx, "seq 1 100000", &client.CommandOptions{KeepOutput: 16 << 10})
+	cmd, err := c.StartCommand(ctx, "seq 1 100000", &machine.CommandOptions{KeepOutput: 16 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +301,7 @@ func TestCommandSessionEnd(t *testing.T) {
 	if ci := listed(t, other, cmd.ID()); ci != nil {
 		t.Fatalf("listed after its session ended: %+v", ci)
 	}
-	if _, err := other.CommandOutput(t.Context(), cmd.ID(), 0, 0); !errors.Is(err, client.ErrNoCommand) {
+	if _, err := other.CommandOutput(t.Context(), cmd.ID(), 0, 0); !errors.Is(err, machine.ErrNoCommand) {
 		t.Fatalf("reading it after its session ended: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package client_test
+package machine_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"shinken.dev/go/shinken/aci"
-	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // benchFile is a file of n bytes of text, so that cat's output is valid
@@ -26,11 +26,11 @@ func benchFile(b *testing.B, n int) string {
 // BenchmarkCatChunk.
 func BenchmarkReadChunk(b *testing.B) {
 	c, _ := execRig(b)
-	p := benchFile(b, client.MaxChunk)
-	b.SetBytes(client.MaxChunk)
+	p := benchFile(b, machine.MaxChunk)
+	b.SetBytes(machine.MaxChunk)
 	for b.Loop() {
-		data, _, err := c.ReadFileAt(b.Context(), p, 0, client.MaxChunk)
-		if err != nil || len(data) != client.MaxChunk {
+		data, _, err := c.ReadFileAt(b.Context(), p, 0, machine.MaxChunk)
+		if err != nil || len(data) != machine.MaxChunk {
 			b.Fatal(len(data), err)
 		}
 	}
@@ -40,11 +40,11 @@ func BenchmarkReadChunk(b *testing.B) {
 // its output as it is.
 func BenchmarkCatChunk(b *testing.B) {
 	c, _ := execRig(b)
-	p := benchFile(b, client.MaxChunk)
-	b.SetBytes(client.MaxChunk)
+	p := benchFile(b, machine.MaxChunk)
+	b.SetBytes(machine.MaxChunk)
 	for b.Loop() {
 		res, err := c.Exec(b.Context(), &aci.ExecRequest{Argv: []string{"cat", p}})
-		if err != nil || len(res.Stdout) != client.MaxChunk {
+		if err != nil || len(res.Stdout) != machine.MaxChunk {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package client
+package machine
 
 import (
 	"bytes"
@@ -12,28 +12,25 @@ import (
 
 	"shinken.dev/go/internal/hosttool"
 	"shinken.dev/go/shinken/aci"
+	"shinken.dev/go/shinken/client"
 )
 
-// A Command is a command running in the background on the runtime's
-// machine (e2b's commands.run with background): its output (stdout and
-// stderr together) goes to a bounded store on that machine, its standard
-// input is a pipe the agent writes to, and its handle (ID) finds it again
-// from any session: list it (Client.Commands), read its output from an
-// offset (Client.CommandOutput), send it input (Client.CommandInput),
-// kill it (Client.KillCommand).
+// A Command is a command running in the background on the runtime's machine
+// (e2b's commands.run with background): its output (stdout and stderr
+// together) is kept, bounded, on that machine, its standard input is a pipe,
+// and its handle (ID) finds it from any session (Tools.Commands,
+// CommandOutput, CommandInput, KillCommand).
 //
-// Like the Shell, it is built from the machine tools' fixed plumbing
-// (internal/hosttool), which the runtime recognizes: starting one is
-// judged as the command it runs (its line, or its argv), input sent to it
-// as a command line, as text typed at the shell is; listing, reading and
-// killing run nothing new and are let through. It runs contained, below
-// the exec that started it, which the ACI session that started it holds:
-// when that session ends, the command and everything it started end too.
-// The runtime's exec MaxTimeout does not apply to it.
+// Starting one is judged as the command it runs (its line, or its argv),
+// input sent to it as a command line, as text typed at the shell is;
+// listing, reading and killing run nothing new and are let through. It runs
+// below the exec that started it: when that exec's ACI session ends, the
+// command and everything it started end too. The runtime's exec MaxTimeout
+// does not apply to it.
 type Command struct {
-	c      *Client
+	m      *Tools
 	id     string
-	stream *ExecStream
+	stream *client.ExecStream
 	done   chan struct{}
 	exit   *aci.ExecExit
 	err    error
@@ -49,40 +46,39 @@ type CommandOptions struct {
 	Dir string
 	// KeepOutput bounds the output kept on the runtime's machine, in
 	// bytes: past it the oldest is dropped (CommandOutput.Cut counts it).
-	// Default DefaultCommandKeep; 8 KiB to 128 MiB.
+	// Default 1 MiB; 8 KiB to 128 MiB.
 	KeepOutput int
 }
 
-// Bounds of a background command.
+// MaxCommandRead is the most one CommandOutput answers.
+const MaxCommandRead = hosttool.MaxRead
+
+// Defaults of a background command: CommandOptions.KeepOutput, and what
+// CommandOutput answers when asked for 0 bytes.
 const (
-	// DefaultCommandKeep is CommandOptions.KeepOutput's default.
-	DefaultCommandKeep = 1 << 20
-	// DefaultCommandRead is how much CommandOutput answers when asked
-	// for 0 bytes.
-	DefaultCommandRead = 16 << 10
-	// MaxCommandRead is the most one CommandOutput answers.
-	MaxCommandRead = hosttool.MaxRead
+	defaultCommandKeep = 1 << 20
+	defaultCommandRead = 16 << 10
 )
 
 var (
 	// ErrNoCommand is returned for a handle that names no background
 	// command (never one, or one removed).
-	ErrNoCommand = errors.New("client: no such background command")
+	ErrNoCommand = errors.New("machine: no such background command")
 	// ErrCommandEnded is returned when input is sent to a command that
 	// has ended, or whose input was ended.
-	ErrCommandEnded = errors.New("client: the background command has ended")
+	ErrCommandEnded = errors.New("machine: the background command has ended")
 )
 
 // StartCommand starts line (run by /bin/sh -c), or opts.Argv, in the
-// background, and returns once it has its handle. The command ends when
-// it exits, when it is killed, or when c's session ends.
-func (c *Client) StartCommand(ctx context.Context, line string, opts *CommandOptions) (*Command, error) {
+// background, and returns once it has its handle. The command ends when it
+// exits, is killed, or the Client's session ends.
+func (m *Tools) StartCommand(ctx context.Context, line string, opts *CommandOptions) (*Command, error) {
 	o := CommandOptions{}
 	if opts != nil {
 		o = *opts
 	}
 	if o.KeepOutput == 0 {
-		o.KeepOutput = DefaultCommandKeep
+		o.KeepOutput = defaultCommandKeep
 	}
 	if o.KeepOutput < 2*hosttool.MinChunk || o.KeepOutput > 2*hosttool.MaxChunk {
 		return nil, aci.Errorf(aci.CodeInvalidAction, "keep output %d: want %d to %d bytes", o.KeepOutput, 2*hosttool.MinChunk, 2*hosttool.MaxChunk)
@@ -104,11 +100,11 @@ func (c *Client) StartCommand(ctx context.Context, line string, opts *CommandOpt
 	default:
 		argv = hosttool.CommandStart.Argv(chunk, "line", line)
 	}
-	st, err := c.ExecStream(ctx, &aci.ExecRequest{Argv: argv, Dir: o.Dir, Timeout: 24 * time.Hour})
+	st, err := m.c.ExecStream(ctx, &aci.ExecRequest{Argv: argv, Dir: o.Dir, Timeout: 24 * time.Hour})
 	if err != nil {
-		return nil, fmt.Errorf("client: starting a background command: %w", err)
+		return nil, fmt.Errorf("machine: starting a background command: %w", err)
 	}
-	cmd := &Command{c: c, stream: st, done: make(chan struct{})}
+	cmd := &Command{m: m, stream: st, done: make(chan struct{})}
 	var first []byte
 	for {
 		ch, err := st.Next(ctx)
@@ -116,7 +112,7 @@ func (c *Client) StartCommand(ctx context.Context, line string, opts *CommandOpt
 			if errors.Is(err, io.EOF) {
 				err = fmt.Errorf("it ended before it started (%s)", exitText(st.Exit()))
 			}
-			return nil, fmt.Errorf("client: starting a background command: %w", err)
+			return nil, fmt.Errorf("machine: starting a background command: %w", err)
 		}
 		if ch.Channel != "stdout" {
 			continue
@@ -128,7 +124,7 @@ func (c *Client) StartCommand(ctx context.Context, line string, opts *CommandOpt
 		}
 	}
 	if err := hosttool.CommandDir(cmd.id); err != nil {
-		return nil, fmt.Errorf("client: starting a background command: %w", err)
+		return nil, fmt.Errorf("machine: starting a background command: %w", err)
 	}
 	go cmd.hold()
 	return cmd, nil
@@ -177,25 +173,25 @@ func (cmd *Command) Wait(ctx context.Context) (*CommandOutput, error) {
 		return nil, ctx.Err()
 	}
 	if cmd.err != nil {
-		return nil, fmt.Errorf("client: the background command's session: %w", cmd.err)
+		return nil, fmt.Errorf("machine: the background command's session: %w", cmd.err)
 	}
-	return cmd.c.CommandOutput(ctx, cmd.id, 0, 1)
+	return cmd.m.CommandOutput(ctx, cmd.id, 0, 1)
 }
 
-// Output reads the command's output: see Client.CommandOutput.
+// Output reads the command's output: see Tools.CommandOutput.
 func (cmd *Command) Output(ctx context.Context, offset int64, max int) (*CommandOutput, error) {
-	return cmd.c.CommandOutput(ctx, cmd.id, offset, max)
+	return cmd.m.CommandOutput(ctx, cmd.id, offset, max)
 }
 
-// Input sends the command input: see Client.CommandInput.
+// Input sends the command input: see Tools.CommandInput.
 func (cmd *Command) Input(ctx context.Context, text string) error {
-	return cmd.c.CommandInput(ctx, cmd.id, text)
+	return cmd.m.CommandInput(ctx, cmd.id, text)
 }
 
 // Kill kills the command and everything it started, and waits until it
 // has ended or ctx is done.
 func (cmd *Command) Kill(ctx context.Context) error {
-	if err := cmd.c.KillCommand(ctx, cmd.id); err != nil {
+	if err := cmd.m.KillCommand(ctx, cmd.id); err != nil {
 		return err
 	}
 	select {
@@ -209,7 +205,7 @@ func (cmd *Command) Kill(ctx context.Context) error {
 // Remove kills the command if it runs and removes its handle and its
 // output.
 func (cmd *Command) Remove(ctx context.Context) error {
-	return cmd.c.RemoveCommand(ctx, cmd.id)
+	return cmd.m.RemoveCommand(ctx, cmd.id)
 }
 
 // A CommandState is where a background command stands.
@@ -257,10 +253,10 @@ type CommandInfo struct {
 
 // commandExec runs one of the command scripts on the handle id and maps
 // its refusals to the package's errors.
-func (c *Client) commandExec(ctx context.Context, what string, s *hosttool.Script, args ...string) (string, error) {
-	res, err := c.Exec(ctx, &aci.ExecRequest{Argv: s.Argv(args...), Timeout: time.Minute})
+func (m *Tools) commandExec(ctx context.Context, what string, s *hosttool.Script, args ...string) (string, error) {
+	res, err := m.c.Exec(ctx, &aci.ExecRequest{Argv: s.Argv(args...), Timeout: time.Minute})
 	if err != nil {
-		return "", fmt.Errorf("client: %s: %w", what, err)
+		return "", fmt.Errorf("machine: %s: %w", what, err)
 	}
 	if res.ExitCode != nil {
 		switch *res.ExitCode {
@@ -272,7 +268,7 @@ func (c *Client) commandExec(ctx context.Context, what string, s *hosttool.Scrip
 			return "", fmt.Errorf("%w: %s", ErrCommandEnded, args[0])
 		}
 	}
-	return "", fmt.Errorf("client: %s failed (%s): %s", what, exitText(&aci.ExecExit{ExitCode: res.ExitCode, Signal: res.Signal}), strings.TrimSpace(res.Stderr))
+	return "", fmt.Errorf("machine: %s failed (%s): %s", what, exitText(&aci.ExecExit{ExitCode: res.ExitCode, Signal: res.Signal}), strings.TrimSpace(res.Stderr))
 }
 
 func checkHandle(id string) error {
@@ -283,32 +279,32 @@ func checkHandle(id string) error {
 }
 
 // CommandOutput reads the output of the background command id from byte
-// offset, at most max bytes (0 means DefaultCommandRead, at most
-// MaxCommandRead), and its state. Output no longer kept is skipped and
-// counted in Cut. An unknown handle is ErrNoCommand.
-func (c *Client) CommandOutput(ctx context.Context, id string, offset int64, max int) (*CommandOutput, error) {
+// offset, at most max bytes (0 means 16 KiB, at most MaxCommandRead), and
+// its state. Output no longer kept is skipped and counted in Cut. An unknown
+// handle is ErrNoCommand.
+func (m *Tools) CommandOutput(ctx context.Context, id string, offset int64, max int) (*CommandOutput, error) {
 	if err := checkHandle(id); err != nil {
 		return nil, err
 	}
 	if max == 0 {
-		max = DefaultCommandRead
+		max = defaultCommandRead
 	}
 	if offset < 0 || max < 0 || max > MaxCommandRead {
 		return nil, aci.Errorf(aci.CodeInvalidAction, "a read at %d of %d bytes: offset from 0, at most %d bytes", offset, max, MaxCommandRead)
 	}
-	out, err := c.commandExec(ctx, "reading a background command", hosttool.CommandRead, id, strconv.FormatInt(offset, 10), strconv.Itoa(max))
+	out, err := m.commandExec(ctx, "reading a background command", hosttool.CommandRead, id, strconv.FormatInt(offset, 10), strconv.Itoa(max))
 	if err != nil {
 		return nil, err
 	}
 	head, body, ok := strings.Cut(out, "\n")
 	f := strings.Fields(head)
 	if !ok || len(f) != 4 {
-		return nil, fmt.Errorf("client: reading a background command: a header of %q", head)
+		return nil, fmt.Errorf("machine: reading a background command: a header of %q", head)
 	}
 	r := &CommandOutput{CommandState: parseState(f[0]), Output: strings.ToValidUTF8(body, "\uFFFD")}
 	for i, p := range []*int64{&r.From, &r.End, &r.Total} {
 		if *p, err = strconv.ParseInt(f[i+1], 10, 64); err != nil {
-			return nil, fmt.Errorf("client: reading a background command: a header of %q", head)
+			return nil, fmt.Errorf("machine: reading a background command: a header of %q", head)
 		}
 	}
 	r.Cut = max64(0, r.From-offset)
@@ -337,11 +333,10 @@ func parseState(s string) CommandState {
 	return CommandState{Lost: true}
 }
 
-// CommandInput writes text to the standard input of the background
-// command id (judged by the runtime's Authorizer as a command line, as
-// text typed at the shell is). It is ErrCommandEnded once the command
-// ended or its input was closed.
-func (c *Client) CommandInput(ctx context.Context, id, text string) error {
+// CommandInput writes text to the standard input of the background command
+// id, judged as a command line as text typed at the shell is;
+// ErrCommandEnded once the command ended or its input was closed.
+func (m *Tools) CommandInput(ctx context.Context, id, text string) error {
 	if err := checkHandle(id); err != nil {
 		return err
 	}
@@ -351,40 +346,40 @@ func (c *Client) CommandInput(ctx context.Context, id, text string) error {
 	if len(text) > hosttool.MaxTyped {
 		return aci.Errorf(aci.CodeTooLarge, "%d bytes of input at once, at most %d", len(text), hosttool.MaxTyped)
 	}
-	_, err := c.commandExec(ctx, "sending input to a background command", hosttool.CommandInput, id, text)
+	_, err := m.commandExec(ctx, "sending input to a background command", hosttool.CommandInput, id, text)
 	return err
 }
 
 // CloseCommandInput ends the standard input of the background command id:
 // it reads end of file once it has read what was sent.
-func (c *Client) CloseCommandInput(ctx context.Context, id string) error {
+func (m *Tools) CloseCommandInput(ctx context.Context, id string) error {
 	if err := checkHandle(id); err != nil {
 		return err
 	}
-	_, err := c.commandExec(ctx, "closing a background command's input", hosttool.CommandControl, id, "eof")
+	_, err := m.commandExec(ctx, "closing a background command's input", hosttool.CommandControl, id, "eof")
 	return err
 }
 
 // KillCommand sends SIGKILL to the background command id and to every
 // process it started. Killing one that ended already does nothing.
-func (c *Client) KillCommand(ctx context.Context, id string) error {
+func (m *Tools) KillCommand(ctx context.Context, id string) error {
 	if err := checkHandle(id); err != nil {
 		return err
 	}
-	_, err := c.commandExec(ctx, "killing a background command", hosttool.CommandControl, id, "kill")
+	_, err := m.commandExec(ctx, "killing a background command", hosttool.CommandControl, id, "kill")
 	return err
 }
 
 // KillCommandPID kills the background command whose PID (as Commands
 // lists it) is pid; ErrNoCommand when no running command has it.
-func (c *Client) KillCommandPID(ctx context.Context, pid int) error {
-	cs, err := c.Commands(ctx)
+func (m *Tools) KillCommandPID(ctx context.Context, pid int) error {
+	cs, err := m.Commands(ctx)
 	if err != nil {
 		return err
 	}
 	for _, ci := range cs {
 		if ci.PID == pid && pid > 0 && ci.Running {
-			return c.KillCommand(ctx, ci.ID)
+			return m.KillCommand(ctx, ci.ID)
 		}
 	}
 	return fmt.Errorf("%w: no running command has pid %d", ErrNoCommand, pid)
@@ -392,18 +387,18 @@ func (c *Client) KillCommandPID(ctx context.Context, pid int) error {
 
 // RemoveCommand kills the background command id if it runs, and removes
 // its handle and its output.
-func (c *Client) RemoveCommand(ctx context.Context, id string) error {
+func (m *Tools) RemoveCommand(ctx context.Context, id string) error {
 	if err := checkHandle(id); err != nil {
 		return err
 	}
-	_, err := c.commandExec(ctx, "removing a background command", hosttool.CommandControl, id, "remove")
+	_, err := m.commandExec(ctx, "removing a background command", hosttool.CommandControl, id, "remove")
 	return err
 }
 
 // Commands lists the background commands on the runtime's machine: those
 // running, and those ended whose handle was not removed (for an hour).
-func (c *Client) Commands(ctx context.Context) ([]CommandInfo, error) {
-	out, err := c.commandExec(ctx, "listing background commands", hosttool.CommandList)
+func (m *Tools) Commands(ctx context.Context) ([]CommandInfo, error) {
+	out, err := m.commandExec(ctx, "listing background commands", hosttool.CommandList)
 	if err != nil {
 		return nil, err
 	}
@@ -412,12 +407,12 @@ func (c *Client) Commands(ctx context.Context) ([]CommandInfo, error) {
 		head, rest, ok := strings.Cut(out, "\n")
 		f := strings.Fields(head)
 		if !ok || len(f) != 5 {
-			return nil, fmt.Errorf("client: listing background commands: a record of %q", head)
+			return nil, fmt.Errorf("machine: listing background commands: a record of %q", head)
 		}
 		pid, err1 := strconv.Atoi(f[1])
 		n, err2 := strconv.Atoi(f[4])
 		if err1 != nil || err2 != nil || n < 0 || n > len(rest) {
-			return nil, fmt.Errorf("client: listing background commands: a record of %q", head)
+			return nil, fmt.Errorf("machine: listing background commands: a record of %q", head)
 		}
 		ci := CommandInfo{CommandState: parseState(f[2]), ID: f[0], PID: pid}
 		if f[3] == "line" {

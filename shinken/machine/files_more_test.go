@@ -1,4 +1,4 @@
-package client_test
+package machine_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"shinken.dev/go/shinken/aci"
-	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // TestWriteFileInPlace writes as shell redirection does: an executable
@@ -80,7 +80,7 @@ func TestWriteFileInPlace(t *testing.T) {
 // starting with "-" and refuses an empty path with invalid_action.
 func TestFilePaths(t *testing.T) {
 	home := t.TempDir()
-	c, _ := execRigWith(t, &client.DialOptions{Home: home})
+	c, _ := execRigWith(t, &machine.Options{Home: home})
 	ctx := t.Context()
 	for _, p := range []string{"-rf", "--", "-", "a b", "~/-n", "sub/../-x", "é\n"} {
 		if err := c.WriteFile(ctx, p, []byte(p)); err != nil {
@@ -120,7 +120,7 @@ func TestFileChunks(t *testing.T) {
 	c, _ := execRig(t)
 	ctx := t.Context()
 	dir := t.TempDir()
-	data := make([]byte, 3*client.MaxChunk+12345)
+	data := make([]byte, 3*machine.MaxChunk+12345)
 	for i := range data {
 		data[i] = byte(i*31 + i>>9)
 	}
@@ -128,11 +128,11 @@ func TestFileChunks(t *testing.T) {
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := c.ReadFile(ctx, p, &client.ReadOptions{MaxBytes: int64(len(data))})
+	got, err := c.ReadFile(ctx, p, &machine.ReadOptions{MaxBytes: int64(len(data))})
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("ReadFile: %d bytes, %v", len(got), err)
 	}
-	if _, err := c.ReadFile(ctx, p, &client.ReadOptions{MaxBytes: int64(len(data)) - 1}); !errors.Is(err, aci.ErrTooLarge) {
+	if _, err := c.ReadFile(ctx, p, &machine.ReadOptions{MaxBytes: int64(len(data)) - 1}); !errors.Is(err, aci.ErrTooLarge) {
 		t.Fatalf("ReadFile over MaxBytes: %v", err)
 	}
 	chunk, size, err := c.ReadFileAt(ctx, p, int64(len(data))-10, 100)
@@ -143,8 +143,8 @@ func TestFileChunks(t *testing.T) {
 		t.Fatalf("ReadFileAt past the end: %d bytes, %v", len(chunk), err)
 	}
 	q := filepath.Join(dir, "copy")
-	for off := 0; off < len(data); off += client.MaxChunk {
-		end := min(off+client.MaxChunk, len(data))
+	for off := 0; off < len(data); off += machine.MaxChunk {
+		end := min(off+machine.MaxChunk, len(data))
 		if err := c.AppendFile(ctx, q, data[off:end]); err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func TestFileChunks(t *testing.T) {
 		t.Fatalf("a write past the end left %d bytes", len(got))
 	}
 	// Larger than one exec carries: several, and the same file.
-	huge := bytes.Repeat([]byte("0123456789abcdef"), client.MaxWrite/16+1000)
+	huge := bytes.Repeat([]byte("0123456789abcdef"), machine.MaxWrite/16+1000)
 	if err := c.WriteFile(ctx, r, huge); err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestListDirPages(t *testing.T) {
 			want = slices.DeleteFunc(want, func(s string) bool { return s == "f19999" })
 			want = slices.Insert(want, slices.Index(want, "zdir"), "f19999x")
 		}
-		if page, err = c.ListDirPage(ctx, dir, &client.ListOptions{Cursor: page.Next}); err != nil {
+		if page, err = c.ListDirPage(ctx, dir, &machine.ListOptions{Cursor: page.Next}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -272,7 +272,7 @@ func TestListDirPages(t *testing.T) {
 	if kinds["zdir"] != "dir" || kinds["zlink"] != "symlink" || kinds["f00000"] != "file" {
 		t.Fatalf("kinds %q %q %q", kinds["zdir"], kinds["zlink"], kinds["f00000"])
 	}
-	if _, err := c.ListDirPage(ctx, dir, &client.ListOptions{Limit: client.MaxListPage + 1}); !errors.Is(err, aci.ErrInvalidAction) {
+	if _, err := c.ListDirPage(ctx, dir, &machine.ListOptions{Limit: machine.MaxListPage + 1}); !errors.Is(err, aci.ErrInvalidAction) {
 		t.Fatalf("a page over MaxListPage: %v", err)
 	}
 	// Emptied, the folder lists empty.
@@ -330,10 +330,10 @@ func TestFileTree(t *testing.T) {
 		t.Fatalf("after the move: %q, %v", got, err)
 	}
 	os.WriteFile(filepath.Join(dir, "g"), []byte("g"), 0o644)
-	if err := c.Rename(ctx, filepath.Join(dir, "g"), filepath.Join(dir, "moved", "b", "c", "f"), &client.RenameOptions{Overwrite: true}); err != nil {
+	if err := c.Rename(ctx, filepath.Join(dir, "g"), filepath.Join(dir, "moved", "b", "c", "f"), &machine.RenameOptions{Overwrite: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Remove(ctx, filepath.Join(dir, "moved")); !errors.Is(err, client.ErrNotEmpty) {
+	if err := c.Remove(ctx, filepath.Join(dir, "moved")); !errors.Is(err, machine.ErrNotEmpty) {
 		t.Fatalf("Remove of a folder with entries: %v", err)
 	}
 	if err := c.Remove(ctx, filepath.Join(dir, "dangling")); err != nil {

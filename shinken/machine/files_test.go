@@ -1,4 +1,4 @@
-package client_test
+package machine_test
 
 import (
 	"bytes"
@@ -17,18 +17,18 @@ import (
 	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
-	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // execRig is a headless runtime that runs exec on this machine, its
 // Authorizer refusing while deny is set, reached through a schema proxy.
-func execRig(t testing.TB) (*client.Client, *atomic.Bool) {
+func execRig(t testing.TB) (*agent, *atomic.Bool) {
 	t.Helper()
 	return execRigWith(t, nil)
 }
 
-// execRigWith is execRig with the client's options (a token is added).
-func execRigWith(t testing.TB, opts *client.DialOptions) (*client.Client, *atomic.Bool) {
+// execRigWith is execRig with the tools' options.
+func execRigWith(t testing.TB, opts *machine.Options) (*agent, *atomic.Bool) {
 	t.Helper()
 	deny := &atomic.Bool{}
 	auth := shinken.AuthorizerFunc(func(_ context.Context, req shinken.AuthRequest) error {
@@ -38,8 +38,8 @@ func execRigWith(t testing.TB, opts *client.DialOptions) (*client.Client, *atomi
 		return nil
 	})
 	url, _ := schematest.ServeURL(t, headless.New(nil), &shinken.RuntimeOptions{Executor: osexec.New(nil), Authorizer: auth})
-	c := schematest.Dial(t, url, opts)
-	return c, deny
+	c := schematest.Dial(t, url, nil)
+	return &agent{c, machine.New(c, opts)}, deny
 }
 
 // TestFiles writes, reads and lists files, binary contents included, and
@@ -76,8 +76,8 @@ func TestFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []client.FileInfo{{".hidden", "file", 1}, {"blob.bin", "file", 70000}, {"empty", "file", 0}, {"link", "symlink", 0}, {"sub dir", "dir", 0}}
-	slices.SortFunc(list, func(a, b client.FileInfo) int { return strings.Compare(a.Name, b.Name) })
+	want := []machine.FileInfo{{".hidden", "file", 1}, {"blob.bin", "file", 70000}, {"empty", "file", 0}, {"link", "symlink", 0}, {"sub dir", "dir", 0}}
+	slices.SortFunc(list, func(a, b machine.FileInfo) int { return strings.Compare(a.Name, b.Name) })
 	if !slices.Equal(list, want) {
 		t.Fatalf("listing %+v, want %+v", list, want)
 	}
@@ -90,7 +90,7 @@ func TestFiles(t *testing.T) {
 		{"read missing", fs.ErrNotExist, func() error { _, err := c.ReadFile(ctx, filepath.Join(dir, "nope"), nil); return err }},
 		{"read a directory", fs.ErrInvalid, func() error { _, err := c.ReadFile(ctx, dir, nil); return err }},
 		{"read too large", aci.ErrTooLarge, func() error {
-			_, err := c.ReadFile(ctx, path, &client.ReadOptions{MaxBytes: 1000})
+			_, err := c.ReadFile(ctx, path, &machine.ReadOptions{MaxBytes: 1000})
 			return err
 		}},
 		{"write into a missing directory", fs.ErrNotExist, func() error { return c.WriteFile(ctx, filepath.Join(dir, "no", "x"), []byte("x")) }},
@@ -106,11 +106,11 @@ func TestFiles(t *testing.T) {
 		{"rename missing", fs.ErrNotExist, func() error { return c.Rename(ctx, filepath.Join(dir, "nope"), filepath.Join(dir, "n2"), nil) }},
 		{"rename onto a file", fs.ErrExist, func() error { return c.Rename(ctx, filepath.Join(dir, "empty"), path, nil) }},
 		{"rename onto a folder", fs.ErrInvalid, func() error {
-			return c.Rename(ctx, filepath.Join(dir, "empty"), filepath.Join(dir, "sub dir"), &client.RenameOptions{Overwrite: true})
+			return c.Rename(ctx, filepath.Join(dir, "empty"), filepath.Join(dir, "sub dir"), &machine.RenameOptions{Overwrite: true})
 		}},
 		{"remove missing", fs.ErrNotExist, func() error { return c.Remove(ctx, filepath.Join(dir, "nope")) }},
-		{"remove a folder with entries", client.ErrNotEmpty, func() error { return c.Remove(ctx, dir) }},
-		{"read past the chunk", aci.ErrInvalidAction, func() error { _, _, err := c.ReadFileAt(ctx, path, 0, client.MaxChunk+1); return err }},
+		{"remove a folder with entries", machine.ErrNotEmpty, func() error { return c.Remove(ctx, dir) }},
+		{"read past the chunk", aci.ErrInvalidAction, func() error { _, _, err := c.ReadFileAt(ctx, path, 0, machine.MaxChunk+1); return err }},
 	} {
 		err := tt.do()
 		var pe *fs.PathError

@@ -1,4 +1,4 @@
-package client_test
+package machine_test
 
 import (
 	"net/http/httptest"
@@ -23,11 +23,12 @@ func BenchmarkWindowControl(b *testing.B) {
 	rt := shinken.NewRuntime(desk, &shinken.RuntimeOptions{Token: "t", Executor: osexec.New(&osexec.Options{Env: append(os.Environ(), "DISPLAY=")})})
 	srv := httptest.NewServer(rt)
 	b.Cleanup(func() { srv.Close(); rt.Close() })
-	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: "t"})
+	cl, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &client.DialOptions{Token: "t"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { c.Close() })
+	b.Cleanup(func() { cl.Close() })
+	c := tools(cl)
 	if err := c.LaunchApp(ctx, "notes"); err != nil {
 		b.Fatal(err)
 	}

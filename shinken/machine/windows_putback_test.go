@@ -1,4 +1,4 @@
-package client_test
+package machine_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"shinken.dev/go/backend/headless"
-	"shinken.dev/go/shinken/client"
+	"shinken.dev/go/shinken/machine"
 )
 
 // TestWindowPutBack asks the headless desktop for a size its window
@@ -32,7 +32,7 @@ func TestWindowPutBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = wc.Resize(ctx, notes.ID, 10, 10)
-	if !errors.Is(err, client.ErrWindowUnchanged) || !strings.Contains(err.Error(), "put back") {
+	if !errors.Is(err, machine.ErrWindowUnchanged) || !strings.Contains(err.Error(), "put back") {
 		t.Fatalf("a resize the desktop cannot give: %v", err)
 	}
 	now := windowTitled(t, c, "notes")

@@ -1,4 +1,4 @@
-package client_test
+package machine_test
 
 import (
 	"errors"
