@@ -29,7 +29,7 @@ type WaitForRequest struct {
 	Value      string
 	IgnoreCase bool // compare Role, Name and Value ignoring case
 	Until      WaitCondition
-	Timeout    time.Duration // bounds the wait; 0 means 10 s
+	Timeout    time.Duration // bounds the wait after a first look; 0 means 10 s
 	Interval   time.Duration // between two observations; 0 means 50 ms
 	Desktop    bool          // every application, not just the active one
 	// Observed, when set, is called after each observation that does not
@@ -59,7 +59,14 @@ func (c *Client) WaitFor(ctx context.Context, req WaitForRequest) (*aci.Element,
 	defer timer.Stop()
 	for n := 1; ; n++ {
 		first := n == 1
-		obs, err := c.Observe(wctx, observeReq)
+		// The first look is taken whatever the timeout (ctx bounds it): a
+		// wait always answers from the tree, not from a busy machine's
+		// scheduler.
+		octx := wctx
+		if first {
+			octx = ctx
+		}
+		obs, err := c.Observe(octx, observeReq)
 		if err != nil {
 			if wctx.Err() != nil && ctx.Err() == nil {
 				return nil, aci.Errorf(aci.CodeTimeout, "wait_for: %s", req.describe())

@@ -73,6 +73,23 @@ func TestWaitFor(t *testing.T) {
 	}
 }
 
+// TestWaitForLooksOnce: a timeout shorter than an observation still gets
+// one look: what is there is found, and what is not is reported after one
+// observation, not before any.
+func TestWaitForLooksOnce(t *testing.T) {
+	c, _ := waitRig(t)
+	ctx := t.Context()
+	e, err := c.WaitFor(ctx, client.WaitForRequest{Role: "push button", Name: "Submit", Timeout: time.Nanosecond})
+	if err != nil || e == nil || e.Name != "Submit" {
+		t.Fatalf("an element on screen, 1 ns: %+v, %v", e, err)
+	}
+	var looks []int
+	_, err = c.WaitFor(ctx, client.WaitForRequest{Name: "never there", Timeout: time.Nanosecond, Observed: func(n int) { looks = append(looks, n) }})
+	if !errors.Is(err, aci.ErrTimeout) || len(looks) != 1 {
+		t.Fatalf("an element never there, 1 ns: %v after observations %v; want a timeout after one", err, looks)
+	}
+}
+
 // TestWaitForChanges sees a value set by another client while it waits.
 func TestWaitForChanges(t *testing.T) {
 	c, ref := waitRig(t)
