@@ -8,14 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"shinken.dev/go/internal/procfs"
+	"shinken.dev/go/internal/proctest"
 )
 
 // agentProcesses starts, through sess, processes of every kind an agent
@@ -47,25 +46,8 @@ func agentProcesses(t *testing.T, ctx context.Context, sess *mcp.ClientSession) 
 	call("command_start", map[string]any{"line": job("bg-setsid", true) + "; exec sleep 1000"})
 	started := call("command_start", map[string]any{"argv": []string{"sleep", "1001"}})
 	names := []string{"shell-setsid", "shell-job", "bg-setsid"}
-	var pids []int
+	pids := proctest.PIDFiles(t, d, names...)
 	deadline := time.Now().Add(2 * time.Minute)
-	for _, n := range names {
-		for {
-			b, err := os.ReadFile(filepath.Join(d, n))
-			if err == nil {
-				p, err := strconv.Atoi(strings.TrimSpace(string(b)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				pids = append(pids, p)
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never started", n)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
 	for {
 		list := call("command_list", map[string]any{})
 		b, _ := json.Marshal(list)
@@ -91,11 +73,7 @@ func agentProcesses(t *testing.T, ctx context.Context, sess *mcp.ClientSession) 
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	for _, p := range pids {
-		if !procfs.Alive(p) {
-			t.Fatalf("process %d is not running", p)
-		}
-	}
+	proctest.Alive(t, pids...)
 	return pids
 }
 

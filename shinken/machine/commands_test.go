@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/backend/osexec"
 	"shinken.dev/go/internal/procfs"
+	"shinken.dev/go/internal/proctest"
 	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
@@ -256,25 +256,7 @@ func TestCommandSessionEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pids []int
-	deadline := time.Now().Add(2 * time.Minute)
-	for i := 1; i <= 3; i++ {
-		for {
-			b, err := os.ReadFile(filepath.Join(d, strconv.Itoa(i)))
-			if err == nil {
-				p, err := strconv.Atoi(strings.TrimSpace(string(b)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				pids = append(pids, p)
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("job %d never started", i)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	pids := proctest.PIDFiles(t, d, proctest.Numbered(3)...)
 	// Past the MaxTimeout: a plain exec of a second times out.
 	if res, err := other.Exec(t.Context(), &aci.ExecRequest{Argv: []string{"sleep", "3"}}); err != nil || !res.TimedOut {
 		t.Fatalf("a plain exec past the MaxTimeout: %+v, %v", res, err)
@@ -282,22 +264,10 @@ func TestCommandSessionEnd(t *testing.T) {
 	if ci := listed(t, other, cmd.ID()); ci == nil || !ci.Running {
 		t.Fatalf("past the MaxTimeout: %+v", ci)
 	}
-	for _, p := range pids {
-		if !procfs.Alive(p) {
-			t.Fatalf("process %d is not running", p)
-		}
-	}
+	proctest.Alive(t, pids...)
 	c.Close()
 	<-cmd.Done()
-	deadline = time.Now().Add(time.Minute)
-	for _, p := range pids {
-		for procfs.Alive(p) {
-			if time.Now().After(deadline) {
-				t.Fatalf("process %d outlived the session", p)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	proctest.Gone(t, pids...)
 	if ci := listed(t, other, cmd.ID()); ci != nil {
 		t.Fatalf("listed after its session ended: %+v", ci)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"shinken.dev/go/backend/headless"
 	"shinken.dev/go/backend/osexec"
-	"shinken.dev/go/internal/procfs"
+	"shinken.dev/go/internal/proctest"
 	"shinken.dev/go/internal/schematest"
 	"shinken.dev/go/shinken"
 	"shinken.dev/go/shinken/aci"
@@ -340,21 +340,9 @@ func TestShellSessionEnd(t *testing.T) {
 	if len(pids) != 3 {
 		t.Fatalf("output %q", res.Output)
 	}
-	for _, p := range pids {
-		if !procfs.Alive(p) {
-			t.Fatalf("process %d is not running", p)
-		}
-	}
+	proctest.Alive(t, pids...)
 	c.Close()
-	deadline := time.Now().Add(time.Minute)
-	for _, p := range pids {
-		for procfs.Alive(p) {
-			if time.Now().After(deadline) {
-				t.Fatalf("process %d outlived the session", p)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	proctest.Gone(t, pids...)
 }
 
 // TestShellIdleBound: the idle bound (injected short here, 30 minutes by

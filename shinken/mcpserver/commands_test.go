@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"shinken.dev/go/internal/procfs"
+	"shinken.dev/go/internal/proctest"
 	"shinken.dev/go/shinken/aci"
 	"shinken.dev/go/shinken/mcpserver"
 )
@@ -124,9 +125,9 @@ func TestCommandToolsSessionEnd(t *testing.T) {
 	other := &env{sess: sess}
 	var started mcpserver.CommandStarted
 	structured(t, other.call(t, "command_start", map[string]any{"line": line}), &started)
-	pids := waitPids(t, d, 3)
+	pids := proctest.PIDFiles(t, d, proctest.Numbered(3)...)
 	done()
-	gone(t, pids)
+	proctest.Gone(t, pids...)
 	// The session's end removes its handles after it kills what they ran,
 	// and after the client has seen the session close: wait for the
 	// handle to go, then check how it is refused.
@@ -138,51 +139,6 @@ func TestCommandToolsSessionEnd(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	e.fails(t, "command_output", map[string]any{"id": started.ID}, aci.CodeInvalidAction)
-}
-
-// waitPids waits for the files 1…n in d, each holding a pid, and returns
-// the pids.
-func waitPids(t *testing.T, d string, n int) []int {
-	t.Helper()
-	var pids []int
-	deadline := time.Now().Add(2 * time.Minute)
-	for i := 1; i <= n; i++ {
-		for {
-			b, err := os.ReadFile(filepath.Join(d, strconv.Itoa(i)))
-			if err == nil {
-				p, err := strconv.Atoi(strings.TrimSpace(string(b)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				pids = append(pids, p)
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("job %d never started", i)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	for _, p := range pids {
-		if !procfs.Alive(p) {
-			t.Fatalf("process %d is not running", p)
-		}
-	}
-	return pids
-}
-
-// gone waits until none of pids is alive.
-func gone(t *testing.T, pids []int) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for _, p := range pids {
-		for procfs.Alive(p) {
-			if time.Now().After(deadline) {
-				t.Fatalf("process %d outlived the session", p)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
 }
 
 // TestCommandsTypeScript drives the background commands with the official
@@ -220,7 +176,7 @@ func TestCommandsTypeScript(t *testing.T) {
 		}
 		pids = append(pids, p)
 	}
-	gone(t, pids)
+	proctest.Gone(t, pids...)
 }
 
 // nodeSDK finds node and the TypeScript MCP SDK's modules.
