@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"shinken.dev/go/escouade"
 )
@@ -53,7 +54,12 @@ func TestNamespaceInitSignals(t *testing.T) {
 			defer escouade.SetPIDNamespaces(tc.ns)()
 			v := newValidator(t)
 			transcript := filepath.Join(t.TempDir(), "transcript")
-			h, j := newHost(t, nil)
+			// The SIGTERM step's grace is a hang guard: the test asks
+			// whether SIGTERM ends the plugin, not how fast a loaded
+			// machine runs its handler. The plugin ignores its closed
+			// input, so that step's wait is short.
+			h, j := newHost(t, &escouade.Options{StopGrace: 2 * time.Minute})
+			escouade.SetInputGrace(h, 200*time.Millisecond)
 			p, err := h.Start(context.Background(), writePlugin(t, "shell", shellPlugin(tc.trap, transcript), nil))
 			if err != nil {
 				t.Fatal(err)

@@ -20,6 +20,12 @@ func SetNetHook(h *Host, r ssrf.Resolver, dial func(ctx context.Context, network
 	h.hook = &fence.NetHook{Resolver: r, Dial: dial}
 }
 
+// SetInputGrace sets how long a stop waits for a plugin to end once its
+// input is closed, apart from the wait after SIGTERM (Options.StopGrace):
+// a test of the SIGTERM step gives that step a hang guard's length without
+// waiting as long for a plugin it knows ignores its closed input.
+func SetInputGrace(h *Host, d time.Duration) { h.inputGrace = d }
+
 // SetStreamIdle shortens the 120 s after which a silent stream ends.
 func SetStreamIdle(h *Host, d time.Duration) { h.streamIdle = d }
 

@@ -123,6 +123,7 @@ type Host struct {
 	// reach them, so that no configuration lets a plugin past the fences.
 	hook       *fence.NetHook // a resolver and a dialer in place of the network's
 	streamIdle time.Duration  // 0 means the protocol's 120 s
+	inputGrace time.Duration  // how long a stop waits after closing a plugin's input; 0 means StopGrace (tests only)
 	// onCall hears every answer of escouade.call, and onLine every line
 	// to and from an in-process plugin, for the schema's tests.
 	onCall func(method string, answer []byte)

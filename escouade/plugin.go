@@ -472,7 +472,11 @@ func (inst *instance) stop(hurry <-chan struct{}, grace time.Duration) {
 		inst.p.j.say(slog.LevelWarn, "plugin did not answer shutdown", slog.String("error", err.Error()))
 	}
 	inst.proc.closeInput()
-	if !inst.wait(hurry, grace) {
+	inputGrace := grace
+	if g := inst.p.h.inputGrace; g > 0 {
+		inputGrace = g
+	}
+	if !inst.wait(hurry, inputGrace) {
 		inst.p.j.say(slog.LevelWarn, "plugin did not end when its input closed: SIGTERM")
 		inst.proc.terminate()
 		if !inst.wait(hurry, grace) {
