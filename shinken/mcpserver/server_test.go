@@ -245,18 +245,26 @@ func (e *env) progressMessages() []string {
 	return slices.Clone(e.progress)
 }
 
-// progressOf returns the progress messages of the call whose token prints
-// as token (another call's may come late, after its result).
+// progressOf waits until the call whose token prints as token has had a
+// progress message, and returns its messages so far. The client handles
+// notifications apart from answers: the ones a call sent before its
+// answer may reach the handler after the call returned.
 func (e *env) progressOf(token string) []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []string
-	for i, m := range e.progress {
-		if e.progressTokens[i] == token {
-			out = append(out, m)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		e.mu.Lock()
+		var out []string
+		for i, m := range e.progress {
+			if e.progressTokens[i] == token {
+				out = append(out, m)
+			}
 		}
+		e.mu.Unlock()
+		if len(out) > 0 || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(10 * time.Millisecond) // polls the handler's record, bounded by the deadline
 	}
-	return out
 }
 
 // TestStructuredTools runs every structured tool once against the headless
