@@ -34,15 +34,15 @@ type GeminiOptions struct {
 	SearchURL string
 	// IsBrowser tells whether a window is a web browser's; the browser-only
 	// actions (navigate, go_back, go_forward, search) run only when the
-	// active window is one. Default: its app or title names Chromium,
-	// Chrome, Firefox, Mozilla, Edge, Safari or Epiphany.
+	// active window is one, and answer once the next page has loaded (10 s
+	// at most). Default: its app or title names Chromium, Chrome, Firefox,
+	// Mozilla, Edge, Safari or Epiphany.
 	IsBrowser func(aci.WindowInfo) bool
 	// URL reports the current page's address for each function response's
 	// "url", which Gemini's browser environment expects; an error sends
-	// no url. Nil takes the URL of the document the active window shows
-	// from the accessibility tree (a browser document's value) when the
-	// runtime observes one and the active window is a browser's (see
-	// IsBrowser), and sends no url otherwise, as for a desktop.
+	// no url. Nil takes it from the accessibility tree (the value of the
+	// document the active window shows) when the active window is a
+	// browser's, and sends none otherwise, as for a desktop.
 	URL func(context.Context) (string, error)
 	// ConfirmSafety decides the calls that carry a safety_decision
 	// requiring confirmation: true runs the call and acknowledges it. Nil
@@ -429,13 +429,20 @@ func (g *Gemini) run(ctx context.Context, name string, a *geminiArgs) error {
 		if err := g.browserActive(ctx, name); err != nil {
 			return err
 		}
+		before, _ := g.page(ctx)
+		var err error
 		switch name {
 		case "go_back", "go_forward":
-			return s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: s.backForward(name == "go_forward")})
+			err = s.do(ctx, &aci.Action{Verb: aci.VerbKey, Keys: s.backForward(name == "go_forward")})
 		case "search":
-			return g.open(ctx, g.opts.SearchURL)
+			err = g.open(ctx, g.opts.SearchURL)
+		default:
+			err = g.open(ctx, *a.URL)
 		}
-		return g.open(ctx, *a.URL)
+		if err == nil {
+			g.navigated(ctx, before)
+		}
+		return err
 	}
 	return g.runNewer(ctx, name, a)
 }
@@ -474,35 +481,72 @@ func (g *Gemini) url(ctx context.Context) (string, bool) {
 }
 
 // pageURL returns the URL of the page the active window shows, or "" when
-// none is known: the runtime ships no observation engine, no window is
-// active or the active one is not a browser's, the tree cannot be read,
-// or it holds no document with a URL. A browser's document carries its
-// URL as its value (the x11 backend's AT-SPI reads it so); the first
-// showing one in the active window's tree is the page, iframes' documents
-// coming after it.
+// none is known (see page).
 func (g *Gemini) pageURL(ctx context.Context) string {
+	u, _ := g.page(ctx)
+	return u
+}
+
+// page returns the URL of the page the active window shows, and whether
+// it is still loading (busy); "" when none is known: the runtime ships no
+// observation engine, no window is active or the active one is not a
+// browser's, the tree cannot be read, or it holds no document with a
+// URL. A browser's document carries its URL as its value (the x11
+// backend's AT-SPI reads it so); the first showing one in the active
+// window's tree is the page, iframes' documents coming after it.
+func (g *Gemini) page(ctx context.Context) (url string, loading bool) {
 	c := g.s.c
 	if w := c.Welcome(); w == nil || !w.Capabilities.StructuredObservation {
-		return ""
+		return "", false
 	}
 	ws, err := c.ListWindows(ctx)
 	if err != nil {
-		return ""
+		return "", false
 	}
 	i := slices.IndexFunc(ws, func(w aci.WindowInfo) bool { return w.Active != nil && *w.Active })
 	if i < 0 || !g.opts.IsBrowser(ws[i]) {
-		return ""
+		return "", false
 	}
 	obs, err := c.Observe(ctx, &client.ObserveRequest{ActiveWindow: true})
 	if err != nil {
-		return ""
+		return "", false
 	}
 	for _, e := range obs.Elements {
 		if (e.Role == "document web" || e.Role == "document frame") && slices.Contains(e.States, "showing") && isURL(e.Value) {
-			return e.Value
+			return e.Value, slices.Contains(e.States, "busy")
 		}
 	}
-	return ""
+	return "", false
+}
+
+// navigationWait bounds navigated's wait for a page that does not come.
+const navigationWait = 10 * time.Second
+
+// navigated waits, after a function that navigates, until the active
+// browser shows a page other than before that is not loading, as the
+// reference browser environment waits for the page's load before it
+// answers: the response then carries the page the function led to, not
+// the tree of a page being torn down. A page that does not come within
+// navigationWait (a navigation to the page already shown, a page that
+// never loads) is answered as it stands.
+func (g *Gemini) navigated(ctx context.Context, before string) {
+	if before == "" {
+		return // the tree cannot tell this page from the next
+	}
+	ctx, cancel := context.WithTimeout(ctx, navigationWait)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if u, loading := g.page(ctx); u != "" && u != before && !loading {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // isURL reports whether s looks like an absolute URL (a scheme, then a
