@@ -1,7 +1,6 @@
 package shinkentest
 
 import (
-	"os"
 	"testing"
 
 	"shinken.dev/go/shinken"
@@ -12,5 +11,5 @@ import (
 // which check every message against the ACI schema.
 func ServeProxied(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions, proxy func(testing.TB, string) string) *client.Client {
 	t.Helper()
-	return serveTraced(t, b, opts, proxy, os.Getenv("CI") == "true")
+	return serveTraced(t, b, opts, proxy, onCI())
 }

@@ -22,8 +22,11 @@ import (
 // Client connected to it, all closed when the test ends; under CI it traces.
 func Serve(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions) *client.Client {
 	t.Helper()
-	return serveTraced(t, b, opts, nil, os.Getenv("CI") == "true")
+	return serveTraced(t, b, opts, nil, onCI())
 }
+
+// onCI reports whether the tests run under CI, where Serve traces.
+func onCI() bool { return os.Getenv("CI") == "true" }
 
 // ServeTraced is Serve tracing if and only if trace is true, whatever CI says.
 func ServeTraced(t testing.TB, b shinken.Backend, opts *shinken.RuntimeOptions, trace bool) *client.Client {
