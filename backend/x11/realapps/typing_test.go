@@ -46,3 +46,36 @@ func TestChromiumTypesEveryCharacter(t *testing.T) {
 		}
 	}
 }
+
+// TestChromiumShortcutAfterNewCharacters sends a shortcut right after
+// typing characters that needed keycodes remapped, rounds times: Chromium
+// reloads its keyboard layout after a mapping change, and a ctrl+a that
+// came while it did would be lost, the next text appended to the last
+// instead of replacing it.
+func TestChromiumShortcutAfterNewCharacters(t *testing.T) {
+	d := newDesk(t)
+	d.chromium("form.html")
+	obs := d.observe("the form", formReady)
+	name := ref(obs, "entry", "Name")
+	ctx := ctxT(t)
+	if err := d.c.Click(ctx, aci.Ref(name)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range rounds {
+		ctx := ctxT(t)
+		text, plain := roundText(rounds+i), fmt.Sprintf("plain %d", i)
+		for _, step := range []func() error{
+			func() error { return d.c.Key(ctx, "ctrl+a") },
+			func() error { return d.c.TypeText(ctx, text) },
+			func() error { return d.c.Key(ctx, "ctrl+a") },
+			func() error { return d.c.TypeText(ctx, plain) },
+		} {
+			if err := step(); err != nil {
+				t.Fatalf("round %d: %v", i, err)
+			}
+		}
+		if e := element(d.look(), name); e == nil || e.Value != plain {
+			t.Fatalf("round %d: typed %q, ctrl+a, then %q: the field reads %+v", i, text, plain, e)
+		}
+	}
+}
