@@ -24,6 +24,7 @@ import (
 	"shinken.dev/go/daemon"
 	"shinken.dev/go/internal/agentusertest"
 	"shinken.dev/go/internal/procfs"
+	"shinken.dev/go/internal/proctest"
 )
 
 // A leavingClient is an MCP client's HTTP side that can leave the way a
@@ -269,7 +270,7 @@ func testSweepAtStart(t *testing.T, bin string, flags []string) {
 		time.Sleep(10 * time.Millisecond) // polling for the command's pid, within the hang guard
 	}
 	cmd.Process.Kill()
-	allGone(t, "the daemon's SIGKILL", []int{pid})
+	proctest.Gone(t, pid)
 	if _, err := os.Stat(left); err != nil {
 		t.Fatalf("the killed daemon's command folder is already gone (%v): nothing to sweep", err)
 	}

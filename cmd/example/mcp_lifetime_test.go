@@ -13,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"shinken.dev/go/internal/procfs"
 	"shinken.dev/go/internal/proctest"
 )
 
@@ -83,20 +82,6 @@ func ownTmp(t *testing.T) []string {
 	return append(os.Environ(), "TMPDIR="+t.TempDir())
 }
 
-// allGone waits until no pid of pids is alive (a hang guard, not a pace).
-func allGone(t *testing.T, how string, pids []int) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for _, p := range pids {
-		for procfs.Alive(p) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: process %d outlived the MCP session (of %v)", how, p, pids)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
-
 // TestMCPNothingOutlivesSession ends an MCP session each way it can end,
 // with shell jobs and background commands running, some of them in
 // sessions of their own, and counts in /proc that none of them is left:
@@ -116,7 +101,7 @@ func TestMCPNothingOutlivesSession(t *testing.T) {
 		}
 		pids := agentProcesses(t, ctx, sess)
 		sess.Close()
-		allGone(t, "stdio close", pids)
+		proctest.Gone(t, pids...)
 	})
 	t.Run("stdio SIGKILL", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -130,7 +115,7 @@ func TestMCPNothingOutlivesSession(t *testing.T) {
 		defer sess.Close()
 		pids := agentProcesses(t, ctx, sess)
 		cmd.Process.Kill()
-		allGone(t, "the daemon's SIGKILL", pids)
+		proctest.Gone(t, pids...)
 	})
 	t.Run("http DELETE", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -144,7 +129,7 @@ func TestMCPNothingOutlivesSession(t *testing.T) {
 		}
 		pids := agentProcesses(t, ctx, sess)
 		sess.Close()
-		allGone(t, "DELETE", pids)
+		proctest.Gone(t, pids...)
 	})
 	t.Run("http SIGKILL", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -159,6 +144,6 @@ func TestMCPNothingOutlivesSession(t *testing.T) {
 		defer sess.Close()
 		pids := agentProcesses(t, ctx, sess)
 		d.cmd.Process.Kill()
-		allGone(t, "the daemon's SIGKILL", pids)
+		proctest.Gone(t, pids...)
 	})
 }
