@@ -310,10 +310,13 @@ func (a *Accessible) typeValue(ctx context.Context, c *atspi.Client, id, text st
 	if err != nil {
 		return fail("typing", err)
 	}
-	// The application reads the keyboard on its own loop: poll briefly.
+	// The application reads the keyboard on its own loop: poll until the
+	// field holds the text, or stops changing for typedReadBack (on a
+	// loaded machine a field takes the keys one by one, late, and each
+	// change it shows is progress: ctx bounds the whole).
 	limit := time.Now().Add(typedReadBack)
-	got := ""
-	for {
+	got, seen := "", ""
+	for i := 0; ; i++ {
 		got, err = c.Text(ctx, id)
 		if err != nil {
 			return fail("reading it back", err)
@@ -321,6 +324,10 @@ func (a *Accessible) typeValue(ctx context.Context, c *atspi.Client, id, text st
 		if got == text || masked(got, text) {
 			return nil
 		}
+		if i > 0 && got != seen {
+			limit = time.Now().Add(typedReadBack)
+		}
+		seen = got
 		if time.Now().After(limit) {
 			break
 		}
@@ -336,7 +343,8 @@ func (a *Accessible) typeValue(ctx context.Context, c *atspi.Client, id, text st
 		aci.ErrElementNotActionable, id, first, text, got)
 }
 
-// typedReadBack bounds how long typed text may take to show in a field.
+// typedReadBack bounds how long a field may show no change while typed
+// text is on its way to it.
 const typedReadBack = time.Second
 
 // Locate implements shinken.Locator: element verbs on the pointer find
