@@ -316,7 +316,7 @@ func (a *Accessible) typeValue(ctx context.Context, c *atspi.Client, id, text st
 	// change it shows is progress: ctx bounds the whole).
 	limit := time.Now().Add(typedReadBack)
 	got, seen := "", ""
-	for i := 0; ; i++ {
+	for {
 		got, err = c.Text(ctx, id)
 		if err != nil {
 			return fail("reading it back", err)
@@ -324,7 +324,7 @@ func (a *Accessible) typeValue(ctx context.Context, c *atspi.Client, id, text st
 		if got == text || masked(got, text) {
 			return nil
 		}
-		if i > 0 && got != seen {
+		if got != seen {
 			limit = time.Now().Add(typedReadBack)
 		}
 		seen = got
