@@ -62,6 +62,9 @@ func (b *Backend) WithAccessibility(opts *atspi.Options) *Accessible {
 	if a.opts.Display == "" {
 		a.opts.Display = b.display
 	}
+	// A lagging browser's settle waits longer for it to catch up.
+	lag := a.patience
+	b.settle.lag.Store(&lag)
 	// Every object event is a change the settle waits out.
 	user := a.opts.OnEvent
 	a.opts.OnEvent = func(e atspi.Event) {
@@ -169,6 +172,17 @@ func (a *Accessible) noteLayout(ctx context.Context, at image.Point) {
 		a.scrolled, a.scrolledPID, a.scrolledAt = l, p.pid, at
 		a.mu.Unlock()
 	}
+}
+
+// patience is [atspi.Client.Patience] once the bus is connected, d before.
+func (a *Accessible) patience(pid int, d time.Duration) time.Duration {
+	a.mu.Lock()
+	c := a.c
+	a.mu.Unlock()
+	if c == nil {
+		return d
+	}
+	return c.Patience(pid, d)
 }
 
 func (a *Accessible) client(ctx context.Context) (*atspi.Client, error) {

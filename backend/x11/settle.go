@@ -53,7 +53,9 @@ import (
 //     from one process and paints from another, so after an AT-SPI event
 //     that a widget shows (checked, pressed, selected, expanded, text) the
 //     settle waits for a DAMAGE rectangle over the browser's window, for
-//     up to half a second (a widget scrolled out of view never paints);
+//     up to half a second (a widget scrolled out of view never paints;
+//     this bound and the next grow with the browser's lag, as AT-SPI
+//     measures it, with [Backend.WithAccessibility]);
 //  5. when a browser got the input, its processes at rest: no thread that
 //     carries input, frames and trees between them runnable, and none run
 //     for 10 ms (see procidle.go), up to half a second (a page whose
@@ -97,7 +99,9 @@ const (
 	ambientFrames = 3
 	frameRun      = 40 * time.Millisecond
 	// paintWait bounds the wait for a browser to paint a change its tree
-	// already shows (an element scrolled out of view never paints).
+	// already shows (an element scrolled out of view never paints). It
+	// and idleWait are an idle machine's bounds: a browser's measured lag
+	// lengthens them (see settleState.patience).
 	paintWait  = 500 * time.Millisecond
 	paintSlack = 5 * time.Millisecond
 	// idleWait bounds the wait for a browser's threads to all sleep (a
@@ -160,6 +164,27 @@ type settleState struct {
 	// scrolled says the input since the last settle scrolled: its settle
 	// waits out the animations it started (see ambient).
 	scrolled atomic.Bool
+
+	// lag, when set (by [Backend.WithAccessibility]), lengthens a wait for
+	// the application of a process by its measured lag
+	// ([atspi.Client.Patience]).
+	lag atomic.Pointer[func(pid int, d time.Duration) time.Duration]
+}
+
+// patience is d, a bound on waiting for the browsers of processes pids to
+// catch up, lengthened by the most lagging one's measured lag: on a loaded
+// machine a browser's threads wait for a core, and half a second at rest
+// is a few seconds there.
+func (st *settleState) patience(pids []int, d time.Duration) time.Duration {
+	f := st.lag.Load()
+	if f == nil {
+		return d
+	}
+	out := d
+	for _, pid := range pids {
+		out = max(out, (*f)(pid, d))
+	}
+	return out
 }
 
 // sourceKey names a source of change: a damage rectangle, or an AT-SPI
@@ -689,6 +714,7 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 	// While the pongs come: what a browser's settle also waits for.
 	var browserRects []image.Rectangle
 	var path inputPath // the threads of the browsers' processes that carry the input
+	painting, idling := paintWait, idleWait
 	if browser {
 		quiet = max(quiet, st.browserQuiet)
 		browserRects = b.rects(browsers)
@@ -699,6 +725,7 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 				path.add(pid)
 			}
 		}
+		painting, idling = st.patience(roots, paintWait), st.patience(roots, idleWait)
 	}
 	// The wait for the browsers' threads to rest: its end, and what they
 	// had done when last seen doing something.
@@ -735,11 +762,11 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 			if st.lastChange(start, scroll).After(last) {
 				continue
 			}
-			if t := st.unpainted(start, browserRects); !t.IsZero() && time.Since(t) < paintWait {
+			if t := st.unpainted(start, browserRects); !t.IsZero() && time.Since(t) < painting {
 				// The page's tree changed, its pixels have not yet: a
 				// browser paints from another process than the one that
 				// reports the tree.
-				timer.Reset(time.Until(t.Add(paintWait)))
+				timer.Reset(time.Until(t.Add(painting)))
 				select {
 				case <-st.wake:
 				case <-timer.C:
@@ -751,7 +778,7 @@ func (b *Backend) Settle(ctx context.Context, start time.Time, limit time.Durati
 			if len(path.tasks) > 0 {
 				now := time.Now()
 				if idleUntil.IsZero() {
-					idleUntil = now.Add(idleWait)
+					idleUntil = now.Add(idling)
 				}
 				runs, busy := path.sample()
 				if !slices.Equal(runs, sample) {

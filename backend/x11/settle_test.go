@@ -133,3 +133,22 @@ func TestSettleScreenfulOfLines(t *testing.T) {
 		t.Fatalf("%d changes held, %d set aside as ambient; want none set aside", held, ambient)
 	}
 }
+
+// TestSettlePatience: a browser's bounds are an idle machine's until a lag
+// is known, then the most lagging browser's.
+func TestSettlePatience(t *testing.T) {
+	var st settleState
+	if got := st.patience([]int{7}, paintWait); got != paintWait {
+		t.Fatalf("no lag known: %v, want %v", got, paintWait)
+	}
+	lag := func(pid int, d time.Duration) time.Duration {
+		return d + time.Duration(pid)*time.Second
+	}
+	st.lag.Store(&lag)
+	if got := st.patience([]int{1, 3, 2}, idleWait); got != idleWait+3*time.Second {
+		t.Errorf("three browsers: %v, want %v", got, idleWait+3*time.Second)
+	}
+	if got := st.patience(nil, idleWait); got != idleWait {
+		t.Errorf("no browser: %v, want %v", got, idleWait)
+	}
+}
