@@ -35,13 +35,26 @@ func TestGtkCloseWindowThenObserve(t *testing.T) {
 				closeButton = &e
 			}
 		}
+		if closeButton == nil {
+			t.Fatalf("round %d: the alert has no Close button:\n%s", i, do.TreeText)
+		}
+		// Readiness: the button where the tree places it, twice in a row
+		// (the window manager places the alert as it maps it, and GTK
+		// learns its place from a ConfigureNotify it may not have read).
+		closeButton = r.stillRef(closeButton)
 		r.takeSettles()
 
 		// The check: close, then observe at once.
 		r.clickAt(closeButton)
 		o = r.observe()
 		if e := find(o, "label", "Something went wrong"); e != nil || find(o, "alert", "Error") != nil {
-			t.Fatalf("round %d: the closed dialog is still in the tree (stale):\n%s", i, o.TreeText)
+			later := r.later("alert", "Error")
+			var now []float64
+			if e := byRef(r.observe(), closeButton.Ref); e != nil {
+				now = e.BBox
+			}
+			t.Fatalf("round %d: the closed dialog is still in the tree (stale); %s; the button clicked at %v is now at %v:\n%s",
+				i, later, closeButton.BBox, now, o.TreeText)
 		}
 		if find(o, "table cell", "Expander") == nil {
 			t.Fatalf("round %d: after the close the tree shows no main window:\n%s", i, o.TreeText)

@@ -151,6 +151,30 @@ func (r *rig) stillAt(e *aci.Element) (*aci.Element, bool) {
 	return now, true
 }
 
+// stillRef is stillAt for an element found by its ref, not its role and
+// name (an alert's Close button has the main window's as its namesake):
+// e as the tree places it now, once found at the same place twice in a
+// row.
+func (r *rig) stillRef(e *aci.Element) *aci.Element {
+	r.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	last := e.BBox
+	for {
+		o := r.observe()
+		now := byRef(o, e.Ref)
+		if now == nil {
+			r.t.Fatalf("%s %q (%s) left the tree:\n%s", e.Role, e.Name, e.Ref, o.TreeText)
+		}
+		if slices.Equal(now.BBox, last) {
+			return now
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("%s %q (%s) never stayed in place", e.Role, e.Name, e.Ref)
+		}
+		last = now.BBox
+	}
+}
+
 func (r *rig) clickAt(e *aci.Element) {
 	r.t.Helper()
 	x, y := e.BBox[0]+e.BBox[2]/2, e.BBox[1]+e.BBox[3]/2
