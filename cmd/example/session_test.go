@@ -234,11 +234,27 @@ func awaitElement(t *testing.T, ctx context.Context, c *client.Client, role, nam
 // while it serves its own desktop with an app launched through the ACI and
 // a command running: no process of the desktop (Xvfb, openbox, both
 // dbus-daemons, the accessibility registry, the startup and launched
-// apps) and not the command outlive it.
+// apps) and not the command outlive it. Its desktop's folder stays, and
+// the next daemon's desktop removes it.
 func TestSessionDaemonKilled(t *testing.T) {
 	need(t, "Xvfb", "openbox", "dbus-daemon", "zenity")
 	bin := build(t, t.TempDir(), ".", "example")
-	d := start(t, bin, "-backend", "x11", "-session", "-size", "800x600", "-app", "sleep 600", "-allow", "zenity,sleep")
+	// The daemons' own temporary folder, which the agent's user may cross
+	// as it crosses /tmp.
+	tmp, err := os.MkdirTemp("", "killed-daemon-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	daemonIn := func(args ...string) *running {
+		cmd := exec.Command(bin, append([]string{"-listen", "127.0.0.1:0", "-token", "tok"}, args...)...)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		return startCmd(t, cmd)
+	}
+	d := daemonIn("-backend", "x11", "-session", "-size", "800x600", "-app", "sleep 600", "-allow", "zenity,sleep")
 	d.awaitReady(t, http.StatusOK, 60*time.Second)
 	mark := marker(t, children(t, d.cmd.Process.Pid)["Xvfb"])
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
@@ -271,7 +287,7 @@ func TestSessionDaemonKilled(t *testing.T) {
 			left = append(left, command)
 		}
 		if len(left) == 0 {
-			return
+			break
 		}
 		if time.Now().After(deadline) {
 			for _, pid := range left {
@@ -280,6 +296,22 @@ func TestSessionDaemonKilled(t *testing.T) {
 			t.Fatalf("processes %v outlived the killed daemon", left)
 		}
 		time.Sleep(10 * time.Millisecond) // waiting for the kernel; nothing to select on
+	}
+
+	left, _ := filepath.Glob(filepath.Join(tmp, "shinken-session-*"))
+	if len(left) != 1 {
+		t.Fatalf("the killed daemon left %v, want its desktop's folder", left)
+	}
+	// A minute on (a younger folder may be one being set up), the next
+	// daemon's desktop removes it.
+	aMinuteAgo := time.Now().Add(-2 * time.Minute)
+	if err := os.Chtimes(left[0], aMinuteAgo, aMinuteAgo); err != nil {
+		t.Fatal(err)
+	}
+	next := daemonIn("-backend", "x11", "-session", "-size", "800x600")
+	next.awaitReady(t, http.StatusOK, 60*time.Second)
+	if _, err := os.Stat(left[0]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the killed daemon's desktop folder %s outlived the next daemon's start: %v", left[0], err)
 	}
 }
 

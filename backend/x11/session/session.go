@@ -17,7 +17,10 @@
 // A daemon killed outright (SIGKILL) takes the parts, what its buses
 // started and the startup apps down with it (a parent-death signal); the
 // applications started otherwise (with Command, or by an agent) are
-// Close's to find by the marker, or the container's or VM's to end.
+// Close's to find by the marker, or the container's or VM's to end. Its
+// folder in the temporary folder (the cookie, the buses' sockets) stays
+// until the next Start of the same user, which removes the folders that
+// no live session holds.
 //
 // A daemon uses it like this:
 //
@@ -185,7 +188,8 @@ type Session struct {
 	log     *slog.Logger
 	agent   *agentuser.User // nil: the applications run as this process's user
 	dir     string
-	number  string // display number, kept across restarts of the server
+	lock    *os.File // held while the session lives (see sweepStale)
+	number  string   // display number, kept across restarts of the server
 	busPath string
 
 	ctx    context.Context // cancelled by Close
@@ -274,9 +278,17 @@ func Start(ctx context.Context, opts *Options) (*Session, error) {
 		return nil, err
 	}
 
-	dir, err := os.MkdirTemp("", "shinken-session-")
+	if gone := sweepStale(os.TempDir(), staleSetup); len(gone) > 0 {
+		log.Info("removed the folders of sessions whose daemon died", "folders", gone)
+	}
+	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("session: locking its folder: %w", err)
 	}
 	random := make([]byte, 24)
 	rand.Read(random)
@@ -287,6 +299,7 @@ func Start(ctx context.Context, opts *Options) (*Session, error) {
 		opts:         o,
 		log:          log.With("session", hex.EncodeToString(random[16:20])),
 		dir:          dir,
+		lock:         lock,
 		exits:        make(chan *proc),
 		superv:       make(chan struct{}),
 		done:         make(chan struct{}),
@@ -482,6 +495,7 @@ func (s *Session) close() error {
 	if rmErr := os.RemoveAll(s.dir); rmErr != nil && err == nil {
 		err = fmt.Errorf("session: %w", rmErr)
 	}
+	s.lock.Close()
 	return err
 }
 

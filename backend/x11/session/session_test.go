@@ -245,7 +245,7 @@ func TestMissing(t *testing.T) {
 // TestParentDeath kills a process running a whole session outright (no
 // Close), with the accessibility registry activated: every process of the
 // session (Xvfb, openbox, both dbus-daemons, at-spi2-registryd, a startup
-// app) dies with it.
+// app) dies with it, and the next Start removes the folder it left.
 func TestParentDeath(t *testing.T) {
 	if os.Getenv("SESSION_HELPER") == "1" {
 		parentDeathHelper()
@@ -255,7 +255,8 @@ func TestParentDeath(t *testing.T) {
 		t.Skip("skipping: Xvfb not installed")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestParentDeath$")
-	cmd.Env = append(os.Environ(), "SESSION_HELPER=1")
+	tmp := t.TempDir() // the helper's temporary folder, where it leaves its session's
+	cmd.Env = append(os.Environ(), "SESSION_HELPER=1", "TMPDIR="+tmp)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +267,7 @@ func TestParentDeath(t *testing.T) {
 		t.Fatal(err)
 	}
 	line, _ := bufio.NewReader(out).ReadString('\n')
-	marker := strings.TrimSpace(line)
+	marker, dir, _ := strings.Cut(strings.TrimSpace(line), " ")
 	if marker == "" {
 		cmd.Process.Kill()
 		cmd.Wait()
@@ -290,7 +291,7 @@ func TestParentDeath(t *testing.T) {
 	for {
 		pids, _ := probe.Processes()
 		if len(pids) == 0 {
-			return
+			break
 		}
 		if time.Now().After(deadline) {
 			left := processNames(t, probe)
@@ -301,11 +302,22 @@ func TestParentDeath(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond) // waiting for the kernel; nothing to select on
 	}
+	// Its folder stayed; a Start sweeps it (at any age here: nothing else
+	// starts sessions in this temporary folder).
+	if filepath.Dir(dir) != tmp {
+		t.Fatalf("the helper's session folder %q is not in its temporary folder %q", dir, tmp)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the killed daemon's session folder: %v", err)
+	}
+	if got := session.SweepStale(tmp, 0); !slices.Equal(got, []string{dir}) {
+		t.Errorf("the sweep removed %v, want the killed daemon's folder %s", got, dir)
+	}
 }
 
 // parentDeathHelper is TestParentDeath's daemon: it starts a session,
-// wakes the accessibility registry, prints the marker and waits to be
-// killed.
+// wakes the accessibility registry, prints its marker and its folder, and
+// waits to be killed.
 func parentDeathHelper() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -327,7 +339,7 @@ func parentDeathHelper() {
 	for countMarked(s, "sleep") == 0 {
 		time.Sleep(5 * time.Millisecond) // waiting for a fork; nothing to select on
 	}
-	os.Stdout.WriteString(s.Marker + "\n")
+	os.Stdout.WriteString(s.Marker + " " + filepath.Dir(s.RuntimeDir) + "\n")
 	select {} // until killed
 }
 

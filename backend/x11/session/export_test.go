@@ -1,0 +1,4 @@
+package session
+
+// SweepStale is sweepStale, for the external tests.
+var SweepStale = sweepStale
