@@ -16,11 +16,8 @@
 //
 // A daemon killed outright (SIGKILL) takes the parts, what its buses
 // started and the startup apps down with it (a parent-death signal); the
-// applications started otherwise (with Command, or by an agent) are
-// Close's to find by the marker, or the container's or VM's to end. Its
-// folder in the temporary folder (the cookie, the buses' sockets) stays
-// until the next Start of the same user, which removes the folders that
-// no live session holds.
+// other apps (Command's, an agent's) are the container's or VM's to end,
+// and its folder (cookie, sockets) stays until the user's next Start.
 //
 // A daemon uses it like this:
 //
