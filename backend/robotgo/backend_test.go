@@ -329,6 +329,43 @@ func TestType(t *testing.T) {
 	}
 }
 
+// TestTypeLateReader: a client that handles the keys once the typing is
+// over, as a loaded toolkit does, reads each character beyond ASCII as it
+// was typed. Each has a keycode of its own (a repeated one the same),
+// kept until Close, which empties them.
+func TestTypeLateReader(t *testing.T) {
+	b, c := keyClient(t)
+	ctx := ctxT(t)
+	c.Drain()
+	if err := b.Type(ctx, "½Ωé日½ok✓"); err != nil {
+		t.Fatal(err)
+	}
+	want := []xproto.Keysym{0xbd, 0x10003a9, 0xe9, 0x10065e5, 0xbd, 'o', 'k', 0x1002713}
+	codes := make([]xproto.Keycode, len(want))
+	for i := range codes {
+		ev := c.next("key press", func(ev xgb.Event) bool { _, ok := ev.(xproto.KeyPressEvent); return ok })
+		codes[i] = ev.(xproto.KeyPressEvent).Detail
+	}
+	km := c.Keymap(t) // read once every key was typed
+	got := make([]xproto.Keysym, len(codes))
+	for i, kc := range codes {
+		got[i] = km[kc][0]
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("read late, the keys are %#x, want %#x", got, want)
+	}
+	if codes[0] != codes[4] {
+		t.Errorf("½ was typed on keycodes %d and %d, want the same one", codes[0], codes[4])
+	}
+	b.Close()
+	km = c.Keymap(t)
+	for _, i := range []int{0, 1, 2, 3, 7} {
+		if km[codes[i]][0] != 0 {
+			t.Errorf("after Close keycode %d still maps %#x", codes[i], km[codes[i]][0])
+		}
+	}
+}
+
 // TestCloseReleases presses a button and a key, closes the backend, and
 // checks that the server sees neither held; then every method fails with
 // ErrClosed.

@@ -269,10 +269,11 @@ func keyErr(key string, err error) error {
 // and control characters fail with an error wrapping errors.ErrUnsupported
 // before anything is typed: robotgo types UTF-16 units on every platform.
 //
-// robotgo pauses inside every key press (5 ms on X11, and 7 ms more after
-// each character it remaps a key for), so typing runs at about 150
-// characters a second. On X11 it leaves the last such character mapped on
-// the keyboard's second-highest keycode.
+// robotgo pauses inside every key press (5 ms on X11), so typing runs at
+// about 150 characters a second. On X11 the characters beyond ASCII are
+// typed on spare keycodes, each its own, which keep them until the
+// Backend is closed: remapping one keycode for each, as robotgo does, a
+// loaded toolkit read the next one's mapping and typed it instead.
 func (b *Backend) Type(ctx context.Context, text string) error {
 	if err := b.check(ctx); err != nil {
 		return err
@@ -319,10 +320,32 @@ func (b *Backend) Type(ctx context.Context, text string) error {
 	return nil
 }
 
-// typeRun types runes, which are all typeable. The caller holds robotgoMu.
+// typeRun types runes, which are all typeable. On X11, robotgo types
+// ASCII and typeSpare the rest. The caller holds robotgoMu.
 func (b *Backend) typeRun(runes []rune) error {
-	robotgo.TypeStr(string(runes))
-	return xerr("typing")
+	if !isX11 {
+		robotgo.TypeStr(string(runes))
+		return xerr("typing")
+	}
+	for len(runes) > 0 {
+		n := 0
+		for n < len(runes) && runes[n] < 0x80 {
+			n++
+		}
+		if n > 0 {
+			robotgo.TypeStr(string(runes[:n]))
+		} else {
+			n = 1
+			if err := typeSpare(runes[0]); err != nil {
+				return err
+			}
+		}
+		if err := xerr("typing"); err != nil {
+			return err
+		}
+		runes = runes[n:]
+	}
+	return nil
 }
 
 // tap presses and releases the key robotgo names name. The caller holds

@@ -15,3 +15,6 @@ func takeXError() int { return 0 }
 func canOpenDisplay() bool { return true }
 
 func closeMainDisplay() {}
+
+// typeSpare is X11's: robotgo types every character itself elsewhere.
+func typeSpare(rune) error { return nil }
