@@ -89,6 +89,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"shinken.dev/go/internal/keysym"
 )
 
 // isX11 is true where robotgo drives an X server (Linux and the BSDs).
@@ -164,19 +166,11 @@ func typeSpare(r rune) error {
 		return fmt.Errorf("robotgo: typing %q: the keyboard has no spare keycode: %w", r, errors.ErrUnsupported)
 	}
 	if !ok {
-		C.mapKeycode(C.int(kc), C.ulong(keysymOf(r)))
+		sym, _ := keysym.ForRune(r) // r is typeable: printable, never a control
+		C.mapKeycode(C.int(kc), C.ulong(sym))
 		spares.of[r] = kc
 	}
 	spares.order = append(spares.order, r)
 	C.tapKeycode(C.int(kc))
 	return nil
-}
-
-// keysymOf returns the keysym of character r: Latin-1's are their code
-// points, the others Unicode keysyms.
-func keysymOf(r rune) uint32 {
-	if r < 0x100 {
-		return uint32(r)
-	}
-	return 0x01000000 | uint32(r)
 }
